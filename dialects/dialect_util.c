@@ -1,0 +1,193 @@
+//===- dialect_util.c - Loading, verification walk and attribute readers --===//
+#include "dialects/dialects.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Diagnostics.h"
+#include "mlir-c/Dialect/IRDL.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char attn_attn_irdl_source[];
+extern const char attn_tile_irdl_source[];
+extern const char attn_comm_irdl_source[];
+
+static bool load_irdl_text(MlirContext ctx, const char *text, const char *what) {
+  MlirModule m = mlirModuleCreateParse(ctx, mlirStringRefCreateFromCString(text));
+  if (mlirModuleIsNull(m)) {
+    attn_emit_error_atf(mlirLocationUnknownGet(ctx),
+                        "cannot parse the IRDL of %s", what);
+    return false;
+  }
+  bool ok = mlirLogicalResultIsSuccess(mlirLoadIRDLDialects(m));
+  if (!ok)
+    attn_emit_error_atf(mlirLocationUnknownGet(ctx),
+                        "cannot load the IRDL dialects of %s", what);
+  mlirModuleDestroy(m);
+  return ok;
+}
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  size_t n;
+  while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+    len += n;
+    if (cap - len - 1 == 0) {
+      char *grown = realloc(buf, cap *= 2);
+      if (!grown) {
+        free(buf);
+        buf = NULL;
+      }
+      buf = grown;
+    }
+  }
+  fclose(f);
+  if (buf)
+    buf[len] = '\0';
+  return buf;
+}
+
+bool attn_dialects_load(MlirContext ctx, const char *irdl_override) {
+  if (irdl_override) {
+    char *text = read_file(irdl_override);
+    if (!text)
+      return attn_emit_error_atf(mlirLocationUnknownGet(ctx),
+                                 "cannot read IRDL file '%s'", irdl_override);
+    bool ok = load_irdl_text(ctx, text, irdl_override);
+    free(text);
+    return ok;
+  }
+  return load_irdl_text(ctx, attn_attn_irdl_source, "attn") &&
+         load_irdl_text(ctx, attn_tile_irdl_source, "tile") &&
+         load_irdl_text(ctx, attn_comm_irdl_source, "comm");
+}
+
+static MlirWalkResult verify_one(MlirOperation op, void *user) {
+  bool *ok = user;
+  MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
+  if (name.length > 5 && strncmp(name.data, "attn.", 5) == 0)
+    *ok &= attn_attn_verify_op(op);
+  else if (name.length > 5 && strncmp(name.data, "tile.", 5) == 0)
+    *ok &= attn_tile_verify_op(op);
+  else if (name.length > 5 && strncmp(name.data, "comm.", 5) == 0)
+    *ok &= attn_comm_verify_op(op);
+  return MlirWalkResultAdvance;
+}
+
+bool attn_dialects_verify(MlirOperation root) {
+  bool ok = true;
+  mlirOperationWalk(root, verify_one, &ok, MlirWalkPreOrder);
+  return ok;
+}
+
+static bool emit_v(MlirLocation loc, const char *fmt, va_list ap) {
+  char msg[1024];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  mlirEmitError(loc, msg);
+  return false;
+}
+
+bool attn_emit_errorf(MlirOperation op, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  emit_v(mlirOperationGetLocation(op), fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+bool attn_emit_error_atf(MlirLocation loc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  emit_v(loc, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+bool attn_op_is(MlirOperation op, const char *name) {
+  return attn_str_eq(mlirIdentifierStr(mlirOperationGetName(op)), name);
+}
+
+bool attn_str_eq(MlirStringRef s, const char *lit) {
+  size_t n = strlen(lit);
+  return s.length == n && memcmp(s.data, lit, n) == 0;
+}
+
+static MlirAttribute get_attr(MlirOperation op, const char *name) {
+  return mlirOperationGetAttributeByName(op,
+                                         mlirStringRefCreateFromCString(name));
+}
+
+bool attn_attr_f64(MlirOperation op, const char *name, double *out) {
+  MlirAttribute a = get_attr(op, name);
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAFloat(a))
+    return false;
+  *out = mlirFloatAttrGetValueDouble(a);
+  return true;
+}
+
+bool attn_attr_i64(MlirOperation op, const char *name, int64_t *out) {
+  MlirAttribute a = get_attr(op, name);
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a) ||
+      mlirAttributeIsABool(a))
+    return false;
+  *out = mlirIntegerAttrGetValueInt(a);
+  return true;
+}
+
+bool attn_attr_bool(MlirOperation op, const char *name, bool *out) {
+  MlirAttribute a = get_attr(op, name);
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsABool(a))
+    return false;
+  *out = mlirBoolAttrGetValue(a);
+  return true;
+}
+
+bool attn_attr_str(MlirOperation op, const char *name, MlirStringRef *out) {
+  MlirAttribute a = get_attr(op, name);
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a))
+    return false;
+  *out = mlirStringAttrGetValue(a);
+  return true;
+}
+
+int attn_static_shape(MlirType t, int64_t dims[8]) {
+  if (!mlirTypeIsAShaped(t) || !mlirShapedTypeHasRank(t) ||
+      !mlirShapedTypeHasStaticShape(t))
+    return -1;
+  int64_t rank = mlirShapedTypeGetRank(t);
+  if (rank > 8)
+    return -1;
+  for (int64_t i = 0; i < rank; ++i)
+    dims[i] = mlirShapedTypeGetDimSize(t, i);
+  return (int)rank;
+}
+
+struct str_sink {
+  char *buf;
+  size_t len, used;
+};
+
+static void sink_append(MlirStringRef s, void *user) {
+  struct str_sink *k = user;
+  size_t room = k->len - 1 - k->used;
+  size_t n = s.length < room ? s.length : room;
+  memcpy(k->buf + k->used, s.data, n);
+  k->used += n;
+  k->buf[k->used] = '\0';
+}
+
+char *attn_type_str(MlirType t, char *buf, size_t len) {
+  struct str_sink k = {buf, len, 0};
+  if (len == 0)
+    return buf;
+  buf[0] = '\0';
+  mlirTypePrint(t, sink_append, &k);
+  return buf;
+}

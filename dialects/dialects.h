@@ -1,0 +1,78 @@
+//===- dialects.h - Loading, verifying and reading the attn dialects ------===//
+//
+// The attn, tile and comm dialects are declared in IRDL (embedded at build
+// time) and checked further by one C verifier each. This header is the one
+// the rest of the project includes: loading, verification, the diagnostic
+// helper every verifier and pass uses, and typed readers for attributes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_DIALECTS_H
+#define ATTN_DIALECTS_H
+
+#include "mlir-c/IR.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//===-- Loading -----------------------------------------------------------===//
+
+/// Loads the attn, tile and comm dialects into ctx from the embedded IRDL, or
+/// from irdl_override (a file of IRDL text) when not NULL. Returns false with
+/// an error diagnostic on failure.
+bool attn_dialects_load(MlirContext ctx, const char *irdl_override);
+
+/// Runs the C verifier of every attn dialect over root and everything nested
+/// in it. Returns false when any op is wrong; each problem is one error
+/// diagnostic at the op's location.
+bool attn_dialects_verify(MlirOperation root);
+
+/// The per-dialect verifiers (called by attn_dialects_verify on each op).
+/// Return false after emitting a diagnostic.
+bool attn_attn_verify_op(MlirOperation op);
+bool attn_tile_verify_op(MlirOperation op);
+bool attn_comm_verify_op(MlirOperation op);
+
+//===-- Diagnostics -------------------------------------------------------===//
+
+/// Emits an error at op's location (printf-style, LLVM message style:
+/// lower-case, no final period). Always returns false so callers can write
+/// `return attn_emit_errorf(op, ...)`.
+bool attn_emit_errorf(MlirOperation op, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/// Same, at a location.
+bool attn_emit_error_atf(MlirLocation loc, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+//===-- Reading ops and attributes ----------------------------------------===//
+
+/// True when op's name is exactly name.
+bool attn_op_is(MlirOperation op, const char *name);
+
+/// Typed attribute readers. Each returns false (emitting nothing) when the
+/// attribute is absent or of another kind; the caller reports.
+bool attn_attr_f64(MlirOperation op, const char *name, double *out);
+bool attn_attr_i64(MlirOperation op, const char *name, int64_t *out);
+bool attn_attr_bool(MlirOperation op, const char *name, bool *out);
+/// The string is borrowed from the context; it lives as long as ctx.
+bool attn_attr_str(MlirOperation op, const char *name, MlirStringRef *out);
+
+/// True when s equals the NUL-terminated lit.
+bool attn_str_eq(MlirStringRef s, const char *lit);
+
+/// Reads a ranked, statically shaped tensor or memref type into dims (at most
+/// 8). Returns the rank, or -1 when t is unranked, dynamic or too deep.
+int attn_static_shape(MlirType t, int64_t dims[8]);
+
+/// Writes a type's textual form into buf (truncated to len). Returns buf.
+char *attn_type_str(MlirType t, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // ATTN_DIALECTS_H

@@ -1,0 +1,87 @@
+//===- attn_context.h - Context set-up and diagnostics for attn tools -----===//
+#ifndef ATTN_CONTEXT_H
+#define ATTN_CONTEXT_H
+
+#include "mlir-c/Diagnostics.h"
+#include "mlir-c/IR.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//===-- Context -----------------------------------------------------------===//
+
+/// Creates a context with every upstream dialect and LLVM translation
+/// registered and upstream passes known to the pipeline parser. The attn
+/// dialects are not loaded yet: attach a diagnostic handler, then call
+/// attn_register_all so that loading problems are reported.
+/// Caller owns the result; release with mlirContextDestroy.
+MlirContext attn_context_create(void);
+
+/// Loads the attn, tile and comm dialects (embedded IRDL, or irdl_override
+/// when not NULL). Returns false with an error diagnostic on failure.
+bool attn_register_all(MlirContext ctx, const char *irdl_override);
+
+//===-- Diagnostics -------------------------------------------------------===//
+
+/// Counts what a handler printed; tools exit 1 when errors > 0.
+struct attn_diag_sink {
+  FILE *out;    // where diagnostics go (stderr in tools)
+  int errors;   // error diagnostics seen
+  int warnings; // warning diagnostics seen
+};
+
+/// Attaches a handler that prints `file:line:col: severity: message` (and
+/// its notes) to sink->out and counts errors. sink must outlive the context
+/// or be detached. Returns the handler id.
+MlirDiagnosticHandlerID attn_diag_attach(MlirContext ctx,
+                                         struct attn_diag_sink *sink);
+
+/// Unwraps name, call-site and fused locations to the file location inside.
+/// Returns false when there is none (unknown location).
+bool attn_location_file_line(MlirLocation loc, MlirStringRef *file,
+                             int *line, int *col);
+
+/// Prints `file:line:col` (or `<unknown>`) for loc to out.
+void attn_location_print(MlirLocation loc, FILE *out);
+
+//===-- Building IR from text ---------------------------------------------===//
+
+/// A growable NUL-terminated string; zero-initialise, append, then free(buf).
+/// On allocation failure `failed` is set and further appends are ignored.
+struct attn_strbuf {
+  char *buf;
+  size_t len, cap;
+  bool failed;
+};
+
+/// Appends printf-style text to b.
+void attn_strbuf_printf(struct attn_strbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/// An MlirStringCallback appending to the attn_strbuf passed as user data.
+void attn_strbuf_append(MlirStringRef s, void *user);
+
+/// Appends the textual form of t to b.
+void attn_strbuf_type(struct attn_strbuf *b, MlirType t);
+
+/// Appends the textual form of a to b.
+void attn_strbuf_attr(struct attn_strbuf *b, MlirAttribute a);
+
+/// Releases b's storage and zeroes it.
+void attn_strbuf_free(struct attn_strbuf *b);
+
+/// Parses one operation (with its regions) from text, attributing locations
+/// to source_name. Returns a null operation, with the parser's diagnostics,
+/// on failure. Caller owns the result (insert it into a block or destroy it).
+MlirOperation attn_parse_op(MlirContext ctx, const char *text,
+                            const char *source_name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // ATTN_CONTEXT_H

@@ -1,0 +1,169 @@
+//===- attn_reference.c - Float64 reference attention and test data -------===//
+#include "lib/Reference/attn_reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void attn_reference_rope(double *x, int64_t rows, int64_t dim,
+                         int64_t rotary_dim, double theta, bool interleaved,
+                         int64_t pos0) {
+  int64_t half = rotary_dim / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    double pos = (double)(pos0 + r);
+    double *row = x + r * dim;
+    for (int64_t i = 0; i < half; ++i) {
+      double ang = pos * pow(theta, -2.0 * (double)i / (double)rotary_dim);
+      double c = cos(ang), s = sin(ang);
+      int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
+      double x1 = row[a], x2 = row[b];
+      row[a] = x1 * c - x2 * s;
+      row[b] = x2 * c + x1 * s;
+    }
+  }
+}
+
+static bool valid(const struct attn_ref_problem *p) {
+  return p->batch > 0 && p->heads > 0 && p->kv_heads > 0 && p->seq_q > 0 &&
+         p->seq_k > 0 && p->head_dim > 0 && p->value_dim > 0 &&
+         p->heads % p->kv_heads == 0 &&
+         (!p->rope || (p->rotary_dim >= 2 && p->rotary_dim % 2 == 0 &&
+                       p->rotary_dim <= p->head_dim && p->theta > 0));
+}
+
+bool attn_reference(const struct attn_ref_problem *p, const double *q,
+                    const double *k, const double *v, double *out) {
+  if (!valid(p))
+    return false;
+  int64_t n = p->seq_q, m = p->seq_k, d = p->head_dim, dv = p->value_dim;
+  int64_t group = p->heads / p->kv_heads;
+  double *qh = malloc(sizeof(double) * (size_t)(n * d));
+  double *kh = malloc(sizeof(double) * (size_t)(m * d));
+  double *s = malloc(sizeof(double) * (size_t)m);
+  bool ok = qh && kh && s;
+  for (int64_t b = 0; ok && b < p->batch; ++b)
+    for (int64_t h = 0; h < p->heads; ++h) {
+      int64_t hk = h / group;
+      const double *vh = v + ((b * p->kv_heads + hk) * m) * dv;
+      memcpy(qh, q + ((b * p->heads + h) * n) * d, sizeof(double) * (size_t)(n * d));
+      memcpy(kh, k + ((b * p->kv_heads + hk) * m) * d, sizeof(double) * (size_t)(m * d));
+      if (p->rope) {
+        attn_reference_rope(qh, n, d, p->rotary_dim, p->theta, p->interleaved, 0);
+        attn_reference_rope(kh, m, d, p->rotary_dim, p->theta, p->interleaved, 0);
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < m; ++j) {
+          double dot = 0;
+          for (int64_t c = 0; c < d; ++c)
+            dot += qh[i * d + c] * kh[j * d + c];
+          s[j] = (p->causal && j > i) ? -INFINITY : dot * p->scale;
+          mx = fmax(mx, s[j]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < m; ++j) {
+          s[j] = isinf(s[j]) ? 0.0 : exp(s[j] - mx);
+          sum += s[j];
+        }
+        double *o = out + ((b * p->heads + h) * n + i) * dv;
+        for (int64_t c = 0; c < dv; ++c) {
+          double acc = 0;
+          for (int64_t j = 0; j < m; ++j)
+            acc += s[j] * vh[j * dv + c];
+          o[c] = sum > 0 ? acc / sum : 0.0;
+        }
+      }
+    }
+  free(qh);
+  free(kh);
+  free(s);
+  return ok;
+}
+
+double attn_rel_error(const double *a, const double *b, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double e = a[i] - b[i];
+    num += e * e;
+    den += b[i] * b[i];
+  }
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+void attn_rng_seed(struct attn_rng *r, uint64_t seed) {
+  r->s = seed ? seed : 0x9E3779B97F4A7C15ull;
+}
+
+static double rng_unit(struct attn_rng *r) {
+  r->s ^= r->s >> 12;
+  r->s ^= r->s << 25;
+  r->s ^= r->s >> 27;
+  uint64_t x = r->s * 0x2545F4914F6CDD1Dull;
+  return ((double)(x >> 11) + 0.5) / 9007199254740992.0; // (0, 1)
+}
+
+double attn_rng_normal(struct attn_rng *r) {
+  double u1 = rng_unit(r), u2 = rng_unit(r);
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+uint64_t attn_fresh_seed(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ((uint64_t)ts.tv_sec * 1000000007ull) ^ (uint64_t)ts.tv_nsec ^
+         ((uint64_t)getpid() << 32);
+}
+
+uint16_t attn_f32_to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((u >> 16) | 0x40); // quiet NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+
+float attn_bf16_to_f32(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t attn_f32_to_f16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  uint32_t sign = (u >> 16) & 0x8000u;
+  uint32_t mag = u & 0x7fffffffu;
+  if (mag > 0x7f800000u)
+    return (uint16_t)(sign | 0x7e00u);
+  if (mag >= 0x477ff000u) // rounds to >= 65520: infinity
+    return (uint16_t)(sign | 0x7c00u);
+  if (mag < 0x38800000u) { // subnormal or zero in f16
+    float a;
+    memcpy(&a, &mag, 4);
+    uint32_t sub = (uint32_t)lrintf(a * 16777216.0f); // a / 2^-24
+    return (uint16_t)(sign | sub);
+  }
+  uint32_t r = mag + 0xfffu + ((mag >> 13) & 1u);
+  return (uint16_t)(sign | ((r - 0x38000000u) >> 13));
+}
+
+float attn_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, u;
+  if (exp == 0) {
+    float f = ldexpf((float)man, -24);
+    memcpy(&u, &f, 4);
+    u |= sign;
+  } else if (exp == 31) {
+    u = sign | 0x7f800000u | (man << 13);
+  } else {
+    u = sign | ((exp + 112) << 23) | (man << 13);
+  }
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}

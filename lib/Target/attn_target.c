@@ -1,0 +1,321 @@
+//===- attn_target.c - gpu.module to PTX/cubin, and the launch manifest ---===//
+#include "lib/Target/attn_target.h"
+
+#include "dialects/dialects.h"
+#include "lib/IR/attn_context.h"
+#include "lib/Transforms/transforms.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Dialect/GPU.h"
+#include "mlir-c/Pass.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static bool has_libdevice(const char *dir) {
+  char path[1024];
+  struct stat st;
+  snprintf(path, sizeof path, "%s/nvvm/libdevice", dir);
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *attn_cuda_toolkit_find(void) {
+  static const char *vars[] = {"CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; ++i) {
+    const char *v = getenv(vars[i]);
+    if (v && *v && has_libdevice(v))
+      return v;
+  }
+  return has_libdevice("/usr/local/cuda") ? "/usr/local/cuda" : NULL;
+}
+
+//===-- Manifest ----------------------------------------------------------===//
+
+static const char *dtype_name(MlirType e) {
+  if (mlirTypeIsAF32(e))
+    return "f32";
+  if (mlirTypeIsAF16(e))
+    return "f16";
+  if (mlirTypeIsABF16(e))
+    return "bf16";
+  if (mlirTypeIsAF64(e))
+    return "f64";
+  if (mlirTypeIsAInteger(e))
+    return mlirIntegerTypeGetWidth(e) == 64 ? "i64" : "i32";
+  return "unknown";
+}
+
+static int64_t type_bytes(MlirType t) {
+  int64_t d[8], n = 1;
+  int rank = attn_static_shape(t, d);
+  if (rank < 0)
+    return 0;
+  for (int i = 0; i < rank; ++i)
+    n *= d[i];
+  MlirType e = mlirShapedTypeGetElementType(t);
+  int bits = mlirTypeIsAF32(e) || mlirTypeIsAInteger(e) ? 32 : 16;
+  if (mlirTypeIsAF64(e) || (mlirTypeIsAInteger(e) && mlirIntegerTypeGetWidth(e) == 64))
+    bits = 64;
+  return n * bits / 8;
+}
+
+static bool add_dims(MlirOperation func, const char *attr, cJSON *obj,
+                     const char *key) {
+  MlirAttribute a = mlirOperationGetAttributeByName(
+      func, mlirStringRefCreateFromCString(attr));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI32Array(a) ||
+      mlirDenseArrayGetNumElements(a) != 3)
+    return attn_emit_errorf(func, "kernel has no '%s' = array<i32: x, y, z>",
+                            attr);
+  int v[3];
+  for (int i = 0; i < 3; ++i)
+    v[i] = mlirDenseI32ArrayGetElement(a, i);
+  cJSON_AddItemToObject(obj, key, cJSON_CreateIntArray(v, 3));
+  return true;
+}
+
+static cJSON *param_json(MlirOperation func, MlirType t, intptr_t i) {
+  cJSON *p = cJSON_CreateObject();
+  MlirAttribute names = mlirOperationGetAttributeByName(
+      func, mlirStringRefCreateFromCString("attn.arg_names"));
+  char name[64];
+  snprintf(name, sizeof name, "arg%ld", (long)i);
+  if (!mlirAttributeIsNull(names) && mlirAttributeIsAArray(names) &&
+      i < mlirArrayAttrGetNumElements(names)) {
+    MlirAttribute n = mlirArrayAttrGetElement(names, i);
+    if (mlirAttributeIsAString(n)) {
+      MlirStringRef s = mlirStringAttrGetValue(n);
+      snprintf(name, sizeof name, "%.*s", (int)s.length, s.data);
+    }
+  }
+  cJSON_AddStringToObject(p, "name", name);
+  if (mlirTypeIsAMemRef(t)) {
+    int64_t d[8];
+    int rank = attn_static_shape(t, d);
+    cJSON_AddStringToObject(p, "kind", "ptr");
+    cJSON_AddStringToObject(p, "dtype",
+                            dtype_name(mlirShapedTypeGetElementType(t)));
+    cJSON *shape = cJSON_AddArrayToObject(p, "shape");
+    for (int r = 0; r < rank; ++r)
+      cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)d[r]));
+  } else {
+    bool wide = mlirTypeIsAIndex(t) ||
+                (mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 64);
+    cJSON_AddStringToObject(p, "kind",
+                            mlirTypeIsAF32(t) ? "f32" : wide ? "i64" : "i32");
+  }
+  return p;
+}
+
+/// Copies attn.attention {scale, causal, rope} into the kernel's entry, so a
+/// launcher or checker knows what the kernel computes.
+static void add_attention(MlirOperation func, cJSON *k) {
+  MlirAttribute a = mlirOperationGetAttributeByName(
+      func, mlirStringRefCreateFromCString("attn.attention"));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsADictionary(a))
+    return;
+  cJSON *att = cJSON_AddObjectToObject(k, "attention");
+  for (intptr_t i = 0, n = mlirDictionaryAttrGetNumElements(a); i < n; ++i) {
+    MlirNamedAttribute na = mlirDictionaryAttrGetElement(a, i);
+    MlirStringRef key = mlirIdentifierStr(na.name);
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)key.length, key.data);
+    MlirAttribute v = na.attribute;
+    if (mlirAttributeIsABool(v))
+      cJSON_AddBoolToObject(att, name, mlirBoolAttrGetValue(v));
+    else if (mlirAttributeIsAFloat(v))
+      cJSON_AddNumberToObject(att, name, mlirFloatAttrGetValueDouble(v));
+    else if (mlirAttributeIsADictionary(v)) {
+      cJSON *sub = cJSON_AddObjectToObject(att, name);
+      for (intptr_t j = 0, m = mlirDictionaryAttrGetNumElements(v); j < m; ++j) {
+        MlirNamedAttribute e = mlirDictionaryAttrGetElement(v, j);
+        MlirStringRef ek = mlirIdentifierStr(e.name);
+        char en[64];
+        snprintf(en, sizeof en, "%.*s", (int)ek.length, ek.data);
+        if (mlirAttributeIsAFloat(e.attribute))
+          cJSON_AddNumberToObject(sub, en,
+                                  mlirFloatAttrGetValueDouble(e.attribute));
+        else if (mlirAttributeIsAInteger(e.attribute))
+          cJSON_AddNumberToObject(
+              sub, en, (double)mlirIntegerAttrGetValueInt(e.attribute));
+        else if (mlirAttributeIsAString(e.attribute)) {
+          MlirStringRef sv = mlirStringAttrGetValue(e.attribute);
+          char buf[64];
+          snprintf(buf, sizeof buf, "%.*s", (int)sv.length, sv.data);
+          cJSON_AddStringToObject(sub, en, buf);
+        }
+      }
+    }
+  }
+}
+
+static cJSON *kernel_json(MlirOperation func) {
+  MlirStringRef sym;
+  attn_attr_str(func, "sym_name", &sym);
+  cJSON *k = cJSON_CreateObject();
+  char name[256];
+  snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
+  cJSON_AddStringToObject(k, "name", name);
+  if (!add_dims(func, "known_grid_size", k, "grid") ||
+      !add_dims(func, "known_block_size", k, "block")) {
+    cJSON_Delete(k);
+    return NULL;
+  }
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  MlirType fty = mlirTypeAttrGetValue(mlirOperationGetAttributeByName(
+      func, mlirStringRefCreateFromCString("function_type")));
+  intptr_t nin = mlirFunctionTypeGetNumInputs(fty);
+  int64_t smem = 0;
+  for (intptr_t i = nin, n = mlirBlockGetNumArguments(body); i < n; ++i)
+    smem += type_bytes(mlirValueGetType(mlirBlockGetArgument(body, i)));
+  cJSON_AddNumberToObject(k, "static_shared_bytes", (double)smem);
+  cJSON_AddNumberToObject(k, "dynamic_shared_bytes", 0);
+  add_attention(func, k);
+  cJSON *params = cJSON_AddArrayToObject(k, "params");
+  for (intptr_t i = 0; i < nin; ++i)
+    cJSON_AddItemToArray(params,
+                         param_json(func, mlirFunctionTypeGetInput(fty, i), i));
+  return k;
+}
+
+char *attn_manifest_create(MlirOperation module, const char *chip,
+                           enum attn_binary_format format) {
+  struct attn_op_list_local {
+    MlirOperation ops[64];
+    int n;
+  } kernels = {.n = 0};
+  // Kernels are gpu.func ops marked "gpu.kernel" inside gpu.module ops.
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
+  for (MlirOperation gm = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(gm); gm = mlirOperationGetNextInBlock(gm)) {
+    if (!attn_op_is(gm, "gpu.module"))
+      continue;
+    MlirBlock gb = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
+    for (MlirOperation f = mlirBlockGetFirstOperation(gb);
+         !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f))
+      if (attn_op_is(f, "gpu.func") && kernels.n < 64 &&
+          !mlirAttributeIsNull(mlirOperationGetAttributeByName(
+              f, mlirStringRefCreateFromCString("gpu.kernel"))))
+        kernels.ops[kernels.n++] = f;
+  }
+  if (kernels.n == 0) {
+    attn_emit_errorf(module, "no GPU kernel in the module (run "
+                             "lower-tile-to-gpu first)");
+    return NULL;
+  }
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddNumberToObject(root, "version", 1);
+  cJSON_AddStringToObject(root, "target", chip);
+  cJSON_AddStringToObject(root, "format",
+                          format == ATTN_FORMAT_PTX ? "ptx" : "cubin");
+  cJSON *arr = cJSON_AddArrayToObject(root, "kernels");
+  for (int i = 0; i < kernels.n; ++i) {
+    cJSON *k = kernel_json(kernels.ops[i]);
+    if (!k) {
+      cJSON_Delete(root);
+      return NULL;
+    }
+    cJSON_AddItemToArray(arr, k);
+  }
+  char *text = cJSON_Print(root);
+  cJSON_Delete(root);
+  return text;
+}
+
+//===-- Emission ----------------------------------------------------------===//
+
+/// Reads the chip of the first gpu.module's #nvvm.target.
+static void target_chip(MlirOperation module, char *chip, size_t len) {
+  snprintf(chip, len, "unknown");
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
+  for (MlirOperation gm = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(gm); gm = mlirOperationGetNextInBlock(gm)) {
+    MlirAttribute targets = mlirOperationGetAttributeByName(
+        gm, mlirStringRefCreateFromCString("targets"));
+    if (!attn_op_is(gm, "gpu.module") || mlirAttributeIsNull(targets) ||
+        mlirArrayAttrGetNumElements(targets) < 1)
+      continue;
+    struct attn_strbuf b = {0};
+    attn_strbuf_attr(&b, mlirArrayAttrGetElement(targets, 0));
+    const char *c = b.buf ? strstr(b.buf, "chip = \"") : NULL;
+    if (c) {
+      c += 8;
+      size_t n = strcspn(c, "\"");
+      snprintf(chip, len, "%.*s", (int)n, c);
+    }
+    attn_strbuf_free(&b);
+    return;
+  }
+}
+
+static bool extract_binary(MlirOperation module, struct attn_binary *out) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    if (!attn_op_is(op, "gpu.binary"))
+      continue;
+    MlirAttribute objs = mlirOperationGetAttributeByName(
+        op, mlirStringRefCreateFromCString("objects"));
+    if (mlirAttributeIsNull(objs) || mlirArrayAttrGetNumElements(objs) < 1 ||
+        !mlirAttributeIsAGPUObjectAttr(mlirArrayAttrGetElement(objs, 0)))
+      continue;
+    MlirStringRef s =
+        mlirGPUObjectAttrGetObject(mlirArrayAttrGetElement(objs, 0));
+    out->data = malloc(s.length + 1);
+    if (!out->data)
+      return attn_emit_errorf(module, "out of memory");
+    memcpy(out->data, s.data, s.length);
+    out->data[s.length] = '\0';
+    out->size = s.length;
+    return true;
+  }
+  return attn_emit_errorf(module, "GPU compilation produced no gpu.binary");
+}
+
+bool attn_target_emit(MlirOperation module, enum attn_binary_format format,
+                      const char *toolkit, struct attn_binary *out) {
+  memset(out, 0, sizeof *out);
+  out->format = format;
+  if (!toolkit)
+    toolkit = attn_cuda_toolkit_find();
+  if (!toolkit)
+    return attn_emit_errorf(module,
+                            "CUDA toolkit not found: set CUDA_HOME to a folder "
+                            "holding nvvm/libdevice (and bin/ptxas for cubin)");
+  char chip[32];
+  target_chip(module, chip, sizeof chip);
+  out->manifest = attn_manifest_create(module, chip, format);
+  if (!out->manifest)
+    return false;
+  char pipeline[1024];
+  snprintf(pipeline, sizeof pipeline,
+           "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm{use-bare-ptr-"
+           "memref-call-conv=1},canonicalize,cse),reconcile-unrealized-casts,"
+           "gpu-module-to-binary{format=%s toolkit=%s}",
+           format == ATTN_FORMAT_PTX ? "isa" : "bin", toolkit);
+  MlirContext ctx = mlirOperationGetContext(module);
+  MlirPassManager pm = mlirPassManagerCreate(ctx);
+  char err[512];
+  bool ok = attn_pipeline_add(pm, pipeline, err, sizeof err);
+  if (!ok)
+    attn_emit_errorf(module, "%s", err);
+  else
+    ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, module)) &&
+         extract_binary(module, out);
+  mlirPassManagerDestroy(pm);
+  if (!ok)
+    attn_binary_free(out);
+  return ok;
+}
+
+void attn_binary_free(struct attn_binary *b) {
+  if (!b)
+    return;
+  free(b->data);
+  free(b->manifest);
+  memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,62 @@
+//===- attn_target.h - PTX/cubin emission and the launch manifest ---------===//
+#ifndef ATTN_TARGET_H
+#define ATTN_TARGET_H
+
+#include "mlir-c/IR.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum attn_binary_format {
+  ATTN_FORMAT_PTX,   ///< PTX text from LLVM's NVPTX backend
+  ATTN_FORMAT_CUBIN, ///< an ELF cubin assembled by the toolkit's ptxas
+};
+
+/// A compiled module: the image and the JSON manifest that says how to
+/// launch each kernel in it.
+struct attn_binary {
+  enum attn_binary_format format;
+  char *data;      ///< PTX text (NUL-terminated) or cubin bytes
+  size_t size;     ///< bytes in data, without the NUL
+  char *manifest;  ///< JSON text, NUL-terminated
+};
+
+//===-- Emission ----------------------------------------------------------===//
+
+/// Compiles every gpu.module of module (the output of lower-tile-to-gpu) to
+/// PTX or cubin for the chip in its #nvvm.target, through MLIR's NVVM target
+/// and LLVM's NVPTX backend; cubin through ptxas from toolkit (NULL: found by
+/// attn_cuda_toolkit_find). module is rewritten in place. Returns false with
+/// error diagnostics on failure. out's buffers belong to the caller; release
+/// them with attn_binary_free.
+bool attn_target_emit(MlirOperation module, enum attn_binary_format format,
+                      const char *toolkit, struct attn_binary *out);
+
+/// Releases out's buffers and zeroes it (NULL is a no-op).
+void attn_binary_free(struct attn_binary *b);
+
+//===-- Launch manifest ---------------------------------------------------===//
+
+/// Returns the manifest of every gpu.func kernel in module: name, grid,
+/// block, static shared memory and one entry per parameter (bare pointers for
+/// memrefs). NULL with an error diagnostic when the module has no kernel or a
+/// kernel lacks launch bounds. Caller frees the result with free().
+char *attn_manifest_create(MlirOperation module, const char *chip,
+                           enum attn_binary_format format);
+
+//===-- The CUDA toolkit --------------------------------------------------===//
+
+/// The CUDA toolkit folder: $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH, then
+/// /usr/local/cuda, the first that holds nvvm/libdevice. NULL when none does.
+/// The string is static or from the environment; do not free it.
+const char *attn_cuda_toolkit_find(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // ATTN_TARGET_H

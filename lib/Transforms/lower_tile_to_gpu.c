@@ -1,0 +1,291 @@
+//===- lower_tile_to_gpu.c - lower-tile-to-gpu: tile kernels as gpu.func --===//
+//
+// Each tile kernel becomes a gpu.func in `gpu.module @attn_kernels`, which
+// carries the NVVM target (chip and PTX features are pass options):
+//
+//   gpu.module @attn_kernels [#nvvm.target<chip = "sm_90a", ...>] {
+//     gpu.func @k(<args>) workgroup(<one buffer per tile.alloc>) kernel
+//         attributes {known_block_size = ..., known_grid_size = ...} {
+//       tile.program_id -> gpu.block_id; tile ops -> loops spread over the
+//       CTA's threads with a gpu.barrier after each
+//     }
+//   }
+//
+// Tiles live in shared memory (workgroup attributions). This is the plain
+// arithmetic path; tensor cores come with the Hopper lowering.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/transforms_internal.h"
+
+#include "dialects/tile/tile_dialect.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STATIC_SMEM_LIMIT (48 * 1024)
+
+struct gpu_options {
+  char chip[16];
+  char features[16];
+};
+
+static const struct attn_pass_option gpu_options_help[] = {
+    {"chip", "target GPU, e.g. sm_90a (default), sm_90, sm_80"},
+    {"features", "PTX ISA feature, e.g. +ptx80 (default: the chip's minimum)"},
+    {NULL, NULL},
+};
+
+/// Chips LLVM's NVPTX backend knows, with the oldest PTX ISA that has them.
+static const struct {
+  const char *chip;
+  int min_ptx;
+} known_chips[] = {
+    {"sm_70", 60}, {"sm_75", 63}, {"sm_80", 70}, {"sm_86", 71},
+    {"sm_87", 74}, {"sm_89", 78}, {"sm_90", 78}, {"sm_90a", 80},
+};
+
+static int chip_min_ptx(const char *chip) {
+  for (size_t i = 0; i < sizeof known_chips / sizeof *known_chips; ++i)
+    if (!strcmp(known_chips[i].chip, chip))
+      return known_chips[i].min_ptx;
+  return -1;
+}
+
+static void gpu_init(void *opts) {
+  struct gpu_options *o = opts;
+  snprintf(o->chip, sizeof o->chip, "sm_90a");
+  o->features[0] = '\0';
+}
+
+static bool gpu_set(void *opts, const char *name, const char *value, char *err,
+                    size_t errlen) {
+  struct gpu_options *o = opts;
+  if (!strcmp(name, "chip")) {
+    if (chip_min_ptx(value) < 0) {
+      snprintf(err, errlen,
+               "unknown chip '%s' (expected sm_70, sm_75, sm_80, sm_86, "
+               "sm_87, sm_89, sm_90 or sm_90a)",
+               value);
+      return false;
+    }
+    snprintf(o->chip, sizeof o->chip, "%s", value);
+    return true;
+  }
+  if (!strcmp(name, "features")) {
+    int v;
+    char tail;
+    if (sscanf(value, "+ptx%d%c", &v, &tail) != 1 || v < 60 || v > 88) {
+      snprintf(err, errlen, "features must be +ptxNN with NN in [60, 88], "
+                            "found '%s'",
+               value);
+      return false;
+    }
+    snprintf(o->features, sizeof o->features, "%s", value);
+    return true;
+  }
+  snprintf(err, errlen,
+           "unknown option '%s' of pass 'lower-tile-to-gpu' (expected chip "
+           "or features)",
+           name);
+  return false;
+}
+
+/// Finds or creates gpu.module @attn_kernels at the end of the module.
+static MlirOperation kernels_module(MlirOperation module,
+                                    const struct gpu_options *o, int ptx) {
+  MlirContext ctx = mlirOperationGetContext(module);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    MlirStringRef sym;
+    if (attn_op_is(op, "gpu.module") && attn_attr_str(op, "sym_name", &sym) &&
+        attn_str_eq(sym, "attn_kernels"))
+      return op;
+  }
+  char text[256];
+  snprintf(text, sizeof text,
+           "gpu.module @attn_kernels [#nvvm.target<chip = \"%s\", features = "
+           "\"+ptx%d\", O = 3>] {\n}\n",
+           o->chip, ptx);
+  MlirOperation gm = attn_parse_op(ctx, text, "lower-tile-to-gpu");
+  if (!mlirOperationIsNull(gm))
+    mlirBlockAppendOwnedOperation(body, gm);
+  mlirOperationSetAttributeByName(
+      module, mlirStringRefCreateFromCString("gpu.container_module"),
+      mlirUnitAttrGet(ctx));
+  return gm;
+}
+
+/// Writes the gpu.func shell (signature, workgroup buffers, launch bounds)
+/// inside a throwaway gpu.module, so that the text parses on its own.
+static void emit_shell(struct attn_strbuf *b, const char *name,
+                       MlirOperation kernel, const struct attn_op_list *allocs,
+                       const struct attn_tile_launch *l) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
+  attn_strbuf_printf(b, "gpu.module @shell {\ngpu.func @%s(", name);
+  for (intptr_t i = 0, n = mlirBlockGetNumArguments(body); i < n; ++i) {
+    attn_strbuf_printf(b, "%s%%a%ld: ", i ? ", " : "", (long)i);
+    attn_strbuf_type(b, mlirValueGetType(mlirBlockGetArgument(body, i)));
+  }
+  attn_strbuf_printf(b, ") workgroup(");
+  for (size_t i = 0; i < allocs->n; ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetResult(allocs->ops[i], 0));
+    int64_t d[8];
+    int rank = attn_static_shape(t, d);
+    attn_strbuf_printf(b, "%s%%w%zu: memref<", i ? ", " : "", i);
+    for (int r = 0; r < rank; ++r)
+      attn_strbuf_printf(b, "%lldx", (long long)d[r]);
+    attn_strbuf_printf(b, "f32, #gpu.address_space<workgroup>>");
+  }
+  attn_strbuf_printf(b,
+                     ") kernel attributes {known_block_size = array<i32: %lld, "
+                     "1, 1>, known_grid_size = array<i32: %lld, %lld, %lld>",
+                     (long long)l->threads, (long long)l->grid[0],
+                     (long long)l->grid[1], (long long)l->grid[2]);
+  // What the kernel computes travels to the launch manifest.
+  static const char *carried[][2] = {{"tile.arg_names", "attn.arg_names"},
+                                     {"tile.attention", "attn.attention"}};
+  for (int i = 0; i < 2; ++i) {
+    MlirAttribute a = mlirOperationGetAttributeByName(
+        kernel, mlirStringRefCreateFromCString(carried[i][0]));
+    if (mlirAttributeIsNull(a))
+      continue;
+    attn_strbuf_printf(b, ", %s = ", carried[i][1]);
+    attn_strbuf_attr(b, a);
+  }
+  attn_strbuf_printf(b, "} {\n  gpu.return\n}\n}\n");
+}
+
+static long shared_bytes(const struct attn_op_list *allocs) {
+  long total = 0;
+  for (size_t i = 0; i < allocs->n; ++i) {
+    int64_t d[8];
+    int rank = attn_static_shape(
+        mlirValueGetType(mlirOperationGetResult(allocs->ops[i], 0)), d);
+    long n = 4;
+    for (int r = 0; r < rank; ++r)
+      n *= (long)d[r];
+    total += n;
+  }
+  return total;
+}
+
+static bool lower_kernel(MlirOperation kernel, MlirOperation gm) {
+  struct attn_tile_launch launch;
+  MlirStringRef sym;
+  if (!attn_tile_get_launch(kernel, &launch) ||
+      !attn_attr_str(kernel, "sym_name", &sym))
+    return false;
+  char name[256];
+  snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
+  struct attn_op_list allocs = {0};
+  attn_tile_collect_allocs(kernel, &allocs);
+  long smem = shared_bytes(&allocs);
+  if (allocs.failed || smem > STATIC_SMEM_LIMIT) {
+    free(allocs.ops);
+    return attn_emit_errorf(kernel,
+                            "tiles of '%s' need %ld bytes of shared memory, "
+                            "more than the %d a CTA can address statically; "
+                            "choose a smaller block-m or block-n",
+                            name, smem, STATIC_SMEM_LIMIT);
+  }
+  struct attn_strbuf text = {0};
+  emit_shell(&text, name, kernel, &allocs, &launch);
+  MlirOperation shell = text.failed ? (MlirOperation){NULL}
+                                    : attn_parse_op(mlirOperationGetContext(kernel),
+                                                    text.buf, "lower-tile-to-gpu");
+  attn_strbuf_free(&text);
+  if (mlirOperationIsNull(shell)) {
+    free(allocs.ops);
+    return attn_emit_errorf(kernel, "cannot build gpu.func for '%s'", name);
+  }
+  MlirBlock shell_body =
+      mlirRegionGetFirstBlock(mlirOperationGetRegion(shell, 0));
+  MlirOperation func = mlirBlockGetFirstOperation(shell_body);
+  mlirOperationRemoveFromParent(func);
+  mlirOperationDestroy(shell);
+  attn_set_locations(func, mlirOperationGetLocation(kernel));
+  mlirBlockAppendOwnedOperation(
+      mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0)), func);
+
+  // Move the kernel body into the gpu.func, argument for argument.
+  MlirBlock src = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
+  MlirBlock dst = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  intptr_t nargs = mlirBlockGetNumArguments(src);
+  for (intptr_t i = 0; i < nargs; ++i)
+    mlirValueReplaceAllUsesOfWith(mlirBlockGetArgument(src, i),
+                                  mlirBlockGetArgument(dst, i));
+  for (size_t i = 0; i < allocs.n; ++i) {
+    mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(allocs.ops[i], 0),
+                                  mlirBlockGetArgument(dst, nargs + (intptr_t)i));
+    mlirOperationDestroy(allocs.ops[i]);
+  }
+  free(allocs.ops);
+  MlirOperation ret = mlirBlockGetTerminator(dst);
+  MlirOperation src_ret = mlirBlockGetTerminator(src);
+  for (MlirOperation it = mlirBlockGetFirstOperation(src);
+       !mlirOperationEqual(it, src_ret);) {
+    MlirOperation next = mlirOperationGetNextInBlock(it);
+    mlirOperationMoveBefore(it, ret);
+    it = next;
+  }
+  mlirOperationDestroy(kernel);
+
+  MlirValue ids[3];
+  static const char *dims[3] = {"x", "y", "z"};
+  MlirOperation first = mlirBlockGetFirstOperation(dst);
+  for (int i = 0; i < 3; ++i) {
+    char t[64];
+    snprintf(t, sizeof t, "%%id = gpu.block_id %s", dims[i]);
+    MlirOperation id =
+        attn_insert_parsed_before(first, t, mlirOperationGetLocation(func));
+    if (mlirOperationIsNull(id))
+      return attn_emit_errorf(func, "cannot build gpu.block_id");
+    ids[i] = mlirOperationGetResult(id, 0);
+  }
+  attn_tile_replace_program_ids(func, ids);
+  return attn_tile_lower_compute_ops(func, ATTN_TILE_GPU);
+}
+
+static bool lower_tile_to_gpu_run(MlirOperation module, const void *opts) {
+  const struct gpu_options *o = opts;
+  int min_ptx = chip_min_ptx(o->chip), ptx = min_ptx;
+  if (o->features[0]) {
+    sscanf(o->features, "+ptx%d", &ptx);
+    if (ptx < min_ptx)
+      return attn_emit_errorf(module, "%s needs PTX ISA %d.%d or newer, found "
+                                      "features=%s",
+                              o->chip, min_ptx / 10, min_ptx % 10,
+                              o->features);
+  }
+  struct attn_op_list funcs = {0};
+  attn_op_list_collect(&funcs, module, "func.func");
+  bool ok = !funcs.failed;
+  for (size_t i = 0; ok && i < funcs.n; ++i) {
+    if (!attn_tile_is_kernel(funcs.ops[i]))
+      continue;
+    MlirOperation gm = kernels_module(module, o, ptx);
+    if (mlirOperationIsNull(gm)) {
+      ok = attn_emit_errorf(module, "cannot create gpu.module");
+      break;
+    }
+    ok = lower_kernel(funcs.ops[i], gm);
+  }
+  free(funcs.ops);
+  return ok;
+}
+
+const struct attn_pass_def lower_tile_to_gpu_pass = {
+    .argument = "lower-tile-to-gpu",
+    .description = "Lower tile kernels to gpu.func kernels in a gpu.module "
+                   "with an NVVM target; tiles in shared memory",
+    .options = gpu_options_help,
+    .options_size = sizeof(struct gpu_options),
+    .init_options = gpu_init,
+    .set_option = gpu_set,
+    .run = lower_tile_to_gpu_run,
+};

@@ -1,0 +1,95 @@
+//===- transforms.c - The pass table and helpers shared by the passes -----===//
+#include "lib/Transforms/transforms_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct attn_pass_def *const attn_passes[] = {
+    &attn_fuse_pass,
+    &attn_tile_pass,
+    &lower_tile_to_cpu_pass,
+    &lower_tile_to_gpu_pass,
+};
+const size_t attn_num_passes = sizeof attn_passes / sizeof attn_passes[0];
+
+void attn_op_list_push(struct attn_op_list *l, MlirOperation op) {
+  if (l->failed)
+    return;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 16;
+    MlirOperation *grown = realloc(l->ops, cap * sizeof *grown);
+    if (!grown) {
+      l->failed = true;
+      return;
+    }
+    l->ops = grown;
+    l->cap = cap;
+  }
+  l->ops[l->n++] = op;
+}
+
+struct collect_state {
+  struct attn_op_list *list;
+  const char *name;
+};
+
+static MlirWalkResult collect_named(MlirOperation op, void *user) {
+  struct collect_state *s = user;
+  if (attn_op_is(op, s->name))
+    attn_op_list_push(s->list, op);
+  return MlirWalkResultAdvance;
+}
+
+void attn_op_list_collect(struct attn_op_list *l, MlirOperation root,
+                          const char *name) {
+  struct collect_state s = {l, name};
+  mlirOperationWalk(root, collect_named, &s, MlirWalkPostOrder);
+}
+
+static MlirWalkResult set_location(MlirOperation op, void *user) {
+  mlirOperationSetLocation(op, *(MlirLocation *)user);
+  return MlirWalkResultAdvance;
+}
+
+void attn_set_locations(MlirOperation root, MlirLocation loc) {
+  mlirOperationWalk(root, set_location, &loc, MlirWalkPreOrder);
+}
+
+MlirOperation attn_insert_parsed_before(MlirOperation before, const char *text,
+                                        MlirLocation loc) {
+  MlirOperation op =
+      attn_parse_op(mlirOperationGetContext(before), text, "attn-generated");
+  if (mlirOperationIsNull(op))
+    return op;
+  attn_set_locations(op, loc);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before,
+                                      op);
+  return op;
+}
+
+bool attn_parse_bool_option(const char *value, bool *out) {
+  if (!strcmp(value, "true") || !strcmp(value, "1"))
+    *out = true;
+  else if (!strcmp(value, "false") || !strcmp(value, "0"))
+    *out = false;
+  else
+    return false;
+  return true;
+}
+
+bool attn_parse_int_option(const char *name, const char *value, long lo,
+                           long hi, long *out, char *err, size_t errlen) {
+  char *end;
+  errno = 0;
+  long v = strtol(value, &end, 10);
+  if (errno || *value == '\0' || *end != '\0' || v < lo || v > hi) {
+    snprintf(err, errlen, "option '%s' expects an integer in [%ld, %ld], "
+                          "found '%s'",
+             name, lo, hi, value);
+    return false;
+  }
+  *out = v;
+  return true;
+}

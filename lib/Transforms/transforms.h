@@ -1,0 +1,78 @@
+//===- transforms.h - The attn passes and the pipeline parser -------------===//
+//
+// Every attn pass is a C external pass described by one row of attn_passes[].
+// MLIR 22's C API cannot put external passes in the pass registry, so
+// --pass-pipeline text is parsed here: attn pass names become our passes,
+// everything else is handed to MLIR's own pipeline parser.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_TRANSFORMS_H
+#define ATTN_TRANSFORMS_H
+
+#include "mlir-c/IR.h"
+#include "mlir-c/Pass.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//===-- The pass table ----------------------------------------------------===//
+
+/// One pass option: `name=value` inside the pass's braces.
+struct attn_pass_option {
+  const char *name;
+  const char *help;
+};
+
+/// Describes one pass. Options are parsed into a struct of options_size bytes
+/// that run receives (read-only; passes keep no other state).
+struct attn_pass_def {
+  const char *argument;    ///< pipeline name, e.g. "attn-tile"
+  const char *alias;       ///< extra short flag (e.g. "tile") or NULL
+  const char *description; ///< one line for --help
+  const struct attn_pass_option *options; ///< NULL-terminated, or NULL
+  size_t options_size;
+  /// Fills defaults into opts (may be NULL when options_size is 0).
+  void (*init_options)(void *opts);
+  /// Sets one option; returns false and writes a message to err otherwise.
+  bool (*set_option)(void *opts, const char *name, const char *value,
+                     char *err, size_t errlen);
+  /// Rewrites module; returns false after emitting a diagnostic.
+  bool (*run)(MlirOperation module, const void *opts);
+};
+
+/// The passes, in pipeline order; attn_num_passes rows.
+extern const struct attn_pass_def *const attn_passes[];
+extern const size_t attn_num_passes;
+
+/// Finds a pass by argument or alias (len bytes of name). NULL if none.
+const struct attn_pass_def *attn_pass_lookup(const char *name, size_t len);
+
+/// Creates the external pass for def with options text ("k=v k2=v2", may be
+/// NULL). Returns a null pass and writes err on a bad option. The caller
+/// hands the result to a pass manager, which owns it.
+MlirPass attn_pass_create(const struct attn_pass_def *def, const char *options,
+                          char *err, size_t errlen);
+
+//===-- Pipelines ---------------------------------------------------------===//
+
+/// Adds the passes of a textual pipeline to pm, which runs on builtin.module.
+/// Accepts `builtin.module(a, b{opt=1}, func.func(c))` or a bare list
+/// `a, b{opt=1}`. attn passes may be mixed with upstream ones; attn passes
+/// run on builtin.module only. Returns false and writes err (naming the
+/// unknown pass or bad option) on failure.
+bool attn_pipeline_add(MlirPassManager pm, const char *pipeline, char *err,
+                       size_t errlen);
+
+/// The upstream passes that take the CPU lowering's output to the LLVM
+/// dialect, as pipeline text for attn_pipeline_add.
+extern const char attn_cpu_to_llvm_pipeline[];
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // ATTN_TRANSFORMS_H

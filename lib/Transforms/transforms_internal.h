@@ -1,0 +1,68 @@
+//===- transforms_internal.h - Shared inside lib/Transforms only ----------===//
+#ifndef ATTN_TRANSFORMS_INTERNAL_H
+#define ATTN_TRANSFORMS_INTERNAL_H
+
+#include "lib/Transforms/transforms.h"
+
+#include "dialects/dialects.h"
+#include "lib/IR/attn_context.h"
+
+//===-- The pass rows (one per pass file) ---------------------------------===//
+
+extern const struct attn_pass_def attn_fuse_pass;
+extern const struct attn_pass_def attn_tile_pass;
+extern const struct attn_pass_def lower_tile_to_cpu_pass;
+extern const struct attn_pass_def lower_tile_to_gpu_pass;
+
+//===-- Small helpers -----------------------------------------------------===//
+
+/// A growable list of borrowed operations; `failed` is set on allocation
+/// failure. Free `ops` when done.
+struct attn_op_list {
+  MlirOperation *ops;
+  size_t n, cap;
+  bool failed;
+};
+
+void attn_op_list_push(struct attn_op_list *l, MlirOperation op);
+
+/// Collects every op named name nested in root (post-order).
+void attn_op_list_collect(struct attn_op_list *l, MlirOperation root,
+                          const char *name);
+
+/// Parses a single-op snippet, gives it and everything nested in it the
+/// location loc, and inserts it before `before`. Returns the new op, or a
+/// null op (with the parser's diagnostics) on failure.
+MlirOperation attn_insert_parsed_before(MlirOperation before, const char *text,
+                                        MlirLocation loc);
+
+/// Sets the location of root and every op nested in it.
+void attn_set_locations(MlirOperation root, MlirLocation loc);
+
+/// Reads a bool option value ("true"/"false"/"1"/"0").
+bool attn_parse_bool_option(const char *value, bool *out);
+
+/// Reads a positive integer option value in [lo, hi].
+bool attn_parse_int_option(const char *name, const char *value, long lo,
+                           long hi, long *out, char *err, size_t errlen);
+
+//===-- Tile op lowering shared by the CPU and GPU paths ------------------===//
+
+/// Where tile loops run: one thread (CPU) or spread over a CTA's threads,
+/// with a barrier after each tile op (GPU).
+enum attn_tile_target { ATTN_TILE_CPU, ATTN_TILE_GPU };
+
+/// Replaces each tile.program_id in root by ids[dim] and erases it.
+void attn_tile_replace_program_ids(MlirOperation root, const MlirValue ids[3]);
+
+/// Collects the tile.alloc ops of a kernel in program order.
+void attn_tile_collect_allocs(MlirOperation kernel, struct attn_op_list *out);
+
+/// Replaces every tile compute op (fill, load, store, rope, mma, mask,
+/// softmax_update, normalize) nested in root by scf/arith/memref/math loops
+/// for target. tile.program_id and tile.alloc must already be gone. Returns
+/// false after a diagnostic.
+bool attn_tile_lower_compute_ops(MlirOperation root,
+                                 enum attn_tile_target target);
+
+#endif // ATTN_TRANSFORMS_INTERNAL_H

@@ -1,0 +1,355 @@
+// attnrt.h - public C API of the attn runtime: load compiled attention kernels and launch them.
+//
+// attnrt is a thin layer over the CUDA Driver API. libcuda is not linked: it is
+// loaded with dlopen when a runtime is created, so programs using attnrt start
+// (and fail cleanly) on machines without a GPU. The library loaded is
+// "libcuda.so.1" unless the environment variable named by
+// ATTNRT_CUDA_LIBRARY_ENV ("ATTNRT_CUDA_LIBRARY") gives another path (tests
+// point it at a mock driver).
+//
+// Conventions:
+// - Actions return enum attnrt_status; ATTNRT_OK is 0. On failure the detailed
+//   message is kept by the runtime object and read with attnrt_last_error(rt).
+//   Failures with no runtime to hold the message (a NULL handle, runtime
+//   creation, manifest parsing) leave it in a thread-local slot read with
+//   attnrt_last_error(NULL).
+// - Every *_create/*_load has a *_destroy; destroying NULL is a no-op. Objects
+//   made from a runtime (modules, streams, events, allocations) must be
+//   released before the runtime is destroyed.
+// - A runtime and the objects made from it may be used by one thread at a time;
+//   callers that share them between threads serialize the calls themselves.
+// - Every call that needs a CUDA context pushes the runtime's primary context
+//   and pops it before returning, so the caller's current context is kept.
+
+#ifndef ATTNRT_H
+#define ATTNRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTNRT_API __attribute__((visibility("default")))
+#else
+#define ATTNRT_API
+#endif
+
+/// Name of the environment variable that overrides the driver library path.
+#define ATTNRT_CUDA_LIBRARY_ENV "ATTNRT_CUDA_LIBRARY"
+/// Driver library loaded when ATTNRT_CUDA_LIBRARY is unset or empty.
+#define ATTNRT_CUDA_LIBRARY_DEFAULT "libcuda.so.1"
+/// Largest tensor rank a manifest parameter may declare.
+#define ATTNRT_MAX_RANK 8
+/// Largest number of parameters a manifest kernel may declare.
+#define ATTNRT_MAX_KERNEL_PARAMS 128
+
+//===-- Handles and plain data --===//
+
+/// One device and its primary context, plus the loaded driver library.
+typedef struct attnrt_runtime attnrt_runtime;
+/// A loaded PTX or cubin image together with its parsed launch manifest.
+typedef struct attnrt_module attnrt_module;
+/// A CUDA stream, owned by attnrt or borrowed from another library.
+typedef struct attnrt_stream attnrt_stream;
+/// A CUDA event with timing enabled.
+typedef struct attnrt_event attnrt_event;
+/// A parsed launch manifest (see attnrt_manifest_parse for the format).
+typedef struct attnrt_manifest attnrt_manifest;
+/// A device address (a CUdeviceptr); 0 is the null device pointer.
+typedef uint64_t attnrt_devptr;
+
+/// Kind of one kernel argument, as the manifest's "kind" names it.
+enum attnrt_arg_kind {
+  ATTNRT_ARG_PTR, ///< "ptr": a device pointer (attnrt_devptr)
+  ATTNRT_ARG_I32, ///< "i32": a 32-bit signed integer
+  ATTNRT_ARG_I64, ///< "i64": a 64-bit signed integer
+  ATTNRT_ARG_F32, ///< "f32": a 32-bit float
+};
+
+/// One kernel argument: a tag and the value it selects.
+struct attnrt_arg {
+  enum attnrt_arg_kind kind;
+  union {
+    attnrt_devptr ptr;
+    int32_t i32;
+    int64_t i64;
+    float f32;
+  } v;
+};
+
+/// One kernel parameter as the manifest describes it. Owned by the manifest.
+struct attnrt_param_info {
+  const char *name;          ///< parameter name
+  enum attnrt_arg_kind kind; ///< what attnrt_launch expects for it
+  const char *dtype;         ///< element type of a ptr parameter ("f32"); NULL when absent
+  int rank;                  ///< number of entries of shape used; 0 when absent
+  int64_t shape[ATTNRT_MAX_RANK]; ///< tensor shape; entries past rank are 0
+};
+
+/// One kernel as the manifest describes it. Owned by the manifest.
+struct attnrt_kernel_info {
+  const char *name;                ///< entry point name in the image
+  unsigned grid[3];                ///< grid dimensions (missing trailing ones are 1)
+  unsigned block[3];               ///< block dimensions (missing trailing ones are 1)
+  unsigned static_shared_bytes;    ///< shared memory declared in the kernel
+  unsigned dynamic_shared_bytes;   ///< dynamic shared memory passed at launch
+  size_t nparams;                  ///< number of entries in params
+  const struct attnrt_param_info *params; ///< parameters in launch order
+};
+
+//===-- Status and errors --===//
+
+/// Result of every runtime action.
+enum attnrt_status {
+  /// The action succeeded.
+  ATTNRT_OK = 0,
+  /// The caller passed a NULL handle or out-pointer, a zero size, objects from
+  /// different runtimes, or launch arguments that do not match the manifest.
+  ATTNRT_ERR_INVALID_ARGUMENT,
+  /// A named thing does not exist: a kernel absent from the manifest or the
+  /// image, or a device ordinal not below the device count.
+  ATTNRT_ERR_NOT_FOUND,
+  /// No usable GPU: the driver library cannot be loaded or lacks an entry
+  /// point, cuInit reports no device, a stub library or an old driver, or no
+  /// device is visible.
+  ATTNRT_ERR_NO_DEVICE,
+  /// Any other driver call failed; the message names the call and the CUresult.
+  ATTNRT_ERR_CUDA,
+  /// A NCCL call failed (communication API).
+  ATTNRT_ERR_NCCL,
+  /// Device memory (CUDA_ERROR_OUT_OF_MEMORY) or host memory ran out.
+  ATTNRT_ERR_OUT_OF_MEMORY,
+  /// A launch manifest is not valid JSON or breaks its schema; the message
+  /// names the field.
+  ATTNRT_ERR_PARSE,
+};
+
+/// Returns a static, generic description of status ("invalid argument");
+/// "unknown status" for a value outside the enum. Never NULL.
+ATTNRT_API const char *attnrt_status_string(enum attnrt_status status);
+
+/// Returns the message of the most recent failure on rt, or with rt NULL the
+/// most recent failure on this thread that had no runtime to hold it; "" when
+/// there was none. Success does not clear it. The text is owned by rt (or the
+/// thread) and stays valid until its next failing call.
+ATTNRT_API const char *attnrt_last_error(const attnrt_runtime *rt);
+
+//===-- Runtime --===//
+
+/// Loads the driver library, initializes CUDA and retains the primary context
+/// of device device_ordinal, storing a new runtime in *out.
+/// Returns ATTNRT_ERR_NO_DEVICE when the library is missing (the message names
+/// the path), cuInit fails or no device is visible; ATTNRT_ERR_NOT_FOUND when
+/// the ordinal is not below the device count; *out is NULL on failure and the
+/// message is in attnrt_last_error(NULL). Caller owns the result; release with
+/// attnrt_runtime_destroy.
+ATTNRT_API enum attnrt_status attnrt_runtime_create(int device_ordinal,
+                                                    attnrt_runtime **out);
+
+/// Releases the primary context and frees rt. NULL is a no-op.
+ATTNRT_API void attnrt_runtime_destroy(attnrt_runtime *rt);
+
+/// Writes the device name, NUL-terminated and truncated to len bytes, to buf.
+/// Returns ATTNRT_ERR_INVALID_ARGUMENT for a NULL rt or buf or a zero len.
+ATTNRT_API enum attnrt_status attnrt_runtime_device_name(attnrt_runtime *rt,
+                                                         char *buf, size_t len);
+
+/// Stores the device's compute capability (9 and 0 for sm_90) in *major and
+/// *minor. Returns ATTNRT_ERR_INVALID_ARGUMENT for any NULL argument.
+ATTNRT_API enum attnrt_status
+attnrt_runtime_compute_capability(attnrt_runtime *rt, int *major, int *minor);
+
+/// Stores the driver's CUDA version (12040 for 12.4) in *version.
+/// Returns ATTNRT_ERR_INVALID_ARGUMENT for any NULL argument.
+ATTNRT_API enum attnrt_status attnrt_runtime_driver_version(attnrt_runtime *rt,
+                                                            int *version);
+
+/// Blocks until all work in rt's context has finished (cuCtxSynchronize).
+/// Returns ATTNRT_ERR_CUDA with the driver's message when earlier work failed.
+ATTNRT_API enum attnrt_status attnrt_runtime_synchronize(attnrt_runtime *rt);
+
+//===-- Manifest --===//
+
+/// Parses a launch manifest, storing a new manifest in *out. The format is
+///   {"version": 1, "target": "sm_90a", "format": "ptx",
+///    "kernels": [{"name": "k", "grid": [4, 8, 1], "block": [128, 1, 1],
+///                 "static_shared_bytes": 33024, "dynamic_shared_bytes": 0,
+///                 "params": [{"name": "q", "kind": "ptr", "dtype": "f32",
+///                             "shape": [1, 4, 100, 64]},
+///                            {"name": "n", "kind": "i32"}]}]}
+/// "version" (must be 1) and "kernels" are required, "target" and "format"
+/// ("ptx" or "cubin") optional. Per kernel "name", "grid" and "block" (1 to 3
+/// positive integers) and "params" are required, the shared sizes default to 0.
+/// Per parameter "name" and "kind" ("ptr", "i32", "i64", "f32") are required,
+/// "dtype" and "shape" (at most ATTNRT_MAX_RANK non-negative integers)
+/// optional. Kernel names must be unique.
+/// Returns ATTNRT_ERR_PARSE with a message naming the field
+/// (attnrt_last_error(NULL)); ATTNRT_ERR_INVALID_ARGUMENT for a NULL argument.
+/// Caller owns the result; release with attnrt_manifest_destroy.
+ATTNRT_API enum attnrt_status attnrt_manifest_parse(const char *json,
+                                                    attnrt_manifest **out);
+
+/// Frees m and every string and array it owns. NULL is a no-op.
+ATTNRT_API void attnrt_manifest_destroy(attnrt_manifest *m);
+
+/// Returns the number of kernels in m; 0 for NULL.
+ATTNRT_API int attnrt_manifest_kernel_count(const attnrt_manifest *m);
+
+/// Returns the kernel named name, or NULL when m or name is NULL or m has no
+/// such kernel. Owned by m.
+ATTNRT_API const struct attnrt_kernel_info *
+attnrt_manifest_kernel(const attnrt_manifest *m, const char *name);
+
+/// Returns the index-th kernel in manifest order, or NULL when m is NULL or
+/// index is out of range. Owned by m.
+ATTNRT_API const struct attnrt_kernel_info *
+attnrt_manifest_kernel_at(const attnrt_manifest *m, int index);
+
+/// Returns the manifest's "target" ("sm_90a"), or NULL when absent. Owned by m.
+ATTNRT_API const char *attnrt_manifest_target(const attnrt_manifest *m);
+
+/// Returns the manifest's "format" ("ptx"), or NULL when absent. Owned by m.
+ATTNRT_API const char *attnrt_manifest_format(const attnrt_manifest *m);
+
+//===-- Module --===//
+
+/// Parses manifest_json, JIT-compiles the PTX text ptx for rt's device and
+/// looks up every kernel the manifest names, storing a new module in *out.
+/// len is the length of ptx, or 0 when ptx is NUL-terminated. Kernels whose
+/// static plus dynamic shared memory exceeds 48 KiB get
+/// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set here.
+/// Returns ATTNRT_ERR_PARSE for a bad manifest, ATTNRT_ERR_INVALID_ARGUMENT
+/// when its "format" is not "ptx", ATTNRT_ERR_CUDA with the JIT error log in the
+/// message when compilation fails, ATTNRT_ERR_NOT_FOUND when a kernel is
+/// missing from the image. Caller owns the result; release with
+/// attnrt_module_destroy before destroying rt.
+ATTNRT_API enum attnrt_status
+attnrt_module_load_ptx(attnrt_runtime *rt, const char *ptx, size_t len,
+                       const char *manifest_json, attnrt_module **out);
+
+/// As attnrt_module_load_ptx for a cubin (or fatbin) image of len bytes;
+/// len must not be 0 and the manifest's "format", if given, must be "cubin".
+ATTNRT_API enum attnrt_status
+attnrt_module_load_cubin(attnrt_runtime *rt, const void *cubin, size_t len,
+                         const char *manifest_json, attnrt_module **out);
+
+/// Unloads the image and frees m with its manifest. NULL is a no-op.
+ATTNRT_API void attnrt_module_destroy(attnrt_module *m);
+
+/// Returns the number of kernels in m's manifest; 0 for NULL.
+ATTNRT_API int attnrt_module_kernel_count(const attnrt_module *m);
+
+/// Returns the manifest entry of the kernel named name, or NULL when m or name
+/// is NULL or there is no such kernel. Owned by m.
+ATTNRT_API const struct attnrt_kernel_info *
+attnrt_module_kernel(const attnrt_module *m, const char *name);
+
+/// Returns m's manifest, or NULL for NULL. Owned by m.
+ATTNRT_API const attnrt_manifest *attnrt_module_manifest(const attnrt_module *m);
+
+//===-- Memory --===//
+
+/// Allocates bytes of device memory, storing its address in *out.
+/// Returns ATTNRT_ERR_INVALID_ARGUMENT for a NULL rt or out or zero bytes,
+/// ATTNRT_ERR_OUT_OF_MEMORY when the device is full. Caller owns the memory;
+/// release with attnrt_mem_free.
+ATTNRT_API enum attnrt_status attnrt_mem_alloc(attnrt_runtime *rt, size_t bytes,
+                                               attnrt_devptr *out);
+
+/// Frees memory from attnrt_mem_alloc. p == 0 is a no-op.
+ATTNRT_API enum attnrt_status attnrt_mem_free(attnrt_runtime *rt,
+                                              attnrt_devptr p);
+
+/// Copies bytes from host src to device dst. With s NULL the copy runs on the
+/// legacy default stream and the call returns once src may be reused. With a
+/// stream it is asynchronous: keep src alive and unchanged until s is
+/// synchronized. Returns
+/// ATTNRT_ERR_INVALID_ARGUMENT for a NULL rt, dst or src, zero bytes, or a
+/// stream of another runtime.
+ATTNRT_API enum attnrt_status attnrt_memcpy_htod(attnrt_runtime *rt,
+                                                 attnrt_devptr dst,
+                                                 const void *src, size_t bytes,
+                                                 attnrt_stream *s);
+
+/// Copies bytes from device src to host dst. With s NULL the call returns once
+/// dst holds the data; with a stream dst is valid only after s is synchronized.
+/// Same argument checks as attnrt_memcpy_htod.
+ATTNRT_API enum attnrt_status attnrt_memcpy_dtoh(attnrt_runtime *rt, void *dst,
+                                                 attnrt_devptr src, size_t bytes,
+                                                 attnrt_stream *s);
+
+/// Sets bytes bytes at dst to value, on s or (s NULL) the legacy default
+/// stream; the call may return before the memory is written, later work on
+/// the same stream sees it. Same argument checks as attnrt_memcpy_htod.
+ATTNRT_API enum attnrt_status attnrt_memset_d8(attnrt_runtime *rt,
+                                               attnrt_devptr dst,
+                                               unsigned char value,
+                                               size_t bytes, attnrt_stream *s);
+
+//===-- Streams and events --===//
+
+/// Creates a stream in rt's context that synchronizes with the legacy default
+/// stream, storing it in *out. Caller owns the result; release with
+/// attnrt_stream_destroy.
+ATTNRT_API enum attnrt_status attnrt_stream_create(attnrt_runtime *rt,
+                                                   attnrt_stream **out);
+
+/// Wraps cu_stream, a CUstream of rt's context owned by someone else (torch's
+/// current stream); NULL stands for the legacy default stream. Destroying the
+/// wrapper leaves the CUstream alone; it must outlive the wrapper. Caller owns
+/// the wrapper; release with attnrt_stream_destroy.
+ATTNRT_API enum attnrt_status attnrt_stream_wrap(attnrt_runtime *rt,
+                                                 void *cu_stream,
+                                                 attnrt_stream **out);
+
+/// Destroys s (and its CUstream unless it was wrapped). NULL is a no-op.
+ATTNRT_API void attnrt_stream_destroy(attnrt_stream *s);
+
+/// Blocks until all work queued on s has finished. s must not be NULL; use
+/// attnrt_runtime_synchronize for the whole context. Returns
+/// ATTNRT_ERR_CUDA when queued work failed.
+ATTNRT_API enum attnrt_status attnrt_stream_synchronize(attnrt_stream *s);
+
+/// Creates an event with timing enabled, storing it in *out. Caller owns the
+/// result; release with attnrt_event_destroy.
+ATTNRT_API enum attnrt_status attnrt_event_create(attnrt_runtime *rt,
+                                                  attnrt_event **out);
+
+/// Destroys e. NULL is a no-op.
+ATTNRT_API void attnrt_event_destroy(attnrt_event *e);
+
+/// Records e on s, or (s NULL) on the legacy default stream. Returns
+/// ATTNRT_ERR_INVALID_ARGUMENT when e is NULL or s belongs to another runtime.
+ATTNRT_API enum attnrt_status attnrt_event_record(attnrt_event *e,
+                                                  attnrt_stream *s);
+
+/// Stores the time between two recorded events in *ms. Returns
+/// ATTNRT_ERR_INVALID_ARGUMENT for NULL arguments or events of different
+/// runtimes, ATTNRT_ERR_CUDA when an event has not completed.
+ATTNRT_API enum attnrt_status attnrt_event_elapsed_ms(attnrt_event *start,
+                                                      attnrt_event *end,
+                                                      float *ms);
+
+//===-- Launch --===//
+
+/// Launches the kernel named kernel of m on s (NULL: legacy default stream)
+/// with the grid, block and dynamic shared memory of its manifest entry. args
+/// holds one value per manifest parameter, in order, each of the kind the
+/// manifest gives. Returns once the launch is queued: launch errors are
+/// reported, execution errors surface at the next synchronization.
+/// Returns ATTNRT_ERR_NOT_FOUND for an unknown kernel and
+/// ATTNRT_ERR_INVALID_ARGUMENT, naming the kernel and parameter, when nargs or
+/// a kind does not match the manifest or s belongs to another runtime.
+ATTNRT_API enum attnrt_status attnrt_launch(attnrt_module *m,
+                                            const char *kernel,
+                                            const struct attnrt_arg *args,
+                                            size_t nargs, attnrt_stream *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // ATTNRT_H

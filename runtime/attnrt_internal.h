@@ -1,0 +1,154 @@
+// attnrt_internal.h - private types and helpers shared by the runtime's .c files; never included from outside runtime/.
+
+#ifndef ATTNRT_INTERNAL_H
+#define ATTNRT_INTERNAL_H
+
+#include "attnrt.h"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Size of the error message buffers (per runtime and per thread).
+#define ATTNRT_ERROR_CAP 4096
+
+//===-- Driver entry points --===//
+
+/// Driver entry points, each pinned to the ABI version named in its type; the
+/// table in attnrt_driver.c resolves them through cuGetProcAddress (asking for
+/// CUDA 12.0 behaviour) or, failing that, dlsym of the versioned symbol.
+struct attnrt_driver {
+  PFN_cuInit_v2000 Init;
+  PFN_cuDriverGetVersion_v2020 DriverGetVersion;
+  PFN_cuGetErrorName_v6000 GetErrorName;
+  PFN_cuGetErrorString_v6000 GetErrorString;
+  PFN_cuDeviceGetCount_v2000 DeviceGetCount;
+  PFN_cuDeviceGet_v2000 DeviceGet;
+  PFN_cuDeviceGetName_v2000 DeviceGetName;
+  PFN_cuDeviceGetAttribute_v2000 DeviceGetAttribute;
+  PFN_cuDevicePrimaryCtxRetain_v7000 DevicePrimaryCtxRetain;
+  PFN_cuDevicePrimaryCtxRelease_v11000 DevicePrimaryCtxRelease;
+  PFN_cuCtxPushCurrent_v4000 CtxPushCurrent;
+  PFN_cuCtxPopCurrent_v4000 CtxPopCurrent;
+  PFN_cuCtxSynchronize_v2000 CtxSynchronize;
+  PFN_cuModuleLoadDataEx_v2010 ModuleLoadDataEx;
+  PFN_cuModuleUnload_v2000 ModuleUnload;
+  PFN_cuModuleGetFunction_v2000 ModuleGetFunction;
+  PFN_cuFuncSetAttribute_v9000 FuncSetAttribute;
+  PFN_cuLaunchKernel_v4000 LaunchKernel;
+  PFN_cuMemAlloc_v3020 MemAlloc;
+  PFN_cuMemFree_v3020 MemFree;
+  PFN_cuMemcpyHtoD_v3020 MemcpyHtoD;
+  PFN_cuMemcpyDtoH_v3020 MemcpyDtoH;
+  PFN_cuMemcpyHtoDAsync_v3020 MemcpyHtoDAsync;
+  PFN_cuMemcpyDtoHAsync_v3020 MemcpyDtoHAsync;
+  PFN_cuMemsetD8_v3020 MemsetD8;
+  PFN_cuMemsetD8Async_v3020 MemsetD8Async;
+  PFN_cuStreamCreate_v2000 StreamCreate;
+  PFN_cuStreamDestroy_v4000 StreamDestroy;
+  PFN_cuStreamSynchronize_v2000 StreamSynchronize;
+  PFN_cuEventCreate_v2000 EventCreate;
+  PFN_cuEventDestroy_v4000 EventDestroy;
+  PFN_cuEventRecord_v2000 EventRecord;
+  PFN_cuEventElapsedTime_v2000 EventElapsedTime;
+};
+
+//===-- Objects --===//
+
+struct attnrt_runtime {
+  void *library;          // dlopen handle of libcuda
+  struct attnrt_driver cu; // entry points resolved from library
+  CUdevice device;
+  CUcontext context; // retained primary context; NULL until retained
+  int ordinal;
+  int cc_major, cc_minor;
+  int driver_version;
+  char last_error[ATTNRT_ERROR_CAP];
+};
+
+struct attnrt_manifest {
+  int version;
+  char *target; // NULL when absent
+  char *format; // NULL when absent
+  size_t nkernels;
+  struct attnrt_kernel_info *kernels; // params and strings owned here too
+};
+
+struct attnrt_module {
+  attnrt_runtime *rt;
+  CUmodule module;
+  attnrt_manifest *manifest;
+  CUfunction *functions; // parallel to manifest->kernels
+};
+
+struct attnrt_stream {
+  attnrt_runtime *rt;
+  CUstream stream;
+  bool owned; // false for attnrt_stream_wrap: the CUstream is borrowed
+};
+
+struct attnrt_event {
+  attnrt_runtime *rt;
+  CUevent event;
+};
+
+//===-- Errors --===//
+
+/// Formats a message into rt's error slot (the thread's when rt is NULL) and
+/// returns status, so callers write `return attnrt_fail(rt, ..., "...")`.
+enum attnrt_status attnrt_fail(attnrt_runtime *rt, enum attnrt_status status,
+                               const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/// The funnel every driver call passes: returns ATTNRT_OK for CUDA_SUCCESS,
+/// otherwise records "<call> failed: <cuGetErrorName> (<cuGetErrorString>)",
+/// where the printf-style fmt describes the call, and returns the status the
+/// CUresult maps to (OUT_OF_MEMORY, NO_DEVICE or CUDA).
+enum attnrt_status attnrt_check_cu(attnrt_runtime *rt, CUresult res,
+                                   const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/// Appends printf-style text to rt's current error message (truncating).
+void attnrt_append_error(attnrt_runtime *rt, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/// Copies msg into this thread's error slot.
+void attnrt_set_thread_error(const char *msg);
+
+/// Returns this thread's error slot (read-only use).
+const char *attnrt_thread_error(void);
+
+//===-- Context scope --===//
+
+/// Pushes rt's primary context onto this thread's context stack.
+enum attnrt_status attnrt_ctx_enter(attnrt_runtime *rt);
+
+/// Pops the context pushed by attnrt_ctx_enter and returns status, or the pop's
+/// failure when status was ATTNRT_OK.
+enum attnrt_status attnrt_ctx_leave(attnrt_runtime *rt,
+                                    enum attnrt_status status);
+
+/// Resolves s to its CUstream for work on rt (NULL -> legacy default stream).
+/// Returns ATTNRT_ERR_INVALID_ARGUMENT naming caller when s belongs to another
+/// runtime.
+enum attnrt_status attnrt_stream_resolve(attnrt_runtime *rt, attnrt_stream *s,
+                                         const char *caller, CUstream *out);
+
+//===-- Manifest --===//
+
+/// Returns the index of the kernel named name in m, or -1.
+int attnrt_manifest_find(const attnrt_manifest *m, const char *name);
+
+/// Returns the manifest spelling of kind ("ptr").
+const char *attnrt_arg_kind_name(enum attnrt_arg_kind kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // ATTNRT_INTERNAL_H

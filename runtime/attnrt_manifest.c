@@ -1,0 +1,402 @@
+// attnrt_manifest.c - parses and queries the JSON launch manifest that describes a module's kernels.
+
+#include "attnrt_internal.h"
+
+#include <cjson/cJSON.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Largest integer a JSON number (a double) holds exactly.
+#define MAX_EXACT_INTEGER 9007199254740992.0
+
+static const struct {
+  const char *name;
+  enum attnrt_arg_kind kind;
+} arg_kinds[] = {
+    {"ptr", ATTNRT_ARG_PTR},
+    {"i32", ATTNRT_ARG_I32},
+    {"i64", ATTNRT_ARG_I64},
+    {"f32", ATTNRT_ARG_F32},
+};
+
+const char *attnrt_arg_kind_name(enum attnrt_arg_kind kind) {
+  for (size_t i = 0; i < sizeof arg_kinds / sizeof arg_kinds[0]; ++i)
+    if (arg_kinds[i].kind == kind)
+      return arg_kinds[i].name;
+  return "unknown";
+}
+
+//===-- Reading fields --===//
+
+/// Records "manifest: <where>: <message>" in the thread's error slot.
+static enum attnrt_status parse_error(const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static enum attnrt_status parse_error(const char *where, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (*where)
+    return attnrt_fail(NULL, ATTNRT_ERR_PARSE, "manifest: %s: %s", where, msg);
+  return attnrt_fail(NULL, ATTNRT_ERR_PARSE, "manifest: %s", msg);
+}
+
+static char *dup_string(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *copy = malloc(n);
+  if (copy)
+    memcpy(copy, s, n);
+  return copy;
+}
+
+static bool is_integer_in(const cJSON *v, double lo, double hi) {
+  if (!cJSON_IsNumber(v))
+    return false;
+  double d = v->valuedouble;
+  return d >= lo && d <= hi && d == (double)(int64_t)d;
+}
+
+/// Joins where and key into buf as "where.key" (or "key" at top level).
+static const char *field_path(char *buf, size_t len, const char *where,
+                              const char *key) {
+  // Paths are short; should one not fit, mark the cut rather than hide it.
+  if (snprintf(buf, len, "%s%s%s", where, *where ? "." : "", key) >= (int)len &&
+      len > 4)
+    memcpy(buf + len - 4, "...", 4);
+  return buf;
+}
+
+/// Reads the string obj[key] into a new copy in *out; NULL when absent and
+/// not required.
+static enum attnrt_status read_string(const cJSON *obj, const char *key,
+                                      const char *where, bool required,
+                                      char **out) {
+  char path[128];
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  *out = NULL;
+  if (!v) {
+    if (required)
+      return parse_error(where, "missing \"%s\"", key);
+    return ATTNRT_OK;
+  }
+  if (!cJSON_IsString(v) || !*v->valuestring)
+    return parse_error(field_path(path, sizeof path, where, key),
+                       "expected a non-empty string");
+  *out = dup_string(v->valuestring);
+  if (!*out)
+    return attnrt_fail(NULL, ATTNRT_ERR_OUT_OF_MEMORY,
+                       "manifest: out of host memory");
+  return ATTNRT_OK;
+}
+
+/// Reads the optional non-negative integer obj[key] into *out (0 when absent).
+static enum attnrt_status read_unsigned(const cJSON *obj, const char *key,
+                                        const char *where, unsigned *out) {
+  char path[128];
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  *out = 0;
+  if (!v)
+    return ATTNRT_OK;
+  if (!is_integer_in(v, 0, 4294967295.0))
+    return parse_error(field_path(path, sizeof path, where, key),
+                       "expected a non-negative integer");
+  *out = (unsigned)v->valuedouble;
+  return ATTNRT_OK;
+}
+
+/// Reads the required launch dimensions obj[key] (1 to 3 positive integers,
+/// missing trailing ones are 1) into dims.
+static enum attnrt_status read_dims(const cJSON *obj, const char *key,
+                                    const char *where, unsigned dims[3]) {
+  char path[128];
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v)
+    return parse_error(where, "missing \"%s\"", key);
+  int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
+  if (n < 1 || n > 3)
+    return parse_error(field_path(path, sizeof path, where, key),
+                       "expected an array of 1 to 3 positive integers");
+  for (int i = 0; i < 3; ++i) {
+    const cJSON *d = i < n ? cJSON_GetArrayItem(v, i) : NULL;
+    if (d && !is_integer_in(d, 1, 4294967295.0))
+      return parse_error(field_path(path, sizeof path, where, key),
+                         "entry %d: expected a positive integer", i);
+    dims[i] = d ? (unsigned)d->valuedouble : 1;
+  }
+  return ATTNRT_OK;
+}
+
+//===-- Parameters and kernels --===//
+
+static enum attnrt_status read_kind(const cJSON *obj, const char *where,
+                                    enum attnrt_arg_kind *out) {
+  char path[128];
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+  if (!v)
+    return parse_error(where, "missing \"kind\"");
+  field_path(path, sizeof path, where, "kind");
+  if (!cJSON_IsString(v))
+    return parse_error(path, "expected a string");
+  for (size_t i = 0; i < sizeof arg_kinds / sizeof arg_kinds[0]; ++i) {
+    if (strcmp(v->valuestring, arg_kinds[i].name) == 0) {
+      *out = arg_kinds[i].kind;
+      return ATTNRT_OK;
+    }
+  }
+  return parse_error(path,
+                     "expected \"ptr\", \"i32\", \"i64\" or \"f32\", found \"%s\"",
+                     v->valuestring);
+}
+
+static enum attnrt_status read_shape(const cJSON *obj, const char *where,
+                                     struct attnrt_param_info *p) {
+  char path[128];
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "shape");
+  if (!v)
+    return ATTNRT_OK;
+  field_path(path, sizeof path, where, "shape");
+  if (!cJSON_IsArray(v))
+    return parse_error(path, "expected an array of non-negative integers");
+  int rank = cJSON_GetArraySize(v);
+  if (rank > ATTNRT_MAX_RANK)
+    return parse_error(path, "rank %d exceeds the maximum of %d", rank,
+                       ATTNRT_MAX_RANK);
+  for (int i = 0; i < rank; ++i) {
+    const cJSON *d = cJSON_GetArrayItem(v, i);
+    if (!is_integer_in(d, 0, MAX_EXACT_INTEGER))
+      return parse_error(path, "entry %d: expected a non-negative integer", i);
+    p->shape[i] = (int64_t)d->valuedouble;
+  }
+  p->rank = rank;
+  return ATTNRT_OK;
+}
+
+static enum attnrt_status read_param(const cJSON *obj, const char *where,
+                                     struct attnrt_param_info *p) {
+  if (!cJSON_IsObject(obj))
+    return parse_error(where, "expected an object");
+  char *name = NULL, *dtype = NULL;
+  enum attnrt_status st = read_string(obj, "name", where, true, &name);
+  p->name = name;
+  if (st != ATTNRT_OK)
+    return st;
+  st = read_string(obj, "dtype", where, false, &dtype);
+  p->dtype = dtype;
+  if (st != ATTNRT_OK)
+    return st;
+  st = read_kind(obj, where, &p->kind);
+  if (st != ATTNRT_OK)
+    return st;
+  return read_shape(obj, where, p);
+}
+
+static enum attnrt_status read_kernel(const cJSON *obj, const char *where,
+                                      struct attnrt_kernel_info *k) {
+  if (!cJSON_IsObject(obj))
+    return parse_error(where, "expected an object");
+  char *name = NULL;
+  enum attnrt_status st = read_string(obj, "name", where, true, &name);
+  k->name = name;
+  if (st == ATTNRT_OK)
+    st = read_dims(obj, "grid", where, k->grid);
+  if (st == ATTNRT_OK)
+    st = read_dims(obj, "block", where, k->block);
+  if (st == ATTNRT_OK)
+    st = read_unsigned(obj, "static_shared_bytes", where,
+                       &k->static_shared_bytes);
+  if (st == ATTNRT_OK)
+    st = read_unsigned(obj, "dynamic_shared_bytes", where,
+                       &k->dynamic_shared_bytes);
+  if (st != ATTNRT_OK)
+    return st;
+
+  char path[128];
+  const cJSON *params = cJSON_GetObjectItemCaseSensitive(obj, "params");
+  if (!params)
+    return parse_error(where, "missing \"params\"");
+  if (!cJSON_IsArray(params))
+    return parse_error(field_path(path, sizeof path, where, "params"),
+                       "expected an array");
+  int n = cJSON_GetArraySize(params);
+  if (n > ATTNRT_MAX_KERNEL_PARAMS)
+    return parse_error(field_path(path, sizeof path, where, "params"),
+                       "%d parameters exceed the maximum of %d", n,
+                       ATTNRT_MAX_KERNEL_PARAMS);
+  if (n == 0)
+    return ATTNRT_OK;
+  struct attnrt_param_info *infos = calloc((size_t)n, sizeof *infos);
+  if (!infos)
+    return attnrt_fail(NULL, ATTNRT_ERR_OUT_OF_MEMORY,
+                       "manifest: out of host memory");
+  k->params = infos;
+  k->nparams = (size_t)n;
+  int i = 0;
+  const cJSON *p;
+  cJSON_ArrayForEach(p, params) {
+    snprintf(path, sizeof path, "%s.params[%d]", where, i);
+    st = read_param(p, path, &infos[i++]);
+    if (st != ATTNRT_OK)
+      return st;
+  }
+  return ATTNRT_OK;
+}
+
+//===-- Manifest --===//
+
+/// Reports where cJSON stopped reading text as a line and column.
+static enum attnrt_status invalid_json(const char *text, const char *stop) {
+  if (!stop)
+    return parse_error("", "invalid JSON");
+  int line = 1, column = 1;
+  for (const char *c = text; c < stop && *c; ++c) {
+    if (*c == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return parse_error("", "invalid JSON at line %d, column %d", line, column);
+}
+
+static enum attnrt_status read_manifest(const cJSON *root, attnrt_manifest *m) {
+  if (!cJSON_IsObject(root))
+    return parse_error("", "expected a JSON object");
+  const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
+  if (!version)
+    return parse_error("", "missing \"version\"");
+  if (!is_integer_in(version, 0, MAX_EXACT_INTEGER))
+    return parse_error("version", "expected an integer");
+  if (version->valuedouble != 1)
+    return parse_error("version", "unsupported version %.0f, expected 1",
+                       version->valuedouble);
+  m->version = 1;
+  enum attnrt_status st = read_string(root, "target", "", false, &m->target);
+  if (st != ATTNRT_OK)
+    return st;
+  st = read_string(root, "format", "", false, &m->format);
+  if (st != ATTNRT_OK)
+    return st;
+  if (m->format && strcmp(m->format, "ptx") != 0 &&
+      strcmp(m->format, "cubin") != 0)
+    return parse_error("format", "expected \"ptx\" or \"cubin\", found \"%s\"",
+                       m->format);
+
+  const cJSON *kernels = cJSON_GetObjectItemCaseSensitive(root, "kernels");
+  if (!kernels)
+    return parse_error("", "missing \"kernels\"");
+  if (!cJSON_IsArray(kernels))
+    return parse_error("kernels", "expected an array");
+  int n = cJSON_GetArraySize(kernels);
+  if (n == 0)
+    return ATTNRT_OK;
+  m->kernels = calloc((size_t)n, sizeof *m->kernels);
+  if (!m->kernels)
+    return attnrt_fail(NULL, ATTNRT_ERR_OUT_OF_MEMORY,
+                       "manifest: out of host memory");
+  m->nkernels = (size_t)n;
+  int i = 0;
+  const cJSON *k;
+  cJSON_ArrayForEach(k, kernels) {
+    char where[32];
+    snprintf(where, sizeof where, "kernels[%d]", i);
+    st = read_kernel(k, where, &m->kernels[i]);
+    if (st != ATTNRT_OK)
+      return st;
+    if (attnrt_manifest_find(m, m->kernels[i].name) != i)
+      return parse_error(where, "duplicate kernel name \"%s\"",
+                         m->kernels[i].name);
+    ++i;
+  }
+  return ATTNRT_OK;
+}
+
+ATTNRT_API enum attnrt_status attnrt_manifest_parse(const char *json,
+                                                    attnrt_manifest **out) {
+  if (!out)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_manifest_parse: out is NULL");
+  *out = NULL;
+  if (!json)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_manifest_parse: json is NULL");
+  const char *stop = NULL;
+  cJSON *root = cJSON_ParseWithOpts(json, &stop, 1);
+  if (!root)
+    return invalid_json(json, stop);
+  enum attnrt_status st = ATTNRT_ERR_OUT_OF_MEMORY;
+  attnrt_manifest *m = calloc(1, sizeof *m);
+  if (!m) {
+    attnrt_fail(NULL, st, "manifest: out of host memory");
+    goto out_delete_json;
+  }
+  st = read_manifest(root, m);
+  if (st != ATTNRT_OK)
+    goto out_destroy_manifest;
+  *out = m;
+  cJSON_Delete(root);
+  return ATTNRT_OK;
+
+out_destroy_manifest:
+  attnrt_manifest_destroy(m);
+out_delete_json:
+  cJSON_Delete(root);
+  return st;
+}
+
+ATTNRT_API void attnrt_manifest_destroy(attnrt_manifest *m) {
+  if (!m)
+    return;
+  for (size_t i = 0; i < m->nkernels; ++i) {
+    struct attnrt_kernel_info *k = &m->kernels[i];
+    for (size_t j = 0; j < k->nparams; ++j) {
+      free((char *)k->params[j].name);
+      free((char *)k->params[j].dtype);
+    }
+    free((struct attnrt_param_info *)k->params);
+    free((char *)k->name);
+  }
+  free(m->kernels);
+  free(m->target);
+  free(m->format);
+  free(m);
+}
+
+int attnrt_manifest_find(const attnrt_manifest *m, const char *name) {
+  if (!m || !name)
+    return -1;
+  for (size_t i = 0; i < m->nkernels; ++i)
+    if (m->kernels[i].name && strcmp(m->kernels[i].name, name) == 0)
+      return (int)i;
+  return -1;
+}
+
+ATTNRT_API int attnrt_manifest_kernel_count(const attnrt_manifest *m) {
+  return m ? (int)m->nkernels : 0;
+}
+
+ATTNRT_API const struct attnrt_kernel_info *
+attnrt_manifest_kernel(const attnrt_manifest *m, const char *name) {
+  int i = attnrt_manifest_find(m, name);
+  return i < 0 ? NULL : &m->kernels[i];
+}
+
+ATTNRT_API const struct attnrt_kernel_info *
+attnrt_manifest_kernel_at(const attnrt_manifest *m, int index) {
+  if (!m || index < 0 || (size_t)index >= m->nkernels)
+    return NULL;
+  return &m->kernels[index];
+}
+
+ATTNRT_API const char *attnrt_manifest_target(const attnrt_manifest *m) {
+  return m ? m->target : NULL;
+}
+
+ATTNRT_API const char *attnrt_manifest_format(const attnrt_manifest *m) {
+  return m ? m->format : NULL;
+}

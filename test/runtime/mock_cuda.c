@@ -1,0 +1,591 @@
+// mock_cuda.c - a mock libcuda over host memory, steered by MOCK_CUDA_* environment variables (see mock_cuda.h).
+
+#include "mock_cuda.h"
+
+#include <cuda.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// cuda.h maps cuEventElapsedTime to its _v2; attnrt asks for the original ABI.
+#undef cuEventElapsedTime
+
+#define MAX_DEVICES 8
+#define MAX_CTX_DEPTH 16
+#define DEFAULT_SHARED_LIMIT (48 * 1024)
+#define MAX_SHARED_OPTIN (227 * 1024)
+
+struct CUctx_st {
+  int device;
+};
+
+struct CUfunc_st {
+  char name[64];
+  int nparams;
+  int param_bytes[MOCK_CUDA_MAX_PARAMS];
+  int max_dynamic_shared;
+  struct CUfunc_st *next;
+};
+
+struct CUmod_st {
+  char *image;
+  struct CUfunc_st *functions;
+};
+
+struct CUstream_st {
+  int unused;
+};
+
+struct CUevent_st {
+  long stamp; // 0 until recorded
+};
+
+struct allocation {
+  unsigned char *base;
+  size_t bytes;
+  struct allocation *next;
+};
+
+static struct mock_cuda_state state;
+static struct CUctx_st contexts[MAX_DEVICES];
+static CUcontext ctx_stack[MAX_CTX_DEPTH];
+static struct allocation *allocations;
+static long clock_ticks;
+
+const struct mock_cuda_state *mock_cuda_state(void) { return &state; }
+
+void mock_cuda_reset(void) {
+  memset(&state, 0, sizeof state);
+  clock_ticks = 0;
+}
+
+//===-- Behaviour switches --===//
+
+static int env_int(const char *name, int fallback) {
+  const char *v = getenv(name);
+  return v && *v ? atoi(v) : fallback;
+}
+
+/// True when MOCK_CUDA_FAIL lists name; *code is then the CUresult to return.
+static bool should_fail(const char *name, CUresult *code) {
+  const char *list = getenv("MOCK_CUDA_FAIL");
+  size_t n = strlen(name);
+  for (const char *p = list; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && strncmp(p, name, n) == 0) {
+      *code = (CUresult)env_int("MOCK_CUDA_FAIL_CODE", CUDA_ERROR_UNKNOWN);
+      return true;
+    }
+    p = end ? end + 1 : NULL;
+  }
+  return false;
+}
+
+#define MOCK_ENTER(name)                                                       \
+  do {                                                                         \
+    CUresult injected_;                                                        \
+    if (should_fail(name, &injected_))                                         \
+      return injected_;                                                        \
+  } while (0)
+
+#define MOCK_NEED_CONTEXT()                                                    \
+  do {                                                                         \
+    if (state.ctx_depth == 0)                                                  \
+      return CUDA_ERROR_INVALID_CONTEXT;                                       \
+  } while (0)
+
+//===-- Initialization, errors, devices --===//
+
+CUresult CUDAAPI cuInit(unsigned int flags) {
+  MOCK_ENTER("cuInit");
+  ++state.init_calls;
+  return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuDriverGetVersion(int *version) {
+  MOCK_ENTER("cuDriverGetVersion");
+  *version = 13000;
+  return CUDA_SUCCESS;
+}
+
+static const struct {
+  CUresult code;
+  const char *name, *text;
+} errors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+static CUresult describe(CUresult code, const char **out, bool name) {
+  for (size_t i = 0; i < sizeof errors / sizeof errors[0]; ++i) {
+    if (errors[i].code == code) {
+      *out = name ? errors[i].name : errors[i].text;
+      return CUDA_SUCCESS;
+    }
+  }
+  *out = NULL;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char **out) {
+  return describe(error, out, true);
+}
+
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char **out) {
+  return describe(error, out, false);
+}
+
+CUresult CUDAAPI cuDeviceGetCount(int *count) {
+  MOCK_ENTER("cuDeviceGetCount");
+  if (!state.init_calls)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  *count = env_int("MOCK_CUDA_DEVICES", 1);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
+  MOCK_ENTER("cuDeviceGet");
+  if (ordinal < 0 || ordinal >= env_int("MOCK_CUDA_DEVICES", 1) ||
+      ordinal >= MAX_DEVICES)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice device) {
+  MOCK_ENTER("cuDeviceGetName");
+  if (!name || len <= 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  snprintf(name, (size_t)len, "Mock GPU %d", device);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                                      CUdevice device) {
+  MOCK_ENTER("cuDeviceGetAttribute");
+  (void)device;
+  const char *cc = getenv("MOCK_CUDA_CC");
+  int major = 9, minor = 0;
+  if (cc && sscanf(cc, "%d.%d", &major, &minor) != 2)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+    *value = major;
+  else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+    *value = minor;
+  else
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+//===-- Contexts --===//
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice device) {
+  MOCK_ENTER("cuDevicePrimaryCtxRetain");
+  if (device < 0 || device >= MAX_DEVICES)
+    return CUDA_ERROR_INVALID_DEVICE;
+  contexts[device].device = device;
+  *ctx = &contexts[device];
+  ++state.primary_ctx_refs;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice device) {
+  MOCK_ENTER("cuDevicePrimaryCtxRelease");
+  if (device < 0 || device >= MAX_DEVICES || state.primary_ctx_refs == 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  --state.primary_ctx_refs;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) {
+  MOCK_ENTER("cuCtxPushCurrent");
+  if (!ctx || state.ctx_depth == MAX_CTX_DEPTH)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  ctx_stack[state.ctx_depth++] = ctx;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPopCurrent(CUcontext *ctx) {
+  MOCK_ENTER("cuCtxPopCurrent");
+  if (state.ctx_depth == 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  CUcontext top = ctx_stack[--state.ctx_depth];
+  if (ctx)
+    *ctx = top;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSynchronize(void) {
+  MOCK_ENTER("cuCtxSynchronize");
+  MOCK_NEED_CONTEXT();
+  return CUDA_SUCCESS;
+}
+
+//===-- Modules and launches --===//
+
+/// Reads the .param list of ".entry name(" in image into f; false if absent.
+static bool parse_entry(const char *image, const char *name,
+                        struct CUfunc_st *f) {
+  size_t n = strlen(name);
+  for (const char *p = strstr(image, ".entry "); p; p = strstr(p + 1, ".entry ")) {
+    const char *q = p + strlen(".entry ");
+    if (strncmp(q, name, n) != 0 || (q[n] != '(' && q[n] != ' '))
+      continue;
+    const char *close = strchr(q, ')');
+    for (const char *r = strstr(q, ".param"); r && close && r < close;
+         r = strstr(r + 1, ".param")) {
+      const char *type = strchr(r + strlen(".param"), '.');
+      int bits = type ? atoi(type + 2) : 0; // ".u64" -> 64
+      if (f->nparams == MOCK_CUDA_MAX_PARAMS || bits <= 0)
+        return false;
+      f->param_bytes[f->nparams++] = bits / 8;
+    }
+    return true;
+  }
+  return false;
+}
+
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
+                                    unsigned int noptions, CUjit_option *options,
+                                    void **values) {
+  char *log = NULL;
+  size_t log_bytes = 0;
+  for (unsigned i = 0; i < noptions; ++i) {
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
+      log = values[i];
+    else if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+      log_bytes = (size_t)values[i];
+  }
+  state.jit_log_bytes = (unsigned)log_bytes;
+  CUresult injected;
+  if (should_fail("cuModuleLoadDataEx", &injected)) {
+    const char *text = getenv("MOCK_CUDA_JIT_LOG");
+    if (log && log_bytes > 0)
+      snprintf(log, log_bytes, "%s", text ? text : "");
+    return injected;
+  }
+  MOCK_NEED_CONTEXT();
+  if (!module || !image)
+    return CUDA_ERROR_INVALID_VALUE;
+  struct CUmod_st *m = calloc(1, sizeof *m);
+  size_t len = strlen(image);
+  m->image = malloc(len + 1);
+  memcpy(m->image, image, len + 1);
+  *module = m;
+  ++state.live_modules;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleUnload(CUmodule module) {
+  MOCK_ENTER("cuModuleUnload");
+  if (!module)
+    return CUDA_ERROR_INVALID_HANDLE;
+  while (module->functions) {
+    struct CUfunc_st *next = module->functions->next;
+    free(module->functions);
+    module->functions = next;
+  }
+  free(module->image);
+  free(module);
+  --state.live_modules;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule module,
+                                     const char *name) {
+  MOCK_ENTER("cuModuleGetFunction");
+  if (!function || !module || !name)
+    return CUDA_ERROR_INVALID_VALUE;
+  struct CUfunc_st *f = calloc(1, sizeof *f);
+  snprintf(f->name, sizeof f->name, "%s", name);
+  if (!parse_entry(module->image, name, f)) {
+    free(f);
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  f->max_dynamic_shared = DEFAULT_SHARED_LIMIT;
+  f->next = module->functions;
+  module->functions = f;
+  *function = f;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction function,
+                                    CUfunction_attribute attribute, int value) {
+  MOCK_ENTER("cuFuncSetAttribute");
+  if (!function || attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ||
+      value < 0 || value > MAX_SHARED_OPTIN)
+    return CUDA_ERROR_INVALID_VALUE;
+  function->max_dynamic_shared = value;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
+                                unsigned gz, unsigned bx, unsigned by,
+                                unsigned bz, unsigned shared, CUstream stream,
+                                void **params, void **extra) {
+  MOCK_ENTER("cuLaunchKernel");
+  MOCK_NEED_CONTEXT();
+  if (!f || extra || (f->nparams > 0 && !params))
+    return CUDA_ERROR_INVALID_VALUE;
+  if ((unsigned long long)bx * by * bz > 1024 || gx == 0 || gy == 0 || gz == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (shared > DEFAULT_SHARED_LIMIT && (int)shared > f->max_dynamic_shared)
+    return CUDA_ERROR_INVALID_VALUE;
+  struct mock_cuda_launch *l = &state.last_launch;
+  memset(l, 0, sizeof *l);
+  snprintf(l->kernel, sizeof l->kernel, "%s", f->name);
+  l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;
+  l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
+  l->shared_bytes = shared;
+  l->max_dynamic_shared = f->max_dynamic_shared;
+  l->stream = stream;
+  l->nparams = f->nparams;
+  for (int i = 0; i < f->nparams; ++i)
+    memcpy(&l->params[i], params[i], (size_t)f->param_bytes[i]);
+  ++state.launches;
+  return CUDA_SUCCESS;
+}
+
+//===-- Memory --===//
+
+/// Returns the allocation holding [p, p + bytes), or NULL.
+static struct allocation *find_allocation(CUdeviceptr p, size_t bytes) {
+  for (struct allocation *a = allocations; a; a = a->next) {
+    CUdeviceptr base = (CUdeviceptr)(uintptr_t)a->base;
+    if (p >= base && p - base <= a->bytes && bytes <= a->bytes - (p - base))
+      return a;
+  }
+  return NULL;
+}
+
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t bytes) {
+  MOCK_ENTER("cuMemAlloc");
+  MOCK_NEED_CONTEXT();
+  if (!p || bytes == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  struct allocation *a = malloc(sizeof *a);
+  a->base = malloc(bytes);
+  a->bytes = bytes;
+  a->next = allocations;
+  allocations = a;
+  *p = (CUdeviceptr)(uintptr_t)a->base;
+  ++state.live_allocations;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemFree(CUdeviceptr p) {
+  MOCK_ENTER("cuMemFree");
+  MOCK_NEED_CONTEXT();
+  for (struct allocation **a = &allocations; *a; a = &(*a)->next) {
+    if ((CUdeviceptr)(uintptr_t)(*a)->base == p) {
+      struct allocation *dead = *a;
+      *a = dead->next;
+      free(dead->base);
+      free(dead);
+      --state.live_allocations;
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult copy_in(CUdeviceptr dst, const void *src, size_t bytes) {
+  MOCK_NEED_CONTEXT();
+  if (!find_allocation(dst, bytes) || !src)
+    return CUDA_ERROR_INVALID_VALUE;
+  memcpy((void *)(uintptr_t)dst, src, bytes);
+  return CUDA_SUCCESS;
+}
+
+static CUresult copy_out(void *dst, CUdeviceptr src, size_t bytes) {
+  MOCK_NEED_CONTEXT();
+  if (!find_allocation(src, bytes) || !dst)
+    return CUDA_ERROR_INVALID_VALUE;
+  memcpy(dst, (const void *)(uintptr_t)src, bytes);
+  return CUDA_SUCCESS;
+}
+
+static CUresult set_bytes(CUdeviceptr dst, unsigned char value, size_t bytes) {
+  MOCK_NEED_CONTEXT();
+  if (!find_allocation(dst, bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  memset((void *)(uintptr_t)dst, value, bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes) {
+  MOCK_ENTER("cuMemcpyHtoD");
+  return copy_in(dst, src, bytes);
+}
+
+CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes) {
+  MOCK_ENTER("cuMemcpyDtoH");
+  return copy_out(dst, src, bytes);
+}
+
+CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src,
+                                   size_t bytes, CUstream stream) {
+  MOCK_ENTER("cuMemcpyHtoDAsync");
+  (void)stream;
+  return copy_in(dst, src, bytes);
+}
+
+CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes,
+                                   CUstream stream) {
+  MOCK_ENTER("cuMemcpyDtoHAsync");
+  (void)stream;
+  return copy_out(dst, src, bytes);
+}
+
+CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t bytes) {
+  MOCK_ENTER("cuMemsetD8");
+  return set_bytes(dst, value, bytes);
+}
+
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char value,
+                                 size_t bytes, CUstream stream) {
+  MOCK_ENTER("cuMemsetD8Async");
+  (void)stream;
+  return set_bytes(dst, value, bytes);
+}
+
+//===-- Streams and events --===//
+
+CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags) {
+  MOCK_ENTER("cuStreamCreate");
+  MOCK_NEED_CONTEXT();
+  (void)flags;
+  *stream = calloc(1, sizeof **stream);
+  state.last_stream = *stream;
+  ++state.live_streams;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
+  MOCK_ENTER("cuStreamDestroy");
+  if (!stream)
+    return CUDA_ERROR_INVALID_HANDLE;
+  free(stream);
+  --state.live_streams;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
+  MOCK_ENTER("cuStreamSynchronize");
+  (void)stream;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventCreate(CUevent *event, unsigned int flags) {
+  MOCK_ENTER("cuEventCreate");
+  MOCK_NEED_CONTEXT();
+  (void)flags;
+  *event = calloc(1, sizeof **event);
+  ++state.live_events;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventDestroy(CUevent event) {
+  MOCK_ENTER("cuEventDestroy");
+  if (!event)
+    return CUDA_ERROR_INVALID_HANDLE;
+  free(event);
+  --state.live_events;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
+  MOCK_ENTER("cuEventRecord");
+  MOCK_NEED_CONTEXT();
+  (void)stream;
+  event->stamp = ++clock_ticks;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
+  MOCK_ENTER("cuEventElapsedTime");
+  if (!start->stamp || !end->stamp)
+    return CUDA_ERROR_INVALID_HANDLE;
+  *ms = 0.5f * (float)(end->stamp - start->stamp);
+  return CUDA_SUCCESS;
+}
+
+//===-- Entry point lookup --===//
+
+typedef void (*mock_fn)(void);
+#define ENTRY(name, fn) {name, (mock_fn)fn}
+
+static const struct {
+  const char *name;
+  mock_fn fn;
+} entry_points[] = {
+    ENTRY("cuInit", cuInit),
+    ENTRY("cuDriverGetVersion", cuDriverGetVersion),
+    ENTRY("cuGetErrorName", cuGetErrorName),
+    ENTRY("cuGetErrorString", cuGetErrorString),
+    ENTRY("cuDeviceGetCount", cuDeviceGetCount),
+    ENTRY("cuDeviceGet", cuDeviceGet),
+    ENTRY("cuDeviceGetName", cuDeviceGetName),
+    ENTRY("cuDeviceGetAttribute", cuDeviceGetAttribute),
+    ENTRY("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain),
+    ENTRY("cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease),
+    ENTRY("cuCtxPushCurrent", cuCtxPushCurrent),
+    ENTRY("cuCtxPopCurrent", cuCtxPopCurrent),
+    ENTRY("cuCtxSynchronize", cuCtxSynchronize),
+    ENTRY("cuModuleLoadDataEx", cuModuleLoadDataEx),
+    ENTRY("cuModuleUnload", cuModuleUnload),
+    ENTRY("cuModuleGetFunction", cuModuleGetFunction),
+    ENTRY("cuFuncSetAttribute", cuFuncSetAttribute),
+    ENTRY("cuLaunchKernel", cuLaunchKernel),
+    ENTRY("cuMemAlloc", cuMemAlloc),
+    ENTRY("cuMemFree", cuMemFree),
+    ENTRY("cuMemcpyHtoD", cuMemcpyHtoD),
+    ENTRY("cuMemcpyDtoH", cuMemcpyDtoH),
+    ENTRY("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync),
+    ENTRY("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync),
+    ENTRY("cuMemsetD8", cuMemsetD8),
+    ENTRY("cuMemsetD8Async", cuMemsetD8Async),
+    ENTRY("cuStreamCreate", cuStreamCreate),
+    ENTRY("cuStreamDestroy", cuStreamDestroy),
+    ENTRY("cuStreamSynchronize", cuStreamSynchronize),
+    ENTRY("cuEventCreate", cuEventCreate),
+    ENTRY("cuEventDestroy", cuEventDestroy),
+    ENTRY("cuEventRecord", cuEventRecord),
+    ENTRY("cuEventElapsedTime", cuEventElapsedTime),
+};
+
+CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
+                                     cuuint64_t flags,
+                                     CUdriverProcAddressQueryResult *status) {
+  (void)version;
+  (void)flags;
+  *pfn = NULL;
+  if (status)
+    *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  if (getenv("MOCK_CUDA_NO_PROC_ADDRESS"))
+    return CUDA_ERROR_NOT_FOUND;
+  for (size_t i = 0; i < sizeof entry_points / sizeof entry_points[0]; ++i) {
+    if (strcmp(entry_points[i].name, symbol) == 0) {
+      memcpy(pfn, &entry_points[i].fn, sizeof entry_points[i].fn);
+      if (status)
+        *status = CU_GET_PROC_ADDRESS_SUCCESS;
+      ++state.proc_address_hits;
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_NOT_FOUND;
+}

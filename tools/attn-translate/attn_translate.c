@@ -1,0 +1,192 @@
+//===- attn_translate.c - attn-translate: IR to PTX/cubin and a manifest --===//
+//
+// Takes a module at any level (attn, tile, or gpu after lower-tile-to-gpu),
+// runs the missing attn passes, and emits PTX (--to-ptx) or a cubin
+// (--to-cubin) for the chip, plus the JSON launch manifest (--manifest=).
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/dialects.h"
+#include "dialects/tile/tile_dialect.h"
+#include "lib/IR/attn_context.h"
+#include "lib/Target/attn_target.h"
+#include "lib/Transforms/transforms.h"
+#include "tools/common/tool_util.h"
+
+#include "mlir-c/Pass.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *tool = "attn-translate";
+
+struct options {
+  const char *input, *output, *manifest, *irdl_file, *toolkit;
+  const char *chip, *features, *tile_options;
+  int format; // -1 none, else enum attn_binary_format
+  bool manifest_only;
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: attn-translate (--to-ptx | --to-cubin | --to-manifest) "
+          "[options] [input.mlir|-]\n\n"
+          "Compiles an attn, tile or gpu-level module to a GPU binary.\n\n"
+          "  --to-ptx                 print PTX\n"
+          "  --to-cubin               write a cubin (assembled by ptxas)\n"
+          "  --to-manifest            print the JSON launch manifest only\n"
+          "  --manifest=<file>        also write the launch manifest\n"
+          "  -o <file>                output file (default stdout)\n"
+          "  --chip=<sm_XX>           target chip (default sm_90a)\n"
+          "  --features=<+ptxNN>      PTX ISA (default: the chip's minimum)\n"
+          "  --tile-options=<text>    options for attn-tile, e.g. "
+          "'block-m=32 block-n=32'\n"
+          "  --toolkit=<dir>          CUDA toolkit (default $CUDA_HOME or "
+          "/usr/local/cuda)\n"
+          "  --irdl-file=<file>       load dialects from this IRDL\n"
+          "  -h, --help               this text\n");
+}
+
+static int parse_args(int argc, char **argv, struct options *o) {
+  o->format = -1;
+  o->chip = "sm_90a";
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(stdout);
+      return 2;
+    }
+    if (!strcmp(a, "--to-ptx"))
+      o->format = ATTN_FORMAT_PTX;
+    else if (!strcmp(a, "--to-cubin"))
+      o->format = ATTN_FORMAT_CUBIN;
+    else if (!strcmp(a, "--to-manifest")) {
+      o->format = ATTN_FORMAT_PTX;
+      o->manifest_only = true;
+    } else if (!strncmp(a, "--manifest=", 11))
+      o->manifest = a + 11;
+    else if (!strncmp(a, "--chip=", 7))
+      o->chip = a + 7;
+    else if (!strncmp(a, "--features=", 11))
+      o->features = a + 11;
+    else if (!strncmp(a, "--tile-options=", 15))
+      o->tile_options = a + 15;
+    else if (!strncmp(a, "--toolkit=", 10))
+      o->toolkit = a + 10;
+    else if (!strncmp(a, "--irdl-file=", 12))
+      o->irdl_file = a + 12;
+    else if (!strcmp(a, "-o")) {
+      if (++i == argc) {
+        fprintf(stderr, "%s: error: -o needs a file name\n", tool);
+        return 1;
+      }
+      o->output = argv[i];
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "%s: error: unknown option '%s' (see --help)\n", tool, a);
+      return 1;
+    } else if (o->input) {
+      fprintf(stderr, "%s: error: more than one input file\n", tool);
+      return 1;
+    } else
+      o->input = a;
+  }
+  if (o->format < 0) {
+    fprintf(stderr, "%s: error: choose --to-ptx, --to-cubin or "
+                    "--to-manifest\n",
+            tool);
+    return 1;
+  }
+  return 0;
+}
+
+struct stage {
+  bool attn, tile;
+};
+
+static MlirWalkResult find_stage(MlirOperation op, void *user) {
+  struct stage *s = user;
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  if (n.length > 5 && !strncmp(n.data, "attn.", 5))
+    s->attn = true;
+  if (attn_tile_is_kernel(op))
+    s->tile = true;
+  return MlirWalkResultAdvance;
+}
+
+/// Runs whatever attn passes the module still needs to reach gpu level.
+static bool lower_to_gpu(MlirContext ctx, MlirOperation module,
+                         const struct options *o) {
+  struct stage s = {false, false};
+  mlirOperationWalk(module, find_stage, &s, MlirWalkPreOrder);
+  if (!s.attn && !s.tile)
+    return true;
+  struct attn_strbuf p = {0};
+  if (s.attn)
+    attn_strbuf_printf(&p, "attn-fuse,attn-tile{%s},",
+                       o->tile_options ? o->tile_options : "");
+  attn_strbuf_printf(&p, "lower-tile-to-gpu{chip=%s", o->chip);
+  if (o->features)
+    attn_strbuf_printf(&p, " features=%s", o->features);
+  attn_strbuf_printf(&p, "}");
+  MlirPassManager pm = mlirPassManagerCreate(ctx);
+  char err[1024];
+  bool ok = !p.failed && attn_pipeline_add(pm, p.buf, err, sizeof err);
+  if (!ok)
+    fprintf(stderr, "%s: error: %s\n", tool, p.failed ? "out of memory" : err);
+  else
+    ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, module));
+  mlirPassManagerDestroy(pm);
+  attn_strbuf_free(&p);
+  return ok;
+}
+
+static bool write_file(const char *path, const char *data, size_t len,
+                       const char *mode) {
+  FILE *f = attn_tool_open_output(tool, path, mode);
+  if (!f)
+    return false;
+  fwrite(data, 1, len, f);
+  return attn_tool_close_output(tool, f);
+}
+
+int main(int argc, char **argv) {
+  struct options o = {0};
+  int rc = parse_args(argc, argv, &o);
+  if (rc)
+    return rc == 2 ? 0 : 1;
+  char *text = attn_tool_read_input(tool, o.input, NULL);
+  if (!text)
+    return 1;
+  const char *filename = o.input && strcmp(o.input, "-") ? o.input : "<stdin>";
+  MlirContext ctx = attn_context_create();
+  struct attn_diag_sink sink = {stderr, 0, 0};
+  attn_diag_attach(ctx, &sink);
+  bool ok = attn_register_all(ctx, o.irdl_file);
+  MlirOperation module = {NULL};
+  if (ok) {
+    module = attn_tool_parse_module(ctx, text, filename);
+    ok = !mlirOperationIsNull(module) && mlirOperationVerify(module) &&
+         attn_dialects_verify(module) && lower_to_gpu(ctx, module, &o);
+  }
+  struct attn_binary bin = {0};
+  if (ok && o.manifest_only) {
+    char *m = attn_manifest_create(module, o.chip, ATTN_FORMAT_PTX);
+    ok = m && write_file(o.output, m, strlen(m), "w");
+    if (ok && o.output == NULL)
+      putchar('\n');
+    free(m);
+  } else if (ok) {
+    ok = attn_target_emit(module, (enum attn_binary_format)o.format, o.toolkit,
+                          &bin);
+    if (ok)
+      ok = write_file(o.output, bin.data, bin.size,
+                      o.format == ATTN_FORMAT_PTX ? "w" : "wb");
+    if (ok && o.manifest)
+      ok = write_file(o.manifest, bin.manifest, strlen(bin.manifest), "w");
+  }
+  attn_binary_free(&bin);
+  if (!mlirOperationIsNull(module))
+    mlirOperationDestroy(module);
+  free(text);
+  mlirContextDestroy(ctx);
+  return ok && sink.errors == 0 ? 0 : 1;
+}
