@@ -46,7 +46,8 @@ static bool rope_from_dict(MlirAttribute d, struct attn_rope_config *out) {
   MlirAttribute layout = dict_get(d, "layout");
   if (mlirAttributeIsNull(theta) || !mlirAttributeIsAFloat(theta) ||
       mlirAttributeIsNull(dim) || !mlirAttributeIsAInteger(dim) ||
-      mlirAttributeIsNull(layout) || !mlirAttributeIsAString(layout))
+      mlirAttributeIsABool(dim) || mlirAttributeIsNull(layout) ||
+      !mlirAttributeIsAString(layout))
     return false;
   out->theta = mlirFloatAttrGetValueDouble(theta);
   out->rotary_dim = mlirIntegerAttrGetValueInt(dim);
@@ -201,7 +202,8 @@ static bool verify_fused(MlirOperation op) {
   MlirValue vv = mlirOperationGetOperand(op, 2);
   if (!get_bhnd(op, qv, "q", q) || !get_bhnd(op, kv, "k", k) ||
       !get_bhnd(op, vv, "v", v) || !check_heads(op, q, k, "k") ||
-      !same_elem(op, qv, kv, "q", "k") || !same_elem(op, qv, vv, "q", "v"))
+      !check_heads(op, q, v, "v") || !same_elem(op, qv, kv, "q", "k") ||
+      !same_elem(op, qv, vv, "q", "v"))
     return false;
   if (q[3] != k[3])
     return attn_emit_errorf(op, "head dim mismatch: q has %lld, k has %lld",
@@ -233,8 +235,12 @@ bool attn_attn_verify_op(MlirOperation op) {
   if (attn_op_is(op, ATTN_OP_ROPE)) {
     int64_t d[4];
     struct attn_rope_config c;
+    bool b;
     if (!get_bhnd(op, mlirOperationGetOperand(op, 0), "operand", d))
       return false;
+    if (attn_attr_bool(op, "rotary_dim", &b))
+      return attn_emit_errorf(op, "rope rotary_dim must be an integer, found a "
+                                  "boolean");
     if (!attn_rope_get_config(op, &c))
       return attn_emit_errorf(op, "rope layout must be \"rotate_half\" or "
                                   "\"interleaved\"");

@@ -81,6 +81,50 @@ static void collect_error(MlirStringRef msg, void *user) {
     e->used += (size_t)n < e->len - e->used ? (size_t)n : e->len - e->used - 1;
 }
 
+/// True for the caret line under MLIR's echo of the pipeline text.
+static bool is_caret_line(const char *s, const char *end) {
+  s = skip_space(s, end);
+  return s < end && *s == '^' && skip_space(s + 1, end) == end;
+}
+
+/// Rewrites the multi-line text MLIR's pipeline parser wrote into err as one
+/// line: drops the `MLIR Textual PassPipeline Parser:L:C: error: ` and
+/// `<Pass-Options-Parser>: ` prefixes and the echoed text with its caret,
+/// and joins what is left with "; ". Names the pass when nothing is left.
+static void tidy_error(char *err, size_t errlen, const char *name,
+                       size_t name_len) {
+  static const char parser[] = "MLIR Textual PassPipeline Parser:";
+  static const char options[] = "<Pass-Options-Parser>: ";
+  char in[1024];
+  snprintf(in, sizeof in, "%s", err);
+  size_t out = 0;
+  for (const char *line = in, *next; *line && out + 1 < errlen; line = next) {
+    const char *nl = strchr(line, '\n');
+    const char *end = nl ? nl : line + strlen(line);
+    next = nl ? nl + 1 : end;
+    const char *after = next, *after_end = strchr(after, '\n');
+    if (*after && is_caret_line(after, after_end ? after_end : after +
+                                                                 strlen(after)))
+      continue; // the echoed pipeline text; its caret line follows
+    end = trim_end(line, end);
+    line = skip_space(line, end);
+    if (!strncmp(line, parser, sizeof parser - 1)) {
+      const char *e = strstr(line, "error: ");
+      line = e && e < end ? e + 7 : end;
+    } else if (!strncmp(line, options, sizeof options - 1)) {
+      line += sizeof options - 1;
+    }
+    if (line == end || is_caret_line(line, end))
+      continue;
+    int n = snprintf(err + out, errlen - out, "%s%.*s", out ? "; " : "",
+                     (int)(end - line), line);
+    if (n > 0)
+      out += (size_t)n < errlen - out ? (size_t)n : errlen - out - 1;
+  }
+  if (!out)
+    snprintf(err, errlen, "cannot add pass '%.*s'", (int)name_len, name);
+}
+
 static bool add_element(MlirPassManager pm, const char *s, const char *end,
                         char *err, size_t errlen) {
   const char *name_end = s;
@@ -132,8 +176,8 @@ static bool add_element(MlirPassManager pm, const char *s, const char *end,
       mlirPassManagerGetAsOpPassManager(pm),
       mlirStringRefCreateFromCString(text), collect_error, &sink);
   free(text);
-  if (mlirLogicalResultIsFailure(r) && sink.used == 0)
-    snprintf(err, errlen, "cannot add pass '%.*s'", (int)name_len, s);
+  if (mlirLogicalResultIsFailure(r) && errlen)
+    tidy_error(err, errlen, s, name_len);
   return mlirLogicalResultIsSuccess(r);
 }
 
@@ -158,8 +202,8 @@ bool attn_pipeline_add(MlirPassManager pm, const char *pipeline, char *err,
     const char *e = element_end(s);
     if (e > end)
       e = end;
-    if (*e == ')' && e < end) {
-      snprintf(err, errlen, "unbalanced ')' in pass pipeline");
+    if ((*e == ')' || *e == '}') && e < end) {
+      snprintf(err, errlen, "unbalanced '%c' in pass pipeline", *e);
       return false;
     }
     const char *te = trim_end(s, e);
@@ -170,6 +214,10 @@ bool attn_pipeline_add(MlirPassManager pm, const char *pipeline, char *err,
     if (!add_element(pm, s, te, err, errlen))
       return false;
     s = e < end ? e + 1 : e;
+    if (e < end && skip_space(s, end) == end) {
+      snprintf(err, errlen, "empty pass name in pipeline");
+      return false;
+    }
   }
   return true;
 }

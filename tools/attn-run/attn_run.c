@@ -13,6 +13,7 @@
 #include "lib/IR/attn_context.h"
 #include "lib/Reference/attn_reference.h"
 #include "lib/Transforms/transforms.h"
+#include "tools/attn-run/attn_run.h"
 #include "tools/common/tool_util.h"
 
 #include "mlir-c/BuiltinTypes.h"
@@ -30,16 +31,8 @@ struct options {
   const char *input, *irdl_file, *tile_options;
   uint64_t seed;
   double tolerance; // <= 0: pick by element type
-};
-
-/// One attention to run: its function name, the role of each argument and
-/// the reference problem.
-struct job {
-  char name[256];
-  int role_of_arg[3]; // 0 q, 1 k, 2 v
-  struct attn_ref_problem p;
-  int elem_bits;    // 32 or 16
-  bool elem_bf16;   // 16-bit kind
+  bool gpu;
+  int iters;        // timed launches on the GPU (0: none)
 };
 
 static void usage(FILE *f) {
@@ -47,6 +40,8 @@ static void usage(FILE *f) {
           "usage: attn-run [options] [input.mlir|-]\n\n"
           "Runs each attention of the program on the CPU path and compares "
           "with a float64 reference.\n\n"
+          "  --target=cpu|gpu       run on the CPU (JIT, default) or on GPU 0\n"
+          "  --iters=<n>            GPU only: also time n launches (median)\n"
           "  --seed=<n>             input seed (default: fresh each run)\n"
           "  --tolerance=<x>        max relative error (default 1e-4 for f32, "
           "2e-2 for bf16, 5e-3 for f16)\n"
@@ -78,6 +73,20 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 tool);
         return 1;
       }
+    } else if (!strcmp(a, "--target=cpu") || !strcmp(a, "--target=gpu")) {
+      o->gpu = a[9] == 'g';
+    } else if (!strncmp(a, "--target=", 9)) {
+      fprintf(stderr, "%s: error: unknown target '%s' (expected cpu or gpu)\n",
+              tool, a + 9);
+      return 1;
+    } else if (!strncmp(a, "--iters=", 8)) {
+      long n = strtol(a + 8, &end, 10);
+      if (*end || !a[8] || n < 0 || n > 100000) {
+        fprintf(stderr, "%s: error: --iters expects an integer in [0, 100000]\n",
+                tool);
+        return 1;
+      }
+      o->iters = (int)n;
     } else if (!strncmp(a, "--tile-options=", 15))
       o->tile_options = a + 15;
     else if (!strncmp(a, "--irdl-file=", 12))
@@ -191,8 +200,33 @@ static double to_double(const struct job *j, const void *buf, size_t i) {
   return j->elem_bf16 ? attn_bf16_to_f32(h) : attn_f16_to_f32(h);
 }
 
+/// Runs the CPU entry of a job: `_mlir_<name>(void **)`, the packed wrapper
+/// the ExecutionEngine makes for the bare-pointer function.
+static bool cpu_execute(struct attn_executor *x, const struct job *j,
+                        void *const bufs[4], const size_t bytes[4],
+                        double *ms) {
+  void *ptrs[4], *args[4];
+  for (int a = 0; a < 3; ++a)
+    ptrs[a] = bufs[j->role_of_arg[a]];
+  ptrs[3] = bufs[3];
+  for (int a = 0; a < 4; ++a)
+    args[a] = &ptrs[a];
+  void *sym = mlirExecutionEngineLookupPacked(
+      x->jit, mlirStringRefCreateFromCString(j->name));
+  void (*entry)(void **) = NULL;
+  memcpy(&entry, &sym, sizeof entry); // POSIX: object and function pointers
+                                      // share a representation
+  if (!entry) {
+    fprintf(stderr, "%s: error: cannot find '%s' in the JIT\n", tool, j->name);
+    return false;
+  }
+  entry(args);
+  *ms = -1;
+  return true;
+}
+
 /// Runs one kernel and checks it; returns 0 pass, 1 fail, -1 error.
-static int run_job(MlirExecutionEngine jit, const struct job *j,
+static int run_job(struct attn_executor *x, const struct job *j,
                    const struct options *o, struct attn_rng *rng) {
   const struct attn_ref_problem *p = &j->p;
   size_t nq = (size_t)(p->batch * p->heads * p->seq_q * p->head_dim);
@@ -200,44 +234,31 @@ static int run_job(MlirExecutionEngine jit, const struct job *j,
   size_t nv = (size_t)(p->batch * p->kv_heads * p->seq_k * p->value_dim);
   size_t no = (size_t)(p->batch * p->heads * p->seq_q * p->value_dim);
   size_t es = (size_t)j->elem_bits / 8, sizes[3] = {nq, nk, nv};
-  void *dev[4] = {malloc(nq * es), malloc(nk * es), malloc(nv * es),
-                  malloc(no * es)};
+  size_t bytes[4] = {nq * es, nk * es, nv * es, no * es};
+  void *buf[4] = {malloc(bytes[0]), malloc(bytes[1]), malloc(bytes[2]),
+                  malloc(bytes[3])};
   double *ref[3] = {malloc(nq * 8), malloc(nk * 8), malloc(nv * 8)};
   double *want = malloc(no * 8), *got = malloc(no * 8);
   int rc = -1;
+  double ms = -1;
   bool alloc_ok = want && got;
   for (int i = 0; i < 4; ++i)
-    alloc_ok &= dev[i] != NULL && (i == 3 || ref[i] != NULL);
+    alloc_ok &= buf[i] != NULL && (i == 3 || ref[i] != NULL);
   if (!alloc_ok) {
     fprintf(stderr, "%s: error: out of memory for '%s'\n", tool, j->name);
     goto out;
   }
   for (int i = 0; i < 3; ++i)
-    fill(rng, j, dev[i], ref[i], sizes[i]);
-  memset(dev[3], 0xff, no * es); // NaN poison: unwritten outputs fail
+    fill(rng, j, buf[i], ref[i], sizes[i]);
+  memset(buf[3], 0xff, bytes[3]); // NaN poison: unwritten outputs fail
   if (!attn_reference(p, ref[0], ref[1], ref[2], want)) {
     fprintf(stderr, "%s: error: malformed problem for '%s'\n", tool, j->name);
     goto out;
   }
-  void *ptrs[4], *args[4];
-  for (int a = 0; a < 3; ++a)
-    ptrs[a] = dev[j->role_of_arg[a]];
-  ptrs[3] = dev[3];
-  for (int a = 0; a < 4; ++a)
-    args[a] = &ptrs[a];
-  // The packed wrapper `_mlir_<name>(void **)` of the bare-pointer entry.
-  void *sym = mlirExecutionEngineLookupPacked(
-      jit, mlirStringRefCreateFromCString(j->name));
-  void (*entry)(void **) = NULL;
-  memcpy(&entry, &sym, sizeof entry); // POSIX: object and function pointers
-                                      // share a representation
-  if (!entry) {
-    fprintf(stderr, "%s: error: cannot find '%s' in the JIT\n", tool, j->name);
+  if (!x->execute(x, j, buf, bytes, &ms))
     goto out;
-  }
-  entry(args);
   for (size_t i = 0; i < no; ++i)
-    got[i] = to_double(j, dev[3], i);
+    got[i] = to_double(j, buf[3], i);
   double err = attn_rel_error(got, want, no);
   double tol = o->tolerance > 0 ? o->tolerance
                : j->elem_bits == 32 ? 1e-4
@@ -245,16 +266,19 @@ static int run_job(MlirExecutionEngine jit, const struct job *j,
                                     : 5e-3;
   bool pass = err <= tol; // NaN fails
   printf("%s: b=%lld h=%lld hk=%lld n=%lld m=%lld d=%lld dv=%lld causal=%d "
-         "rope=%d %s rel_error=%.3e tolerance=%.1e %s\n",
+         "rope=%d %s rel_error=%.3e tolerance=%.1e %s",
          j->name, (long long)p->batch, (long long)p->heads,
          (long long)p->kv_heads, (long long)p->seq_q, (long long)p->seq_k,
          (long long)p->head_dim, (long long)p->value_dim, p->causal, p->rope,
          j->elem_bits == 32 ? "f32" : j->elem_bf16 ? "bf16" : "f16", err, tol,
          pass ? "PASS" : "FAIL");
+  if (ms >= 0)
+    printf(" median_ms=%.4f", ms);
+  printf("\n");
   rc = pass ? 0 : 1;
 out:
   for (int i = 0; i < 4; ++i)
-    free(dev[i]);
+    free(buf[i]);
   for (int i = 0; i < 3; ++i)
     free(ref[i]);
   free(want);
@@ -285,19 +309,26 @@ int main(int argc, char **argv) {
          run_pipeline(ctx, module, "attn-fuse") &&
          collect_jobs(module, jobs, &njobs);
   }
+  struct attn_executor x = {.iters = o.iters};
+  if (ok && o.gpu)
+    ok = attn_gpu_executor_init(&x); // fail fast when there is no GPU
   if (ok) {
     struct attn_strbuf p = {0};
-    attn_strbuf_printf(&p, "attn-tile{%s},lower-tile-to-cpu,%s",
-                       o.tile_options ? o.tile_options : "",
-                       attn_cpu_to_llvm_pipeline);
+    attn_strbuf_printf(&p, "attn-tile{%s},", o.tile_options ? o.tile_options : "");
+    if (o.gpu)
+      attn_strbuf_printf(&p, "lower-tile-to-gpu{chip=%s}", x.chip);
+    else
+      attn_strbuf_printf(&p, "lower-tile-to-cpu,%s", attn_cpu_to_llvm_pipeline);
     ok = !p.failed && run_pipeline(ctx, module, p.buf);
     attn_strbuf_free(&p);
   }
-  MlirExecutionEngine jit = {NULL};
-  if (ok) {
-    jit = mlirExecutionEngineCreate(mlirModuleFromOperation(module), 2, 0,
-                                    NULL, false, false);
-    if (mlirExecutionEngineIsNull(jit)) {
+  if (ok && o.gpu) {
+    ok = attn_gpu_executor_load(&x, module);
+  } else if (ok) {
+    x.execute = cpu_execute;
+    x.jit = mlirExecutionEngineCreate(mlirModuleFromOperation(module), 2, 0,
+                                      NULL, false, false);
+    if (mlirExecutionEngineIsNull(x.jit)) {
       fprintf(stderr, "%s: error: the ExecutionEngine rejected the module\n",
               tool);
       ok = false;
@@ -306,14 +337,15 @@ int main(int argc, char **argv) {
   if (ok) {
     struct attn_rng rng;
     attn_rng_seed(&rng, o.seed);
-    printf("seed=%" PRIu64 "\n", o.seed);
+    printf("seed=%" PRIu64 " target=%s\n", o.seed, o.gpu ? x.device : "cpu");
     for (int i = 0; i < njobs; ++i)
-      failures += run_job(jit, &jobs[i], &o, &rng) != 0;
+      failures += run_job(&x, &jobs[i], &o, &rng) != 0;
     printf("%d passed, %d failed\n", njobs - failures, failures);
     fflush(stdout);
   }
-  if (!mlirExecutionEngineIsNull(jit))
-    mlirExecutionEngineDestroy(jit);
+  if (!mlirExecutionEngineIsNull(x.jit))
+    mlirExecutionEngineDestroy(x.jit);
+  attn_gpu_executor_release(&x);
   if (!mlirOperationIsNull(module))
     mlirOperationDestroy(module);
   free(text);

@@ -46,35 +46,77 @@ char *attn_tool_read_input(const char *tool, const char *path, size_t *len) {
   return buf;
 }
 
-/// True when the first token of text, past comments, is `module` or
-/// `builtin.module`.
-static bool starts_with_module(const char *s) {
+/// Skips blanks and `//` comments.
+static const char *skip_blank(const char *s) {
   for (;;) {
     while (isspace((unsigned char)*s))
       ++s;
-    if (s[0] == '/' && s[1] == '/') {
-      s = strchr(s, '\n');
-      if (!s)
-        return false;
-      continue;
-    }
-    break;
+    if (s[0] != '/' || s[1] != '/')
+      return s;
+    while (*s && *s != '\n')
+      ++s;
   }
-  return !strncmp(s, "module", 6) || !strncmp(s, "builtin.module", 14) ||
-         !strncmp(s, "\"builtin.module\"", 16);
+}
+
+/// Returns the first top-level operation of text: past blanks, comments and
+/// alias definitions (`#map = ...`, `!t = ...`), which MLIR accepts only
+/// outside any op. An alias ends at a newline outside brackets.
+static const char *first_op(const char *s) {
+  for (s = skip_blank(s); *s == '#' || *s == '!'; s = skip_blank(s)) {
+    int depth = 0;
+    for (; *s && (*s != '\n' || depth > 0); ++s) {
+      if (*s == '"') {
+        while (*++s && *s != '"')
+          s += s[0] == '\\' && s[1];
+        if (!*s)
+          return s;
+      } else if (strchr("([{<", *s)) {
+        ++depth;
+      } else if (strchr(")]}", *s) ||
+                 (*s == '>' && s[-1] != '-' && s[1] != '=')) {
+        --depth;
+      }
+    }
+  }
+  return s;
+}
+
+/// Where `module {` can go in front of op without moving any token: the
+/// start of the comment ending the line before op, else that line's end.
+/// Only an op on the first line (or not first on its line) shifts columns.
+static const char *wrap_point(const char *text, const char *op) {
+  const char *line = op;
+  while (line > text && line[-1] != '\n')
+    --line;
+  if (line == text || skip_blank(line) != op)
+    return op;
+  const char *prev = line - 1;
+  while (prev > text && prev[-1] != '\n')
+    --prev;
+  for (bool quoted = false; prev < line - 1; ++prev) {
+    if (*prev == '"' && (prev == text || prev[-1] != '\\'))
+      quoted = !quoted;
+    else if (!quoted && prev[0] == '/' && prev[1] == '/')
+      return prev;
+  }
+  return line - 1;
 }
 
 MlirOperation attn_tool_parse_module(MlirContext ctx, const char *text,
                                      const char *filename) {
-  if (starts_with_module(text))
+  const char *op = first_op(text);
+  if (!strncmp(op, "module", 6) || !strncmp(op, "builtin.module", 14) ||
+      !strncmp(op, "\"builtin.module\"", 16))
     return attn_parse_op(ctx, text, filename);
-  // Wrap on the first and last lines so every line keeps its number.
+  // Wrap in a module, keeping every line's number (and, past the first
+  // line, every column): aliases stay outside, as MLIR requires.
+  const char *at = wrap_point(text, op);
   struct attn_strbuf b = {0};
-  attn_strbuf_printf(&b, "module {%s\n}", text);
-  MlirOperation op = b.failed ? (MlirOperation){NULL}
-                              : attn_parse_op(ctx, b.buf, filename);
+  attn_strbuf_printf(&b, "%.*smodule {%s\n}", (int)(at - text), text, at);
+  MlirOperation parsed = b.failed ? (MlirOperation){NULL}
+                                  : attn_parse_op(ctx, b.buf, filename);
   attn_strbuf_free(&b);
-  return op;
+  return parsed;
 }
 
 FILE *attn_tool_open_output(const char *tool, const char *path,
@@ -99,11 +141,21 @@ bool attn_tool_close_output(const char *tool, FILE *f) {
   return !bad;
 }
 
+struct print_state {
+  FILE *f;
+  char last; // last byte written, to end the text with exactly one '\n'
+};
+
 static void print_cb(MlirStringRef s, void *user) {
-  fwrite(s.data, 1, s.length, (FILE *)user);
+  struct print_state *p = user;
+  fwrite(s.data, 1, s.length, p->f);
+  if (s.length)
+    p->last = s.data[s.length - 1];
 }
 
 void attn_tool_print_op(MlirOperation op, FILE *f) {
-  mlirOperationPrint(op, print_cb, f);
-  fputc('\n', f);
+  struct print_state p = {f, '\0'};
+  mlirOperationPrint(op, print_cb, &p);
+  if (p.last != '\n')
+    fputc('\n', f);
 }

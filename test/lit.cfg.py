@@ -1,0 +1,47 @@
+# lit configuration for attn: tools from the build, FileCheck from LLVM 22.
+import os
+import shutil
+import subprocess
+
+import lit.formats
+
+config.name = "attn"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+
+bin_dir = os.path.join(config.attn_obj_root, "bin")
+lib_dir = os.path.join(config.attn_obj_root, "lib")
+config.substitutions.append(("%attn_bin", bin_dir))
+config.substitutions.append(("%attn_lib", lib_dir))
+config.substitutions.append(("%attn_src", config.attn_src_root))
+config.environment["PATH"] = os.pathsep.join(
+    [bin_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+for var in ("CUDA_HOME", "CUDA_ROOT", "CUDA_PATH", "HOME"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+# ptxas: lets tests assemble the PTX attn emits (the CUDA toolkit).
+cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+ptxas = shutil.which("ptxas") or (os.path.join(cuda_home, "bin", "ptxas")
+                                  if os.path.exists(os.path.join(cuda_home, "bin", "ptxas")) else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
+# cuda: a GPU and its driver are present; GPU-executing tests REQUIRE it.
+def has_gpu():
+    if os.environ.get("ATTN_TEST_NO_GPU"):
+        return False
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        return subprocess.run([smi, "-L"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+if has_gpu():
+    config.available_features.add("cuda")

@@ -1,0 +1,142 @@
+//===- gpu_run.c - attn-run's GPU executor: PTX through attnrt ------------===//
+#include "tools/attn-run/attn_run.h"
+
+#include "lib/Target/attn_target.h"
+#include "runtime/attnrt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *tool = "attn-run";
+
+static bool fail(struct attn_executor *x, const char *what,
+                 enum attnrt_status st) {
+  fprintf(stderr, "%s: error: %s: %s (%s)\n", tool, what,
+          attnrt_last_error(x->rt), attnrt_status_string(st));
+  return false;
+}
+
+bool attn_gpu_executor_init(struct attn_executor *x) {
+  enum attnrt_status st = attnrt_runtime_create(0, &x->rt);
+  if (st != ATTNRT_OK) {
+    fprintf(stderr, "%s: error: no usable GPU: %s\n", tool,
+            attnrt_last_error(NULL));
+    x->rt = NULL;
+    return false;
+  }
+  int major = 0, minor = 0;
+  if ((st = attnrt_runtime_compute_capability(x->rt, &major, &minor)) ||
+      (st = attnrt_runtime_device_name(x->rt, x->device, sizeof x->device)))
+    return fail(x, "cannot query the GPU", st);
+  int cc = major * 10 + minor;
+  if (cc < 70) {
+    fprintf(stderr, "%s: error: %s has compute capability %d.%d; attn needs "
+                    "7.0 or newer\n",
+            tool, x->device, major, minor);
+    return false;
+  }
+  // Hopper gets its architecture-specific target (wgmma, setmaxnreg).
+  snprintf(x->chip, sizeof x->chip, cc == 90 ? "sm_90a" : "sm_%d", cc);
+  return true;
+}
+
+static bool gpu_execute(struct attn_executor *x, const struct job *j,
+                        void *const bufs[4], const size_t bytes[4],
+                        double *ms) {
+  const struct attnrt_kernel_info *k = attnrt_module_kernel(x->module, j->name);
+  if (!k || k->nparams != 4) {
+    fprintf(stderr, "%s: error: kernel '%s' is not in the manifest as "
+                    "(q, k, v, out)\n",
+            tool, j->name);
+    return false;
+  }
+  attnrt_devptr dev[4] = {0};
+  struct attnrt_arg args[4];
+  attnrt_event *ev[2] = {NULL, NULL};
+  float *times = NULL;
+  enum attnrt_status st = ATTNRT_OK;
+  bool ok = false;
+  for (int i = 0; i < 4; ++i)
+    if ((st = attnrt_mem_alloc(x->rt, bytes[i], &dev[i])) ||
+        (st = i < 3 ? attnrt_memcpy_htod(x->rt, dev[i], bufs[i], bytes[i], NULL)
+                    : attnrt_memset_d8(x->rt, dev[i], 0xff, bytes[i], NULL))) {
+      fail(x, "cannot set up device buffers", st);
+      goto out;
+    }
+  for (size_t a = 0; a < 4; ++a) {
+    static const char *roles[4] = {"q", "k", "v", "out"};
+    int r = 0;
+    while (r < 4 && strcmp(k->params[a].name, roles[r]))
+      ++r;
+    if (r == 4) {
+      fprintf(stderr, "%s: error: unknown parameter '%s' of '%s'\n", tool,
+              k->params[a].name, j->name);
+      goto out;
+    }
+    args[a] = (struct attnrt_arg){.kind = ATTNRT_ARG_PTR, .v.ptr = dev[r]};
+  }
+  if ((st = attnrt_launch(x->module, j->name, args, 4, NULL)) ||
+      (st = attnrt_runtime_synchronize(x->rt)) ||
+      (st = attnrt_memcpy_dtoh(x->rt, bufs[3], dev[3], bytes[3], NULL))) {
+    fail(x, "kernel launch failed", st);
+    goto out;
+  }
+  *ms = -1;
+  if (x->iters > 0) {
+    times = malloc(sizeof *times * (size_t)x->iters);
+    if (!times || (st = attnrt_event_create(x->rt, &ev[0])) ||
+        (st = attnrt_event_create(x->rt, &ev[1]))) {
+      fail(x, "cannot create timing events", st);
+      goto out;
+    }
+    for (int w = 0; w < 3; ++w)
+      attnrt_launch(x->module, j->name, args, 4, NULL);
+    for (int it = 0; it < x->iters; ++it)
+      if ((st = attnrt_event_record(ev[0], NULL)) ||
+          (st = attnrt_launch(x->module, j->name, args, 4, NULL)) ||
+          (st = attnrt_event_record(ev[1], NULL)) ||
+          (st = attnrt_runtime_synchronize(x->rt)) ||
+          (st = attnrt_event_elapsed_ms(ev[0], ev[1], &times[it]))) {
+        fail(x, "timing failed", st);
+        goto out;
+      }
+    for (int a = 1; a < x->iters; ++a) // insertion sort for the median
+      for (int b = a; b > 0 && times[b - 1] > times[b]; --b) {
+        float t = times[b];
+        times[b] = times[b - 1];
+        times[b - 1] = t;
+      }
+    *ms = times[x->iters / 2];
+  }
+  ok = true;
+out:
+  free(times);
+  attnrt_event_destroy(ev[0]);
+  attnrt_event_destroy(ev[1]);
+  for (int i = 0; i < 4; ++i)
+    attnrt_mem_free(x->rt, dev[i]);
+  return ok;
+}
+
+bool attn_gpu_executor_load(struct attn_executor *x, MlirOperation module) {
+  struct attn_binary bin;
+  if (!attn_target_emit(module, ATTN_FORMAT_PTX, NULL, &bin))
+    return false;
+  enum attnrt_status st = attnrt_module_load_ptx(x->rt, bin.data, bin.size,
+                                                 bin.manifest, &x->module);
+  attn_binary_free(&bin);
+  if (st != ATTNRT_OK) {
+    x->module = NULL;
+    return fail(x, "cannot load the PTX", st);
+  }
+  x->execute = gpu_execute;
+  return true;
+}
+
+void attn_gpu_executor_release(struct attn_executor *x) {
+  attnrt_module_destroy(x->module);
+  attnrt_runtime_destroy(x->rt);
+  x->module = NULL;
+  x->rt = NULL;
+}
