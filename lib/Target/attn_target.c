@@ -280,6 +280,10 @@ bool attn_target_emit(MlirOperation module, enum attn_binary_format format,
                       const char *toolkit, struct attn_binary *out) {
   memset(out, 0, sizeof *out);
   out->format = format;
+  if (toolkit && !has_libdevice(toolkit))
+    return attn_emit_errorf(module,
+                            "CUDA toolkit '%s' has no nvvm/libdevice folder",
+                            toolkit);
   if (!toolkit)
     toolkit = attn_cuda_toolkit_find();
   if (!toolkit)

@@ -96,7 +96,8 @@ static bool gpu_set(void *opts, const char *name, const char *value, char *err,
 
 /// Finds or creates gpu.module @attn_kernels at the end of the module.
 static MlirOperation kernels_module(MlirOperation module,
-                                    const struct gpu_options *o, int ptx) {
+                                    const struct gpu_options *o, int ptx,
+                                    MlirLocation loc) {
   MlirContext ctx = mlirOperationGetContext(module);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
   for (MlirOperation op = mlirBlockGetFirstOperation(body);
@@ -112,8 +113,10 @@ static MlirOperation kernels_module(MlirOperation module,
            "\"+ptx%d\", O = 3>] {\n}\n",
            o->chip, ptx);
   MlirOperation gm = attn_parse_op(ctx, text, "lower-tile-to-gpu");
-  if (!mlirOperationIsNull(gm))
+  if (!mlirOperationIsNull(gm)) {
+    mlirOperationSetLocation(gm, loc);
     mlirBlockAppendOwnedOperation(body, gm);
+  }
   mlirOperationSetAttributeByName(
       module, mlirStringRefCreateFromCString("gpu.container_module"),
       mlirUnitAttrGet(ctx));
@@ -268,7 +271,8 @@ static bool lower_tile_to_gpu_run(MlirOperation module, const void *opts) {
   for (size_t i = 0; ok && i < funcs.n; ++i) {
     if (!attn_tile_is_kernel(funcs.ops[i]))
       continue;
-    MlirOperation gm = kernels_module(module, o, ptx);
+    MlirOperation gm = kernels_module(
+        module, o, ptx, mlirOperationGetLocation(funcs.ops[i]));
     if (mlirOperationIsNull(gm)) {
       ok = attn_emit_errorf(module, "cannot create gpu.module");
       break;

@@ -1,0 +1,23 @@
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=32 block-n=32" --lower-tile-to-gpu | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=32 block-n=32" --lower-tile-to-gpu="chip=sm_80" | FileCheck %s --check-prefix=SM80
+
+// One gpu.func per kernel in @attn_kernels with the NVVM target; tiles in
+// workgroup memory; block ids replace program ids; barriers after tile ops.
+// CHECK: module attributes {gpu.container_module}
+// CHECK: gpu.module @attn_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// CHECK: gpu.func @attn(%{{.*}}: memref<1x2x40x16xf32>, %{{.*}}: memref<1x2x40x16xf32>, %{{.*}}: memref<1x2x40x16xf32>, %{{.*}}: memref<1x2x40x16xf32>)
+// CHECK-SAME: workgroup(%{{.*}} : memref<32x16xf32, #gpu.address_space<workgroup>>
+// CHECK-SAME: kernel attributes
+// CHECK-SAME: attn.arg_names = ["q", "k", "v", "out"]
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 2, 2, 1>
+// CHECK: gpu.block_id x
+// CHECK: gpu.thread_id x
+// CHECK: gpu.barrier
+// CHECK-NOT: "tile.
+// CHECK-NOT: func.func
+
+// SM80: #nvvm.target<O = 3, chip = "sm_80", features = "+ptx70">
+func.func @attn(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32> {
+  %o = "attn.fused"(%q, %k, %v) {scale = 0.25 : f64, causal = true} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32>
+  return %o : tensor<1x2x40x16xf32>
+}
