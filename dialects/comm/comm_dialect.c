@@ -17,8 +17,8 @@ static bool get_shapes(MlirOperation op, int64_t x[8], int64_t o[8],
   MlirType ot = mlirValueGetType(mlirOperationGetResult(op, 0));
   *rank = attn_static_shape(xt, x);
   if (*rank < 1)
-    return attn_emit_errorf(op, "operand must be a statically shaped tensor, "
-                                "found %s",
+    return attn_emit_errorf(op, "operand must be a static tensor of rank at "
+                                "least 1, found %s",
                             attn_type_str(xt, ty, sizeof ty));
   if (attn_static_shape(ot, o) != *rank)
     return attn_emit_errorf(op, "result must be a static tensor of rank %d, "
@@ -44,8 +44,12 @@ static bool check_reduction(MlirOperation op) {
 
 static bool get_dim(MlirOperation op, const char *name, int rank,
                     int64_t *out) {
+  bool b;
+  if (attn_attr_bool(op, name, &b))
+    return attn_emit_errorf(op, "%s must be an integer, found a boolean",
+                            name);
   if (!attn_attr_i64(op, name, out))
-    return false;
+    return false; // IRDL reports a missing attribute
   if (*out < 0 || *out >= rank)
     return attn_emit_errorf(op, "%s %lld is out of range for rank %d", name,
                             (long long)*out, rank);
@@ -77,6 +81,10 @@ static bool check_resized(MlirOperation op, const int64_t x[8],
 bool attn_comm_verify_op(MlirOperation op) {
   int64_t x[8], o[8], w, dim, cdim;
   int rank;
+  bool b;
+  if (attn_attr_bool(op, "world_size", &b))
+    return attn_emit_errorf(op, "world_size must be an integer, found a "
+                                "boolean");
   if (!attn_attr_i64(op, "world_size", &w))
     return true; // IRDL reports a missing attribute
   if (w < 1)
@@ -96,14 +104,14 @@ bool attn_comm_verify_op(MlirOperation op) {
     if (!get_dim(op, "split_dim", rank, &dim) ||
         !get_dim(op, "concat_dim", rank, &cdim))
       return false;
-    if (dim == cdim)
-      return check_resized(op, x, o, rank, dim, 1, 1);
-    int64_t mid[8];
-    memcpy(mid, x, sizeof mid);
     if (x[dim] % w != 0)
       return attn_emit_errorf(op, "split dim %lld of size %lld is not "
                                   "divisible by world_size %lld",
                               (long long)dim, (long long)x[dim], (long long)w);
+    if (dim == cdim)
+      return check_resized(op, x, o, rank, dim, 1, 1);
+    int64_t mid[8];
+    memcpy(mid, x, sizeof mid);
     mid[dim] = x[dim] / w;
     return check_resized(op, mid, o, rank, cdim, w, 1);
   }

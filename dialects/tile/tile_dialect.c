@@ -64,9 +64,17 @@ static bool is_f32_tile(MlirOperation op, int i, const char *what) {
 
 static bool verify_copy(MlirOperation op, int src, int tile) {
   int64_t s[8], t[8];
-  if (!tile_shape(op, src, 4, src == 0 ? "source" : "dest", s) ||
-      !tile_shape(op, tile, 2, "tile", t) || !is_f32_tile(op, tile, "tile"))
+  const char *sn = src == 0 ? "source" : "dest";
+  if (!tile_shape(op, src, 4, sn, s) || !tile_shape(op, tile, 2, "tile", t) ||
+      !is_f32_tile(op, tile, "tile"))
     return false;
+  MlirType e = mlirShapedTypeGetElementType(
+      mlirValueGetType(mlirOperationGetOperand(op, src)));
+  char ty[32];
+  if (!mlirTypeIsAF32(e) && !mlirTypeIsAF16(e) && !mlirTypeIsABF16(e))
+    return attn_emit_errorf(op, "%s element type must be f32, f16 or bf16, "
+                                "found %s",
+                            sn, attn_type_str(e, ty, sizeof ty));
   if (t[1] != s[3])
     return attn_emit_errorf(op, "tile has %lld columns but the tensor's head "
                                 "dim is %lld",
@@ -126,8 +134,11 @@ static bool verify_softmax_update(MlirOperation op) {
 
 bool attn_tile_verify_op(MlirOperation op) {
   int64_t d[8];
+  bool b;
   if (attn_op_is(op, ATTN_OP_TILE_PROGRAM_ID)) {
     int64_t dim;
+    if (attn_attr_bool(op, "dim", &b))
+      return attn_emit_errorf(op, "dim must be an integer, found a boolean");
     if (attn_attr_i64(op, "dim", &dim) && (dim < 0 || dim > 2))
       return attn_emit_errorf(op, "dim must be 0, 1 or 2, found %lld",
                               (long long)dim);
@@ -160,6 +171,9 @@ bool attn_tile_verify_op(MlirOperation op) {
     struct attn_rope_config c;
     if (!tile_shape(op, 0, 2, "tile", d) || !is_f32_tile(op, 0, "tile"))
       return false;
+    if (attn_attr_bool(op, "rotary_dim", &b))
+      return attn_emit_errorf(op, "rope rotary_dim must be an integer, found a "
+                                  "boolean");
     if (!attn_rope_get_config(op, &c))
       return attn_emit_errorf(op, "rope layout must be \"rotate_half\" or "
                                   "\"interleaved\"");
@@ -171,6 +185,8 @@ bool attn_tile_verify_op(MlirOperation op) {
     int64_t kv_len;
     if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores"))
       return false;
+    if (attn_attr_bool(op, "kv_len", &b))
+      return attn_emit_errorf(op, "kv_len must be an integer, found a boolean");
     if (attn_attr_i64(op, "kv_len", &kv_len) && kv_len < 1)
       return attn_emit_errorf(op, "kv_len must be positive, found %lld",
                               (long long)kv_len);

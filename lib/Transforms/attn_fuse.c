@@ -107,7 +107,12 @@ static bool match_chain(MlirOperation pv, struct chain *c) {
     c->ops[c->n++] = rq;
     c->ops[c->n++] = rk;
   }
-  return true;
+  // One kernel reads and writes one element type (attn.fused's rule).
+  MlirType eq = mlirShapedTypeGetElementType(mlirValueGetType(c->q));
+  return mlirTypeEqual(eq, mlirShapedTypeGetElementType(mlirValueGetType(
+                               mlirOperationGetResult(pv, 0)))) &&
+         mlirTypeEqual(eq, mlirShapedTypeGetElementType(mlirValueGetType(c->k))) &&
+         mlirTypeEqual(eq, mlirShapedTypeGetElementType(mlirValueGetType(c->v)));
 }
 
 static void rewrite_chain(MlirOperation pv, const struct chain *c) {

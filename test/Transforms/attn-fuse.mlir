@@ -91,3 +91,18 @@ func.func @fuse_gqa_bf16(%q: tensor<1x8x8x16xbf16>, %k: tensor<1x2x8x16xbf16>, %
   %o = "attn.pv"(%p, %v) : (tensor<1x8x8x8xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x8x8x16xbf16>
   return %o : tensor<1x8x8x16xbf16>
 }
+
+// -----
+
+// Regression (foundation issue): f16 inputs with an f32 result used to fuse
+// into an attn.fused op that failed verification. Mixed element types now
+// stay unfused.
+// CHECK-LABEL: @no_fuse_mixed_element_types
+// CHECK: "attn.qk"
+// CHECK-NOT: "attn.fused"
+func.func @no_fuse_mixed_element_types(%q: tensor<1x2x8x16xf16>, %k: tensor<1x2x8x16xf16>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %s = "attn.qk"(%q, %k) : (tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>) -> tensor<1x2x8x8xf32>
+  %p = "attn.softmax"(%s) : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %o = "attn.pv"(%p, %v) : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}

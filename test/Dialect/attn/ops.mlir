@@ -1,7 +1,9 @@
 // RUN: attn-opt %s | attn-opt | FileCheck %s
+// RUN: %mlir_opt %s --irdl-file=%attn_src/dialects/attn/attn.irdl.mlir | FileCheck %s
 
 // Every attn op round-trips in its valid forms: MHA and GQA shapes, f32, f16
-// and bf16 elements, both RoPE layouts and a partial rotary_dim.
+// and bf16 elements, both RoPE layouts and a partial rotary_dim. Stock
+// mlir-opt with the same IRDL accepts and prints them alike.
 
 // CHECK-LABEL: @rope_rotate_half
 // CHECK: "attn.rope"(%{{.*}}) {layout = "rotate_half", rotary_dim = 64 : i64, theta = 1.000000e+04 : f64} : (tensor<1x4x16x64xf32>) -> tensor<1x4x16x64xf32>

@@ -1,0 +1,355 @@
+// RUN: attn-opt %s --split-input-file --verify-diagnostics
+
+// IRDL: a required attribute is missing.
+func.func @mma_missing_accumulate(%a: memref<16x16xf32>) {
+  // expected-error@+1 {{attribute "accumulate" is expected but not provided}}
+  "tile.mma"(%a, %a, %a) {transpose_b = false} : (memref<16x16xf32>, memref<16x16xf32>, memref<16x16xf32>) -> ()
+  return
+}
+
+// -----
+
+// IRDL: wrong number of operands.
+func.func @load_no_row(%src: memref<1x1x16x16xf32>, %t: memref<16x16xf32>, %i: index) {
+  // expected-error@+1 {{expects exactly 5 operands, but got 4}}
+  "tile.load"(%src, %t, %i, %i) : (memref<1x1x16x16xf32>, memref<16x16xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+// IRDL: an attribute of the wrong kind.
+func.func @fill_integer_value(%t: memref<16x16xf32>) {
+  // expected-error@+1 {{expected base attribute 'builtin.float' but got 'builtin.integer'}}
+  "tile.fill"(%t) {value = 0 : i32} : (memref<16x16xf32>) -> ()
+  return
+}
+
+// -----
+
+// IRDL: program ids are indices.
+func.func @program_id_i64() {
+  // expected-error@+1 {{expected 'index' but got 'i64'}}
+  %0 = "tile.program_id"() {dim = 0 : i64} : () -> i64
+  return
+}
+
+// -----
+
+// IRDL: tiles are memrefs.
+func.func @alloc_tensor() {
+  // expected-error@+1 {{expected base type 'builtin.memref' but got 'builtin.tensor'}}
+  %0 = "tile.alloc"() : () -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @program_id_dim_3() {
+  // expected-error@+1 {{dim must be 0, 1 or 2, found 3}}
+  %0 = "tile.program_id"() {dim = 3 : i64} : () -> index
+  return
+}
+
+// -----
+
+func.func @program_id_dim_negative() {
+  // expected-error@+1 {{dim must be 0, 1 or 2, found -1}}
+  %0 = "tile.program_id"() {dim = -1 : i64} : () -> index
+  return
+}
+
+// -----
+
+// Regression: a boolean dim passes IRDL's integer constraint and used to
+// skip the range check.
+func.func @program_id_dim_bool() {
+  // expected-error@+1 {{dim must be an integer, found a boolean}}
+  %0 = "tile.program_id"() {dim = true} : () -> index
+  return
+}
+
+// -----
+
+func.func @alloc_rank3() {
+  // expected-error@+1 {{tile must be a static rank-1 or rank-2 memref, found memref<2x16x16xf32>}}
+  %0 = "tile.alloc"() : () -> memref<2x16x16xf32>
+  return
+}
+
+// -----
+
+func.func @alloc_dynamic() {
+  // expected-error@+1 {{tile must be a static rank-1 or rank-2 memref, found memref<?x16xf32>}}
+  %0 = "tile.alloc"() : () -> memref<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @alloc_f16() {
+  // expected-error@+1 {{tiles hold f32 in this version, found memref<16x16xf16>}}
+  %0 = "tile.alloc"() : () -> memref<16x16xf16>
+  return
+}
+
+// -----
+
+func.func @fill_rank0(%t: memref<f32>) {
+  // expected-error@+1 {{tile must be a static memref}}
+  "tile.fill"(%t) {value = 1.0 : f32} : (memref<f32>) -> ()
+  return
+}
+
+// -----
+
+func.func @fill_bf16(%t: memref<16xbf16>) {
+  // expected-error@+1 {{tile must hold f32, found bf16}}
+  "tile.fill"(%t) {value = 1.0 : f32} : (memref<16xbf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @load_source_rank3(%src: memref<8x16x64xf32>, %t: memref<16x64xf32>, %i: index) {
+  // expected-error@+1 {{source must be a static rank-4 memref, found memref<8x16x64xf32>}}
+  "tile.load"(%src, %t, %i, %i, %i) : (memref<8x16x64xf32>, memref<16x64xf32>, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @load_tile_rank1(%src: memref<1x8x16x64xf32>, %t: memref<64xf32>, %i: index) {
+  // expected-error@+1 {{tile must be a static rank-2 memref, found memref<64xf32>}}
+  "tile.load"(%src, %t, %i, %i, %i) : (memref<1x8x16x64xf32>, memref<64xf32>, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @load_tile_f16(%src: memref<1x8x16x64xf16>, %t: memref<16x64xf16>, %i: index) {
+  // expected-error@+1 {{tile must hold f32, found f16}}
+  "tile.load"(%src, %t, %i, %i, %i) : (memref<1x8x16x64xf16>, memref<16x64xf16>, index, index, index) -> ()
+  return
+}
+
+// -----
+
+// Regression: the tensor's element type was not checked, and the lowering
+// read an f64 tensor as f32.
+func.func @load_source_f64(%src: memref<1x8x16x64xf64>, %t: memref<16x64xf32>, %i: index) {
+  // expected-error@+1 {{source element type must be f32, f16 or bf16, found f64}}
+  "tile.load"(%src, %t, %i, %i, %i) : (memref<1x8x16x64xf64>, memref<16x64xf32>, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @load_columns(%src: memref<1x8x16x64xf32>, %t: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{tile has 32 columns but the tensor's head dim is 64}}
+  "tile.load"(%src, %t, %i, %i, %i) : (memref<1x8x16x64xf32>, memref<16x32xf32>, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @store_dest_dynamic(%t: memref<16x64xf32>, %dst: memref<1x8x?x64xf32>, %i: index) {
+  // expected-error@+1 {{dest must be a static rank-4 memref, found memref<1x8x?x64xf32>}}
+  "tile.store"(%t, %dst, %i, %i, %i) : (memref<16x64xf32>, memref<1x8x?x64xf32>, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @store_dest_i32(%t: memref<16x64xf32>, %dst: memref<1x8x16x64xi32>, %i: index) {
+  // expected-error@+1 {{dest element type must be f32, f16 or bf16, found i32}}
+  "tile.store"(%t, %dst, %i, %i, %i) : (memref<16x64xf32>, memref<1x8x16x64xi32>, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @store_columns(%t: memref<16x128xf32>, %dst: memref<1x8x16x64xbf16>, %i: index) {
+  // expected-error@+1 {{tile has 128 columns but the tensor's head dim is 64}}
+  "tile.store"(%t, %dst, %i, %i, %i) : (memref<16x128xf32>, memref<1x8x16x64xbf16>, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @rope_tile_rank1(%t: memref<64xf32>, %pos: index) {
+  // expected-error@+1 {{tile must be a static rank-2 memref, found memref<64xf32>}}
+  "tile.rope"(%t, %pos) {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half"} : (memref<64xf32>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @rope_bad_layout(%t: memref<16x64xf32>, %pos: index) {
+  // expected-error@+1 {{rope layout must be "rotate_half" or "interleaved"}}
+  "tile.rope"(%t, %pos) {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "gptj"} : (memref<16x64xf32>, index) -> ()
+  return
+}
+
+// -----
+
+// Regression: a boolean rotary_dim used to be reported as a bad layout.
+func.func @rope_rotary_dim_bool(%t: memref<16x64xf32>, %pos: index) {
+  // expected-error@+1 {{rope rotary_dim must be an integer, found a boolean}}
+  "tile.rope"(%t, %pos) {theta = 10000.0 : f64, rotary_dim = false, layout = "interleaved"} : (memref<16x64xf32>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @rope_theta_inf(%t: memref<16x64xf32>, %pos: index) {
+  // expected-error@+1 {{rope theta must be positive and finite, found inf}}
+  "tile.rope"(%t, %pos) {theta = 0x7FF0000000000000 : f64, rotary_dim = 64 : i64, layout = "rotate_half"} : (memref<16x64xf32>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @rope_rotary_dim_odd(%t: memref<16x64xf32>, %pos: index) {
+  // expected-error@+1 {{rope rotary_dim must be even and at least 2, found 7}}
+  "tile.rope"(%t, %pos) {theta = 10000.0 : f64, rotary_dim = 7 : i64, layout = "rotate_half"} : (memref<16x64xf32>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @rope_rotary_dim_too_big(%t: memref<16x64xf32>, %pos: index) {
+  // expected-error@+1 {{rope rotary_dim 128 exceeds head dim 64}}
+  "tile.rope"(%t, %pos) {theta = 10000.0 : f64, rotary_dim = 128 : i64, layout = "interleaved"} : (memref<16x64xf32>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @mma_a_rank1(%a: memref<64xf32>, %b: memref<64x16xf32>, %c: memref<1x16xf32>) {
+  // expected-error@+1 {{a must be a static rank-2 memref, found memref<64xf32>}}
+  "tile.mma"(%a, %b, %c) {transpose_b = false, accumulate = false} : (memref<64xf32>, memref<64x16xf32>, memref<1x16xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @mma_b_f16(%a: memref<16x64xf32>, %b: memref<64x16xf16>, %c: memref<16x16xf32>) {
+  // expected-error@+1 {{b must hold f32, found f16}}
+  "tile.mma"(%a, %b, %c) {transpose_b = false, accumulate = false} : (memref<16x64xf32>, memref<64x16xf16>, memref<16x16xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @mma_reduction_mismatch(%a: memref<16x64xf32>, %b: memref<32x16xf32>, %c: memref<16x16xf32>) {
+  // expected-error@+1 {{reduction dims differ: a has 64, b has 32}}
+  "tile.mma"(%a, %b, %c) {transpose_b = false, accumulate = true} : (memref<16x64xf32>, memref<32x16xf32>, memref<16x16xf32>) -> ()
+  return
+}
+
+// -----
+
+// With transpose_b, b is [n, k]: the same b no longer matches a.
+func.func @mma_reduction_mismatch_transposed(%a: memref<16x64xf32>, %b: memref<64x32xf32>, %c: memref<16x64xf32>) {
+  // expected-error@+1 {{reduction dims differ: a has 64, b has 32}}
+  "tile.mma"(%a, %b, %c) {transpose_b = true, accumulate = false} : (memref<16x64xf32>, memref<64x32xf32>, memref<16x64xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @mma_c_shape(%a: memref<16x64xf32>, %b: memref<32x64xf32>, %c: memref<16x64xf32>) {
+  // expected-error@+1 {{c must be 16x32, found 16x64}}
+  "tile.mma"(%a, %b, %c) {transpose_b = true, accumulate = false} : (memref<16x64xf32>, memref<32x64xf32>, memref<16x64xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @mask_scores_f16(%s: memref<16x16xf16>, %i: index) {
+  // expected-error@+1 {{scores must hold f32, found f16}}
+  "tile.mask"(%s, %i, %i) {causal = true, kv_len = 16 : i64} : (memref<16x16xf16>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @mask_kv_len_zero(%s: memref<16x16xf32>, %i: index) {
+  // expected-error@+1 {{kv_len must be positive, found 0}}
+  "tile.mask"(%s, %i, %i) {causal = false, kv_len = 0 : i64} : (memref<16x16xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+// Regression: a boolean kv_len used to skip the range check.
+func.func @mask_kv_len_bool(%s: memref<16x16xf32>, %i: index) {
+  // expected-error@+1 {{kv_len must be an integer, found a boolean}}
+  "tile.mask"(%s, %i, %i) {causal = false, kv_len = true} : (memref<16x16xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @softmax_update_scores_rank1(%s: memref<16xf32>, %m: memref<16xf32>, %acc: memref<16x64xf32>) {
+  // expected-error@+1 {{scores must be a static rank-2 memref, found memref<16xf32>}}
+  "tile.softmax_update"(%s, %m, %m, %acc) {scale = 0.125 : f64} : (memref<16xf32>, memref<16xf32>, memref<16xf32>, memref<16x64xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @softmax_update_row_max_rows(%s: memref<16x16xf32>, %m: memref<32xf32>, %l: memref<16xf32>, %acc: memref<16x64xf32>) {
+  // expected-error@+1 {{row_max has 32 rows, expected 16}}
+  "tile.softmax_update"(%s, %m, %l, %acc) {scale = 0.125 : f64} : (memref<16x16xf32>, memref<32xf32>, memref<16xf32>, memref<16x64xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @softmax_update_row_sum_rank2(%s: memref<16x16xf32>, %m: memref<16xf32>, %l: memref<16x1xf32>, %acc: memref<16x64xf32>) {
+  // expected-error@+1 {{row_sum must be a static rank-1 memref, found memref<16x1xf32>}}
+  "tile.softmax_update"(%s, %m, %l, %acc) {scale = 0.125 : f64} : (memref<16x16xf32>, memref<16xf32>, memref<16x1xf32>, memref<16x64xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @softmax_update_acc_rows(%s: memref<16x16xf32>, %m: memref<16xf32>, %acc: memref<32x64xf32>) {
+  // expected-error@+1 {{acc has 32 rows, scores have 16}}
+  "tile.softmax_update"(%s, %m, %m, %acc) {scale = 0.125 : f64} : (memref<16x16xf32>, memref<16xf32>, memref<16xf32>, memref<32x64xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @softmax_update_scale_zero(%s: memref<16x16xf32>, %m: memref<16xf32>, %acc: memref<16x64xf32>) {
+  // expected-error@+1 {{scale must be finite and non-zero, found 0}}
+  "tile.softmax_update"(%s, %m, %m, %acc) {scale = 0.0 : f64} : (memref<16x16xf32>, memref<16xf32>, memref<16xf32>, memref<16x64xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @normalize_acc_f16(%acc: memref<16x64xf16>, %l: memref<16xf32>) {
+  // expected-error@+1 {{acc must hold f32, found f16}}
+  "tile.normalize"(%acc, %l) : (memref<16x64xf16>, memref<16xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @normalize_row_sum_rows(%acc: memref<16x64xf32>, %l: memref<64xf32>) {
+  // expected-error@+1 {{row_sum has 64 rows, expected 16}}
+  "tile.normalize"(%acc, %l) : (memref<16x64xf32>, memref<64xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @normalize_row_sum_f16(%acc: memref<16x64xf32>, %l: memref<16xf16>) {
+  // expected-error@+1 {{row_sum must hold f32, found f16}}
+  "tile.normalize"(%acc, %l) : (memref<16x64xf32>, memref<16xf16>) -> ()
+  return
+}
