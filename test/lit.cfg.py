@@ -8,7 +8,8 @@ import lit.formats
 config.name = "attn"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "CMakeLists.txt"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "CMakeLists.txt",
+                   "errors.test.mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 
@@ -17,6 +18,9 @@ lib_dir = os.path.join(config.attn_obj_root, "lib")
 config.substitutions.append(("%attn_bin", bin_dir))
 config.substitutions.append(("%attn_lib", lib_dir))
 config.substitutions.append(("%attn_src", config.attn_src_root))
+# Stock mlir-opt: IRDL-level diagnostics are cross-checked against it (2.7).
+config.substitutions.append(
+    ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
 config.environment["PATH"] = os.pathsep.join(
     [bin_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
 for var in ("CUDA_HOME", "CUDA_ROOT", "CUDA_PATH", "HOME"):

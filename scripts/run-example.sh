@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The main job, end to end: set up and build attn, then compile the example
+# RoPE + causal attention program and show each stage: the fused op, the
+# tile kernel, the PTX (checked by ptxas), and the CPU path's numerics
+# against the float64 reference.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/bootstrap.sh"
+bin=${ATTN_BUILD_DIR:-$root/build}/bin
+example=${1:-$root/examples/rope_causal.mlir}
+cuda=${CUDA_HOME:-/usr/local/cuda}
+out=$(mktemp -d)
+
+echo "== 1. attn-opt --fuse-rope: the chain becomes one attn.fused op"
+"$bin/attn-opt" --fuse-rope "$example"
+echo
+echo "== 2. attn-opt --fuse-rope --tile: a tile kernel (first 40 lines)"
+"$bin/attn-opt" --fuse-rope --tile "$example" | head -40
+echo "   ..."
+echo
+echo "== 3. attn-translate --to-ptx: PTX for sm_90a (first 40 lines), and its manifest"
+"$bin/attn-translate" --to-ptx "$example" -o "$out/kernel.ptx" --manifest="$out/kernel.json"
+head -40 "$out/kernel.ptx"
+echo "   ... ($(wc -l < "$out/kernel.ptx") lines in $out/kernel.ptx)"
+cat "$out/kernel.json"
+echo
+echo "== 4. ptxas -arch=sm_90a -v"
+"$cuda/bin/ptxas" -arch=sm_90a -v "$out/kernel.ptx" -o "$out/kernel.cubin" 2>&1 | sed 's/^/   /'
+echo
+echo "== 5. attn-run: the CPU path against the float64 reference"
+"$bin/attn-run" "$example"

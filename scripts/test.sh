@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Sets up and builds attn if needed, then runs every test (lit + FileCheck
+# suites, C unit tests) through the check-attn target and ends with one
+# summary line. GPU tests run only where a GPU is present.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/bootstrap.sh"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+rc=0
+cmake --build "${ATTN_BUILD_DIR:-$root/build}" --target check-attn 2>&1 | tee "$log" || rc=$?
+count() { grep -Eo "^ *$1 *: *[0-9]+" "$log" | grep -Eo '[0-9]+$' | tail -1 || true; }
+passed=$(count Passed); failed=$(count Failed); unsupported=$(count Unsupported)
+echo "tests: ${passed:-0} passed, ${failed:-0} failed, ${unsupported:-0} skipped"
+exit $rc
