@@ -60,12 +60,17 @@ static void tile_init(void *opts) {
 static bool tile_set(void *opts, const char *name, const char *value,
                      char *err, size_t errlen) {
   struct tile_options *o = opts;
-  if (!strcmp(name, "block-m"))
-    return attn_parse_int_option(name, value, 0, 256, &o->block_m, err,
-                                 errlen);
-  if (!strcmp(name, "block-n"))
-    return attn_parse_int_option(name, value, 0, 256, &o->block_n, err,
-                                 errlen);
+  if (!strcmp(name, "block-m") || !strcmp(name, "block-n")) {
+    long *dst = name[6] == 'm' ? &o->block_m : &o->block_n;
+    if (!attn_parse_int_option(name, value, 0, 256, dst, err, errlen))
+      return false;
+    if (*dst & (*dst - 1)) {
+      snprintf(err, errlen, "option '%s' must be 0 or a power of two, found %ld",
+               name, *dst);
+      return false;
+    }
+    return true;
+  }
   if (!strcmp(name, "threads"))
     return attn_parse_int_option(name, value, 32, 1024, &o->threads, err,
                                  errlen);
@@ -356,10 +361,6 @@ static bool tile_function(MlirOperation func, const struct tile_options *o) {
 
 static bool attn_tile_run(MlirOperation module, const void *opts) {
   const struct tile_options *o = opts;
-  if ((o->block_m & (o->block_m - 1)) || (o->block_n & (o->block_n - 1)))
-    return attn_emit_errorf(module, "attn-tile block sizes must be powers of "
-                                    "two, found block-m=%ld block-n=%ld",
-                            o->block_m, o->block_n);
   struct attn_op_list funcs = {0};
   attn_op_list_collect(&funcs, module, "func.func");
   bool ok = !funcs.failed;

@@ -102,9 +102,8 @@ static void tidy_error(char *err, size_t errlen, const char *name,
     const char *nl = strchr(line, '\n');
     const char *end = nl ? nl : line + strlen(line);
     next = nl ? nl + 1 : end;
-    const char *after = next, *after_end = strchr(after, '\n');
-    if (*after && is_caret_line(after, after_end ? after_end : after +
-                                                                 strlen(after)))
+    const char *after_end = strchr(next, '\n');
+    if (is_caret_line(next, after_end ? after_end : next + strlen(next)))
       continue; // the echoed pipeline text; its caret line follows
     end = trim_end(line, end);
     line = skip_space(line, end);

@@ -22,7 +22,8 @@ static const char *tool = "attn-opt";
 struct options {
   const char *input, *output, *irdl_file;
   bool split, verify;
-  struct attn_strbuf pipeline; // comma-separated pipeline elements
+  struct attn_strbuf pipeline;           // comma-separated pipeline elements
+  const char *pipeline_flag, *pass_flag; // first of each kind, if any
 };
 
 static void usage(FILE *f) {
@@ -79,13 +80,21 @@ static int parse_args(int argc, char **argv, struct options *o) {
     } else if (!strcmp(a, "--verify-diagnostics")) {
       o->verify = true;
     } else if (!strncmp(a, "--pass-pipeline=", 16)) {
+      if (o->pipeline_flag) {
+        fprintf(stderr, "%s: error: --pass-pipeline given more than once\n",
+                tool);
+        return 1;
+      }
+      o->pipeline_flag = a;
       attn_strbuf_printf(&o->pipeline, "%s%s", o->pipeline.len ? "," : "",
                          a + 16);
     } else if (!strncmp(a, "--irdl-file=", 12)) {
       o->irdl_file = a + 12;
     } else if (!strcmp(a, "--attn-cpu-to-llvm")) {
+      o->pass_flag = o->pass_flag ? o->pass_flag : a;
       add_element(o, attn_cpu_to_llvm_pipeline, NULL);
     } else if (!strncmp(a, "--", 2) && a[2]) {
+      o->pass_flag = o->pass_flag ? o->pass_flag : a;
       // A pass flag: ours or upstream; checked when the pipeline is built.
       const char *eq = strchr(a, '=');
       char name[128];
@@ -102,6 +111,13 @@ static int parse_args(int argc, char **argv, struct options *o) {
     } else {
       o->input = a;
     }
+  }
+  if (o->pipeline_flag && o->pass_flag) {
+    fprintf(stderr,
+            "%s: error: --pass-pipeline cannot be combined with pass flags "
+            "such as '%s'\n",
+            tool, o->pass_flag);
+    return 1;
   }
   if (o->pipeline.failed) {
     fprintf(stderr, "%s: error: out of memory\n", tool);
@@ -125,7 +141,9 @@ static MlirLogicalResult on_diag(MlirDiagnostic d, void *user) {
   return mlirLogicalResultFailure();
 }
 
-/// Parses, verifies and transforms one chunk. Returns false on any error.
+/// Parses, verifies and transforms one chunk and prints it, after a
+/// `// -----` line when an earlier chunk was printed (*printed). Returns
+/// false on any error.
 static bool process(MlirContext ctx, const struct options *o, const char *text,
                     const char *filename, FILE *out, bool *printed) {
   MlirOperation module = attn_tool_parse_module(ctx, text, filename);
@@ -145,6 +163,8 @@ static bool process(MlirContext ctx, const struct options *o, const char *text,
     mlirPassManagerDestroy(pm);
   }
   if (ok) {
+    if (*printed)
+      fputs("// -----\n", out);
     attn_tool_print_op(module, out);
     *printed = true;
   }
@@ -205,9 +225,6 @@ int main(int argc, char **argv) {
   int mismatches = 0;
   bool printed = false, failed = false;
   for (size_t i = 0; ok && i < n; ++i) {
-    if (i && printed)
-      fprintf(out, "// -----\n");
-    printed = false;
     if (o.verify)
       st.verifier = attn_verifier_create(chunks[i].text, filename);
     bool chunk_ok = process(ctx, &o, chunks[i].text, filename, out, &printed);

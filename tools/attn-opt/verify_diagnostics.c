@@ -67,13 +67,23 @@ static const char *severity_name(MlirDiagnosticSeverity s) {
   }
 }
 
+/// Finds word in [s, end) (strstr would scan the rest of the file from every
+/// line). NULL when absent.
+static const char *find_in(const char *s, const char *end, const char *word) {
+  size_t wl = strlen(word);
+  for (; s + wl <= end; ++s)
+    if (!memcmp(s, word, wl))
+      return s;
+  return NULL;
+}
+
 /// Parses the annotations on one line (1-based number line).
 static void scan_line(struct attn_verifier *v, const char *s, const char *end,
                       int line, int *last_code_line) {
   for (size_t k = 0; k < sizeof kinds / sizeof *kinds; ++k) {
     const char *w = s;
     size_t wl = strlen(kinds[k].word);
-    while ((w = strstr(w, kinds[k].word)) && w < end) {
+    while ((w = find_in(w, end, kinds[k].word))) {
       const char *p = w + wl;
       int target = line;
       if (*p == '@') {
@@ -93,8 +103,9 @@ static void scan_line(struct attn_verifier *v, const char *s, const char *end,
       }
       while (*p == ' ')
         ++p;
-      const char *open = strstr(p, "{{"), *close = open ? strstr(open, "}}") : NULL;
-      if (!open || !close || close > end || open != p) {
+      const char *open = find_in(p, end, "{{");
+      const char *close = open ? find_in(open, end, "}}") : NULL;
+      if (!open || !close || open != p) {
         w = p;
         continue;
       }

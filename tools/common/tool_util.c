@@ -113,8 +113,8 @@ MlirOperation attn_tool_parse_module(MlirContext ctx, const char *text,
   const char *at = wrap_point(text, op);
   struct attn_strbuf b = {0};
   attn_strbuf_printf(&b, "%.*smodule {%s\n}", (int)(at - text), text, at);
-  MlirOperation parsed = b.failed ? (MlirOperation){NULL}
-                                  : attn_parse_op(ctx, b.buf, filename);
+  MlirOperation parsed =
+      b.failed ? (MlirOperation){NULL} : attn_parse_op(ctx, b.buf, filename);
   attn_strbuf_free(&b);
   return parsed;
 }

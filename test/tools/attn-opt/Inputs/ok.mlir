@@ -1,0 +1,4 @@
+// A valid module for tests about the command line.
+func.func @ok() {
+  return
+}
