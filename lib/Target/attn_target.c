@@ -153,6 +153,84 @@ static void add_attention(MlirOperation func, cJSON *k) {
   }
 }
 
+/// An attribute as JSON: dictionaries, arrays (also dense i32/i64 arrays),
+/// strings, booleans, integers and floats. NULL for anything else.
+static cJSON *attr_json(MlirAttribute a) {
+  if (mlirAttributeIsADictionary(a)) {
+    cJSON *o = cJSON_CreateObject();
+    for (intptr_t i = 0, n = mlirDictionaryAttrGetNumElements(a); i < n; ++i) {
+      MlirNamedAttribute e = mlirDictionaryAttrGetElement(a, i);
+      MlirStringRef k = mlirIdentifierStr(e.name);
+      char key[128];
+      snprintf(key, sizeof key, "%.*s", (int)k.length, k.data);
+      cJSON *v = attr_json(e.attribute);
+      if (v)
+        cJSON_AddItemToObject(o, key, v);
+    }
+    return o;
+  }
+  if (mlirAttributeIsAArray(a)) {
+    cJSON *arr = cJSON_CreateArray();
+    for (intptr_t i = 0, n = mlirArrayAttrGetNumElements(a); i < n; ++i) {
+      cJSON *v = attr_json(mlirArrayAttrGetElement(a, i));
+      if (v)
+        cJSON_AddItemToArray(arr, v);
+    }
+    return arr;
+  }
+  if (mlirAttributeIsADenseI32Array(a) || mlirAttributeIsADenseI64Array(a)) {
+    cJSON *arr = cJSON_CreateArray();
+    bool wide = mlirAttributeIsADenseI64Array(a);
+    for (intptr_t i = 0, n = mlirDenseArrayGetNumElements(a); i < n; ++i)
+      cJSON_AddItemToArray(
+          arr, cJSON_CreateNumber(wide ? (double)mlirDenseI64ArrayGetElement(a, i)
+                                       : mlirDenseI32ArrayGetElement(a, i)));
+    return arr;
+  }
+  if (mlirAttributeIsAString(a)) {
+    MlirStringRef s = mlirStringAttrGetValue(a);
+    char *buf = strndup(s.data, s.length);
+    cJSON *v = buf ? cJSON_CreateString(buf) : NULL;
+    free(buf);
+    return v;
+  }
+  if (mlirAttributeIsABool(a))
+    return cJSON_CreateBool(mlirBoolAttrGetValue(a));
+  if (mlirAttributeIsAInteger(a))
+    return cJSON_CreateNumber((double)mlirIntegerAttrGetValueInt(a));
+  if (mlirAttributeIsAFloat(a))
+    return cJSON_CreateNumber(mlirFloatAttrGetValueDouble(a));
+  return NULL;
+}
+
+/// The manifest entry of an llvm.func kernel that states its own launch
+/// (attn.launch = {grid, block, static_shared_bytes, dynamic_shared_bytes,
+/// params, attention}): its name, then that dictionary as JSON.
+static cJSON *launch_json(MlirOperation func) {
+  MlirStringRef sym;
+  attn_attr_str(func, "sym_name", &sym);
+  MlirAttribute launch = mlirOperationGetAttributeByName(
+      func, mlirStringRefCreateFromCString(ATTN_LAUNCH_ATTR));
+  if (!mlirAttributeIsADictionary(launch)) {
+    attn_emit_errorf(func, "'%s' must be a dictionary", ATTN_LAUNCH_ATTR);
+    return NULL;
+  }
+  cJSON *k = cJSON_CreateObject();
+  char *name = strndup(sym.data, sym.length);
+  cJSON_AddStringToObject(k, "name", name ? name : "");
+  free(name);
+  cJSON *rest = attr_json(launch);
+  cJSON *item = rest ? rest->child : NULL;
+  while (item) {
+    cJSON *next = item->next;
+    cJSON_AddItemToObject(k, item->string,
+                          cJSON_DetachItemViaPointer(rest, item));
+    item = next;
+  }
+  cJSON_Delete(rest);
+  return k;
+}
+
 static cJSON *kernel_json(MlirOperation func) {
   MlirStringRef sym;
   attn_attr_str(func, "sym_name", &sym);
@@ -197,9 +275,13 @@ char *attn_manifest_create(MlirOperation module, const char *chip,
     MlirBlock gb = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
     for (MlirOperation f = mlirBlockGetFirstOperation(gb);
          !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f))
-      if (attn_op_is(f, "gpu.func") && kernels.n < 64 &&
-          !mlirAttributeIsNull(mlirOperationGetAttributeByName(
-              f, mlirStringRefCreateFromCString("gpu.kernel"))))
+      if (kernels.n < 64 &&
+          ((attn_op_is(f, "gpu.func") &&
+            !mlirAttributeIsNull(mlirOperationGetAttributeByName(
+                f, mlirStringRefCreateFromCString("gpu.kernel")))) ||
+           (attn_op_is(f, "llvm.func") &&
+            !mlirAttributeIsNull(mlirOperationGetAttributeByName(
+                f, mlirStringRefCreateFromCString(ATTN_LAUNCH_ATTR))))))
         kernels.ops[kernels.n++] = f;
   }
   if (kernels.n == 0) {
@@ -214,7 +296,9 @@ char *attn_manifest_create(MlirOperation module, const char *chip,
                           format == ATTN_FORMAT_PTX ? "ptx" : "cubin");
   cJSON *arr = cJSON_AddArrayToObject(root, "kernels");
   for (int i = 0; i < kernels.n; ++i) {
-    cJSON *k = kernel_json(kernels.ops[i]);
+    cJSON *k = attn_op_is(kernels.ops[i], "llvm.func")
+                   ? launch_json(kernels.ops[i])
+                   : kernel_json(kernels.ops[i]);
     if (!k) {
       cJSON_Delete(root);
       return NULL;

@@ -11,6 +11,12 @@
 extern "C" {
 #endif
 
+/// On an llvm.func kernel, the dictionary that becomes its manifest entry
+/// verbatim: {grid, block, static_shared_bytes, dynamic_shared_bytes,
+/// params = [{name, kind, ...}], attention}. gpu.func kernels get theirs
+/// from their signature and launch bounds instead.
+#define ATTN_LAUNCH_ATTR "attn.launch"
+
 enum attn_binary_format {
   ATTN_FORMAT_PTX,   ///< PTX text from LLVM's NVPTX backend
   ATTN_FORMAT_CUBIN, ///< an ELF cubin assembled by the toolkit's ptxas

@@ -94,35 +94,6 @@ static bool gpu_set(void *opts, const char *name, const char *value, char *err,
   return false;
 }
 
-/// Finds or creates gpu.module @attn_kernels at the end of the module.
-static MlirOperation kernels_module(MlirOperation module,
-                                    const struct gpu_options *o, int ptx,
-                                    MlirLocation loc) {
-  MlirContext ctx = mlirOperationGetContext(module);
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
-  for (MlirOperation op = mlirBlockGetFirstOperation(body);
-       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
-    MlirStringRef sym;
-    if (attn_op_is(op, "gpu.module") && attn_attr_str(op, "sym_name", &sym) &&
-        attn_str_eq(sym, "attn_kernels"))
-      return op;
-  }
-  char text[256];
-  snprintf(text, sizeof text,
-           "gpu.module @attn_kernels [#nvvm.target<chip = \"%s\", features = "
-           "\"+ptx%d\", O = 3>] {\n}\n",
-           o->chip, ptx);
-  MlirOperation gm = attn_parse_op(ctx, text, "lower-tile-to-gpu");
-  if (!mlirOperationIsNull(gm)) {
-    mlirOperationSetLocation(gm, loc);
-    mlirBlockAppendOwnedOperation(body, gm);
-  }
-  mlirOperationSetAttributeByName(
-      module, mlirStringRefCreateFromCString("gpu.container_module"),
-      mlirUnitAttrGet(ctx));
-  return gm;
-}
-
 /// Writes the gpu.func shell (signature, workgroup buffers, launch bounds)
 /// inside a throwaway gpu.module, so that the text parses on its own.
 static void emit_shell(struct attn_strbuf *b, const char *name,
@@ -271,8 +242,8 @@ static bool lower_tile_to_gpu_run(MlirOperation module, const void *opts) {
   for (size_t i = 0; ok && i < funcs.n; ++i) {
     if (!attn_tile_is_kernel(funcs.ops[i]))
       continue;
-    MlirOperation gm = kernels_module(
-        module, o, ptx, mlirOperationGetLocation(funcs.ops[i]));
+    MlirOperation gm = attn_gpu_kernels_module(
+        module, o->chip, ptx, mlirOperationGetLocation(funcs.ops[i]));
     if (mlirOperationIsNull(gm)) {
       ok = attn_emit_errorf(module, "cannot create gpu.module");
       break;

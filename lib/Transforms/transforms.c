@@ -1,6 +1,8 @@
 //===- transforms.c - The pass table and helpers shared by the passes -----===//
 #include "lib/Transforms/transforms_internal.h"
 
+#include "mlir-c/BuiltinAttributes.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,4 +94,31 @@ bool attn_parse_int_option(const char *name, const char *value, long lo,
   }
   *out = v;
   return true;
+}
+
+MlirOperation attn_gpu_kernels_module(MlirOperation module, const char *chip,
+                                      int ptx, MlirLocation loc) {
+  MlirContext ctx = mlirOperationGetContext(module);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    MlirStringRef sym;
+    if (attn_op_is(op, "gpu.module") && attn_attr_str(op, "sym_name", &sym) &&
+        attn_str_eq(sym, "attn_kernels"))
+      return op;
+  }
+  char text[256];
+  snprintf(text, sizeof text,
+           "gpu.module @attn_kernels [#nvvm.target<chip = \"%s\", features = "
+           "\"+ptx%d\", O = 3>] {\n}\n",
+           chip, ptx);
+  MlirOperation gm = attn_parse_op(ctx, text, "attn-gpu");
+  if (!mlirOperationIsNull(gm)) {
+    mlirOperationSetLocation(gm, loc);
+    mlirBlockAppendOwnedOperation(body, gm);
+  }
+  mlirOperationSetAttributeByName(
+      module, mlirStringRefCreateFromCString("gpu.container_module"),
+      mlirUnitAttrGet(ctx));
+  return gm;
 }

@@ -39,6 +39,12 @@ MlirOperation attn_insert_parsed_before(MlirOperation before, const char *text,
 /// Sets the location of root and every op nested in it.
 void attn_set_locations(MlirOperation root, MlirLocation loc);
 
+/// Finds or creates `gpu.module @attn_kernels` (NVVM target chip, PTX ISA
+/// ptx/10) at the end of module and marks module as a GPU container.
+/// Returns a null op on failure.
+MlirOperation attn_gpu_kernels_module(MlirOperation module, const char *chip,
+                                      int ptx, MlirLocation loc);
+
 /// Reads a bool option value ("true"/"false"/"1"/"0").
 bool attn_parse_bool_option(const char *value, bool *out);
 
