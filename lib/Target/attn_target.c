@@ -260,8 +260,15 @@ static cJSON *kernel_json(MlirOperation func) {
   return k;
 }
 
+static void target_chip(MlirOperation module, char *chip, size_t len);
+
 char *attn_manifest_create(MlirOperation module, const char *chip,
                            enum attn_binary_format format) {
+  char from_module[32];
+  if (!chip) {
+    target_chip(module, from_module, sizeof from_module);
+    chip = from_module;
+  }
   struct attn_op_list_local {
     MlirOperation ops[64];
     int n;
@@ -275,14 +282,18 @@ char *attn_manifest_create(MlirOperation module, const char *chip,
     MlirBlock gb = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
     for (MlirOperation f = mlirBlockGetFirstOperation(gb);
          !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f))
-      if (kernels.n < 64 &&
-          ((attn_op_is(f, "gpu.func") &&
+      if (((attn_op_is(f, "gpu.func") &&
             !mlirAttributeIsNull(mlirOperationGetAttributeByName(
                 f, mlirStringRefCreateFromCString("gpu.kernel")))) ||
            (attn_op_is(f, "llvm.func") &&
             !mlirAttributeIsNull(mlirOperationGetAttributeByName(
-                f, mlirStringRefCreateFromCString(ATTN_LAUNCH_ATTR))))))
+                f, mlirStringRefCreateFromCString(ATTN_LAUNCH_ATTR)))))) {
+        if (kernels.n == 64) {
+          attn_emit_errorf(f, "more than 64 kernels in one module");
+          return NULL;
+        }
         kernels.ops[kernels.n++] = f;
+      }
   }
   if (kernels.n == 0) {
     attn_emit_errorf(module, "no GPU kernel in the module (run "

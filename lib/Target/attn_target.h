@@ -49,8 +49,9 @@ void attn_binary_free(struct attn_binary *b);
 
 /// Returns the manifest of every gpu.func kernel in module: name, grid,
 /// block, static shared memory and one entry per parameter (bare pointers for
-/// memrefs). NULL with an error diagnostic when the module has no kernel or a
-/// kernel lacks launch bounds. Caller frees the result with free().
+/// memrefs). chip NULL: the chip of the module's #nvvm.target. NULL with an
+/// error diagnostic when the module has no kernel or a kernel lacks launch
+/// bounds. Caller frees the result with free().
 char *attn_manifest_create(MlirOperation module, const char *chip,
                            enum attn_binary_format format);
 

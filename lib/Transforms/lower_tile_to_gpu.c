@@ -159,7 +159,11 @@ static bool lower_kernel(MlirOperation kernel, MlirOperation gm) {
   struct attn_op_list allocs = {0};
   attn_tile_collect_allocs(kernel, &allocs);
   long smem = shared_bytes(&allocs);
-  if (allocs.failed || smem > STATIC_SMEM_LIMIT) {
+  if (allocs.failed) {
+    free(allocs.ops);
+    return attn_emit_errorf(kernel, "lower-tile-to-gpu: out of memory");
+  }
+  if (smem > STATIC_SMEM_LIMIT) {
     free(allocs.ops);
     return attn_emit_errorf(kernel,
                             "tiles of '%s' need %ld bytes of shared memory, "

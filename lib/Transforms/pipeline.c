@@ -51,16 +51,34 @@ static const char *trim_end(const char *s, const char *end) {
 /// True when an attn pass name occurs as a word in [s, end).
 static bool mentions_attn_pass(const char *s, const char *end,
                                const char **which, size_t *len) {
-  while (s < end) {
-    while (s < end && !(isalnum((unsigned char)*s) || *s == '-'))
-      ++s;
-    const char *w = s;
-    while (s < end && (isalnum((unsigned char)*s) || *s == '-' || *s == '_'))
-      ++s;
-    if (s > w && attn_pass_lookup(w, (size_t)(s - w))) {
-      *which = w;
-      *len = (size_t)(s - w);
-      return true;
+  // Only words in pass position count: right after '(' or ',' and outside
+  // option braces and quotes, so option values such as `=tile` do not.
+  int braces = 0;
+  bool quoted = false, pass_pos = false;
+  for (; s < end; ++s) {
+    if (quoted) {
+      quoted = *s != '"';
+      continue;
+    }
+    if (*s == '"')
+      quoted = true;
+    else if (*s == '{')
+      ++braces;
+    else if (*s == '}')
+      --braces;
+    else if (braces == 0 && (*s == '(' || *s == ','))
+      pass_pos = true;
+    else if (pass_pos && !isspace((unsigned char)*s)) {
+      const char *w = s;
+      while (s < end && (isalnum((unsigned char)*s) || *s == '-' || *s == '_'))
+        ++s;
+      if (s > w && attn_pass_lookup(w, (size_t)(s - w))) {
+        *which = w;
+        *len = (size_t)(s - w);
+        return true;
+      }
+      pass_pos = false;
+      --s;
     }
   }
   return false;

@@ -13,6 +13,7 @@ const struct attn_pass_def *const attn_passes[] = {
     &attn_tile_pass,
     &lower_tile_to_cpu_pass,
     &lower_tile_to_gpu_pass,
+    &lower_tile_to_hopper_pass,
 };
 const size_t attn_num_passes = sizeof attn_passes / sizeof attn_passes[0];
 

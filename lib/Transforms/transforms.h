@@ -67,6 +67,28 @@ MlirPass attn_pass_create(const struct attn_pass_def *def, const char *options,
 bool attn_pipeline_add(MlirPassManager pm, const char *pipeline, char *err,
                        size_t errlen);
 
+//===-- GPU lowering choice -----------------------------------------------===//
+
+/// Which GPU kernel family lowers attention.
+enum attn_gpu_kernel {
+  ATTN_GPU_KERNEL_AUTO,   ///< Hopper where the chip and program allow it
+  ATTN_GPU_KERNEL_PLAIN,  ///< the plain-arithmetic path, any chip
+  ATTN_GPU_KERNEL_HOPPER, ///< the sm_90a wgmma/TMA kernel or a diagnostic
+};
+
+/// True when the Hopper kernel computes this attn.fused op; otherwise
+/// false with a reason in *why (a static string).
+bool attn_hopper_supports(MlirOperation fused, const char **why);
+
+/// Appends to out the pipeline (after attn-fuse) that lowers module's
+/// attention to GPU kernels for chip; tile_options (may be NULL) are passed
+/// to attn-tile and override its defaults. Returns true when the Hopper
+/// kernel was chosen.
+struct attn_strbuf;
+bool attn_gpu_pipeline(MlirOperation module, const char *chip,
+                       const char *features, enum attn_gpu_kernel kind,
+                       const char *tile_options, struct attn_strbuf *out);
+
 /// The upstream passes that take the CPU lowering's output to the LLVM
 /// dialect, as pipeline text for attn_pipeline_add.
 extern const char attn_cpu_to_llvm_pipeline[];

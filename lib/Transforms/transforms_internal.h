@@ -13,6 +13,7 @@ extern const struct attn_pass_def attn_fuse_pass;
 extern const struct attn_pass_def attn_tile_pass;
 extern const struct attn_pass_def lower_tile_to_cpu_pass;
 extern const struct attn_pass_def lower_tile_to_gpu_pass;
+extern const struct attn_pass_def lower_tile_to_hopper_pass;
 
 //===-- Small helpers -----------------------------------------------------===//
 

@@ -33,15 +33,19 @@ struct options {
   double tolerance; // <= 0: pick by element type
   bool gpu;
   int iters;        // timed launches on the GPU (0: none)
+  enum attn_gpu_kernel kernel;
 };
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: attn-run [options] [input.mlir|-]\n\n"
-          "Runs each attention of the program on the CPU path and compares "
-          "with a float64 reference.\n\n"
+          "Compiles each attention of the program, runs it on the CPU (JIT) "
+          "or GPU 0\non fresh random inputs, and compares with a float64 "
+          "reference.\n\n"
           "  --target=cpu|gpu       run on the CPU (JIT, default) or on GPU 0\n"
           "  --iters=<n>            GPU only: also time n launches (median)\n"
+          "  --kernel=auto|hopper|plain  GPU kernel family (default auto: "
+          "Hopper where it applies)\n"
           "  --seed=<n>             input seed (default: fresh each run)\n"
           "  --tolerance=<x>        max relative error (default 1e-4 for f32, "
           "2e-2 for bf16, 5e-3 for f16)\n"
@@ -87,6 +91,18 @@ static int parse_args(int argc, char **argv, struct options *o) {
         return 1;
       }
       o->iters = (int)n;
+    } else if (!strncmp(a, "--kernel=", 9)) {
+      const char *k = a + 9;
+      if (!strcmp(k, "auto") || !strcmp(k, "hopper") || !strcmp(k, "plain"))
+        o->kernel = k[0] == 'a'   ? ATTN_GPU_KERNEL_AUTO
+                    : k[0] == 'h' ? ATTN_GPU_KERNEL_HOPPER
+                                  : ATTN_GPU_KERNEL_PLAIN;
+      else {
+        fprintf(stderr, "%s: error: unknown kernel '%s' (expected auto, "
+                        "hopper or plain)\n",
+                tool, k);
+        return 1;
+      }
     } else if (!strncmp(a, "--tile-options=", 15))
       o->tile_options = a + 15;
     else if (!strncmp(a, "--irdl-file=", 12))
@@ -314,11 +330,13 @@ int main(int argc, char **argv) {
     ok = attn_gpu_executor_init(&x); // fail fast when there is no GPU
   if (ok) {
     struct attn_strbuf p = {0};
-    attn_strbuf_printf(&p, "attn-tile{%s},", o.tile_options ? o.tile_options : "");
     if (o.gpu)
-      attn_strbuf_printf(&p, "lower-tile-to-gpu{chip=%s}", x.chip);
+      x.hopper = attn_gpu_pipeline(module, x.chip, NULL, o.kernel,
+                                   o.tile_options, &p);
     else
-      attn_strbuf_printf(&p, "lower-tile-to-cpu,%s", attn_cpu_to_llvm_pipeline);
+      attn_strbuf_printf(&p, "attn-tile{%s},lower-tile-to-cpu,%s",
+                         o.tile_options ? o.tile_options : "",
+                         attn_cpu_to_llvm_pipeline);
     ok = !p.failed && run_pipeline(ctx, module, p.buf);
     attn_strbuf_free(&p);
   }
@@ -337,7 +355,8 @@ int main(int argc, char **argv) {
   if (ok) {
     struct attn_rng rng;
     attn_rng_seed(&rng, o.seed);
-    printf("seed=%" PRIu64 " target=%s\n", o.seed, o.gpu ? x.device : "cpu");
+    printf("seed=%" PRIu64 " target=%s%s\n", o.seed, o.gpu ? x.device : "cpu",
+           o.gpu ? (x.hopper ? " kernel=hopper" : " kernel=plain") : "");
     for (int i = 0; i < njobs; ++i)
       failures += run_job(&x, &jobs[i], &o, &rng) != 0;
     printf("%d passed, %d failed\n", njobs - failures, failures);

@@ -34,6 +34,7 @@ struct attn_executor {
   struct attnrt_runtime *rt;    // GPU
   struct attnrt_module *module; // GPU
   char chip[16];                // GPU target, from the device
+  bool hopper;                  // the Hopper kernel was chosen
   char device[128];             // GPU name
 };
 

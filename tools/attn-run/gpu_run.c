@@ -36,8 +36,10 @@ bool attn_gpu_executor_init(struct attn_executor *x) {
             tool, x->device, major, minor);
     return false;
   }
-  // Hopper gets its architecture-specific target (wgmma, setmaxnreg).
-  snprintf(x->chip, sizeof x->chip, cc == 90 ? "sm_90a" : "sm_%d", cc);
+  // Hopper gets its architecture-specific target (wgmma, setmaxnreg); newer
+  // chips run sm_90 PTX through the driver's JIT.
+  snprintf(x->chip, sizeof x->chip, cc == 90 ? "sm_90a" : "sm_%d",
+           cc > 90 ? 90 : cc);
   return true;
 }
 
@@ -91,7 +93,10 @@ static bool gpu_execute(struct attn_executor *x, const struct job *j,
       goto out;
     }
     for (int w = 0; w < 3; ++w)
-      attnrt_launch(x->module, j->name, args, 4, NULL);
+      if ((st = attnrt_launch(x->module, j->name, args, 4, NULL))) {
+        fail(x, "warm-up launch failed", st);
+        goto out;
+      }
     for (int it = 0; it < x->iters; ++it)
       if ((st = attnrt_event_record(ev[0], NULL)) ||
           (st = attnrt_launch(x->module, j->name, args, 4, NULL)) ||

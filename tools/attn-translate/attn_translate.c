@@ -22,6 +22,7 @@ static const char *tool = "attn-translate";
 struct options {
   const char *input, *output, *manifest, *irdl_file, *toolkit;
   const char *chip, *features, *tile_options;
+  enum attn_gpu_kernel kernel;
   int format; // -1 none, else enum attn_binary_format
   bool manifest_only;
 };
@@ -38,6 +39,10 @@ static void usage(FILE *f) {
           "  -o <file>                output file (default stdout)\n"
           "  --chip=<sm_XX>           target chip (default sm_90a)\n"
           "  --features=<+ptxNN>      PTX ISA (default: the chip's minimum)\n"
+          "  --kernel=auto|hopper|plain  GPU kernel family: the sm_90a "
+          "wgmma/TMA kernel,\n"
+          "                           the plain path, or Hopper when the chip "
+          "and program allow (default)\n"
           "  --tile-options=<text>    options for attn-tile, e.g. "
           "'block-m=32 block-n=32'\n"
           "  --toolkit=<dir>          CUDA toolkit (default $CUDA_HOME or "
@@ -70,6 +75,21 @@ static int parse_args(int argc, char **argv, struct options *o) {
       o->features = a + 11;
     else if (!strncmp(a, "--tile-options=", 15))
       o->tile_options = a + 15;
+    else if (!strncmp(a, "--kernel=", 9)) {
+      const char *k = a + 9;
+      if (!strcmp(k, "auto"))
+        o->kernel = ATTN_GPU_KERNEL_AUTO;
+      else if (!strcmp(k, "hopper"))
+        o->kernel = ATTN_GPU_KERNEL_HOPPER;
+      else if (!strcmp(k, "plain"))
+        o->kernel = ATTN_GPU_KERNEL_PLAIN;
+      else {
+        fprintf(stderr, "%s: error: unknown kernel '%s' (expected auto, "
+                        "hopper or plain)\n",
+                tool, k);
+        return 1;
+      }
+    }
     else if (!strncmp(a, "--toolkit=", 10))
       o->toolkit = a + 10;
     else if (!strncmp(a, "--irdl-file=", 12))
@@ -112,6 +132,19 @@ static MlirWalkResult find_stage(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
+static bool run_pipeline(MlirContext ctx, MlirOperation module,
+                         const char *text) {
+  MlirPassManager pm = mlirPassManagerCreate(ctx);
+  char err[1024];
+  bool ok = attn_pipeline_add(pm, text, err, sizeof err);
+  if (!ok)
+    fprintf(stderr, "%s: error: %s\n", tool, err);
+  else
+    ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, module));
+  mlirPassManagerDestroy(pm);
+  return ok;
+}
+
 /// Runs whatever attn passes the module still needs to reach gpu level.
 static bool lower_to_gpu(MlirContext ctx, MlirOperation module,
                          const struct options *o) {
@@ -119,22 +152,24 @@ static bool lower_to_gpu(MlirContext ctx, MlirOperation module,
   mlirOperationWalk(module, find_stage, &s, MlirWalkPreOrder);
   if (!s.attn && !s.tile)
     return true;
+  if (s.attn && !run_pipeline(ctx, module, "attn-fuse"))
+    return false;
   struct attn_strbuf p = {0};
-  if (s.attn)
-    attn_strbuf_printf(&p, "attn-fuse,attn-tile{%s},",
-                       o->tile_options ? o->tile_options : "");
-  attn_strbuf_printf(&p, "lower-tile-to-gpu{chip=%s", o->chip);
-  if (o->features)
-    attn_strbuf_printf(&p, " features=%s", o->features);
-  attn_strbuf_printf(&p, "}");
-  MlirPassManager pm = mlirPassManagerCreate(ctx);
-  char err[1024];
-  bool ok = !p.failed && attn_pipeline_add(pm, p.buf, err, sizeof err);
-  if (!ok)
-    fprintf(stderr, "%s: error: %s\n", tool, p.failed ? "out of memory" : err);
-  else
-    ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, module));
-  mlirPassManagerDestroy(pm);
+  if (s.attn) {
+    attn_gpu_pipeline(module, o->chip, o->features, o->kernel,
+                      o->tile_options, &p);
+  } else {
+    // Tile-level input: the Hopper lowering takes what it can.
+    if (o->kernel == ATTN_GPU_KERNEL_HOPPER)
+      attn_strbuf_printf(&p, "lower-tile-to-hopper,");
+    else if (o->kernel == ATTN_GPU_KERNEL_AUTO && !strcmp(o->chip, "sm_90a"))
+      attn_strbuf_printf(&p, "lower-tile-to-hopper{fallback=true},");
+    attn_strbuf_printf(&p, "lower-tile-to-gpu{chip=%s", o->chip);
+    if (o->features)
+      attn_strbuf_printf(&p, " features=%s", o->features);
+    attn_strbuf_printf(&p, "}");
+  }
+  bool ok = !p.failed && run_pipeline(ctx, module, p.buf);
   attn_strbuf_free(&p);
   return ok;
 }
@@ -169,7 +204,7 @@ int main(int argc, char **argv) {
   }
   struct attn_binary bin = {0};
   if (ok && o.manifest_only) {
-    char *m = attn_manifest_create(module, o.chip, ATTN_FORMAT_PTX);
+    char *m = attn_manifest_create(module, NULL, ATTN_FORMAT_PTX);
     ok = m && write_file(o.output, m, strlen(m), "w");
     if (ok && o.output == NULL)
       putchar('\n');

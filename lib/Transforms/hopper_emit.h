@@ -1,0 +1,53 @@
+//===- hopper_emit.h - Writes the Hopper attention kernel as MLIR text ----===//
+//
+// Internal to lib/Transforms: lower_tile_to_hopper.c decides what to build
+// (struct attn_hopper_kernel), hopper_emit.c writes it as LLVM/NVVM-dialect
+// MLIR with inline PTX for the Hopper-only instructions (wgmma, TMA,
+// mbarrier, setmaxnreg), which MLIR's NVVM target and LLVM NVPTX compile.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_HOPPER_EMIT_H
+#define ATTN_HOPPER_EMIT_H
+
+#include "lib/IR/attn_context.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/// Threads of a CTA: one producer warpgroup (TMA and RoPE of K tiles) and
+/// two consumer warpgroups of 64 query rows each.
+#define ATTN_HOPPER_THREADS 384
+
+/// Everything the kernel depends on; all of it is compile-time constant.
+struct attn_hopper_kernel {
+  const char *name;
+  bool bf16;              ///< element type: bf16 (true) or f16
+  int64_t batch, heads, kv_heads, seq_q, seq_k, head_dim;
+  int block_m, block_n;   ///< 128 and 64/128
+  int stages;             ///< K/V shared-memory pipeline depth
+  bool causal;
+  double scale;
+  bool rope;
+  double theta;
+  int64_t rotary_dim;
+  bool interleaved;
+  int64_t rope_offset;    ///< position of row 0
+};
+
+/// Bytes of dynamic shared memory the kernel needs.
+int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k);
+
+/// Grid x (query blocks); y is heads and z batch.
+int64_t attn_hopper_grid_x(const struct attn_hopper_kernel *k);
+
+/// Appends the kernel's llvm.func (with its attn.launch manifest entry) to b.
+/// The function refers to `@attn_smem`, the dynamic shared memory global,
+/// which the caller declares once per gpu.module. Aliases it needs are
+/// written by attn_hopper_emit_aliases, which must come first in the text.
+void attn_hopper_emit_aliases(struct attn_strbuf *b,
+                              const struct attn_hopper_kernel *k);
+void attn_hopper_emit_kernel(struct attn_strbuf *b,
+                             const struct attn_hopper_kernel *k,
+                             const char *attention_attr);
+
+#endif // ATTN_HOPPER_EMIT_H

@@ -1,0 +1,372 @@
+//===- lower_tile_to_hopper.c - lower-tile-to-hopper: wgmma/TMA kernels ---===//
+//
+// Lowers an attention tile kernel, as attn-tile writes it, to one
+// warp-specialised sm_90a kernel (hopper_emit.c): TMA loads into a
+// multi-stage shared-memory ring completing on mbarriers, a producer
+// warpgroup that also applies RoPE to each K tile, two consumer warpgroups
+// running wgmma for Q.K^T and P.V with an exp2 online softmax in registers,
+// masks only on diagonal and tail blocks, and no visit to fully masked
+// causal blocks. The result is an llvm.func in `gpu.module @attn_kernels`
+// whose `attn.launch` attribute is its manifest entry, including the three
+// TMA descriptors the runtime derives from q, k and v.
+//
+//   func.func @f(%q: memref<BxHxNx128xbf16>, ...) attributes {tile.kernel,
+//       tile.attention = {...}} { <attention tile program, BM=128> }
+//   ==>
+//   gpu.module @attn_kernels [#nvvm.target<chip = "sm_90a", ...>] {
+//     llvm.func @f(%q: !llvm.ptr, ..., %q_map: !llvm.ptr {llvm.byval = ...,
+//         nvvm.grid_constant}, ...) attributes {nvvm.kernel,
+//         nvvm.maxntid = array<i32: 384, 1, 1>, attn.launch = {...}}
+//   }
+//
+// Supported: bf16/f16, head dim 64 or 128 (v's equal to q's), block-m 128,
+// block-n 64 or 128, MHA or GQA, any sequence length, causal or not, RoPE
+// with rotary_dim/4 dividing 96 (64, 128, 32, ...). Anything else is a
+// diagnostic, or with fallback=true is left to lower-tile-to-gpu.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/hopper_emit.h"
+#include "lib/Transforms/transforms_internal.h"
+
+#include "dialects/attn/attn_dialect.h"
+#include "dialects/tile/tile_dialect.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SMEM_LIMIT (227 * 1024)
+
+struct hopper_options {
+  bool fallback;
+  long stages; // 0: by head dim
+};
+
+static const struct attn_pass_option hopper_options_help[] = {
+    {"fallback", "leave kernels without a Hopper lowering to lower-tile-to-gpu "
+                 "instead of failing (default false)"},
+    {"stages", "K/V pipeline depth (0: 2 for head dim 128, 3 for 64)"},
+    {NULL, NULL},
+};
+
+static void hopper_init(void *opts) {
+  struct hopper_options *o = opts;
+  o->fallback = false;
+  o->stages = 0;
+}
+
+static bool hopper_set(void *opts, const char *name, const char *value,
+                       char *err, size_t errlen) {
+  struct hopper_options *o = opts;
+  if (!strcmp(name, "fallback")) {
+    if (attn_parse_bool_option(value, &o->fallback))
+      return true;
+    snprintf(err, errlen, "option 'fallback' expects true or false, found '%s'",
+             value);
+    return false;
+  }
+  if (!strcmp(name, "stages"))
+    return attn_parse_int_option(name, value, 0, 4, &o->stages, err, errlen);
+  snprintf(err, errlen,
+           "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
+           "fallback or stages)",
+           name);
+  return false;
+}
+
+/// The tile ops of the attention program attn-tile writes, in order.
+static const char *const program[] = {
+    ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_ALLOC,
+    ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,
+    ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,
+    ATTN_OP_TILE_LOAD,       "rope?",                 ATTN_OP_TILE_FILL,
+    ATTN_OP_TILE_FILL,       ATTN_OP_TILE_FILL,       ATTN_OP_TILE_LOAD,
+    "rope?",                 ATTN_OP_TILE_LOAD,       ATTN_OP_TILE_MMA,
+    ATTN_OP_TILE_MASK,       ATTN_OP_TILE_SOFTMAX_UPDATE, ATTN_OP_TILE_MMA,
+    ATTN_OP_TILE_NORMALIZE,  ATTN_OP_TILE_STORE,
+};
+
+static MlirWalkResult collect_tile(MlirOperation op, void *user) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  if (n.length > 5 && !strncmp(n.data, "tile.", 5))
+    attn_op_list_push(user, op);
+  return MlirWalkResultAdvance;
+}
+
+/// Checks that kernel is the attention tile program; *why gets a reason.
+static bool is_attention_program(MlirOperation kernel, bool rope,
+                                 const char **why) {
+  struct attn_op_list ops = {0};
+  mlirOperationWalk(kernel, collect_tile, &ops, MlirWalkPreOrder);
+  size_t i = 0;
+  bool ok = !ops.failed;
+  for (size_t p = 0; ok && p < sizeof program / sizeof *program; ++p) {
+    if (!strcmp(program[p], "rope?")) {
+      if (rope) {
+        ok = i < ops.n && attn_op_is(ops.ops[i], ATTN_OP_TILE_ROPE);
+        ++i;
+      }
+      continue;
+    }
+    ok = i < ops.n && attn_op_is(ops.ops[i], program[p]);
+    ++i;
+  }
+  ok = ok && i == ops.n;
+  free(ops.ops);
+  if (!ok)
+    *why = "the kernel is not the attention tile program attn-tile writes";
+  return ok;
+}
+
+/// Reads the kernel's problem; returns false with *why when the Hopper
+/// kernel cannot compute it.
+static bool describe(MlirOperation kernel, const struct hopper_options *o,
+                     struct attn_hopper_kernel *k, const char **why,
+                     char *detail, size_t dlen) {
+  memset(k, 0, sizeof *k);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
+  if (mlirBlockGetNumArguments(body) != 4) {
+    *why = "the kernel does not take exactly (q, k, v, out)";
+    return false;
+  }
+  MlirAttribute names = mlirOperationGetAttributeByName(
+      kernel, mlirStringRefCreateFromCString("tile.arg_names"));
+  static const char *order[4] = {"q", "k", "v", "out"};
+  for (int i = 0; i < 4; ++i) {
+    MlirAttribute n = mlirAttributeIsNull(names) ||
+                              mlirArrayAttrGetNumElements(names) != 4
+                          ? (MlirAttribute){NULL}
+                          : mlirArrayAttrGetElement(names, i);
+    if (mlirAttributeIsNull(n) || !mlirAttributeIsAString(n) ||
+        !attn_str_eq(mlirStringAttrGetValue(n), order[i])) {
+      *why = "the kernel's arguments are not in the order (q, k, v, out)";
+      return false;
+    }
+  }
+  int64_t q[8], kv[8], v[8];
+  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 0)), q);
+  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 1)), kv);
+  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 2)), v);
+  MlirType e = mlirShapedTypeGetElementType(
+      mlirValueGetType(mlirBlockGetArgument(body, 0)));
+  if (!mlirTypeIsABF16(e) && !mlirTypeIsAF16(e)) {
+    *why = "the Hopper kernel takes bf16 or f16 tensors";
+    return false;
+  }
+  k->bf16 = mlirTypeIsABF16(e);
+  k->batch = q[0];
+  k->heads = q[1];
+  k->kv_heads = kv[1];
+  k->seq_q = q[2];
+  k->seq_k = kv[2];
+  k->head_dim = q[3];
+  if (k->head_dim != 64 && k->head_dim != 128) {
+    *why = "the Hopper kernel has head dims 64 and 128";
+    snprintf(detail, dlen, "head dim %lld", (long long)k->head_dim);
+    return false;
+  }
+  if (v[3] != k->head_dim) {
+    *why = "the Hopper kernel needs v's head dim equal to q's";
+    return false;
+  }
+  if (k->seq_q > (1LL << 24) || k->seq_k > (1LL << 24) ||
+      k->batch * k->heads * k->seq_q > (1LL << 31)) {
+    *why = "the tensors are too large for 32-bit indexing";
+    return false;
+  }
+  struct attn_op_list allocs = {0};
+  attn_tile_collect_allocs(kernel, &allocs);
+  int64_t qt[8] = {0}, kt[8] = {0};
+  if (allocs.n >= 2) {
+    attn_static_shape(mlirValueGetType(mlirOperationGetResult(allocs.ops[0], 0)),
+                      qt);
+    attn_static_shape(mlirValueGetType(mlirOperationGetResult(allocs.ops[1], 0)),
+                      kt);
+  }
+  free(allocs.ops);
+  k->block_m = (int)qt[0];
+  k->block_n = (int)kt[0];
+  if (k->block_m != 128 || (k->block_n != 64 && k->block_n != 128)) {
+    *why = "the Hopper kernel needs block-m 128 and block-n 64 or 128";
+    snprintf(detail, dlen, "block-m %d, block-n %d", k->block_m, k->block_n);
+    return false;
+  }
+  MlirAttribute att = mlirOperationGetAttributeByName(
+      kernel, mlirStringRefCreateFromCString("tile.attention"));
+  if (mlirAttributeIsNull(att) || !mlirAttributeIsADictionary(att)) {
+    *why = "the kernel has no tile.attention description";
+    return false;
+  }
+  for (intptr_t i = 0, n = mlirDictionaryAttrGetNumElements(att); i < n; ++i) {
+    MlirStringRef key = mlirIdentifierStr(mlirDictionaryAttrGetElement(att, i).name);
+    if (!attn_str_eq(key, "scale") && !attn_str_eq(key, "causal") &&
+        !attn_str_eq(key, "rope")) {
+      *why = "the Hopper kernel computes scale, causal and RoPE only";
+      snprintf(detail, dlen, "'%.*s'", (int)key.length, key.data);
+      return false;
+    }
+  }
+  MlirAttribute a = mlirDictionaryAttrGetElementByName(
+      att, mlirStringRefCreateFromCString("scale"));
+  k->scale = mlirAttributeIsAFloat(a) ? mlirFloatAttrGetValueDouble(a) : 1.0;
+  a = mlirDictionaryAttrGetElementByName(att,
+                                         mlirStringRefCreateFromCString("causal"));
+  k->causal = mlirAttributeIsABool(a) && mlirBoolAttrGetValue(a);
+  MlirAttribute rope = mlirDictionaryAttrGetElementByName(
+      att, mlirStringRefCreateFromCString("rope"));
+  if (!mlirAttributeIsNull(rope)) {
+    k->rope = true;
+    MlirAttribute t = mlirDictionaryAttrGetElementByName(
+        rope, mlirStringRefCreateFromCString("theta"));
+    MlirAttribute r = mlirDictionaryAttrGetElementByName(
+        rope, mlirStringRefCreateFromCString("rotary_dim"));
+    MlirAttribute l = mlirDictionaryAttrGetElementByName(
+        rope, mlirStringRefCreateFromCString("layout"));
+    MlirAttribute off = mlirDictionaryAttrGetElementByName(
+        rope, mlirStringRefCreateFromCString("offset"));
+    if (!mlirAttributeIsAFloat(t) || !mlirAttributeIsAInteger(r) ||
+        !mlirAttributeIsAString(l)) {
+      *why = "malformed rope description";
+      return false;
+    }
+    k->theta = mlirFloatAttrGetValueDouble(t);
+    k->rotary_dim = mlirIntegerAttrGetValueInt(r);
+    k->interleaved = attn_str_eq(mlirStringAttrGetValue(l), "interleaved");
+    k->rope_offset = !mlirAttributeIsNull(off) && mlirAttributeIsAInteger(off)
+                         ? mlirIntegerAttrGetValueInt(off)
+                         : 0;
+    if (k->rotary_dim % 4 != 0 || 96 % (k->rotary_dim / 4) != 0) {
+      *why = "the Hopper kernel's RoPE needs rotary_dim/4 to divide 96";
+      snprintf(detail, dlen, "rotary_dim %lld", (long long)k->rotary_dim);
+      return false;
+    }
+  }
+  if (!is_attention_program(kernel, k->rope, why))
+    return false;
+  k->stages = o->stages ? (int)o->stages : k->head_dim == 128 ? 2 : 3;
+  if (attn_hopper_smem_bytes(k) > SMEM_LIMIT) {
+    *why = "the tiles do not fit the 227 KiB of shared memory of a CTA";
+    snprintf(detail, dlen, "%lld bytes with %d stages",
+             (long long)attn_hopper_smem_bytes(k), k->stages);
+    return false;
+  }
+  return true;
+}
+
+/// Moves the ops of the parsed shell gpu.module into @attn_kernels, keeping
+/// one copy of each declaration and of the shared-memory global.
+static void move_into(MlirOperation shell, MlirOperation kernels) {
+  MlirBlock src = mlirRegionGetFirstBlock(mlirOperationGetRegion(shell, 0));
+  MlirBlock dst = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernels, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(src);
+       !mlirOperationIsNull(op);) {
+    MlirOperation next = mlirOperationGetNextInBlock(op);
+    MlirStringRef sym;
+    bool dup = false;
+    if (attn_attr_str(op, "sym_name", &sym))
+      for (MlirOperation d = mlirBlockGetFirstOperation(dst);
+           !mlirOperationIsNull(d) && !dup; d = mlirOperationGetNextInBlock(d)) {
+        MlirStringRef ds;
+        dup = attn_attr_str(d, "sym_name", &ds) && ds.length == sym.length &&
+              !memcmp(ds.data, sym.data, sym.length);
+      }
+    if (!dup) {
+      mlirOperationRemoveFromParent(op);
+      mlirBlockAppendOwnedOperation(dst, op);
+    }
+    op = next;
+  }
+}
+
+static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
+                         bool *lowered) {
+  *lowered = false;
+  struct attn_hopper_kernel k;
+  const char *why = NULL;
+  char detail[128] = "";
+  MlirStringRef sym;
+  attn_attr_str(kernel, "sym_name", &sym);
+  char name[256];
+  snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
+  if (!describe(kernel, o, &k, &why, detail, sizeof detail)) {
+    if (o->fallback)
+      return true;
+    return attn_emit_errorf(kernel, "no Hopper kernel for '%s': %s%s%s%s",
+                            name, why, detail[0] ? " (found " : "", detail,
+                            detail[0] ? ")" : "");
+  }
+  k.name = name;
+  MlirOperation module = mlirOperationGetParentOperation(kernel);
+  MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
+                                             mlirOperationGetLocation(kernel));
+  if (mlirOperationIsNull(gm))
+    return attn_emit_errorf(kernel, "cannot create gpu.module");
+
+  struct attn_strbuf att = {0}, text = {0};
+  attn_strbuf_attr(&att, mlirOperationGetAttributeByName(
+                             kernel, mlirStringRefCreateFromCString(
+                                         "tile.attention")));
+  attn_hopper_emit_aliases(&text, &k);
+  attn_strbuf_printf(
+      &text,
+      "gpu.module @shell {\n"
+      "llvm.func @__nv_exp2(f64) -> f64\n"
+      "llvm.func @__nv_sinf(f32) -> f32\n"
+      "llvm.func @__nv_cosf(f32) -> f32\n"
+      "llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, "
+      "alignment = 1024 : i64} : !llvm.array<0 x i8>\n");
+  attn_hopper_emit_kernel(&text, &k, att.buf);
+  attn_strbuf_printf(&text, "}\n");
+  attn_strbuf_free(&att);
+  if (text.failed) {
+    attn_strbuf_free(&text);
+    return attn_emit_errorf(kernel, "lower-tile-to-hopper: out of memory");
+  }
+  if (getenv("ATTN_DUMP_HOPPER")) {
+    FILE *f = fopen(getenv("ATTN_DUMP_HOPPER"), "w");
+    if (f) {
+      fputs(text.buf, f);
+      fclose(f);
+    }
+  }
+  MlirOperation shell = attn_parse_op(mlirOperationGetContext(kernel),
+                                      text.buf, "lower-tile-to-hopper");
+  attn_strbuf_free(&text);
+  if (mlirOperationIsNull(shell))
+    return attn_emit_errorf(kernel, "lower-tile-to-hopper produced IR that "
+                                    "MLIR cannot parse (a bug in attn)");
+  attn_set_locations(shell, mlirOperationGetLocation(kernel));
+  move_into(shell, gm);
+  mlirOperationDestroy(shell);
+  mlirOperationDestroy(kernel);
+  *lowered = true;
+  return true;
+}
+
+static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
+  const struct hopper_options *o = opts;
+  struct attn_op_list funcs = {0};
+  attn_op_list_collect(&funcs, module, "func.func");
+  bool ok = !funcs.failed;
+  for (size_t i = 0; ok && i < funcs.n; ++i) {
+    bool lowered;
+    if (attn_tile_is_kernel(funcs.ops[i]))
+      ok = lower_kernel(funcs.ops[i], o, &lowered);
+  }
+  free(funcs.ops);
+  return ok;
+}
+
+const struct attn_pass_def lower_tile_to_hopper_pass = {
+    .argument = "lower-tile-to-hopper",
+    .description = "Lower attention tile kernels to warp-specialised sm_90a "
+                   "kernels: TMA, mbarrier pipeline, wgmma, RoPE in the kernel",
+    .options = hopper_options_help,
+    .options_size = sizeof(struct hopper_options),
+    .init_options = hopper_init,
+    .set_option = hopper_set,
+    .run = lower_tile_to_hopper_run,
+};
