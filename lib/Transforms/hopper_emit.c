@@ -29,9 +29,9 @@
 #include <string.h>
 
 #define PRODUCER_REGS 56
-#define PRODUCER_REGS_NO_ROPE 24
+#define PRODUCER_REGS_NO_ROPE 40
 #define CONSUMER_REGS 224
-#define CONSUMER_REGS_NO_ROPE 240
+#define CONSUMER_REGS_NO_ROPE 232
 
 struct em {
   struct attn_strbuf *b;
@@ -642,188 +642,327 @@ static void mask_scores(struct em *e, int *sv, int j, int lr, int row0) {
   }
 }
 
-static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
+/// Emits an `scf.yield` (or any terminator) of ids, all of type ty.
+static void yield_list(struct em *e, const char *kw, const int *ids, int n,
+                       const char *const *tys) {
+  struct attn_strbuf y = {0};
+  attn_strbuf_printf(&y, "%s ", kw);
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&y, "%s%%v%d", i ? ", " : "", ids[i]);
+  attn_strbuf_printf(&y, " : ");
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&y, "%s%s", i ? ", " : "", tys[i]);
+  line(e, "%s", y.buf);
+  attn_strbuf_free(&y);
+}
+
+/// The per-consumer values every block step needs.
+struct cons {
+  int cw, lr, row0, wg_row, desc_q, scale_log2, ninf, zero, nz;
+  int sched_me, sched_other; // named barrier ids (i32)
+};
+
+/// S = Q K_j^T for the stage's K tile (issued and committed, not waited).
+/// With fence false the caller has issued wgmma.fence already.
+static void issue_qk(struct em *e, const struct cons *c, int kt, int *sv,
+                     bool fence) {
   const struct attn_hopper_kernel *k = e->k;
-  int ns = e->ns, no = e->no;
-  int cw = addc(e, wg, -1);
-  int warp = divc(e, wt, 32), lane = remc(e, wt, 32);
-  int lq = divc(e, lane, 4), lr = remc(e, lane, 4);
-  int wrow = addi(e, mulc(e, warp, 16), lq);              // row in the WG
-  int row0 = addi(e, addi(e, x->q_row, mulc(e, cw, 64)), wrow); // query row
-  mbar_wait(e, x->bar_q, ci32(e, 0));
-  if (k->rope) {
-    rope_q(e, x->smem, wt, x->q_row, cw);
-    asm_r(e, "bar.sync $0, 128;", addc(e, cw, 1));
-  }
-  // Q descriptor of this warpgroup's 64 rows (K-major, 128 B swizzle).
-  int qaddr = addi(e, addc(e, x->sbase, e->q_off), mulc(e, cw, 64 * 128));
-  int desc_q = make_desc(e, qaddr, 16, 1024);
-  float c = (float)(k->scale * 1.4426950408889634);
-  int scale_log2 = cf32(e, c);
-  int ninf = cf32(e, -INFINITY), zero = cf32(e, 0.0f);
-
-  // Loop over key blocks with O, m and l carried.
-  int o_init[256];
-  for (int i = 0; i < no; ++i)
-    o_init[i] = zero;
-  int lo = cidx(e, 0), hi = to_index(e, x->nkb), st = cidx(e, 1);
-  int it = e->next++, res = e->next++;
-  int o_arg[256], m_arg[2], l_arg[2];
-  struct attn_strbuf hdr = {0};
-  attn_strbuf_printf(&hdr, "%%v%d:%d = scf.for %%v%d = %%v%d to %%v%d step "
-                           "%%v%d iter_args(",
-                     res, no + 4, it, lo, hi, st);
-  for (int i = 0; i < no; ++i) {
-    o_arg[i] = e->next++;
-    attn_strbuf_printf(&hdr, "%s%%v%d = %%v%d", i ? ", " : "", o_arg[i],
-                       o_init[i]);
-  }
-  for (int r = 0; r < 2; ++r) {
-    m_arg[r] = e->next++;
-    attn_strbuf_printf(&hdr, ", %%v%d = %%v%d", m_arg[r], ninf);
-  }
-  for (int r = 0; r < 2; ++r) {
-    l_arg[r] = e->next++;
-    attn_strbuf_printf(&hdr, ", %%v%d = %%v%d", l_arg[r], zero);
-  }
-  attn_strbuf_printf(&hdr, ") -> (");
-  for (int i = 0; i < no + 4; ++i)
-    attn_strbuf_printf(&hdr, "%sf32", i ? ", " : "");
-  attn_strbuf_printf(&hdr, ") {");
-  line(e, "%s", hdr.buf);
-  attn_strbuf_free(&hdr);
-
-  int j = from_index(e, it), ph;
-  int s = stage_of(e, j, &ph);
-  mbar_wait(e, bar_at(e, k->rope ? x->bar_kready : x->bar_full, s), ph);
-  int kt = tile_k(e, x, s), vt = addc(e, kt, e->tile_bytes);
   int desc_k = make_desc(e, kt, 16, 1024);
-  int desc_v = make_desc(e, vt, (long long)k->block_n * 128, 1024);
-
-  // S = Q K^T
-  int sv[256];
-  for (int i = 0; i < ns; ++i)
-    sv[i] = zero;
-  asm0(e, "wgmma.fence.sync.aligned;");
+  // The first wgmma ignores its accumulators (scale-d = 0): feed it undefined
+  // values, so nothing writes those registers inside the wgmma pipeline.
+  int undef = op(e, "llvm.mlir.undef : f32");
+  for (int i = 0; i < e->ns; ++i)
+    sv[i] = undef;
+  if (fence)
+    asm0(e, "wgmma.fence.sync.aligned;");
   for (int kk = 0; kk < k->head_dim / 16; ++kk) {
     long long region_q = (long long)(kk / 4) * k->block_m * 128;
     long long region_k = (long long)(kk / 4) * k->block_n * 128;
-    wgmma_ss(e, sv, ns, desc_add(e, desc_q, region_q + (kk % 4) * 32),
+    wgmma_ss(e, sv, e->ns, desc_add(e, c->desc_q, region_q + (kk % 4) * 32),
              desc_add(e, desc_k, region_k + (kk % 4) * 32),
              ci32(e, kk ? 1 : 0), false);
   }
   asm0(e, "wgmma.commit_group.sync.aligned;");
-  asm0(e, "wgmma.wait_group.sync.aligned 0;");
-  reg_fence(e, sv, ns, "f32", "f");
+}
 
-  // Mask on blocks that need it.
+/// O += P V for the stage's V tile (issued and committed, not waited). The
+/// caller has fenced O and P (reg_fence) and issued wgmma.fence.
+static void issue_pv(struct em *e, int vt, int *ov, int *a) {
+  const struct attn_hopper_kernel *k = e->k;
+  int desc_v = make_desc(e, vt, (long long)k->block_n * 128, 1024);
+  for (int kk = 0; kk < k->block_n / 16; ++kk)
+    wgmma_rs(e, ov, e->no, &a[4 * kk],
+             desc_add(e, desc_v, (long long)kk * 16 * 128));
+  asm0(e, "wgmma.commit_group.sync.aligned;");
+}
+
+/// Masks S where block j crosses the diagonal or the end of the keys.
+static void maybe_mask(struct em *e, const struct cons *c, int j, int *sv) {
+  const struct attn_hopper_kernel *k = e->k;
+  int ns = e->ns;
   bool tail = k->seq_k % k->block_n != 0;
-  if (k->causal || tail) {
-    int wg_row = addi(e, x->q_row, mulc(e, cw, 64));
-    int end = mulc(e, addc(e, j, 1), k->block_n); // one past the block
-    int need = cmpc(e, "ugt", end, k->seq_k);
-    if (k->causal)
-      need = op(e, "arith.ori %%v%d, %%v%d : i1", need,
-                op(e, "arith.cmpi ugt, %%v%d, %%v%d : i32", end,
-                   addc(e, wg_row, 1)));
-    int r = e->next++;
-    struct attn_strbuf h = {0};
-    attn_strbuf_printf(&h, "%%v%d:%d = scf.if %%v%d -> (", r, ns, need);
-    for (int i = 0; i < ns; ++i)
-      attn_strbuf_printf(&h, "%sf32", i ? ", " : "");
-    attn_strbuf_printf(&h, ") {");
-    line(e, "%s", h.buf);
-    attn_strbuf_free(&h);
-    int masked[256];
-    memcpy(masked, sv, sizeof(int) * (size_t)ns);
-    mask_scores(e, masked, j, lr, row0);
-    struct attn_strbuf y = {0};
-    for (int pass = 0; pass < 2; ++pass) {
-      const int *v = pass == 0 ? masked : sv;
-      attn_strbuf_printf(&y, "scf.yield ");
-      for (int i = 0; i < ns; ++i)
-        attn_strbuf_printf(&y, "%s%%v%d", i ? ", " : "", v[i]);
-      attn_strbuf_printf(&y, " : ");
-      for (int i = 0; i < ns; ++i)
-        attn_strbuf_printf(&y, "%sf32", i ? ", " : "");
-      line(e, "%s", y.buf);
-      attn_strbuf_free(&y);
-      line(e, pass == 0 ? "} else {" : "}");
-    }
-    int nz = cf32(e, -0.0f); // x + -0.0 == x: names one result of the if
-    for (int i = 0; i < ns; ++i)
-      sv[i] = op(e, "arith.addf %%v%d#%d, %%v%d : f32", r, i, nz);
-  }
+  if (!k->causal && !tail)
+    return;
+  int end = mulc(e, addc(e, j, 1), k->block_n); // one past the block
+  int need = cmpc(e, "ugt", end, k->seq_k);
+  if (k->causal)
+    need = op(e, "arith.ori %%v%d, %%v%d : i1", need,
+              op(e, "arith.cmpi ugt, %%v%d, %%v%d : i32", end,
+                 addc(e, c->wg_row, 1)));
+  int r = e->next++;
+  struct attn_strbuf h = {0};
+  attn_strbuf_printf(&h, "%%v%d:%d = scf.if %%v%d -> (", r, ns, need);
+  for (int i = 0; i < ns; ++i)
+    attn_strbuf_printf(&h, "%sf32", i ? ", " : "");
+  attn_strbuf_printf(&h, ") {");
+  line(e, "%s", h.buf);
+  attn_strbuf_free(&h);
+  int masked[256];
+  const char *tys[256];
+  for (int i = 0; i < ns; ++i)
+    tys[i] = "f32";
+  memcpy(masked, sv, sizeof(int) * (size_t)ns);
+  mask_scores(e, masked, j, c->lr, c->row0);
+  yield_list(e, "scf.yield", masked, ns, tys);
+  line(e, "} else {");
+  yield_list(e, "scf.yield", sv, ns, tys);
+  line(e, "}");
+  for (int i = 0; i < ns; ++i)
+    sv[i] = op(e, "arith.addf %%v%d#%d, %%v%d : f32", r, i, c->nz);
+}
 
-  // Online softmax, rows r0 (reg pairs 0-1 of each 4) and r0 + 8.
-  int m_new[2], m_use[2], alpha[2], l_new[2];
+/// Online softmax of one block (rows r0: register pairs 0-1 of every 4,
+/// r0 + 8: pairs 2-3): new row maxima, the rescale factors of the old
+/// accumulators, the running sums, and P (f32, ns values in a).
+static void softmax(struct em *e, const struct cons *c, const int *sv,
+                    const int m_in[2], const int l_in[2], int m_out[2],
+                    int l_out[2], int alpha[2], int *a) {
+  int ns = e->ns, m_use[2];
   for (int r = 0; r < 2; ++r) {
-    int mx = ninf;
+    int mx = c->ninf;
     for (int i = 0; i < ns; ++i)
       if (((i >> 1) & 1) == r)
         mx = op(e, "arith.maxnumf %%v%d, %%v%d : f32", mx, sv[i]);
     mx = op(e, "arith.maxnumf %%v%d, %%v%d : f32", mx, shfl_xor(e, mx, 1));
     mx = op(e, "arith.maxnumf %%v%d, %%v%d : f32", mx, shfl_xor(e, mx, 2));
-    m_new[r] = op(e, "arith.maxnumf %%v%d, %%v%d : f32", m_arg[r],
-                  fmul(e, mx, scale_log2));
-    int dead = op(e, "arith.cmpf oeq, %%v%d, %%v%d : f32", m_new[r], ninf);
-    m_use[r] = sel(e, dead, zero, m_new[r], "f32");
-    alpha[r] = ex2(e, fsub(e, m_arg[r], m_use[r]));
+    m_out[r] = op(e, "arith.maxnumf %%v%d, %%v%d : f32", m_in[r],
+                  fmul(e, mx, c->scale_log2));
+    int dead = op(e, "arith.cmpf oeq, %%v%d, %%v%d : f32", m_out[r], c->ninf);
+    m_use[r] = sel(e, dead, c->zero, m_out[r], "f32");
+    alpha[r] = ex2(e, fsub(e, m_in[r], m_use[r]));
   }
-  int p[256];
-  int sum[2] = {zero, zero};
+  int p[256], sum[2] = {c->zero, c->zero};
+  int neg[2] = {op(e, "arith.negf %%v%d : f32", m_use[0]),
+                op(e, "arith.negf %%v%d : f32", m_use[1])};
   for (int i = 0; i < ns; ++i) {
     int r = (i >> 1) & 1;
-    int neg = op(e, "arith.negf %%v%d : f32", m_use[r]);
-    p[i] = ex2(e, fma3(e, sv[i], scale_log2, neg));
+    p[i] = ex2(e, fma3(e, sv[i], c->scale_log2, neg[r]));
     sum[r] = fadd(e, sum[r], p[i]);
   }
   for (int r = 0; r < 2; ++r)
-    l_new[r] = fma3(e, l_arg[r], alpha[r], sum[r]);
-  int ov[256];
-  for (int i = 0; i < no; ++i)
-    ov[i] = fmul(e, o_arg[i], alpha[(i >> 1) & 1]);
-  int a[128];
-  for (int i = 0; i < ns / 2; ++i)
-    a[i] = pack2(e, p[2 * i], p[2 * i + 1]);
+    l_out[r] = fma3(e, l_in[r], alpha[r], sum[r]);
+  memcpy(a, p, sizeof(int) * (size_t)ns);
+}
 
-  // O += P V, P from registers.
-  reg_fence(e, ov, no, "f32", "f");
-  reg_fence(e, a, ns / 2, "i32", "r");
-  asm0(e, "wgmma.fence.sync.aligned;");
-  for (int kk = 0; kk < k->block_n / 16; ++kk)
-    wgmma_rs(e, ov, no, &a[4 * kk],
-             desc_add(e, desc_v, (long long)kk * 16 * 128));
-  asm0(e, "wgmma.commit_group.sync.aligned;");
-  asm0(e, "wgmma.wait_group.sync.aligned 0;");
-  reg_fence(e, ov, no, "f32", "f");
-  mbar_arrive(e, bar_at(e, x->bar_empty, s));
-  struct attn_strbuf y = {0};
-  attn_strbuf_printf(&y, "scf.yield ");
-  for (int i = 0; i < no; ++i)
-    attn_strbuf_printf(&y, "%%v%d, ", ov[i]);
-  attn_strbuf_printf(&y, "%%v%d, %%v%d, %%v%d, %%v%d : ", m_new[0], m_new[1],
-                     l_new[0], l_new[1]);
-  for (int i = 0; i < no + 4; ++i)
-    attn_strbuf_printf(&y, "%sf32", i ? ", " : "");
-  line(e, "%s", y.buf);
-  attn_strbuf_free(&y);
+/// Packs probabilities to 16-bit pairs, the A registers of the P V wgmma.
+/// Done only once the previous P V has completed, so that the new registers
+/// never overwrite ones an in-flight wgmma still reads.
+static void pack_p(struct em *e, const int *p, int *a) {
+  for (int i = 0; i < e->ns / 2; ++i)
+    a[i] = pack2(e, p[2 * i], p[2 * i + 1]);
+}
+
+static void rescale(struct em *e, int *ov, const int alpha[2]) {
+  for (int i = 0; i < e->no; ++i)
+    ov[i] = fmul(e, ov[i], alpha[(i >> 1) & 1]);
+}
+
+/// Consumer warpgroups, FlashAttention-3 schedule: in step j each issues
+/// S_j = Q K_j^T and O += P_{j-1} V_{j-1} back to back, then lets the other
+/// warpgroup issue its pair (ping-pong on named barriers) and computes the
+/// softmax of S_j while both GEMMs and the other's run.
+static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
+  const struct attn_hopper_kernel *k = e->k;
+  int ns = e->ns, no = e->no, np = ns / 2;
+  struct cons c;
+  c.cw = addc(e, wg, -1);
+  int warp = divc(e, wt, 32), lane = remc(e, wt, 32);
+  int lq = divc(e, lane, 4);
+  c.lr = remc(e, lane, 4);
+  int wrow = addi(e, mulc(e, warp, 16), lq); // row in the warpgroup
+  c.wg_row = addi(e, x->q_row, mulc(e, c.cw, 64));
+  c.row0 = addi(e, c.wg_row, wrow); // query row of register pairs 0-1
+  c.sched_me = addc(e, c.cw, 3);
+  c.sched_other = op(e, "arith.subi %%v%d, %%v%d : i32", ci32(e, 4), c.cw);
+  mbar_wait(e, x->bar_q, ci32(e, 0));
+  if (k->rope) {
+    rope_q(e, x->smem, wt, x->q_row, c.cw);
+    asm_r(e, "bar.sync $0, 128;", addc(e, c.cw, 1));
+  }
+  // The first consumer goes first: the second opens its barrier.
+  int second = cmpc(e, "eq", c.cw, 1);
+  line(e, "scf.if %%v%d {", second);
+  asm_r(e, "bar.arrive $0, 256;", ci32(e, 3));
+  line(e, "}");
+  int qaddr = addi(e, addc(e, x->sbase, e->q_off), mulc(e, c.cw, 64 * 128));
+  c.desc_q = make_desc(e, qaddr, 16, 1024);
+  c.scale_log2 = cf32(e, (float)(k->scale * 1.4426950408889634));
+  c.ninf = cf32(e, -INFINITY);
+  c.zero = cf32(e, 0.0f);
+  c.nz = cf32(e, -0.0f); // x + -0.0 == x: names one result of a region op
+  int ready = k->rope ? x->bar_kready : x->bar_full;
+
+  // Step 0: S_0 and its softmax; O starts at zero.
+  int sv[256], a[128], pf[256], m[2], l[2], alpha[2];
+  int m0[2] = {c.ninf, c.ninf}, l0[2] = {c.zero, c.zero};
+  {
+    int z = ci32(e, 0), ph;
+    int s = stage_of(e, z, &ph);
+    mbar_wait(e, bar_at(e, ready, s), ph);
+    asm_r(e, "bar.sync $0, 256;", c.sched_me);
+    issue_qk(e, &c, tile_k(e, x, s), sv, true);
+    asm_r(e, "bar.arrive $0, 256;", c.sched_other);
+    asm0(e, "wgmma.wait_group.sync.aligned 0;");
+    reg_fence(e, sv, ns, "f32", "f");
+    maybe_mask(e, &c, z, sv);
+    softmax(e, &c, sv, m0, l0, m, l, alpha, pf);
+    pack_p(e, pf, a);
+  }
+
+  // Steps 1 .. nkb-1, carrying O, m, l, alpha and P of the previous block.
+  int lo = cidx(e, 1), hi = to_index(e, x->nkb), st = cidx(e, 1);
+  int it = e->next++, res = e->next++;
+  int ncarry = no + 6 + np;
+  int init[512], arg[512];
+  const char *tys[512];
+  int n = 0;
+  for (int i = 0; i < no; ++i, ++n) {
+    init[n] = c.zero;
+    tys[n] = "f32";
+  }
+  for (int r = 0; r < 2; ++r, ++n) {
+    init[n] = m[r];
+    tys[n] = "f32";
+  }
+  for (int r = 0; r < 2; ++r, ++n) {
+    init[n] = l[r];
+    tys[n] = "f32";
+  }
+  for (int r = 0; r < 2; ++r, ++n) {
+    init[n] = alpha[r];
+    tys[n] = "f32";
+  }
+  for (int i = 0; i < np; ++i, ++n) {
+    init[n] = a[i];
+    tys[n] = "i32";
+  }
+  struct attn_strbuf hdr = {0};
+  attn_strbuf_printf(&hdr,
+                     "%%v%d:%d = scf.for %%v%d = %%v%d to %%v%d step %%v%d "
+                     "iter_args(",
+                     res, ncarry, it, lo, hi, st);
+  for (int i = 0; i < ncarry; ++i) {
+    arg[i] = e->next++;
+    attn_strbuf_printf(&hdr, "%s%%v%d = %%v%d", i ? ", " : "", arg[i], init[i]);
+  }
+  attn_strbuf_printf(&hdr, ") -> (");
+  for (int i = 0; i < ncarry; ++i)
+    attn_strbuf_printf(&hdr, "%s%s", i ? ", " : "", tys[i]);
+  attn_strbuf_printf(&hdr, ") {");
+  line(e, "%s", hdr.buf);
+  attn_strbuf_free(&hdr);
+  {
+    int ov[256], pa[128], mi[2], li[2], al[2];
+    memcpy(ov, arg, sizeof(int) * (size_t)no);
+    mi[0] = arg[no];
+    mi[1] = arg[no + 1];
+    li[0] = arg[no + 2];
+    li[1] = arg[no + 3];
+    al[0] = arg[no + 4];
+    al[1] = arg[no + 5];
+    memcpy(pa, arg + no + 6, sizeof(int) * (size_t)np);
+    int j = from_index(e, it), ph, php;
+    int s = stage_of(e, j, &ph);
+    int sp = stage_of(e, addc(e, j, -1), &php);
+    // Registers the GEMMs read are written before the wgmma pipeline starts.
+    rescale(e, ov, al);
+    reg_fence(e, ov, no, "f32", "f");
+    reg_fence(e, pa, np, "i32", "r");
+    int kt = tile_k(e, x, s), vt = addc(e, tile_k(e, x, sp), e->tile_bytes);
+    mbar_wait(e, bar_at(e, ready, s), ph);
+    asm_r(e, "bar.sync $0, 256;", c.sched_me);
+    asm0(e, "wgmma.fence.sync.aligned;");
+    issue_qk(e, &c, kt, sv, false);
+    issue_pv(e, vt, ov, pa);
+    asm_r(e, "bar.arrive $0, 256;", c.sched_other);
+    asm0(e, "wgmma.wait_group.sync.aligned 1;");
+    reg_fence(e, sv, ns, "f32", "f");
+    maybe_mask(e, &c, j, sv);
+    int mo[2], lo2[2], an[2], pn[128], pf2[256];
+    softmax(e, &c, sv, mi, li, mo, lo2, an, pf2);
+    asm0(e, "wgmma.wait_group.sync.aligned 0;");
+    reg_fence(e, ov, no, "f32", "f");
+    reg_fence(e, pf2, ns, "f32", "f");
+    pack_p(e, pf2, pn);
+    mbar_arrive(e, bar_at(e, x->bar_empty, sp));
+    int out[512];
+    int nn = 0;
+    for (int i = 0; i < no; ++i)
+      out[nn++] = ov[i];
+    out[nn++] = mo[0];
+    out[nn++] = mo[1];
+    out[nn++] = lo2[0];
+    out[nn++] = lo2[1];
+    out[nn++] = an[0];
+    out[nn++] = an[1];
+    for (int i = 0; i < np; ++i)
+      out[nn++] = pn[i];
+    yield_list(e, "scf.yield", out, nn, tys);
+  }
   line(e, "}");
 
-  // Epilogue: finish l across the quad, normalise, store rows < N.
-  int nz = cf32(e, -0.0f); // x + -0.0 == x: names one result of the loop
-  int lsum[2];
+  // Last block's P V, then the epilogue.
+  int ov[256], al[2], pa[128], lf[2];
+  for (int i = 0; i < no; ++i)
+    ov[i] = op(e, "arith.addf %%v%d#%d, %%v%d : f32", res, i, c.nz);
   for (int r = 0; r < 2; ++r) {
-    int l = op(e, "arith.addf %%v%d#%d, %%v%d : f32", res, no + 2 + r, nz);
-    l = fadd(e, l, shfl_xor(e, l, 1));
-    l = fadd(e, l, shfl_xor(e, l, 2));
-    int empty = op(e, "arith.cmpf oeq, %%v%d, %%v%d : f32", l, zero);
-    int inv = op(e, "arith.divf %%v%d, %%v%d : f32", cf32(e, 1.0f), l);
-    lsum[r] = sel(e, empty, zero, inv, "f32");
+    lf[r] = op(e, "arith.addf %%v%d#%d, %%v%d : f32", res, no + 2 + r, c.nz);
+    al[r] = op(e, "arith.addf %%v%d#%d, %%v%d : f32", res, no + 4 + r, c.nz);
+  }
+  for (int i = 0; i < np; ++i)
+    pa[i] = op(e, "arith.addi %%v%d#%d, %%v%d : i32", res, no + 6 + i,
+               ci32(e, 0));
+  int last = addc(e, x->nkb, -1), phl;
+  int sl = stage_of(e, last, &phl);
+  rescale(e, ov, al);
+  reg_fence(e, ov, no, "f32", "f");
+  reg_fence(e, pa, np, "i32", "r");
+  int vl = addc(e, tile_k(e, x, sl), e->tile_bytes);
+  asm_r(e, "bar.sync $0, 256;", c.sched_me);
+  asm0(e, "wgmma.fence.sync.aligned;");
+  issue_pv(e, vl, ov, pa);
+  asm_r(e, "bar.arrive $0, 256;", c.sched_other);
+  asm0(e, "wgmma.wait_group.sync.aligned 0;");
+  reg_fence(e, ov, no, "f32", "f");
+  mbar_arrive(e, bar_at(e, x->bar_empty, sl));
+  // The second consumer's last arrive has no partner: the first takes it.
+  int first = cmpc(e, "eq", c.cw, 0);
+  line(e, "scf.if %%v%d {", first);
+  asm_r(e, "bar.sync $0, 256;", ci32(e, 3));
+  line(e, "}");
+
+  // Finish l across the quad, normalise, store rows < N.
+  int inv[2];
+  for (int r = 0; r < 2; ++r) {
+    int lsum = fadd(e, lf[r], shfl_xor(e, lf[r], 1));
+    lsum = fadd(e, lsum, shfl_xor(e, lsum, 2));
+    int empty = op(e, "arith.cmpf oeq, %%v%d, %%v%d : f32", lsum, c.zero);
+    int q = op(e, "arith.divf %%v%d, %%v%d : f32", cf32(e, 1.0f), lsum);
+    inv[r] = sel(e, empty, c.zero, q, "f32");
   }
   int bh = addi(e, mulc(e, x->b, k->heads), x->h);
   for (int r = 0; r < 2; ++r) {
-    int grow = addc(e, row0, 8 * r);
+    int grow = addc(e, c.row0, 8 * r);
     int ok = cmpc(e, "ult", grow, k->seq_q);
     line(e, "scf.if %%v%d {", ok);
     int rowi = op(e, "arith.extui %%v%d : i32 to i64",
@@ -832,16 +971,14 @@ static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
                   ci64(e, k->head_dim * 2));
     for (int i = 0; i < no; i += 4) {
       int idx = i + 2 * r; // registers of row r in this 8-column chunk
-      int col = addc(e, mulc(e, lr, 2), 8 * (i >> 2));
+      int col = addc(e, mulc(e, c.lr, 2), 8 * (i >> 2));
       int colb = op(e, "arith.extui %%v%d : i32 to i64", mulc(e, col, 2));
       int off = op(e, "arith.addi %%v%d, %%v%d : i64", rowb, colb);
       int ptr = op(e,
                    "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> "
                    "!llvm.ptr, i8",
                    x->out, off);
-      int o0 = op(e, "arith.addf %%v%d#%d, %%v%d : f32", res, idx, nz);
-      int o1 = op(e, "arith.addf %%v%d#%d, %%v%d : f32", res, idx + 1, nz);
-      int w = pack2(e, fmul(e, o0, lsum[r]), fmul(e, o1, lsum[r]));
+      int w = pack2(e, fmul(e, ov[idx], inv[r]), fmul(e, ov[idx + 1], inv[r]));
       line(e, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr", w, ptr);
     }
     line(e, "}");

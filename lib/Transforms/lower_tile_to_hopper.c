@@ -48,7 +48,7 @@ struct hopper_options {
 static const struct attn_pass_option hopper_options_help[] = {
     {"fallback", "leave kernels without a Hopper lowering to lower-tile-to-gpu "
                  "instead of failing (default false)"},
-    {"stages", "K/V pipeline depth (0: 2 for head dim 128, 3 for 64)"},
+    {"stages", "K/V pipeline depth (0: 3 for head dim 128, 4 for 64)"},
     {NULL, NULL},
 };
 
@@ -246,7 +246,7 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   }
   if (!is_attention_program(kernel, k->rope, why))
     return false;
-  k->stages = o->stages ? (int)o->stages : k->head_dim == 128 ? 2 : 3;
+  k->stages = o->stages ? (int)o->stages : k->head_dim == 128 ? 3 : 4;
   if (attn_hopper_smem_bytes(k) > SMEM_LIMIT) {
     *why = "the tiles do not fit the 227 KiB of shared memory of a CTA";
     snprintf(detail, dlen, "%lld bytes with %d stages",

@@ -1,5 +1,5 @@
-// RUN: attn-translate --to-manifest %s | FileCheck %s
-// RUN: attn-translate --to-ptx %s --manifest=%t.json -o /dev/null
+// RUN: attn-translate --to-manifest --kernel=plain %s | FileCheck %s
+// RUN: attn-translate --to-ptx --kernel=plain %s --manifest=%t.json -o /dev/null
 // RUN: FileCheck %s < %t.json
 
 // The launch manifest: name, grid, block, shared memory, what the kernel

@@ -47,7 +47,7 @@ static bool gpu_execute(struct attn_executor *x, const struct job *j,
                         void *const bufs[4], const size_t bytes[4],
                         double *ms) {
   const struct attnrt_kernel_info *k = attnrt_module_kernel(x->module, j->name);
-  if (!k || k->nparams != 4) {
+  if (!k || k->nargs != 4) {
     fprintf(stderr, "%s: error: kernel '%s' is not in the manifest as "
                     "(q, k, v, out)\n",
             tool, j->name);
@@ -66,17 +66,22 @@ static bool gpu_execute(struct attn_executor *x, const struct job *j,
       fail(x, "cannot set up device buffers", st);
       goto out;
     }
-  for (size_t a = 0; a < 4; ++a) {
+  // One argument per parameter the caller passes (tensor maps are derived by
+  // attnrt from these pointers).
+  size_t na = 0;
+  for (size_t a = 0; a < k->nparams; ++a) {
     static const char *roles[4] = {"q", "k", "v", "out"};
+    if (k->params[a].kind == ATTNRT_ARG_TENSORMAP)
+      continue;
     int r = 0;
     while (r < 4 && strcmp(k->params[a].name, roles[r]))
       ++r;
-    if (r == 4) {
+    if (r == 4 || na == 4) {
       fprintf(stderr, "%s: error: unknown parameter '%s' of '%s'\n", tool,
               k->params[a].name, j->name);
       goto out;
     }
-    args[a] = (struct attnrt_arg){.kind = ATTNRT_ARG_PTR, .v.ptr = dev[r]};
+    args[na++] = (struct attnrt_arg){.kind = ATTNRT_ARG_PTR, .v.ptr = dev[r]};
   }
   if ((st = attnrt_launch(x->module, j->name, args, 4, NULL)) ||
       (st = attnrt_runtime_synchronize(x->rt)) ||

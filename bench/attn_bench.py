@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""RoPE + causal attention: attn's fused kernel against the anchors, on one GPU.
+
+For each shape (bf16, causal, H=32, RoPE rotate-half theta=5e5 on q and k):
+  1. compile the attn program to PTX with attn-translate (time recorded),
+  2. load it through attnrt (ctypes over the public C API) and run it on torch
+     tensors, checking the output against a float64 reference first,
+  3. time it and, in the same run on the same inputs, the anchors:
+     compiled RoPE + compiled flex_attention, compiled RoPE + SDPA cuDNN,
+     compiled RoPE + SDPA flash, and those attention kernels alone.
+
+Writes $OUT/attn_bench.json, $OUT/attn_bench.md (the table) and
+$OUT/attn_bench.png (TFLOP/s over sequence length). Run it with
+bench/run_attn_bench.sh, which stages the attn binaries and libraries.
+"""
+import ctypes
+import datetime
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+from triton.testing import do_bench
+
+OUT = os.environ.get("OUT") or "/tmp/attn_bench"
+os.makedirs(OUT, exist_ok=True)
+BIN = os.environ["ATTN_BIN"]  # folder with attn-translate
+LIBATTNRT = os.environ["ATTN_LIBATTNRT"]
+DEADLINE = time.time() + float(os.environ.get("ATTN_BENCH_SECONDS", "520"))
+TOKENS = int(os.environ.get("ATTN_TOKENS", "32768"))
+H = 32
+THETA = 500000.0
+DT = torch.bfloat16
+DEV = "cuda"
+
+# --- attnrt through ctypes (public API only) ------------------------------
+
+
+class Arg(ctypes.Structure):
+    class V(ctypes.Union):
+        _fields_ = [("ptr", ctypes.c_uint64), ("i32", ctypes.c_int32),
+                    ("i64", ctypes.c_int64), ("f32", ctypes.c_float)]
+    _fields_ = [("kind", ctypes.c_int), ("v", V)]
+
+
+rt_lib = ctypes.CDLL(LIBATTNRT)
+rt_lib.attnrt_last_error.restype = ctypes.c_char_p
+rt_lib.attnrt_status_string.restype = ctypes.c_char_p
+
+
+class Runtime:
+    def __init__(self):
+        self.rt = ctypes.c_void_p()
+        self._check(rt_lib.attnrt_runtime_create(torch.cuda.current_device(), ctypes.byref(self.rt)), None)
+
+    def _check(self, st, rt):
+        if st != 0:
+            raise RuntimeError(rt_lib.attnrt_last_error(rt).decode())
+
+    def load(self, ptx, manifest):
+        m = ctypes.c_void_p()
+        data = ptx.encode()
+        self._check(rt_lib.attnrt_module_load_ptx(self.rt, data, len(data), manifest.encode(),
+                                                  ctypes.byref(m)), self.rt)
+        return m
+
+    def stream(self):
+        s = ctypes.c_void_p()
+        self._check(rt_lib.attnrt_stream_wrap(self.rt, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
+                                              ctypes.byref(s)), self.rt)
+        return s
+
+    def launch(self, module, name, ptrs, stream):
+        args = (Arg * len(ptrs))()
+        for i, p in enumerate(ptrs):
+            args[i].kind = 0  # ATTNRT_ARG_PTR
+            args[i].v.ptr = p
+        st = rt_lib.attnrt_launch(module, name.encode(), args, len(ptrs), stream)
+        if st != 0:
+            raise RuntimeError(rt_lib.attnrt_last_error(self.rt).decode())
+
+
+# --- the attn program ------------------------------------------------------
+
+
+def program(B, Hq, Hkv, N, d, causal=True):
+    q = f"tensor<{B}x{Hq}x{N}x{d}xbf16>"
+    k = f"tensor<{B}x{Hkv}x{N}x{d}xbf16>"
+    s = f"tensor<{B}x{Hq}x{N}x{N}xbf16>"
+    rope = f'{{theta = {THETA} : f64, rotary_dim = {d} : i64, layout = "rotate_half"}}'
+    mask = f'  %sc = "attn.causal"(%ss) : ({s}) -> {s}\n' if causal else ""
+    last = "%sc" if causal else "%ss"
+    return f"""func.func @attn(%q: {q}, %k: {k}, %v: {k}) -> {q} {{
+  %qr = "attn.rope"(%q) {rope} : ({q}) -> {q}
+  %kr = "attn.rope"(%k) {rope} : ({k}) -> {k}
+  %s = "attn.qk"(%qr, %kr) : ({q}, {k}) -> {s}
+  %ss = "attn.scale"(%s) {{scale = {1.0 / math.sqrt(d)} : f64}} : ({s}) -> {s}
+{mask}  %p = "attn.softmax"({last}) : ({s}) -> {s}
+  %o = "attn.pv"(%p, %v) : ({s}, {k}) -> {q}
+  return %o : {q}
+}}
+"""
+
+
+def compile_attn(B, Hq, Hkv, N, d, extra=()):
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "p.mlir")
+        with open(src, "w") as f:
+            f.write(program(B, Hq, Hkv, N, d))
+        t = time.time()
+        subprocess.run([os.path.join(BIN, "attn-translate"), "--to-ptx", src, "-o", f"{tmp}/k.ptx",
+                        f"--manifest={tmp}/k.json", *extra], check=True)
+        secs = time.time() - t
+        return open(f"{tmp}/k.ptx").read(), open(f"{tmp}/k.json").read(), secs
+
+
+# --- references and anchors -------------------------------------------------
+
+
+def rope_tables(N, d, dtype):
+    inv = 1.0 / (THETA ** (torch.arange(0, d, 2, device=DEV, dtype=torch.float64) / d))
+    ang = torch.outer(torch.arange(N, device=DEV, dtype=torch.float64), inv)
+    emb = torch.cat([ang, ang], dim=-1)
+    return emb.cos().to(dtype), emb.sin().to(dtype)
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+
+
+def rope_qk(q, k, cos, sin):
+    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+rope_c = torch.compile(rope_qk, dynamic=False)
+flex_c = torch.compile(flex_attention, dynamic=False)
+
+
+def reference_heads(q, k, v, heads, causal=True):
+    """float64 RoPE + causal attention for the (b, h) pairs in heads."""
+    N, d = q.shape[2], q.shape[3]
+    cos, sin = rope_tables(N, d, torch.float64)
+    group = q.shape[1] // k.shape[1]
+    mask = torch.ones(N, N, device=DEV, dtype=torch.bool).tril() if causal else None
+    outs = []
+    for b, h in heads:
+        qh = q[b, h].double()
+        kh = k[b, h // group].double()
+        vh = v[b, h // group].double()
+        qh = qh * cos + rotate_half(qh) * sin
+        kh = kh * cos + rotate_half(kh) * sin
+        s = (qh @ kh.T) / math.sqrt(d)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        outs.append(torch.softmax(s, dim=-1) @ vh)
+    return outs
+
+
+def rel_err(a, b):
+    return ((a.double() - b).norm() / b.norm()).item()
+
+
+def bench(fn):
+    return float(do_bench(fn, warmup=25, rep=100, quantiles=[0.5]))
+
+
+def flops(B, N, d):
+    return 4.0 * B * H * N * N * d / 2.0  # causal forward, all query heads
+
+
+# --- one shape -------------------------------------------------------------
+
+
+def one_shape(rt, B, N, d, Hkv, rows):
+    torch.manual_seed(N * 7 + d + Hkv)
+    q = torch.randn(B, H, N, d, device=DEV, dtype=DT)
+    k = torch.randn(B, Hkv, N, d, device=DEV, dtype=DT)
+    v = torch.randn(B, Hkv, N, d, device=DEV, dtype=DT)
+    out = torch.full_like(q, float("nan"))
+    fl = flops(B, N, d)
+    base = dict(d=d, N=N, B=B, H=H, Hkv=Hkv)
+
+    ptx, manifest, compile_s = compile_attn(B, H, Hkv, N, d)
+    module = rt.load(ptx, manifest)
+    kernel = json.loads(manifest)["kernels"][0]
+    stream = rt.stream()
+
+    def attn():
+        rt.launch(module, "attn", [q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()], stream)
+
+    attn()
+    torch.cuda.synchronize()
+    heads = [(0, 0), (B // 2, H // 2), (B - 1, H - 1)]
+    refs = reference_heads(q, k, v, heads)
+    err = max(rel_err(out[b, h], r) for (b, h), r in zip(heads, refs))
+    ok = bool(err < 2e-2 and not torch.isnan(out).any().item())
+    del refs
+    row = dict(impl="attn (fused RoPE)", kernel=kernel.get("kernel", "plain"), relerr=err, ok=ok,
+               compile_s=compile_s, **base)
+    if ok:
+        row["ms"] = bench(attn)
+        row["tflops"] = fl / row["ms"] / 1e9
+    rows.append(row)
+    print(f"attn d={d} N={N} B={B} Hkv={Hkv}: err={err:.2e} ok={ok} ms={row.get('ms')}", flush=True)
+    if not ok:
+        return
+
+    cos, sin = rope_tables(N, d, DT)
+    kx = k.repeat_interleave(H // Hkv, dim=1) if Hkv != H else k
+    vx = v.repeat_interleave(H // Hkv, dim=1) if Hkv != H else v
+    heads_ref = reference_heads(q, k, v, heads)
+
+    def check(o):
+        return max(rel_err(o[b, h], r) for (b, h), r in zip(heads, heads_ref))
+
+    bm = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, N, N, device=DEV)
+    anchors = {}
+
+    def add(name, fn, alone=False):
+        try:
+            o = fn()
+            torch.cuda.synchronize()
+            e = check(o)
+            del o
+            ms = bench(fn)
+            anchors[name] = ms
+            rows.append(dict(impl=name, ms=ms, tflops=fl / ms / 1e9, relerr=e, ok=e < 2e-2, alone=alone, **base))
+            print(f"  {name}: {ms:.3f} ms err={e:.2e}", flush=True)
+        except Exception as ex:  # an anchor that cannot run is reported, not fatal
+            rows.append(dict(impl=name, error=str(ex).splitlines()[0][:200], **base))
+            print(f"  {name}: ERROR {ex}", flush=True)
+
+    gqa = Hkv != H
+    add("rope_c + flex", lambda: flex_c(*rope_c(q, kx, cos, sin), vx, block_mask=bm))
+    for be_name, be in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+        def rs(be=be):
+            with sdpa_kernel([be]):
+                rq, rk = rope_c(q, kx, cos, sin)
+                return F.scaled_dot_product_attention(rq, rk, vx, is_causal=True)
+        add(f"rope_c + sdpa_{be_name}", rs)
+    # Attention alone (inputs already rotated): what the kernels cost without RoPE.
+    rq, rk = rope_c(q, kx, cos, sin)
+    add("flex alone", lambda: flex_c(rq, rk, vx, block_mask=bm), alone=True)
+    for be_name, be in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+        def sa(be=be):
+            with sdpa_kernel([be]):
+                return F.scaled_dot_product_attention(rq, rk, vx, is_causal=True)
+        add(f"sdpa_{be_name} alone", sa, alone=True)
+    row["ratios"] = {name: ms / row["ms"] for name, ms in anchors.items()}
+    del q, k, v, kx, vx, out, rq, rk
+
+
+def table(rows, meta):
+    lines = [f"Date: {meta['date']}; GPU: {meta['gpu']}; driver {meta['driver']}; torch {meta['torch']}; "
+             f"CUDA {meta['cuda']}; cuDNN {meta['cudnn']}; triton {meta['triton']}; MLIR 22.1.8 (attn).",
+             "",
+             "bf16, causal, H=32, RoPE rotate-half theta=5e5 on q and k, B*N=32K tokens. TFLOP/s count the causal "
+             "forward (4*B*H*N^2*d/2). 'speedup' = anchor time / attn time. Correctness: max rel. error over "
+             "three (b, h) heads against a float64 reference, checked before timing.",
+             "",
+             "| d | N | B | Hkv | attn ms | attn TFLOP/s | rel.err | vs RoPE+flex | vs RoPE+cuDNN | vs RoPE+flash |"
+             " flex alone ms | cuDNN alone ms | flash alone ms | compile s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["impl"] != "attn (fused RoPE)":
+            continue
+        same = [x for x in rows if x["d"] == r["d"] and x["N"] == r["N"] and x["Hkv"] == r["Hkv"]]
+        def ms(name):
+            m = [x.get("ms") for x in same if x["impl"] == name and "ms" in x]
+            return m[0] if m else None
+        rat = r.get("ratios", {})
+        def f(x, spec=".3f"):
+            return "—" if x is None else format(x, spec)
+        lines.append(
+            f"| {r['d']} | {r['N']} | {r['B']} | {r['Hkv']} | {f(r.get('ms'))} | {f(r.get('tflops'), '.0f')} | "
+            f"{r['relerr']:.1e} | {f(rat.get('rope_c + flex'), '.2f')}x | {f(rat.get('rope_c + sdpa_cudnn'), '.2f')}x | "
+            f"{f(rat.get('rope_c + sdpa_flash'), '.2f')}x | {f(ms('flex alone'))} | {f(ms('sdpa_cudnn alone'))} | "
+            f"{f(ms('sdpa_flash alone'))} | {r['compile_s']:.2f} |")
+    return "\n".join(lines)
+
+
+def chart(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, d in zip(axes, (64, 128)):
+        for impl, style in (("attn (fused RoPE)", "o-"), ("rope_c + sdpa_cudnn", "s--"),
+                            ("rope_c + flex", "^--"), ("rope_c + sdpa_flash", "v--")):
+            pts = sorted((r["N"], r["tflops"]) for r in rows
+                         if r["impl"] == impl and r["d"] == d and r["Hkv"] == H and "tflops" in r)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=impl)
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"RoPE + causal attention, bf16, H=32, d={d}")
+        ax.set_xlabel("sequence length N (B*N = 32K)")
+        ax.set_ylabel("TFLOP/s (causal forward)")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    shapes = [(d, N, H) for d in (128, 64) for N in (1024, 2048, 4096, 8192, 16384)]
+    shapes += [(128, 2048, 8), (128, 8192, 8)]
+    if os.environ.get("ATTN_BENCH_SHAPES"):
+        want = os.environ["ATTN_BENCH_SHAPES"].split(",")
+        shapes = [s for s in shapes if f"{s[0]}:{s[1]}:{s[2]}" in want]
+    props = torch.cuda.get_device_properties(0)
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    import triton
+    meta = dict(date=datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), gpu=props.name, driver=smi,
+                torch=torch.__version__, cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
+                triton=triton.__version__)
+    rt = Runtime()
+    rows = []
+    for d, N, Hkv in shapes:
+        if time.time() > DEADLINE:
+            print(f"skipping d={d} N={N} Hkv={Hkv}: out of time", flush=True)
+            continue
+        one_shape(rt, TOKENS // N, N, d, Hkv, rows)
+        with open(f"{OUT}/attn_bench.json", "w") as f:
+            json.dump(dict(meta=meta, rows=rows), f, indent=1)
+    md = table(rows, meta)
+    with open(f"{OUT}/attn_bench.md", "w") as f:
+        f.write(md + "\n")
+    try:
+        chart(rows, f"{OUT}/attn_bench.png")
+    except Exception as ex:
+        print("chart failed:", ex)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
