@@ -29,6 +29,16 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 from triton.testing import do_bench
 
+import torch._dynamo  # noqa: E402
+
+# flex_attention recompiles per shape; the default cache would fall back to
+# eager (seconds per call) after eight shapes.
+for _name, _val in (("cache_size_limit", 256), ("recompile_limit", 256),
+                    ("accumulated_cache_size_limit", 4096),
+                    ("accumulated_recompile_limit", 4096)):
+    if hasattr(torch._dynamo.config, _name):
+        setattr(torch._dynamo.config, _name, _val)
+
 OUT = os.environ.get("OUT") or "/tmp/attn_bench"
 os.makedirs(OUT, exist_ok=True)
 BIN = os.environ["ATTN_BIN"]  # folder with attn-translate
@@ -82,7 +92,7 @@ class Runtime:
         for i, p in enumerate(ptrs):
             args[i].kind = 0  # ATTNRT_ARG_PTR
             args[i].v.ptr = p
-        st = rt_lib.attnrt_launch(module, name.encode(), args, len(ptrs), stream)
+        st = rt_lib.attnrt_program_launch(module, name.encode(), args, len(ptrs), stream)
         if st != 0:
             raise RuntimeError(rt_lib.attnrt_last_error(self.rt).decode())
 
@@ -90,17 +100,18 @@ class Runtime:
 # --- the attn program ------------------------------------------------------
 
 
-def program(B, Hq, Hkv, N, d, causal=True):
+def program(B, Hq, Hkv, N, d, causal=True, rope_on=True):
     q = f"tensor<{B}x{Hq}x{N}x{d}xbf16>"
     k = f"tensor<{B}x{Hkv}x{N}x{d}xbf16>"
     s = f"tensor<{B}x{Hq}x{N}x{N}xbf16>"
     rope = f'{{theta = {THETA} : f64, rotary_dim = {d} : i64, layout = "rotate_half"}}'
     mask = f'  %sc = "attn.causal"(%ss) : ({s}) -> {s}\n' if causal else ""
     last = "%sc" if causal else "%ss"
+    ropes = (f'  %qr = "attn.rope"(%q) {rope} : ({q}) -> {q}\n'
+             f'  %kr = "attn.rope"(%k) {rope} : ({k}) -> {k}\n') if rope_on else ""
+    qk = "%qr, %kr" if rope_on else "%q, %k"
     return f"""func.func @attn(%q: {q}, %k: {k}, %v: {k}) -> {q} {{
-  %qr = "attn.rope"(%q) {rope} : ({q}) -> {q}
-  %kr = "attn.rope"(%k) {rope} : ({k}) -> {k}
-  %s = "attn.qk"(%qr, %kr) : ({q}, {k}) -> {s}
+{ropes}  %s = "attn.qk"({qk}) : ({q}, {k}) -> {s}
   %ss = "attn.scale"(%s) {{scale = {1.0 / math.sqrt(d)} : f64}} : ({s}) -> {s}
 {mask}  %p = "attn.softmax"({last}) : ({s}) -> {s}
   %o = "attn.pv"(%p, %v) : ({s}, {k}) -> {q}
@@ -109,11 +120,11 @@ def program(B, Hq, Hkv, N, d, causal=True):
 """
 
 
-def compile_attn(B, Hq, Hkv, N, d, extra=()):
+def compile_attn(B, Hq, Hkv, N, d, extra=(), rope_on=True):
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "p.mlir")
         with open(src, "w") as f:
-            f.write(program(B, Hq, Hkv, N, d))
+            f.write(program(B, Hq, Hkv, N, d, rope_on=rope_on))
         t = time.time()
         subprocess.run([os.path.join(BIN, "attn-translate"), "--to-ptx", src, "-o", f"{tmp}/k.ptx",
                         f"--manifest={tmp}/k.json", *extra], check=True)
@@ -144,7 +155,7 @@ rope_c = torch.compile(rope_qk, dynamic=False)
 flex_c = torch.compile(flex_attention, dynamic=False)
 
 
-def reference_heads(q, k, v, heads, causal=True):
+def reference_heads(q, k, v, heads, causal=True, rope_on=True):
     """float64 RoPE + causal attention for the (b, h) pairs in heads."""
     N, d = q.shape[2], q.shape[3]
     cos, sin = rope_tables(N, d, torch.float64)
@@ -155,8 +166,9 @@ def reference_heads(q, k, v, heads, causal=True):
         qh = q[b, h].double()
         kh = k[b, h // group].double()
         vh = v[b, h // group].double()
-        qh = qh * cos + rotate_half(qh) * sin
-        kh = kh * cos + rotate_half(kh) * sin
+        if rope_on:
+            qh = qh * cos + rotate_half(qh) * sin
+            kh = kh * cos + rotate_half(kh) * sin
         s = (qh @ kh.T) / math.sqrt(d)
         if mask is not None:
             s = s.masked_fill(~mask, float("-inf"))
@@ -255,6 +267,20 @@ def one_shape(rt, B, N, d, Hkv, rows):
                 return F.scaled_dot_product_attention(rq, rk, vx, is_causal=True)
         add(f"sdpa_{be_name} alone", sa, alone=True)
     row["ratios"] = {name: ms / row["ms"] for name, ms in anchors.items()}
+    for spec in filter(None, os.environ.get("ATTN_BENCH_VARIANTS", "").split(";")):
+        label, rope_flag, *extra = spec.split(":")
+        rope_on = rope_flag == "rope"
+        ptx2, man2, _ = compile_attn(B, H, Hkv, N, d, extra=tuple(extra), rope_on=rope_on)
+        mod2 = rt.load(ptx2, man2)
+        out.fill_(float("nan"))
+        def var():
+            rt.launch(mod2, "attn", [q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()], stream)
+        var()
+        torch.cuda.synchronize()
+        e2 = max(rel_err(out[b, h], r) for (b, h), r in zip(heads, reference_heads(q, k, v, heads, rope_on=rope_on)))
+        ms2 = bench(var) if e2 < 2e-2 else None
+        rows.append(dict(impl=f"attn variant {label}", ms=ms2, relerr=e2, **base))
+        print(f"  variant {label}: err={e2:.2e} ms={ms2}", flush=True)
     del q, k, v, kx, vx, out, rq, rk
 
 

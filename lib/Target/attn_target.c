@@ -305,6 +305,25 @@ char *attn_manifest_create(MlirOperation module, const char *chip,
   cJSON_AddStringToObject(root, "target", chip);
   cJSON_AddStringToObject(root, "format",
                           format == ATTN_FORMAT_PTX ? "ptx" : "cubin");
+  // Programs of every gpu.module, in order.
+  cJSON *programs = NULL;
+  for (MlirOperation gm = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(gm); gm = mlirOperationGetNextInBlock(gm)) {
+    MlirAttribute p = attn_op_is(gm, "gpu.module")
+                          ? mlirOperationGetAttributeByName(
+                                gm, mlirStringRefCreateFromCString(
+                                        ATTN_PROGRAMS_ATTR))
+                          : (MlirAttribute){NULL};
+    if (mlirAttributeIsNull(p) || !mlirAttributeIsAArray(p))
+      continue;
+    if (!programs)
+      programs = cJSON_AddArrayToObject(root, "programs");
+    for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(p); ++i) {
+      cJSON *one = attr_json(mlirArrayAttrGetElement(p, i));
+      if (one)
+        cJSON_AddItemToArray(programs, one);
+    }
+  }
   cJSON *arr = cJSON_AddArrayToObject(root, "kernels");
   for (int i = 0; i < kernels.n; ++i) {
     cJSON *k = attn_op_is(kernels.ops[i], "llvm.func")

@@ -17,6 +17,11 @@ extern "C" {
 /// from their signature and launch bounds instead.
 #define ATTN_LAUNCH_ATTR "attn.launch"
 
+/// On a gpu.module, an array of launch programs that become the manifest's
+/// top-level "programs": [{name, inputs, workspace = [{name, bytes}],
+/// steps = [{kernel, args}]}], for lowerings that need several kernels.
+#define ATTN_PROGRAMS_ATTR "attn.programs"
+
 enum attn_binary_format {
   ATTN_FORMAT_PTX,   ///< PTX text from LLVM's NVPTX backend
   ATTN_FORMAT_CUBIN, ///< an ELF cubin assembled by the toolkit's ptxas

@@ -72,7 +72,8 @@ static MlirWalkResult scan_fused(MlirOperation op, void *user) {
 
 bool attn_gpu_pipeline(MlirOperation module, const char *chip,
                        const char *features, enum attn_gpu_kernel kind,
-                       const char *tile_options, struct attn_strbuf *out) {
+                       const char *tile_options, const char *hopper_options,
+                       struct attn_strbuf *out) {
   struct scan s = {false, true};
   mlirOperationWalk(module, scan_fused, &s, MlirWalkPreOrder);
   bool hopper = kind == ATTN_GPU_KERNEL_HOPPER ||
@@ -83,8 +84,8 @@ bool attn_gpu_pipeline(MlirOperation module, const char *chip,
     // Hopper tiles: 128 query rows (two consumer warpgroups), 128 keys.
     attn_strbuf_printf(out,
                        "attn-tile{block-m=128 block-n=128 threads=384 %s},"
-                       "lower-tile-to-hopper",
-                       user);
+                       "lower-tile-to-hopper{%s}",
+                       user, hopper_options ? hopper_options : "");
   } else {
     attn_strbuf_printf(out, "attn-tile{%s},lower-tile-to-gpu{chip=%s", user,
                        chip);

@@ -471,7 +471,8 @@ static void rope_q(struct em *e, int smem, int wt, int q_row, int cw) {
 /// rotation per step, so each K tile costs two sincos per thread.
 struct rope_k_state {
   int slot_c1, slot_c2;  // first columns of the slot's two words
-  int g;                 // first row
+  int g;                 // first row (within the rows rotated)
+  int groups;            // rows advance by this many per step
   int f0, f1;            // inverse frequencies of the two pairs
   int step_c0, step_s0, step_c1, step_s1;
 };
@@ -480,8 +481,12 @@ static int rope_slots(const struct attn_hopper_kernel *k) {
   return (int)(k->rotary_dim / 4);
 }
 
-static void rope_k_setup(struct em *e, int rt, struct rope_k_state *r) {
-  int slots = rope_slots(e->k), groups = 96 / slots;
+/// Thread rt of nthreads owns slot rt % slots and rows rt / slots + i *
+/// (nthreads / slots).
+static void rope_k_setup(struct em *e, int rt, int nthreads,
+                         struct rope_k_state *r) {
+  int slots = rope_slots(e->k);
+  r->groups = nthreads / slots;
   int slot = remc(e, rt, slots);
   r->g = divc(e, rt, slots);
   int p0 = mulc(e, slot, 2), p1 = addc(e, p0, 1);
@@ -494,21 +499,22 @@ static void rope_k_setup(struct em *e, int rt, struct rope_k_state *r) {
     r->slot_c1 = mulc(e, slot, 2);         // x1 of p0, p1: (2s, 2s+1)
     r->slot_c2 = addc(e, r->slot_c1, e->k->rotary_dim / 2);
   }
-  int gf = cf32(e, (float)groups);
+  int gf = cf32(e, (float)r->groups);
   sincos(e, fmul(e, gf, r->f0), &r->step_c0, &r->step_s0);
   sincos(e, fmul(e, gf, r->f1), &r->step_c1, &r->step_s1);
 }
 
-/// Rotates K tile at tile_base (i32 offset) whose row 0 has position pos0.
-static void rope_k_tile(struct em *e, int smem, int tile_base, int pos0,
-                        const struct rope_k_state *r) {
-  const struct attn_hopper_kernel *k = e->k;
-  int groups = 96 / rope_slots(k);
-  int pos = op(e, "arith.uitofp %%v%d : i32 to f32", addi(e, pos0, r->g));
+/// Rotates rows [first, first + nrows) of a swizzled tile of tile_rows rows
+/// at tile_base (i32 offset); row `first` has position pos_first.
+static void rope_rows(struct em *e, int smem, int tile_base, int tile_rows,
+                      int first, int nrows, int pos_first,
+                      const struct rope_k_state *r) {
+  int pos = op(e, "arith.uitofp %%v%d : i32 to f32", addi(e, pos_first, r->g));
   int c0, s0, c1, s1;
   sincos(e, fmul(e, pos, r->f0), &c0, &s0);
   sincos(e, fmul(e, pos, r->f1), &c1, &s1);
-  int lo = to_index(e, r->g), hi = cidx(e, k->block_n), st = cidx(e, groups);
+  int lo = to_index(e, addi(e, first, r->g));
+  int hi = to_index(e, addc(e, first, nrows)), st = cidx(e, r->groups);
   int it = e->next++, ac0 = e->next++, as0 = e->next++, ac1 = e->next++,
       as1 = e->next++;
   int res = e->next++;
@@ -518,15 +524,15 @@ static void rope_k_tile(struct em *e, int smem, int tile_base, int pos0,
        "f32, f32) {",
        res, it, lo, hi, st, ac0, c0, as0, s0, ac1, c1, as1, s1);
   int row = from_index(e, it);
-  int pa = smem_ptr(e, smem, swz(e, tile_base, k->block_n, row, r->slot_c1));
-  int pb = smem_ptr(e, smem, swz(e, tile_base, k->block_n, row, r->slot_c2));
+  int pa = smem_ptr(e, smem, swz(e, tile_base, tile_rows, row, r->slot_c1));
+  int pb = smem_ptr(e, smem, swz(e, tile_base, tile_rows, row, r->slot_c2));
   int wa = op(e, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pa);
   int wb = op(e, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pb);
   int alo, ahi, blo, bhi;
   unpack2(e, wa, &alo, &ahi);
   unpack2(e, wb, &blo, &bhi);
   int nalo, nahi, nblo, nbhi;
-  if (k->interleaved) {
+  if (e->k->interleaved) {
     nalo = fsub(e, fmul(e, alo, ac0), fmul(e, ahi, as0));
     nahi = fadd(e, fmul(e, ahi, ac0), fmul(e, alo, as0));
     nblo = fsub(e, fmul(e, blo, ac1), fmul(e, bhi, as1));
@@ -601,12 +607,12 @@ static void producer(struct em *e, const struct ids *x, int wt) {
   }
   line(e, "}");
   line(e, "}");
-  if (!k->rope)
+  if (!k->rope || !k->rope_k_in_kernel)
     return;
   int is_rot = cmpc(e, "uge", wt, 32);
   line(e, "scf.if %%v%d {", is_rot);
   struct rope_k_state r;
-  rope_k_setup(e, addc(e, wt, -32), &r);
+  rope_k_setup(e, addc(e, wt, -32), 96, &r);
   int lo2 = cidx(e, 0), hi2 = to_index(e, x->nkb), st2 = cidx(e, 1);
   int it2 = e->next++;
   line(e, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it2, lo2, hi2, st2);
@@ -615,7 +621,7 @@ static void producer(struct em *e, const struct ids *x, int wt) {
   mbar_wait(e, bar_at(e, x->bar_full, s2), ph2);
   int base = addc(e, mulc(e, s2, 2 * e->tile_bytes), e->kv_off);
   int pos0 = addc(e, mulc(e, j2, k->block_n), k->rope_offset);
-  rope_k_tile(e, x->smem, base, pos0, &r);
+  rope_rows(e, x->smem, base, k->block_n, ci32(e, 0), k->block_n, pos0, &r);
   asm0(e, "fence.proxy.async.shared::cta;");
   mbar_arrive(e, bar_at(e, x->bar_kready, s2));
   line(e, "}");
@@ -796,7 +802,17 @@ static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
   c.sched_other = op(e, "arith.subi %%v%d, %%v%d : i32", ci32(e, 4), c.cw);
   mbar_wait(e, x->bar_q, ci32(e, 0));
   if (k->rope) {
-    rope_q(e, x->smem, wt, x->q_row, c.cw);
+    if (128 % rope_slots(k) == 0) {
+      // Each thread owns two pairs and steps cos/sin down its rows.
+      struct rope_k_state r;
+      rope_k_setup(e, wt, 128, &r);
+      int first = mulc(e, c.cw, 64);
+      rope_rows(e, x->smem, ci32(e, (int)e->q_off), k->block_m, first, 64,
+                addc(e, c.wg_row, k->rope_offset), &r);
+      asm0(e, "fence.proxy.async.shared::cta;");
+    } else {
+      rope_q(e, x->smem, wt, x->q_row, c.cw);
+    }
     asm_r(e, "bar.sync $0, 128;", addc(e, c.cw, 1));
   }
   // The first consumer goes first: the second opens its barrier.
@@ -810,7 +826,7 @@ static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
   c.ninf = cf32(e, -INFINITY);
   c.zero = cf32(e, 0.0f);
   c.nz = cf32(e, -0.0f); // x + -0.0 == x: names one result of a region op
-  int ready = k->rope ? x->bar_kready : x->bar_full;
+  int ready = k->rope && k->rope_k_in_kernel ? x->bar_kready : x->bar_full;
 
   // Step 0: S_0 and its softmax; O starts at zero.
   int sv[256], a[128], pf[256], m[2], l[2], alpha[2];
@@ -1145,15 +1161,192 @@ void attn_hopper_emit_kernel(struct attn_strbuf *b,
   int is_producer = cmpc(&e, "eq", wg, 0);
   line(&e, "scf.if %%v%d {", is_producer);
   char text[96];
+  bool rotators = k->rope && k->rope_k_in_kernel;
   snprintf(text, sizeof text, "setmaxnreg.dec.sync.aligned.u32 %d;",
-           k->rope ? PRODUCER_REGS : PRODUCER_REGS_NO_ROPE);
+           rotators ? PRODUCER_REGS : PRODUCER_REGS_NO_ROPE);
   asm0(&e, text);
   producer(&e, &x, wt);
   line(&e, "} else {");
   snprintf(text, sizeof text, "setmaxnreg.inc.sync.aligned.u32 %d;",
-           k->rope ? CONSUMER_REGS : CONSUMER_REGS_NO_ROPE);
+           rotators ? CONSUMER_REGS : CONSUMER_REGS_NO_ROPE);
   asm0(&e, text);
   consumer(&e, &x, wg, wt);
+  line(&e, "}");
+  line(&e, "llvm.return");
+  attn_strbuf_printf(b, "}\n");
+}
+
+//===-- RoPE of K as its own kernel (the split placement) ----------------===//
+
+#define ROPE_K_THREADS 128
+#define ROPE_K_ROWS 256
+
+/// Units of 16 bytes a thread rotates per row: a chunk pair (cols c..c+7 and
+/// c + r/2 ..) for rotate-half, one chunk (4 interleaved pairs) otherwise.
+static int rope_k_units(const struct attn_hopper_kernel *k) {
+  return (int)(k->interleaved ? k->rotary_dim / 8 : k->rotary_dim / 16);
+}
+
+bool attn_hopper_rope_k_supported(const struct attn_hopper_kernel *k) {
+  int u = rope_k_units(k);
+  return k->rotary_dim == k->head_dim && u > 0 && ROPE_K_THREADS % u == 0;
+}
+
+int64_t attn_hopper_rope_k_grid_x(const struct attn_hopper_kernel *k) {
+  return (k->seq_k + ROPE_K_ROWS - 1) / ROPE_K_ROWS;
+}
+
+static int vec_elem(struct em *e, int v, int i) {
+  return op(e, "llvm.extractelement %%v%d[%%v%d : i32] : vector<4xi32>", v,
+            ci32(e, i));
+}
+
+void attn_hopper_emit_rope_k(struct attn_strbuf *b,
+                             const struct attn_hopper_kernel *k) {
+  struct em e = {.b = b, .k = k, .next = 0};
+  e.ty = k->bf16 ? "bf16" : "f16";
+  int units = rope_k_units(k), groups = ROPE_K_THREADS / units;
+  int nf = k->interleaved ? 4 : 8; // frequencies per unit
+  attn_strbuf_printf(
+      b,
+      "llvm.func @%s__rope_k(%%k: !llvm.ptr, %%k_rot: !llvm.ptr) attributes "
+      "{nvvm.kernel, nvvm.maxntid = array<i32: %d, 1, 1>, attn.launch = "
+      "{grid = array<i32: %lld, %lld, %lld>, block = array<i32: %d, 1, 1>, "
+      "static_shared_bytes = 0 : i64, dynamic_shared_bytes = 0 : i64, "
+      "kernel = \"rope-k\", params = [",
+      k->name, ROPE_K_THREADS, (long long)attn_hopper_rope_k_grid_x(k),
+      (long long)k->kv_heads, (long long)k->batch, ROPE_K_THREADS);
+  int64_t kv[4] = {k->batch, k->kv_heads, k->seq_k, k->head_dim};
+  emit_param(b, "k", e.ty, kv);
+  attn_strbuf_printf(b, ", ");
+  emit_param(b, "k_rot", e.ty, kv);
+  attn_strbuf_printf(b, "]}} {\n");
+
+  int tid = op(&e, "nvvm.read.ptx.sreg.tid.x : i32");
+  int bx = op(&e, "nvvm.read.ptx.sreg.ctaid.x : i32");
+  int h = op(&e, "nvvm.read.ptx.sreg.ctaid.y : i32");
+  int bz = op(&e, "nvvm.read.ptx.sreg.ctaid.z : i32");
+  int unit = remc(&e, tid, units), g = divc(&e, tid, units);
+  int row0 = mulc(&e, bx, ROPE_K_ROWS);
+  int first = addi(&e, row0, g);
+  int end = op(&e, "arith.minui %%v%d, %%v%d : i32", addc(&e, row0, ROPE_K_ROWS),
+               ci32(&e, k->seq_k));
+  // Frequencies of the unit's pairs, cos/sin at the first row and per step.
+  int p0 = mulc(&e, unit, nf);
+  int c[8], s[8], sc[8], ss[8];
+  int pos = op(&e, "arith.uitofp %%v%d : i32 to f32",
+               addc(&e, first, k->rope_offset));
+  int gf = cf32(&e, (float)groups);
+  for (int i = 0; i < nf; ++i) {
+    int f = inv_freq(&e, addc(&e, p0, i));
+    sincos(&e, fmul(&e, pos, f), &c[i], &s[i]);
+    sincos(&e, fmul(&e, gf, f), &sc[i], &ss[i]);
+  }
+  int head = op(&e, "arith.extui %%v%d : i32 to i64",
+                mulc(&e, addi(&e, mulc(&e, bz, k->kv_heads), h), k->seq_k));
+  int ucol = op(&e, "arith.extui %%v%d : i32 to i64", mulc(&e, unit, 16));
+  int lo = to_index(&e, first), hi = to_index(&e, end), st = cidx(&e, groups);
+  int it = e.next++, res = e.next++;
+  int ac[8], as[8];
+  struct attn_strbuf hdr = {0};
+  attn_strbuf_printf(&hdr,
+                     "%%v%d:%d = scf.for %%v%d = %%v%d to %%v%d step %%v%d "
+                     "iter_args(",
+                     res, 2 * nf, it, lo, hi, st);
+  for (int i = 0; i < nf; ++i) {
+    ac[i] = e.next++;
+    as[i] = e.next++;
+    attn_strbuf_printf(&hdr, "%s%%v%d = %%v%d, %%v%d = %%v%d", i ? ", " : "",
+                       ac[i], c[i], as[i], s[i]);
+  }
+  attn_strbuf_printf(&hdr, ") -> (");
+  for (int i = 0; i < 2 * nf; ++i)
+    attn_strbuf_printf(&hdr, "%sf32", i ? ", " : "");
+  attn_strbuf_printf(&hdr, ") {");
+  line(&e, "%s", hdr.buf);
+  attn_strbuf_free(&hdr);
+  int row = op(&e, "arith.index_cast %%v%d : index to i64", it);
+  int off = op(&e, "arith.addi %%v%d, %%v%d : i64",
+               op(&e, "arith.muli %%v%d, %%v%d : i64",
+                  op(&e, "arith.addi %%v%d, %%v%d : i64", head, row),
+                  ci64(&e, k->head_dim * 2)),
+               ucol);
+  static const char *gep =
+      "llvm.getelementptr %%%s[%%v%d] : (!llvm.ptr, i64) -> !llvm.ptr, i8";
+  char fmt[160];
+  int x1[8], x2[8];
+  if (k->interleaved) {
+    snprintf(fmt, sizeof fmt, gep, "k", off);
+    int pa = op(&e, "%s", fmt);
+    int va = op(&e, "llvm.load %%v%d {alignment = 16 : i64} : !llvm.ptr -> "
+                    "vector<4xi32>",
+                pa);
+    for (int i = 0; i < 4; ++i)
+      unpack2(&e, vec_elem(&e, va, i), &x1[i], &x2[i]);
+  } else {
+    snprintf(fmt, sizeof fmt, gep, "k", off);
+    int pa = op(&e, "%s", fmt);
+    int offb = op(&e, "arith.addi %%v%d, %%v%d : i64", off,
+                  ci64(&e, k->rotary_dim)); // r/2 columns of 2 bytes
+    snprintf(fmt, sizeof fmt, gep, "k", offb);
+    int pb = op(&e, "%s", fmt);
+    int va = op(&e, "llvm.load %%v%d {alignment = 16 : i64} : !llvm.ptr -> "
+                    "vector<4xi32>",
+                pa);
+    int vb = op(&e, "llvm.load %%v%d {alignment = 16 : i64} : !llvm.ptr -> "
+                    "vector<4xi32>",
+                pb);
+    for (int i = 0; i < 4; ++i) {
+      unpack2(&e, vec_elem(&e, va, i), &x1[2 * i], &x1[2 * i + 1]);
+      unpack2(&e, vec_elem(&e, vb, i), &x2[2 * i], &x2[2 * i + 1]);
+    }
+  }
+  int y1[8], y2[8];
+  for (int i = 0; i < nf; ++i) {
+    y1[i] = fsub(&e, fmul(&e, x1[i], ac[i]), fmul(&e, x2[i], as[i]));
+    y2[i] = fadd(&e, fmul(&e, x2[i], ac[i]), fmul(&e, x1[i], as[i]));
+  }
+  int undef = op(&e, "llvm.mlir.undef : vector<4xi32>");
+  if (k->interleaved) {
+    int v = undef;
+    for (int i = 0; i < 4; ++i)
+      v = op(&e, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : vector<4xi32>",
+             pack2(&e, y1[i], y2[i]), v, ci32(&e, i));
+    snprintf(fmt, sizeof fmt, gep, "k_rot", off);
+    int pd = op(&e, "%s", fmt);
+    line(&e, "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : vector<4xi32>, "
+             "!llvm.ptr",
+         v, pd);
+  } else {
+    int va = undef, vb = undef;
+    for (int i = 0; i < 4; ++i) {
+      va = op(&e, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : vector<4xi32>",
+              pack2(&e, y1[2 * i], y1[2 * i + 1]), va, ci32(&e, i));
+      vb = op(&e, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : vector<4xi32>",
+              pack2(&e, y2[2 * i], y2[2 * i + 1]), vb, ci32(&e, i));
+    }
+    snprintf(fmt, sizeof fmt, gep, "k_rot", off);
+    int pa = op(&e, "%s", fmt);
+    int offb = op(&e, "arith.addi %%v%d, %%v%d : i64", off,
+                  ci64(&e, k->rotary_dim));
+    snprintf(fmt, sizeof fmt, gep, "k_rot", offb);
+    int pb = op(&e, "%s", fmt);
+    line(&e, "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : vector<4xi32>, "
+             "!llvm.ptr",
+         va, pa);
+    line(&e, "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : vector<4xi32>, "
+             "!llvm.ptr",
+         vb, pb);
+  }
+  int nxt[16];
+  for (int i = 0; i < nf; ++i) {
+    nxt[2 * i] = fsub(&e, fmul(&e, ac[i], sc[i]), fmul(&e, as[i], ss[i]));
+    nxt[2 * i + 1] = fadd(&e, fmul(&e, as[i], sc[i]), fmul(&e, ac[i], ss[i]));
+  }
+  const char *tys[16];
+  for (int i = 0; i < 2 * nf; ++i)
+    tys[i] = "f32";
+  yield_list(&e, "scf.yield", nxt, 2 * nf, tys);
   line(&e, "}");
   line(&e, "llvm.return");
   attn_strbuf_printf(b, "}\n");

@@ -32,6 +32,9 @@ struct attn_hopper_kernel {
   int64_t rotary_dim;
   bool interleaved;
   int64_t rope_offset;    ///< position of row 0
+  /// RoPE of K: in this kernel per tile (fused), or by a separate kernel
+  /// (attn_hopper_emit_rope_k) before it, once per K row (split).
+  bool rope_k_in_kernel;
 };
 
 /// Bytes of dynamic shared memory the kernel needs.
@@ -49,5 +52,13 @@ void attn_hopper_emit_aliases(struct attn_strbuf *b,
 void attn_hopper_emit_kernel(struct attn_strbuf *b,
                              const struct attn_hopper_kernel *k,
                              const char *attention_attr);
+
+/// The split placement: a kernel `@<name>__rope_k(k, k_rot)` rotating every
+/// K row once, 16-byte loads and stores, cos/sin stepped down the rows.
+/// Supported when the rotary dim is the head dim (see the function).
+bool attn_hopper_rope_k_supported(const struct attn_hopper_kernel *k);
+int64_t attn_hopper_rope_k_grid_x(const struct attn_hopper_kernel *k);
+void attn_hopper_emit_rope_k(struct attn_strbuf *b,
+                             const struct attn_hopper_kernel *k);
 
 #endif // ATTN_HOPPER_EMIT_H

@@ -25,6 +25,7 @@
 // diagnostic, or with fallback=true is left to lower-tile-to-gpu.
 //
 //===----------------------------------------------------------------------===//
+#include "lib/Target/attn_target.h"
 #include "lib/Transforms/hopper_emit.h"
 #include "lib/Transforms/transforms_internal.h"
 
@@ -42,13 +43,16 @@
 
 struct hopper_options {
   bool fallback;
-  long stages; // 0: by head dim
+  long stages;  // 0: by head dim
+  bool split;   // RoPE of K by its own kernel once per row (else per tile)
 };
 
 static const struct attn_pass_option hopper_options_help[] = {
     {"fallback", "leave kernels without a Hopper lowering to lower-tile-to-gpu "
                  "instead of failing (default false)"},
     {"stages", "K/V pipeline depth (0: 3 for head dim 128, 4 for 64)"},
+    {"rope-k", "where K is rotated: split (a kernel before, once per row; "
+               "default) or fused (in this kernel, per tile)"},
     {NULL, NULL},
 };
 
@@ -56,6 +60,7 @@ static void hopper_init(void *opts) {
   struct hopper_options *o = opts;
   o->fallback = false;
   o->stages = 0;
+  o->split = true;
 }
 
 static bool hopper_set(void *opts, const char *name, const char *value,
@@ -70,9 +75,18 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   }
   if (!strcmp(name, "stages"))
     return attn_parse_int_option(name, value, 0, 4, &o->stages, err, errlen);
+  if (!strcmp(name, "rope-k")) {
+    if (!strcmp(value, "split") || !strcmp(value, "fused")) {
+      o->split = value[0] == 's';
+      return true;
+    }
+    snprintf(err, errlen, "option 'rope-k' expects split or fused, found '%s'",
+             value);
+    return false;
+  }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
-           "fallback or stages)",
+           "fallback, stages or rope-k)",
            name);
   return false;
 }
@@ -281,6 +295,39 @@ static void move_into(MlirOperation shell, MlirOperation kernels) {
   }
 }
 
+/// Appends to the gpu.module's attn.programs the program that runs the
+/// split RoPE: rotate K into a workspace, then attention on it.
+static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k) {
+  MlirContext ctx = mlirOperationGetContext(gm);
+  long long bytes = (long long)(k->batch * k->kv_heads * k->seq_k *
+                                k->head_dim * 2);
+  struct attn_strbuf t = {0};
+  attn_strbuf_printf(&t, "[");
+  MlirAttribute old = mlirOperationGetAttributeByName(
+      gm, mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR));
+  if (!mlirAttributeIsNull(old) && mlirAttributeIsAArray(old))
+    for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(old); ++i) {
+      attn_strbuf_attr(&t, mlirArrayAttrGetElement(old, i));
+      attn_strbuf_printf(&t, ", ");
+    }
+  attn_strbuf_printf(
+      &t,
+      "{name = \"%s\", inputs = [\"q\", \"k\", \"v\", \"out\"], workspace = "
+      "[{name = \"k_rot\", bytes = %lld : i64}], steps = [{kernel = "
+      "\"%s__rope_k\", args = [\"k\", \"k_rot\"]}, {kernel = \"%s\", args = "
+      "[\"q\", \"k_rot\", \"v\", \"out\"]}]}]",
+      k->name, bytes, k->name, k->name);
+  MlirAttribute a =
+      t.failed ? (MlirAttribute){NULL}
+               : mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString(t.buf));
+  attn_strbuf_free(&t);
+  if (mlirAttributeIsNull(a))
+    return false;
+  mlirOperationSetAttributeByName(
+      gm, mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR), a);
+  return true;
+}
+
 static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
                          bool *lowered) {
   *lowered = false;
@@ -299,6 +346,10 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
                             detail[0] ? ")" : "");
   }
   k.name = name;
+  // K is rotated once per row by its own kernel where it can be, instead of
+  // by every CTA that reads the tile (attention re-reads K per query block).
+  bool split = k.rope && o->split && attn_hopper_rope_k_supported(&k);
+  k.rope_k_in_kernel = k.rope && !split;
   MlirOperation module = mlirOperationGetParentOperation(kernel);
   MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
                                              mlirOperationGetLocation(kernel));
@@ -319,6 +370,8 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
       "llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, "
       "alignment = 1024 : i64} : !llvm.array<0 x i8>\n");
   attn_hopper_emit_kernel(&text, &k, att.buf);
+  if (split)
+    attn_hopper_emit_rope_k(&text, &k);
   attn_strbuf_printf(&text, "}\n");
   attn_strbuf_free(&att);
   if (text.failed) {
@@ -341,6 +394,8 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   attn_set_locations(shell, mlirOperationGetLocation(kernel));
   move_into(shell, gm);
   mlirOperationDestroy(shell);
+  if (split && !add_program(gm, &k))
+    return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);
   *lowered = true;
   return true;

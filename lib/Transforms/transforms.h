@@ -82,12 +82,13 @@ bool attn_hopper_supports(MlirOperation fused, const char **why);
 
 /// Appends to out the pipeline (after attn-fuse) that lowers module's
 /// attention to GPU kernels for chip; tile_options (may be NULL) are passed
-/// to attn-tile and override its defaults. Returns true when the Hopper
-/// kernel was chosen.
+/// to attn-tile and override its defaults, hopper_options (may be NULL) to
+/// lower-tile-to-hopper. Returns true when the Hopper kernel was chosen.
 struct attn_strbuf;
 bool attn_gpu_pipeline(MlirOperation module, const char *chip,
                        const char *features, enum attn_gpu_kernel kind,
-                       const char *tile_options, struct attn_strbuf *out);
+                       const char *tile_options, const char *hopper_options,
+                       struct attn_strbuf *out);
 
 /// The upstream passes that take the CPU lowering's output to the LLVM
 /// dialect, as pipeline text for attn_pipeline_add.

@@ -332,7 +332,7 @@ int main(int argc, char **argv) {
     struct attn_strbuf p = {0};
     if (o.gpu)
       x.hopper = attn_gpu_pipeline(module, x.chip, NULL, o.kernel,
-                                   o.tile_options, &p);
+                                   o.tile_options, NULL, &p);
     else
       attn_strbuf_printf(&p, "attn-tile{%s},lower-tile-to-cpu,%s",
                          o.tile_options ? o.tile_options : "",

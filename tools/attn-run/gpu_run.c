@@ -46,10 +46,25 @@ bool attn_gpu_executor_init(struct attn_executor *x) {
 static bool gpu_execute(struct attn_executor *x, const struct job *j,
                         void *const bufs[4], const size_t bytes[4],
                         double *ms) {
+  // What the caller passes: a program's inputs when the compiler made one
+  // (several kernels, e.g. RoPE of K before attention), else the kernel's
+  // non-derived parameters (tensor maps are derived by attnrt).
+  const struct attnrt_program_info *prog =
+      attnrt_module_program(x->module, j->name);
   const struct attnrt_kernel_info *k = attnrt_module_kernel(x->module, j->name);
-  if (!k || k->nargs != 4) {
-    fprintf(stderr, "%s: error: kernel '%s' is not in the manifest as "
-                    "(q, k, v, out)\n",
+  const char *names[8];
+  size_t nnames = 0;
+  if (prog && prog->ninputs <= 8) {
+    for (size_t i = 0; i < prog->ninputs; ++i)
+      names[nnames++] = prog->inputs[i];
+  } else if (k) {
+    for (size_t a = 0; a < k->nparams && nnames < 8; ++a)
+      if (k->params[a].kind != ATTNRT_ARG_TENSORMAP)
+        names[nnames++] = k->params[a].name;
+  }
+  if (nnames != 4) {
+    fprintf(stderr, "%s: error: '%s' is not in the manifest as (q, k, v, "
+                    "out)\n",
             tool, j->name);
     return false;
   }
@@ -66,24 +81,19 @@ static bool gpu_execute(struct attn_executor *x, const struct job *j,
       fail(x, "cannot set up device buffers", st);
       goto out;
     }
-  // One argument per parameter the caller passes (tensor maps are derived by
-  // attnrt from these pointers).
-  size_t na = 0;
-  for (size_t a = 0; a < k->nparams; ++a) {
+  for (size_t a = 0; a < 4; ++a) {
     static const char *roles[4] = {"q", "k", "v", "out"};
-    if (k->params[a].kind == ATTNRT_ARG_TENSORMAP)
-      continue;
     int r = 0;
-    while (r < 4 && strcmp(k->params[a].name, roles[r]))
+    while (r < 4 && strcmp(names[a], roles[r]))
       ++r;
-    if (r == 4 || na == 4) {
+    if (r == 4) {
       fprintf(stderr, "%s: error: unknown parameter '%s' of '%s'\n", tool,
-              k->params[a].name, j->name);
+              names[a], j->name);
       goto out;
     }
-    args[na++] = (struct attnrt_arg){.kind = ATTNRT_ARG_PTR, .v.ptr = dev[r]};
+    args[a] = (struct attnrt_arg){.kind = ATTNRT_ARG_PTR, .v.ptr = dev[r]};
   }
-  if ((st = attnrt_launch(x->module, j->name, args, 4, NULL)) ||
+  if ((st = attnrt_program_launch(x->module, j->name, args, 4, NULL)) ||
       (st = attnrt_runtime_synchronize(x->rt)) ||
       (st = attnrt_memcpy_dtoh(x->rt, bufs[3], dev[3], bytes[3], NULL))) {
     fail(x, "kernel launch failed", st);
@@ -98,13 +108,13 @@ static bool gpu_execute(struct attn_executor *x, const struct job *j,
       goto out;
     }
     for (int w = 0; w < 3; ++w)
-      if ((st = attnrt_launch(x->module, j->name, args, 4, NULL))) {
+      if ((st = attnrt_program_launch(x->module, j->name, args, 4, NULL))) {
         fail(x, "warm-up launch failed", st);
         goto out;
       }
     for (int it = 0; it < x->iters; ++it)
       if ((st = attnrt_event_record(ev[0], NULL)) ||
-          (st = attnrt_launch(x->module, j->name, args, 4, NULL)) ||
+          (st = attnrt_program_launch(x->module, j->name, args, 4, NULL)) ||
           (st = attnrt_event_record(ev[1], NULL)) ||
           (st = attnrt_runtime_synchronize(x->rt)) ||
           (st = attnrt_event_elapsed_ms(ev[0], ev[1], &times[it]))) {

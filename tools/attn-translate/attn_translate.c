@@ -21,7 +21,7 @@ static const char *tool = "attn-translate";
 
 struct options {
   const char *input, *output, *manifest, *irdl_file, *toolkit;
-  const char *chip, *features, *tile_options;
+  const char *chip, *features, *tile_options, *hopper_options;
   enum attn_gpu_kernel kernel;
   int format; // -1 none, else enum attn_binary_format
   bool manifest_only;
@@ -43,6 +43,8 @@ static void usage(FILE *f) {
           "wgmma/TMA kernel,\n"
           "                           the plain path, or Hopper when the chip "
           "and program allow (default)\n"
+          "  --hopper-options=<text>  options for lower-tile-to-hopper, e.g. "
+          "'stages=2'\n"
           "  --tile-options=<text>    options for attn-tile, e.g. "
           "'block-m=32 block-n=32'\n"
           "  --toolkit=<dir>          CUDA toolkit (default $CUDA_HOME or "
@@ -75,6 +77,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
       o->features = a + 11;
     else if (!strncmp(a, "--tile-options=", 15))
       o->tile_options = a + 15;
+    else if (!strncmp(a, "--hopper-options=", 17))
+      o->hopper_options = a + 17;
     else if (!strncmp(a, "--kernel=", 9)) {
       const char *k = a + 9;
       if (!strcmp(k, "auto"))
@@ -157,13 +161,14 @@ static bool lower_to_gpu(MlirContext ctx, MlirOperation module,
   struct attn_strbuf p = {0};
   if (s.attn) {
     attn_gpu_pipeline(module, o->chip, o->features, o->kernel,
-                      o->tile_options, &p);
+                      o->tile_options, o->hopper_options, &p);
   } else {
     // Tile-level input: the Hopper lowering takes what it can.
+    const char *ho = o->hopper_options ? o->hopper_options : "";
     if (o->kernel == ATTN_GPU_KERNEL_HOPPER)
-      attn_strbuf_printf(&p, "lower-tile-to-hopper,");
+      attn_strbuf_printf(&p, "lower-tile-to-hopper{%s},", ho);
     else if (o->kernel == ATTN_GPU_KERNEL_AUTO && !strcmp(o->chip, "sm_90a"))
-      attn_strbuf_printf(&p, "lower-tile-to-hopper{fallback=true},");
+      attn_strbuf_printf(&p, "lower-tile-to-hopper{fallback=true %s},", ho);
     attn_strbuf_printf(&p, "lower-tile-to-gpu{chip=%s", o->chip);
     if (o->features)
       attn_strbuf_printf(&p, " features=%s", o->features);
