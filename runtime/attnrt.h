@@ -45,6 +45,8 @@ extern "C" {
 #define ATTNRT_MAX_RANK 8
 /// Largest number of parameters a manifest kernel may declare.
 #define ATTNRT_MAX_KERNEL_PARAMS 128
+/// Largest rank of a "tensormap" parameter (the TMA limit).
+#define ATTNRT_TENSORMAP_MAX_RANK 5
 
 //===-- Handles and plain data --===//
 
@@ -67,6 +69,9 @@ enum attnrt_arg_kind {
   ATTNRT_ARG_I32, ///< "i32": a 32-bit signed integer
   ATTNRT_ARG_I64, ///< "i64": a 64-bit signed integer
   ATTNRT_ARG_F32, ///< "f32": a 32-bit float
+  /// "tensormap": a TMA descriptor (CUtensorMap, 128 bytes, passed by value)
+  /// that attnrt derives from a "ptr" argument; callers never pass one.
+  ATTNRT_ARG_TENSORMAP,
 };
 
 /// One kernel argument: a tag and the value it selects.
@@ -80,13 +85,33 @@ struct attnrt_arg {
   } v;
 };
 
+/// How attnrt encodes a "tensormap" parameter: a tiled TMA descriptor over
+/// the memory of a "ptr" parameter of the same kernel. Arrays list the
+/// innermost dimension first; entries past rank are 0. Element strides are
+/// all 1, interleave none, L2 promotion 128 bytes, out-of-bounds fill zeros.
+struct attnrt_tensormap_info {
+  int tensor;          ///< index in params of the "ptr" parameter it reads
+  unsigned elem_bytes; ///< size of one element of the parameter's dtype
+  int rank;            ///< dimensions used (1 to ATTNRT_TENSORMAP_MAX_RANK)
+  uint64_t dims[ATTNRT_TENSORMAP_MAX_RANK]; ///< global size, in elements
+  /// byte stride of dimensions 1 to rank-1 (strides[0] steps dims[1]); the
+  /// contiguous defaults are filled in when the manifest gives none
+  uint64_t strides[ATTNRT_TENSORMAP_MAX_RANK - 1];
+  /// tile one TMA load copies, in elements
+  uint32_t box[ATTNRT_TENSORMAP_MAX_RANK];
+  unsigned swizzle; ///< shared memory swizzle span in bytes: 0, 32, 64 or 128
+};
+
 /// One kernel parameter as the manifest describes it. Owned by the manifest.
 struct attnrt_param_info {
   const char *name;          ///< parameter name
-  enum attnrt_arg_kind kind; ///< what attnrt_launch expects for it
-  const char *dtype;         ///< element type of a ptr parameter ("f32"); NULL when absent
+  enum attnrt_arg_kind kind; ///< what attnrt_launch expects (or derives) for it
+  /// element type ("f32"); NULL when absent, always set for a tensormap
+  const char *dtype;
   int rank;                  ///< number of entries of shape used; 0 when absent
   int64_t shape[ATTNRT_MAX_RANK]; ///< tensor shape; entries past rank are 0
+  /// kind ATTNRT_ARG_TENSORMAP only (all zero otherwise)
+  struct attnrt_tensormap_info tensormap;
 };
 
 /// One kernel as the manifest describes it. Owned by the manifest.
@@ -98,6 +123,9 @@ struct attnrt_kernel_info {
   unsigned dynamic_shared_bytes;   ///< dynamic shared memory passed at launch
   size_t nparams;                  ///< number of entries in params
   const struct attnrt_param_info *params; ///< parameters in launch order
+  /// number of arguments attnrt_launch takes: nparams less the parameters
+  /// attnrt derives (tensormaps)
+  size_t nargs;
 };
 
 //===-- Status and errors --===//
@@ -183,9 +211,22 @@ ATTNRT_API enum attnrt_status attnrt_runtime_synchronize(attnrt_runtime *rt);
 /// "version" (must be 1) and "kernels" are required, "target" and "format"
 /// ("ptx" or "cubin") optional. Per kernel "name", "grid" and "block" (1 to 3
 /// positive integers) and "params" are required, the shared sizes default to 0.
-/// Per parameter "name" and "kind" ("ptr", "i32", "i64", "f32") are required,
-/// "dtype" and "shape" (at most ATTNRT_MAX_RANK non-negative integers)
-/// optional. Kernel names must be unique.
+/// Per parameter "name" and "kind" ("ptr", "i32", "i64", "f32", "tensormap")
+/// are required, "dtype" and "shape" (at most ATTNRT_MAX_RANK non-negative
+/// integers) optional. Kernel names must be unique.
+/// A "tensormap" parameter is a TMA descriptor attnrt encodes at launch (see
+/// struct attnrt_tensormap_info and attnrt_launch), e.g.
+///   {"name": "q_map", "kind": "tensormap", "tensor": "q", "dtype": "bf16",
+///    "dims": [128, 8192, 32, 4], "box": [64, 128, 1, 1], "swizzle": 128}
+/// "tensor" names a "ptr" parameter of the same kernel. "dtype" is one of u8,
+/// i8, f8e4m3, f8e5m2 (all 1 byte), u16, i16, f16, bf16, u32, i32, f32, tf32,
+/// u64, i64, f64. "dims" (positive, at most 2^32) and "box" (1 to 256) are
+/// element counts, innermost first, of equal rank 1 to
+/// ATTNRT_TENSORMAP_MAX_RANK. "strides" (optional, rank-1 byte strides of
+/// dims 1.., multiples of 16 below 2^40) default to the contiguous layout,
+/// which must then have 16-byte multiples too. "swizzle" (optional, 0) is 0,
+/// 32, 64 or 128. box[0] times the element size must be a multiple of 16 and,
+/// with a swizzle, at most the swizzle.
 /// Returns ATTNRT_ERR_PARSE with a message naming the field
 /// (attnrt_last_error(NULL)); ATTNRT_ERR_INVALID_ARGUMENT for a NULL argument.
 /// Caller owns the result; release with attnrt_manifest_destroy.
@@ -337,12 +378,23 @@ ATTNRT_API enum attnrt_status attnrt_event_elapsed_ms(attnrt_event *start,
 
 /// Launches the kernel named kernel of m on s (NULL: legacy default stream)
 /// with the grid, block and dynamic shared memory of its manifest entry. args
-/// holds one value per manifest parameter, in order, each of the kind the
-/// manifest gives. Returns once the launch is queued: launch errors are
-/// reported, execution errors surface at the next synchronization.
+/// holds one value per manifest parameter that is not derived, in order, each
+/// of the kind the manifest gives: nargs is the kernel's info->nargs, which is
+/// info->nparams when the kernel has no "tensormap" parameter.
+/// For each "tensormap" parameter attnrt encodes a CUtensorMap with
+/// cuTensorMapEncodeTiled from the argument of its "tensor" parameter and
+/// passes it by value. Each module keeps the last map of every tensormap
+/// parameter with the address it was made from and encodes again only when
+/// that address changes (host-only work; the map depends on nothing else).
+/// Returns once the launch is queued: launch errors are reported, execution
+/// errors surface at the next synchronization.
 /// Returns ATTNRT_ERR_NOT_FOUND for an unknown kernel and
 /// ATTNRT_ERR_INVALID_ARGUMENT, naming the kernel and parameter, when nargs or
-/// a kind does not match the manifest or s belongs to another runtime.
+/// a kind does not match the manifest, the address of a tensormap's tensor is
+/// 0 or not 16-byte aligned, or s belongs to another runtime;
+/// ATTNRT_ERR_NO_DEVICE when a tensormap is needed but the driver has no
+/// cuTensorMapEncodeTiled (before CUDA 12.0); ATTNRT_ERR_CUDA when the driver
+/// refuses to encode a map (the message names the parameter) or to launch.
 ATTNRT_API enum attnrt_status attnrt_launch(attnrt_module *m,
                                             const char *kernel,
                                             const struct attnrt_arg *args,

@@ -134,10 +134,13 @@ struct entry_point {
   const char *name;    // name for cuGetProcAddress
   const char *symbol;  // exported symbol with the same ABI, for dlsym
   size_t offset;       // field in struct attnrt_driver
+  bool optional;       // left NULL when missing; its users check
 };
 
 #define ENTRY(field, symbol)                                                   \
-  { "cu" #field, symbol, offsetof(struct attnrt_driver, field) }
+  { "cu" #field, symbol, offsetof(struct attnrt_driver, field), false }
+#define OPTIONAL_ENTRY(field, symbol)                                          \
+  { "cu" #field, symbol, offsetof(struct attnrt_driver, field), true }
 
 static const struct entry_point entry_points[] = {
     ENTRY(Init, "cuInit"),
@@ -173,9 +176,12 @@ static const struct entry_point entry_points[] = {
     ENTRY(EventDestroy, "cuEventDestroy_v2"),
     ENTRY(EventRecord, "cuEventRecord"),
     ENTRY(EventElapsedTime, "cuEventElapsedTime"),
+    // Only kernels with tensormap parameters need it (CUDA 12.0 and later).
+    OPTIONAL_ENTRY(TensorMapEncodeTiled, "cuTensorMapEncodeTiled"),
 };
 
 #undef ENTRY
+#undef OPTIONAL_ENTRY
 
 /// Resolves every entry point of rt->library into rt->cu.
 /// Returns ATTNRT_ERR_NO_DEVICE naming the first missing symbol.
@@ -198,6 +204,8 @@ static enum attnrt_status resolve_entry_points(attnrt_runtime *rt,
       fn = NULL;
     if (!fn)
       fn = dlsym(rt->library, e->symbol);
+    if (!fn && e->optional)
+      continue;
     if (!fn)
       return attnrt_fail(rt, ATTNRT_ERR_NO_DEVICE,
                          "CUDA driver library '%s' has no entry point %s", path,

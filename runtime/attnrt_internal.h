@@ -22,6 +22,7 @@ extern "C" {
 /// Driver entry points, each pinned to the ABI version named in its type; the
 /// table in attnrt_driver.c resolves them through cuGetProcAddress (asking for
 /// CUDA 12.0 behaviour) or, failing that, dlsym of the versioned symbol.
+/// Optional ones (marked) are NULL when the driver lacks them.
 struct attnrt_driver {
   PFN_cuInit_v2000 Init;
   PFN_cuDriverGetVersion_v2020 DriverGetVersion;
@@ -56,6 +57,7 @@ struct attnrt_driver {
   PFN_cuEventDestroy_v4000 EventDestroy;
   PFN_cuEventRecord_v2000 EventRecord;
   PFN_cuEventElapsedTime_v2000 EventElapsedTime;
+  PFN_cuTensorMapEncodeTiled_v12000 TensorMapEncodeTiled; // optional (12.0+)
 };
 
 //===-- Objects --===//
@@ -79,11 +81,21 @@ struct attnrt_manifest {
   struct attnrt_kernel_info *kernels; // params and strings owned here too
 };
 
+/// The last encoding of one tensormap parameter and the address it encodes.
+struct attnrt_tensormap_slot {
+  CUtensorMap map; // 128-byte aligned by its type (the driver needs 64)
+  attnrt_devptr address;
+  bool valid;
+};
+
 struct attnrt_module {
   attnrt_runtime *rt;
   CUmodule module;
   attnrt_manifest *manifest;
   CUfunction *functions; // parallel to manifest->kernels
+  // One per tensormap parameter of all kernels, in manifest order; from
+  // aligned_alloc, NULL when there are none.
+  struct attnrt_tensormap_slot *maps;
 };
 
 struct attnrt_stream {
@@ -146,6 +158,14 @@ int attnrt_manifest_find(const attnrt_manifest *m, const char *name);
 
 /// Returns the manifest spelling of kind ("ptr").
 const char *attnrt_arg_kind_name(enum attnrt_arg_kind kind);
+
+/// Stores the driver's tensor map data type for the manifest dtype name in
+/// *type; false when the name is not a tensormap dtype.
+bool attnrt_tensormap_data_type(const char *dtype, CUtensorMapDataType *type);
+
+/// Returns the number of tensormap parameters of all kernels of m before the
+/// kernel at index (index == m->nkernels gives the total).
+size_t attnrt_manifest_maps_before(const attnrt_manifest *m, size_t index);
 
 #ifdef __cplusplus
 }

@@ -1,31 +1,162 @@
-// attnrt_launch.c - checks launch arguments against the manifest and queues kernels with cuLaunchKernel.
+// attnrt_launch.c - checks launch arguments against the manifest, encodes tensor map parameters and queues kernels with cuLaunchKernel.
 
 #include "attnrt_internal.h"
 
-/// Checks args against kernel k's manifest parameters.
-/// Returns ATTNRT_ERR_INVALID_ARGUMENT naming the kernel and parameter.
+#include <assert.h>
+#include <stdio.h>
+
+// Marks a parameter in arg_of that has no caller argument (a tensormap).
+#define DERIVED ((size_t)-1)
+
+/// Checks args against the parameters of kernel k that callers pass and
+/// stores in arg_of[i] the index in args of parameter i (DERIVED for
+/// tensormaps). Returns ATTNRT_ERR_INVALID_ARGUMENT naming the kernel and
+/// parameter.
 static enum attnrt_status check_args(attnrt_runtime *rt,
                                      const struct attnrt_kernel_info *k,
                                      const struct attnrt_arg *args,
-                                     size_t nargs) {
-  if (nargs != k->nparams)
+                                     size_t nargs, size_t *arg_of) {
+  size_t derived = k->nparams - k->nargs;
+  if (nargs != k->nargs && derived == 0)
     return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "kernel '%s' expects %zu argument%s, got %zu", k->name,
-                       k->nparams, k->nparams == 1 ? "" : "s", nargs);
+                       k->nargs, k->nargs == 1 ? "" : "s", nargs);
+  if (nargs != k->nargs)
+    return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "kernel '%s' expects %zu argument%s, got %zu: %zu of "
+                       "its %zu parameters %s derived by attnrt (tensor maps) "
+                       "and not passed",
+                       k->name, k->nargs, k->nargs == 1 ? "" : "s", nargs,
+                       derived, k->nparams, derived == 1 ? "is" : "are");
   if (nargs > 0 && !args)
     return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "kernel '%s': args is NULL but %zu arguments are expected",
                        k->name, nargs);
-  for (size_t i = 0; i < nargs; ++i) {
+  size_t a = 0;
+  for (size_t i = 0; i < k->nparams; ++i) {
     const struct attnrt_param_info *p = &k->params[i];
-    if (args[i].kind != p->kind)
+    if (p->kind == ATTNRT_ARG_TENSORMAP) {
+      arg_of[i] = DERIVED;
+      continue;
+    }
+    arg_of[i] = a;
+    if (args[a].kind != p->kind && a == i)
       return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
                          "kernel '%s' parameter %zu ('%s') expects %s, got %s",
                          k->name, i, p->name, attnrt_arg_kind_name(p->kind),
-                         attnrt_arg_kind_name(args[i].kind));
+                         attnrt_arg_kind_name(args[a].kind));
+    if (args[a].kind != p->kind)
+      return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                         "kernel '%s' parameter %zu ('%s', argument %zu) "
+                         "expects %s, got %s",
+                         k->name, i, p->name, a, attnrt_arg_kind_name(p->kind),
+                         attnrt_arg_kind_name(args[a].kind));
+    ++a;
   }
   return ATTNRT_OK;
 }
+
+//===-- Tensor maps --===//
+
+/// Returns the address a tensormap parameter p encodes: the argument of its
+/// "tensor" parameter.
+static attnrt_devptr tensormap_address(const struct attnrt_param_info *p,
+                                       const struct attnrt_arg *args,
+                                       const size_t *arg_of) {
+  return args[arg_of[p->tensormap.tensor]].v.ptr;
+}
+
+/// Checks the addresses of k's tensormaps: TMA needs them 16-byte aligned.
+static enum attnrt_status check_tensormap_addresses(
+    attnrt_runtime *rt, const struct attnrt_kernel_info *k,
+    const struct attnrt_arg *args, const size_t *arg_of) {
+  for (size_t i = 0; i < k->nparams; ++i) {
+    const struct attnrt_param_info *p = &k->params[i];
+    if (p->kind != ATTNRT_ARG_TENSORMAP)
+      continue;
+    attnrt_devptr address = tensormap_address(p, args, arg_of);
+    if (address == 0 || address % 16 != 0)
+      return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                         "kernel '%s' tensor map '%s': address 0x%llx of "
+                         "parameter '%s' is %s",
+                         k->name, p->name, (unsigned long long)address,
+                         k->params[p->tensormap.tensor].name,
+                         address == 0 ? "null" : "not 16-byte aligned");
+  }
+  if (k->nargs != k->nparams && !rt->cu.TensorMapEncodeTiled)
+    return attnrt_fail(rt, ATTNRT_ERR_NO_DEVICE,
+                       "kernel '%s' has tensor map parameters but the CUDA "
+                       "driver has no cuTensorMapEncodeTiled (CUDA 12.0 or "
+                       "later is needed)",
+                       k->name);
+  return ATTNRT_OK;
+}
+
+/// Appends " name [a, b, c]" for the first n entries of v to rt's message.
+static void append_list(attnrt_runtime *rt, const char *name,
+                        const uint64_t *v, int n) {
+  attnrt_append_error(rt, " %s [", name);
+  for (int i = 0; i < n; ++i)
+    attnrt_append_error(rt, "%s%llu", i ? ", " : "",
+                        (unsigned long long)v[i]);
+  attnrt_append_error(rt, "]");
+}
+
+/// Makes slot hold the tensor map of parameter p over address, encoding it
+/// unless slot already holds that address's map. Runs in rt's context.
+static enum attnrt_status encode_tensormap(attnrt_runtime *rt,
+                                           const struct attnrt_kernel_info *k,
+                                           const struct attnrt_param_info *p,
+                                           attnrt_devptr address,
+                                           struct attnrt_tensormap_slot *slot) {
+  if (slot->valid && slot->address == address)
+    return ATTNRT_OK;
+  slot->valid = false;
+  const struct attnrt_tensormap_info *t = &p->tensormap;
+  CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  bool known = attnrt_tensormap_data_type(p->dtype, &type);
+  assert(known && "the manifest parser checks tensormap dtypes");
+  (void)known;
+  cuuint64_t dims[ATTNRT_TENSORMAP_MAX_RANK];
+  cuuint64_t strides[ATTNRT_TENSORMAP_MAX_RANK - 1] = {0};
+  cuuint32_t box[ATTNRT_TENSORMAP_MAX_RANK];
+  cuuint32_t element_strides[ATTNRT_TENSORMAP_MAX_RANK];
+  for (int i = 0; i < t->rank; ++i) {
+    dims[i] = t->dims[i];
+    box[i] = t->box[i];
+    element_strides[i] = 1;
+    if (i + 1 < t->rank)
+      strides[i] = t->strides[i];
+  }
+  CUtensorMapSwizzle swizzle = t->swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                               : t->swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                               : t->swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                  : CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUresult res = rt->cu.TensorMapEncodeTiled(
+      &slot->map, type, (cuuint32_t)t->rank, (void *)(uintptr_t)address, dims,
+      strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  enum attnrt_status st = attnrt_check_cu(
+      rt, res, "cuTensorMapEncodeTiled('%s' of kernel '%s')", p->name, k->name);
+  if (st != ATTNRT_OK) {
+    attnrt_append_error(rt, "; %s over '%s' at 0x%llx,", p->dtype,
+                        k->params[t->tensor].name,
+                        (unsigned long long)address);
+    append_list(rt, "dims", t->dims, t->rank);
+    append_list(rt, "strides", t->strides, t->rank - 1);
+    uint64_t box64[ATTNRT_TENSORMAP_MAX_RANK];
+    for (int i = 0; i < t->rank; ++i)
+      box64[i] = t->box[i];
+    append_list(rt, "box", box64, t->rank);
+    attnrt_append_error(rt, " swizzle %u", t->swizzle);
+    return st;
+  }
+  slot->address = address;
+  slot->valid = true;
+  return ATTNRT_OK;
+}
+
+//===-- Launch --===//
 
 ATTNRT_API enum attnrt_status attnrt_launch(attnrt_module *m,
                                             const char *kernel,
@@ -43,7 +174,11 @@ ATTNRT_API enum attnrt_status attnrt_launch(attnrt_module *m,
     return attnrt_fail(rt, ATTNRT_ERR_NOT_FOUND,
                        "attnrt_launch: module has no kernel '%s'", kernel);
   const struct attnrt_kernel_info *k = &m->manifest->kernels[index];
-  enum attnrt_status st = check_args(rt, k, args, nargs);
+  size_t arg_of[ATTNRT_MAX_KERNEL_PARAMS];
+  enum attnrt_status st = check_args(rt, k, args, nargs, arg_of);
+  if (st != ATTNRT_OK)
+    return st;
+  st = check_tensormap_addresses(rt, k, args, arg_of);
   if (st != ATTNRT_OK)
     return st;
   CUstream stream = NULL;
@@ -51,21 +186,34 @@ ATTNRT_API enum attnrt_status attnrt_launch(attnrt_module *m,
   if (st != ATTNRT_OK)
     return st;
 
-  // Every union member starts at the value's address, so each argument can be
-  // passed in place; cuLaunchKernel only reads through these pointers.
-  void *params[ATTNRT_MAX_KERNEL_PARAMS];
-  for (size_t i = 0; i < nargs; ++i)
-    params[i] = (void *)&args[i].v;
-
   st = attnrt_ctx_enter(rt);
   if (st != ATTNRT_OK)
     return st;
+  // Every union member starts at the value's address, so each argument can be
+  // passed in place; tensor maps are passed from the module's slots, which
+  // outlive the call. cuLaunchKernel only reads through these pointers.
+  void *params[ATTNRT_MAX_KERNEL_PARAMS];
+  struct attnrt_tensormap_slot *slot = NULL;
+  if (k->nargs != k->nparams)
+    slot = m->maps + attnrt_manifest_maps_before(m->manifest, (size_t)index);
+  for (size_t i = 0; i < k->nparams; ++i) {
+    const struct attnrt_param_info *p = &k->params[i];
+    if (p->kind != ATTNRT_ARG_TENSORMAP) {
+      params[i] = (void *)&args[arg_of[i]].v;
+      continue;
+    }
+    st = encode_tensormap(rt, k, p, tensormap_address(p, args, arg_of), slot);
+    if (st != ATTNRT_OK)
+      return attnrt_ctx_leave(rt, st);
+    params[i] = &slot->map;
+    ++slot;
+  }
   st = attnrt_check_cu(
       rt,
       rt->cu.LaunchKernel(m->functions[index], k->grid[0], k->grid[1],
                           k->grid[2], k->block[0], k->block[1], k->block[2],
                           k->dynamic_shared_bytes, stream,
-                          nargs > 0 ? params : NULL, NULL),
+                          k->nparams > 0 ? params : NULL, NULL),
       "cuLaunchKernel('%s', grid %ux%ux%u, block %ux%ux%u, %u dynamic shared "
       "bytes)",
       k->name, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],

@@ -107,6 +107,19 @@ static enum attnrt_status load_module(attnrt_runtime *rt, const void *image,
       goto out_destroy_manifest;
     }
   }
+  size_t nmaps =
+      attnrt_manifest_maps_before(m->manifest, m->manifest->nkernels);
+  if (nmaps > 0) {
+    // The size is a multiple of the alignment, as aligned_alloc requires.
+    size_t bytes = nmaps * sizeof *m->maps;
+    m->maps = aligned_alloc(_Alignof(struct attnrt_tensormap_slot), bytes);
+    if (!m->maps) {
+      st = attnrt_fail(rt, ATTNRT_ERR_OUT_OF_MEMORY,
+                       "attnrt_module_load: out of host memory");
+      goto out_destroy_manifest;
+    }
+    memset(m->maps, 0, bytes);
+  }
   st = attnrt_ctx_enter(rt);
   if (st != ATTNRT_OK)
     goto out_destroy_manifest;
@@ -130,6 +143,7 @@ out_unload_module:
 out_leave_ctx:
   attnrt_ctx_leave(rt, st);
 out_destroy_manifest:
+  free(m->maps);
   free(m->functions);
   attnrt_manifest_destroy(m->manifest);
 out_free:
@@ -201,6 +215,7 @@ ATTNRT_API void attnrt_module_destroy(attnrt_module *m) {
     attnrt_check_cu(rt, rt->cu.ModuleUnload(m->module), "cuModuleUnload");
     attnrt_ctx_leave(rt, ATTNRT_OK);
   }
+  free(m->maps);
   free(m->functions);
   attnrt_manifest_destroy(m->manifest);
   free(m);

@@ -24,7 +24,7 @@ struct CUctx_st {
 struct CUfunc_st {
   char name[64];
   int nparams;
-  int param_bytes[MOCK_CUDA_MAX_PARAMS];
+  int param_bytes[MOCK_CUDA_MAX_PARAMS]; // 1 to MOCK_CUDA_MAX_PARAM_BYTES
   int max_dynamic_shared;
   struct CUfunc_st *next;
 };
@@ -237,6 +237,25 @@ CUresult CUDAAPI cuCtxSynchronize(void) {
 
 //===-- Modules and launches --===//
 
+/// Returns the bytes of the parameter declared at decl (".param .u32 n" or
+/// ".param .align 64 .b8 m[128]"), or 0 when it cannot be read.
+static int param_size(const char *decl) {
+  const char *type = decl + strlen(".param");
+  while (*type == ' ')
+    ++type;
+  if (strncmp(type, ".align", strlen(".align")) == 0) {
+    type = strchr(type + strlen(".align"), '.');
+    if (!type)
+      return 0;
+  }
+  int bits = atoi(type + 2); // ".u64" -> 64
+  const char *end = type + strcspn(type, ",)");
+  const char *bracket = strchr(type, '[');
+  int count = bracket && bracket < end ? atoi(bracket + 1) : 1;
+  int bytes = bits / 8 * count;
+  return bits <= 0 || count <= 0 || bytes > MOCK_CUDA_MAX_PARAM_BYTES ? 0 : bytes;
+}
+
 /// Reads the .param list of ".entry name(" in image into f; false if absent.
 static bool parse_entry(const char *image, const char *name,
                         struct CUfunc_st *f) {
@@ -248,11 +267,10 @@ static bool parse_entry(const char *image, const char *name,
     const char *close = strchr(q, ')');
     for (const char *r = strstr(q, ".param"); r && close && r < close;
          r = strstr(r + 1, ".param")) {
-      const char *type = strchr(r + strlen(".param"), '.');
-      int bits = type ? atoi(type + 2) : 0; // ".u64" -> 64
-      if (f->nparams == MOCK_CUDA_MAX_PARAMS || bits <= 0)
+      int bytes = param_size(r);
+      if (f->nparams == MOCK_CUDA_MAX_PARAMS || bytes == 0)
         return false;
-      f->param_bytes[f->nparams++] = bits / 8;
+      f->param_bytes[f->nparams++] = bytes;
     }
     return true;
   }
@@ -354,9 +372,133 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
   l->max_dynamic_shared = f->max_dynamic_shared;
   l->stream = stream;
   l->nparams = f->nparams;
-  for (int i = 0; i < f->nparams; ++i)
-    memcpy(&l->params[i], params[i], (size_t)f->param_bytes[i]);
+  for (int i = 0; i < f->nparams; ++i) {
+    size_t bytes = (size_t)f->param_bytes[i];
+    l->param_size[i] = f->param_bytes[i];
+    memcpy(l->param_data[i], params[i], bytes);
+    if (bytes <= sizeof l->params[i])
+      memcpy(&l->params[i], params[i], bytes);
+  }
   ++state.launches;
+  return CUDA_SUCCESS;
+}
+
+//===-- Tensor maps --===//
+
+static unsigned tensor_map_element_bytes(CUtensorMapDataType type) {
+  switch (type) {
+  case CU_TENSOR_MAP_DATA_TYPE_UINT8:
+    return 1;
+  case CU_TENSOR_MAP_DATA_TYPE_UINT16:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+  case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
+    return 2;
+  case CU_TENSOR_MAP_DATA_TYPE_UINT32:
+  case CU_TENSOR_MAP_DATA_TYPE_INT32:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
+  case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+  case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ:
+    return 4;
+  case CU_TENSOR_MAP_DATA_TYPE_UINT64:
+  case CU_TENSOR_MAP_DATA_TYPE_INT64:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT64:
+    return 8;
+  default:
+    return 0; // the packed sub-byte types are not modelled
+  }
+}
+
+/// The driver's documented requirements on a tiled, non-interleaved map.
+static CUresult check_tensor_map(const struct mock_cuda_tensor_map *r) {
+  unsigned elem = tensor_map_element_bytes((CUtensorMapDataType)r->data_type);
+  if (r->map_alignment < 64 || elem == 0 || r->rank < 1 || r->rank > 5 ||
+      r->address == 0 || r->address % 16 != 0 ||
+      r->interleave != CU_TENSOR_MAP_INTERLEAVE_NONE ||
+      r->swizzle > CU_TENSOR_MAP_SWIZZLE_128B ||
+      r->l2_promotion > CU_TENSOR_MAP_L2_PROMOTION_L2_256B ||
+      r->oob_fill > CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < r->rank; ++i) {
+    if (r->dims[i] == 0 || r->dims[i] > (UINT64_C(1) << 32) ||
+        r->box[i] == 0 || r->box[i] > 256 || r->element_strides[i] == 0 ||
+        r->element_strides[i] > 8)
+      return CUDA_ERROR_INVALID_VALUE;
+    if (i + 1 < r->rank &&
+        (r->strides[i] % 16 != 0 || r->strides[i] >= (UINT64_C(1) << 40)))
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  unsigned inner = r->box[0] * elem;
+  static const unsigned span[] = {0, 32, 64, 128};
+  if (inner % 16 != 0 || (r->swizzle != CU_TENSOR_MAP_SWIZZLE_NONE &&
+                          inner > span[r->swizzle]))
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+static uint64_t pack12(const uint32_t *v, unsigned n) {
+  uint64_t packed = 0;
+  for (unsigned i = 0; i < n; ++i)
+    packed |= (uint64_t)(v[i] & 0xfff) << (12 * i);
+  return packed;
+}
+
+// Not exported (see mock_cuda.h): only cuGetProcAddress_v2 hands it out.
+static CUresult CUDAAPI tensor_map_encode_tiled(
+    CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
+    const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+    const cuuint32_t *element_strides, CUtensorMapInterleave interleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2_promotion,
+    CUtensorMapFloatOOBfill oob_fill) {
+  int call = ++state.tensor_map_encodes;
+  struct mock_cuda_tensor_map scratch;
+  struct mock_cuda_tensor_map *r = call <= MOCK_CUDA_MAX_TENSOR_MAPS
+                                       ? &state.tensor_maps[call - 1]
+                                       : &scratch;
+  memset(r, 0, sizeof *r);
+  CUresult injected;
+  if (should_fail("cuTensorMapEncodeTiled", &injected)) {
+    r->result = (int)injected;
+    return injected;
+  }
+  r->result = CUDA_ERROR_INVALID_VALUE;
+  if (!map || !dims || !box || !element_strides || (rank > 1 && !strides))
+    return CUDA_ERROR_INVALID_VALUE;
+  r->data_type = (int)type;
+  r->rank = rank;
+  r->address = (uint64_t)(uintptr_t)address;
+  r->interleave = (int)interleave;
+  r->swizzle = (int)swizzle;
+  r->l2_promotion = (int)l2_promotion;
+  r->oob_fill = (int)oob_fill;
+  r->map_alignment = 128;
+  while (r->map_alignment > 1 && (uintptr_t)map % r->map_alignment != 0)
+    r->map_alignment /= 2;
+  for (unsigned i = 0; i < rank && i < 5; ++i) {
+    r->dims[i] = dims[i];
+    r->box[i] = box[i];
+    r->element_strides[i] = element_strides[i];
+    if (i + 1 < rank)
+      r->strides[i] = strides[i];
+  }
+  CUresult res = check_tensor_map(r);
+  r->result = (int)res;
+  if (res != CUDA_SUCCESS)
+    return res;
+  uint64_t words[CU_TENSOR_MAP_NUM_QWORDS] = {0};
+  words[0] = MOCK_CUDA_TENSOR_MAP_MAGIC;
+  words[1] = r->address;
+  words[2] = (uint64_t)type | (uint64_t)rank << 8 | (uint64_t)swizzle << 16 |
+             (uint64_t)l2_promotion << 24 | (uint64_t)interleave << 32 |
+             (uint64_t)oob_fill << 40;
+  memcpy(&words[3], r->dims, sizeof r->dims);
+  memcpy(&words[8], r->strides, sizeof r->strides);
+  words[12] = pack12(r->box, rank);
+  words[13] = pack12(r->element_strides, rank);
+  words[14] = (uint64_t)call;
+  words[15] = ~MOCK_CUDA_TENSOR_MAP_MAGIC;
+  memcpy(map->opaque, words, sizeof words);
+  memcpy(r->bytes, words, sizeof words);
   return CUDA_SUCCESS;
 }
 
@@ -566,6 +708,7 @@ static const struct {
     ENTRY("cuEventDestroy", cuEventDestroy),
     ENTRY("cuEventRecord", cuEventRecord),
     ENTRY("cuEventElapsedTime", cuEventElapsedTime),
+    ENTRY("cuTensorMapEncodeTiled", tensor_map_encode_tiled),
 };
 
 CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int version,

@@ -10,7 +10,13 @@
 //   MOCK_CUDA_NO_PROC_ADDRESS=1       cuGetProcAddress_v2 finds nothing (dlsym fallback)
 // Calls that need a context fail with CUDA_ERROR_INVALID_CONTEXT unless one is
 // pushed; cuModuleGetFunction reads the kernel's .param list from the PTX text
-// so cuLaunchKernel can record the argument values.
+// (".param .u64 p", ".param .align 64 .b8 p[128]") so cuLaunchKernel can
+// record the argument bytes.
+// cuTensorMapEncodeTiled checks its arguments as the driver documents
+// (CUDA_ERROR_INVALID_VALUE otherwise), records them, and writes a map whose
+// bytes spell them out (struct mock_cuda_tensor_map). Like an old driver's,
+// the mock exports no such symbol: only cuGetProcAddress_v2 hands it out, so
+// MOCK_CUDA_NO_PROC_ADDRESS also hides it.
 
 #ifndef ATTNRT_MOCK_CUDA_H
 #define ATTNRT_MOCK_CUDA_H
@@ -18,6 +24,10 @@
 #include <stdint.h>
 
 #define MOCK_CUDA_MAX_PARAMS 16
+#define MOCK_CUDA_MAX_PARAM_BYTES 128 // a CUtensorMap
+#define MOCK_CUDA_MAX_TENSOR_MAPS 8
+/// First 8 bytes of every map the mock encodes ("MOCKTMAP").
+#define MOCK_CUDA_TENSOR_MAP_MAGIC UINT64_C(0x4D4F434B544D4150)
 
 /// What the most recent cuLaunchKernel received.
 struct mock_cuda_launch {
@@ -27,7 +37,27 @@ struct mock_cuda_launch {
   int max_dynamic_shared; // the function's MAX_DYNAMIC_SHARED_SIZE_BYTES
   void *stream;
   int nparams;            // parameters the PTX declares
-  uint64_t params[MOCK_CUDA_MAX_PARAMS]; // their values, zero-extended
+  uint64_t params[MOCK_CUDA_MAX_PARAMS]; // values of those up to 8 bytes, zero-extended
+  int param_size[MOCK_CUDA_MAX_PARAMS];  // bytes the PTX declares for each
+  unsigned char param_data[MOCK_CUDA_MAX_PARAMS][MOCK_CUDA_MAX_PARAM_BYTES]; // raw bytes
+};
+
+/// One cuTensorMapEncodeTiled call. The map it writes holds, as 16 uint64_t:
+/// [0] MOCK_CUDA_TENSOR_MAP_MAGIC, [1] address, [2] data_type | rank << 8 |
+/// swizzle << 16 | l2_promotion << 24 | interleave << 32 | oob_fill << 40,
+/// [3..7] dims, [8..11] strides, [12] box and [13] element_strides (12 bits
+/// each, entry 0 lowest), [14] the call's number (1 for the first since the
+/// last reset), [15] ~MOCK_CUDA_TENSOR_MAP_MAGIC; entries past rank are 0.
+struct mock_cuda_tensor_map {
+  int result;          // the CUresult returned
+  int data_type;       // CUtensorMapDataType
+  unsigned rank;
+  uint64_t address;    // globalAddress
+  uint64_t dims[5], strides[4];
+  uint32_t box[5], element_strides[5];
+  int interleave, swizzle, l2_promotion, oob_fill;
+  unsigned map_alignment; // largest power of two (up to 128) dividing the map's address
+  unsigned char bytes[MOCK_CUDA_MAX_PARAM_BYTES]; // the map written (zeros on failure)
 };
 
 /// Counters and records of the mock; reset by mock_cuda_reset.
@@ -41,6 +71,8 @@ struct mock_cuda_state {
   unsigned jit_log_bytes; // log buffer size offered to the last module load
   void *last_stream;      // CUstream made by the last cuStreamCreate
   struct mock_cuda_launch last_launch;
+  int tensor_map_encodes; // cuTensorMapEncodeTiled calls, failed ones included
+  struct mock_cuda_tensor_map tensor_maps[MOCK_CUDA_MAX_TENSOR_MAPS]; // the first ones
 };
 
 /// Returns the mock's state. Owned by the mock.
