@@ -42,43 +42,49 @@ bool attn_gpu_executor_init(struct attn_executor *x) {
 }
 
 static bool gpu_execute(struct attn_executor *x, const struct job *j,
-                        void *const bufs[4], const size_t bytes[4],
-                        double *ms) {
+                        void *const bufs[ATTN_RUN_ROLES],
+                        const size_t bytes[ATTN_RUN_ROLES], double *ms) {
   const struct attnrt_kernel_info *k = attnrt_module_kernel(x->module, j->name);
-  if (!k || k->nparams != 4) {
-    fprintf(stderr, "%s: error: kernel '%s' is not in the manifest as "
-                    "(q, k, v, out)\n",
-            tool, j->name);
+  size_t nparams = (size_t)j->nargs + 1;
+  if (!k || k->nparams != nparams) {
+    fprintf(stderr, "%s: error: kernel '%s' is not in the manifest with %zu "
+                    "parameters\n",
+            tool, j->name, nparams);
     return false;
   }
-  attnrt_devptr dev[4] = {0};
-  struct attnrt_arg args[4];
+  attnrt_devptr dev[ATTN_RUN_ROLES] = {0};
+  struct attnrt_arg args[ATTN_RUN_ROLES];
   attnrt_event *ev[2] = {NULL, NULL};
   float *times = NULL;
   enum attnrt_status st = ATTNRT_OK;
   bool ok = false;
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < ATTN_RUN_ROLES; ++i) {
+    if (!j->has[i])
+      continue;
+    bool in = i != ATTN_RUN_OUT;
     if ((st = attnrt_mem_alloc(x->rt, bytes[i], &dev[i])) ||
-        (st = i < 3 ? attnrt_memcpy_htod(x->rt, dev[i], bufs[i], bytes[i], NULL)
-                    : attnrt_memset_d8(x->rt, dev[i], 0xff, bytes[i], NULL))) {
+        (st = in ? attnrt_memcpy_htod(x->rt, dev[i], bufs[i], bytes[i], NULL)
+                 : attnrt_memset_d8(x->rt, dev[i], 0xff, bytes[i], NULL))) {
       fail(x, "cannot set up device buffers", st);
       goto out;
     }
-  for (size_t a = 0; a < 4; ++a) {
-    static const char *roles[4] = {"q", "k", "v", "out"};
+  }
+  for (size_t a = 0; a < nparams; ++a) {
     int r = 0;
-    while (r < 4 && strcmp(k->params[a].name, roles[r]))
+    while (r < ATTN_RUN_ROLES &&
+           (strcmp(k->params[a].name, attn_run_role_name(r)) || !j->has[r]))
       ++r;
-    if (r == 4) {
+    if (r == ATTN_RUN_ROLES) {
       fprintf(stderr, "%s: error: unknown parameter '%s' of '%s'\n", tool,
               k->params[a].name, j->name);
       goto out;
     }
     args[a] = (struct attnrt_arg){.kind = ATTNRT_ARG_PTR, .v.ptr = dev[r]};
   }
-  if ((st = attnrt_launch(x->module, j->name, args, 4, NULL)) ||
+  if ((st = attnrt_launch(x->module, j->name, args, nparams, NULL)) ||
       (st = attnrt_runtime_synchronize(x->rt)) ||
-      (st = attnrt_memcpy_dtoh(x->rt, bufs[3], dev[3], bytes[3], NULL))) {
+      (st = attnrt_memcpy_dtoh(x->rt, bufs[ATTN_RUN_OUT], dev[ATTN_RUN_OUT],
+                               bytes[ATTN_RUN_OUT], NULL))) {
     fail(x, "kernel launch failed", st);
     goto out;
   }
@@ -91,10 +97,10 @@ static bool gpu_execute(struct attn_executor *x, const struct job *j,
       goto out;
     }
     for (int w = 0; w < 3; ++w)
-      attnrt_launch(x->module, j->name, args, 4, NULL);
+      attnrt_launch(x->module, j->name, args, nparams, NULL);
     for (int it = 0; it < x->iters; ++it)
       if ((st = attnrt_event_record(ev[0], NULL)) ||
-          (st = attnrt_launch(x->module, j->name, args, 4, NULL)) ||
+          (st = attnrt_launch(x->module, j->name, args, nparams, NULL)) ||
           (st = attnrt_event_record(ev[1], NULL)) ||
           (st = attnrt_runtime_synchronize(x->rt)) ||
           (st = attnrt_event_elapsed_ms(ev[0], ev[1], &times[it]))) {
@@ -114,8 +120,9 @@ out:
   free(times);
   attnrt_event_destroy(ev[0]);
   attnrt_event_destroy(ev[1]);
-  for (int i = 0; i < 4; ++i)
-    attnrt_mem_free(x->rt, dev[i]);
+  for (int i = 0; i < ATTN_RUN_ROLES; ++i)
+    if (dev[i])
+      attnrt_mem_free(x->rt, dev[i]);
   return ok;
 }
 
