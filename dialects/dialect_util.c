@@ -119,13 +119,19 @@ bool attn_str_eq(MlirStringRef s, const char *lit) {
   return s.length == n && memcmp(s.data, lit, n) == 0;
 }
 
-static MlirAttribute get_attr(MlirOperation op, const char *name) {
+MlirAttribute attn_attr_get(MlirOperation op, const char *name) {
   return mlirOperationGetAttributeByName(op,
                                          mlirStringRefCreateFromCString(name));
 }
 
+char *attn_op_name(MlirOperation op, char *buf, size_t len) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  snprintf(buf, len, "%.*s", (int)n.length, n.data);
+  return buf;
+}
+
 bool attn_attr_f64(MlirOperation op, const char *name, double *out) {
-  MlirAttribute a = get_attr(op, name);
+  MlirAttribute a = attn_attr_get(op, name);
   if (mlirAttributeIsNull(a) || !mlirAttributeIsAFloat(a))
     return false;
   *out = mlirFloatAttrGetValueDouble(a);
@@ -133,7 +139,7 @@ bool attn_attr_f64(MlirOperation op, const char *name, double *out) {
 }
 
 bool attn_attr_i64(MlirOperation op, const char *name, int64_t *out) {
-  MlirAttribute a = get_attr(op, name);
+  MlirAttribute a = attn_attr_get(op, name);
   if (mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a) ||
       mlirAttributeIsABool(a))
     return false;
@@ -142,7 +148,7 @@ bool attn_attr_i64(MlirOperation op, const char *name, int64_t *out) {
 }
 
 bool attn_attr_bool(MlirOperation op, const char *name, bool *out) {
-  MlirAttribute a = get_attr(op, name);
+  MlirAttribute a = attn_attr_get(op, name);
   if (mlirAttributeIsNull(a) || !mlirAttributeIsABool(a))
     return false;
   *out = mlirBoolAttrGetValue(a);
@@ -150,7 +156,7 @@ bool attn_attr_bool(MlirOperation op, const char *name, bool *out) {
 }
 
 bool attn_attr_str(MlirOperation op, const char *name, MlirStringRef *out) {
-  MlirAttribute a = get_attr(op, name);
+  MlirAttribute a = attn_attr_get(op, name);
   if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a))
     return false;
   *out = mlirStringAttrGetValue(a);

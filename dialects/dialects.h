@@ -61,6 +61,12 @@ bool attn_attr_bool(MlirOperation op, const char *name, bool *out);
 /// The string is borrowed from the context; it lives as long as ctx.
 bool attn_attr_str(MlirOperation op, const char *name, MlirStringRef *out);
 
+/// The attribute named name on op, or a null attribute.
+MlirAttribute attn_attr_get(MlirOperation op, const char *name);
+
+/// Writes op's name into buf (truncated to len). Returns buf.
+char *attn_op_name(MlirOperation op, char *buf, size_t len);
+
 /// True when s equals the NUL-terminated lit.
 bool attn_str_eq(MlirStringRef s, const char *lit);
 

@@ -7,7 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ATTN_BUILD_DIR:-$root/build}
 
-packages=(cmake ninja-build gcc g++ python3 libcjson-dev
+packages=(cmake ninja-build gcc g++ python3 libcjson-dev pkg-config python3-torch
           libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools)
 missing=()
 for p in "${packages[@]}"; do

@@ -49,3 +49,25 @@ def has_gpu():
 
 if has_gpu():
     config.available_features.add("cuda")
+
+# --- libattn and the Python binding (test/CAPI, test/python)
+import sys
+config.substitutions.append(("%attn_obj", config.attn_obj_root))
+# The Python that runs lit (/usr/bin/python3 on Debian), with the binding of
+# the source tree and the libraries of the build.
+python = sys.executable
+config.substitutions.append(("%attn_python", "env PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=%s ATTN_LIBRARY_DIR=%s %s" % (
+    os.path.join(config.attn_src_root, "python"), lib_dir, python)))
+config.substitutions.append(("%python", python))
+
+def python_has(module):
+    try:
+        return subprocess.run([python, "-c", "import " + module], capture_output=True,
+                              timeout=120).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+if python_has("torch"):
+    config.available_features.add("torch")
+if shutil.which("pkg-config"):
+    config.available_features.add("pkg-config")

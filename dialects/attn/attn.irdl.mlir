@@ -1,16 +1,24 @@
 // attn: the attention language users write. Value semantics on tensors
-// [batch, heads, seq, head_dim]; shapes and attribute ranges are checked by
-// the C verifier in attn_dialect.c, which IRDL cannot express.
+// [batch, heads, seq, head_dim]; a program is
+//
+//   rope(q), rope(k) -> qk -> score modifiers in any order -> softmax -> pv
+//
+// Shapes, attribute ranges and that order are checked by the C verifier in
+// attn_verify.c, which IRDL cannot express. Optional attributes are not
+// declared here (IRDL has none); the C verifier checks them.
 irdl.dialect @attn {
   // RoPE on q or k before the product: rotate pairs of features by an angle
-  // pos * theta^(-2i/rotary_dim).
+  // pos * theta^(-2i/rotary_dim). Row r sits at position offset + r
+  // (optional "offset" : i64, default 0) or, with the optional operand
+  // positions : tensor<B x N x i32>, at positions[b, r] (then no offset).
   irdl.operation @rope {
     %t = irdl.base "!builtin.tensor"
+    %p = irdl.base "!builtin.tensor"
     %f = irdl.base "#builtin.float"
     %i = irdl.base "#builtin.integer"
     %s = irdl.base "#builtin.string"
     irdl.attributes {"theta" = %f, "rotary_dim" = %i, "layout" = %s}
-    irdl.operands(x: %t)
+    irdl.operands(x: %t, positions: optional %p)
     irdl.results(out: %t)
   }
   // Scores q . k^T per (batch, head); k may have fewer heads (GQA).
@@ -21,7 +29,7 @@ irdl.dialect @attn {
     irdl.operands(q: %tq, k: %tk)
     irdl.results(scores: %ts)
   }
-  // Multiplies scores by a constant.
+  // Multiplies scores by a positive constant.
   irdl.operation @scale {
     %t = irdl.base "!builtin.tensor"
     %f = irdl.base "#builtin.float"
@@ -29,10 +37,55 @@ irdl.dialect @attn {
     irdl.operands(scores: %t)
     irdl.results(out: %t)
   }
-  // Masks key j > query i with -inf.
+  // Mask: key j is visible to query i iff j <= i.
   irdl.operation @causal {
     %t = irdl.base "!builtin.tensor"
     irdl.operands(scores: %t)
+    irdl.results(out: %t)
+  }
+  // Mask: key j is visible to query i iff i - left <= j <= i + right; -1
+  // leaves that side unbounded.
+  irdl.operation @window {
+    %t = irdl.base "!builtin.tensor"
+    %l = irdl.base "#builtin.integer"
+    %r = irdl.base "#builtin.integer"
+    irdl.attributes {"left" = %l, "right" = %r}
+    irdl.operands(scores: %t)
+    irdl.results(out: %t)
+  }
+  // s[b,h,i,j] -= m_h * |i - j|, m_h = 2^(-max_bias * (h + 1) / H).
+  irdl.operation @alibi {
+    %t = irdl.base "!builtin.tensor"
+    %f = irdl.base "#builtin.float"
+    irdl.attributes {"max_bias" = %f}
+    irdl.operands(scores: %t)
+    irdl.results(out: %t)
+  }
+  // s <- cap * tanh(s / cap).
+  irdl.operation @softcap {
+    %t = irdl.base "!builtin.tensor"
+    %f = irdl.base "#builtin.float"
+    irdl.attributes {"cap" = %f}
+    irdl.operands(scores: %t)
+    irdl.results(out: %t)
+  }
+  // Per-block log-bias: s[b,h,i,j] += bias[b,h,i, j / block_size], bias :
+  // tensor<B x H x N x ceil(M / block_size) x f32>.
+  irdl.operation @gate {
+    %t = irdl.base "!builtin.tensor"
+    %g = irdl.base "!builtin.tensor"
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes {"block_size" = %i}
+    irdl.operands(scores: %t, bias: %g)
+    irdl.results(out: %t)
+  }
+  // Mask: key j is visible to query i iff q_segments[b,i] == k_segments[b,j]
+  // (tensor<B x N x i32>, tensor<B x M x i32>).
+  irdl.operation @document {
+    %t = irdl.base "!builtin.tensor"
+    %qs = irdl.base "!builtin.tensor"
+    %ks = irdl.base "!builtin.tensor"
+    irdl.operands(scores: %t, q_segments: %qs, k_segments: %ks)
     irdl.results(out: %t)
   }
   // Softmax over the key axis.
@@ -50,19 +103,30 @@ irdl.dialect @attn {
     irdl.results(out: %to)
   }
   // One attention computed by one kernel: what attn-fuse produces. The
-  // optional "rope" dictionary {theta, rotary_dim, layout} says RoPE is
-  // applied to q and k inside the kernel.
+  // inputs after v are optional (operandSegmentSizes = array<i32: 1, 1, 1,
+  // gate, q_segments, k_segments, q_positions, k_positions>, each 0 or 1).
+  // Optional attributes: window = array<i64: left, right>, alibi = f64
+  // (max_bias), softcap = f64 (cap), gate_block = i64, rope = {theta,
+  // rotary_dim, layout, offset | q_offset, k_offset}, mods = [names of
+  // "scale", "softcap", "alibi", "gate" in the order applied].
   irdl.operation @fused {
     %tq = irdl.base "!builtin.tensor"
     %tk = irdl.base "!builtin.tensor"
     %tv = irdl.base "!builtin.tensor"
+    %tg = irdl.base "!builtin.tensor"
+    %tqs = irdl.base "!builtin.tensor"
+    %tks = irdl.base "!builtin.tensor"
+    %tqp = irdl.base "!builtin.tensor"
+    %tkp = irdl.base "!builtin.tensor"
     %to = irdl.base "!builtin.tensor"
     %f = irdl.base "#builtin.float"
     %yes = irdl.is true
     %no = irdl.is false
     %b = irdl.any_of(%yes, %no)
     irdl.attributes {"scale" = %f, "causal" = %b}
-    irdl.operands(q: %tq, k: %tk, v: %tv)
+    irdl.operands(q: %tq, k: %tk, v: %tv, gate: optional %tg,
+                  q_segments: optional %tqs, k_segments: optional %tks,
+                  q_positions: optional %tqp, k_positions: optional %tkp)
     irdl.results(out: %to)
   }
 }

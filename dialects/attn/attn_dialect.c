@@ -1,20 +1,50 @@
-//===- attn_dialect.c - C verifier and readers of the attn dialect --------===//
+//===- attn_dialect.c - Readers and builders of the attn dialect ----------===//
 //
-// IRDL checks operand kinds and required attributes; this file checks what it
-// cannot say: ranks and shapes agree, heads group evenly (GQA), head dims
-// match, attribute values are in range.
+// Typed readers of attn.rope's and attn.fused's attributes and the builder of
+// the fused "rope" dictionary. attn.fused's layout:
+//
+//   "attn.fused"(%q, %k, %v, [%gate], [%q_segments, %k_segments],
+//                [%q_positions], [%k_positions]) {
+//       operandSegmentSizes = array<i32: 1, 1, 1, g, qs, ks, qp, kp>,
+//       scale = f64, causal = bool,                 // required
+//       window = array<i64: left, right>,           // optional, -1: unbounded
+//       alibi = f64 (max_bias), softcap = f64 (cap),
+//       gate_block = i64,                           // with a gate operand
+//       rope = {theta, rotary_dim, layout,          // optional
+//               offset | q_offset, k_offset},
+//       mods = ["scale", "softcap", "alibi", "gate"]}  // order applied
+//
+// The optional inputs keep that relative order; operandSegmentSizes says
+// which are present (0 or 1 each). "mods" lists the non-commuting modifiers
+// in program order; "scale" may be left out (then it is applied first), and
+// an absent "mods" means scale, softcap, alibi, gate. The C verifier is in
+// attn_verify.c.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/attn/attn_dialect.h"
+#include "dialects/attn/attn_internal.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
-#include <math.h>
+#include <stdio.h>
 #include <string.h>
+
+static const char *const mod_names[ATTN_NUM_MODS] = {"scale", "softcap",
+                                                     "alibi", "gate"};
+static const char *const extra_names[ATTN_NUM_EXTRAS] = {
+    "gate", "q_segments", "k_segments", "q_positions", "k_positions"};
 
 const char *attn_rope_layout_name(enum attn_rope_layout layout) {
   return layout == ATTN_ROPE_INTERLEAVED ? "interleaved" : "rotate_half";
+}
+
+const char *attn_score_mod_name(enum attn_score_mod mod) {
+  return mod < ATTN_NUM_MODS ? mod_names[mod] : "?";
+}
+
+const char *attn_fused_extra_name(enum attn_fused_extra role) {
+  return role < ATTN_NUM_EXTRAS ? extra_names[role] : "?";
 }
 
 static bool parse_layout(MlirStringRef s, enum attn_rope_layout *out) {
@@ -29,6 +59,10 @@ static bool parse_layout(MlirStringRef s, enum attn_rope_layout *out) {
 
 bool attn_rope_get_config(MlirOperation rope, struct attn_rope_config *out) {
   MlirStringRef layout;
+  out->offset = 0;
+  MlirAttribute off = attn_attr_get(rope, "offset");
+  if (!mlirAttributeIsNull(off) && !attn_attr_i64(rope, "offset", &out->offset))
+    return false;
   return attn_attr_f64(rope, "theta", &out->theta) &&
          attn_attr_i64(rope, "rotary_dim", &out->rotary_dim) &&
          attn_attr_str(rope, "layout", &layout) &&
@@ -40,228 +74,305 @@ static MlirAttribute dict_get(MlirAttribute dict, const char *name) {
       dict, mlirStringRefCreateFromCString(name));
 }
 
-static bool rope_from_dict(MlirAttribute d, struct attn_rope_config *out) {
+static bool is_int(MlirAttribute a) {
+  return !mlirAttributeIsNull(a) && mlirAttributeIsAInteger(a) &&
+         !mlirAttributeIsABool(a);
+}
+
+static bool is_float(MlirAttribute a) {
+  return !mlirAttributeIsNull(a) && mlirAttributeIsAFloat(a);
+}
+
+/// Reads an optional integer entry of d into *out (kept when absent).
+static bool dict_opt_int(MlirAttribute d, const char *name, int64_t *out) {
+  MlirAttribute a = dict_get(d, name);
+  if (mlirAttributeIsNull(a))
+    return true;
+  if (!is_int(a))
+    return false;
+  *out = mlirIntegerAttrGetValueInt(a);
+  return true;
+}
+
+static bool rope_from_dict(MlirAttribute d, struct attn_fused_config *out,
+                           char *err, size_t errlen) {
+  static const char *const known[] = {"theta",  "rotary_dim", "layout",
+                                      "offset", "q_offset",   "k_offset"};
   MlirAttribute theta = dict_get(d, "theta");
   MlirAttribute dim = dict_get(d, "rotary_dim");
   MlirAttribute layout = dict_get(d, "layout");
-  if (mlirAttributeIsNull(theta) || !mlirAttributeIsAFloat(theta) ||
-      mlirAttributeIsNull(dim) || !mlirAttributeIsAInteger(dim) ||
-      mlirAttributeIsABool(dim) || mlirAttributeIsNull(layout) ||
-      !mlirAttributeIsAString(layout))
+  if (!is_float(theta) || !is_int(dim) || mlirAttributeIsNull(layout) ||
+      !mlirAttributeIsAString(layout) ||
+      !parse_layout(mlirStringAttrGetValue(layout), &out->rope.layout)) {
+    snprintf(err, errlen,
+             "rope must be a dictionary {theta: f64, rotary_dim: "
+             "i64, layout: rotate_half or interleaved}");
     return false;
-  out->theta = mlirFloatAttrGetValueDouble(theta);
-  out->rotary_dim = mlirIntegerAttrGetValueInt(dim);
-  return parse_layout(mlirStringAttrGetValue(layout), &out->layout);
+  }
+  for (intptr_t i = 0, n = mlirDictionaryAttrGetNumElements(d); i < n; ++i) {
+    MlirStringRef key =
+        mlirIdentifierStr(mlirDictionaryAttrGetElement(d, i).name);
+    size_t k = 0;
+    while (k < sizeof known / sizeof *known && !attn_str_eq(key, known[k]))
+      ++k;
+    if (k == sizeof known / sizeof *known) {
+      snprintf(err, errlen,
+               "unknown rope entry '%.*s' (expected theta, "
+               "rotary_dim, layout, offset, q_offset or k_offset)",
+               (int)key.length, key.data);
+      return false;
+    }
+  }
+  out->rope.theta = mlirFloatAttrGetValueDouble(theta);
+  out->rope.rotary_dim = mlirIntegerAttrGetValueInt(dim);
+  out->rope.offset = 0;
+  int64_t offset = 0;
+  bool shared = !mlirAttributeIsNull(dict_get(d, "offset"));
+  bool split = !mlirAttributeIsNull(dict_get(d, "q_offset")) ||
+               !mlirAttributeIsNull(dict_get(d, "k_offset"));
+  if (!dict_opt_int(d, "offset", &offset) ||
+      !dict_opt_int(d, "q_offset", &out->q_offset) ||
+      !dict_opt_int(d, "k_offset", &out->k_offset)) {
+    snprintf(err, errlen, "rope offsets must be integers");
+    return false;
+  }
+  if (shared && split) {
+    snprintf(err, errlen,
+             "rope offset applies to q and k; it cannot be "
+             "combined with q_offset or k_offset");
+    return false;
+  }
+  if (shared)
+    out->q_offset = out->k_offset = offset;
+  return true;
+}
+
+/// Reads operandSegmentSizes into out->extra (IRDL has checked it sums to
+/// the operand count and holds 0 or 1 for each optional input).
+static bool read_extras(MlirOperation op, struct attn_fused_config *out,
+                        char *err, size_t errlen) {
+  MlirAttribute a = attn_attr_get(op, "operandSegmentSizes");
+  if (mlirAttributeIsNull(a)) {
+    if (mlirOperationGetNumOperands(op) == 3)
+      return true; // only possible before IRDL verification
+    snprintf(err, errlen, "attn.fused needs operandSegmentSizes");
+    return false;
+  }
+  if (!mlirAttributeIsADenseI32Array(a) ||
+      mlirDenseArrayGetNumElements(a) != 3 + ATTN_NUM_EXTRAS) {
+    snprintf(err, errlen,
+             "operandSegmentSizes must be array<i32> with %d "
+             "entries (q, k, v, gate, q_segments, k_segments, "
+             "q_positions, k_positions)",
+             3 + ATTN_NUM_EXTRAS);
+    return false;
+  }
+  int next = 0;
+  for (int i = 0; i < 3 + ATTN_NUM_EXTRAS; ++i) {
+    int32_t n = mlirDenseI32ArrayGetElement(a, i);
+    if (n != (i < 3 ? 1 : n > 0)) {
+      snprintf(err, errlen,
+               "operandSegmentSizes entry %d must be %s, found "
+               "%d",
+               i, i < 3 ? "1" : "0 or 1", (int)n);
+      return false;
+    }
+    if (i >= 3 && n)
+      out->extra[i - 3] = next;
+    next += n;
+  }
+  if (next != mlirOperationGetNumOperands(op)) {
+    snprintf(err, errlen,
+             "operandSegmentSizes adds up to %d operands, the op "
+             "has %ld",
+             next, (long)mlirOperationGetNumOperands(op));
+    return false;
+  }
+  return true;
+}
+
+/// Reads "mods" into out->mods (scale first when not named).
+static bool read_mods(MlirOperation op, struct attn_fused_config *out,
+                      char *err, size_t errlen) {
+  bool present[ATTN_NUM_MODS] = {true, out->has_softcap, out->has_alibi,
+                                 out->has_gate};
+  MlirAttribute a = attn_attr_get(op, "mods");
+  out->nmods = 0;
+  if (mlirAttributeIsNull(a)) {
+    for (int m = 0; m < ATTN_NUM_MODS; ++m)
+      if (present[m])
+        out->mods[out->nmods++] = (enum attn_score_mod)m;
+    return true;
+  }
+  if (!mlirAttributeIsAArray(a)) {
+    snprintf(err, errlen, "mods must be an array of modifier names");
+    return false;
+  }
+  bool seen[ATTN_NUM_MODS] = {false};
+  enum attn_score_mod listed[ATTN_NUM_MODS];
+  int nlisted = 0;
+  for (intptr_t i = 0, n = mlirArrayAttrGetNumElements(a); i < n; ++i) {
+    MlirAttribute e = mlirArrayAttrGetElement(a, i);
+    int m = 0;
+    if (mlirAttributeIsAString(e))
+      while (m < ATTN_NUM_MODS &&
+             !attn_str_eq(mlirStringAttrGetValue(e), mod_names[m]))
+        ++m;
+    if (!mlirAttributeIsAString(e) || m == ATTN_NUM_MODS) {
+      snprintf(err, errlen,
+               "mods entry %ld must be one of \"scale\", "
+               "\"softcap\", \"alibi\", \"gate\"",
+               (long)i);
+      return false;
+    }
+    if (seen[m]) {
+      snprintf(err, errlen, "mods names '%s' twice", mod_names[m]);
+      return false;
+    }
+    if (!present[m]) {
+      snprintf(err, errlen, "mods names '%s' but the op has no '%s' attribute",
+               mod_names[m], m == ATTN_MOD_GATE ? "gate_block" : mod_names[m]);
+      return false;
+    }
+    seen[m] = true;
+    listed[nlisted++] = (enum attn_score_mod)m;
+  }
+  for (int m = 1; m < ATTN_NUM_MODS; ++m)
+    if (present[m] && !seen[m]) {
+      snprintf(err, errlen,
+               "mods must name every modifier present; '%s' is "
+               "missing",
+               mod_names[m]);
+      return false;
+    }
+  if (!seen[ATTN_MOD_SCALE])
+    out->mods[out->nmods++] = ATTN_MOD_SCALE;
+  for (int i = 0; i < nlisted; ++i)
+    out->mods[out->nmods++] = listed[i];
+  return true;
+}
+
+/// Reads the optional modifier and mask attributes.
+static bool read_options(MlirOperation op, struct attn_fused_config *out,
+                         char *err, size_t errlen) {
+  MlirAttribute w = attn_attr_get(op, "window");
+  if (!mlirAttributeIsNull(w)) {
+    if (!mlirAttributeIsADenseI64Array(w) ||
+        mlirDenseArrayGetNumElements(w) != 2) {
+      snprintf(err, errlen, "window must be array<i64: left, right>");
+      return false;
+    }
+    out->has_window = true;
+    out->window_left = mlirDenseI64ArrayGetElement(w, 0);
+    out->window_right = mlirDenseI64ArrayGetElement(w, 1);
+  }
+  static const struct {
+    const char *name;
+    bool is_float;
+  } opts[3] = {{"alibi", true}, {"softcap", true}, {"gate_block", false}};
+  for (int i = 0; i < 3; ++i) {
+    if (mlirAttributeIsNull(attn_attr_get(op, opts[i].name)))
+      continue;
+    bool ok = opts[i].is_float
+                  ? attn_attr_f64(op, opts[i].name,
+                                  i == 0 ? &out->alibi_max_bias : &out->softcap)
+                  : attn_attr_i64(op, opts[i].name, &out->gate_block);
+    if (!ok) {
+      snprintf(err, errlen, "%s must be %s", opts[i].name,
+               opts[i].is_float ? "a float" : "an integer");
+      return false;
+    }
+    *(i == 0   ? &out->has_alibi
+      : i == 1 ? &out->has_softcap
+               : &out->has_gate) = true;
+  }
+  return true;
+}
+
+bool attn_fused_read(MlirOperation op, struct attn_fused_config *out, char *err,
+                     size_t errlen) {
+  memset(out, 0, sizeof *out);
+  for (int i = 0; i < ATTN_NUM_EXTRAS; ++i)
+    out->extra[i] = -1;
+  if (!attn_attr_f64(op, "scale", &out->scale) ||
+      !attn_attr_bool(op, "causal", &out->causal)) {
+    snprintf(err, errlen, "attn.fused needs scale (f64) and causal (bool)");
+    return false;
+  }
+  MlirAttribute rope = attn_attr_get(op, "rope");
+  if (!mlirAttributeIsNull(rope)) {
+    out->has_rope = true;
+    if (!mlirAttributeIsADictionary(rope)) {
+      snprintf(err, errlen,
+               "rope must be a dictionary {theta: f64, "
+               "rotary_dim: i64, layout: rotate_half or "
+               "interleaved}");
+      return false;
+    }
+    if (!rope_from_dict(rope, out, err, errlen))
+      return false;
+  }
+  if (!read_options(op, out, err, errlen) ||
+      !read_extras(op, out, err, errlen) || !read_mods(op, out, err, errlen))
+    return false;
+  const int *x = out->extra;
+  out->document = x[ATTN_EXTRA_Q_SEGMENTS] >= 0;
+  if (out->has_gate != (x[ATTN_EXTRA_GATE] >= 0)) {
+    snprintf(err, errlen, "gate_block and a \"gate\" operand go together");
+    return false;
+  }
+  if ((x[ATTN_EXTRA_Q_SEGMENTS] >= 0) != (x[ATTN_EXTRA_K_SEGMENTS] >= 0)) {
+    snprintf(err, errlen,
+             "document masking needs both q_segments and "
+             "k_segments");
+    return false;
+  }
+  bool qpos = x[ATTN_EXTRA_Q_POSITIONS] >= 0,
+       kpos = x[ATTN_EXTRA_K_POSITIONS] >= 0;
+  if ((qpos || kpos) && !out->has_rope) {
+    snprintf(err, errlen, "q_positions and k_positions need a rope attribute");
+    return false;
+  }
+  if ((qpos && out->q_offset) || (kpos && out->k_offset)) {
+    snprintf(err, errlen,
+             "a rope offset cannot be combined with explicit "
+             "positions for the same tensor");
+    return false;
+  }
+  return true;
 }
 
 bool attn_fused_get_config(MlirOperation fused, struct attn_fused_config *out) {
-  memset(out, 0, sizeof *out);
-  if (!attn_attr_f64(fused, "scale", &out->scale) ||
-      !attn_attr_bool(fused, "causal", &out->causal))
-    return false;
-  MlirAttribute rope = mlirOperationGetAttributeByName(
-      fused, mlirStringRefCreateFromCString("rope"));
-  if (mlirAttributeIsNull(rope))
-    return true;
-  out->has_rope = true;
-  return mlirAttributeIsADictionary(rope) && rope_from_dict(rope, &out->rope);
+  char err[256];
+  return attn_fused_read(fused, out, err, sizeof err);
+}
+
+static MlirNamedAttribute named(MlirContext ctx, const char *name,
+                                MlirAttribute a) {
+  return mlirNamedAttributeGet(
+      mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(name)), a);
 }
 
 MlirAttribute attn_rope_config_to_attr(MlirContext ctx,
-                                       const struct attn_rope_config *c) {
-  MlirNamedAttribute elems[3] = {
-      mlirNamedAttributeGet(
-          mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("theta")),
-          mlirFloatAttrDoubleGet(ctx, mlirF64TypeGet(ctx), c->theta)),
-      mlirNamedAttributeGet(
-          mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("rotary_dim")),
-          mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), c->rotary_dim)),
-      mlirNamedAttributeGet(
-          mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("layout")),
-          mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(
-                                     attn_rope_layout_name(c->layout)))),
-  };
-  return mlirDictionaryAttrGet(ctx, 3, elems);
-}
-
-//===-- Verification ------------------------------------------------------===//
-
-/// Reads value's type as a static rank-4 float tensor [b, h, n, d].
-static bool get_bhnd(MlirOperation op, MlirValue v, const char *what,
-                     int64_t out[4]) {
-  MlirType t = mlirValueGetType(v);
-  int64_t dims[8];
-  char ty[128];
-  if (attn_static_shape(t, dims) != 4)
-    return attn_emit_errorf(op,
-                            "%s must be a static rank-4 tensor [batch, heads, "
-                            "seq, dim], found %s",
-                            what, attn_type_str(t, ty, sizeof ty));
-  MlirType e = mlirShapedTypeGetElementType(t);
-  if (!mlirTypeIsAF32(e) && !mlirTypeIsAF16(e) && !mlirTypeIsABF16(e))
-    return attn_emit_errorf(op, "%s element type must be f32, f16 or bf16, "
-                                "found %s",
-                            what, attn_type_str(e, ty, sizeof ty));
-  for (int i = 0; i < 4; ++i) {
-    if (dims[i] <= 0)
-      return attn_emit_errorf(op, "%s has an empty dimension", what);
-    out[i] = dims[i];
+                                       const struct attn_rope_config *c,
+                                       int64_t q_offset, int64_t k_offset) {
+  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
+  MlirNamedAttribute elems[5];
+  int n = 0;
+  elems[n++] = named(
+      ctx, "theta", mlirFloatAttrDoubleGet(ctx, mlirF64TypeGet(ctx), c->theta));
+  elems[n++] = named(ctx, "rotary_dim", mlirIntegerAttrGet(i64, c->rotary_dim));
+  elems[n++] =
+      named(ctx, "layout",
+            mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(
+                                       attn_rope_layout_name(c->layout))));
+  if (q_offset == k_offset && q_offset != 0) {
+    elems[n++] = named(ctx, "offset", mlirIntegerAttrGet(i64, q_offset));
+  } else {
+    if (q_offset)
+      elems[n++] = named(ctx, "q_offset", mlirIntegerAttrGet(i64, q_offset));
+    if (k_offset)
+      elems[n++] = named(ctx, "k_offset", mlirIntegerAttrGet(i64, k_offset));
   }
-  return true;
-}
-
-bool attn_rope_check(MlirOperation op, const struct attn_rope_config *c,
-                     int64_t head_dim) {
-  if (!(c->theta > 0.0) || !isfinite(c->theta))
-    return attn_emit_errorf(op, "rope theta must be positive and finite, "
-                                "found %g",
-                            c->theta);
-  if (c->rotary_dim < 2 || c->rotary_dim % 2 != 0)
-    return attn_emit_errorf(op, "rope rotary_dim must be even and at least 2, "
-                                "found %lld",
-                            (long long)c->rotary_dim);
-  if (c->rotary_dim > head_dim)
-    return attn_emit_errorf(op, "rope rotary_dim %lld exceeds head dim %lld",
-                            (long long)c->rotary_dim, (long long)head_dim);
-  return true;
-}
-
-static bool same_elem(MlirOperation op, MlirValue a, MlirValue b,
-                      const char *an, const char *bn) {
-  MlirType ea = mlirShapedTypeGetElementType(mlirValueGetType(a));
-  MlirType eb = mlirShapedTypeGetElementType(mlirValueGetType(b));
-  if (mlirTypeEqual(ea, eb))
-    return true;
-  char s1[32], s2[32];
-  return attn_emit_errorf(op, "%s and %s element types differ: %s vs %s", an,
-                          bn, attn_type_str(ea, s1, sizeof s1),
-                          attn_type_str(eb, s2, sizeof s2));
-}
-
-/// Checks q [B,H,N,D] against k/v [B,Hk,M,*]: batch equal, H divisible by Hk.
-static bool check_heads(MlirOperation op, const int64_t q[4], const int64_t k[4],
-                        const char *kn) {
-  if (q[0] != k[0])
-    return attn_emit_errorf(op, "batch mismatch: %lld vs %lld in %s",
-                            (long long)q[0], (long long)k[0], kn);
-  if (q[1] % k[1] != 0)
-    return attn_emit_errorf(op,
-                            "query heads %lld are not a multiple of %s heads "
-                            "%lld",
-                            (long long)q[1], kn, (long long)k[1]);
-  return true;
-}
-
-static bool expect_shape(MlirOperation op, MlirValue v, const char *what,
-                         const int64_t want[4]) {
-  int64_t got[4];
-  if (!get_bhnd(op, v, what, got))
-    return false;
-  if (memcmp(got, want, sizeof got) == 0)
-    return true;
-  return attn_emit_errorf(op,
-                          "%s shape must be %lldx%lldx%lldx%lld, found "
-                          "%lldx%lldx%lldx%lld",
-                          what, (long long)want[0], (long long)want[1],
-                          (long long)want[2], (long long)want[3],
-                          (long long)got[0], (long long)got[1],
-                          (long long)got[2], (long long)got[3]);
-}
-
-static bool verify_qk(MlirOperation op) {
-  int64_t q[4], k[4];
-  MlirValue qv = mlirOperationGetOperand(op, 0);
-  MlirValue kv = mlirOperationGetOperand(op, 1);
-  if (!get_bhnd(op, qv, "q", q) || !get_bhnd(op, kv, "k", k) ||
-      !check_heads(op, q, k, "k") || !same_elem(op, qv, kv, "q", "k"))
-    return false;
-  if (q[3] != k[3])
-    return attn_emit_errorf(op, "head dim mismatch: q has %lld, k has %lld",
-                            (long long)q[3], (long long)k[3]);
-  int64_t s[4] = {q[0], q[1], q[2], k[2]};
-  return expect_shape(op, mlirOperationGetResult(op, 0), "scores", s);
-}
-
-static bool verify_pv(MlirOperation op) {
-  int64_t p[4], v[4];
-  MlirValue vv = mlirOperationGetOperand(op, 1);
-  if (!get_bhnd(op, mlirOperationGetOperand(op, 0), "probs", p) ||
-      !get_bhnd(op, vv, "v", v) || !check_heads(op, p, v, "v"))
-    return false;
-  if (p[3] != v[2])
-    return attn_emit_errorf(op, "probs have %lld keys but v has %lld rows",
-                            (long long)p[3], (long long)v[2]);
-  int64_t o[4] = {p[0], p[1], p[2], v[3]};
-  return expect_shape(op, mlirOperationGetResult(op, 0), "result", o);
-}
-
-static bool verify_fused(MlirOperation op) {
-  int64_t q[4], k[4], v[4];
-  MlirValue qv = mlirOperationGetOperand(op, 0);
-  MlirValue kv = mlirOperationGetOperand(op, 1);
-  MlirValue vv = mlirOperationGetOperand(op, 2);
-  if (!get_bhnd(op, qv, "q", q) || !get_bhnd(op, kv, "k", k) ||
-      !get_bhnd(op, vv, "v", v) || !check_heads(op, q, k, "k") ||
-      !check_heads(op, q, v, "v") || !same_elem(op, qv, kv, "q", "k") ||
-      !same_elem(op, qv, vv, "q", "v"))
-    return false;
-  if (q[3] != k[3])
-    return attn_emit_errorf(op, "head dim mismatch: q has %lld, k has %lld",
-                            (long long)q[3], (long long)k[3]);
-  if (k[1] != v[1] || k[2] != v[2])
-    return attn_emit_errorf(op, "k and v must have the same heads and "
-                                "sequence length");
-  int64_t o[4] = {q[0], q[1], q[2], v[3]};
-  if (!expect_shape(op, mlirOperationGetResult(op, 0), "result", o) ||
-      !same_elem(op, qv, mlirOperationGetResult(op, 0), "q", "result"))
-    return false;
-  struct attn_fused_config c;
-  if (!attn_fused_get_config(op, &c))
-    return attn_emit_errorf(op, "rope must be a dictionary {theta: f64, "
-                                "rotary_dim: i64, layout: rotate_half or "
-                                "interleaved}");
-  if (!isfinite(c.scale) || c.scale == 0.0)
-    return attn_emit_errorf(op, "scale must be finite and non-zero, found %g",
-                            c.scale);
-  return !c.has_rope || attn_rope_check(op, &c.rope, q[3]);
-}
-
-static bool verify_rank4(MlirOperation op) {
-  int64_t d[4];
-  return get_bhnd(op, mlirOperationGetOperand(op, 0), "operand", d);
-}
-
-bool attn_attn_verify_op(MlirOperation op) {
-  if (attn_op_is(op, ATTN_OP_ROPE)) {
-    int64_t d[4];
-    struct attn_rope_config c;
-    bool b;
-    if (!get_bhnd(op, mlirOperationGetOperand(op, 0), "operand", d))
-      return false;
-    if (attn_attr_bool(op, "rotary_dim", &b))
-      return attn_emit_errorf(op, "rope rotary_dim must be an integer, found a "
-                                  "boolean");
-    if (!attn_rope_get_config(op, &c))
-      return attn_emit_errorf(op, "rope layout must be \"rotate_half\" or "
-                                  "\"interleaved\"");
-    return attn_rope_check(op, &c, d[3]);
-  }
-  if (attn_op_is(op, ATTN_OP_QK))
-    return verify_qk(op);
-  if (attn_op_is(op, ATTN_OP_PV))
-    return verify_pv(op);
-  if (attn_op_is(op, ATTN_OP_FUSED))
-    return verify_fused(op);
-  if (attn_op_is(op, ATTN_OP_SCALE)) {
-    double s;
-    if (!verify_rank4(op))
-      return false;
-    if (attn_attr_f64(op, "scale", &s) && (!isfinite(s) || s == 0.0))
-      return attn_emit_errorf(op, "scale must be finite and non-zero, found %g",
-                              s);
-    return true;
-  }
-  if (attn_op_is(op, ATTN_OP_CAUSAL) || attn_op_is(op, ATTN_OP_SOFTMAX))
-    return verify_rank4(op);
-  return true;
+  return mlirDictionaryAttrGet(ctx, n, elems);
 }

@@ -8,6 +8,11 @@
 #define ATTN_OP_QK "attn.qk"
 #define ATTN_OP_SCALE "attn.scale"
 #define ATTN_OP_CAUSAL "attn.causal"
+#define ATTN_OP_WINDOW "attn.window"
+#define ATTN_OP_ALIBI "attn.alibi"
+#define ATTN_OP_SOFTCAP "attn.softcap"
+#define ATTN_OP_GATE "attn.gate"
+#define ATTN_OP_DOCUMENT "attn.document"
 #define ATTN_OP_SOFTMAX "attn.softmax"
 #define ATTN_OP_PV "attn.pv"
 #define ATTN_OP_FUSED "attn.fused"
@@ -17,25 +22,65 @@
 enum attn_rope_layout { ATTN_ROPE_ROTATE_HALF, ATTN_ROPE_INTERLEAVED };
 
 /// A RoPE configuration as carried by attn.rope and attn.fused's "rope".
+/// Row r of a tensor without explicit positions sits at position offset + r.
 struct attn_rope_config {
   double theta;
   int64_t rotary_dim;
   enum attn_rope_layout layout;
+  int64_t offset;
 };
 
-/// What an attn.fused op computes, read from its attributes.
+/// The score modifiers whose order matters, as attn.fused's "mods" names
+/// them ("scale", "softcap", "alibi", "gate"). Masks commute and are not
+/// listed.
+enum attn_score_mod {
+  ATTN_MOD_SCALE,
+  ATTN_MOD_SOFTCAP,
+  ATTN_MOD_ALIBI,
+  ATTN_MOD_GATE,
+  ATTN_NUM_MODS
+};
+
+/// The optional inputs of attn.fused after q, k, v, in the order they appear
+/// (entries 3.. of its operandSegmentSizes).
+enum attn_fused_extra {
+  ATTN_EXTRA_GATE,        ///< tensor<B x H x N x ceil(M / gate_block) x f32>
+  ATTN_EXTRA_Q_SEGMENTS,  ///< tensor<B x N x i32>
+  ATTN_EXTRA_K_SEGMENTS,  ///< tensor<B x M x i32>
+  ATTN_EXTRA_Q_POSITIONS, ///< tensor<B x N x i32>
+  ATTN_EXTRA_K_POSITIONS, ///< tensor<B x M x i32>
+  ATTN_NUM_EXTRAS
+};
+
+/// What an attn.fused op computes, read from its attributes and operands.
 struct attn_fused_config {
   double scale;
   bool causal;
+  bool has_window;
+  int64_t window_left, window_right; ///< -1: unbounded on that side
+  bool has_alibi;
+  double alibi_max_bias;
+  bool has_softcap;
+  double softcap;
+  bool has_gate;
+  int64_t gate_block;
+  bool document; ///< q_segments and k_segments are operands
   bool has_rope;
-  struct attn_rope_config rope;
+  struct attn_rope_config rope; ///< rope.offset is unused: see q/k_offset
+  int64_t q_offset, k_offset;   ///< RoPE positions of row 0 of q and k
+  /// Every non-commuting modifier in the order applied; scale is always
+  /// listed (first when "mods" does not name it).
+  int nmods;
+  enum attn_score_mod mods[ATTN_NUM_MODS];
+  /// Operand index of each extra role, or -1 when absent.
+  int extra[ATTN_NUM_EXTRAS];
 };
 
 /// Reads an attn.rope op's attributes. Returns false (no diagnostic) when
 /// they are missing or malformed; the verifier reports those.
 bool attn_rope_get_config(MlirOperation rope, struct attn_rope_config *out);
 
-/// Reads an attn.fused op's attributes; false as above.
+/// Reads an attn.fused op's attributes and extra operands; false as above.
 bool attn_fused_get_config(MlirOperation fused, struct attn_fused_config *out);
 
 /// Checks a RoPE configuration against a head dim; emits an error at op and
@@ -43,11 +88,20 @@ bool attn_fused_get_config(MlirOperation fused, struct attn_fused_config *out);
 bool attn_rope_check(MlirOperation op, const struct attn_rope_config *c,
                      int64_t head_dim);
 
-/// Builds the dictionary attribute attn.fused carries as "rope".
+/// Builds the dictionary attribute attn.fused carries as "rope": theta,
+/// rotary_dim, layout, and "offset" when q_offset == k_offset != 0, else
+/// "q_offset"/"k_offset" where non-zero.
 MlirAttribute attn_rope_config_to_attr(MlirContext ctx,
-                                       const struct attn_rope_config *c);
+                                       const struct attn_rope_config *c,
+                                       int64_t q_offset, int64_t k_offset);
 
 /// The layout's spelling in IR ("rotate_half", "interleaved").
 const char *attn_rope_layout_name(enum attn_rope_layout layout);
+
+/// The modifier's spelling in "mods" ("scale", "softcap", "alibi", "gate").
+const char *attn_score_mod_name(enum attn_score_mod mod);
+
+/// The optional input's name ("gate", "q_segments", ...), as in IRDL.
+const char *attn_fused_extra_name(enum attn_fused_extra role);
 
 #endif // ATTN_ATTN_DIALECT_H

@@ -37,7 +37,8 @@ irdl.dialect @tile {
     %idx = irdl.is index
     irdl.operands(tile: %src, dest: %dst, batch: %idx, head: %idx, row: %idx)
   }
-  // Rotates a tile in place: row r holds position pos + r.
+  // Rotates a tile in place: row r holds position offset + pos + r (optional
+  // "offset" : i64, default 0).
   irdl.operation @rope {
     %m = irdl.base "!builtin.memref"
     %idx = irdl.is index
@@ -46,6 +47,19 @@ irdl.dialect @tile {
     %s = irdl.base "#builtin.string"
     irdl.attributes {"theta" = %f, "rotary_dim" = %i, "layout" = %s}
     irdl.operands(tile: %m, pos: %idx)
+  }
+  // Rotates a tile in place at explicit positions: row r holds position
+  // positions[batch, row + r] (positions : memref<B x N x i32>; rows past N
+  // read position N - 1, their values are padding).
+  irdl.operation @rope_positions {
+    %m = irdl.base "!builtin.memref"
+    %p = irdl.base "!builtin.memref"
+    %idx = irdl.is index
+    %f = irdl.base "#builtin.float"
+    %i = irdl.base "#builtin.integer"
+    %s = irdl.base "#builtin.string"
+    irdl.attributes {"theta" = %f, "rotary_dim" = %i, "layout" = %s}
+    irdl.operands(tile: %m, batch: %idx, row: %idx, positions: %p)
   }
   // c = a * b (or a * b^T), added to c when accumulate is true.
   irdl.operation @mma {
@@ -59,8 +73,10 @@ irdl.dialect @tile {
     irdl.attributes {"transpose_b" = %tb, "accumulate" = %ac}
     irdl.operands(a: %a, b: %b, c: %c)
   }
-  // Sets score (i, j) to -inf when key col + j is past kv_len or, if causal,
-  // after query row + i.
+  // Sets score (i, j) to -inf when key j' = col + j is past kv_len or, for
+  // query i' = row + i, if causal and j' > i', or outside the optional
+  // window = array<i64: left, right> (i' - left <= j' <= i' + right; -1:
+  // unbounded).
   irdl.operation @mask {
     %m = irdl.base "!builtin.memref"
     %idx = irdl.is index
@@ -70,6 +86,35 @@ irdl.dialect @tile {
     %bool = irdl.any_of(%yes, %no)
     irdl.attributes {"causal" = %bool, "kv_len" = %i}
     irdl.operands(scores: %m, row: %idx, col: %idx)
+  }
+  // Sets score (i, j) to -inf when q_segments[batch, row + i] differs from
+  // k_segments[batch, col + j] (memref<B x N x i32>, memref<B x M x i32>;
+  // indices past N or M are clamped, tile.mask masks those keys).
+  irdl.operation @document_mask {
+    %m = irdl.base "!builtin.memref"
+    %qs = irdl.base "!builtin.memref"
+    %ks = irdl.base "!builtin.memref"
+    %idx = irdl.is index
+    irdl.operands(scores: %m, batch: %idx, row: %idx, col: %idx,
+                  q_segments: %qs, k_segments: %ks)
+  }
+  // Applies score modifiers to a score tile in the order "mods" names them,
+  // for query rows row + i and keys col + j of head (batch, head):
+  //   "scale":   s *= scale                           (attribute scale : f64)
+  //   "softcap": s = softcap * tanh(s / softcap)      (softcap : f64)
+  //   "alibi":   s -= 2^(-alibi * (head + 1) / heads) * |i' - j'|
+  //                                                   (alibi, heads : i64)
+  //   "gate":    s += gate[batch, head, i', j' / gate_block]
+  //              (gate : memref<B x H x N x ceil(M / gate_block) x f32>,
+  //               indices clamped to its bounds; gate_block : i64)
+  irdl.operation @score_mod {
+    %m = irdl.base "!builtin.memref"
+    %g = irdl.base "!builtin.memref"
+    %idx = irdl.is index
+    %a = irdl.base "#builtin.array"
+    irdl.attributes {"mods" = %a}
+    irdl.operands(scores: %m, batch: %idx, head: %idx, row: %idx, col: %idx,
+                  gate: optional %g)
   }
   // Online softmax step over one key block: updates the running row max m
   // and sum l (log2 domain), rescales acc, and turns scores into weights.

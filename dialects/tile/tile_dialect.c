@@ -12,6 +12,7 @@
 #include "mlir-c/BuiltinTypes.h"
 
 #include <math.h>
+#include <string.h>
 
 bool attn_tile_is_kernel(MlirOperation func) {
   return attn_op_is(func, "func.func") &&
@@ -38,6 +39,70 @@ bool attn_tile_get_launch(MlirOperation func, struct attn_tile_launch *out) {
       out->threads < 1 || out->threads > 1024)
     return attn_emit_errorf(func, "tile kernel needs '%s' in [1, 1024]",
                             ATTN_TILE_THREADS_ATTR);
+  return true;
+}
+
+static const char *const score_mod_names[4] = {"scale", "softcap", "alibi",
+                                               "gate"};
+
+/// Reads the "mods" array into out->mods; -1 entries for unknown names.
+static bool read_mod_names(MlirOperation op, struct attn_tile_score_mods *out) {
+  MlirAttribute a = attn_attr_get(op, "mods");
+  out->n = 0;
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAArray(a) ||
+      mlirArrayAttrGetNumElements(a) > 4)
+    return false;
+  for (intptr_t i = 0, n = mlirArrayAttrGetNumElements(a); i < n; ++i) {
+    MlirAttribute e = mlirArrayAttrGetElement(a, i);
+    int m = 0;
+    if (mlirAttributeIsAString(e))
+      while (m < 4 && !attn_str_eq(mlirStringAttrGetValue(e),
+                                   score_mod_names[m]))
+        ++m;
+    out->mods[out->n++] = m < 4 ? m : -1;
+  }
+  return true;
+}
+
+bool attn_tile_score_mod_get(MlirOperation op,
+                             struct attn_tile_score_mods *out) {
+  memset(out, 0, sizeof *out);
+  if (!read_mod_names(op, out))
+    return false;
+  for (int i = 0; i < out->n; ++i) {
+    bool ok = true;
+    switch (out->mods[i]) {
+    case ATTN_MOD_SCALE:
+      ok = attn_attr_f64(op, "scale", &out->scale);
+      break;
+    case ATTN_MOD_SOFTCAP:
+      ok = attn_attr_f64(op, "softcap", &out->softcap);
+      break;
+    case ATTN_MOD_ALIBI:
+      ok = attn_attr_f64(op, "alibi", &out->alibi) &&
+           attn_attr_i64(op, "heads", &out->heads);
+      break;
+    case ATTN_MOD_GATE:
+      ok = attn_attr_i64(op, "gate_block", &out->gate_block) &&
+           mlirOperationGetNumOperands(op) == 6;
+      break;
+    default:
+      ok = false;
+    }
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+bool attn_tile_mask_get_window(MlirOperation op, int64_t *left,
+                               int64_t *right) {
+  MlirAttribute w = attn_attr_get(op, "window");
+  if (mlirAttributeIsNull(w) || !mlirAttributeIsADenseI64Array(w) ||
+      mlirDenseArrayGetNumElements(w) != 2)
+    return false;
+  *left = mlirDenseI64ArrayGetElement(w, 0);
+  *right = mlirDenseI64ArrayGetElement(w, 1);
   return true;
 }
 
@@ -114,6 +179,13 @@ static bool verify_rows(MlirOperation op, int i, int64_t rows,
   return true;
 }
 
+static bool positive_attr(MlirOperation op, const char *name, double v) {
+  if (v > 0.0 && isfinite(v))
+    return true;
+  return attn_emit_errorf(op, "%s must be positive and finite, found %g", name,
+                          v);
+}
+
 static bool verify_softmax_update(MlirOperation op) {
   int64_t s[8], acc[8];
   double scale;
@@ -125,11 +197,134 @@ static bool verify_softmax_update(MlirOperation op) {
   if (acc[0] != s[0])
     return attn_emit_errorf(op, "acc has %lld rows, scores have %lld",
                             (long long)acc[0], (long long)s[0]);
+  // Masked scores are -inf; a negative factor would turn them into +inf.
   attn_attr_f64(op, "scale", &scale);
-  if (!isfinite(scale) || scale == 0.0)
-    return attn_emit_errorf(op, "scale must be finite and non-zero, found %g",
-                            scale);
+  return positive_attr(op, "scale", scale);
+}
+
+/// Checks operand i is a static rank-2 memref of i32 (segment ids,
+/// positions): [batch, seq].
+static bool verify_i32_table(MlirOperation op, int i, const char *what,
+                             int64_t dims[8]) {
+  if (!tile_shape(op, i, 2, what, dims))
+    return false;
+  MlirType e = mlirShapedTypeGetElementType(
+      mlirValueGetType(mlirOperationGetOperand(op, i)));
+  char ty[32];
+  if (mlirTypeIsAInteger(e) && mlirIntegerTypeGetWidth(e) == 32)
+    return true;
+  return attn_emit_errorf(op, "%s must hold i32, found %s", what,
+                          attn_type_str(e, ty, sizeof ty));
+}
+
+static bool verify_rope(MlirOperation op, bool positions) {
+  int64_t d[8], p[8];
+  struct attn_rope_config c;
+  bool b;
+  if (!tile_shape(op, 0, 2, "tile", d) || !is_f32_tile(op, 0, "tile"))
+    return false;
+  if (attn_attr_bool(op, "rotary_dim", &b))
+    return attn_emit_errorf(op, "rope rotary_dim must be an integer, found a "
+                                "boolean");
+  if (!mlirAttributeIsNull(attn_attr_get(op, "offset")) &&
+      (positions || !attn_attr_i64(op, "offset", &c.offset)))
+    return attn_emit_errorf(op, positions ? "rope offset cannot be combined "
+                                            "with explicit positions"
+                                          : "rope offset must be an integer");
+  if (!attn_rope_get_config(op, &c))
+    return attn_emit_errorf(op, "rope layout must be \"rotate_half\" or "
+                                "\"interleaved\"");
+  return attn_rope_check(op, &c, d[1]) &&
+         (!positions || verify_i32_table(op, 3, "positions", p));
+}
+
+static bool verify_mask(MlirOperation op) {
+  int64_t d[8], kv_len, l, r;
+  bool b;
+  if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores"))
+    return false;
+  if (attn_attr_bool(op, "kv_len", &b))
+    return attn_emit_errorf(op, "kv_len must be an integer, found a boolean");
+  if (attn_attr_i64(op, "kv_len", &kv_len) && kv_len < 1)
+    return attn_emit_errorf(op, "kv_len must be positive, found %lld",
+                            (long long)kv_len);
+  if (mlirAttributeIsNull(attn_attr_get(op, "window")))
+    return true;
+  if (!attn_tile_mask_get_window(op, &l, &r))
+    return attn_emit_errorf(op, "window must be array<i64: left, right>");
+  if (l < -1 || r < -1)
+    return attn_emit_errorf(op, "window bounds must be -1 (unbounded) or "
+                                "non-negative, found [%lld, %lld]",
+                            (long long)l, (long long)r);
   return true;
+}
+
+static bool verify_document_mask(MlirOperation op) {
+  int64_t d[8], qs[8], ks[8];
+  if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores") ||
+      !verify_i32_table(op, 4, "q_segments", qs) ||
+      !verify_i32_table(op, 5, "k_segments", ks))
+    return false;
+  if (qs[0] != ks[0])
+    return attn_emit_errorf(op, "q_segments and k_segments differ in batch: "
+                                "%lld vs %lld",
+                            (long long)qs[0], (long long)ks[0]);
+  return true;
+}
+
+static bool verify_score_mod(MlirOperation op) {
+  int64_t d[8], g[8];
+  struct attn_tile_score_mods m;
+  if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores"))
+    return false;
+  memset(&m, 0, sizeof m);
+  if (!read_mod_names(op, &m) || m.n == 0)
+    return attn_emit_errorf(op, "mods must be a non-empty array of at most 4 "
+                                "modifier names");
+  bool seen[4] = {false};
+  for (int i = 0; i < m.n; ++i) {
+    if (m.mods[i] < 0)
+      return attn_emit_errorf(op, "mods entry %d must be one of \"scale\", "
+                                  "\"softcap\", \"alibi\", \"gate\"",
+                              i);
+    if (seen[m.mods[i]])
+      return attn_emit_errorf(op, "mods names '%s' twice",
+                              score_mod_names[m.mods[i]]);
+    seen[m.mods[i]] = true;
+  }
+  bool has_gate = mlirOperationGetNumOperands(op) == 6;
+  if (has_gate != seen[ATTN_MOD_GATE])
+    return attn_emit_errorf(op, "a gate operand goes with a \"gate\" entry in "
+                                "mods");
+  static const char *const need[4][2] = {{"scale", NULL},
+                                         {"softcap", NULL},
+                                         {"alibi", "heads"},
+                                         {"gate_block", NULL}};
+  for (int k = 0; k < 4; ++k) {
+    for (int j = 0; seen[k] && j < 2 && need[k][j]; ++j) {
+      bool b;
+      if (attn_attr_bool(op, need[k][j], &b) ||
+          mlirAttributeIsNull(attn_attr_get(op, need[k][j])))
+        return attn_emit_errorf(op, "modifier '%s' needs attribute '%s'",
+                                score_mod_names[k], need[k][j]);
+    }
+  }
+  if (!attn_tile_score_mod_get(op, &m))
+    return attn_emit_errorf(op, "scale, softcap and alibi must be floats; "
+                                "heads and gate_block integers");
+  if ((seen[ATTN_MOD_SCALE] && !positive_attr(op, "scale", m.scale)) ||
+      (seen[ATTN_MOD_SOFTCAP] && !positive_attr(op, "softcap", m.softcap)) ||
+      (seen[ATTN_MOD_ALIBI] && !positive_attr(op, "alibi", m.alibi)))
+    return false;
+  if (seen[ATTN_MOD_ALIBI] && m.heads < 1)
+    return attn_emit_errorf(op, "heads must be positive, found %lld",
+                            (long long)m.heads);
+  if (!seen[ATTN_MOD_GATE])
+    return true;
+  if (m.gate_block < 1)
+    return attn_emit_errorf(op, "gate_block must be positive, found %lld",
+                            (long long)m.gate_block);
+  return tile_shape(op, 5, 4, "gate", g) && is_f32_tile(op, 5, "gate");
 }
 
 bool attn_tile_verify_op(MlirOperation op) {
@@ -167,31 +362,18 @@ bool attn_tile_verify_op(MlirOperation op) {
     return verify_copy(op, 0, 1);
   if (attn_op_is(op, ATTN_OP_TILE_STORE))
     return verify_copy(op, 1, 0);
-  if (attn_op_is(op, ATTN_OP_TILE_ROPE)) {
-    struct attn_rope_config c;
-    if (!tile_shape(op, 0, 2, "tile", d) || !is_f32_tile(op, 0, "tile"))
-      return false;
-    if (attn_attr_bool(op, "rotary_dim", &b))
-      return attn_emit_errorf(op, "rope rotary_dim must be an integer, found a "
-                                  "boolean");
-    if (!attn_rope_get_config(op, &c))
-      return attn_emit_errorf(op, "rope layout must be \"rotate_half\" or "
-                                  "\"interleaved\"");
-    return attn_rope_check(op, &c, d[1]);
-  }
+  if (attn_op_is(op, ATTN_OP_TILE_ROPE))
+    return verify_rope(op, false);
+  if (attn_op_is(op, ATTN_OP_TILE_ROPE_POSITIONS))
+    return verify_rope(op, true);
   if (attn_op_is(op, ATTN_OP_TILE_MMA))
     return verify_mma(op);
-  if (attn_op_is(op, ATTN_OP_TILE_MASK)) {
-    int64_t kv_len;
-    if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores"))
-      return false;
-    if (attn_attr_bool(op, "kv_len", &b))
-      return attn_emit_errorf(op, "kv_len must be an integer, found a boolean");
-    if (attn_attr_i64(op, "kv_len", &kv_len) && kv_len < 1)
-      return attn_emit_errorf(op, "kv_len must be positive, found %lld",
-                              (long long)kv_len);
-    return true;
-  }
+  if (attn_op_is(op, ATTN_OP_TILE_MASK))
+    return verify_mask(op);
+  if (attn_op_is(op, ATTN_OP_TILE_DOCUMENT_MASK))
+    return verify_document_mask(op);
+  if (attn_op_is(op, ATTN_OP_TILE_SCORE_MOD))
+    return verify_score_mod(op);
   if (attn_op_is(op, ATTN_OP_TILE_SOFTMAX_UPDATE))
     return verify_softmax_update(op);
   if (attn_op_is(op, ATTN_OP_TILE_NORMALIZE)) {

@@ -11,7 +11,10 @@
 #define ATTN_OP_TILE_STORE "tile.store"
 #define ATTN_OP_TILE_ROPE "tile.rope"
 #define ATTN_OP_TILE_MMA "tile.mma"
+#define ATTN_OP_TILE_ROPE_POSITIONS "tile.rope_positions"
 #define ATTN_OP_TILE_MASK "tile.mask"
+#define ATTN_OP_TILE_DOCUMENT_MASK "tile.document_mask"
+#define ATTN_OP_TILE_SCORE_MOD "tile.score_mod"
 #define ATTN_OP_TILE_SOFTMAX_UPDATE "tile.softmax_update"
 #define ATTN_OP_TILE_NORMALIZE "tile.normalize"
 
@@ -32,5 +35,24 @@ bool attn_tile_get_launch(MlirOperation func, struct attn_tile_launch *out);
 
 /// True when func is a func.func marked as a tile kernel.
 bool attn_tile_is_kernel(MlirOperation func);
+
+/// What a tile.score_mod op applies, in order (enum attn_score_mod from
+/// attn_dialect.h), with the parameters of each modifier.
+struct attn_tile_score_mods {
+  int n;
+  int mods[4];
+  double scale, softcap, alibi; ///< alibi: max_bias
+  int64_t heads;                ///< query heads, for alibi slopes
+  int64_t gate_block;
+};
+
+/// Reads a tile.score_mod op. Returns false (no diagnostic) when its
+/// attributes are missing or malformed; the verifier reports those.
+bool attn_tile_score_mod_get(MlirOperation op,
+                             struct attn_tile_score_mods *out);
+
+/// Reads tile.mask's optional window into *left, *right. Returns false when
+/// there is none (or it is malformed).
+bool attn_tile_mask_get_window(MlirOperation op, int64_t *left, int64_t *right);
 
 #endif // ATTN_TILE_DIALECT_H

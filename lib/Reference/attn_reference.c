@@ -7,17 +7,18 @@
 #include <time.h>
 #include <unistd.h>
 
-void attn_reference_rope(double *x, int64_t rows, int64_t dim,
-                         int64_t rotary_dim, double theta, bool interleaved,
-                         int64_t pos0) {
+void attn_reference_rope_at(double *x, int64_t rows, int64_t dim,
+                            int64_t rotary_dim, double theta, bool interleaved,
+                            const int32_t *pos, int64_t pos0) {
   int64_t half = rotary_dim / 2;
   for (int64_t r = 0; r < rows; ++r) {
-    double pos = (double)(pos0 + r);
+    double p = pos ? (double)pos[r] : (double)(pos0 + r);
     double *row = x + r * dim;
     for (int64_t i = 0; i < half; ++i) {
-      double ang = pos * pow(theta, -2.0 * (double)i / (double)rotary_dim);
+      double ang = p * pow(theta, -2.0 * (double)i / (double)rotary_dim);
       double c = cos(ang), s = sin(ang);
-      int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
+      int64_t a = interleaved ? 2 * i : i,
+              b = interleaved ? 2 * i + 1 : i + half;
       double x1 = row[a], x2 = row[b];
       row[a] = x1 * c - x2 * s;
       row[b] = x2 * c + x1 * s;
@@ -25,12 +26,80 @@ void attn_reference_rope(double *x, int64_t rows, int64_t dim,
   }
 }
 
+void attn_reference_rope(double *x, int64_t rows, int64_t dim,
+                         int64_t rotary_dim, double theta, bool interleaved,
+                         int64_t pos0) {
+  attn_reference_rope_at(x, rows, dim, rotary_dim, theta, interleaved, NULL,
+                         pos0);
+}
+
+static bool valid_mods(const struct attn_ref_problem *p) {
+  if (p->nmods < 0 || p->nmods > 4)
+    return false;
+  for (int i = 0; i < p->nmods; ++i) {
+    enum attn_ref_mod m = p->mods[i];
+    if ((m == ATTN_REF_SOFTCAP && !(p->softcap > 0)) ||
+        (m == ATTN_REF_ALIBI && !(p->alibi_max_bias > 0)) ||
+        (m == ATTN_REF_GATE && (!p->gate || p->gate_block < 1)) ||
+        m > ATTN_REF_GATE)
+      return false;
+  }
+  return true;
+}
+
 static bool valid(const struct attn_ref_problem *p) {
   return p->batch > 0 && p->heads > 0 && p->kv_heads > 0 && p->seq_q > 0 &&
          p->seq_k > 0 && p->head_dim > 0 && p->value_dim > 0 &&
-         p->heads % p->kv_heads == 0 &&
+         p->heads % p->kv_heads == 0 && valid_mods(p) &&
          (!p->rope || (p->rotary_dim >= 2 && p->rotary_dim % 2 == 0 &&
                        p->rotary_dim <= p->head_dim && p->theta > 0));
+}
+
+/// True when key j is visible to query i of batch b (every mask).
+static bool visible(const struct attn_ref_problem *p, int64_t b, int64_t i,
+                    int64_t j) {
+  if (p->causal && j > i)
+    return false;
+  if (p->window && ((p->window_left >= 0 && j < i - p->window_left) ||
+                    (p->window_right >= 0 && j > i + p->window_right)))
+    return false;
+  if (p->q_segments && p->k_segments &&
+      p->q_segments[b * p->seq_q + i] != p->k_segments[b * p->seq_k + j])
+    return false;
+  return true;
+}
+
+/// The score of (b, h, i, j) after every modifier, from the product dot.
+static double modify(const struct attn_ref_problem *p, int64_t b, int64_t h,
+                     int64_t i, int64_t j, double s) {
+  bool scaled = false;
+  for (int k = 0; k < p->nmods; ++k)
+    scaled |= p->mods[k] == ATTN_REF_SCALE;
+  if (!scaled)
+    s *= p->scale;
+  for (int k = 0; k < p->nmods; ++k) {
+    switch (p->mods[k]) {
+    case ATTN_REF_SCALE:
+      s *= p->scale;
+      break;
+    case ATTN_REF_SOFTCAP:
+      s = p->softcap * tanh(s / p->softcap);
+      break;
+    case ATTN_REF_ALIBI: {
+      double slope = exp2(-p->alibi_max_bias * (double)(h + 1) /
+                          (double)p->heads);
+      s -= slope * fabs((double)(i - j));
+      break;
+    }
+    case ATTN_REF_GATE: {
+      int64_t nb = (p->seq_k + p->gate_block - 1) / p->gate_block;
+      s +=
+          p->gate[((b * p->heads + h) * p->seq_q + i) * nb + j / p->gate_block];
+      break;
+    }
+    }
+  }
+  return s;
 }
 
 bool attn_reference(const struct attn_ref_problem *p, const double *q,
@@ -42,7 +111,8 @@ bool attn_reference(const struct attn_ref_problem *p, const double *q,
   double *qh = malloc(sizeof(double) * (size_t)(n * d));
   double *kh = malloc(sizeof(double) * (size_t)(m * d));
   double *s = malloc(sizeof(double) * (size_t)m);
-  bool ok = qh && kh && s;
+  bool *vis = malloc(sizeof(bool) * (size_t)m);
+  bool ok = qh && kh && s && vis;
   for (int64_t b = 0; ok && b < p->batch; ++b)
     for (int64_t h = 0; h < p->heads; ++h) {
       int64_t hk = h / group;
@@ -50,8 +120,14 @@ bool attn_reference(const struct attn_ref_problem *p, const double *q,
       memcpy(qh, q + ((b * p->heads + h) * n) * d, sizeof(double) * (size_t)(n * d));
       memcpy(kh, k + ((b * p->kv_heads + hk) * m) * d, sizeof(double) * (size_t)(m * d));
       if (p->rope) {
-        attn_reference_rope(qh, n, d, p->rotary_dim, p->theta, p->interleaved, 0);
-        attn_reference_rope(kh, m, d, p->rotary_dim, p->theta, p->interleaved, 0);
+        attn_reference_rope_at(qh, n, d, p->rotary_dim, p->theta,
+                               p->interleaved,
+                               p->q_positions ? p->q_positions + b * n : NULL,
+                               p->q_offset);
+        attn_reference_rope_at(kh, m, d, p->rotary_dim, p->theta,
+                               p->interleaved,
+                               p->k_positions ? p->k_positions + b * m : NULL,
+                               p->k_offset);
       }
       for (int64_t i = 0; i < n; ++i) {
         double mx = -INFINITY;
@@ -59,12 +135,13 @@ bool attn_reference(const struct attn_ref_problem *p, const double *q,
           double dot = 0;
           for (int64_t c = 0; c < d; ++c)
             dot += qh[i * d + c] * kh[j * d + c];
-          s[j] = (p->causal && j > i) ? -INFINITY : dot * p->scale;
+          vis[j] = visible(p, b, i, j);
+          s[j] = vis[j] ? modify(p, b, h, i, j, dot) : -INFINITY;
           mx = fmax(mx, s[j]);
         }
         double sum = 0;
         for (int64_t j = 0; j < m; ++j) {
-          s[j] = isinf(s[j]) ? 0.0 : exp(s[j] - mx);
+          s[j] = vis[j] ? exp(s[j] - mx) : 0.0;
           sum += s[j];
         }
         double *o = out + ((b * p->heads + h) * n + i) * dv;
@@ -79,6 +156,7 @@ bool attn_reference(const struct attn_ref_problem *p, const double *q,
   free(qh);
   free(kh);
   free(s);
+  free(vis);
   return ok;
 }
 
@@ -102,6 +180,15 @@ static double rng_unit(struct attn_rng *r) {
   r->s ^= r->s >> 27;
   uint64_t x = r->s * 0x2545F4914F6CDD1Dull;
   return ((double)(x >> 11) + 0.5) / 9007199254740992.0; // (0, 1)
+}
+
+double attn_rng_uniform(struct attn_rng *r) { return rng_unit(r); }
+
+uint64_t attn_rng_below(struct attn_rng *r, uint64_t n) {
+  if (n == 0)
+    return 0;
+  uint64_t x = (uint64_t)(rng_unit(r) * (double)n);
+  return x < n ? x : n - 1;
 }
 
 double attn_rng_normal(struct attn_rng *r) {

@@ -1,8 +1,11 @@
 //===- attn_reference.h - Float64 reference attention and test data -------===//
 //
-// The ground truth every kernel is checked against: attention with RoPE,
-// scale, causal mask and GQA computed in float64, straight from the
-// definition. No MLIR; used by attn-run, the GPU check and benchmarks.
+// The ground truth every kernel is checked against: attention with every
+// block of the language (RoPE at offsets or explicit positions, GQA, the
+// score modifiers scale, softcap, alibi and gate in program order, the
+// causal, window and document masks) computed in float64, straight from the
+// definition. No MLIR; used by attn-run, attn-fuzz, the GPU check and
+// benchmarks.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_REFERENCE_H
@@ -16,21 +19,52 @@
 extern "C" {
 #endif
 
+/// The score modifiers whose order matters.
+enum attn_ref_mod {
+  ATTN_REF_SCALE,   ///< s *= scale
+  ATTN_REF_SOFTCAP, ///< s = softcap * tanh(s / softcap)
+  ATTN_REF_ALIBI,   ///< s -= 2^(-alibi_max_bias * (h + 1) / heads) * |i - j|
+  ATTN_REF_GATE,    ///< s += gate[b, h, i, j / gate_block]
+};
+
 /// One attention problem: q [b, h, n, d], k [b, hk, m, d], v [b, hk, m, dv],
 /// out [b, h, n, dv]; query head i reads key/value head i / (h / hk).
+/// Fields after `interleaved` are optional: zero means absent, so a problem
+/// written with designated initializers for the first ones stays valid.
 struct attn_ref_problem {
   int64_t batch, heads, kv_heads, seq_q, seq_k, head_dim, value_dim;
   double scale;
   bool causal;  ///< key j is visible to query i when j <= i
-  bool rope;    ///< rotate q and k (positions 0..n-1) before the product
+  bool rope;    ///< rotate q and k before the product
   double theta;
   int64_t rotary_dim;
   bool interleaved; ///< rope layout: pairs (2i, 2i+1) instead of (i, i+r/2)
+
+  /// Modifiers in the order applied after q.k^T; nmods == 0 means scale
+  /// alone. Scale is applied at its entry, or first when mods has none.
+  int nmods;
+  enum attn_ref_mod mods[4];
+  double softcap;        ///< cap, for ATTN_REF_SOFTCAP
+  double alibi_max_bias; ///< for ATTN_REF_ALIBI
+  const double *gate;    ///< [b, h, n, ceil(m / gate_block)], ATTN_REF_GATE
+  int64_t gate_block;
+
+  /// Masks, which commute: a masked key gets weight 0 whatever the
+  /// modifiers do; a query that sees no key outputs 0.
+  bool window;                 ///< key j visible iff i - left <= j <= i + right
+  int64_t window_left, window_right; ///< -1: unbounded on that side
+  const int32_t *q_segments;   ///< [b, n]; with k_segments: document mask,
+  const int32_t *k_segments;   ///< [b, m]; j visible iff the ids are equal
+
+  /// RoPE positions: row r of q is at q_positions[b, r] when given, else
+  /// q_offset + r (the same for k).
+  int64_t q_offset, k_offset;
+  const int32_t *q_positions, *k_positions;
 };
 
 /// Computes out from q, k, v (row-major, float64). Returns false when the
 /// problem is malformed (sizes not positive, heads not divisible, rotary dim
-/// odd or too large) or memory runs out.
+/// odd or too large, a modifier without its parameter) or memory runs out.
 bool attn_reference(const struct attn_ref_problem *p, const double *q,
                     const double *k, const double *v, double *out);
 
@@ -38,6 +72,11 @@ bool attn_reference(const struct attn_ref_problem *p, const double *q,
 void attn_reference_rope(double *x, int64_t rows, int64_t dim,
                          int64_t rotary_dim, double theta, bool interleaved,
                          int64_t pos0);
+
+/// Same, row r at position pos[r] (pos0 + r when pos is NULL).
+void attn_reference_rope_at(double *x, int64_t rows, int64_t dim,
+                            int64_t rotary_dim, double theta, bool interleaved,
+                            const int32_t *pos, int64_t pos0);
 
 /// ||a - b||_2 / ||b||_2 over n elements (NaN anywhere gives NaN; a zero
 /// reference gives the absolute norm).
@@ -54,6 +93,12 @@ void attn_rng_seed(struct attn_rng *r, uint64_t seed);
 
 /// A standard normal sample.
 double attn_rng_normal(struct attn_rng *r);
+
+/// A uniform sample in (0, 1).
+double attn_rng_uniform(struct attn_rng *r);
+
+/// A uniform integer in [0, n) (0 when n is 0).
+uint64_t attn_rng_below(struct attn_rng *r, uint64_t n);
 
 /// A seed that differs from run to run (time and process id).
 uint64_t attn_fresh_seed(void);

@@ -111,48 +111,6 @@ static cJSON *param_json(MlirOperation func, MlirType t, intptr_t i) {
   return p;
 }
 
-/// Copies attn.attention {scale, causal, rope} into the kernel's entry, so a
-/// launcher or checker knows what the kernel computes.
-static void add_attention(MlirOperation func, cJSON *k) {
-  MlirAttribute a = mlirOperationGetAttributeByName(
-      func, mlirStringRefCreateFromCString("attn.attention"));
-  if (mlirAttributeIsNull(a) || !mlirAttributeIsADictionary(a))
-    return;
-  cJSON *att = cJSON_AddObjectToObject(k, "attention");
-  for (intptr_t i = 0, n = mlirDictionaryAttrGetNumElements(a); i < n; ++i) {
-    MlirNamedAttribute na = mlirDictionaryAttrGetElement(a, i);
-    MlirStringRef key = mlirIdentifierStr(na.name);
-    char name[64];
-    snprintf(name, sizeof name, "%.*s", (int)key.length, key.data);
-    MlirAttribute v = na.attribute;
-    if (mlirAttributeIsABool(v))
-      cJSON_AddBoolToObject(att, name, mlirBoolAttrGetValue(v));
-    else if (mlirAttributeIsAFloat(v))
-      cJSON_AddNumberToObject(att, name, mlirFloatAttrGetValueDouble(v));
-    else if (mlirAttributeIsADictionary(v)) {
-      cJSON *sub = cJSON_AddObjectToObject(att, name);
-      for (intptr_t j = 0, m = mlirDictionaryAttrGetNumElements(v); j < m; ++j) {
-        MlirNamedAttribute e = mlirDictionaryAttrGetElement(v, j);
-        MlirStringRef ek = mlirIdentifierStr(e.name);
-        char en[64];
-        snprintf(en, sizeof en, "%.*s", (int)ek.length, ek.data);
-        if (mlirAttributeIsAFloat(e.attribute))
-          cJSON_AddNumberToObject(sub, en,
-                                  mlirFloatAttrGetValueDouble(e.attribute));
-        else if (mlirAttributeIsAInteger(e.attribute))
-          cJSON_AddNumberToObject(
-              sub, en, (double)mlirIntegerAttrGetValueInt(e.attribute));
-        else if (mlirAttributeIsAString(e.attribute)) {
-          MlirStringRef sv = mlirStringAttrGetValue(e.attribute);
-          char buf[64];
-          snprintf(buf, sizeof buf, "%.*s", (int)sv.length, sv.data);
-          cJSON_AddStringToObject(sub, en, buf);
-        }
-      }
-    }
-  }
-}
-
 /// An attribute as JSON: dictionaries, arrays (also dense i32/i64 arrays),
 /// strings, booleans, integers and floats. NULL for anything else.
 static cJSON *attr_json(MlirAttribute a) {
@@ -201,6 +159,19 @@ static cJSON *attr_json(MlirAttribute a) {
   if (mlirAttributeIsAFloat(a))
     return cJSON_CreateNumber(mlirFloatAttrGetValueDouble(a));
   return NULL;
+}
+
+/// Copies attn.attention (what the kernel computes: scale, causal, window,
+/// alibi, softcap, gate_block, document, mods, rope) into the kernel's
+/// entry, so a launcher or checker knows what the kernel computes.
+static void add_attention(MlirOperation func, cJSON *k) {
+  MlirAttribute a = mlirOperationGetAttributeByName(
+      func, mlirStringRefCreateFromCString("attn.attention"));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsADictionary(a))
+    return;
+  cJSON *att = attr_json(a);
+  if (att)
+    cJSON_AddItemToObject(k, "attention", att);
 }
 
 /// The manifest entry of an llvm.func kernel that states its own launch

@@ -2,19 +2,28 @@
 //
 // Rewrites the chain
 //
-//   rope(q), rope(k) -> qk -> {scale, causal}* -> softmax -> pv(., v)
+//   rope(q), rope(k) -> qk -> {scale, causal, window, alibi, softcap, gate,
+//                              document}* -> softmax -> pv(., v)
 //
 // into one op that a kernel computes whole:
 //
-//   %o = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = true,
+//   %o = "attn.fused"(%q, %k, %v, %gate, %qseg, %kseg) {
+//          operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>,
+//          scale = 0.125 : f64, causal = true, window = array<i64: 256, 0>,
+//          softcap = 30.0 : f64, gate_block = 64 : i64,
+//          mods = ["scale", "softcap", "gate"],
 //          rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64,
 //                  layout = "rotate_half"}} : (...) -> tensor<...>
 //
-// RoPE goes into the kernel when q and k are both rotated with one
-// configuration (rotation in registers: Q once per CTA, K per tile). Scales
-// multiply; causal may appear once. Every intermediate value must have one
-// use, or the chain is left alone (the unfused ops are then reported by
-// attn-tile). The short flag --fuse-rope names this pass too.
+// Scales multiply (they are adjacent: the verifier rejects a softcap, alibi
+// or gate between two scales); "mods" records the order of scale, softcap,
+// alibi and gate, which do not commute; masks (causal, window, document)
+// commute and become attributes or operands. A plain chain (no softcap,
+// alibi or gate) gets no "mods". RoPE goes into the kernel when q and k are
+// both rotated with one theta, rotary_dim and layout (each side keeps its own
+// offset or positions). Every intermediate value must have one use, or the
+// chain is left alone (the unfused ops are then reported by attn-tile). The
+// short flag --fuse-rope names this pass too.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
@@ -26,15 +35,16 @@
 
 #include <stdlib.h>
 
-/// The ops of one matched chain, users first.
+#define MAX_CHAIN 24
+
+/// The ops of one matched chain, users first, and what they compute.
 struct chain {
-  MlirOperation ops[16];
+  MlirOperation ops[MAX_CHAIN];
   int n;
-  double scale;
-  bool causal;
+  struct attn_fused_config cfg; // extra[] unused; see inputs
+  bool scaled;                  // an attn.scale was matched
   MlirValue q, k, v;
-  bool has_rope;
-  struct attn_rope_config rope;
+  MlirValue inputs[ATTN_NUM_EXTRAS]; // null when absent
 };
 
 static bool has_one_use(MlirValue v) {
@@ -43,13 +53,20 @@ static bool has_one_use(MlirValue v) {
          mlirOpOperandIsNull(mlirOpOperandGetNextUse(use));
 }
 
-/// The op defining v if it is named name and v is its only-used result.
-static MlirOperation producer(MlirValue v, const char *name) {
+/// The op defining v if v is its only-used result; null otherwise.
+static MlirOperation single_use_def(MlirValue v) {
   MlirOperation none = {NULL};
   if (!mlirValueIsAOpResult(v) || !has_one_use(v))
     return none;
-  MlirOperation op = mlirOpResultGetOwner(v);
-  return attn_op_is(op, name) ? op : none;
+  return mlirOpResultGetOwner(v);
+}
+
+/// The op defining v if it is named name and v is its only-used result.
+static MlirOperation producer(MlirValue v, const char *name) {
+  MlirOperation op = single_use_def(v);
+  if (mlirOperationIsNull(op) || !attn_op_is(op, name))
+    return (MlirOperation){NULL};
+  return op;
 }
 
 static bool same_rope(const struct attn_rope_config *a,
@@ -58,11 +75,105 @@ static bool same_rope(const struct attn_rope_config *a,
          a->layout == b->layout;
 }
 
+/// Records a non-commuting modifier seen walking up (so in reverse order).
+/// Returns false when it was seen before (not a well-formed chain).
+static bool note_mod(struct chain *c, enum attn_score_mod m) {
+  for (int i = 0; i < c->cfg.nmods; ++i)
+    if (c->cfg.mods[i] == m)
+      return m == ATTN_MOD_SCALE && i == c->cfg.nmods - 1; // adjacent scales
+  c->cfg.mods[c->cfg.nmods++] = m;
+  return true;
+}
+
+/// Absorbs the score modifier op into c; false when op is not one or the
+/// chain is malformed.
+static bool absorb_modifier(MlirOperation op, struct chain *c) {
+  struct attn_fused_config *f = &c->cfg;
+  double x;
+  if (attn_op_is(op, ATTN_OP_SCALE)) {
+    if (!attn_attr_f64(op, "scale", &x))
+      return false;
+    f->scale *= x;
+    c->scaled = true;
+    return note_mod(c, ATTN_MOD_SCALE);
+  }
+  if (attn_op_is(op, ATTN_OP_CAUSAL)) {
+    bool again = f->causal;
+    f->causal = true;
+    return !again;
+  }
+  if (attn_op_is(op, ATTN_OP_WINDOW)) {
+    if (f->has_window || !attn_attr_i64(op, "left", &f->window_left) ||
+        !attn_attr_i64(op, "right", &f->window_right))
+      return false;
+    return f->has_window = true;
+  }
+  if (attn_op_is(op, ATTN_OP_SOFTCAP)) {
+    f->has_softcap = attn_attr_f64(op, "cap", &f->softcap);
+    return f->has_softcap && note_mod(c, ATTN_MOD_SOFTCAP);
+  }
+  if (attn_op_is(op, ATTN_OP_ALIBI)) {
+    f->has_alibi = attn_attr_f64(op, "max_bias", &f->alibi_max_bias);
+    return f->has_alibi && note_mod(c, ATTN_MOD_ALIBI);
+  }
+  if (attn_op_is(op, ATTN_OP_GATE)) {
+    f->has_gate = attn_attr_i64(op, "block_size", &f->gate_block);
+    c->inputs[ATTN_EXTRA_GATE] = mlirOperationGetOperand(op, 1);
+    return f->has_gate && note_mod(c, ATTN_MOD_GATE);
+  }
+  if (attn_op_is(op, ATTN_OP_DOCUMENT)) {
+    if (f->document)
+      return false;
+    f->document = true;
+    c->inputs[ATTN_EXTRA_Q_SEGMENTS] = mlirOperationGetOperand(op, 1);
+    c->inputs[ATTN_EXTRA_K_SEGMENTS] = mlirOperationGetOperand(op, 2);
+    return true;
+  }
+  return false;
+}
+
+static bool is_modifier(MlirOperation op) {
+  static const char *const mods[] = {
+      ATTN_OP_SCALE,   ATTN_OP_CAUSAL, ATTN_OP_WINDOW,  ATTN_OP_ALIBI,
+      ATTN_OP_SOFTCAP, ATTN_OP_GATE,   ATTN_OP_DOCUMENT};
+  for (size_t i = 0; i < sizeof mods / sizeof *mods; ++i)
+    if (attn_op_is(op, mods[i]))
+      return true;
+  return false;
+}
+
+/// Fuses rope(q) and rope(k) into c when both rotate alike.
+static void match_rope(struct chain *c) {
+  MlirOperation rq = producer(c->q, ATTN_OP_ROPE);
+  MlirOperation rk = producer(c->k, ATTN_OP_ROPE);
+  struct attn_rope_config cq, ck;
+  if (mlirOperationIsNull(rq) || mlirOperationIsNull(rk) ||
+      !attn_rope_get_config(rq, &cq) || !attn_rope_get_config(rk, &ck) ||
+      !same_rope(&cq, &ck))
+    return;
+  c->cfg.has_rope = true;
+  c->cfg.rope = cq;
+  c->cfg.rope.offset = 0;
+  c->cfg.q_offset = cq.offset;
+  c->cfg.k_offset = ck.offset;
+  c->q = mlirOperationGetOperand(rq, 0);
+  c->k = mlirOperationGetOperand(rk, 0);
+  if (mlirOperationGetNumOperands(rq) > 1)
+    c->inputs[ATTN_EXTRA_Q_POSITIONS] = mlirOperationGetOperand(rq, 1);
+  if (mlirOperationGetNumOperands(rk) > 1)
+    c->inputs[ATTN_EXTRA_K_POSITIONS] = mlirOperationGetOperand(rk, 1);
+  c->ops[c->n++] = rq;
+  c->ops[c->n++] = rk;
+}
+
+static bool same_elem_type(MlirValue a, MlirValue b) {
+  return mlirTypeEqual(mlirShapedTypeGetElementType(mlirValueGetType(a)),
+                       mlirShapedTypeGetElementType(mlirValueGetType(b)));
+}
+
 static bool match_chain(MlirOperation pv, struct chain *c) {
-  c->n = 0;
-  c->scale = 1.0;
-  c->causal = false;
-  c->has_rope = false;
+  *c = (struct chain){.n = 0};
+  c->cfg.scale = 1.0;
   c->ops[c->n++] = pv;
   c->v = mlirOperationGetOperand(pv, 1);
   MlirOperation sm = producer(mlirOperationGetOperand(pv, 0), ATTN_OP_SOFTMAX);
@@ -70,23 +181,18 @@ static bool match_chain(MlirOperation pv, struct chain *c) {
     return false;
   c->ops[c->n++] = sm;
   MlirValue s = mlirOperationGetOperand(sm, 0);
-  for (;;) {
-    MlirOperation op;
-    double f;
-    if (!mlirOperationIsNull(op = producer(s, ATTN_OP_SCALE))) {
-      if (!attn_attr_f64(op, "scale", &f))
-        return false;
-      c->scale *= f;
-    } else if (!c->causal &&
-               !mlirOperationIsNull(op = producer(s, ATTN_OP_CAUSAL))) {
-      c->causal = true;
-    } else {
-      break;
-    }
-    if (c->n >= 14)
+  MlirOperation op;
+  while (!mlirOperationIsNull(op = single_use_def(s)) && is_modifier(op)) {
+    if (c->n >= MAX_CHAIN - 3 || !absorb_modifier(op, c))
       return false;
     c->ops[c->n++] = op;
     s = mlirOperationGetOperand(op, 0);
+  }
+  // Modifiers were met last-first: put them in program order.
+  for (int i = 0, j = c->cfg.nmods - 1; i < j; ++i, --j) {
+    enum attn_score_mod t = c->cfg.mods[i];
+    c->cfg.mods[i] = c->cfg.mods[j];
+    c->cfg.mods[j] = t;
   }
   MlirOperation qk = producer(s, ATTN_OP_QK);
   if (mlirOperationIsNull(qk))
@@ -94,48 +200,79 @@ static bool match_chain(MlirOperation pv, struct chain *c) {
   c->ops[c->n++] = qk;
   c->q = mlirOperationGetOperand(qk, 0);
   c->k = mlirOperationGetOperand(qk, 1);
-  MlirOperation rq = producer(c->q, ATTN_OP_ROPE);
-  MlirOperation rk = producer(c->k, ATTN_OP_ROPE);
-  struct attn_rope_config cq, ck;
-  if (!mlirOperationIsNull(rq) && !mlirOperationIsNull(rk) &&
-      attn_rope_get_config(rq, &cq) && attn_rope_get_config(rk, &ck) &&
-      same_rope(&cq, &ck)) {
-    c->has_rope = true;
-    c->rope = cq;
-    c->q = mlirOperationGetOperand(rq, 0);
-    c->k = mlirOperationGetOperand(rk, 0);
-    c->ops[c->n++] = rq;
-    c->ops[c->n++] = rk;
-  }
+  match_rope(c);
   // One kernel reads and writes one element type (attn.fused's rule).
-  MlirType eq = mlirShapedTypeGetElementType(mlirValueGetType(c->q));
-  return mlirTypeEqual(eq, mlirShapedTypeGetElementType(mlirValueGetType(
-                               mlirOperationGetResult(pv, 0)))) &&
-         mlirTypeEqual(eq, mlirShapedTypeGetElementType(mlirValueGetType(c->k))) &&
-         mlirTypeEqual(eq, mlirShapedTypeGetElementType(mlirValueGetType(c->v)));
+  MlirValue out = mlirOperationGetResult(pv, 0);
+  return same_elem_type(c->q, out) && same_elem_type(c->q, c->k) &&
+         same_elem_type(c->q, c->v);
+}
+
+static MlirNamedAttribute named(MlirContext ctx, const char *name,
+                                MlirAttribute a) {
+  return mlirNamedAttributeGet(
+      mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(name)), a);
+}
+
+static MlirAttribute f64_attr(MlirContext ctx, double x) {
+  return mlirFloatAttrDoubleGet(ctx, mlirF64TypeGet(ctx), x);
+}
+
+/// "mods" in program order; scale is named only when an attn.scale was
+/// matched. Returns a null attribute for plain chains.
+static MlirAttribute mods_attr(MlirContext ctx, const struct chain *c) {
+  const struct attn_fused_config *f = &c->cfg;
+  if (!f->has_softcap && !f->has_alibi && !f->has_gate)
+    return (MlirAttribute){NULL};
+  MlirAttribute names[ATTN_NUM_MODS];
+  int n = 0;
+  for (int i = 0; i < f->nmods; ++i)
+    names[n++] = mlirStringAttrGet(
+        ctx, mlirStringRefCreateFromCString(attn_score_mod_name(f->mods[i])));
+  return mlirArrayAttrGet(ctx, n, names);
 }
 
 static void rewrite_chain(MlirOperation pv, const struct chain *c) {
   MlirContext ctx = mlirOperationGetContext(pv);
-  MlirLocation loc = mlirOperationGetLocation(pv);
+  const struct attn_fused_config *f = &c->cfg;
   MlirOperationState st =
-      mlirOperationStateGet(mlirStringRefCreateFromCString(ATTN_OP_FUSED), loc);
-  MlirValue operands[3] = {c->q, c->k, c->v};
-  mlirOperationStateAddOperands(&st, 3, operands);
+      mlirOperationStateGet(mlirStringRefCreateFromCString(ATTN_OP_FUSED),
+                            mlirOperationGetLocation(pv));
+  MlirValue operands[3 + ATTN_NUM_EXTRAS] = {c->q, c->k, c->v};
+  int32_t segments[3 + ATTN_NUM_EXTRAS] = {1, 1, 1};
+  int nops = 3;
+  for (int i = 0; i < ATTN_NUM_EXTRAS; ++i) {
+    segments[3 + i] = !mlirValueIsNull(c->inputs[i]);
+    if (segments[3 + i])
+      operands[nops++] = c->inputs[i];
+  }
+  mlirOperationStateAddOperands(&st, nops, operands);
   MlirType result = mlirValueGetType(mlirOperationGetResult(pv, 0));
   mlirOperationStateAddResults(&st, 1, &result);
-  MlirNamedAttribute attrs[3];
+  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
+  MlirNamedAttribute attrs[10];
   int na = 0;
-  attrs[na++] = mlirNamedAttributeGet(
-      mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("scale")),
-      mlirFloatAttrDoubleGet(ctx, mlirF64TypeGet(ctx), c->scale));
-  attrs[na++] = mlirNamedAttributeGet(
-      mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("causal")),
-      mlirBoolAttrGet(ctx, c->causal));
-  if (c->has_rope)
-    attrs[na++] = mlirNamedAttributeGet(
-        mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("rope")),
-        attn_rope_config_to_attr(ctx, &c->rope));
+  attrs[na++] = named(ctx, "operandSegmentSizes",
+                      mlirDenseI32ArrayGet(ctx, 3 + ATTN_NUM_EXTRAS, segments));
+  attrs[na++] = named(ctx, "scale", f64_attr(ctx, f->scale));
+  attrs[na++] = named(ctx, "causal", mlirBoolAttrGet(ctx, f->causal));
+  if (f->has_window) {
+    int64_t w[2] = {f->window_left, f->window_right};
+    attrs[na++] = named(ctx, "window", mlirDenseI64ArrayGet(ctx, 2, w));
+  }
+  if (f->has_alibi)
+    attrs[na++] = named(ctx, "alibi", f64_attr(ctx, f->alibi_max_bias));
+  if (f->has_softcap)
+    attrs[na++] = named(ctx, "softcap", f64_attr(ctx, f->softcap));
+  if (f->has_gate)
+    attrs[na++] =
+        named(ctx, "gate_block", mlirIntegerAttrGet(i64, f->gate_block));
+  if (f->has_rope)
+    attrs[na++] = named(
+        ctx, "rope",
+        attn_rope_config_to_attr(ctx, &f->rope, f->q_offset, f->k_offset));
+  MlirAttribute mods = mods_attr(ctx, c);
+  if (!mlirAttributeIsNull(mods))
+    attrs[na++] = named(ctx, "mods", mods);
   mlirOperationStateAddAttributes(&st, na, attrs);
   MlirOperation fused = mlirOperationCreate(&st);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(pv), pv, fused);
@@ -170,7 +307,7 @@ static bool attn_fuse_run(MlirOperation module, const void *opts) {
 const struct attn_pass_def attn_fuse_pass = {
     .argument = "attn-fuse",
     .alias = "fuse-rope",
-    .description = "Fuse rope/qk/scale/causal/softmax/pv chains into one "
-                   "attn.fused op with RoPE inside",
+    .description = "Fuse rope/qk/scale/causal/softmax/pv chains, with any "
+                   "score modifiers, into one attn.fused op with RoPE inside",
     .run = attn_fuse_run,
 };

@@ -20,15 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct gen {
-  struct attn_strbuf *b;
-  enum attn_tile_target target;
-  MlirOperation op;
-  int64_t dims[4][8]; // static shapes of operands 0..3 (when memrefs)
-};
-
-/// An f32 constant as an exact hexadecimal literal.
-static void emit_f32(struct gen *g, const char *name, float v) {
+void attn_gen_f32(struct attn_tile_gen *g, const char *name, float v) {
   union {
     float f;
     unsigned u;
@@ -37,12 +29,12 @@ static void emit_f32(struct gen *g, const char *name, float v) {
                      bits.u);
 }
 
-static void emit_index(struct gen *g, const char *name, long long v) {
+void attn_gen_index(struct attn_tile_gen *g, const char *name, long long v) {
   attn_strbuf_printf(g->b, "  %%%s = arith.constant %lld : index\n", name, v);
 }
 
-/// The textual type of operand i.
-static const char *ty(struct gen *g, int i, char *buf, size_t len) {
+const char *attn_gen_type(struct attn_tile_gen *g, int i, char *buf,
+                          size_t len) {
   struct attn_strbuf t = {0};
   attn_strbuf_type(&t, mlirValueGetType(mlirOperationGetOperand(g->op, i)));
   snprintf(buf, len, "%s", t.buf ? t.buf : "?");
@@ -51,72 +43,70 @@ static const char *ty(struct gen *g, int i, char *buf, size_t len) {
 }
 
 /// The element type of a global tensor operand ("f32", "f16", "bf16").
-static const char *elem(struct gen *g, int i) {
+static const char *elem(struct attn_tile_gen *g, int i) {
   MlirType e = mlirShapedTypeGetElementType(
       mlirValueGetType(mlirOperationGetOperand(g->op, i)));
   return mlirTypeIsAF16(e) ? "f16" : mlirTypeIsABF16(e) ? "bf16" : "f32";
 }
 
-/// Opens the distributed loop `for %e in [0, total)` and its constants.
-static void open_loop(struct gen *g, const char *iv, long long total) {
+void attn_gen_open_loop(struct attn_tile_gen *g, const char *iv,
+                        long long total) {
   if (g->target == ATTN_TILE_GPU)
     attn_strbuf_printf(g->b, "  %%tid = gpu.thread_id x\n"
                              "  %%nt = gpu.block_dim x\n");
   else
     attn_strbuf_printf(g->b, "  %%tid = arith.constant 0 : index\n"
                              "  %%nt = arith.constant 1 : index\n");
-  emit_index(g, "c0", 0);
-  emit_index(g, "c1", 1);
-  emit_index(g, "total", total);
+  attn_gen_index(g, "c0", 0);
+  attn_gen_index(g, "c1", 1);
+  attn_gen_index(g, "total", total);
   attn_strbuf_printf(g->b, "  scf.for %%%s = %%tid to %%total step %%nt {\n",
                      iv);
 }
 
-/// Closes the distributed loop; on the GPU every thread then waits.
-static void close_loop(struct gen *g) {
+void attn_gen_close_loop(struct attn_tile_gen *g) {
   attn_strbuf_printf(g->b, "  }\n");
   if (g->target == ATTN_TILE_GPU)
     attn_strbuf_printf(g->b, "  gpu.barrier\n");
 }
 
-/// Splits %e into row %i and column %j of a tile with cols columns.
-static void split_index(struct gen *g, long long cols) {
-  emit_index(g, "cols", cols);
+void attn_gen_split_index(struct attn_tile_gen *g, long long cols) {
+  attn_gen_index(g, "cols", cols);
   attn_strbuf_printf(g->b, "  %%i = arith.divui %%e, %%cols : index\n"
                            "  %%j = arith.remui %%e, %%cols : index\n");
 }
 
-static void gen_fill(struct gen *g, int rank) {
+static void gen_fill(struct attn_tile_gen *g, int rank) {
   char t[160];
   double v = 0;
   attn_attr_f64(g->op, "value", &v);
   long long total = g->dims[0][0] * (rank == 2 ? g->dims[0][1] : 1);
-  emit_f32(g, "value", (float)v);
-  open_loop(g, "e", total);
+  attn_gen_f32(g, "value", (float)v);
+  attn_gen_open_loop(g, "e", total);
   if (rank == 2) {
-    split_index(g, g->dims[0][1]);
+    attn_gen_split_index(g, g->dims[0][1]);
     attn_strbuf_printf(g->b, "  memref.store %%value, %%a0[%%i, %%j] : %s\n",
-                       ty(g, 0, t, sizeof t));
+                       attn_gen_type(g, 0, t, sizeof t));
   } else {
     attn_strbuf_printf(g->b, "  memref.store %%value, %%a0[%%e] : %s\n",
-                       ty(g, 0, t, sizeof t));
+                       attn_gen_type(g, 0, t, sizeof t));
   }
-  close_loop(g);
+  attn_gen_close_loop(g);
 }
 
 /// tile.load (src=0, tile=1) and tile.store (tile=0, dst=1).
-static void gen_copy(struct gen *g, bool load) {
+static void gen_copy(struct attn_tile_gen *g, bool load) {
   char tt[160], gt[160];
   int gi = load ? 0 : 1, ti = load ? 1 : 0;
   const int64_t *tile = g->dims[ti], *glob = g->dims[gi];
   const char *e = elem(g, gi);
   bool cvt = strcmp(e, "f32") != 0;
-  ty(g, ti, tt, sizeof tt);
-  ty(g, gi, gt, sizeof gt);
-  emit_index(g, "seq", glob[2]);
-  emit_f32(g, "zero", 0.0f);
-  open_loop(g, "e", tile[0] * tile[1]);
-  split_index(g, tile[1]);
+  attn_gen_type(g, ti, tt, sizeof tt);
+  attn_gen_type(g, gi, gt, sizeof gt);
+  attn_gen_index(g, "seq", glob[2]);
+  attn_gen_f32(g, "zero", 0.0f);
+  attn_gen_open_loop(g, "e", tile[0] * tile[1]);
+  attn_gen_split_index(g, tile[1]);
   attn_strbuf_printf(g->b,
                      "  %%g = arith.addi %%a4, %%i : index\n"
                      "  %%in = arith.cmpi ult, %%g, %%seq : index\n");
@@ -146,27 +136,48 @@ static void gen_copy(struct gen *g, bool load) {
                        "  }\n",
                        cvt ? "xn" : "x", gt);
   }
-  close_loop(g);
+  attn_gen_close_loop(g);
 }
 
-static void gen_rope(struct gen *g) {
-  char t[160];
+/// tile.rope (tile, pos) {offset} and tile.rope_positions (tile, batch, row,
+/// positions): row r of the tile is rotated by the angles of its position.
+static void gen_rope(struct attn_tile_gen *g, bool positions) {
+  char t[160], pt[160];
   struct attn_rope_config r;
   attn_rope_get_config(g->op, &r);
   long long half = r.rotary_dim / 2;
-  ty(g, 0, t, sizeof t);
-  emit_index(g, "half", half);
-  emit_index(g, "c2", 2);
+  attn_gen_type(g, 0, t, sizeof t);
+  attn_gen_index(g, "half", half);
+  attn_gen_index(g, "c2", 2);
   // inv_freq(i) = theta^(-2i/rotary_dim) = exp2(i * coef)
-  emit_f32(g, "coef", (float)(-2.0 * log2(r.theta) / (double)r.rotary_dim));
-  open_loop(g, "e", g->dims[0][0] * half);
+  attn_gen_f32(g, "coef", (float)(-2.0 * log2(r.theta) / (double)r.rotary_dim));
+  if (positions)
+    attn_gen_index(g, "last", g->dims[3][1] - 1);
+  attn_gen_open_loop(g, "e", g->dims[0][0] * half);
+  attn_strbuf_printf(g->b, "  %%r = arith.divui %%e, %%half : index\n"
+                           "  %%f = arith.remui %%e, %%half : index\n");
+  if (positions) {
+    // Rows past the sequence are padding; any position will do.
+    attn_strbuf_printf(g->b,
+                       "  %%p0 = arith.addi %%a2, %%r : index\n"
+                       "  %%p = arith.minui %%p0, %%last : index\n"
+                       "  %%p32 = memref.load %%a3[%%a1, %%p] : %s\n"
+                       "  %%pf = arith.sitofp %%p32 : i32 to f32\n",
+                       attn_gen_type(g, 3, pt, sizeof pt));
+  } else {
+    attn_strbuf_printf(g->b, "  %%p = arith.addi %%a1, %%r : index\n"
+                             "  %%p64 = arith.index_cast %%p : index to i64\n");
+    if (r.offset)
+      attn_strbuf_printf(g->b,
+                         "  %%off = arith.constant %lld : i64\n"
+                         "  %%po = arith.addi %%p64, %%off : i64\n"
+                         "  %%pf = arith.sitofp %%po : i64 to f32\n",
+                         (long long)r.offset);
+    else
+      attn_strbuf_printf(g->b, "  %%pf = arith.sitofp %%p64 : i64 to f32\n");
+  }
   attn_strbuf_printf(
       g->b,
-      "  %%r = arith.divui %%e, %%half : index\n"
-      "  %%f = arith.remui %%e, %%half : index\n"
-      "  %%p = arith.addi %%a1, %%r : index\n"
-      "  %%p64 = arith.index_cast %%p : index to i64\n"
-      "  %%pf = arith.uitofp %%p64 : i64 to f32\n"
       "  %%f64 = arith.index_cast %%f : index to i64\n"
       "  %%ff = arith.uitofp %%f64 : i64 to f32\n"
       "  %%ex = arith.mulf %%ff, %%coef : f32\n"
@@ -192,21 +203,21 @@ static void gen_rope(struct gen *g) {
                      "  memref.store %%y1, %%a0[%%r, %%i1] : %s\n"
                      "  memref.store %%y2, %%a0[%%r, %%i2] : %s\n",
                      t, t, t, t);
-  close_loop(g);
+  attn_gen_close_loop(g);
 }
 
-static void gen_mma(struct gen *g) {
+static void gen_mma(struct attn_tile_gen *g) {
   char ta[160], tb[160], tc[160];
   bool trans = false, acc = false;
   attn_attr_bool(g->op, "transpose_b", &trans);
   attn_attr_bool(g->op, "accumulate", &acc);
-  ty(g, 0, ta, sizeof ta);
-  ty(g, 1, tb, sizeof tb);
-  ty(g, 2, tc, sizeof tc);
-  emit_index(g, "kdim", g->dims[0][1]);
-  emit_f32(g, "zero", 0.0f);
-  open_loop(g, "e", g->dims[2][0] * g->dims[2][1]);
-  split_index(g, g->dims[2][1]);
+  attn_gen_type(g, 0, ta, sizeof ta);
+  attn_gen_type(g, 1, tb, sizeof tb);
+  attn_gen_type(g, 2, tc, sizeof tc);
+  attn_gen_index(g, "kdim", g->dims[0][1]);
+  attn_gen_f32(g, "zero", 0.0f);
+  attn_gen_open_loop(g, "e", g->dims[2][0] * g->dims[2][1]);
+  attn_gen_split_index(g, g->dims[2][1]);
   if (acc)
     attn_strbuf_printf(g->b, "  %%init = memref.load %%a2[%%i, %%j] : %s\n",
                        tc);
@@ -221,53 +232,24 @@ static void gen_mma(struct gen *g) {
       "  }\n"
       "  memref.store %%dot, %%a2[%%i, %%j] : %s\n",
       acc ? "init" : "zero", ta, trans ? "%j, %k" : "%k, %j", tb, tc);
-  close_loop(g);
+  attn_gen_close_loop(g);
 }
 
-static void gen_mask(struct gen *g) {
-  char t[160];
-  bool causal = false;
-  int64_t kv_len = 0;
-  attn_attr_bool(g->op, "causal", &causal);
-  attn_attr_i64(g->op, "kv_len", &kv_len);
-  ty(g, 0, t, sizeof t);
-  emit_index(g, "kvlen", kv_len);
-  emit_f32(g, "ninf", -INFINITY);
-  open_loop(g, "e", g->dims[0][0] * g->dims[0][1]);
-  split_index(g, g->dims[0][1]);
-  attn_strbuf_printf(g->b,
-                     "  %%qi = arith.addi %%a1, %%i : index\n"
-                     "  %%kj = arith.addi %%a2, %%j : index\n"
-                     "  %%bad0 = arith.cmpi uge, %%kj, %%kvlen : index\n");
-  if (causal)
-    attn_strbuf_printf(g->b,
-                       "  %%fut = arith.cmpi ugt, %%kj, %%qi : index\n"
-                       "  %%bad = arith.ori %%bad0, %%fut : i1\n");
-  else
-    attn_strbuf_printf(g->b, "  %%bad = arith.ori %%bad0, %%bad0 : i1\n");
-  attn_strbuf_printf(g->b,
-                     "  %%x = memref.load %%a0[%%i, %%j] : %s\n"
-                     "  %%y = arith.select %%bad, %%ninf, %%x : f32\n"
-                     "  memref.store %%y, %%a0[%%i, %%j] : %s\n",
-                     t, t);
-  close_loop(g);
-}
-
-static void gen_softmax_update(struct gen *g) {
+static void gen_softmax_update(struct attn_tile_gen *g) {
   char ts[160], tm[160], tl[160], ta[160];
   double scale = 1.0;
   attn_attr_f64(g->op, "scale", &scale);
-  ty(g, 0, ts, sizeof ts);
-  ty(g, 1, tm, sizeof tm);
-  ty(g, 2, tl, sizeof tl);
-  ty(g, 3, ta, sizeof ta);
+  attn_gen_type(g, 0, ts, sizeof ts);
+  attn_gen_type(g, 1, tm, sizeof tm);
+  attn_gen_type(g, 2, tl, sizeof tl);
+  attn_gen_type(g, 3, ta, sizeof ta);
   // Scores are kept in the log2 domain: exp(x * scale) = exp2(x * k).
-  emit_f32(g, "k", (float)(scale * 1.4426950408889634));
-  emit_f32(g, "ninf", -INFINITY);
-  emit_f32(g, "zero", 0.0f);
-  emit_index(g, "ncols", g->dims[0][1]);
-  emit_index(g, "dv", g->dims[3][1]);
-  open_loop(g, "r", g->dims[0][0]);
+  attn_gen_f32(g, "k", (float)(scale * 1.4426950408889634));
+  attn_gen_f32(g, "ninf", -INFINITY);
+  attn_gen_f32(g, "zero", 0.0f);
+  attn_gen_index(g, "ncols", g->dims[0][1]);
+  attn_gen_index(g, "dv", g->dims[3][1]);
+  attn_gen_open_loop(g, "r", g->dims[0][0]);
   attn_strbuf_printf(
       g->b,
       "  %%mold = memref.load %%a1[%%r] : %s\n"
@@ -303,16 +285,16 @@ static void gen_softmax_update(struct gen *g) {
       "  memref.store %%o2, %%a3[%%r, %%d2] : %s\n"
       "  }\n",
       tm, ts, ts, ts, tl, tl, tm, ta, ta);
-  close_loop(g);
+  attn_gen_close_loop(g);
 }
 
-static void gen_normalize(struct gen *g) {
+static void gen_normalize(struct attn_tile_gen *g) {
   char ta[160], tl[160];
-  ty(g, 0, ta, sizeof ta);
-  ty(g, 1, tl, sizeof tl);
-  emit_f32(g, "zero", 0.0f);
-  open_loop(g, "e", g->dims[0][0] * g->dims[0][1]);
-  split_index(g, g->dims[0][1]);
+  attn_gen_type(g, 0, ta, sizeof ta);
+  attn_gen_type(g, 1, tl, sizeof tl);
+  attn_gen_f32(g, "zero", 0.0f);
+  attn_gen_open_loop(g, "e", g->dims[0][0] * g->dims[0][1]);
+  attn_gen_split_index(g, g->dims[0][1]);
   attn_strbuf_printf(g->b,
                      "  %%lv = memref.load %%a1[%%i] : %s\n"
                      "  %%x = memref.load %%a0[%%i, %%j] : %s\n"
@@ -321,12 +303,12 @@ static void gen_normalize(struct gen *g) {
                      "  %%y = arith.select %%empty, %%zero, %%q : f32\n"
                      "  memref.store %%y, %%a0[%%i, %%j] : %s\n",
                      tl, ta, ta);
-  close_loop(g);
+  attn_gen_close_loop(g);
 }
 
 /// Writes the loops for g->op into g->b; false for ops this file does not
 /// lower.
-static bool gen_body(struct gen *g) {
+static bool gen_body(struct attn_tile_gen *g) {
   MlirOperation op = g->op;
   if (attn_op_is(op, ATTN_OP_TILE_FILL)) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
@@ -336,29 +318,29 @@ static bool gen_body(struct gen *g) {
   else if (attn_op_is(op, ATTN_OP_TILE_STORE))
     gen_copy(g, false);
   else if (attn_op_is(op, ATTN_OP_TILE_ROPE))
-    gen_rope(g);
+    gen_rope(g, false);
+  else if (attn_op_is(op, ATTN_OP_TILE_ROPE_POSITIONS))
+    gen_rope(g, true);
   else if (attn_op_is(op, ATTN_OP_TILE_MMA))
     gen_mma(g);
-  else if (attn_op_is(op, ATTN_OP_TILE_MASK))
-    gen_mask(g);
   else if (attn_op_is(op, ATTN_OP_TILE_SOFTMAX_UPDATE))
     gen_softmax_update(g);
   else if (attn_op_is(op, ATTN_OP_TILE_NORMALIZE))
     gen_normalize(g);
   else
-    return false;
+    return attn_gen_score_ops(g);
   return true;
 }
 
 /// Replaces op by the loops that compute it.
 static bool lower_op(MlirOperation op, enum attn_tile_target target) {
   struct attn_strbuf b = {0};
-  struct gen g = {&b, target, op, {{0}}};
+  struct attn_tile_gen g = {&b, target, op, {{0}}};
   intptr_t n = mlirOperationGetNumOperands(op);
   attn_strbuf_printf(&b, "func.func private @tile_lowering(");
   for (intptr_t i = 0; i < n; ++i) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
-    if (i < 4 && mlirTypeIsAMemRef(t))
+    if (i < 6 && mlirTypeIsAMemRef(t))
       attn_static_shape(t, g.dims[i]);
     attn_strbuf_printf(&b, "%s%%a%ld: ", i ? ", " : "", (long)i);
     attn_strbuf_type(&b, t);

@@ -65,10 +65,41 @@ void attn_tile_replace_program_ids(MlirOperation root, const MlirValue ids[3]);
 /// Collects the tile.alloc ops of a kernel in program order.
 void attn_tile_collect_allocs(MlirOperation kernel, struct attn_op_list *out);
 
-/// Replaces every tile compute op (fill, load, store, rope, mma, mask,
-/// softmax_update, normalize) nested in root by scf/arith/memref/math loops
-/// for target. tile.program_id and tile.alloc must already be gone. Returns
-/// false after a diagnostic.
+/// Text generation for one tile op's loops (tile_lowering.c and
+/// tile_lowering_scores.c): the op's operands are %a0, %a1, ... of a helper
+/// function whose body the generators write.
+struct attn_tile_gen {
+  struct attn_strbuf *b;
+  enum attn_tile_target target;
+  MlirOperation op;
+  int64_t dims[6][8]; // static shapes of memref operands 0..5
+};
+
+/// `%name = arith.constant` of an f32 (exact hexadecimal) or an index.
+void attn_gen_f32(struct attn_tile_gen *g, const char *name, float v);
+void attn_gen_index(struct attn_tile_gen *g, const char *name, long long v);
+
+/// The textual type of operand i, written into buf. Returns buf.
+const char *attn_gen_type(struct attn_tile_gen *g, int i, char *buf,
+                          size_t len);
+
+/// Opens the distributed loop `for %iv in [0, total)` (with %c0, %c1) and
+/// closes it; on the GPU the CTA's threads share it and meet at a barrier.
+void attn_gen_open_loop(struct attn_tile_gen *g, const char *iv,
+                        long long total);
+void attn_gen_close_loop(struct attn_tile_gen *g);
+
+/// Splits %e into row %i and column %j of a tile with cols columns.
+void attn_gen_split_index(struct attn_tile_gen *g, long long cols);
+
+/// Writes the loops of tile.mask, tile.document_mask and tile.score_mod
+/// (tile_lowering_scores.c). Returns false for other ops.
+bool attn_gen_score_ops(struct attn_tile_gen *g);
+
+/// Replaces every tile compute op (fill, load, store, rope, rope_positions,
+/// mma, mask, document_mask, score_mod, softmax_update, normalize) nested in
+/// root by scf/arith/memref/math loops for target. tile.program_id and
+/// tile.alloc must already be gone. Returns false after a diagnostic.
 bool attn_tile_lower_compute_ops(MlirOperation root,
                                  enum attn_tile_target target);
 

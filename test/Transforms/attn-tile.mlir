@@ -26,7 +26,7 @@
 // CHECK-NEXT: "tile.store"({{.*}}, %[[O]],
 // CHECK-NOT: "attn.
 func.func @rope_causal(%q: tensor<2x4x100x64xf32>, %k: tensor<2x4x100x64xf32>, %v: tensor<2x4x100x64xf32>) -> tensor<2x4x100x64xf32> {
-  %o = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>) -> tensor<2x4x100x64xf32>
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>) -> tensor<2x4x100x64xf32>
   return %o : tensor<2x4x100x64xf32>
 }
 
@@ -38,7 +38,7 @@ func.func @rope_causal(%q: tensor<2x4x100x64xf32>, %k: tensor<2x4x100x64xf32>, %
 // CHECK-NOT: arith.ceildivui
 // CHECK: "tile.mask"({{.*}}) {causal = false
 func.func @plain(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, %v: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> {
-  %o = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = false} : (tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32>
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32>
   return %o : tensor<1x2x64x64xf32>
 }
 
@@ -50,7 +50,7 @@ func.func @plain(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, %v: tenso
 // CHECK: %[[G:.*]] = arith.constant 4 : index
 // CHECK: arith.divui %{{.*}}, %[[G]]
 func.func @gqa(%q: tensor<1x8x64x64xbf16>, %k: tensor<1x2x64x64xbf16>, %v: tensor<1x2x64x64xbf16>) -> tensor<1x8x64x64xbf16> {
-  %o = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<1x8x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>) -> tensor<1x8x64x64xbf16>
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<1x8x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>) -> tensor<1x8x64x64xbf16>
   return %o : tensor<1x8x64x64xbf16>
 }
 
@@ -61,7 +61,7 @@ func.func @gqa(%q: tensor<1x8x64x64xbf16>, %k: tensor<1x2x64x64xbf16>, %v: tenso
 // CHECK: tile.grid = array<i64: 4, 1, 1>
 // CHECK: "tile.alloc"() : () -> memref<16x128xf32>
 func.func @head_dim_128(%q: tensor<1x1x64x128xf32>, %k: tensor<1x1x64x128xf32>, %v: tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32> {
-  %o = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32>
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32>
   return %o : tensor<1x1x64x128xf32>
 }
 
@@ -73,4 +73,68 @@ func.func @head_dim_128(%q: tensor<1x1x64x128xf32>, %k: tensor<1x1x64x128xf32>, 
 func.func @untouched(%a: f32) -> f32 {
   %b = arith.addf %a, %a : f32
   return %b : f32
+}
+
+// -----
+
+// Every block: the inputs keep the function's argument order (here the gate
+// comes first) and are named in tile.arg_names; tile.attention describes the
+// program for the manifest. RoPE on q at explicit positions, on k at an
+// offset. Scale is not last in "mods", so tile.score_mod applies it in order
+// and the softmax's factor is 1; masks follow the modifiers. The loop starts
+// at the first key block the window reaches and stops at the diagonal.
+// CHECK-LABEL: @everything
+// CHECK-SAME: (%[[G:.*]]: memref<1x4x40x3xf32>, %[[Q:.*]]: memref<1x4x40x16xf32>, %[[K:.*]]: memref<1x2x40x16xf32>, %[[V:.*]]: memref<1x2x40x16xf32>, %[[QS:.*]]: memref<1x40xi32>, %[[KS:.*]]: memref<1x40xi32>, %[[QP:.*]]: memref<1x40xi32>, %[[O:.*]]: memref<1x4x40x16xf32>)
+// CHECK-SAME: tile.arg_names = ["gate", "q", "k", "v", "q_segments", "k_segments", "q_positions", "out"]
+// CHECK-SAME: tile.attention = {alibi = 8.000000e+00 : f64, causal = true, document = true, gate_block = 16 : i64, mods = ["scale", "softcap", "alibi", "gate"], rope = {k_offset = 7 : i64, layout = "rotate_half", q_positions = true, rotary_dim = 16 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64, window = array<i64: 20, -1>}
+// CHECK: %[[B:.*]] = arith.divui
+// CHECK: %[[H:.*]] = arith.remui
+// CHECK: %[[ROW:.*]] = arith.muli
+// CHECK: "tile.load"(%[[Q]], %[[QT:.*]], %[[B]], %[[H]], %[[ROW]])
+// CHECK-NEXT: "tile.rope_positions"(%[[QT]], %[[B]], %[[ROW]], %[[QP]]) {layout = "rotate_half", rotary_dim = 16 : i64, theta = 1.000000e+04 : f64}
+// CHECK: %[[LEFT:.*]] = arith.constant 20 : index
+// CHECK-NEXT: %[[FIRST:.*]] = arith.subi %[[ROW]], %[[LEFT]]
+// CHECK-NEXT: %[[FIRST0:.*]] = arith.maxsi %[[FIRST]]
+// CHECK-NEXT: %[[KSTART:.*]] = arith.divui %[[FIRST0]]
+// CHECK-NEXT: scf.for %{{.*}} = %[[KSTART]] to
+// CHECK: "tile.rope"(%{{.*}}, %{{.*}}) {layout = "rotate_half", offset = 7 : i64
+// CHECK: "tile.mma"
+// CHECK-NEXT: "tile.score_mod"(%[[S:.*]], %[[B]], %[[H]], %[[ROW]], %[[COL:.*]], %[[G]]) {alibi = 8.000000e+00 : f64, gate_block = 16 : i64, heads = 4 : i64, mods = ["scale", "softcap", "alibi", "gate"], scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64}
+// CHECK-NEXT: "tile.mask"(%[[S]], %[[ROW]], %[[COL]]) {causal = true, kv_len = 40 : i64, window = array<i64: 20, -1>}
+// CHECK-NEXT: "tile.document_mask"(%[[S]], %[[B]], %[[ROW]], %[[COL]], %[[QS]], %[[KS]])
+// CHECK-NEXT: "tile.softmax_update"(%[[S]], {{.*}}) {scale = 1.000000e+00 : f64}
+func.func @everything(%g: tensor<1x4x40x3xf32>, %q: tensor<1x4x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>, %qs: tensor<1x40xi32>, %ks: tensor<1x40xi32>, %qp: tensor<1x40xi32>) -> tensor<1x4x40x16xf32> {
+  %o = "attn.fused"(%q, %k, %v, %g, %qs, %ks, %qp) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0>, scale = 0.125 : f64, causal = true, window = array<i64: 20, -1>, alibi = 8.0 : f64, softcap = 30.0 : f64, gate_block = 16 : i64, mods = ["scale", "softcap", "alibi", "gate"], rope = {theta = 1.0e4 : f64, rotary_dim = 16 : i64, layout = "rotate_half", k_offset = 7 : i64}} : (tensor<1x4x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x4x40x3xf32>, tensor<1x40xi32>, tensor<1x40xi32>, tensor<1x40xi32>) -> tensor<1x4x40x16xf32>
+  return %o : tensor<1x4x40x16xf32>
+}
+
+// -----
+
+// A scale after the other modifiers folds into the softmax's exp2 factor
+// (exactly: it is the last one); tile.score_mod applies the rest.
+// CHECK-LABEL: @scale_last_folds
+// CHECK: "tile.score_mod"({{.*}}) {mods = ["softcap"], softcap = 2.000000e+01 : f64}
+// CHECK: "tile.softmax_update"({{.*}}) {scale = 2.500000e-01 : f64}
+func.func @scale_last_folds(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = false, softcap = 20.0 : f64, mods = ["softcap", "scale"]} : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  return %o : tensor<1x2x64x16xf32>
+}
+
+// -----
+
+// A window bounded on the right skips the key blocks past row + bm + right;
+// without a modifier there is no tile.score_mod.
+// CHECK-LABEL: @window_right_bound
+// CHECK-NOT: tile.score_mod
+// CHECK: %[[LAST:.*]] = arith.addi
+// CHECK-NEXT: %[[REACH:.*]] = arith.constant 5 : index
+// CHECK-NEXT: %[[LASTR:.*]] = arith.addi %[[LAST]], %[[REACH]]
+// CHECK-NEXT: %[[DIAG:.*]] = arith.ceildivui %[[LASTR]]
+// CHECK-NEXT: %[[KEND:.*]] = arith.minui %[[DIAG]]
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %[[KEND]]
+// CHECK-NOT: tile.score_mod
+// CHECK: "tile.mask"({{.*}}) {causal = false, kv_len = 64 : i64, window = array<i64: -1, 5>}
+func.func @window_right_bound(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = false, window = array<i64: -1, 5>} : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  return %o : tensor<1x2x64x16xf32>
 }

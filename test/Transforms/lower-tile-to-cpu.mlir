@@ -25,6 +25,25 @@
 // LLVM-NOT: memref.
 // LLVM-NOT: scf.
 func.func @attn(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32> {
-  %o = "attn.fused"(%q, %k, %v) {scale = 0.25 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 16 : i64, layout = "rotate_half"}} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32>
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 16 : i64, layout = "rotate_half"}} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32>
+  return %o : tensor<1x2x40x16xf32>
+}
+
+// The score ops lower to loops too: modifiers in order (softcap's tanh from
+// exp, alibi's |i - j|, the gate's clamped load), the window and document
+// masks, RoPE at explicit positions (i32 loads).
+// CHECK-LABEL: func.func private @blocks__cta(
+// CHECK: memref.load %{{.*}} : memref<1x40xi32>
+// CHECK: arith.sitofp %{{.*}} : i32 to f32
+// CHECK: math.exp
+// CHECK: math.copysign
+// CHECK: math.absf
+// CHECK: memref.load %{{.*}} : memref<1x2x40x3xf32>
+// CHECK: arith.cmpi ult
+// CHECK: arith.cmpi ne, %{{.*}}, %{{.*}} : i32
+// CHECK-NOT: "tile.
+// LLVM: llvm.func @blocks(
+func.func @blocks(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>, %g: tensor<1x2x40x3xf32>, %qs: tensor<1x40xi32>, %ks: tensor<1x40xi32>, %qp: tensor<1x40xi32>) -> tensor<1x2x40x16xf32> {
+  %o = "attn.fused"(%q, %k, %v, %g, %qs, %ks, %qp) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0>, scale = 0.25 : f64, causal = false, window = array<i64: 8, -1>, softcap = 30.0 : f64, alibi = 8.0 : f64, gate_block = 16 : i64, mods = ["softcap", "alibi", "gate"], rope = {theta = 1.0e4 : f64, rotary_dim = 16 : i64, layout = "interleaved"}} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x3xf32>, tensor<1x40xi32>, tensor<1x40xi32>, tensor<1x40xi32>) -> tensor<1x2x40x16xf32>
   return %o : tensor<1x2x40x16xf32>
 }

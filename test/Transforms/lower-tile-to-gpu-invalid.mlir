@@ -7,6 +7,6 @@
 // PTX: error: sm_90a needs PTX ISA 8.0 or newer, found features=+ptx70
 // CHIP: attn-opt: error: unknown chip 'sm_42'
 func.func @big(%q: tensor<1x1x64x128xf32>, %k: tensor<1x1x64x128xf32>, %v: tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32> {
-  %o = "attn.fused"(%q, %k, %v) {scale = 0.25 : f64, causal = true} : (tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32>
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true} : (tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32>
   return %o : tensor<1x1x64x128xf32>
 }

@@ -132,176 +132,6 @@ static bool run_pipeline(MlirContext ctx, MlirOperation module,
   return ok;
 }
 
-/// Reads the problem of the attn.fused op in func into j.
-static bool describe(MlirOperation func, MlirOperation fused, struct job *j) {
-  struct attn_fused_config c;
-  MlirStringRef sym;
-  int64_t q[8], k[8], v[8];
-  if (!attn_fused_get_config(fused, &c) ||
-      !attn_attr_str(func, "sym_name", &sym))
-    return false;
-  snprintf(j->name, sizeof j->name, "%.*s", (int)sym.length, sym.data);
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
-  if (mlirBlockGetNumArguments(body) != 3)
-    return attn_emit_errorf(func, "attn-run expects functions of (q, k, v)");
-  for (int role = 0; role < 3; ++role) {
-    MlirValue a = mlirOperationGetOperand(fused, role);
-    if (!mlirValueIsABlockArgument(a))
-      return attn_emit_errorf(fused, "operands must be function arguments");
-    j->role_of_arg[mlirBlockArgumentGetArgNumber(a)] = role;
-  }
-  attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 0)), q);
-  attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 1)), k);
-  attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 2)), v);
-  MlirType e = mlirShapedTypeGetElementType(
-      mlirValueGetType(mlirOperationGetOperand(fused, 0)));
-  j->elem_bits = mlirTypeIsAF32(e) ? 32 : 16;
-  j->elem_bf16 = mlirTypeIsABF16(e);
-  j->p = (struct attn_ref_problem){
-      .batch = q[0], .heads = q[1], .kv_heads = k[1], .seq_q = q[2],
-      .seq_k = k[2], .head_dim = q[3], .value_dim = v[3], .scale = c.scale,
-      .causal = c.causal, .rope = c.has_rope, .theta = c.rope.theta,
-      .rotary_dim = c.rope.rotary_dim,
-      .interleaved = c.rope.layout == ATTN_ROPE_INTERLEAVED};
-  return true;
-}
-
-static bool collect_jobs(MlirOperation module, struct job *jobs, int *n) {
-  *n = 0;
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
-  for (MlirOperation f = mlirBlockGetFirstOperation(body);
-       !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f)) {
-    if (!attn_op_is(f, "func.func"))
-      continue;
-    MlirBlock fb = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
-    for (MlirOperation op = mlirBlockIsNull(fb) ? (MlirOperation){NULL}
-                                                : mlirBlockGetFirstOperation(fb);
-         !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
-      if (attn_op_is(op, ATTN_OP_FUSED)) {
-        if (*n == 16)
-          return attn_emit_errorf(op, "attn-run handles at most 16 kernels");
-        if (!describe(f, op, &jobs[*n]))
-          return false;
-        ++*n;
-        break;
-      }
-  }
-  if (*n == 0)
-    return attn_emit_errorf(module, "no attention to run: the program has no "
-                                    "attn.fused op after attn-fuse");
-  return true;
-}
-
-/// Fills a tensor with N(0,1) samples rounded to the element type: the
-/// device buffer gets the rounded bits, ref gets the same values in float64.
-static void fill(struct attn_rng *rng, const struct job *j, void *buf,
-                 double *ref, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    float x = (float)attn_rng_normal(rng);
-    if (j->elem_bits == 32) {
-      ((float *)buf)[i] = x;
-      ref[i] = x;
-    } else {
-      uint16_t h = j->elem_bf16 ? attn_f32_to_bf16(x) : attn_f32_to_f16(x);
-      ((uint16_t *)buf)[i] = h;
-      ref[i] = j->elem_bf16 ? attn_bf16_to_f32(h) : attn_f16_to_f32(h);
-    }
-  }
-}
-
-static double to_double(const struct job *j, const void *buf, size_t i) {
-  if (j->elem_bits == 32)
-    return ((const float *)buf)[i];
-  uint16_t h = ((const uint16_t *)buf)[i];
-  return j->elem_bf16 ? attn_bf16_to_f32(h) : attn_f16_to_f32(h);
-}
-
-/// Runs the CPU entry of a job: `_mlir_<name>(void **)`, the packed wrapper
-/// the ExecutionEngine makes for the bare-pointer function.
-static bool cpu_execute(struct attn_executor *x, const struct job *j,
-                        void *const bufs[4], const size_t bytes[4],
-                        double *ms) {
-  void *ptrs[4], *args[4];
-  for (int a = 0; a < 3; ++a)
-    ptrs[a] = bufs[j->role_of_arg[a]];
-  ptrs[3] = bufs[3];
-  for (int a = 0; a < 4; ++a)
-    args[a] = &ptrs[a];
-  void *sym = mlirExecutionEngineLookupPacked(
-      x->jit, mlirStringRefCreateFromCString(j->name));
-  void (*entry)(void **) = NULL;
-  memcpy(&entry, &sym, sizeof entry); // POSIX: object and function pointers
-                                      // share a representation
-  if (!entry) {
-    fprintf(stderr, "%s: error: cannot find '%s' in the JIT\n", tool, j->name);
-    return false;
-  }
-  entry(args);
-  *ms = -1;
-  return true;
-}
-
-/// Runs one kernel and checks it; returns 0 pass, 1 fail, -1 error.
-static int run_job(struct attn_executor *x, const struct job *j,
-                   const struct options *o, struct attn_rng *rng) {
-  const struct attn_ref_problem *p = &j->p;
-  size_t nq = (size_t)(p->batch * p->heads * p->seq_q * p->head_dim);
-  size_t nk = (size_t)(p->batch * p->kv_heads * p->seq_k * p->head_dim);
-  size_t nv = (size_t)(p->batch * p->kv_heads * p->seq_k * p->value_dim);
-  size_t no = (size_t)(p->batch * p->heads * p->seq_q * p->value_dim);
-  size_t es = (size_t)j->elem_bits / 8, sizes[3] = {nq, nk, nv};
-  size_t bytes[4] = {nq * es, nk * es, nv * es, no * es};
-  void *buf[4] = {malloc(bytes[0]), malloc(bytes[1]), malloc(bytes[2]),
-                  malloc(bytes[3])};
-  double *ref[3] = {malloc(nq * 8), malloc(nk * 8), malloc(nv * 8)};
-  double *want = malloc(no * 8), *got = malloc(no * 8);
-  int rc = -1;
-  double ms = -1;
-  bool alloc_ok = want && got;
-  for (int i = 0; i < 4; ++i)
-    alloc_ok &= buf[i] != NULL && (i == 3 || ref[i] != NULL);
-  if (!alloc_ok) {
-    fprintf(stderr, "%s: error: out of memory for '%s'\n", tool, j->name);
-    goto out;
-  }
-  for (int i = 0; i < 3; ++i)
-    fill(rng, j, buf[i], ref[i], sizes[i]);
-  memset(buf[3], 0xff, bytes[3]); // NaN poison: unwritten outputs fail
-  if (!attn_reference(p, ref[0], ref[1], ref[2], want)) {
-    fprintf(stderr, "%s: error: malformed problem for '%s'\n", tool, j->name);
-    goto out;
-  }
-  if (!x->execute(x, j, buf, bytes, &ms))
-    goto out;
-  for (size_t i = 0; i < no; ++i)
-    got[i] = to_double(j, buf[3], i);
-  double err = attn_rel_error(got, want, no);
-  double tol = o->tolerance > 0 ? o->tolerance
-               : j->elem_bits == 32 ? 1e-4
-               : j->elem_bf16      ? 2e-2
-                                    : 5e-3;
-  bool pass = err <= tol; // NaN fails
-  printf("%s: b=%lld h=%lld hk=%lld n=%lld m=%lld d=%lld dv=%lld causal=%d "
-         "rope=%d %s rel_error=%.3e tolerance=%.1e %s",
-         j->name, (long long)p->batch, (long long)p->heads,
-         (long long)p->kv_heads, (long long)p->seq_q, (long long)p->seq_k,
-         (long long)p->head_dim, (long long)p->value_dim, p->causal, p->rope,
-         j->elem_bits == 32 ? "f32" : j->elem_bf16 ? "bf16" : "f16", err, tol,
-         pass ? "PASS" : "FAIL");
-  if (ms >= 0)
-    printf(" median_ms=%.4f", ms);
-  printf("\n");
-  rc = pass ? 0 : 1;
-out:
-  for (int i = 0; i < 4; ++i)
-    free(buf[i]);
-  for (int i = 0; i < 3; ++i)
-    free(ref[i]);
-  free(want);
-  free(got);
-  return rc;
-}
-
 int main(int argc, char **argv) {
   struct options o = {0};
   int rc = parse_args(argc, argv, &o);
@@ -314,7 +144,7 @@ int main(int argc, char **argv) {
   MlirContext ctx = attn_context_create();
   struct attn_diag_sink sink = {stderr, 0, 0};
   attn_diag_attach(ctx, &sink);
-  struct job jobs[16];
+  struct job jobs[64];
   int njobs = 0, failures = 0;
   bool ok = attn_register_all(ctx, o.irdl_file);
   MlirOperation module = {NULL};
@@ -323,7 +153,7 @@ int main(int argc, char **argv) {
     ok = !mlirOperationIsNull(module) && mlirOperationVerify(module) &&
          attn_dialects_verify(module) &&
          run_pipeline(ctx, module, "attn-fuse") &&
-         collect_jobs(module, jobs, &njobs);
+         attn_run_collect_jobs(module, jobs, 64, &njobs);
   }
   struct attn_executor x = {.iters = o.iters};
   if (ok && o.gpu)
@@ -343,14 +173,7 @@ int main(int argc, char **argv) {
   if (ok && o.gpu) {
     ok = attn_gpu_executor_load(&x, module);
   } else if (ok) {
-    x.execute = cpu_execute;
-    x.jit = mlirExecutionEngineCreate(mlirModuleFromOperation(module), 2, 0,
-                                      NULL, false, false);
-    if (mlirExecutionEngineIsNull(x.jit)) {
-      fprintf(stderr, "%s: error: the ExecutionEngine rejected the module\n",
-              tool);
-      ok = false;
-    }
+    ok = attn_cpu_executor_load(&x, module);
   }
   if (ok) {
     struct attn_rng rng;
@@ -358,12 +181,11 @@ int main(int argc, char **argv) {
     printf("seed=%" PRIu64 " target=%s%s\n", o.seed, o.gpu ? x.device : "cpu",
            o.gpu ? (x.hopper ? " kernel=hopper" : " kernel=plain") : "");
     for (int i = 0; i < njobs; ++i)
-      failures += run_job(&x, &jobs[i], &o, &rng) != 0;
+      failures += attn_run_job(&x, &jobs[i], o.tolerance, &rng, stdout) != 0;
     printf("%d passed, %d failed\n", njobs - failures, failures);
     fflush(stdout);
   }
-  if (!mlirExecutionEngineIsNull(x.jit))
-    mlirExecutionEngineDestroy(x.jit);
+  attn_cpu_executor_release(&x);
   attn_gpu_executor_release(&x);
   if (!mlirOperationIsNull(module))
     mlirOperationDestroy(module);

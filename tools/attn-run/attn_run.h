@@ -1,4 +1,4 @@
-//===- attn_run.h - What attn-run's CPU and GPU executors share -----------===//
+//===- attn_run.h - What attn-run's executors and attn-fuzz share ---------===//
 #ifndef ATTN_RUN_H
 #define ATTN_RUN_H
 
@@ -9,12 +9,34 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
-/// One attention to run: its function name, the role of each argument and
-/// the reference problem.
+/// A kernel parameter's role: q, k, v, attn.fused's optional inputs (gate,
+/// q_segments, k_segments, q_positions, k_positions) and out, as named in
+/// tile.arg_names and the launch manifest.
+enum {
+  ATTN_RUN_Q,
+  ATTN_RUN_K,
+  ATTN_RUN_V,
+  ATTN_RUN_GATE,
+  ATTN_RUN_Q_SEGMENTS,
+  ATTN_RUN_K_SEGMENTS,
+  ATTN_RUN_Q_POSITIONS,
+  ATTN_RUN_K_POSITIONS,
+  ATTN_RUN_OUT,
+  ATTN_RUN_ROLES
+};
+
+/// The role's parameter name ("q", ..., "k_positions", "out").
+const char *attn_run_role_name(int role);
+
+/// One attention to run: its function name, the role of each argument, which
+/// roles it has and the reference problem.
 struct job {
   char name[256];
-  int role_of_arg[3]; // 0 q, 1 k, 2 v
+  int nargs;                     // function arguments (out excluded)
+  int role_of_arg[ATTN_RUN_OUT]; // role of function argument i
+  bool has[ATTN_RUN_ROLES];      // roles present (out always)
   struct attn_ref_problem p;
   int elem_bits;  // 32 or 16
   bool elem_bf16; // which 16-bit kind
@@ -23,12 +45,14 @@ struct job {
 struct attnrt_runtime;
 struct attnrt_module;
 
-/// Runs compiled kernels on host buffers bufs (q, k, v, out in that order).
+/// Runs compiled kernels on host buffers indexed by role.
 struct attn_executor {
-  /// Runs job j; writes out into bufs[3] and, when timed, the median launch
-  /// time in *ms (else -1). Returns false after printing an error.
+  /// Runs job j; writes out into bufs[ATTN_RUN_OUT] and, when timed, the
+  /// median launch time in *ms (else -1). bufs/bytes of absent roles are
+  /// NULL/0. Returns false after printing an error.
   bool (*execute)(struct attn_executor *x, const struct job *j,
-                  void *const bufs[4], const size_t bytes[4], double *ms);
+                  void *const bufs[ATTN_RUN_ROLES],
+                  const size_t bytes[ATTN_RUN_ROLES], double *ms);
   int iters;
   MlirExecutionEngine jit;      // CPU
   struct attnrt_runtime *rt;    // GPU
@@ -37,6 +61,30 @@ struct attn_executor {
   bool hopper;                  // the Hopper kernel was chosen
   char device[128];             // GPU name
 };
+
+//===-- Jobs (run_job.c) --------------------------------------------------===//
+
+/// Reads the problem of every function of module holding an attn.fused op
+/// (after attn-fuse) into jobs (at most max). Returns false after a
+/// diagnostic when there is none, too many, or one is unsupported.
+bool attn_run_collect_jobs(MlirOperation module, struct job *jobs, int max,
+                           int *n);
+
+/// Draws fresh inputs from rng, runs job j on x, compares with the float64
+/// reference and prints one line to out. tolerance <= 0 picks one by element
+/// type. Returns 0 pass, 1 fail, -1 error (printed to stderr).
+int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
+                 struct attn_rng *rng, FILE *out);
+
+/// Makes x run jobs of module (after lower-tile-to-cpu and the LLVM
+/// lowering) through MLIR's ExecutionEngine. Returns false after printing an
+/// error; release with attn_cpu_executor_release.
+bool attn_cpu_executor_load(struct attn_executor *x, MlirOperation module);
+
+/// Releases the JIT (safe when never loaded).
+void attn_cpu_executor_release(struct attn_executor *x);
+
+//===-- GPU (gpu_run.c) ---------------------------------------------------===//
 
 /// Opens GPU 0 and picks the chip to compile for. Returns false after
 /// printing a readable error (no driver, no GPU, unsupported chip).

@@ -44,58 +44,63 @@ bool attn_gpu_executor_init(struct attn_executor *x) {
 }
 
 static bool gpu_execute(struct attn_executor *x, const struct job *j,
-                        void *const bufs[4], const size_t bytes[4],
-                        double *ms) {
+                        void *const bufs[ATTN_RUN_ROLES],
+                        const size_t bytes[ATTN_RUN_ROLES], double *ms) {
   // What the caller passes: a program's inputs when the compiler made one
   // (several kernels, e.g. RoPE of K before attention), else the kernel's
   // non-derived parameters (tensor maps are derived by attnrt).
   const struct attnrt_program_info *prog =
       attnrt_module_program(x->module, j->name);
   const struct attnrt_kernel_info *k = attnrt_module_kernel(x->module, j->name);
-  const char *names[8];
-  size_t nnames = 0;
-  if (prog && prog->ninputs <= 8) {
-    for (size_t i = 0; i < prog->ninputs; ++i)
-      names[nnames++] = prog->inputs[i];
+  const char *names[ATTN_RUN_ROLES];
+  size_t nparams = 0, want = (size_t)j->nargs + 1;
+  if (prog) {
+    for (size_t i = 0; i < prog->ninputs && nparams < ATTN_RUN_ROLES; ++i)
+      names[nparams++] = prog->inputs[i];
   } else if (k) {
-    for (size_t a = 0; a < k->nparams && nnames < 8; ++a)
+    for (size_t a = 0; a < k->nparams && nparams < ATTN_RUN_ROLES; ++a)
       if (k->params[a].kind != ATTNRT_ARG_TENSORMAP)
-        names[nnames++] = k->params[a].name;
+        names[nparams++] = k->params[a].name;
   }
-  if (nnames != 4) {
-    fprintf(stderr, "%s: error: '%s' is not in the manifest as (q, k, v, "
-                    "out)\n",
-            tool, j->name);
+  if (nparams != want) {
+    fprintf(stderr, "%s: error: '%s' is not in the manifest with %zu "
+                    "arguments\n",
+            tool, j->name, want);
     return false;
   }
-  attnrt_devptr dev[4] = {0};
-  struct attnrt_arg args[4];
+  attnrt_devptr dev[ATTN_RUN_ROLES] = {0};
+  struct attnrt_arg args[ATTN_RUN_ROLES];
   attnrt_event *ev[2] = {NULL, NULL};
   float *times = NULL;
   enum attnrt_status st = ATTNRT_OK;
   bool ok = false;
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < ATTN_RUN_ROLES; ++i) {
+    if (!j->has[i])
+      continue;
+    bool in = i != ATTN_RUN_OUT;
     if ((st = attnrt_mem_alloc(x->rt, bytes[i], &dev[i])) ||
-        (st = i < 3 ? attnrt_memcpy_htod(x->rt, dev[i], bufs[i], bytes[i], NULL)
-                    : attnrt_memset_d8(x->rt, dev[i], 0xff, bytes[i], NULL))) {
+        (st = in ? attnrt_memcpy_htod(x->rt, dev[i], bufs[i], bytes[i], NULL)
+                 : attnrt_memset_d8(x->rt, dev[i], 0xff, bytes[i], NULL))) {
       fail(x, "cannot set up device buffers", st);
       goto out;
     }
-  for (size_t a = 0; a < 4; ++a) {
-    static const char *roles[4] = {"q", "k", "v", "out"};
+  }
+  for (size_t a = 0; a < nparams; ++a) {
     int r = 0;
-    while (r < 4 && strcmp(names[a], roles[r]))
+    while (r < ATTN_RUN_ROLES &&
+           (strcmp(names[a], attn_run_role_name(r)) || !j->has[r]))
       ++r;
-    if (r == 4) {
+    if (r == ATTN_RUN_ROLES) {
       fprintf(stderr, "%s: error: unknown parameter '%s' of '%s'\n", tool,
               names[a], j->name);
       goto out;
     }
     args[a] = (struct attnrt_arg){.kind = ATTNRT_ARG_PTR, .v.ptr = dev[r]};
   }
-  if ((st = attnrt_program_launch(x->module, j->name, args, 4, NULL)) ||
+  if ((st = attnrt_program_launch(x->module, j->name, args, nparams, NULL)) ||
       (st = attnrt_runtime_synchronize(x->rt)) ||
-      (st = attnrt_memcpy_dtoh(x->rt, bufs[3], dev[3], bytes[3], NULL))) {
+      (st = attnrt_memcpy_dtoh(x->rt, bufs[ATTN_RUN_OUT], dev[ATTN_RUN_OUT],
+                               bytes[ATTN_RUN_OUT], NULL))) {
     fail(x, "kernel launch failed", st);
     goto out;
   }
@@ -108,13 +113,14 @@ static bool gpu_execute(struct attn_executor *x, const struct job *j,
       goto out;
     }
     for (int w = 0; w < 3; ++w)
-      if ((st = attnrt_program_launch(x->module, j->name, args, 4, NULL))) {
+      if ((st = attnrt_program_launch(x->module, j->name, args, nparams,
+                                      NULL))) {
         fail(x, "warm-up launch failed", st);
         goto out;
       }
     for (int it = 0; it < x->iters; ++it)
       if ((st = attnrt_event_record(ev[0], NULL)) ||
-          (st = attnrt_program_launch(x->module, j->name, args, 4, NULL)) ||
+          (st = attnrt_program_launch(x->module, j->name, args, nparams, NULL)) ||
           (st = attnrt_event_record(ev[1], NULL)) ||
           (st = attnrt_runtime_synchronize(x->rt)) ||
           (st = attnrt_event_elapsed_ms(ev[0], ev[1], &times[it]))) {
@@ -134,8 +140,9 @@ out:
   free(times);
   attnrt_event_destroy(ev[0]);
   attnrt_event_destroy(ev[1]);
-  for (int i = 0; i < 4; ++i)
-    attnrt_mem_free(x->rt, dev[i]);
+  for (int i = 0; i < ATTN_RUN_ROLES; ++i)
+    if (dev[i])
+      attnrt_mem_free(x->rt, dev[i]);
   return ok;
 }
 

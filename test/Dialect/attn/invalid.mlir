@@ -30,7 +30,7 @@ func.func @scale_integer_attr(%s: tensor<1x1x4x4xf32>) {
 // IRDL: causal must be the constant true or false.
 func.func @fused_causal_not_bool(%q: tensor<1x1x4x8xf32>) {
   // expected-error@+1 {{'1 : i32' does not satisfy the constraint}}
-  %0 = "attn.fused"(%q, %q, %q) {scale = 1.0 : f64, causal = 1 : i32} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.0 : f64, causal = 1 : i32} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return
 }
 
@@ -103,15 +103,25 @@ func.func @scale_empty_dim(%s: tensor<1x0x16x16xf32>) {
 // -----
 
 func.func @scale_zero(%s: tensor<1x8x16x16xf32>) {
-  // expected-error@+1 {{scale must be finite and non-zero, found 0}}
+  // expected-error@+1 {{scale must be positive and finite, found 0}}
   %0 = "attn.scale"(%s) {scale = 0.0 : f64} : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
   return
 }
 
 // -----
 
+// Regression (issue 4): a negative scale used to verify, and turned masked
+// (-inf) scores into +inf in the kernel's softmax.
+func.func @scale_negative(%s: tensor<1x8x16x16xf32>) {
+  // expected-error@+1 {{scale must be positive and finite, found -2}}
+  %0 = "attn.scale"(%s) {scale = -2.0 : f64} : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  return
+}
+
+// -----
+
 func.func @scale_inf(%s: tensor<1x8x16x16xf32>) {
-  // expected-error@+1 {{scale must be finite and non-zero, found inf}}
+  // expected-error@+1 {{scale must be positive and finite, found inf}}
   %0 = "attn.scale"(%s) {scale = 0x7FF0000000000000 : f64} : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
   return
 }
@@ -250,7 +260,7 @@ func.func @pv_result_shape(%p: tensor<1x8x16x16xf32>, %v: tensor<1x2x16x96xf32>)
 
 func.func @fused_k_rank(%q: tensor<1x8x16x64xf32>, %k: tensor<8x16x64xf32>, %v: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{k must be a static rank-4 tensor}}
-  %0 = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -258,7 +268,7 @@ func.func @fused_k_rank(%q: tensor<1x8x16x64xf32>, %k: tensor<8x16x64xf32>, %v: 
 
 func.func @fused_heads_not_grouped(%q: tensor<1x8x16x64xf32>, %k: tensor<1x5x16x64xf32>, %v: tensor<1x5x16x64xf32>) {
   // expected-error@+1 {{query heads 8 are not a multiple of k heads 5}}
-  %0 = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x5x16x64xf32>, tensor<1x5x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x5x16x64xf32>, tensor<1x5x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -267,7 +277,7 @@ func.func @fused_heads_not_grouped(%q: tensor<1x8x16x64xf32>, %k: tensor<1x5x16x
 // Regression: v's batch was not compared with q's, so this was accepted.
 func.func @fused_v_batch_mismatch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xf32>, %v: tensor<2x8x16x64xf32>) {
   // expected-error@+1 {{batch mismatch: 1 vs 2 in v}}
-  %0 = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<2x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<2x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -275,7 +285,7 @@ func.func @fused_v_batch_mismatch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x6
 
 func.func @fused_v_elem_mismatch(%q: tensor<1x8x16x64xf16>, %k: tensor<1x8x16x64xf16>, %v: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{q and v element types differ: f16 vs f32}}
-  %0 = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf16>
+  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf16>
   return
 }
 
@@ -283,7 +293,7 @@ func.func @fused_v_elem_mismatch(%q: tensor<1x8x16x64xf16>, %k: tensor<1x8x16x64
 
 func.func @fused_head_dim_mismatch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x32xf32>, %v: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{head dim mismatch: q has 64, k has 32}}
-  %0 = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -291,7 +301,7 @@ func.func @fused_head_dim_mismatch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x
 
 func.func @fused_kv_seq_mismatch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x32x64xf32>, %v: tensor<1x2x16x64xf32>) {
   // expected-error@+1 {{k and v must have the same heads and sequence length}}
-  %0 = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = true} : (tensor<1x8x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x8x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -299,7 +309,7 @@ func.func @fused_kv_seq_mismatch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x32x64
 
 func.func @fused_result_shape(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x32x64xf32>, %v: tensor<1x8x32x64xf32>) {
   // expected-error@+1 {{result shape must be 1x8x16x64, found 1x8x32x64}}
-  %0 = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x32x64xf32>, tensor<1x8x32x64xf32>) -> tensor<1x8x32x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x32x64xf32>, tensor<1x8x32x64xf32>) -> tensor<1x8x32x64xf32>
   return
 }
 
@@ -307,7 +317,7 @@ func.func @fused_result_shape(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x32x64xf3
 
 func.func @fused_result_elem(%q: tensor<1x8x16x64xbf16>, %k: tensor<1x8x16x64xbf16>, %v: tensor<1x8x16x64xbf16>) {
   // expected-error@+1 {{q and result element types differ: bf16 vs f32}}
-  %0 = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -315,7 +325,7 @@ func.func @fused_result_elem(%q: tensor<1x8x16x64xbf16>, %k: tensor<1x8x16x64xbf
 
 func.func @fused_rope_not_dict(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope must be a dictionary {theta: f64, rotary_dim: i64, layout: rotate_half or interleaved}}}
-  %0 = "attn.fused"(%q, %q, %q) {scale = 0.125 : f64, causal = false, rope = "yes"} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = "yes"} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -323,7 +333,7 @@ func.func @fused_rope_not_dict(%q: tensor<1x8x16x64xf32>) {
 
 func.func @fused_rope_missing_layout(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope must be a dictionary}}
-  %0 = "attn.fused"(%q, %q, %q) {scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -331,7 +341,7 @@ func.func @fused_rope_missing_layout(%q: tensor<1x8x16x64xf32>) {
 
 func.func @fused_rope_bad_layout(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope must be a dictionary}}
-  %0 = "attn.fused"(%q, %q, %q) {scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "neox"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "neox"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -340,15 +350,15 @@ func.func @fused_rope_bad_layout(%q: tensor<1x8x16x64xf32>) {
 // Regression: a boolean rotary_dim in the dictionary was read as -1.
 func.func @fused_rope_rotary_dim_bool(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope must be a dictionary}}
-  %0 = "attn.fused"(%q, %q, %q) {scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = true, layout = "interleaved"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = true, layout = "interleaved"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
 // -----
 
 func.func @fused_scale_zero(%q: tensor<1x8x16x64xf32>) {
-  // expected-error@+1 {{scale must be finite and non-zero, found 0}}
-  %0 = "attn.fused"(%q, %q, %q) {scale = 0.0 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  // expected-error@+1 {{scale must be positive and finite, found 0}}
+  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.0 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -356,7 +366,7 @@ func.func @fused_scale_zero(%q: tensor<1x8x16x64xf32>) {
 
 func.func @fused_rope_theta_negative(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope theta must be positive and finite, found -1}}
-  %0 = "attn.fused"(%q, %q, %q) {scale = 0.125 : f64, causal = true, rope = {theta = -1.0 : f64, rotary_dim = 64 : i64, layout = "interleaved"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = -1.0 : f64, rotary_dim = 64 : i64, layout = "interleaved"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -364,7 +374,7 @@ func.func @fused_rope_theta_negative(%q: tensor<1x8x16x64xf32>) {
 
 func.func @fused_rope_rotary_dim_odd(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope rotary_dim must be even and at least 2, found 33}}
-  %0 = "attn.fused"(%q, %q, %q) {scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 33 : i64, layout = "interleaved"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 33 : i64, layout = "interleaved"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -372,6 +382,373 @@ func.func @fused_rope_rotary_dim_odd(%q: tensor<1x8x16x64xf32>) {
 
 func.func @fused_rope_rotary_dim_too_big(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope rotary_dim 96 exceeds head dim 64}}
-  %0 = "attn.fused"(%q, %q, %q) {scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 96 : i64, layout = "rotate_half"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 96 : i64, layout = "rotate_half"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// Structure: RoPE applies to q or k, not to scores.
+func.func @rope_after_qk(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>) {
+  %s = "attn.qk"(%q, %k) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x8xf32>
+  // expected-error@+1 {{attn.rope must rotate q or k before attn.qk, found the result of 'attn.qk'}}
+  %r = "attn.rope"(%s) {theta = 10000.0 : f64, rotary_dim = 8 : i64, layout = "rotate_half"} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+// Structure: scores are no query tensor.
+func.func @qk_of_scores(%q: tensor<1x2x16x16xf32>, %k: tensor<1x2x16x16xf32>) {
+  %s = "attn.qk"(%q, %k) : (tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) -> tensor<1x2x16x16xf32>
+  %p = "attn.softmax"(%s) : (tensor<1x2x16x16xf32>) -> tensor<1x2x16x16xf32>
+  // expected-error@+1 {{q of attn.qk must not be scores, found the result of 'attn.softmax'}}
+  %s2 = "attn.qk"(%p, %k) : (tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) -> tensor<1x2x16x16xf32>
+  return
+}
+
+// -----
+
+// Structure: pv takes probabilities from softmax (pv before softmax).
+func.func @pv_before_softmax(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) {
+  %s = "attn.qk"(%q, %k) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x8xf32>
+  %c = "attn.causal"(%s) : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  // expected-error@+1 {{probabilities of attn.pv must come from attn.softmax, found the result of 'attn.causal'}}
+  %o = "attn.pv"(%c, %v) : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+// Structure: v is no score tensor.
+func.func @pv_v_from_scores(%p: tensor<1x2x8x8xf32>, %q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>) {
+  %s = "attn.qk"(%q, %k) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x8xf32>
+  // expected-error@+1 {{v of attn.pv must not be scores, found the result of 'attn.qk'}}
+  %o = "attn.pv"(%p, %s) : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+// Structure: softmax after pv is a shape error (here d == M, so only the
+// structure tells).
+func.func @softmax_after_pv(%p: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>) {
+  %o = "attn.pv"(%p, %v) : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  // expected-error@+1 {{attn.softmax applies to scores from attn.qk, found the result of 'attn.pv'}}
+  %x = "attn.softmax"(%o) : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+// Structure: modifiers apply before softmax.
+func.func @causal_after_softmax(%s: tensor<1x2x8x8xf32>) {
+  %p = "attn.softmax"(%s) : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  // expected-error@+1 {{attn.causal applies to scores from attn.qk, found the result of 'attn.softmax'}}
+  %c = "attn.causal"(%p) : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+// Structure: a modifier other than scale appears once per chain.
+func.func @softcap_twice(%s: tensor<1x2x8x8xf32>) {
+  %a = "attn.softcap"(%s) {cap = 30.0 : f64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %c = "attn.causal"(%a) : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  // expected-error@+1 {{attn.softcap may appear once per attention, found another above it}}
+  %b = "attn.softcap"(%c) {cap = 20.0 : f64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+// Structure: scales multiply only when adjacent (masks may sit between).
+func.func @scales_split_by_alibi(%s: tensor<1x2x8x8xf32>) {
+  %a = "attn.scale"(%s) {scale = 0.5 : f64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %b = "attn.alibi"(%a) {max_bias = 8.0 : f64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %c = "attn.causal"(%b) : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  // expected-error@+1 {{scales must be adjacent in the modifier chain, found 'attn.alibi' between two attn.scale ops}}
+  %d = "attn.scale"(%c) {scale = 0.5 : f64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+// Mismatched heads: the gate bias has the query heads.
+func.func @gate_heads_mismatch(%s: tensor<1x2x8x8xf32>, %g: tensor<1x1x8x2xf32>) {
+  // expected-error@+1 {{gate bias shape must be 1x2x8x2, found 1x1x8x2}}
+  %a = "attn.gate"(%s, %g) {block_size = 4 : i64} : (tensor<1x2x8x8xf32>, tensor<1x1x8x2xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @gate_blocks_mismatch(%s: tensor<1x2x8x8xf32>, %g: tensor<1x2x8x2xf32>) {
+  // expected-error@+1 {{gate bias shape must be 1x2x8x3, found 1x2x8x2}}
+  %a = "attn.gate"(%s, %g) {block_size = 3 : i64} : (tensor<1x2x8x8xf32>, tensor<1x2x8x2xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @gate_bias_f16(%s: tensor<1x2x8x8xf32>, %g: tensor<1x2x8x2xf16>) {
+  // expected-error@+1 {{gate bias element type must be f32, found f16}}
+  %a = "attn.gate"(%s, %g) {block_size = 4 : i64} : (tensor<1x2x8x8xf32>, tensor<1x2x8x2xf16>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @gate_bias_rank3(%s: tensor<1x2x8x8xf32>, %g: tensor<2x8x2xf32>) {
+  // expected-error@+1 {{gate bias must be a static rank-4 tensor, found tensor<2x8x2xf32>}}
+  %a = "attn.gate"(%s, %g) {block_size = 4 : i64} : (tensor<1x2x8x8xf32>, tensor<2x8x2xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @gate_block_zero(%s: tensor<1x2x8x8xf32>, %g: tensor<1x2x8x2xf32>) {
+  // expected-error@+1 {{gate block_size must be positive, found 0}}
+  %a = "attn.gate"(%s, %g) {block_size = 0 : i64} : (tensor<1x2x8x8xf32>, tensor<1x2x8x2xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @document_q_segments_length(%s: tensor<1x2x8x8xf32>, %qs: tensor<1x7xi32>, %ks: tensor<1x8xi32>) {
+  // expected-error@+1 {{q_segments shape must be 1x8, found 1x7}}
+  %a = "attn.document"(%s, %qs, %ks) : (tensor<1x2x8x8xf32>, tensor<1x7xi32>, tensor<1x8xi32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @document_k_segments_i64(%s: tensor<1x2x8x8xf32>, %qs: tensor<1x8xi32>, %ks: tensor<1x8xi64>) {
+  // expected-error@+1 {{k_segments element type must be i32, found i64}}
+  %a = "attn.document"(%s, %qs, %ks) : (tensor<1x2x8x8xf32>, tensor<1x8xi32>, tensor<1x8xi64>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @window_left_below_minus_one(%s: tensor<1x2x8x8xf32>) {
+  // expected-error@+1 {{window left must be -1 (unbounded) or non-negative, found -2}}
+  %a = "attn.window"(%s) {left = -2 : i64, right = 0 : i64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @window_right_bool(%s: tensor<1x2x8x8xf32>) {
+  // expected-error@+1 {{right must be an integer, found a boolean}}
+  %a = "attn.window"(%s) {left = 4 : i64, right = true} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @softcap_zero(%s: tensor<1x2x8x8xf32>) {
+  // expected-error@+1 {{softcap cap must be positive and finite, found 0}}
+  %a = "attn.softcap"(%s) {cap = 0.0 : f64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @alibi_negative(%s: tensor<1x2x8x8xf32>) {
+  // expected-error@+1 {{alibi max_bias must be positive and finite, found -8}}
+  %a = "attn.alibi"(%s) {max_bias = -8.0 : f64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_positions_length(%x: tensor<1x2x8x16xf32>, %p: tensor<1x9xi32>) {
+  // expected-error@+1 {{positions shape must be 1x8, found 1x9}}
+  %a = "attn.rope"(%x, %p) {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half"} : (tensor<1x2x8x16xf32>, tensor<1x9xi32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @rope_positions_and_offset(%x: tensor<1x2x8x16xf32>, %p: tensor<1x8xi32>) {
+  // expected-error@+1 {{rope offset cannot be combined with explicit positions}}
+  %a = "attn.rope"(%x, %p) {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = 4 : i64} : (tensor<1x2x8x16xf32>, tensor<1x8xi32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @rope_offset_float(%x: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{rope offset must be an integer}}
+  %a = "attn.rope"(%x) {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = 4.0 : f64} : (tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_window_rank(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{window must be array<i64: left, right>}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, window = array<i64: 4>} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_window_bounds(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{window right must be -1 (unbounded) or non-negative, found -3}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, window = array<i64: 4, -3>} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_alibi_int(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{alibi must be a float}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, alibi = 8 : i64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_softcap_negative(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{softcap cap must be positive and finite, found -1}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = -1.0 : f64, mods = ["softcap"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_gate_block_bool(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{gate_block must be an integer, found a boolean}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, gate_block = true} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_mods_unknown(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{mods entry 1 must be one of "scale", "softcap", "alibi", "gate"}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = 30.0 : f64, mods = ["softcap", "causal"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_mods_twice(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{mods names 'softcap' twice}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = 30.0 : f64, mods = ["softcap", "softcap"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_mods_without_attr(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{mods names 'alibi' but the op has no 'alibi' attribute}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, mods = ["alibi"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_mods_missing(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{mods must name every modifier present; 'alibi' is missing}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = 30.0 : f64, alibi = 8.0 : f64, mods = ["softcap"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_mods_not_array(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{mods must be an array of modifier names}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = 30.0 : f64, mods = "softcap"} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_gate_without_operand(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{gate_block and a "gate" operand go together}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, gate_block = 4 : i64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_gate_without_block(%q: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x2xf32>) {
+  // expected-error@+1 {{gate_block and a "gate" operand go together}}
+  %o = "attn.fused"(%q, %q, %q, %g) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x2xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_q_segments_alone(%q: tensor<1x2x8x16xf32>, %s: tensor<1x8xi32>) {
+  // expected-error@+1 {{document masking needs both q_segments and k_segments}}
+  %o = "attn.fused"(%q, %q, %q, %s) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x8xi32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_positions_without_rope(%q: tensor<1x2x8x16xf32>, %p: tensor<1x8xi32>) {
+  // expected-error@+1 {{q_positions and k_positions need a rope attribute}}
+  %o = "attn.fused"(%q, %q, %q, %p) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x8xi32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_positions_and_offset(%q: tensor<1x2x8x16xf32>, %p: tensor<1x8xi32>) {
+  // expected-error@+1 {{a rope offset cannot be combined with explicit positions for the same tensor}}
+  %o = "attn.fused"(%q, %q, %q, %p) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 1>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", k_offset = 2 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x8xi32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_k_positions_shape(%q: tensor<1x2x8x16xf32>, %p: tensor<1x16xi32>) {
+  // expected-error@+1 {{k_positions shape must be 1x8, found 1x16}}
+  %o = "attn.fused"(%q, %q, %q, %p) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 1>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half"}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x16xi32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_gate_shape(%q: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{gate bias shape must be 1x2x8x2, found 1x2x8x4}}
+  %o = "attn.fused"(%q, %q, %q, %g) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, gate_block = 4 : i64, mods = ["gate"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_rope_unknown_entry(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{unknown rope entry 'positions' (expected theta, rotary_dim, layout, offset, q_offset or k_offset)}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", positions = 1 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_rope_offset_float(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{rope offsets must be integers}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = 1.0 : f64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_rope_offset_and_q_offset(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{rope offset applies to q and k; it cannot be combined with q_offset or k_offset}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = 1 : i64, q_offset = 2 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_scale_negative(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{scale must be positive and finite, found -0.125}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = -0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }

@@ -65,11 +65,11 @@ func.func @scale(%s: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
   return %0 : tensor<1x8x16x16xf32>
 }
 
-// A negative scale is finite and non-zero, hence valid.
-// CHECK-LABEL: @scale_negative_f16
-// CHECK: "attn.scale"(%{{.*}}) {scale = -2.000000e+00 : f32} : (tensor<1x1x4x4xf16>) -> tensor<1x1x4x4xf16>
-func.func @scale_negative_f16(%s: tensor<1x1x4x4xf16>) -> tensor<1x1x4x4xf16> {
-  %0 = "attn.scale"(%s) {scale = -2.0 : f32} : (tensor<1x1x4x4xf16>) -> tensor<1x1x4x4xf16>
+// An f32 scale attribute on f16 scores.
+// CHECK-LABEL: @scale_f32_attr_f16
+// CHECK: "attn.scale"(%{{.*}}) {scale = 2.000000e+00 : f32} : (tensor<1x1x4x4xf16>) -> tensor<1x1x4x4xf16>
+func.func @scale_f32_attr_f16(%s: tensor<1x1x4x4xf16>) -> tensor<1x1x4x4xf16> {
+  %0 = "attn.scale"(%s) {scale = 2.0 : f32} : (tensor<1x1x4x4xf16>) -> tensor<1x1x4x4xf16>
   return %0 : tensor<1x1x4x4xf16>
 }
 
@@ -124,30 +124,104 @@ func.func @chain_gqa_rope(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x16x64xf32>, 
 }
 
 // CHECK-LABEL: @fused_plain
-// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = false, scale = 1.250000e-01 : f64} : (tensor<2x8x128x64xf32>, tensor<2x8x256x64xf32>, tensor<2x8x256x64xf32>) -> tensor<2x8x128x64xf32>
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = false, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f64} : (tensor<2x8x128x64xf32>, tensor<2x8x256x64xf32>, tensor<2x8x256x64xf32>) -> tensor<2x8x128x64xf32>
 func.func @fused_plain(%q: tensor<2x8x128x64xf32>, %k: tensor<2x8x256x64xf32>, %v: tensor<2x8x256x64xf32>) -> tensor<2x8x128x64xf32> {
-  %0 = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = false} : (tensor<2x8x128x64xf32>, tensor<2x8x256x64xf32>, tensor<2x8x256x64xf32>) -> tensor<2x8x128x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<2x8x128x64xf32>, tensor<2x8x256x64xf32>, tensor<2x8x256x64xf32>) -> tensor<2x8x128x64xf32>
   return %0 : tensor<2x8x128x64xf32>
 }
 
 // CHECK-LABEL: @fused_causal_gqa_f16
-// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = true, scale = 1.250000e-01 : f64} : (tensor<1x32x64x128xf16>, tensor<1x8x64x128xf16>, tensor<1x8x64x128xf16>) -> tensor<1x32x64x128xf16>
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f64} : (tensor<1x32x64x128xf16>, tensor<1x8x64x128xf16>, tensor<1x8x64x128xf16>) -> tensor<1x32x64x128xf16>
 func.func @fused_causal_gqa_f16(%q: tensor<1x32x64x128xf16>, %k: tensor<1x8x64x128xf16>, %v: tensor<1x8x64x128xf16>) -> tensor<1x32x64x128xf16> {
-  %0 = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = true} : (tensor<1x32x64x128xf16>, tensor<1x8x64x128xf16>, tensor<1x8x64x128xf16>) -> tensor<1x32x64x128xf16>
+  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x32x64x128xf16>, tensor<1x8x64x128xf16>, tensor<1x8x64x128xf16>) -> tensor<1x32x64x128xf16>
   return %0 : tensor<1x32x64x128xf16>
 }
 
 // CHECK-LABEL: @fused_rope_rotate_half_bf16
-// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = true, rope = {layout = "rotate_half", rotary_dim = 128 : i64, theta = 1.000000e+04 : f64}, scale = 6.250000e-02 : f64} : (tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>) -> tensor<1x8x16x128xbf16>
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, rope = {layout = "rotate_half", rotary_dim = 128 : i64, theta = 1.000000e+04 : f64}, scale = 6.250000e-02 : f64} : (tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>) -> tensor<1x8x16x128xbf16>
 func.func @fused_rope_rotate_half_bf16(%q: tensor<1x8x16x128xbf16>, %k: tensor<1x8x16x128xbf16>, %v: tensor<1x8x16x128xbf16>) -> tensor<1x8x16x128xbf16> {
-  %0 = "attn.fused"(%q, %k, %v) {scale = 0.0625 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>) -> tensor<1x8x16x128xbf16>
+  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.0625 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>) -> tensor<1x8x16x128xbf16>
   return %0 : tensor<1x8x16x128xbf16>
 }
 
 // Interleaved RoPE on half the head dim, with GQA.
 // CHECK-LABEL: @fused_rope_interleaved_partial_gqa
-// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = false, rope = {layout = "interleaved", rotary_dim = 32 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64} : (tensor<2x8x16x64xf32>, tensor<2x4x32x64xf32>, tensor<2x4x32x64xf32>) -> tensor<2x8x16x64xf32>
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = false, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, rope = {layout = "interleaved", rotary_dim = 32 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64} : (tensor<2x8x16x64xf32>, tensor<2x4x32x64xf32>, tensor<2x4x32x64xf32>) -> tensor<2x8x16x64xf32>
 func.func @fused_rope_interleaved_partial_gqa(%q: tensor<2x8x16x64xf32>, %k: tensor<2x4x32x64xf32>, %v: tensor<2x4x32x64xf32>) -> tensor<2x8x16x64xf32> {
-  %0 = "attn.fused"(%q, %k, %v) {scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 32 : i64, layout = "interleaved"}} : (tensor<2x8x16x64xf32>, tensor<2x4x32x64xf32>, tensor<2x4x32x64xf32>) -> tensor<2x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 32 : i64, layout = "interleaved"}} : (tensor<2x8x16x64xf32>, tensor<2x4x32x64xf32>, tensor<2x4x32x64xf32>) -> tensor<2x8x16x64xf32>
   return %0 : tensor<2x8x16x64xf32>
+}
+
+// RoPE at an offset (a KV cache of 100 earlier tokens) and at explicit
+// positions.
+// CHECK-LABEL: @rope_offset_and_positions
+// CHECK: "attn.rope"(%{{.*}}) {layout = "rotate_half", offset = 100 : i64, rotary_dim = 64 : i64, theta = 1.000000e+04 : f64} : (tensor<1x4x16x64xf32>) -> tensor<1x4x16x64xf32>
+// CHECK: "attn.rope"(%{{.*}}, %{{.*}}) {layout = "interleaved", rotary_dim = 32 : i64, theta = 1.000000e+04 : f64} : (tensor<1x4x16x64xf32>, tensor<1x16xi32>) -> tensor<1x4x16x64xf32>
+func.func @rope_offset_and_positions(%x: tensor<1x4x16x64xf32>, %pos: tensor<1x16xi32>) -> (tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>) {
+  %0 = "attn.rope"(%x) {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half", offset = 100 : i64} : (tensor<1x4x16x64xf32>) -> tensor<1x4x16x64xf32>
+  %1 = "attn.rope"(%x, %pos) {theta = 10000.0 : f64, rotary_dim = 32 : i64, layout = "interleaved"} : (tensor<1x4x16x64xf32>, tensor<1x16xi32>) -> tensor<1x4x16x64xf32>
+  return %0, %1 : tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>
+}
+
+// The score modifiers on a block argument (scores from elsewhere).
+// CHECK-LABEL: @score_modifiers
+// CHECK: "attn.window"(%{{.*}}) {left = 128 : i64, right = 0 : i64} : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+// CHECK: "attn.window"(%{{.*}}) {left = -1 : i64, right = 4 : i64} : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+// CHECK: "attn.alibi"(%{{.*}}) {max_bias = 8.000000e+00 : f64} : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+// CHECK: "attn.softcap"(%{{.*}}) {cap = 3.000000e+01 : f64} : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+// CHECK: "attn.gate"(%{{.*}}, %{{.*}}) {block_size = 8 : i64} : (tensor<1x4x16x32xf32>, tensor<1x4x16x4xf32>) -> tensor<1x4x16x32xf32>
+// CHECK: "attn.document"(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<1x4x16x32xf32>, tensor<1x16xi32>, tensor<1x32xi32>) -> tensor<1x4x16x32xf32>
+func.func @score_modifiers(%s: tensor<1x4x16x32xf32>, %g: tensor<1x4x16x4xf32>, %qs: tensor<1x16xi32>, %ks: tensor<1x32xi32>) -> (tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>) {
+  %0 = "attn.window"(%s) {left = 128 : i64, right = 0 : i64} : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+  %1 = "attn.window"(%s) {left = -1 : i64, right = 4 : i64} : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+  %2 = "attn.alibi"(%s) {max_bias = 8.0 : f64} : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+  %3 = "attn.softcap"(%s) {cap = 30.0 : f64} : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+  %4 = "attn.gate"(%s, %g) {block_size = 8 : i64} : (tensor<1x4x16x32xf32>, tensor<1x4x16x4xf32>) -> tensor<1x4x16x32xf32>
+  %5 = "attn.document"(%s, %qs, %ks) : (tensor<1x4x16x32xf32>, tensor<1x16xi32>, tensor<1x32xi32>) -> tensor<1x4x16x32xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>
+}
+
+// A chain with every modifier, in an order where it matters: a scale, then
+// softcap, alibi and gate, with masks between them.
+// CHECK-LABEL: @chain_every_modifier
+// CHECK: "attn.qk"
+// CHECK-NEXT: "attn.scale"
+// CHECK-NEXT: "attn.causal"
+// CHECK-NEXT: "attn.softcap"
+// CHECK-NEXT: "attn.window"
+// CHECK-NEXT: "attn.alibi"
+// CHECK-NEXT: "attn.gate"
+// CHECK-NEXT: "attn.document"
+// CHECK-NEXT: "attn.softmax"
+func.func @chain_every_modifier(%q: tensor<1x4x16x64xf32>, %k: tensor<1x2x32x64xf32>, %v: tensor<1x2x32x64xf32>, %g: tensor<1x4x16x4xf32>, %qs: tensor<1x16xi32>, %ks: tensor<1x32xi32>) -> tensor<1x4x16x64xf32> {
+  %s = "attn.qk"(%q, %k) : (tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>) -> tensor<1x4x16x32xf32>
+  %s1 = "attn.scale"(%s) {scale = 0.125 : f64} : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+  %s2 = "attn.causal"(%s1) : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+  %s3 = "attn.softcap"(%s2) {cap = 30.0 : f64} : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+  %s4 = "attn.window"(%s3) {left = 8 : i64, right = -1 : i64} : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+  %s5 = "attn.alibi"(%s4) {max_bias = 8.0 : f64} : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+  %s6 = "attn.gate"(%s5, %g) {block_size = 8 : i64} : (tensor<1x4x16x32xf32>, tensor<1x4x16x4xf32>) -> tensor<1x4x16x32xf32>
+  %s7 = "attn.document"(%s6, %qs, %ks) : (tensor<1x4x16x32xf32>, tensor<1x16xi32>, tensor<1x32xi32>) -> tensor<1x4x16x32xf32>
+  %p = "attn.softmax"(%s7) : (tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+  %o = "attn.pv"(%p, %v) : (tensor<1x4x16x32xf32>, tensor<1x2x32x64xf32>) -> tensor<1x4x16x64xf32>
+  return %o : tensor<1x4x16x64xf32>
+}
+
+// attn.fused with every optional input and attribute.
+// CHECK-LABEL: @fused_everything
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {alibi = 8.000000e+00 : f64, causal = true, gate_block = 8 : i64, mods = ["scale", "softcap", "alibi", "gate"], operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1>, rope = {layout = "rotate_half", rotary_dim = 64 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64, window = array<i64: 8, -1>}
+func.func @fused_everything(%q: tensor<1x4x16x64xf32>, %k: tensor<1x2x32x64xf32>, %v: tensor<1x2x32x64xf32>, %g: tensor<1x4x16x4xf32>, %qs: tensor<1x16xi32>, %ks: tensor<1x32xi32>, %qp: tensor<1x16xi32>, %kp: tensor<1x32xi32>) -> tensor<1x4x16x64xf32> {
+  %0 = "attn.fused"(%q, %k, %v, %g, %qs, %ks, %qp, %kp) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1>, scale = 0.125 : f64, causal = true, window = array<i64: 8, -1>, alibi = 8.0 : f64, softcap = 30.0 : f64, gate_block = 8 : i64, mods = ["scale", "softcap", "alibi", "gate"], rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>, tensor<1x4x16x4xf32>, tensor<1x16xi32>, tensor<1x32xi32>, tensor<1x16xi32>, tensor<1x32xi32>) -> tensor<1x4x16x64xf32>
+  return %0 : tensor<1x4x16x64xf32>
+}
+
+// "mods" may leave out the scale (applied first) or be absent (scale,
+// softcap, alibi, gate); RoPE offsets per tensor.
+// CHECK-LABEL: @fused_default_order_offsets
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {alibi = 4.000000e+00 : f64, causal = false, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, rope = {k_offset = 0 : i64, layout = "interleaved", q_offset = 16 : i64, rotary_dim = 32 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64, softcap = 2.000000e+01 : f64}
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {alibi = 4.000000e+00 : f64, causal = false, mods = ["alibi", "softcap"]
+func.func @fused_default_order_offsets(%q: tensor<1x4x16x64xf32>, %k: tensor<1x2x32x64xf32>, %v: tensor<1x2x32x64xf32>) -> (tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>) {
+  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, alibi = 4.0 : f64, softcap = 20.0 : f64, rope = {theta = 10000.0 : f64, rotary_dim = 32 : i64, layout = "interleaved", q_offset = 16 : i64, k_offset = 0 : i64}} : (tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>) -> tensor<1x4x16x64xf32>
+  %1 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, alibi = 4.0 : f64, softcap = 20.0 : f64, mods = ["alibi", "softcap"]} : (tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>) -> tensor<1x4x16x64xf32>
+  return %0, %1 : tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>
 }

@@ -325,7 +325,7 @@ func.func @softmax_update_acc_rows(%s: memref<16x16xf32>, %m: memref<16xf32>, %a
 // -----
 
 func.func @softmax_update_scale_zero(%s: memref<16x16xf32>, %m: memref<16xf32>, %acc: memref<16x64xf32>) {
-  // expected-error@+1 {{scale must be finite and non-zero, found 0}}
+  // expected-error@+1 {{scale must be positive and finite, found 0}}
   "tile.softmax_update"(%s, %m, %m, %acc) {scale = 0.0 : f64} : (memref<16x16xf32>, memref<16xf32>, memref<16xf32>, memref<16x64xf32>) -> ()
   return
 }
@@ -351,5 +351,157 @@ func.func @normalize_row_sum_rows(%acc: memref<16x64xf32>, %l: memref<64xf32>) {
 func.func @normalize_row_sum_f16(%acc: memref<16x64xf32>, %l: memref<16xf16>) {
   // expected-error@+1 {{row_sum must hold f32, found f16}}
   "tile.normalize"(%acc, %l) : (memref<16x64xf32>, memref<16xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @rope_offset_bool(%t: memref<16x64xf32>, %i: index) {
+  // expected-error@+1 {{rope offset must be an integer}}
+  "tile.rope"(%t, %i) {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half", offset = true} : (memref<16x64xf32>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @rope_positions_with_offset(%t: memref<16x64xf32>, %i: index, %p: memref<1x16xi32>) {
+  // expected-error@+1 {{rope offset cannot be combined with explicit positions}}
+  "tile.rope_positions"(%t, %i, %i, %p) {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half", offset = 1 : i64} : (memref<16x64xf32>, index, index, memref<1x16xi32>) -> ()
+  return
+}
+
+// -----
+
+func.func @rope_positions_f32(%t: memref<16x64xf32>, %i: index, %p: memref<1x16xf32>) {
+  // expected-error@+1 {{positions must hold i32, found f32}}
+  "tile.rope_positions"(%t, %i, %i, %p) {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half"} : (memref<16x64xf32>, index, index, memref<1x16xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @rope_positions_rank1(%t: memref<16x64xf32>, %i: index, %p: memref<16xi32>) {
+  // expected-error@+1 {{positions must be a static rank-2 memref, found memref<16xi32>}}
+  "tile.rope_positions"(%t, %i, %i, %p) {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half"} : (memref<16x64xf32>, index, index, memref<16xi32>) -> ()
+  return
+}
+
+// -----
+
+func.func @mask_window_one_bound(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{window must be array<i64: left, right>}}
+  "tile.mask"(%s, %i, %i) {causal = false, kv_len = 16 : i64, window = array<i64: 4>} : (memref<16x32xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @mask_window_negative(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{window bounds must be -1 (unbounded) or non-negative, found [4, -5]}}
+  "tile.mask"(%s, %i, %i) {causal = false, kv_len = 16 : i64, window = array<i64: 4, -5>} : (memref<16x32xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @document_mask_batch(%s: memref<16x32xf32>, %i: index, %qs: memref<2x16xi32>, %ks: memref<1x32xi32>) {
+  // expected-error@+1 {{q_segments and k_segments differ in batch: 2 vs 1}}
+  "tile.document_mask"(%s, %i, %i, %i, %qs, %ks) : (memref<16x32xf32>, index, index, index, memref<2x16xi32>, memref<1x32xi32>) -> ()
+  return
+}
+
+// -----
+
+func.func @document_mask_i64(%s: memref<16x32xf32>, %i: index, %qs: memref<1x16xi64>, %ks: memref<1x32xi32>) {
+  // expected-error@+1 {{q_segments must hold i32, found i64}}
+  "tile.document_mask"(%s, %i, %i, %i, %qs, %ks) : (memref<16x32xf32>, index, index, index, memref<1x16xi64>, memref<1x32xi32>) -> ()
+  return
+}
+
+// -----
+
+func.func @score_mod_empty(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{mods must be a non-empty array of at most 4 modifier names}}
+  "tile.score_mod"(%s, %i, %i, %i, %i) {mods = []} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @score_mod_unknown(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{mods entry 0 must be one of "scale", "softcap", "alibi", "gate"}}
+  "tile.score_mod"(%s, %i, %i, %i, %i) {mods = ["tanh"]} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @score_mod_twice(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{mods names 'scale' twice}}
+  "tile.score_mod"(%s, %i, %i, %i, %i) {mods = ["scale", "scale"], scale = 2.0 : f64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @score_mod_gate_without_operand(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{a gate operand goes with a "gate" entry in mods}}
+  "tile.score_mod"(%s, %i, %i, %i, %i) {mods = ["gate"], gate_block = 4 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @score_mod_missing_attr(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{modifier 'alibi' needs attribute 'heads'}}
+  "tile.score_mod"(%s, %i, %i, %i, %i) {mods = ["alibi"], alibi = 8.0 : f64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @score_mod_softcap_int(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{scale, softcap and alibi must be floats; heads and gate_block integers}}
+  "tile.score_mod"(%s, %i, %i, %i, %i) {mods = ["softcap"], softcap = 30 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @score_mod_softcap_zero(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{softcap must be positive and finite, found 0}}
+  "tile.score_mod"(%s, %i, %i, %i, %i) {mods = ["softcap"], softcap = 0.0 : f64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @score_mod_heads_zero(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{heads must be positive, found 0}}
+  "tile.score_mod"(%s, %i, %i, %i, %i) {mods = ["alibi"], alibi = 8.0 : f64, heads = 0 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @score_mod_gate_block_zero(%s: memref<16x32xf32>, %i: index, %g: memref<1x2x16x8xf32>) {
+  // expected-error@+1 {{gate_block must be positive, found 0}}
+  "tile.score_mod"(%s, %i, %i, %i, %i, %g) {mods = ["gate"], gate_block = 0 : i64} : (memref<16x32xf32>, index, index, index, index, memref<1x2x16x8xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @score_mod_gate_f16(%s: memref<16x32xf32>, %i: index, %g: memref<1x2x16x8xf16>) {
+  // expected-error@+1 {{gate must hold f32, found f16}}
+  "tile.score_mod"(%s, %i, %i, %i, %i, %g) {mods = ["gate"], gate_block = 4 : i64} : (memref<16x32xf32>, index, index, index, index, memref<1x2x16x8xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @score_mod_gate_rank3(%s: memref<16x32xf32>, %i: index, %g: memref<2x16x8xf32>) {
+  // expected-error@+1 {{gate must be a static rank-4 memref, found memref<2x16x8xf32>}}
+  "tile.score_mod"(%s, %i, %i, %i, %i, %g) {mods = ["gate"], gate_block = 4 : i64} : (memref<16x32xf32>, index, index, index, index, memref<2x16x8xf32>) -> ()
   return
 }

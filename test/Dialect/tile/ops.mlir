@@ -147,3 +147,33 @@ func.func @kernel(%q: memref<1x8x32x64xf16>, %k: memref<1x2x32x64xf16>, %v: memr
   "tile.store"(%acc, %out, %b, %h, %row) : (memref<16x64xf32>, memref<1x8x32x64xf16>, index, index, index) -> ()
   return
 }
+
+// RoPE at an offset and at explicit positions (row + r of batch b).
+// CHECK-LABEL: @rope_offset_positions
+// CHECK: "tile.rope"(%{{.*}}, %{{.*}}) {layout = "rotate_half", offset = 100 : i64, rotary_dim = 64 : i64, theta = 1.000000e+04 : f64} : (memref<16x64xf32>, index) -> ()
+// CHECK: "tile.rope_positions"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {layout = "interleaved", rotary_dim = 32 : i64, theta = 1.000000e+04 : f64} : (memref<16x64xf32>, index, index, memref<2x100xi32>) -> ()
+func.func @rope_offset_positions(%t: memref<16x64xf32>, %b: index, %row: index, %pos: memref<2x100xi32>) {
+  "tile.rope"(%t, %row) {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half", offset = 100 : i64} : (memref<16x64xf32>, index) -> ()
+  "tile.rope_positions"(%t, %b, %row, %pos) {theta = 10000.0 : f64, rotary_dim = 32 : i64, layout = "interleaved"} : (memref<16x64xf32>, index, index, memref<2x100xi32>) -> ()
+  return
+}
+
+// Window and document masks.
+// CHECK-LABEL: @mask_window_document
+// CHECK: "tile.mask"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = false, kv_len = 100 : i64, window = array<i64: 16, -1>} : (memref<16x32xf32>, index, index) -> ()
+// CHECK: "tile.document_mask"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<16x32xf32>, index, index, index, memref<2x80xi32>, memref<2x100xi32>) -> ()
+func.func @mask_window_document(%s: memref<16x32xf32>, %b: index, %row: index, %col: index, %qs: memref<2x80xi32>, %ks: memref<2x100xi32>) {
+  "tile.mask"(%s, %row, %col) {causal = false, kv_len = 100 : i64, window = array<i64: 16, -1>} : (memref<16x32xf32>, index, index) -> ()
+  "tile.document_mask"(%s, %b, %row, %col, %qs, %ks) : (memref<16x32xf32>, index, index, index, memref<2x80xi32>, memref<2x100xi32>) -> ()
+  return
+}
+
+// Score modifiers in order, with and without a gate.
+// CHECK-LABEL: @score_mod_forms
+// CHECK: "tile.score_mod"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {mods = ["softcap"], softcap = 3.000000e+01 : f64} : (memref<16x32xf32>, index, index, index, index) -> ()
+// CHECK: "tile.score_mod"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {alibi = 8.000000e+00 : f64, gate_block = 64 : i64, heads = 8 : i64, mods = ["scale", "softcap", "alibi", "gate"], scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64} : (memref<16x32xf32>, index, index, index, index, memref<2x8x80x2xf32>) -> ()
+func.func @score_mod_forms(%s: memref<16x32xf32>, %b: index, %h: index, %row: index, %col: index, %g: memref<2x8x80x2xf32>) {
+  "tile.score_mod"(%s, %b, %h, %row, %col) {mods = ["softcap"], softcap = 30.0 : f64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  "tile.score_mod"(%s, %b, %h, %row, %col, %g) {mods = ["scale", "softcap", "alibi", "gate"], scale = 0.125 : f64, softcap = 30.0 : f64, alibi = 8.0 : f64, heads = 8 : i64, gate_block = 64 : i64} : (memref<16x32xf32>, index, index, index, index, memref<2x8x80x2xf32>) -> ()
+  return
+}

@@ -1,0 +1,14 @@
+//===- attn_internal.h - Shared inside dialects/attn only -----------------===//
+#ifndef ATTN_ATTN_INTERNAL_H
+#define ATTN_ATTN_INTERNAL_H
+
+#include "dialects/attn/attn_dialect.h"
+
+#include <stddef.h>
+
+/// Reads an attn.fused op's configuration like attn_fused_get_config, and on
+/// failure writes what is wrong (an LLVM-style message) into err.
+bool attn_fused_read(MlirOperation op, struct attn_fused_config *out, char *err,
+                     size_t errlen);
+
+#endif // ATTN_ATTN_INTERNAL_H

@@ -1,0 +1,465 @@
+//===- attn_verify.c - The C verifier of the attn dialect -----------------===//
+//
+// IRDL checks operand kinds and required attributes; this file checks what it
+// cannot say: ranks and shapes agree, heads group evenly (GQA), head dims
+// match, attribute values are in range, and the program has the shape of an
+// attention:
+//
+//   rope* on q/k -> qk -> score modifiers (scale, causal, window, alibi,
+//   softcap, gate, document) -> softmax -> pv
+//
+// Scores-shaped tensors are only rank-4 tensors to the type system, so the
+// order is checked structurally: each op looks at the op defining its
+// operands. Modifiers other than scale may appear once per chain; scales may
+// repeat but must be adjacent (only masks between them), since a scale does
+// not commute with softcap, alibi or gate.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/attn/attn_dialect.h"
+#include "dialects/attn/attn_internal.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+//===-- Shapes ------------------------------------------------------------===//
+
+/// Reads value's type as a static rank-4 float tensor [b, h, n, d].
+static bool get_bhnd(MlirOperation op, MlirValue v, const char *what,
+                     int64_t out[4]) {
+  MlirType t = mlirValueGetType(v);
+  int64_t dims[8];
+  char ty[128];
+  if (attn_static_shape(t, dims) != 4)
+    return attn_emit_errorf(op,
+                            "%s must be a static rank-4 tensor [batch, heads, "
+                            "seq, dim], found %s",
+                            what, attn_type_str(t, ty, sizeof ty));
+  MlirType e = mlirShapedTypeGetElementType(t);
+  if (!mlirTypeIsAF32(e) && !mlirTypeIsAF16(e) && !mlirTypeIsABF16(e))
+    return attn_emit_errorf(op,
+                            "%s element type must be f32, f16 or bf16, "
+                            "found %s",
+                            what, attn_type_str(e, ty, sizeof ty));
+  for (int i = 0; i < 4; ++i) {
+    if (dims[i] <= 0)
+      return attn_emit_errorf(op, "%s has an empty dimension", what);
+    out[i] = dims[i];
+  }
+  return true;
+}
+
+bool attn_rope_check(MlirOperation op, const struct attn_rope_config *c,
+                     int64_t head_dim) {
+  if (!(c->theta > 0.0) || !isfinite(c->theta))
+    return attn_emit_errorf(op,
+                            "rope theta must be positive and finite, "
+                            "found %g",
+                            c->theta);
+  if (c->rotary_dim < 2 || c->rotary_dim % 2 != 0)
+    return attn_emit_errorf(op,
+                            "rope rotary_dim must be even and at least 2, "
+                            "found %lld",
+                            (long long)c->rotary_dim);
+  if (c->rotary_dim > head_dim)
+    return attn_emit_errorf(op, "rope rotary_dim %lld exceeds head dim %lld",
+                            (long long)c->rotary_dim, (long long)head_dim);
+  return true;
+}
+
+static bool same_elem(MlirOperation op, MlirValue a, MlirValue b,
+                      const char *an, const char *bn) {
+  MlirType ea = mlirShapedTypeGetElementType(mlirValueGetType(a));
+  MlirType eb = mlirShapedTypeGetElementType(mlirValueGetType(b));
+  if (mlirTypeEqual(ea, eb))
+    return true;
+  char s1[32], s2[32];
+  return attn_emit_errorf(op, "%s and %s element types differ: %s vs %s", an,
+                          bn, attn_type_str(ea, s1, sizeof s1),
+                          attn_type_str(eb, s2, sizeof s2));
+}
+
+/// Checks q [B,H,N,D] against k/v [B,Hk,M,*]: batch equal, H divisible by Hk.
+static bool check_heads(MlirOperation op, const int64_t q[4],
+                        const int64_t k[4], const char *kn) {
+  if (q[0] != k[0])
+    return attn_emit_errorf(op, "batch mismatch: %lld vs %lld in %s",
+                            (long long)q[0], (long long)k[0], kn);
+  if (q[1] % k[1] != 0)
+    return attn_emit_errorf(op,
+                            "query heads %lld are not a multiple of %s heads "
+                            "%lld",
+                            (long long)q[1], kn, (long long)k[1]);
+  return true;
+}
+
+static bool expect_shape(MlirOperation op, MlirValue v, const char *what,
+                         const int64_t want[4]) {
+  int64_t got[4];
+  if (!get_bhnd(op, v, what, got))
+    return false;
+  if (memcmp(got, want, sizeof got) == 0)
+    return true;
+  return attn_emit_errorf(op,
+                          "%s shape must be %lldx%lldx%lldx%lld, found "
+                          "%lldx%lldx%lldx%lld",
+                          what, (long long)want[0], (long long)want[1],
+                          (long long)want[2], (long long)want[3],
+                          (long long)got[0], (long long)got[1],
+                          (long long)got[2], (long long)got[3]);
+}
+
+/// Checks an auxiliary tensor: static, of the given rank, shape and element
+/// type (f32 or i32).
+static bool expect_aux(MlirOperation op, MlirValue v, const char *what,
+                       int rank, const int64_t want[4], bool is_i32) {
+  MlirType t = mlirValueGetType(v);
+  int64_t got[8];
+  char ty[128];
+  if (attn_static_shape(t, got) != rank)
+    return attn_emit_errorf(op, "%s must be a static rank-%d tensor, found %s",
+                            what, rank, attn_type_str(t, ty, sizeof ty));
+  MlirType e = mlirShapedTypeGetElementType(t);
+  bool ok = is_i32 ? mlirTypeIsAInteger(e) && mlirIntegerTypeGetWidth(e) == 32
+                   : mlirTypeIsAF32(e);
+  if (!ok)
+    return attn_emit_errorf(op, "%s element type must be %s, found %s", what,
+                            is_i32 ? "i32" : "f32",
+                            attn_type_str(e, ty, sizeof ty));
+  if (memcmp(got, want, sizeof *want * (size_t)rank) == 0)
+    return true;
+  char w[64] = "", g[64] = "";
+  for (int i = 0; i < rank; ++i) {
+    size_t lw = strlen(w), lg = strlen(g);
+    snprintf(w + lw, sizeof w - lw, "%s%lld", i ? "x" : "", (long long)want[i]);
+    snprintf(g + lg, sizeof g - lg, "%s%lld", i ? "x" : "", (long long)got[i]);
+  }
+  return attn_emit_errorf(op, "%s shape must be %s, found %s", what, w, g);
+}
+
+/// The gate bias of scores [B, H, N, M] in blocks of bs keys.
+static bool check_gate_bias(MlirOperation op, MlirValue g, const int64_t s[4],
+                            int64_t bs) {
+  int64_t want[4] = {s[0], s[1], s[2], (s[3] + bs - 1) / bs};
+  return expect_aux(op, g, "gate bias", 4, want, false);
+}
+
+//===-- Program structure -------------------------------------------------===//
+
+static bool is_score_mod(MlirOperation op) {
+  static const char *const mods[] = {
+      ATTN_OP_SCALE,   ATTN_OP_CAUSAL, ATTN_OP_WINDOW,  ATTN_OP_ALIBI,
+      ATTN_OP_SOFTCAP, ATTN_OP_GATE,   ATTN_OP_DOCUMENT};
+  for (size_t i = 0; i < sizeof mods / sizeof *mods; ++i)
+    if (attn_op_is(op, mods[i]))
+      return true;
+  return false;
+}
+
+/// True for the modifiers a scale does not commute with.
+static bool is_ordered_mod(MlirOperation op) {
+  return attn_op_is(op, ATTN_OP_SOFTCAP) || attn_op_is(op, ATTN_OP_ALIBI) ||
+         attn_op_is(op, ATTN_OP_GATE);
+}
+
+/// True for ops whose result is scores or probabilities [B, H, N, M].
+static bool makes_scores(MlirOperation op) {
+  return attn_op_is(op, ATTN_OP_QK) || is_score_mod(op) ||
+         attn_op_is(op, ATTN_OP_SOFTMAX);
+}
+
+/// The op defining operand i of op, or a null op for a block argument.
+static MlirOperation def_of(MlirOperation op, intptr_t i) {
+  MlirValue v = mlirOperationGetOperand(op, i);
+  if (!mlirValueIsAOpResult(v))
+    return (MlirOperation){NULL};
+  return mlirOpResultGetOwner(v);
+}
+
+/// q and k of qk, v of pv, x of rope: tensors, not scores.
+static bool check_not_scores(MlirOperation op, intptr_t i, const char *what) {
+  MlirOperation d = def_of(op, i);
+  char n[64], dn[64];
+  if (mlirOperationIsNull(d) || !makes_scores(d))
+    return true;
+  return attn_emit_errorf(op,
+                          "%s of %s must not be scores, found the result "
+                          "of '%s'",
+                          what, attn_op_name(op, n, sizeof n),
+                          attn_op_name(d, dn, sizeof dn));
+}
+
+/// Score modifiers and softmax take scores: from qk, a modifier, or outside
+/// the attn dialect.
+static bool check_takes_scores(MlirOperation op) {
+  MlirOperation d = def_of(op, 0);
+  char n[64], dn[64];
+  if (mlirOperationIsNull(d) || attn_op_is(d, ATTN_OP_QK) || is_score_mod(d))
+    return true;
+  MlirStringRef dname = mlirIdentifierStr(mlirOperationGetName(d));
+  if (dname.length < 5 || strncmp(dname.data, "attn.", 5) != 0)
+    return true;
+  return attn_emit_errorf(op,
+                          "%s applies to scores from attn.qk, found the "
+                          "result of '%s'",
+                          attn_op_name(op, n, sizeof n),
+                          attn_op_name(d, dn, sizeof dn));
+}
+
+/// Walks the modifier chain above op: a modifier other than scale may appear
+/// once; scales must not be separated by softcap, alibi or gate.
+static bool check_chain(MlirOperation op) {
+  bool scale = attn_op_is(op, ATTN_OP_SCALE);
+  MlirOperation between = {NULL};
+  char n[64], bn[64];
+  int steps = 0;
+  for (MlirOperation d = def_of(op, 0);
+       !mlirOperationIsNull(d) && is_score_mod(d) && steps < 1000;
+       d = def_of(d, 0), ++steps) {
+    if (!scale &&
+        mlirIdentifierEqual(mlirOperationGetName(d), mlirOperationGetName(op)))
+      return attn_emit_errorf(op,
+                              "%s may appear once per attention, found "
+                              "another above it",
+                              attn_op_name(op, n, sizeof n));
+    if (scale && is_ordered_mod(d) && mlirOperationIsNull(between))
+      between = d;
+    if (scale && attn_op_is(d, ATTN_OP_SCALE) && !mlirOperationIsNull(between))
+      return attn_emit_errorf(op,
+                              "scales must be adjacent in the modifier "
+                              "chain, found '%s' between two attn.scale "
+                              "ops",
+                              attn_op_name(between, bn, sizeof bn));
+  }
+  return true;
+}
+
+//===-- Ops ---------------------------------------------------------------===//
+
+static bool verify_rope(MlirOperation op) {
+  int64_t d[4];
+  struct attn_rope_config c;
+  bool b;
+  if (!get_bhnd(op, mlirOperationGetOperand(op, 0), "operand", d))
+    return false;
+  MlirOperation def = def_of(op, 0);
+  char dn[64];
+  if (!mlirOperationIsNull(def) && makes_scores(def))
+    return attn_emit_errorf(op,
+                            "attn.rope must rotate q or k before attn.qk, "
+                            "found the result of '%s'",
+                            attn_op_name(def, dn, sizeof dn));
+  if (attn_attr_bool(op, "rotary_dim", &b))
+    return attn_emit_errorf(op, "rope rotary_dim must be an integer, found a "
+                                "boolean");
+  if (!mlirAttributeIsNull(attn_attr_get(op, "offset")) &&
+      !attn_attr_i64(op, "offset", &c.offset))
+    return attn_emit_errorf(op, "rope offset must be an integer");
+  if (!attn_rope_get_config(op, &c))
+    return attn_emit_errorf(op, "rope layout must be \"rotate_half\" or "
+                                "\"interleaved\"");
+  if (!attn_rope_check(op, &c, d[3]))
+    return false;
+  if (mlirOperationGetNumOperands(op) < 2)
+    return true;
+  if (!mlirAttributeIsNull(attn_attr_get(op, "offset")))
+    return attn_emit_errorf(op, "rope offset cannot be combined with explicit "
+                                "positions");
+  int64_t want[4] = {d[0], d[2]};
+  return expect_aux(op, mlirOperationGetOperand(op, 1), "positions", 2, want,
+                    true);
+}
+
+static bool verify_qk(MlirOperation op) {
+  int64_t q[4], k[4];
+  MlirValue qv = mlirOperationGetOperand(op, 0);
+  MlirValue kv = mlirOperationGetOperand(op, 1);
+  if (!get_bhnd(op, qv, "q", q) || !get_bhnd(op, kv, "k", k) ||
+      !check_heads(op, q, k, "k") || !same_elem(op, qv, kv, "q", "k") ||
+      !check_not_scores(op, 0, "q") || !check_not_scores(op, 1, "k"))
+    return false;
+  if (q[3] != k[3])
+    return attn_emit_errorf(op, "head dim mismatch: q has %lld, k has %lld",
+                            (long long)q[3], (long long)k[3]);
+  int64_t s[4] = {q[0], q[1], q[2], k[2]};
+  return expect_shape(op, mlirOperationGetResult(op, 0), "scores", s);
+}
+
+static bool verify_pv(MlirOperation op) {
+  int64_t p[4], v[4];
+  MlirValue vv = mlirOperationGetOperand(op, 1);
+  if (!get_bhnd(op, mlirOperationGetOperand(op, 0), "probs", p) ||
+      !get_bhnd(op, vv, "v", v) || !check_heads(op, p, v, "v") ||
+      !check_not_scores(op, 1, "v"))
+    return false;
+  MlirOperation d = def_of(op, 0);
+  char dn[64];
+  if (!mlirOperationIsNull(d) && !attn_op_is(d, ATTN_OP_SOFTMAX))
+    return attn_emit_errorf(op,
+                            "probabilities of attn.pv must come from "
+                            "attn.softmax, found the result of '%s'",
+                            attn_op_name(d, dn, sizeof dn));
+  if (p[3] != v[2])
+    return attn_emit_errorf(op, "probs have %lld keys but v has %lld rows",
+                            (long long)p[3], (long long)v[2]);
+  int64_t o[4] = {p[0], p[1], p[2], v[3]};
+  return expect_shape(op, mlirOperationGetResult(op, 0), "result", o);
+}
+
+static bool check_scale(MlirOperation op, double s) {
+  if (s > 0.0 && isfinite(s))
+    return true;
+  return attn_emit_errorf(op, "scale must be positive and finite, found %g", s);
+}
+
+static bool check_positive(MlirOperation op, const char *what, double x) {
+  if (x > 0.0 && isfinite(x))
+    return true;
+  return attn_emit_errorf(op, "%s must be positive and finite, found %g", what,
+                          x);
+}
+
+static bool check_window(MlirOperation op, int64_t left, int64_t right) {
+  if (left < -1 || right < -1)
+    return attn_emit_errorf(op,
+                            "window %s must be -1 (unbounded) or "
+                            "non-negative, found %lld",
+                            left < -1 ? "left" : "right",
+                            (long long)(left < -1 ? left : right));
+  return true;
+}
+
+static bool check_gate_block(MlirOperation op, int64_t bs) {
+  if (bs >= 1)
+    return true;
+  return attn_emit_errorf(op, "gate block_size must be positive, found %lld",
+                          (long long)bs);
+}
+
+/// An integer attribute that is not a boolean (IRDL accepts i1 as integer).
+static bool int_attr(MlirOperation op, const char *name, int64_t *out) {
+  bool b;
+  if (attn_attr_bool(op, name, &b))
+    return attn_emit_errorf(op, "%s must be an integer, found a boolean", name);
+  return attn_attr_i64(op, name, out);
+}
+
+static bool verify_score_mod(MlirOperation op) {
+  int64_t s[4];
+  double x;
+  int64_t l, r, bs;
+  if (!get_bhnd(op, mlirOperationGetOperand(op, 0), "operand", s) ||
+      !check_takes_scores(op) || !check_chain(op))
+    return false;
+  if (attn_op_is(op, ATTN_OP_SCALE))
+    return !attn_attr_f64(op, "scale", &x) || check_scale(op, x);
+  if (attn_op_is(op, ATTN_OP_SOFTCAP))
+    return !attn_attr_f64(op, "cap", &x) ||
+           check_positive(op, "softcap cap", x);
+  if (attn_op_is(op, ATTN_OP_ALIBI))
+    return !attn_attr_f64(op, "max_bias", &x) ||
+           check_positive(op, "alibi max_bias", x);
+  if (attn_op_is(op, ATTN_OP_WINDOW))
+    return int_attr(op, "left", &l) && int_attr(op, "right", &r) &&
+           check_window(op, l, r);
+  if (attn_op_is(op, ATTN_OP_GATE))
+    return int_attr(op, "block_size", &bs) && check_gate_block(op, bs) &&
+           check_gate_bias(op, mlirOperationGetOperand(op, 1), s, bs);
+  if (attn_op_is(op, ATTN_OP_DOCUMENT)) {
+    int64_t qs[4] = {s[0], s[2]}, ks[4] = {s[0], s[3]};
+    return expect_aux(op, mlirOperationGetOperand(op, 1), "q_segments", 2, qs,
+                      true) &&
+           expect_aux(op, mlirOperationGetOperand(op, 2), "k_segments", 2, ks,
+                      true);
+  }
+  return true;
+}
+
+/// Checks the extra operands of attn.fused against q [B,H,N,D], k [B,Hk,M,D].
+static bool verify_fused_extras(MlirOperation op,
+                                const struct attn_fused_config *c,
+                                const int64_t q[4], const int64_t k[4]) {
+  const int *x = c->extra;
+  int64_t s[4] = {q[0], q[1], q[2], k[2]};
+  int64_t bn[4] = {q[0], q[2]}, bm[4] = {q[0], k[2]};
+  if (x[ATTN_EXTRA_GATE] >= 0 &&
+      !check_gate_bias(op, mlirOperationGetOperand(op, x[ATTN_EXTRA_GATE]), s,
+                       c->gate_block))
+    return false;
+  static const struct {
+    enum attn_fused_extra role;
+    const char *name;
+    bool keys;
+  } aux[4] = {{ATTN_EXTRA_Q_SEGMENTS, "q_segments", false},
+              {ATTN_EXTRA_K_SEGMENTS, "k_segments", true},
+              {ATTN_EXTRA_Q_POSITIONS, "q_positions", false},
+              {ATTN_EXTRA_K_POSITIONS, "k_positions", true}};
+  for (int i = 0; i < 4; ++i)
+    if (x[aux[i].role] >= 0 &&
+        !expect_aux(op, mlirOperationGetOperand(op, x[aux[i].role]),
+                    aux[i].name, 2, aux[i].keys ? bm : bn, true))
+      return false;
+  return true;
+}
+
+static bool verify_fused(MlirOperation op) {
+  int64_t q[4], k[4], v[4];
+  MlirValue qv = mlirOperationGetOperand(op, 0);
+  MlirValue kv = mlirOperationGetOperand(op, 1);
+  MlirValue vv = mlirOperationGetOperand(op, 2);
+  if (!get_bhnd(op, qv, "q", q) || !get_bhnd(op, kv, "k", k) ||
+      !get_bhnd(op, vv, "v", v) || !check_heads(op, q, k, "k") ||
+      !check_heads(op, q, v, "v") || !same_elem(op, qv, kv, "q", "k") ||
+      !same_elem(op, qv, vv, "q", "v"))
+    return false;
+  if (q[3] != k[3])
+    return attn_emit_errorf(op, "head dim mismatch: q has %lld, k has %lld",
+                            (long long)q[3], (long long)k[3]);
+  if (k[1] != v[1] || k[2] != v[2])
+    return attn_emit_errorf(op, "k and v must have the same heads and "
+                                "sequence length");
+  int64_t o[4] = {q[0], q[1], q[2], v[3]};
+  if (!expect_shape(op, mlirOperationGetResult(op, 0), "result", o) ||
+      !same_elem(op, qv, mlirOperationGetResult(op, 0), "q", "result"))
+    return false;
+  struct attn_fused_config c;
+  char err[256];
+  bool b;
+  if (attn_attr_bool(op, "gate_block", &b))
+    return attn_emit_errorf(op, "gate_block must be an integer, found a "
+                                "boolean");
+  if (!attn_fused_read(op, &c, err, sizeof err))
+    return attn_emit_errorf(op, "%s", err);
+  if (!check_scale(op, c.scale) ||
+      (c.has_window && !check_window(op, c.window_left, c.window_right)) ||
+      (c.has_alibi &&
+       !check_positive(op, "alibi max_bias", c.alibi_max_bias)) ||
+      (c.has_softcap && !check_positive(op, "softcap cap", c.softcap)) ||
+      (c.has_gate && !check_gate_block(op, c.gate_block)))
+    return false;
+  if (c.has_rope && !attn_rope_check(op, &c.rope, q[3]))
+    return false;
+  return verify_fused_extras(op, &c, q, k);
+}
+
+bool attn_attn_verify_op(MlirOperation op) {
+  if (attn_op_is(op, ATTN_OP_ROPE))
+    return verify_rope(op);
+  if (attn_op_is(op, ATTN_OP_QK))
+    return verify_qk(op);
+  if (attn_op_is(op, ATTN_OP_PV))
+    return verify_pv(op);
+  if (attn_op_is(op, ATTN_OP_FUSED))
+    return verify_fused(op);
+  if (is_score_mod(op))
+    return verify_score_mod(op);
+  if (attn_op_is(op, ATTN_OP_SOFTMAX)) {
+    int64_t d[4];
+    return get_bhnd(op, mlirOperationGetOperand(op, 0), "operand", d) &&
+           check_takes_scores(op);
+  }
+  return true;
+}

@@ -1,0 +1,505 @@
+"""attn for PyTorch users: fused attention kernels compiled in-process.
+
+    import attn
+    o = attn.attention(q, k, v, rope=dict(theta=10000.0), mask="causal")
+
+q is [B, H, N, D], k [B, Hk, M, D], v [B, Hk, M, Dv] (Hk divides H: GQA), all
+float32, float16 or bfloat16 on one device. CUDA tensors run as PTX through
+libattnrt on the tensors' device and torch's current stream; CPU tensors run a
+kernel JIT-compiled for the host. Compilation happens in this process through
+libattn (ctypes; no subprocess) and is cached in memory and on disk
+($ATTN_CACHE_DIR, else ~/.cache/attn), keyed by the program text, the shapes,
+the dtype, the target chip and the compiler build.
+
+Errors: attn.CompileError (the compiler's diagnostics, file:line:col: error:
+...), attn.RuntimeError (loading or launching), ValueError/TypeError for
+arguments attn cannot take.
+"""
+import builtins
+import collections
+import ctypes
+import hashlib
+import json
+import os
+import threading
+import warnings
+
+from . import _lib, _program
+
+__all__ = ["attention", "build_program", "compile", "load", "Kernel", "Compiled", "CompileError",
+           "RuntimeError", "Error", "Diagnostic", "cache_stats", "clear_memory_cache",
+           "cache_dir", "version"]
+
+PROGRAM_NAME = "<attn.attention>"
+
+
+class Error(Exception):
+    """Base of the errors attn raises."""
+
+
+class Diagnostic(collections.namedtuple("Diagnostic", "severity file line col message")):
+    """One compiler diagnostic; str() gives `file:line:col: severity: message`."""
+
+    def __str__(self):
+        loc = "%s:%d:%d: " % (self.file, self.line, self.col) if self.file else ""
+        return "%s%s: %s" % (loc, self.severity, self.message)
+
+
+class CompileError(Error):
+    """The compiler rejected the program. .diagnostics lists what it said,
+    .program is the IR text, .status the C API's status name."""
+
+    def __init__(self, status, diagnostics, program, source_name):
+        self.status = status
+        self.diagnostics = list(diagnostics)
+        self.program = program
+        lines = []
+        src = program.splitlines() if program else []
+        for d in self.diagnostics:
+            if d.severity == "note" and d.message.startswith("see current operation"):
+                continue
+            lines.append(str(d))
+            if d.file == source_name and 1 <= d.line <= len(src):
+                lines.append("    " + src[d.line - 1])
+        if not lines:
+            lines.append("error: " + status)
+        super().__init__("\n".join(lines))
+
+
+class RuntimeError(Error, builtins.RuntimeError):
+    """Loading or running a compiled kernel failed (no GPU, driver errors)."""
+
+
+_stats_lock = threading.Lock()
+_stats = collections.Counter()
+
+
+def _count(what):
+    with _stats_lock:
+        _stats[what] += 1
+
+
+def cache_stats():
+    """Counters since import: compiles (IR through the compiler), loads (a
+    kernel JIT-compiled or a module loaded on a GPU), memory_hits, disk_hits,
+    disk_writes."""
+    with _stats_lock:
+        return {k: _stats[k] for k in ("compiles", "loads", "memory_hits", "disk_hits",
+                                       "disk_writes")}
+
+
+def version():
+    """The version of the libattn in use."""
+    return _lib.attn().attn_version().decode()
+
+
+#===-- Compiling --------------------------------------------------------===#
+
+Compiled = collections.namedtuple("Compiled", "data manifest format")
+Compiled.__doc__ = """A compiled program: data (bytes: PTX, cubin, LLVM IR or
+LLVM-dialect MLIR), manifest (dict: the launch manifest) and format (str)."""
+
+
+def _enc(s):
+    return None if s is None else str(s).encode()
+
+
+def _options(target, fmt, tile_options, features, toolkit, source_name):
+    if fmt not in _lib.OUTPUT_FORMATS:
+        raise ValueError("attn: format must be one of %s, got %r"
+                         % (", ".join(_lib.OUTPUT_FORMATS), fmt))
+    return _lib.CompileOptions(target=_enc(target), features=_enc(features),
+                               tile_options=_enc(tile_options),
+                               format=_lib.OUTPUT_FORMATS[fmt], toolkit=_enc(toolkit),
+                               source_name=_enc(source_name))
+
+
+def _diag_collector():
+    diags = []
+
+    def on_diag(user, severity, file, line, col, message):
+        sev = _lib.SEVERITIES[severity] if 0 <= severity < 4 else str(severity)
+        diags.append(Diagnostic(sev, file.decode(errors="replace") if file else None, line,
+                                col, message.decode(errors="replace")))
+    return diags, _lib.DIAG_FN(on_diag)
+
+
+def _status_name(lib, status):
+    return lib.attn_status_string(status).decode()
+
+
+def compile(program, target="sm_90a", format="default", tile_options=None, features=None,
+            toolkit=None, source_name="<program>"):
+    """Compiles IR text (attn, tile or gpu level) with libattn. target is a
+    chip ("sm_90a", "sm_80", ...) or "cpu"; format "default", "ptx", "cubin",
+    "llvm-mlir" or "llvm-ir". Returns a Compiled; raises CompileError."""
+    lib = _lib.attn()
+    opts = _options(target, format, tile_options, features, toolkit, source_name)
+    diags, cb = _diag_collector()
+    text = program.encode()
+    out = ctypes.c_void_p()
+    status = lib.attn_compile(text, len(text), ctypes.byref(opts), cb, None, ctypes.byref(out))
+    _count("compiles")
+    if status:
+        raise CompileError(_status_name(lib, status), diags, program, source_name)
+    try:
+        size = ctypes.c_size_t()
+        ptr = lib.attn_result_data(out, ctypes.byref(size))
+        data = ctypes.string_at(ptr, size.value)
+        manifest = json.loads(lib.attn_result_manifest(out).decode())
+    finally:
+        lib.attn_result_destroy(out)
+    fmt = format if format != "default" else ("llvm-mlir" if target == "cpu" else "ptx")
+    return Compiled(data, manifest, fmt)
+
+
+def build_program(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=None,
+                  gate=None, segment_ids=None, scale=None):
+    """The attn IR text attention() compiles for these tensors and options."""
+    _check_qkv(q, k, v)
+    gate_shape = gate_block = segments = None
+    if gate is not None:
+        g, gate_block = gate
+        gate_shape = tuple(g.shape)
+    if segment_ids is not None:
+        segments = (tuple(segment_ids[0].shape), tuple(segment_ids[1].shape))
+    return _program.build(tuple(q.shape), tuple(k.shape), tuple(v.shape), q.dtype, rope=rope,
+                          mask=mask, window=window, softcap=softcap, alibi=alibi,
+                          gate_shape=gate_shape, gate_block=gate_block, segments=segments,
+                          scale=scale)
+
+
+#===-- The cache --------------------------------------------------------===#
+
+_cache_lock = threading.RLock()
+_memory = {}
+
+
+def cache_dir():
+    """The on-disk cache: $ATTN_CACHE_DIR, else $XDG_CACHE_HOME/attn or ~/.cache/attn."""
+    d = os.environ.get("ATTN_CACHE_DIR")
+    if d:
+        return d
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "attn")
+
+
+def clear_memory_cache():
+    """Forgets the kernels loaded by this process (the disk cache stays)."""
+    with _cache_lock:
+        _memory.clear()
+
+
+def _key(program, target, tile_options, fmt):
+    """The cache key: the program text (which spells the shapes and the dtype),
+    the target chip, the tile options, the output format and the compiler build."""
+    h = hashlib.sha256()
+    h.update(json.dumps([program, target, tile_options, fmt, _lib.attn_identity()]).encode())
+    return h.hexdigest()
+
+
+def _disk_read(key, ext):
+    d = cache_dir()
+    try:
+        with open(os.path.join(d, key + ".json"), "rb") as f:
+            manifest = json.loads(f.read().decode())
+        with open(os.path.join(d, key + ext), "rb") as f:
+            data = f.read()
+    except (OSError, ValueError):
+        return None
+    return data, manifest
+
+
+_warned = []
+
+
+def _disk_write(key, ext, data, manifest):
+    d = cache_dir()
+    try:
+        os.makedirs(d, exist_ok=True)
+        # The manifest goes last: its presence marks a complete entry.
+        for name, blob in ((key + ext, data), (key + ".json", json.dumps(manifest).encode())):
+            tmp = os.path.join(d, "%s.%d.%d.tmp" % (name, os.getpid(), threading.get_ident()))
+            with open(tmp, "wb") as f:
+                f.write(blob)
+            os.replace(tmp, os.path.join(d, name))
+        _count("disk_writes")
+    except OSError as e:
+        if not _warned:
+            _warned.append(True)
+            warnings.warn("attn: cannot write the kernel cache in %s: %s" % (d, e))
+
+
+def _cached(key, ext, produce, load, memory_key=None):
+    """Returns load(data, manifest) for key: from memory (under memory_key,
+    default key), the disk, or produce()."""
+    memory_key = key if memory_key is None else memory_key
+    with _cache_lock:
+        hit = _memory.get(memory_key)
+        if hit is not None:
+            _count("memory_hits")
+            return hit
+        found = _disk_read(key, ext)
+        obj = None
+        if found is not None:
+            _count("disk_hits")
+            try:
+                obj = load(*found)
+            except Error:
+                obj = None  # a damaged entry: compile again and replace it
+        if obj is None:
+            compiled = produce()
+            found = (compiled.data, compiled.manifest)
+            _disk_write(key, ext, *found)
+            obj = load(*found)
+        _count("loads")
+        _memory[memory_key] = obj
+        return obj
+
+
+#===-- CPU kernels ------------------------------------------------------===#
+
+class _CpuKernel:
+    """A program JIT-compiled for the host (attn_cpu_kernel)."""
+
+    def __init__(self, text, manifest):
+        self._lib = _lib.attn()
+        diags, cb = _diag_collector()
+        opts = _options("cpu", "default", None, None, None, "<cached program>")
+        handle = ctypes.c_void_p()
+        status = self._lib.attn_cpu_kernel_create(text, len(text), ctypes.byref(opts), cb, None,
+                                                  ctypes.byref(handle))
+        if status:
+            raise CompileError(_status_name(self._lib, status), diags, text.decode(errors="replace"),
+                               "<cached program>")
+        self._handle = handle
+        self.manifest = manifest
+
+    def run(self, name, pointers):
+        bufs = (ctypes.c_void_p * len(pointers))(*pointers)
+        status = self._lib.attn_cpu_kernel_run(self._handle, name.encode(), bufs, len(pointers))
+        if status:
+            raise RuntimeError("attn: %s" % self._lib.attn_last_error().decode())
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._lib.attn_cpu_kernel_destroy(handle)
+
+
+#===-- GPU modules ------------------------------------------------------===#
+
+_runtimes = {}
+
+
+def _rt_error(rt, status, what):
+    lib = _lib.attnrt()
+    return RuntimeError("attn: %s: %s (%s)" % (what, lib.attnrt_last_error(rt).decode(),
+                                               lib.attnrt_status_string(status).decode()))
+
+
+def _runtime(index):
+    """(runtime handle, chip) of GPU index, created once per process."""
+    with _cache_lock:
+        if index not in _runtimes:
+            lib = _lib.attnrt()
+            rt = ctypes.c_void_p()
+            status = lib.attnrt_runtime_create(index, ctypes.byref(rt))
+            if status:
+                raise _rt_error(None, status, "no usable GPU %d" % index)
+            major, minor = ctypes.c_int(), ctypes.c_int()
+            status = lib.attnrt_runtime_compute_capability(rt, ctypes.byref(major),
+                                                           ctypes.byref(minor))
+            if status:
+                raise _rt_error(rt, status, "cannot query GPU %d" % index)
+            cc = major.value * 10 + minor.value
+            # Hopper gets its architecture-specific target (wgmma, setmaxnreg).
+            _runtimes[index] = (rt, "sm_90a" if cc == 90 else "sm_%d" % cc)
+        return _runtimes[index]
+
+
+class _GpuModule:
+    """PTX or a cubin loaded on one GPU (attnrt_module)."""
+
+    def __init__(self, rt, data, manifest, fmt):
+        self._lib = _lib.attnrt()
+        handle = ctypes.c_void_p()
+        text = json.dumps(manifest).encode()
+        load = (self._lib.attnrt_module_load_cubin if fmt == "cubin"
+                else self._lib.attnrt_module_load_ptx)
+        status = load(rt, data, len(data), text, ctypes.byref(handle))
+        if status:
+            raise _rt_error(rt, status, "cannot load the kernel")
+        self._rt = rt
+        self._handle = handle
+        self.manifest = manifest
+
+    def launch(self, name, pointers, cu_stream):
+        lib = self._lib
+        args = (_lib.RtArg * len(pointers))()
+        for i, p in enumerate(pointers):
+            args[i].kind = _lib.ARG_PTR
+            args[i].v.ptr = p
+        stream = ctypes.c_void_p()
+        status = lib.attnrt_stream_wrap(self._rt, ctypes.c_void_p(cu_stream or None),
+                                        ctypes.byref(stream))
+        if status:
+            raise _rt_error(self._rt, status, "cannot use the current stream")
+        try:
+            status = lib.attnrt_launch(self._handle, name.encode(), args, len(pointers), stream)
+        finally:
+            lib.attnrt_stream_destroy(stream)
+        if status:
+            raise _rt_error(self._rt, status, "launch of %s failed" % name)
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._lib.attnrt_module_destroy(handle)
+
+
+#===-- attention --------------------------------------------------------===#
+
+def _check_qkv(q, k, v):
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if len(t.shape) != 4:
+            raise ValueError("attn: %s must be 4-D [batch, heads, seq, dim], got shape %s"
+                             % (name, tuple(t.shape)))
+    if not (str(q.dtype) == str(k.dtype) == str(v.dtype)):
+        raise TypeError("attn: q, k and v must share a dtype, got %s, %s, %s"
+                        % (q.dtype, k.dtype, v.dtype))
+    _program.dtype_name(q.dtype)
+
+
+def _device(tensors):
+    devs = {(t.device.type, t.device.index) for t in tensors}
+    if len(devs) != 1:
+        raise ValueError("attn: all tensors must be on one device, got %s"
+                         % ", ".join("%s:%s" % d for d in sorted(devs, key=str)))
+    return next(iter(devs))
+
+
+def _parse_device(device):
+    """('cpu', None) or ('cuda', index) from 'cpu', 'cuda', 'cuda:1' or a torch.device."""
+    if hasattr(device, "type"):
+        return device.type, getattr(device, "index", None)
+    kind, _, idx = str(device).partition(":")
+    if kind not in ("cpu", "cuda") or (idx and not idx.isdigit()):
+        raise ValueError("attn: device must be 'cpu', 'cuda' or 'cuda:N', got %r" % (device,))
+    return kind, int(idx) if idx else None
+
+
+class Kernel:
+    """One attention program compiled and loaded for a device (attn.load).
+    Calling it with q, k, v (and the program's extra inputs) returns o."""
+
+    def __init__(self, loaded, device, index):
+        self._loaded = loaded
+        self.device = device
+        self.index = index
+        self.manifest = loaded.manifest
+        kernels = self.manifest.get("kernels", [])
+        if len(kernels) != 1:
+            raise ValueError("attn: the program must hold exactly one attention, found %d "
+                             "kernels" % len(kernels))
+        self.name = kernels[0]["name"]
+        self.params = kernels[0]["params"]
+
+    def _check(self, inputs):
+        params = self.params
+        if len(params) != len(inputs) + 1:
+            raise ValueError("attn: kernel %s takes %d tensors and an output, got %d tensors"
+                             % (self.name, len(params) - 1, len(inputs)))
+        for p, t in zip(params, inputs):
+            want = tuple(p.get("shape", ()))
+            if want and want != tuple(t.shape):
+                raise ValueError("attn: parameter %s of %s has shape %s, the tensor %s"
+                                 % (p["name"], self.name, want, tuple(t.shape)))
+            elem = _program.DTYPES.get(str(t.dtype).replace("torch.", ""))
+            if p.get("dtype") and p["dtype"] != elem:
+                raise TypeError("attn: parameter %s of %s is %s, the tensor %s"
+                                % (p["name"], self.name, p["dtype"], t.dtype))
+            if t.device.type != self.device or (self.device == "cuda" and
+                                                 t.device.index != self.index):
+                raise ValueError("attn: kernel %s was loaded for %s, a tensor is on %s"
+                                 % (self.name, self._where(), t.device))
+
+    def _where(self):
+        return self.device if self.device == "cpu" else "cuda:%d" % self.index
+
+    def __repr__(self):
+        return "<attn.Kernel %s on %s>" % (self.name, self._where())
+
+    def __call__(self, *inputs):
+        inputs = [t.contiguous() for t in inputs]
+        self._check(inputs)
+        out = inputs[0].new_empty(tuple(self.params[-1]["shape"]))
+        ptrs = [t.data_ptr() for t in inputs] + [out.data_ptr()]
+        if self.device == "cpu":
+            self._loaded.run(self.name, ptrs)
+        else:
+            import torch  # CUDA tensors are torch's
+            stream = torch.cuda.current_stream(inputs[0].device).cuda_stream
+            self._loaded.launch(self.name, ptrs, stream)
+        return out
+
+
+def load(program, device="cpu", tile_options=None):
+    """Compiles IR text (one attention, at the attn or tile level) for device
+    ('cpu', 'cuda', 'cuda:N' or a torch.device) and loads it, through the
+    memory and disk caches. The key is the program text (which spells the
+    shapes and dtype), the target chip, the tile options and the compiler
+    build. Returns a Kernel; raises CompileError or RuntimeError."""
+    kind, index = _parse_device(device)
+    if kind == "cpu":
+        key = _key(program, "cpu", tile_options, "llvm-mlir")
+        loaded = _cached(key, ".mlir",
+                         lambda: compile(program, "cpu", "llvm-mlir", tile_options,
+                                         source_name=PROGRAM_NAME),
+                         lambda data, manifest: _CpuKernel(data, manifest))
+        return Kernel(loaded, "cpu", None)
+    if index is None:
+        import torch
+        index = torch.cuda.current_device()
+    rt, chip = _runtime(index)
+    key = _key(program, chip, tile_options, "ptx")
+    loaded = _cached(key, ".ptx",
+                     lambda: compile(program, chip, "ptx", tile_options, source_name=PROGRAM_NAME),
+                     lambda data, manifest: _GpuModule(rt, data, manifest, "ptx"),
+                     memory_key=(key, index))
+    return Kernel(loaded, "cuda", index)
+
+
+def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=None,
+              gate=None, segment_ids=None, scale=None, program=None, tile_options=None):
+    """Fused attention softmax(modifiers(q kᵀ)) v as one kernel.
+
+    rope: None, True or dict(theta=10000.0, rotary_dim=D, layout="rotate_half" |
+      "interleaved", offset=0), applied to q and k before the product.
+    mask: "causal" or None. window: (left, right) keys visible around each
+      query (None or -1: unbounded). softcap: cap, scores become cap*tanh(s/cap).
+    alibi: max_bias of ALiBi slopes. gate: (g, block_size), g float32
+      [B, H, N, ceil(M / block_size)], a log-bias per key block (SAS).
+    segment_ids: (qseg [B, N], kseg [B, M]) int32, document mask.
+    scale: default 1/sqrt(D). program: IR text to run instead of building one
+      from the options (its function takes q, k, v, then gate, qseg, kseg).
+    tile_options: options of the attn-tile pass ("block-m=32 block-n=64").
+    Returns o [B, H, N, Dv], allocated like q (torch.empty on q's device)."""
+    _check_qkv(q, k, v)
+    inputs = [q, k, v]
+    if gate is not None:
+        inputs.append(gate[0])
+    if segment_ids is not None:
+        inputs.extend(segment_ids)
+    device, index = _device(inputs)
+    if device not in ("cpu", "cuda"):
+        raise ValueError("attn: tensors must be on the CPU or a CUDA GPU, not %s" % device)
+    if program is None:
+        text = build_program(q, k, v, rope=rope, mask=mask, window=window, softcap=softcap,
+                             alibi=alibi, gate=gate, segment_ids=segment_ids, scale=scale)
+    elif any(x is not None for x in (rope, mask, window, softcap, alibi, scale)):
+        raise ValueError("attn: program= replaces rope, mask, window, softcap, alibi and scale")
+    else:
+        text = program
+    kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
+    return kernel(*inputs)

@@ -1,0 +1,310 @@
+//===- attn_fuzz.c - attn-fuzz: property tests of the whole language ------===//
+//
+// Generates random well-formed attention programs (every block, every pair of
+// blocks, random subsets in random modifier orders, odd lengths, GQA, f32,
+// f16 and bf16, random tile options), compiles each in-process through
+// attn-fuse, attn-tile, lower-tile-to-cpu and the LLVM dialect, runs it with
+// MLIR's ExecutionEngine on random inputs and compares the output with the
+// float64 reference built from the generated program. Then generates
+// ill-formed programs (rope after qk, pv before softmax, mismatched heads,
+// ...) and checks that each gets its located diagnostic, never a crash.
+//
+//   attn-fuzz [--cases=N] [--invalid=N] [--seed=S] [--case=K] [--print]
+//             [--tolerance=X]
+//
+// Case K of a run is rebuilt from (seed, K) alone: a failure prints the
+// command that reproduces it. Exits 1 when any case fails.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/attn-fuzz/attn_fuzz.h"
+
+#include "dialects/dialects.h"
+#include "lib/IR/attn_context.h"
+#include "lib/Transforms/transforms.h"
+#include "tools/attn-run/attn_run.h"
+#include "tools/common/tool_util.h"
+
+#include "mlir-c/Pass.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *tool = "attn-fuzz";
+
+struct options {
+  uint64_t seed;
+  long cases, invalid;
+  long only;         // run case `only` alone (-1: all)
+  bool only_invalid; // `only` names an ill-formed case
+  bool print;        // print each program and result line
+  double tolerance;
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: attn-fuzz [options]\n\n"
+          "Compiles random attention programs on the CPU path and checks them "
+          "against the\nfloat64 reference; checks that ill-formed programs "
+          "are rejected.\n\n"
+          "  --cases=<n>        well-formed programs (default 100)\n"
+          "  --invalid=<n>      ill-formed programs (default 50)\n"
+          "  --seed=<n>         seed (default: fresh each run)\n"
+          "  --case=<k>         run well-formed case k of the seed alone\n"
+          "  --invalid-case=<k> run ill-formed case k of the seed alone\n"
+          "  --print            print every program and result\n"
+          "  --tolerance=<x>    max relative error (default by element "
+          "type)\n"
+          "  -h, --help         this text\n");
+}
+
+static bool parse_long(const char *s, long lo, long hi, long *out) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (!*s || *end || v < lo || v > hi)
+    return false;
+  *out = v;
+  return true;
+}
+
+static int parse_args(int argc, char **argv, struct options *o) {
+  *o = (struct options){
+      .seed = attn_fresh_seed(), .cases = 100, .invalid = 50, .only = -1};
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    char *end;
+    bool ok = true;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(stdout);
+      return 2;
+    }
+    if (!strncmp(a, "--seed=", 7)) {
+      o->seed = strtoull(a + 7, &end, 10);
+      ok = a[7] && !*end;
+    } else if (!strncmp(a, "--cases=", 8)) {
+      ok = parse_long(a + 8, 0, 1000000, &o->cases);
+    } else if (!strncmp(a, "--invalid=", 10)) {
+      ok = parse_long(a + 10, 0, 1000000, &o->invalid);
+    } else if (!strncmp(a, "--case=", 7)) {
+      ok = parse_long(a + 7, 0, 1000000000, &o->only);
+    } else if (!strncmp(a, "--invalid-case=", 15)) {
+      ok = parse_long(a + 15, 0, 1000000000, &o->only);
+      o->only_invalid = true;
+    } else if (!strcmp(a, "--print")) {
+      o->print = true;
+    } else if (!strncmp(a, "--tolerance=", 12)) {
+      o->tolerance = strtod(a + 12, &end);
+      ok = a[12] && !*end && o->tolerance > 0;
+    } else {
+      fprintf(stderr, "%s: error: unknown option '%s' (see --help)\n", tool, a);
+      return 1;
+    }
+    if (!ok) {
+      fprintf(stderr, "%s: error: bad value in '%s'\n", tool, a);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/// Diagnostics of one case go to a memory stream, shown when it fails.
+struct capture {
+  struct attn_diag_sink sink;
+  char *text;
+  size_t len;
+};
+
+static void capture_begin(struct capture *c) {
+  free(c->text);
+  c->text = NULL;
+  c->len = 0;
+  c->sink.errors = 0;
+  c->sink.out = open_memstream(&c->text, &c->len);
+  if (!c->sink.out)
+    c->sink.out = stderr;
+}
+
+/// Ends the capture; the text stays in c->text (never NULL after).
+static void capture_end(struct capture *c) {
+  if (c->sink.out != stderr)
+    fclose(c->sink.out);
+  c->sink.out = stderr;
+  if (!c->text) {
+    c->text = calloc(1, 1);
+    c->len = 0;
+  }
+}
+
+static bool run_pipeline(MlirContext ctx, MlirOperation module,
+                         const char *pipeline) {
+  MlirPassManager pm = mlirPassManagerCreate(ctx);
+  char err[1024];
+  bool ok = attn_pipeline_add(pm, pipeline, err, sizeof err);
+  if (!ok)
+    attn_emit_errorf(module, "%s", err);
+  else
+    ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, module));
+  mlirPassManagerDestroy(pm);
+  return ok;
+}
+
+static void print_repro(const struct options *o, long k, bool invalid) {
+  printf("  reproduce: attn-fuzz --seed=%" PRIu64 " --%s=%ld --print", o->seed,
+         invalid ? "invalid-case" : "case", k);
+  if (o->tolerance > 0)
+    printf(" --tolerance=%g", o->tolerance);
+  printf("\n");
+}
+
+/// Compiles and runs well-formed case k; 0 pass, 1 fail.
+static int run_case(MlirContext ctx, struct capture *cap,
+                    const struct options *o, long k) {
+  struct fuzz_case c;
+  attn_fuzz_make_case(o->seed, (uint64_t)k, &c);
+  char name[32], file[48], pipeline[1024];
+  snprintf(name, sizeof name, "case%ld", k);
+  snprintf(file, sizeof file, "case%ld.mlir", k);
+  struct attn_strbuf text = {0}, desc = {0};
+  attn_fuzz_emit(&text, name, &c);
+  attn_fuzz_describe(&desc, &c);
+  if (o->print)
+    printf("%s", text.buf);
+  capture_begin(cap);
+  struct job job;
+  int njobs = 0, rc = 1;
+  struct attn_executor x = {0};
+  MlirOperation module = attn_tool_parse_module(ctx, text.buf, file);
+  bool ok = !mlirOperationIsNull(module) && mlirOperationVerify(module) &&
+            attn_dialects_verify(module) &&
+            run_pipeline(ctx, module, "attn-fuse") &&
+            attn_run_collect_jobs(module, &job, 1, &njobs);
+  snprintf(pipeline, sizeof pipeline,
+           "attn-tile{block-m=%d block-n=%d},lower-tile-to-cpu,%s", c.block_m,
+           c.block_n, attn_cpu_to_llvm_pipeline);
+  ok = ok && run_pipeline(ctx, module, pipeline) &&
+       attn_cpu_executor_load(&x, module);
+  char *line = NULL;
+  size_t line_len = 0;
+  FILE *out = open_memstream(&line, &line_len);
+  if (ok && out) {
+    // The reference comes from the program as generated.
+    attn_fuzz_reference_problem(&c, &job.p);
+    struct attn_rng rng;
+    attn_rng_seed(&rng, o->seed * 0x9E3779B97F4A7C15ull + (uint64_t)k + 1);
+    rc = attn_run_job(&x, &job, o->tolerance, &rng, out);
+  }
+  if (out)
+    fclose(out);
+  capture_end(cap);
+  if (rc != 0 || o->print)
+    printf("%s %s: %s\n  %s", rc == 0 ? "PASS" : "FAIL", name,
+           desc.buf ? desc.buf : "", line && *line ? line : "(no result)\n");
+  if (rc != 0) {
+    if (cap->len)
+      printf("%s", cap->text);
+    print_repro(o, k, false);
+  }
+  free(line);
+  attn_cpu_executor_release(&x);
+  if (!mlirOperationIsNull(module))
+    mlirOperationDestroy(module);
+  attn_strbuf_free(&text);
+  attn_strbuf_free(&desc);
+  return rc != 0;
+}
+
+/// Checks that ill-formed case k gets its diagnostic, located in its file;
+/// 0 pass, 1 fail.
+static int run_invalid(MlirContext ctx, struct capture *cap,
+                       const struct options *o, long k) {
+  struct fuzz_case c;
+  attn_fuzz_make_invalid(o->seed, (uint64_t)k, &c);
+  char name[32], file[48];
+  snprintf(name, sizeof name, "invalid%ld", k);
+  snprintf(file, sizeof file, "invalid%ld.mlir", k);
+  struct attn_strbuf text = {0};
+  attn_fuzz_emit(&text, name, &c);
+  if (o->print)
+    printf("%s", text.buf);
+  capture_begin(cap);
+  MlirOperation module = attn_tool_parse_module(ctx, text.buf, file);
+  bool parsed = !mlirOperationIsNull(module);
+  bool accepted =
+      parsed && mlirOperationVerify(module) && attn_dialects_verify(module);
+  capture_end(cap);
+  const char *want = attn_fuzz_expected_error(&c);
+  char located[64];
+  snprintf(located, sizeof located, "%s:", file);
+  // The expected message, on a line that starts with the file's location.
+  bool found = false;
+  for (const char *l = cap->text; l && *l && !found;) {
+    const char *nl = strchr(l, '\n');
+    size_t n = nl ? (size_t)(nl - l) : strlen(l);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%.*s",
+             (int)(n < sizeof buf ? n : sizeof buf - 1), l);
+    found = !strncmp(buf, located, strlen(located)) &&
+            strstr(buf, ": error: ") && strstr(buf, want);
+    l = nl ? nl + 1 : NULL;
+  }
+  bool pass = parsed && !accepted && found;
+  if (!pass || o->print) {
+    printf("%s %s: expected \"%s\"%s\n", pass ? "PASS" : "FAIL", name, want,
+           !parsed    ? " (the program does not parse)"
+           : accepted ? " (the program was accepted)"
+                      : "");
+    printf("%s", cap->text);
+  }
+  if (!pass)
+    print_repro(o, k, true);
+  if (parsed)
+    mlirOperationDestroy(module);
+  attn_strbuf_free(&text);
+  return !pass;
+}
+
+int main(int argc, char **argv) {
+  struct options o;
+  int rc = parse_args(argc, argv, &o);
+  if (rc)
+    return rc == 2 ? 0 : 1;
+  MlirContext ctx = attn_context_create();
+  struct capture cap = {.sink = {stderr, 0, 0}};
+  attn_diag_attach(ctx, &cap.sink);
+  if (!attn_register_all(ctx, NULL)) {
+    mlirContextDestroy(ctx);
+    return 1;
+  }
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  long passed = 0, failed = 0, rejected = 0, accepted = 0;
+  printf("seed=%" PRIu64 "\n", o.seed);
+  fflush(stdout);
+  long first = o.only >= 0 && !o.only_invalid ? o.only : 0;
+  long last = o.only >= 0 ? (o.only_invalid ? -1 : o.only) : o.cases - 1;
+  for (long k = first; k <= last; ++k) {
+    int f = run_case(ctx, &cap, &o, k);
+    passed += !f;
+    failed += f;
+    fflush(stdout);
+  }
+  first = o.only >= 0 && o.only_invalid ? o.only : 0;
+  last = o.only >= 0 ? (o.only_invalid ? o.only : -1) : o.invalid - 1;
+  for (long k = first; k <= last; ++k) {
+    int f = run_invalid(ctx, &cap, &o, k);
+    rejected += !f;
+    accepted += f;
+    fflush(stdout);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double secs = (double)(t1.tv_sec - t0.tv_sec) +
+                (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  printf("%ld passed, %ld failed\n", passed, failed);
+  printf("%ld ill-formed rejected, %ld missed\n", rejected, accepted);
+  printf("seed=%" PRIu64 " time=%.1fs\n", o.seed, secs);
+  free(cap.text);
+  mlirContextDestroy(ctx);
+  return failed || accepted ? 1 : 0;
+}

@@ -1,0 +1,378 @@
+//===- run_job.c - One attention: inputs, CPU execution, reference check --===//
+//
+// Shared by attn-run and attn-fuzz: reads what each attn.fused op computes
+// into a job, draws random inputs for every parameter (q, k, v; gate
+// log-biases; segment ids with a few documents per sequence; RoPE positions),
+// runs the kernel and compares its output with the float64 reference.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/attn-run/attn_run.h"
+
+#include "dialects/attn/attn_dialect.h"
+#include "dialects/dialects.h"
+
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/ExecutionEngine.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *tool = "attn-run";
+
+const char *attn_run_role_name(int role) {
+  static const char *const names[ATTN_RUN_ROLES] = {
+      "q",          "k",           "v",           "gate", "q_segments",
+      "k_segments", "q_positions", "k_positions", "out"};
+  return role >= 0 && role < ATTN_RUN_ROLES ? names[role] : "?";
+}
+
+static enum attn_ref_mod ref_mod(enum attn_score_mod m) {
+  switch (m) {
+  case ATTN_MOD_SOFTCAP:
+    return ATTN_REF_SOFTCAP;
+  case ATTN_MOD_ALIBI:
+    return ATTN_REF_ALIBI;
+  case ATTN_MOD_GATE:
+    return ATTN_REF_GATE;
+  default:
+    return ATTN_REF_SCALE;
+  }
+}
+
+/// Reads the problem of the attn.fused op in func into j.
+static bool describe(MlirOperation func, MlirOperation fused, struct job *j) {
+  struct attn_fused_config c;
+  MlirStringRef sym;
+  int64_t q[8], k[8], v[8];
+  memset(j, 0, sizeof *j);
+  if (!attn_fused_get_config(fused, &c) ||
+      !attn_attr_str(func, "sym_name", &sym))
+    return false;
+  snprintf(j->name, sizeof j->name, "%.*s", (int)sym.length, sym.data);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  intptr_t nops = mlirOperationGetNumOperands(fused);
+  if (mlirBlockGetNumArguments(body) != nops)
+    return attn_emit_errorf(func, "attn-run expects functions taking exactly "
+                                  "the operands of attn.fused");
+  int role_of_operand[ATTN_RUN_OUT] = {ATTN_RUN_Q, ATTN_RUN_K, ATTN_RUN_V};
+  for (int r = 0; r < ATTN_NUM_EXTRAS; ++r)
+    if (c.extra[r] >= 0)
+      role_of_operand[c.extra[r]] = ATTN_RUN_GATE + r;
+  j->nargs = (int)nops;
+  for (intptr_t i = 0; i < nops; ++i) {
+    MlirValue a = mlirOperationGetOperand(fused, i);
+    if (!mlirValueIsABlockArgument(a))
+      return attn_emit_errorf(fused, "operands must be function arguments");
+    j->role_of_arg[mlirBlockArgumentGetArgNumber(a)] = role_of_operand[i];
+    j->has[role_of_operand[i]] = true;
+  }
+  j->has[ATTN_RUN_OUT] = true;
+  attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 0)), q);
+  attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 1)), k);
+  attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 2)), v);
+  MlirType e = mlirShapedTypeGetElementType(
+      mlirValueGetType(mlirOperationGetOperand(fused, 0)));
+  j->elem_bits = mlirTypeIsAF32(e) ? 32 : 16;
+  j->elem_bf16 = mlirTypeIsABF16(e);
+  struct attn_ref_problem *p = &j->p;
+  *p = (struct attn_ref_problem){.batch = q[0],
+                                 .heads = q[1],
+                                 .kv_heads = k[1],
+                                 .seq_q = q[2],
+                                 .seq_k = k[2],
+                                 .head_dim = q[3],
+                                 .value_dim = v[3],
+                                 .scale = c.scale,
+                                 .causal = c.causal,
+                                 .rope = c.has_rope,
+                                 .theta = c.rope.theta,
+                                 .rotary_dim = c.rope.rotary_dim,
+                                 .interleaved =
+                                     c.rope.layout == ATTN_ROPE_INTERLEAVED,
+                                 .softcap = c.softcap,
+                                 .alibi_max_bias = c.alibi_max_bias,
+                                 .gate_block = c.gate_block,
+                                 .window = c.has_window,
+                                 .window_left = c.window_left,
+                                 .window_right = c.window_right,
+                                 .q_offset = c.q_offset,
+                                 .k_offset = c.k_offset};
+  p->nmods = c.nmods;
+  for (int i = 0; i < c.nmods; ++i)
+    p->mods[i] = ref_mod(c.mods[i]);
+  return true;
+}
+
+bool attn_run_collect_jobs(MlirOperation module, struct job *jobs, int max,
+                           int *n) {
+  *n = 0;
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
+  for (MlirOperation f = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f)) {
+    if (!attn_op_is(f, "func.func"))
+      continue;
+    MlirBlock fb = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
+    for (MlirOperation op = mlirBlockIsNull(fb)
+                                ? (MlirOperation){NULL}
+                                : mlirBlockGetFirstOperation(fb);
+         !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+      if (attn_op_is(op, ATTN_OP_FUSED)) {
+        if (*n == max)
+          return attn_emit_errorf(op, "attn-run handles at most %d kernels",
+                                  max);
+        if (!describe(f, op, &jobs[*n]))
+          return false;
+        ++*n;
+        break;
+      }
+  }
+  if (*n == 0)
+    return attn_emit_errorf(module, "no attention to run: the program has no "
+                                    "attn.fused op after attn-fuse");
+  return true;
+}
+
+//===-- Inputs ------------------------------------------------------------===//
+
+/// Fills a tensor with N(0,1) samples rounded to the element type: the
+/// device buffer gets the rounded bits, ref gets the same values in float64.
+static void fill(struct attn_rng *rng, const struct job *j, void *buf,
+                 double *ref, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    float x = (float)attn_rng_normal(rng);
+    if (j->elem_bits == 32) {
+      ((float *)buf)[i] = x;
+      ref[i] = x;
+    } else {
+      uint16_t h = j->elem_bf16 ? attn_f32_to_bf16(x) : attn_f32_to_f16(x);
+      ((uint16_t *)buf)[i] = h;
+      ref[i] = j->elem_bf16 ? attn_bf16_to_f32(h) : attn_f16_to_f32(h);
+    }
+  }
+}
+
+/// Gate log-biases: N(0,1) in f32.
+static void fill_gate(struct attn_rng *rng, float *buf, double *ref, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    ref[i] = buf[i] = (float)attn_rng_normal(rng);
+}
+
+/// Segment ids of `rows` rows: ndocs documents as sorted runs 0, 1, ...
+static void fill_segments(struct attn_rng *rng, int32_t *ids, int64_t rows,
+                          int ndocs) {
+  int64_t cuts[8];
+  for (int d = 0; d + 1 < ndocs; ++d)
+    cuts[d] = (int64_t)attn_rng_below(rng, (uint64_t)rows + 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t id = 0;
+    for (int d = 0; d + 1 < ndocs; ++d)
+      id += r >= cuts[d];
+    ids[r] = id;
+  }
+}
+
+/// RoPE positions of `rows` rows: increasing with small gaps from a random
+/// start, or uniformly random.
+static void fill_positions(struct attn_rng *rng, int32_t *pos, int64_t rows) {
+  bool sorted = attn_rng_below(rng, 2);
+  int64_t p = (int64_t)attn_rng_below(rng, 128);
+  for (int64_t r = 0; r < rows; ++r) {
+    pos[r] = sorted ? (int32_t)p : (int32_t)attn_rng_below(rng, 2 * rows + 64);
+    p += 1 + (int64_t)attn_rng_below(rng, 3);
+  }
+}
+
+static double to_double(const struct job *j, const void *buf, size_t i) {
+  if (j->elem_bits == 32)
+    return ((const float *)buf)[i];
+  uint16_t h = ((const uint16_t *)buf)[i];
+  return j->elem_bf16 ? attn_bf16_to_f32(h) : attn_f16_to_f32(h);
+}
+
+/// Element counts of every role of j.
+static void role_sizes(const struct job *j, size_t n[ATTN_RUN_ROLES]) {
+  const struct attn_ref_problem *p = &j->p;
+  size_t b = (size_t)p->batch, h = (size_t)p->heads, hk = (size_t)p->kv_heads;
+  size_t sq = (size_t)p->seq_q, sk = (size_t)p->seq_k;
+  size_t nb = p->gate_block > 0
+                  ? (sk + (size_t)p->gate_block - 1) / (size_t)p->gate_block
+                  : 0;
+  size_t all[ATTN_RUN_ROLES] = {b * h * sq * (size_t)p->head_dim,
+                                b * hk * sk * (size_t)p->head_dim,
+                                b * hk * sk * (size_t)p->value_dim,
+                                b * h * sq * nb,
+                                b * sq,
+                                b * sk,
+                                b * sq,
+                                b * sk,
+                                b * h * sq * (size_t)p->value_dim};
+  for (int r = 0; r < ATTN_RUN_ROLES; ++r)
+    n[r] = j->has[r] ? all[r] : 0;
+}
+
+/// Draws the inputs of every present role into bufs (device layout) and refs
+/// (float64 copies of q, k, v and gate); ids and positions are shared.
+static void draw_inputs(struct attn_rng *rng, const struct job *j,
+                        void *const bufs[ATTN_RUN_ROLES], double *const refs[4],
+                        const size_t n[ATTN_RUN_ROLES]) {
+  for (int r = ATTN_RUN_Q; r <= ATTN_RUN_V; ++r)
+    fill(rng, j, bufs[r], refs[r], n[r]);
+  if (j->has[ATTN_RUN_GATE])
+    fill_gate(rng, bufs[ATTN_RUN_GATE], refs[3], n[ATTN_RUN_GATE]);
+  const struct attn_ref_problem *p = &j->p;
+  for (int64_t b = 0; b < p->batch; ++b) {
+    if (j->has[ATTN_RUN_Q_SEGMENTS]) {
+      int ndocs = 1 + (int)attn_rng_below(rng, 4);
+      int32_t *ks = (int32_t *)bufs[ATTN_RUN_K_SEGMENTS] + b * p->seq_k;
+      int32_t *qs = (int32_t *)bufs[ATTN_RUN_Q_SEGMENTS] + b * p->seq_q;
+      fill_segments(rng, ks, p->seq_k, ndocs);
+      if (p->seq_q == p->seq_k)
+        memcpy(qs, ks, sizeof *qs * (size_t)p->seq_q);
+      else
+        fill_segments(rng, qs, p->seq_q, ndocs);
+    }
+    if (j->has[ATTN_RUN_Q_POSITIONS])
+      fill_positions(rng, (int32_t *)bufs[ATTN_RUN_Q_POSITIONS] + b * p->seq_q,
+                     p->seq_q);
+    if (j->has[ATTN_RUN_K_POSITIONS])
+      fill_positions(rng, (int32_t *)bufs[ATTN_RUN_K_POSITIONS] + b * p->seq_k,
+                     p->seq_k);
+  }
+}
+
+/// Appends the blocks a job uses beyond causal and rope to the result line.
+static void print_features(FILE *out, const struct job *j) {
+  const struct attn_ref_problem *p = &j->p;
+  static const char *const mod_names[4] = {"scale", "softcap", "alibi", "gate"};
+  if (p->window)
+    fprintf(out, " window=%lld,%lld", (long long)p->window_left,
+            (long long)p->window_right);
+  if (j->has[ATTN_RUN_Q_SEGMENTS])
+    fprintf(out, " document=1");
+  if (j->has[ATTN_RUN_Q_POSITIONS] || j->has[ATTN_RUN_K_POSITIONS])
+    fprintf(out, " positions=1");
+  if (p->nmods > 1) {
+    fprintf(out, " mods=");
+    for (int i = 0; i < p->nmods; ++i)
+      fprintf(out, "%s%s", i ? "," : "", mod_names[p->mods[i]]);
+  }
+}
+
+int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
+                 struct attn_rng *rng, FILE *out) {
+  struct attn_ref_problem p = j->p;
+  size_t n[ATTN_RUN_ROLES], bytes[ATTN_RUN_ROLES];
+  void *bufs[ATTN_RUN_ROLES] = {NULL};
+  double *refs[4] = {NULL}, *want = NULL, *got = NULL;
+  size_t es = (size_t)j->elem_bits / 8;
+  int rc = -1;
+  double ms = -1;
+  role_sizes(j, n);
+  bool ok = true;
+  for (int r = 0; r < ATTN_RUN_ROLES; ++r) {
+    bool tensor = r <= ATTN_RUN_V || r == ATTN_RUN_OUT;
+    bytes[r] = n[r] * (tensor ? es : 4);
+    if (j->has[r])
+      ok &= (bufs[r] = malloc(bytes[r] ? bytes[r] : 1)) != NULL;
+    if (r < 3 || (r == ATTN_RUN_GATE && j->has[r]))
+      ok &= (refs[r < 3 ? r : 3] = malloc(8 * (n[r] ? n[r] : 1))) != NULL;
+  }
+  size_t no = n[ATTN_RUN_OUT];
+  ok &= (want = malloc(no * 8)) != NULL && (got = malloc(no * 8)) != NULL;
+  if (!ok) {
+    fprintf(stderr, "%s: error: out of memory for '%s'\n", tool, j->name);
+    goto out;
+  }
+  draw_inputs(rng, j, bufs, refs, n);
+  p.gate = refs[3];
+  p.q_segments = bufs[ATTN_RUN_Q_SEGMENTS];
+  p.k_segments = bufs[ATTN_RUN_K_SEGMENTS];
+  p.q_positions = bufs[ATTN_RUN_Q_POSITIONS];
+  p.k_positions = bufs[ATTN_RUN_K_POSITIONS];
+  memset(bufs[ATTN_RUN_OUT], 0xff, bytes[ATTN_RUN_OUT]); // NaN poison
+  if (!attn_reference(&p, refs[0], refs[1], refs[2], want)) {
+    fprintf(stderr, "%s: error: malformed problem for '%s'\n", tool, j->name);
+    goto out;
+  }
+  if (!x->execute(x, j, bufs, bytes, &ms))
+    goto out;
+  for (size_t i = 0; i < no; ++i)
+    got[i] = to_double(j, bufs[ATTN_RUN_OUT], i);
+  double err = attn_rel_error(got, want, no);
+  double tol = tolerance > 0        ? tolerance
+               : j->elem_bits == 32 ? 1e-4
+               : j->elem_bf16       ? 2e-2
+                                    : 5e-3;
+  bool pass = err <= tol; // NaN fails
+  fprintf(out,
+          "%s: b=%lld h=%lld hk=%lld n=%lld m=%lld d=%lld dv=%lld causal=%d "
+          "rope=%d",
+          j->name, (long long)p.batch, (long long)p.heads,
+          (long long)p.kv_heads, (long long)p.seq_q, (long long)p.seq_k,
+          (long long)p.head_dim, (long long)p.value_dim, p.causal, p.rope);
+  print_features(out, j);
+  fprintf(out, " %s rel_error=%.3e tolerance=%.1e %s",
+          j->elem_bits == 32 ? "f32"
+          : j->elem_bf16     ? "bf16"
+                             : "f16",
+          err, tol, pass ? "PASS" : "FAIL");
+  if (ms >= 0)
+    fprintf(out, " median_ms=%.4f", ms);
+  fprintf(out, "\n");
+  rc = pass ? 0 : 1;
+out:
+  for (int r = 0; r < ATTN_RUN_ROLES; ++r)
+    free(bufs[r]);
+  for (int r = 0; r < 4; ++r)
+    free(refs[r]);
+  free(want);
+  free(got);
+  return rc;
+}
+
+//===-- The CPU executor --------------------------------------------------===//
+
+/// Runs the CPU entry of a job: `_mlir_<name>(void **)`, the packed wrapper
+/// the ExecutionEngine makes for the bare-pointer function.
+static bool cpu_execute(struct attn_executor *x, const struct job *j,
+                        void *const bufs[ATTN_RUN_ROLES],
+                        const size_t bytes[ATTN_RUN_ROLES], double *ms) {
+  void *ptrs[ATTN_RUN_ROLES], *args[ATTN_RUN_ROLES];
+  int n = 0;
+  for (int a = 0; a < j->nargs; ++a)
+    ptrs[n++] = bufs[j->role_of_arg[a]];
+  ptrs[n++] = bufs[ATTN_RUN_OUT];
+  for (int a = 0; a < n; ++a)
+    args[a] = &ptrs[a];
+  void *sym = mlirExecutionEngineLookupPacked(
+      x->jit, mlirStringRefCreateFromCString(j->name));
+  void (*entry)(void **) = NULL;
+  memcpy(&entry, &sym, sizeof entry); // POSIX: object and function pointers
+                                      // share a representation
+  if (!entry) {
+    fprintf(stderr, "%s: error: cannot find '%s' in the JIT\n", tool, j->name);
+    return false;
+  }
+  entry(args);
+  *ms = -1;
+  return true;
+}
+
+bool attn_cpu_executor_load(struct attn_executor *x, MlirOperation module) {
+  x->execute = cpu_execute;
+  x->jit = mlirExecutionEngineCreate(mlirModuleFromOperation(module), 2, 0,
+                                     NULL, false, false);
+  if (mlirExecutionEngineIsNull(x->jit)) {
+    fprintf(stderr, "%s: error: the ExecutionEngine rejected the module\n",
+            tool);
+    return false;
+  }
+  return true;
+}
+
+void attn_cpu_executor_release(struct attn_executor *x) {
+  if (!mlirExecutionEngineIsNull(x->jit))
+    mlirExecutionEngineDestroy(x->jit);
+  x->jit = (MlirExecutionEngine){NULL};
+}
