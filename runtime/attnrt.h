@@ -47,6 +47,8 @@ extern "C" {
 #define ATTNRT_MAX_KERNEL_PARAMS 128
 /// Largest rank of a "tensormap" parameter (the TMA limit).
 #define ATTNRT_TENSORMAP_MAX_RANK 5
+/// Alignment in bytes of every workspace buffer of a program.
+#define ATTNRT_WORKSPACE_ALIGN 256
 
 //===-- Handles and plain data --===//
 
@@ -126,6 +128,20 @@ struct attnrt_kernel_info {
   /// number of arguments attnrt_launch takes: nparams less the parameters
   /// attnrt derives (tensormaps)
   size_t nargs;
+};
+
+/// One program as the manifest describes it: kernels launched in order over
+/// the caller's tensors and workspace buffers (see attnrt_program_launch).
+/// Owned by the manifest.
+struct attnrt_program_info {
+  const char *name;           ///< what attnrt_program_launch is called with
+  size_t ninputs;             ///< number of arguments the program takes
+  const char *const *inputs;  ///< their names, in argument order (all "ptr")
+  size_t nworkspace;          ///< number of workspace buffers
+  /// bytes of device memory the workspace takes: the buffers' sizes, each
+  /// rounded up to ATTNRT_WORKSPACE_ALIGN; 0 without workspace
+  size_t workspace_bytes;
+  size_t nsteps;              ///< number of kernel launches (at least 1)
 };
 
 //===-- Status and errors --===//
@@ -227,6 +243,22 @@ ATTNRT_API enum attnrt_status attnrt_runtime_synchronize(attnrt_runtime *rt);
 /// which must then have 16-byte multiples too. "swizzle" (optional, 0) is 0,
 /// 32, 64 or 128. box[0] times the element size must be a multiple of 16 and,
 /// with a swizzle, at most the swizzle.
+/// An optional top-level "programs" array describes calls that run several
+/// kernels, e.g. one that rotates K into a workspace buffer before attention:
+///   "programs": [{"name": "attn", "inputs": ["q", "k", "v", "out"],
+///                 "workspace": [{"name": "k_rot", "bytes": 268435456}],
+///                 "steps": [{"kernel": "attn__rope_k", "args": ["k", "k_rot"]},
+///                           {"kernel": "attn",
+///                            "args": ["q", "k_rot", "v", "out"]}]}]
+/// Per program "name", "inputs" (names of the caller's pointer arguments, in
+/// order) and "steps" (at least one) are required, "workspace" optional; its
+/// "bytes" are positive integers. Program names are unique and may equal a
+/// kernel name; input and workspace names of a program are unique together.
+/// Each step names a kernel of the manifest and binds, in order, every
+/// parameter of it that callers pass (kernel info->nargs of them) to an input
+/// or workspace name; those parameters must be "ptr". A workspace buffer must
+/// hold what the kernel reads through it: the product of the parameter's
+/// "shape" times its "dtype" size, and the extent of every tensor map over it.
 /// Returns ATTNRT_ERR_PARSE with a message naming the field
 /// (attnrt_last_error(NULL)); ATTNRT_ERR_INVALID_ARGUMENT for a NULL argument.
 /// Caller owns the result; release with attnrt_manifest_destroy.
@@ -248,6 +280,19 @@ attnrt_manifest_kernel(const attnrt_manifest *m, const char *name);
 /// index is out of range. Owned by m.
 ATTNRT_API const struct attnrt_kernel_info *
 attnrt_manifest_kernel_at(const attnrt_manifest *m, int index);
+
+/// Returns the number of programs in m; 0 for NULL.
+ATTNRT_API int attnrt_manifest_program_count(const attnrt_manifest *m);
+
+/// Returns the program named name, or NULL when m or name is NULL or m has no
+/// such program. Owned by m.
+ATTNRT_API const struct attnrt_program_info *
+attnrt_manifest_program(const attnrt_manifest *m, const char *name);
+
+/// Returns the index-th program in manifest order, or NULL when m is NULL or
+/// index is out of range. Owned by m.
+ATTNRT_API const struct attnrt_program_info *
+attnrt_manifest_program_at(const attnrt_manifest *m, int index);
 
 /// Returns the manifest's "target" ("sm_90a"), or NULL when absent. Owned by m.
 ATTNRT_API const char *attnrt_manifest_target(const attnrt_manifest *m);
@@ -277,7 +322,8 @@ ATTNRT_API enum attnrt_status
 attnrt_module_load_cubin(attnrt_runtime *rt, const void *cubin, size_t len,
                          const char *manifest_json, attnrt_module **out);
 
-/// Unloads the image and frees m with its manifest. NULL is a no-op.
+/// Unloads the image, frees the workspace of m's programs and frees m with its
+/// manifest. NULL is a no-op. Work queued with m must have finished.
 ATTNRT_API void attnrt_module_destroy(attnrt_module *m);
 
 /// Returns the number of kernels in m's manifest; 0 for NULL.
@@ -287,6 +333,14 @@ ATTNRT_API int attnrt_module_kernel_count(const attnrt_module *m);
 /// is NULL or there is no such kernel. Owned by m.
 ATTNRT_API const struct attnrt_kernel_info *
 attnrt_module_kernel(const attnrt_module *m, const char *name);
+
+/// Returns the number of programs in m's manifest; 0 for NULL.
+ATTNRT_API int attnrt_module_program_count(const attnrt_module *m);
+
+/// Returns the manifest entry of the program named name, or NULL when m or
+/// name is NULL or there is no such program. Owned by m.
+ATTNRT_API const struct attnrt_program_info *
+attnrt_module_program(const attnrt_module *m, const char *name);
 
 /// Returns m's manifest, or NULL for NULL. Owned by m.
 ATTNRT_API const attnrt_manifest *attnrt_module_manifest(const attnrt_module *m);
@@ -399,6 +453,38 @@ ATTNRT_API enum attnrt_status attnrt_launch(attnrt_module *m,
                                             const char *kernel,
                                             const struct attnrt_arg *args,
                                             size_t nargs, attnrt_stream *s);
+
+//===-- Programs --===//
+
+/// Launches program name of m: its steps in order on s (NULL: legacy default
+/// stream), each with attnrt_launch semantics (grid, block and shared memory
+/// of its kernel, tensor maps derived from the addresses bound to it), with
+/// the caller's args bound to the program's inputs and the workspace buffers
+/// to memory of the module. args holds one ATTNRT_ARG_PTR per input, in the
+/// order of info->inputs. The workspace is allocated with attnrt_mem_alloc on
+/// the program's first launch, kept, reused by later launches and freed by
+/// attnrt_module_destroy; each buffer is ATTNRT_WORKSPACE_ALIGN-byte aligned.
+/// Programs are looked up first: when m has no program of that name but a
+/// kernel, this launches the kernel exactly as attnrt_launch does, so callers
+/// can always use this entry point.
+/// Every step is checked before the first is queued; returns once all are
+/// queued, execution errors surface at the next synchronization.
+/// The workspace is shared by all launches of a program of one module:
+/// launches of one program on different streams must be ordered by the caller
+/// (one stream, or events), or they overwrite each other's workspace; use a
+/// module per stream to run them concurrently.
+/// Returns ATTNRT_ERR_NOT_FOUND when m has neither a program nor a kernel of
+/// that name; ATTNRT_ERR_INVALID_ARGUMENT, naming the program and input, when
+/// nargs is not the program's number of inputs or an argument is not a ptr,
+/// and for the errors of attnrt_launch (the message names the step);
+/// ATTNRT_ERR_OUT_OF_MEMORY (or ATTNRT_ERR_CUDA for another driver failure)
+/// naming the program when the workspace cannot be allocated, in which case
+/// nothing is queued and the next launch tries again; the other errors of
+/// attnrt_launch.
+ATTNRT_API enum attnrt_status
+attnrt_program_launch(attnrt_module *m, const char *name,
+                      const struct attnrt_arg *args, size_t nargs,
+                      attnrt_stream *s);
 
 #ifdef __cplusplus
 }

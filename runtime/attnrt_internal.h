@@ -73,12 +73,31 @@ struct attnrt_runtime {
   char last_error[ATTNRT_ERROR_CAP];
 };
 
+/// One step of a program: a kernel and what each of its arguments is bound to.
+struct attnrt_program_step {
+  size_t kernel; // index in the manifest's kernels
+  // One entry per argument the kernel takes (its nargs): an index into the
+  // program's names, inputs first (below info.ninputs), then workspace buffers.
+  size_t *slots;
+};
+
+struct attnrt_program {
+  struct attnrt_program_info info; // the public view; info.inputs is inputs
+  char **inputs;                   // info.ninputs names
+  char **workspace;                // info.nworkspace names
+  size_t *workspace_size;          // bytes the manifest gives each buffer
+  size_t *workspace_offset;        // where each buffer starts in the allocation
+  struct attnrt_program_step *steps; // info.nsteps entries
+};
+
 struct attnrt_manifest {
   int version;
   char *target; // NULL when absent
   char *format; // NULL when absent
   size_t nkernels;
   struct attnrt_kernel_info *kernels; // params and strings owned here too
+  size_t nprograms;
+  struct attnrt_program *programs; // NULL when there are none
 };
 
 /// The last encoding of one tensormap parameter and the address it encodes.
@@ -96,6 +115,9 @@ struct attnrt_module {
   // One per tensormap parameter of all kernels, in manifest order; from
   // aligned_alloc, NULL when there are none.
   struct attnrt_tensormap_slot *maps;
+  // Per program of the manifest: its workspace allocation, 0 until its first
+  // launch; NULL when the manifest has no programs.
+  attnrt_devptr *workspace;
 };
 
 struct attnrt_stream {
@@ -155,6 +177,9 @@ enum attnrt_status attnrt_stream_resolve(attnrt_runtime *rt, attnrt_stream *s,
 
 /// Returns the index of the kernel named name in m, or -1.
 int attnrt_manifest_find(const attnrt_manifest *m, const char *name);
+
+/// Returns the index of the program named name in m, or -1.
+int attnrt_manifest_find_program(const attnrt_manifest *m, const char *name);
 
 /// Returns the manifest spelling of kind ("ptr").
 const char *attnrt_arg_kind_name(enum attnrt_arg_kind kind);

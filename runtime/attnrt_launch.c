@@ -158,6 +158,57 @@ static enum attnrt_status encode_tensormap(attnrt_runtime *rt,
 
 //===-- Launch --===//
 
+/// Checks args against kernel k (see check_args) and the addresses of its
+/// tensor maps, filling arg_of.
+static enum attnrt_status check_launch(attnrt_runtime *rt,
+                                       const struct attnrt_kernel_info *k,
+                                       const struct attnrt_arg *args,
+                                       size_t nargs, size_t *arg_of) {
+  enum attnrt_status st = check_args(rt, k, args, nargs, arg_of);
+  if (st != ATTNRT_OK)
+    return st;
+  return check_tensormap_addresses(rt, k, args, arg_of);
+}
+
+/// Encodes the tensor maps of kernel index of m and queues it on stream with
+/// args checked by check_launch. Runs in rt's context.
+static enum attnrt_status queue_kernel(attnrt_module *m, size_t index,
+                                       const struct attnrt_arg *args,
+                                       const size_t *arg_of, CUstream stream) {
+  attnrt_runtime *rt = m->rt;
+  const struct attnrt_kernel_info *k = &m->manifest->kernels[index];
+  // Every union member starts at the value's address, so each argument can be
+  // passed in place; tensor maps are passed from the module's slots, which
+  // outlive the call. cuLaunchKernel only reads through these pointers.
+  void *params[ATTNRT_MAX_KERNEL_PARAMS];
+  struct attnrt_tensormap_slot *slot = NULL;
+  if (k->nargs != k->nparams)
+    slot = m->maps + attnrt_manifest_maps_before(m->manifest, index);
+  for (size_t i = 0; i < k->nparams; ++i) {
+    const struct attnrt_param_info *p = &k->params[i];
+    if (p->kind != ATTNRT_ARG_TENSORMAP) {
+      params[i] = (void *)&args[arg_of[i]].v;
+      continue;
+    }
+    enum attnrt_status st =
+        encode_tensormap(rt, k, p, tensormap_address(p, args, arg_of), slot);
+    if (st != ATTNRT_OK)
+      return st;
+    params[i] = &slot->map;
+    ++slot;
+  }
+  return attnrt_check_cu(
+      rt,
+      rt->cu.LaunchKernel(m->functions[index], k->grid[0], k->grid[1],
+                          k->grid[2], k->block[0], k->block[1], k->block[2],
+                          k->dynamic_shared_bytes, stream,
+                          k->nparams > 0 ? params : NULL, NULL),
+      "cuLaunchKernel('%s', grid %ux%ux%u, block %ux%ux%u, %u dynamic shared "
+      "bytes)",
+      k->name, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+      k->block[2], k->dynamic_shared_bytes);
+}
+
 ATTNRT_API enum attnrt_status attnrt_launch(attnrt_module *m,
                                             const char *kernel,
                                             const struct attnrt_arg *args,
@@ -175,48 +226,149 @@ ATTNRT_API enum attnrt_status attnrt_launch(attnrt_module *m,
                        "attnrt_launch: module has no kernel '%s'", kernel);
   const struct attnrt_kernel_info *k = &m->manifest->kernels[index];
   size_t arg_of[ATTNRT_MAX_KERNEL_PARAMS];
-  enum attnrt_status st = check_args(rt, k, args, nargs, arg_of);
-  if (st != ATTNRT_OK)
-    return st;
-  st = check_tensormap_addresses(rt, k, args, arg_of);
+  enum attnrt_status st = check_launch(rt, k, args, nargs, arg_of);
   if (st != ATTNRT_OK)
     return st;
   CUstream stream = NULL;
   st = attnrt_stream_resolve(rt, s, "attnrt_launch", &stream);
   if (st != ATTNRT_OK)
     return st;
-
   st = attnrt_ctx_enter(rt);
   if (st != ATTNRT_OK)
     return st;
-  // Every union member starts at the value's address, so each argument can be
-  // passed in place; tensor maps are passed from the module's slots, which
-  // outlive the call. cuLaunchKernel only reads through these pointers.
-  void *params[ATTNRT_MAX_KERNEL_PARAMS];
-  struct attnrt_tensormap_slot *slot = NULL;
-  if (k->nargs != k->nparams)
-    slot = m->maps + attnrt_manifest_maps_before(m->manifest, (size_t)index);
-  for (size_t i = 0; i < k->nparams; ++i) {
-    const struct attnrt_param_info *p = &k->params[i];
-    if (p->kind != ATTNRT_ARG_TENSORMAP) {
-      params[i] = (void *)&args[arg_of[i]].v;
-      continue;
-    }
-    st = encode_tensormap(rt, k, p, tensormap_address(p, args, arg_of), slot);
-    if (st != ATTNRT_OK)
-      return attnrt_ctx_leave(rt, st);
-    params[i] = &slot->map;
-    ++slot;
+  st = queue_kernel(m, (size_t)index, args, arg_of, stream);
+  return attnrt_ctx_leave(rt, st);
+}
+
+//===-- Programs --===//
+
+/// Checks the caller's args against the inputs of program p: one ptr each.
+static enum attnrt_status check_inputs(attnrt_runtime *rt,
+                                       const struct attnrt_program *p,
+                                       const struct attnrt_arg *args,
+                                       size_t nargs) {
+  const struct attnrt_program_info *info = &p->info;
+  if (nargs != info->ninputs) {
+    attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                "program '%s' expects %zu argument%s, got %zu", info->name,
+                info->ninputs, info->ninputs == 1 ? "" : "s", nargs);
+    for (size_t i = 0; i < info->ninputs; ++i)
+      attnrt_append_error(rt, "%s%s", i ? ", " : " (", info->inputs[i]);
+    if (info->ninputs > 0)
+      attnrt_append_error(rt, ")");
+    return ATTNRT_ERR_INVALID_ARGUMENT;
   }
-  st = attnrt_check_cu(
-      rt,
-      rt->cu.LaunchKernel(m->functions[index], k->grid[0], k->grid[1],
-                          k->grid[2], k->block[0], k->block[1], k->block[2],
-                          k->dynamic_shared_bytes, stream,
-                          k->nparams > 0 ? params : NULL, NULL),
-      "cuLaunchKernel('%s', grid %ux%ux%u, block %ux%ux%u, %u dynamic shared "
-      "bytes)",
-      k->name, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
-      k->block[2], k->dynamic_shared_bytes);
+  if (nargs > 0 && !args)
+    return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "program '%s': args is NULL but %zu arguments are "
+                       "expected",
+                       info->name, nargs);
+  for (size_t i = 0; i < nargs; ++i)
+    if (args[i].kind != ATTNRT_ARG_PTR)
+      return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                         "program '%s' input %zu ('%s') expects ptr, got %s",
+                         info->name, i, info->inputs[i],
+                         attnrt_arg_kind_name(args[i].kind));
+  return ATTNRT_OK;
+}
+
+/// Allocates the workspace of program index of m unless it has one already.
+static enum attnrt_status ensure_workspace(attnrt_module *m, size_t index) {
+  const struct attnrt_program *p = &m->manifest->programs[index];
+  if (p->info.workspace_bytes == 0 || m->workspace[index] != 0)
+    return ATTNRT_OK;
+  attnrt_devptr base = 0;
+  enum attnrt_status st =
+      attnrt_mem_alloc(m->rt, p->info.workspace_bytes, &base);
+  if (st != ATTNRT_OK) {
+    attnrt_append_error(m->rt, "; workspace of program '%s' (",
+                        p->info.name);
+    for (size_t i = 0; i < p->info.nworkspace; ++i)
+      attnrt_append_error(m->rt, "%s%s: %zu bytes", i ? ", " : "",
+                          p->workspace[i], p->workspace_size[i]);
+    attnrt_append_error(m->rt, ")");
+    return st;
+  }
+  // cuMemAlloc aligns to 256 bytes; the offsets keep that for every buffer.
+  m->workspace[index] = base;
+  return ATTNRT_OK;
+}
+
+/// Fills args with the arguments of step of program p: the caller's inputs
+/// and the addresses of the workspace buffers at base.
+static void bind_step(const struct attnrt_program *p,
+                      const struct attnrt_program_step *step, size_t nargs,
+                      const struct attnrt_arg *inputs, attnrt_devptr base,
+                      struct attnrt_arg *args) {
+  for (size_t i = 0; i < nargs; ++i) {
+    size_t slot = step->slots[i];
+    args[i].kind = ATTNRT_ARG_PTR;
+    args[i].v.ptr = slot < p->info.ninputs
+                        ? inputs[slot].v.ptr
+                        : base + p->workspace_offset[slot - p->info.ninputs];
+  }
+}
+
+ATTNRT_API enum attnrt_status
+attnrt_program_launch(attnrt_module *m, const char *name,
+                      const struct attnrt_arg *args, size_t nargs,
+                      attnrt_stream *s) {
+  if (!m)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_program_launch: module is NULL");
+  attnrt_runtime *rt = m->rt;
+  if (!name)
+    return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_program_launch: name is NULL");
+  int index = attnrt_manifest_find_program(m->manifest, name);
+  if (index < 0) {
+    if (attnrt_manifest_find(m->manifest, name) >= 0)
+      return attnrt_launch(m, name, args, nargs, s);
+    return attnrt_fail(rt, ATTNRT_ERR_NOT_FOUND,
+                       "attnrt_program_launch: module has no program or "
+                       "kernel '%s'",
+                       name);
+  }
+  const struct attnrt_program *p = &m->manifest->programs[index];
+  enum attnrt_status st = check_inputs(rt, p, args, nargs);
+  if (st != ATTNRT_OK)
+    return st;
+  CUstream stream = NULL;
+  st = attnrt_stream_resolve(rt, s, "attnrt_program_launch", &stream);
+  if (st != ATTNRT_OK)
+    return st;
+  st = ensure_workspace(m, (size_t)index);
+  if (st != ATTNRT_OK)
+    return st;
+
+  // Check every step before queuing any, so a bad call queues nothing.
+  attnrt_devptr base = m->workspace[index];
+  struct attnrt_arg step_args[ATTNRT_MAX_KERNEL_PARAMS];
+  size_t arg_of[ATTNRT_MAX_KERNEL_PARAMS];
+  for (size_t i = 0; i < p->info.nsteps; ++i) {
+    const struct attnrt_kernel_info *k =
+        &m->manifest->kernels[p->steps[i].kernel];
+    bind_step(p, &p->steps[i], k->nargs, args, base, step_args);
+    st = check_launch(rt, k, step_args, k->nargs, arg_of);
+    if (st != ATTNRT_OK) {
+      attnrt_append_error(rt, " (step %zu of program '%s')", i, name);
+      return st;
+    }
+  }
+  st = attnrt_ctx_enter(rt);
+  if (st != ATTNRT_OK)
+    return st;
+  for (size_t i = 0; i < p->info.nsteps && st == ATTNRT_OK; ++i) {
+    const struct attnrt_kernel_info *k =
+        &m->manifest->kernels[p->steps[i].kernel];
+    bind_step(p, &p->steps[i], k->nargs, args, base, step_args);
+    st = check_launch(rt, k, step_args, k->nargs, arg_of);
+    if (st == ATTNRT_OK)
+      st = queue_kernel(m, p->steps[i].kernel, step_args, arg_of, stream);
+    if (st != ATTNRT_OK)
+      attnrt_append_error(rt, " (step %zu of program '%s'; %zu of its %zu "
+                          "steps queued)",
+                          i, name, i, p->info.nsteps);
+  }
   return attnrt_ctx_leave(rt, st);
 }

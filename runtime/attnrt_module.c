@@ -120,6 +120,14 @@ static enum attnrt_status load_module(attnrt_runtime *rt, const void *image,
     }
     memset(m->maps, 0, bytes);
   }
+  if (m->manifest->nprograms > 0) {
+    m->workspace = calloc(m->manifest->nprograms, sizeof *m->workspace);
+    if (!m->workspace) {
+      st = attnrt_fail(rt, ATTNRT_ERR_OUT_OF_MEMORY,
+                       "attnrt_module_load: out of host memory");
+      goto out_destroy_manifest;
+    }
+  }
   st = attnrt_ctx_enter(rt);
   if (st != ATTNRT_OK)
     goto out_destroy_manifest;
@@ -143,6 +151,7 @@ out_unload_module:
 out_leave_ctx:
   attnrt_ctx_leave(rt, st);
 out_destroy_manifest:
+  free(m->workspace);
   free(m->maps);
   free(m->functions);
   attnrt_manifest_destroy(m->manifest);
@@ -212,9 +221,15 @@ ATTNRT_API void attnrt_module_destroy(attnrt_module *m) {
   attnrt_runtime *rt = m->rt;
   // A void function cannot report: failures stay in attnrt_last_error(rt).
   if (attnrt_ctx_enter(rt) == ATTNRT_OK) {
+    for (size_t i = 0; i < m->manifest->nprograms; ++i)
+      if (m->workspace[i] != 0)
+        attnrt_check_cu(rt, rt->cu.MemFree((CUdeviceptr)m->workspace[i]),
+                        "cuMemFree(workspace of program '%s')",
+                        m->manifest->programs[i].info.name);
     attnrt_check_cu(rt, rt->cu.ModuleUnload(m->module), "cuModuleUnload");
     attnrt_ctx_leave(rt, ATTNRT_OK);
   }
+  free(m->workspace);
   free(m->maps);
   free(m->functions);
   attnrt_manifest_destroy(m->manifest);
@@ -228,6 +243,15 @@ ATTNRT_API int attnrt_module_kernel_count(const attnrt_module *m) {
 ATTNRT_API const struct attnrt_kernel_info *
 attnrt_module_kernel(const attnrt_module *m, const char *name) {
   return m ? attnrt_manifest_kernel(m->manifest, name) : NULL;
+}
+
+ATTNRT_API int attnrt_module_program_count(const attnrt_module *m) {
+  return m ? attnrt_manifest_program_count(m->manifest) : 0;
+}
+
+ATTNRT_API const struct attnrt_program_info *
+attnrt_module_program(const attnrt_module *m, const char *name) {
+  return m ? attnrt_manifest_program(m->manifest, name) : NULL;
 }
 
 ATTNRT_API const attnrt_manifest *attnrt_module_manifest(const attnrt_module *m) {

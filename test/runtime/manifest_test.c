@@ -328,6 +328,223 @@ static int test_too_many_params(void) {
   return 0;
 }
 
+//===-- Programs --===//
+
+// A K rotation writing k_rot, and attention reading it through a tensor map;
+// "attn" names both a kernel and the program that runs the two.
+static const char *const program_manifest =
+    "{\"version\": 1, \"kernels\": [\n"
+    " {\"name\": \"attn__rope_k\", \"grid\": [1], \"block\": [32],\n"
+    "  \"params\": [{\"name\": \"k\", \"kind\": \"ptr\"},\n"
+    "             {\"name\": \"k_rot\", \"kind\": \"ptr\", \"dtype\": \"bf16\",\n"
+    "              \"shape\": [256, 64]}]},\n"
+    " {\"name\": \"attn\", \"grid\": [2], \"block\": [128],\n"
+    "  \"params\": [{\"name\": \"q\", \"kind\": \"ptr\"},\n"
+    "             {\"name\": \"k_map\", \"kind\": \"tensormap\", \"tensor\": \"k_rot\",\n"
+    "              \"dtype\": \"bf16\", \"dims\": [64, 256], \"box\": [64, 64],\n"
+    "              \"swizzle\": 128},\n"
+    "             {\"name\": \"k_rot\", \"kind\": \"ptr\"},\n"
+    "             {\"name\": \"out\", \"kind\": \"ptr\"}]}],\n"
+    " \"programs\": [\n"
+    "  {\"name\": \"attn\", \"inputs\": [\"q\", \"k\", \"out\"],\n"
+    "   \"workspace\": [{\"name\": \"pad\", \"bytes\": 100},\n"
+    "                 {\"name\": \"k_rot\", \"bytes\": 32768}],\n"
+    "   \"steps\": [{\"kernel\": \"attn__rope_k\", \"args\": [\"k\", \"k_rot\"]},\n"
+    "             {\"kernel\": \"attn\", \"args\": [\"q\", \"k_rot\", \"out\"]}]},\n"
+    "  {\"name\": \"rope\", \"inputs\": [\"src\", \"dst\"],\n"
+    "   \"steps\": [{\"kernel\": \"attn__rope_k\", \"args\": [\"src\", \"dst\"]}]}]}\n";
+
+static int test_parse_programs(void) {
+  attnrt_manifest *m = NULL;
+  CHECK(attnrt_manifest_parse(program_manifest, &m) == ATTNRT_OK);
+  CHECK(attnrt_manifest_kernel_count(m) == 2 && attnrt_manifest_program_count(m) == 2);
+  const struct attnrt_program_info *p = attnrt_manifest_program(m, "attn");
+  CHECK(p && p == attnrt_manifest_program_at(m, 0));
+  CHECK(strcmp(p->name, "attn") == 0 && p->ninputs == 3 && p->nsteps == 2);
+  CHECK(strcmp(p->inputs[0], "q") == 0 && strcmp(p->inputs[1], "k") == 0 &&
+        strcmp(p->inputs[2], "out") == 0);
+  // 100 bytes take one 256-byte slot, then 32768 bytes.
+  CHECK(p->nworkspace == 2 && p->workspace_bytes == 256 + 32768);
+  CHECK(p->workspace_bytes % ATTNRT_WORKSPACE_ALIGN == 0);
+  CHECK(attnrt_manifest_kernel(m, "attn") != NULL); // the kernel is still there
+
+  const struct attnrt_program_info *r = attnrt_manifest_program_at(m, 1);
+  CHECK(r && strcmp(r->name, "rope") == 0 && r->ninputs == 2 && r->nsteps == 1);
+  CHECK(r->nworkspace == 0 && r->workspace_bytes == 0);
+
+  CHECK(attnrt_manifest_program(m, "attn__rope_k") == NULL); // a kernel only
+  CHECK(attnrt_manifest_program(m, NULL) == NULL);
+  CHECK(attnrt_manifest_program_at(m, 2) == NULL);
+  CHECK(attnrt_manifest_program_at(m, -1) == NULL);
+  attnrt_manifest_destroy(m);
+
+  // No "programs", or an empty array: none.
+  CHECK(attnrt_manifest_parse(full_manifest, &m) == ATTNRT_OK);
+  CHECK(attnrt_manifest_program_count(m) == 0 && attnrt_manifest_program_at(m, 0) == NULL);
+  attnrt_manifest_destroy(m);
+  CHECK(attnrt_manifest_parse("{\"version\": 1, \"kernels\": [], \"programs\": []}", &m) ==
+        ATTNRT_OK);
+  CHECK(attnrt_manifest_program_count(m) == 0);
+  attnrt_manifest_destroy(m);
+  return 0;
+}
+
+// Kernels "two" (ptr a; ptr b of 64 f32), "tm" (ptr x; a tensor map over x of
+// 1024 bytes) and "sc" (ptr p; i32 n), then the opening of "programs".
+#define PK_KERNELS                                                             \
+  "{\"version\": 1, \"kernels\": ["                                            \
+  "{\"name\": \"two\", \"grid\": [1], \"block\": [32], \"params\": ["           \
+  "{\"name\": \"a\", \"kind\": \"ptr\"}, "                                     \
+  "{\"name\": \"b\", \"kind\": \"ptr\", \"dtype\": \"f32\", \"shape\": [64]}]}, " \
+  "{\"name\": \"tm\", \"grid\": [1], \"block\": [32], \"params\": ["            \
+  "{\"name\": \"x\", \"kind\": \"ptr\"}, "                                     \
+  "{\"name\": \"x_map\", \"kind\": \"tensormap\", \"tensor\": \"x\", "         \
+  "\"dtype\": \"f32\", \"dims\": [64, 4], \"box\": [64, 1]}]}, "               \
+  "{\"name\": \"sc\", \"grid\": [1], \"block\": [32], \"params\": ["            \
+  "{\"name\": \"p\", \"kind\": \"ptr\"}, {\"name\": \"n\", \"kind\": \"i32\"}]}]," \
+  " \"programs\": ["
+// Those kernels and the programs given.
+#define PK(programs) PK_KERNELS programs "]}"
+// A program "p" with inputs a and b, the workspace and the steps given.
+#define PROG(workspace, steps)                                                 \
+  PK("{\"name\": \"p\", \"inputs\": [\"a\", \"b\"]" workspace                  \
+     ", \"steps\": [" steps "]}")
+#define STEP_TWO "{\"kernel\": \"two\", \"args\": [\"a\", \"b\"]}"
+#define W(name, bytes) "{\"name\": \"" name "\", \"bytes\": " bytes "}"
+#define PW "manifest: programs[0]"
+
+static const struct {
+  const char *json, *message;
+} bad_programs[] = {
+    {"{\"version\": 1, \"kernels\": [], \"programs\": {}}",
+     "manifest: programs: expected an array"},
+    {PK("7"), PW ": expected an object"},
+    {PK("{\"inputs\": [], \"steps\": [" STEP_TWO "]}"), PW ": missing \"name\""},
+    {PK("{\"name\": \"\", \"inputs\": [], \"steps\": [" STEP_TWO "]}"),
+     PW ".name: expected a non-empty string"},
+    {PK("{\"name\": \"p\", \"steps\": [" STEP_TWO "]}"), PW ": missing \"inputs\""},
+    {PK("{\"name\": \"p\", \"inputs\": \"a\", \"steps\": [" STEP_TWO "]}"),
+     PW ".inputs: expected an array of names"},
+    {PK("{\"name\": \"p\", \"inputs\": [1], \"steps\": [" STEP_TWO "]}"),
+     PW ".inputs[0]: expected a non-empty string"},
+    {PK("{\"name\": \"p\", \"inputs\": [\"a\", \"\"], \"steps\": [" STEP_TWO "]}"),
+     PW ".inputs[1]: expected a non-empty string"},
+    {PK("{\"name\": \"p\", \"inputs\": [\"a\", \"a\"], \"steps\": [" STEP_TWO "]}"),
+     PW ".inputs[1]: duplicate input name \"a\""},
+    {PROG(", \"workspace\": {}", STEP_TWO), PW ".workspace: expected an array"},
+    {PROG(", \"workspace\": [3]", STEP_TWO), PW ".workspace[0]: expected an object"},
+    {PROG(", \"workspace\": [{\"bytes\": 4}]", STEP_TWO), PW ".workspace[0]: missing \"name\""},
+    {PROG(", \"workspace\": [{\"name\": \"w\"}]", STEP_TWO),
+     PW ".workspace[0]: missing \"bytes\""},
+    {PROG(", \"workspace\": [" W("w", "0") "]", STEP_TWO),
+     PW ".workspace[0].bytes: expected a positive integer, found 0"},
+    {PROG(", \"workspace\": [" W("w", "-5") "]", STEP_TWO),
+     PW ".workspace[0].bytes: expected a positive integer, found -5"},
+    {PROG(", \"workspace\": [" W("w", "1.5") "]", STEP_TWO),
+     PW ".workspace[0].bytes: expected a positive integer, found 1.5"},
+    {PROG(", \"workspace\": [" W("w", "\"4\"") "]", STEP_TWO),
+     PW ".workspace[0].bytes: expected a positive integer"},
+    {PROG(", \"workspace\": [" W("w", "1e300") "]", STEP_TWO),
+     PW ".workspace[0].bytes: expected a positive integer, found 1.0000000000000001e+300"},
+    {PROG(", \"workspace\": [" W("w", "4") ", " W("b", "4") "]", STEP_TWO),
+     PW ".workspace[1]: workspace name \"b\" is also an input"},
+    {PROG(", \"workspace\": [" W("w", "4") ", " W("w", "8") "]", STEP_TWO),
+     PW ".workspace[1]: duplicate workspace name \"w\""},
+    {PK("{\"name\": \"p\", \"inputs\": []}"), PW ": missing \"steps\""},
+    {PROG("", ""), PW ".steps: expected a non-empty array"},
+    {PK("{\"name\": \"p\", \"inputs\": [], \"steps\": {}}"),
+     PW ".steps: expected a non-empty array"},
+    {PROG("", "5"), PW ".steps[0]: expected an object"},
+    {PROG("", "{\"args\": []}"), PW ".steps[0]: missing \"kernel\""},
+    {PROG("", "{\"kernel\": 3, \"args\": []}"),
+     PW ".steps[0].kernel: expected a non-empty string"},
+    {PROG("", STEP_TWO ", {\"kernel\": \"nope\", \"args\": []}"),
+     PW ".steps[1].kernel: manifest has no kernel \"nope\""},
+    {PROG("", "{\"kernel\": \"two\"}"), PW ".steps[0]: missing \"args\""},
+    {PROG("", "{\"kernel\": \"two\", \"args\": \"a\"}"),
+     PW ".steps[0].args: expected an array of names"},
+    {PROG("", "{\"kernel\": \"two\", \"args\": [\"a\"]}"),
+     PW ".steps[0].args: kernel 'two' takes 2 arguments, found 1"},
+    {PROG("", "{\"kernel\": \"tm\", \"args\": [\"a\", \"b\"]}"),
+     PW ".steps[0].args: kernel 'tm' takes 1 argument, found 2 (plus 1 tensor map "
+        "parameter attnrt derives, not bound)"},
+    {PROG("", "{\"kernel\": \"two\", \"args\": [\"a\", 3]}"),
+     PW ".steps[0].args[1]: expected a non-empty string"},
+    {PROG("", "{\"kernel\": \"two\", \"args\": [\"a\", \"zz\"]}"),
+     PW ".steps[0].args[1]: program has no input or workspace named \"zz\""},
+    {PROG("", "{\"kernel\": \"sc\", \"args\": [\"a\", \"b\"]}"),
+     PW ".steps[0].args[1]: parameter 'n' of kernel 'sc' is i32; programs bind only "
+        "ptr parameters"},
+    {PROG(", \"workspace\": [" W("w", "255") "]", "{\"kernel\": \"two\", \"args\": [\"a\", \"w\"]}"),
+     PW ".steps[0].args[1]: workspace \"w\" has 255 bytes but parameter 'b' of kernel "
+        "'two' needs 256 (its shape)"},
+    {PROG(", \"workspace\": [" W("w", "1023") "]", "{\"kernel\": \"tm\", \"args\": [\"w\"]}"),
+     PW ".steps[0].args[0]: workspace \"w\" has 1023 bytes but parameter 'x' of kernel "
+        "'tm' needs 1024 (tensor map 'x_map')"},
+    {PK("{\"name\": \"p\", \"inputs\": [], \"steps\": [{\"kernel\": \"tm\", \"args\": [\"a\"]}]}, "
+        "{\"name\": \"p\", \"inputs\": [\"a\"], \"steps\": [{\"kernel\": \"tm\", \"args\": [\"a\"]}]}"),
+     "manifest: programs[0].steps[0].args[0]: program has no input or workspace named \"a\""},
+    {PK("{\"name\": \"p\", \"inputs\": [\"a\"], \"steps\": [{\"kernel\": \"tm\", \"args\": [\"a\"]}]}, "
+        "{\"name\": \"p\", \"inputs\": [\"a\"], \"steps\": [{\"kernel\": \"tm\", \"args\": [\"a\"]}]}"),
+     "manifest: programs[1]: duplicate program name \"p\""},
+};
+
+static int test_program_errors(void) {
+  for (size_t i = 0; i < sizeof bad_programs / sizeof bad_programs[0]; ++i) {
+    attnrt_manifest *m = (attnrt_manifest *)&m; // must be reset to NULL
+    enum attnrt_status st = attnrt_manifest_parse(bad_programs[i].json, &m);
+    if (st != ATTNRT_ERR_PARSE || m != NULL ||
+        !contains(attnrt_last_error(NULL), bad_programs[i].message)) {
+      fprintf(stderr, "case %zu: status %d, message '%s', expected '%s'\n", i,
+              (int)st, attnrt_last_error(NULL), bad_programs[i].message);
+      CHECK(0);
+    }
+  }
+  // The sizes that just fit are accepted; a workspace bound where no shape or
+  // map says what is read needs only to exist, and a program may share a
+  // kernel's name.
+  static const char *const good[] = {
+      PROG(", \"workspace\": [" W("w", "256") "]",
+           "{\"kernel\": \"two\", \"args\": [\"a\", \"w\"]}"),
+      PROG(", \"workspace\": [" W("w", "1024") "]", "{\"kernel\": \"tm\", \"args\": [\"w\"]}"),
+      PROG(", \"workspace\": [" W("w", "1") "]", "{\"kernel\": \"two\", \"args\": [\"w\", \"a\"]}"),
+      PK("{\"name\": \"two\", \"inputs\": [\"a\"], \"steps\": [{\"kernel\": \"two\", "
+         "\"args\": [\"a\", \"a\"]}]}"),
+  };
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; ++i) {
+    attnrt_manifest *m = NULL;
+    if (attnrt_manifest_parse(good[i], &m) != ATTNRT_OK) {
+      fprintf(stderr, "good case %zu: %s\n", i, attnrt_last_error(NULL));
+      CHECK(0);
+    }
+    CHECK(attnrt_manifest_program_count(m) == 1);
+    attnrt_manifest_destroy(m);
+  }
+  return 0;
+}
+
+static int test_workspace_total_overflow(void) {
+  // 2048 buffers of 2^53 bytes: the last one takes the total to 2^64.
+  size_t cap = 512 + 48 * 2048;
+  char *json = malloc(cap);
+  CHECK(json);
+  size_t n = (size_t)snprintf(
+      json, cap, PK_KERNELS "{\"name\": \"p\", \"inputs\": [\"a\"], \"workspace\": [");
+  for (int i = 0; i < 2048; ++i)
+    n += (size_t)snprintf(json + n, cap - n, "%s{\"name\": \"w%d\", \"bytes\": 9007199254740992}",
+                          i ? ", " : "", i);
+  snprintf(json + n, cap - n,
+           "], \"steps\": [{\"kernel\": \"tm\", \"args\": [\"a\"]}]}]}");
+  attnrt_manifest *m = NULL;
+  enum attnrt_status st = attnrt_manifest_parse(json, &m);
+  free(json);
+  CHECK(st == ATTNRT_ERR_PARSE && m == NULL);
+  CHECK(contains(attnrt_last_error(NULL),
+                 "manifest: programs[0].workspace[2047].bytes: the program's workspace "
+                 "exceeds 18446744073709551615 bytes in total"));
+  return 0;
+}
+
 static int test_null_arguments(void) {
   attnrt_manifest *m = NULL;
   CHECK(attnrt_manifest_parse(NULL, &m) == ATTNRT_ERR_INVALID_ARGUMENT);
@@ -340,6 +557,9 @@ static int test_null_arguments(void) {
   CHECK(attnrt_manifest_kernel_at(NULL, 0) == NULL);
   CHECK(attnrt_manifest_target(NULL) == NULL);
   CHECK(attnrt_manifest_format(NULL) == NULL);
+  CHECK(attnrt_manifest_program_count(NULL) == 0);
+  CHECK(attnrt_manifest_program(NULL, "p") == NULL);
+  CHECK(attnrt_manifest_program_at(NULL, 0) == NULL);
   return 0;
 }
 
@@ -351,6 +571,9 @@ int main(void) {
       TEST(test_parse_errors),
       TEST(test_tensormap_errors),
       TEST(test_too_many_params),
+      TEST(test_parse_programs),
+      TEST(test_program_errors),
+      TEST(test_workspace_total_overflow),
       TEST(test_null_arguments),
   };
   return run_tests(tests, sizeof tests / sizeof tests[0], NULL, NULL);

@@ -16,6 +16,7 @@
 #define MAX_CTX_DEPTH 16
 #define DEFAULT_SHARED_LIMIT (48 * 1024)
 #define MAX_SHARED_OPTIN (227 * 1024)
+#define MEM_ALIGN 256
 
 struct CUctx_st {
   int device;
@@ -379,6 +380,8 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
     if (bytes <= sizeof l->params[i])
       memcpy(&l->params[i], params[i], bytes);
   }
+  if (state.launches < MOCK_CUDA_MAX_LAUNCH_LOG)
+    state.launch_log[state.launches] = *l;
   ++state.launches;
   return CUDA_SUCCESS;
 }
@@ -517,15 +520,19 @@ static struct allocation *find_allocation(CUdeviceptr p, size_t bytes) {
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t bytes) {
   MOCK_ENTER("cuMemAlloc");
   MOCK_NEED_CONTEXT();
+  state.last_alloc_bytes = bytes;
   if (!p || bytes == 0)
     return CUDA_ERROR_INVALID_VALUE;
   struct allocation *a = malloc(sizeof *a);
-  a->base = malloc(bytes);
+  // The driver aligns allocations to 256 bytes; aligned_alloc needs a size
+  // that is a multiple of the alignment.
+  a->base = aligned_alloc(MEM_ALIGN, (bytes + MEM_ALIGN - 1) / MEM_ALIGN * MEM_ALIGN);
   a->bytes = bytes;
   a->next = allocations;
   allocations = a;
   *p = (CUdeviceptr)(uintptr_t)a->base;
   ++state.live_allocations;
+  ++state.allocs;
   return CUDA_SUCCESS;
 }
 
@@ -539,6 +546,7 @@ CUresult CUDAAPI cuMemFree(CUdeviceptr p) {
       free(dead->base);
       free(dead);
       --state.live_allocations;
+      ++state.frees;
       return CUDA_SUCCESS;
     }
   }

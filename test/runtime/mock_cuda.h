@@ -11,7 +11,8 @@
 // Calls that need a context fail with CUDA_ERROR_INVALID_CONTEXT unless one is
 // pushed; cuModuleGetFunction reads the kernel's .param list from the PTX text
 // (".param .u64 p", ".param .align 64 .b8 p[128]") so cuLaunchKernel can
-// record the argument bytes.
+// record the argument bytes (the first MOCK_CUDA_MAX_LAUNCH_LOG launches are
+// kept in order). cuMemAlloc returns 256-byte aligned memory, like the driver.
 // cuTensorMapEncodeTiled checks its arguments as the driver documents
 // (CUDA_ERROR_INVALID_VALUE otherwise), records them, and writes a map whose
 // bytes spell them out (struct mock_cuda_tensor_map). Like an old driver's,
@@ -26,6 +27,7 @@
 #define MOCK_CUDA_MAX_PARAMS 16
 #define MOCK_CUDA_MAX_PARAM_BYTES 128 // a CUtensorMap
 #define MOCK_CUDA_MAX_TENSOR_MAPS 8
+#define MOCK_CUDA_MAX_LAUNCH_LOG 8
 /// First 8 bytes of every map the mock encodes ("MOCKTMAP").
 #define MOCK_CUDA_TENSOR_MAP_MAGIC UINT64_C(0x4D4F434B544D4150)
 
@@ -68,9 +70,12 @@ struct mock_cuda_state {
   int primary_ctx_refs;
   int ctx_depth;         // contexts pushed and not popped
   int launches;
+  int allocs, frees;         // successful cuMemAlloc and cuMemFree calls
+  unsigned long long last_alloc_bytes; // size asked of the last cuMemAlloc
   unsigned jit_log_bytes; // log buffer size offered to the last module load
   void *last_stream;      // CUstream made by the last cuStreamCreate
   struct mock_cuda_launch last_launch;
+  struct mock_cuda_launch launch_log[MOCK_CUDA_MAX_LAUNCH_LOG]; // the first ones
   int tensor_map_encodes; // cuTensorMapEncodeTiled calls, failed ones included
   struct mock_cuda_tensor_map tensor_maps[MOCK_CUDA_MAX_TENSOR_MAPS]; // the first ones
 };
