@@ -35,8 +35,20 @@ bool attn_hopper_supports(MlirOperation fused, const char **why) {
     return false;
   }
   for (intptr_t i = 0, n = mlirOperationGetNumAttributes(fused); i < n; ++i) {
-    MlirStringRef name =
-        mlirIdentifierStr(mlirOperationGetAttribute(fused, i).name);
+    MlirNamedAttribute a = mlirOperationGetAttribute(fused, i);
+    MlirStringRef name = mlirIdentifierStr(a.name);
+    if (attn_str_eq(name, "operandSegmentSizes"))
+      continue;
+    if (attn_str_eq(name, "mods") && mlirAttributeIsAArray(a.attribute)) {
+      bool scale_only = true;
+      for (intptr_t m = 0; m < mlirArrayAttrGetNumElements(a.attribute); ++m) {
+        MlirAttribute e = mlirArrayAttrGetElement(a.attribute, m);
+        scale_only &= mlirAttributeIsAString(e) &&
+                      attn_str_eq(mlirStringAttrGetValue(e), "scale");
+      }
+      if (scale_only)
+        continue;
+    }
     if (!attn_str_eq(name, "scale") && !attn_str_eq(name, "causal") &&
         !attn_str_eq(name, "rope")) {
       *why = "the Hopper kernel computes scale, causal and RoPE only";

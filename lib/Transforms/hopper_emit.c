@@ -620,7 +620,7 @@ static void producer(struct em *e, const struct ids *x, int wt) {
   int s2 = stage_of(e, j2, &ph2);
   mbar_wait(e, bar_at(e, x->bar_full, s2), ph2);
   int base = addc(e, mulc(e, s2, 2 * e->tile_bytes), e->kv_off);
-  int pos0 = addc(e, mulc(e, j2, k->block_n), k->rope_offset);
+  int pos0 = addc(e, mulc(e, j2, k->block_n), k->rope_offset_k);
   rope_rows(e, x->smem, base, k->block_n, ci32(e, 0), k->block_n, pos0, &r);
   asm0(e, "fence.proxy.async.shared::cta;");
   mbar_arrive(e, bar_at(e, x->bar_kready, s2));
@@ -1235,7 +1235,7 @@ void attn_hopper_emit_rope_k(struct attn_strbuf *b,
   int p0 = mulc(&e, unit, nf);
   int c[8], s[8], sc[8], ss[8];
   int pos = op(&e, "arith.uitofp %%v%d : i32 to f32",
-               addc(&e, first, k->rope_offset));
+               addc(&e, first, k->rope_offset_k));
   int gf = cf32(&e, (float)groups);
   for (int i = 0; i < nf; ++i) {
     int f = inv_freq(&e, addc(&e, p0, i));

@@ -31,7 +31,8 @@ struct attn_hopper_kernel {
   double theta;
   int64_t rotary_dim;
   bool interleaved;
-  int64_t rope_offset;    ///< position of row 0
+  int64_t rope_offset;    ///< position of q's row 0
+  int64_t rope_offset_k;  ///< position of k's row 0
   /// RoPE of K: in this kernel per tile (fused), or by a separate kernel
   /// (attn_hopper_emit_rope_k) before it, once per K row (split).
   bool rope_k_in_kernel;

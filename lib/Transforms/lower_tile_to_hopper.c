@@ -135,6 +135,20 @@ static bool is_attention_program(MlirOperation kernel, bool rope,
   return ok;
 }
 
+/// True for a `mods` list that holds "scale" only (or nothing): the other
+/// score modifiers have no Hopper kernel yet.
+static bool only_scale(MlirAttribute mods) {
+  if (!mlirAttributeIsAArray(mods))
+    return false;
+  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(mods); ++i) {
+    MlirAttribute m = mlirArrayAttrGetElement(mods, i);
+    if (!mlirAttributeIsAString(m) ||
+        !attn_str_eq(mlirStringAttrGetValue(m), "scale"))
+      return false;
+  }
+  return true;
+}
+
 /// Reads the kernel's problem; returns false with *why when the Hopper
 /// kernel cannot compute it.
 static bool describe(MlirOperation kernel, const struct hopper_options *o,
@@ -216,6 +230,9 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   }
   for (intptr_t i = 0, n = mlirDictionaryAttrGetNumElements(att); i < n; ++i) {
     MlirStringRef key = mlirIdentifierStr(mlirDictionaryAttrGetElement(att, i).name);
+    MlirAttribute val = mlirDictionaryAttrGetElement(att, i).attribute;
+    if (attn_str_eq(key, "mods") && only_scale(val))
+      continue;
     if (!attn_str_eq(key, "scale") && !attn_str_eq(key, "causal") &&
         !attn_str_eq(key, "rope")) {
       *why = "the Hopper kernel computes scale, causal and RoPE only";
@@ -241,6 +258,10 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
         rope, mlirStringRefCreateFromCString("layout"));
     MlirAttribute off = mlirDictionaryAttrGetElementByName(
         rope, mlirStringRefCreateFromCString("offset"));
+    MlirAttribute qoff = mlirDictionaryAttrGetElementByName(
+        rope, mlirStringRefCreateFromCString("q_offset"));
+    MlirAttribute koff = mlirDictionaryAttrGetElementByName(
+        rope, mlirStringRefCreateFromCString("k_offset"));
     if (!mlirAttributeIsAFloat(t) || !mlirAttributeIsAInteger(r) ||
         !mlirAttributeIsAString(l)) {
       *why = "malformed rope description";
@@ -249,9 +270,22 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
     k->theta = mlirFloatAttrGetValueDouble(t);
     k->rotary_dim = mlirIntegerAttrGetValueInt(r);
     k->interleaved = attn_str_eq(mlirStringAttrGetValue(l), "interleaved");
-    k->rope_offset = !mlirAttributeIsNull(off) && mlirAttributeIsAInteger(off)
+    int64_t shared = !mlirAttributeIsNull(off) && mlirAttributeIsAInteger(off)
                          ? mlirIntegerAttrGetValueInt(off)
                          : 0;
+    k->rope_offset = !mlirAttributeIsNull(qoff) && mlirAttributeIsAInteger(qoff)
+                         ? mlirIntegerAttrGetValueInt(qoff)
+                         : shared;
+    k->rope_offset_k =
+        !mlirAttributeIsNull(koff) && mlirAttributeIsAInteger(koff)
+            ? mlirIntegerAttrGetValueInt(koff)
+            : shared;
+    if (k->rope_offset < 0 || k->rope_offset_k < 0 ||
+        k->rope_offset + k->seq_q > (1LL << 24) ||
+        k->rope_offset_k + k->seq_k > (1LL << 24)) {
+      *why = "the Hopper kernel's RoPE positions must lie in [0, 2^24)";
+      return false;
+    }
     if (k->rotary_dim % 4 != 0 || 96 % (k->rotary_dim / 4) != 0) {
       *why = "the Hopper kernel's RoPE needs rotary_dim/4 to divide 96";
       snprintf(detail, dlen, "rotary_dim %lld", (long long)k->rotary_dim);

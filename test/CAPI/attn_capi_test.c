@@ -338,7 +338,7 @@ static void test_cpu_numerics(void) {
 
 static void test_parse_errors(void) {
   printf("@test_parse_errors\n");
-  char *text = read_file("test/Inputs/bad_syntax.mlir");
+  char *text = read_file("test/Inputs/errors/bad_syntax.mlir");
   struct attn_compile_options o;
   attn_compile_options_init(&o);
   o.source_name = "bad_syntax.mlir";

@@ -1,0 +1,30 @@
+// RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="fallback=true" | FileCheck %s --check-prefix=FALLBACK
+
+// Combinations with no Hopper kernel are rejected at compile time, at the
+// user's op; with fallback=true they are left for lower-tile-to-gpu.
+// FALLBACK-LABEL: func.func @f32
+// FALLBACK: "tile.mma"
+func.func @f32(%q: tensor<1x2x256x128xf32>, %k: tensor<1x2x256x128xf32>, %v: tensor<1x2x256x128xf32>) -> tensor<1x2x256x128xf32> {
+  // expected-error@+1 {{no Hopper kernel for 'f32': the Hopper kernel takes bf16 or f16 tensors}}
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x2x256x128xf32>, tensor<1x2x256x128xf32>, tensor<1x2x256x128xf32>) -> tensor<1x2x256x128xf32>
+  return %o : tensor<1x2x256x128xf32>
+}
+
+// -----
+
+// FALLBACK-LABEL: func.func @head_dim_96
+func.func @head_dim_96(%q: tensor<1x2x256x96xbf16>, %k: tensor<1x2x256x96xbf16>, %v: tensor<1x2x256x96xbf16>) -> tensor<1x2x256x96xbf16> {
+  // expected-error@+1 {{no Hopper kernel for 'head_dim_96': the Hopper kernel has head dims 64 and 128 (found head dim 96)}}
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x2x256x96xbf16>, tensor<1x2x256x96xbf16>, tensor<1x2x256x96xbf16>) -> tensor<1x2x256x96xbf16>
+  return %o : tensor<1x2x256x96xbf16>
+}
+
+// -----
+
+// FALLBACK-LABEL: func.func @softcap
+func.func @softcap(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
+  // expected-error@+1 {{no Hopper kernel for 'softcap': the Hopper kernel computes scale, causal and RoPE only (found 'mods')}}
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, softcap = 30.0 : f64, mods = ["scale", "softcap"]} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16>
+  return %o : tensor<1x2x256x64xbf16>
+}
