@@ -31,6 +31,12 @@ run() { # file [attn-run options...]
 run examples/rope_causal.mlir
 run examples/rope_causal.mlir --tile-options="block-m=16 block-n=16 threads=256"
 for f in "$root"/test/Inputs/*.mlir "$root"/test/Inputs/hopper/*.mlir; do run "${f#$root/}"; done
+# The Python binding on CUDA torch tensors (test/python/torch_cuda.test).
+echo "== python: attn.attention on CUDA tensors" | tee -a "$log"
+if ! PYTHONPATH="$root/python" ATTN_LIBRARY_DIR="$carry/lib" ATTN_CACHE_DIR="/tmp/attn-gpu-check-cache" \
+    python3 "$root/test/python/torch_cuda.test" 2>&1 | tee -a "$log"; then
+  fail=1
+fi
 # The same program through a cubin from ptxas, to prove that path loads too.
 "$carry/bin/attn-translate" --to-cubin "$root/examples/rope_causal.mlir" -o "$out/rope_causal.cubin" \
   --manifest="$out/rope_causal.json" && echo "cubin: $(stat -c %s "$out/rope_causal.cubin") bytes" | tee -a "$log"

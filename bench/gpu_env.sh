@@ -11,7 +11,7 @@ stage() {
   local build=${1:?usage: stage BUILD_DIR}
   rm -rf "$carry/bin" "$carry/lib" && mkdir -p "$carry/bin" "$carry/lib" "$carry/debs"
   cp "$build"/bin/attn-run "$build"/bin/attn-translate "$build"/bin/attn-opt "$carry/bin/"
-  cp "$build"/lib/libattnrt.so "$carry/lib/"
+  cp "$build"/lib/libattnrt.so "$build"/lib/libattn.so* "$carry/lib/"
   if ! ls "$carry"/debs/libmlir-22_*.deb >/dev/null 2>&1; then
     (cd "$carry/debs" && apt-get download libmlir-22 libllvm22 libz3-4 libcjson1 >/dev/null 2>&1)
   fi

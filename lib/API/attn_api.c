@@ -445,14 +445,26 @@ static enum attn_status lower_gpu(struct attn_session *s,
     return attn_session_fail(s, ATTN_ERR_COMPILE,
                              "nothing to compile: the input has no attn ops, "
                              "tile kernels or gpu.module");
+  if (st.attn) {
+    enum attn_status rc = run_pipeline(s, module, "attn-fuse");
+    if (rc != ATTN_OK)
+      return rc;
+  }
   if (st.attn || st.tile) {
+    // The Hopper kernel where the chip and the program allow it, else the
+    // plain path (the same choice attn-translate makes).
     struct attn_strbuf p = {0};
-    if (st.attn)
-      attn_strbuf_printf(&p, "attn-fuse,attn-tile{%s},", s->tile_options);
-    attn_strbuf_printf(&p, "lower-tile-to-gpu{chip=%s", s->chip);
-    if (*s->features)
-      attn_strbuf_printf(&p, " features=%s", s->features);
-    attn_strbuf_printf(&p, "}");
+    if (st.attn) {
+      attn_gpu_pipeline(module, s->chip, s->features, ATTN_GPU_KERNEL_AUTO,
+                        s->tile_options, NULL, &p);
+    } else {
+      if (!strcmp(s->chip, "sm_90a"))
+        attn_strbuf_printf(&p, "lower-tile-to-hopper{fallback=true},");
+      attn_strbuf_printf(&p, "lower-tile-to-gpu{chip=%s", s->chip);
+      if (*s->features)
+        attn_strbuf_printf(&p, " features=%s", s->features);
+      attn_strbuf_printf(&p, "}");
+    }
     enum attn_status rc =
         p.failed ? ATTN_ERR_OUT_OF_MEMORY : run_pipeline(s, module, p.buf);
     attn_strbuf_free(&p);

@@ -346,7 +346,9 @@ class _GpuModule:
         if status:
             raise _rt_error(self._rt, status, "cannot use the current stream")
         try:
-            status = lib.attnrt_launch(self._handle, name.encode(), args, len(pointers), stream)
+            # A launch program where the compiler made one, else the kernel.
+            status = lib.attnrt_program_launch(self._handle, name.encode(), args,
+                                               len(pointers), stream)
         finally:
             lib.attnrt_stream_destroy(stream)
         if status:
@@ -399,11 +401,28 @@ class Kernel:
         self.index = index
         self.manifest = loaded.manifest
         kernels = self.manifest.get("kernels", [])
-        if len(kernels) != 1:
-            raise ValueError("attn: the program must hold exactly one attention, found %d "
-                             "kernels" % len(kernels))
-        self.name = kernels[0]["name"]
-        self.params = kernels[0]["params"]
+        programs = self.manifest.get("programs", [])
+        if programs:
+            # Several kernels make one attention (e.g. RoPE of K before the
+            # Hopper kernel): the caller passes the program's inputs.
+            if len(programs) != 1:
+                raise ValueError("attn: the program must hold exactly one attention, found %d "
+                                 "launch programs" % len(programs))
+            prog = programs[0]
+            self.name = prog["name"]
+            by_name = {}
+            for k in kernels:
+                for p in k["params"]:
+                    if p.get("kind") == "ptr":
+                        by_name.setdefault(p["name"], p)
+            self.params = [by_name.get(n, {"name": n}) for n in prog["inputs"]]
+        else:
+            if len(kernels) != 1:
+                raise ValueError("attn: the program must hold exactly one attention, found %d "
+                                 "kernels" % len(kernels))
+            self.name = kernels[0]["name"]
+            # Tensor maps are derived by attnrt from the pointers.
+            self.params = [p for p in kernels[0]["params"] if p.get("kind") != "tensormap"]
 
     def _check(self, inputs):
         params = self.params

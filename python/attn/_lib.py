@@ -107,6 +107,8 @@ def _load_attnrt(path):
     _declare(lib, "attnrt_stream_wrap", c_int, c_void_p, c_void_p, P(c_void_p))
     _declare(lib, "attnrt_stream_destroy", None, c_void_p)
     _declare(lib, "attnrt_launch", c_int, c_void_p, c_char_p, P(RtArg), c_size_t, c_void_p)
+    _declare(lib, "attnrt_program_launch", c_int, c_void_p, c_char_p, P(RtArg), c_size_t,
+             c_void_p)
     return lib
 
 
