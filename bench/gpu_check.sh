@@ -31,6 +31,11 @@ run() { # file [attn-run options...]
 run examples/rope_causal.mlir
 run examples/rope_causal.mlir --tile-options="block-m=16 block-n=16 threads=256"
 for f in "$root"/test/Inputs/*.mlir "$root"/test/Inputs/hopper/*.mlir; do run "${f#$root/}"; done
+# Every RoPE placement of the Hopper lowering.
+for place in fused split pre; do
+  run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options=rope=$place
+  run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options=rope=$place
+done
 # The Python binding on CUDA torch tensors (test/python/torch_cuda.test).
 echo "== python: attn.attention on CUDA tensors" | tee -a "$log"
 if ! PYTHONPATH="$root/python" ATTN_LIBRARY_DIR="$carry/lib" ATTN_CACHE_DIR="/tmp/attn-gpu-check-cache" \

@@ -14,5 +14,5 @@ if [ "${1:-}" = "--stage" ]; then
 fi
 setup
 export ATTN_BIN="$carry/bin" ATTN_LIBATTNRT="$carry/lib/libattnrt.so" PYTHONUNBUFFERED=1
-export ATTN_BENCH_VARIANTS=${ATTN_BENCH_VARIANTS-"fused:rope:--hopper-options=rope-k=fused;norope:norope"}
+export ATTN_BENCH_VARIANTS=${ATTN_BENCH_VARIANTS-"fused:rope:--hopper-options=rope=fused;pre:rope:--hopper-options=rope=pre;norope:norope"}
 python3 "$root/bench/attn_bench.py"

@@ -1176,7 +1176,7 @@ void attn_hopper_emit_kernel(struct attn_strbuf *b,
   attn_strbuf_printf(b, "}\n");
 }
 
-//===-- RoPE of K as its own kernel (the split placement) ----------------===//
+//===-- RoPE as its own kernel (the split and pre placements) -------------===//
 
 #define ROPE_K_THREADS 128
 #define ROPE_K_ROWS 256
@@ -1192,34 +1192,37 @@ bool attn_hopper_rope_k_supported(const struct attn_hopper_kernel *k) {
   return k->rotary_dim == k->head_dim && u > 0 && ROPE_K_THREADS % u == 0;
 }
 
-int64_t attn_hopper_rope_k_grid_x(const struct attn_hopper_kernel *k) {
-  return (k->seq_k + ROPE_K_ROWS - 1) / ROPE_K_ROWS;
-}
 
 static int vec_elem(struct em *e, int v, int i) {
   return op(e, "llvm.extractelement %%v%d[%%v%d : i32] : vector<4xi32>", v,
             ci32(e, i));
 }
 
-void attn_hopper_emit_rope_k(struct attn_strbuf *b,
-                             const struct attn_hopper_kernel *k) {
+void attn_hopper_emit_rope(struct attn_strbuf *b,
+                           const struct attn_hopper_kernel *k, bool q) {
   struct em e = {.b = b, .k = k, .next = 0};
+  const char *x = q ? "q" : "k";
+  int64_t heads = q ? k->heads : k->kv_heads;
+  int64_t seq = q ? k->seq_q : k->seq_k;
+  int64_t offset = q ? k->rope_offset : k->rope_offset_k;
   e.ty = k->bf16 ? "bf16" : "f16";
   int units = rope_k_units(k), groups = ROPE_K_THREADS / units;
   int nf = k->interleaved ? 4 : 8; // frequencies per unit
   attn_strbuf_printf(
       b,
-      "llvm.func @%s__rope_k(%%k: !llvm.ptr, %%k_rot: !llvm.ptr) attributes "
+      "llvm.func @%s__rope_%s(%%x: !llvm.ptr, %%x_rot: !llvm.ptr) attributes "
       "{nvvm.kernel, nvvm.maxntid = array<i32: %d, 1, 1>, attn.launch = "
       "{grid = array<i32: %lld, %lld, %lld>, block = array<i32: %d, 1, 1>, "
       "static_shared_bytes = 0 : i64, dynamic_shared_bytes = 0 : i64, "
-      "kernel = \"rope-k\", params = [",
-      k->name, ROPE_K_THREADS, (long long)attn_hopper_rope_k_grid_x(k),
-      (long long)k->kv_heads, (long long)k->batch, ROPE_K_THREADS);
-  int64_t kv[4] = {k->batch, k->kv_heads, k->seq_k, k->head_dim};
-  emit_param(b, "k", e.ty, kv);
+      "kernel = \"rope-%s\", params = [",
+      k->name, x, ROPE_K_THREADS, (long long)((seq + ROPE_K_ROWS - 1) / ROPE_K_ROWS),
+      (long long)heads, (long long)k->batch, ROPE_K_THREADS, x);
+  int64_t shape[4] = {k->batch, heads, seq, k->head_dim};
+  char rot[8];
+  snprintf(rot, sizeof rot, "%s_rot", x);
+  emit_param(b, x, e.ty, shape);
   attn_strbuf_printf(b, ", ");
-  emit_param(b, "k_rot", e.ty, kv);
+  emit_param(b, rot, e.ty, shape);
   attn_strbuf_printf(b, "]}} {\n");
 
   int tid = op(&e, "nvvm.read.ptx.sreg.tid.x : i32");
@@ -1230,12 +1233,12 @@ void attn_hopper_emit_rope_k(struct attn_strbuf *b,
   int row0 = mulc(&e, bx, ROPE_K_ROWS);
   int first = addi(&e, row0, g);
   int end = op(&e, "arith.minui %%v%d, %%v%d : i32", addc(&e, row0, ROPE_K_ROWS),
-               ci32(&e, k->seq_k));
+               ci32(&e, seq));
   // Frequencies of the unit's pairs, cos/sin at the first row and per step.
   int p0 = mulc(&e, unit, nf);
   int c[8], s[8], sc[8], ss[8];
   int pos = op(&e, "arith.uitofp %%v%d : i32 to f32",
-               addc(&e, first, k->rope_offset_k));
+               addc(&e, first, offset));
   int gf = cf32(&e, (float)groups);
   for (int i = 0; i < nf; ++i) {
     int f = inv_freq(&e, addc(&e, p0, i));
@@ -1243,7 +1246,7 @@ void attn_hopper_emit_rope_k(struct attn_strbuf *b,
     sincos(&e, fmul(&e, gf, f), &sc[i], &ss[i]);
   }
   int head = op(&e, "arith.extui %%v%d : i32 to i64",
-                mulc(&e, addi(&e, mulc(&e, bz, k->kv_heads), h), k->seq_k));
+                mulc(&e, addi(&e, mulc(&e, bz, heads), h), seq));
   int ucol = op(&e, "arith.extui %%v%d : i32 to i64", mulc(&e, unit, 16));
   int lo = to_index(&e, first), hi = to_index(&e, end), st = cidx(&e, groups);
   int it = e.next++, res = e.next++;
@@ -1276,7 +1279,7 @@ void attn_hopper_emit_rope_k(struct attn_strbuf *b,
   char fmt[160];
   int x1[8], x2[8];
   if (k->interleaved) {
-    snprintf(fmt, sizeof fmt, gep, "k", off);
+    snprintf(fmt, sizeof fmt, gep, "x", off);
     int pa = op(&e, "%s", fmt);
     int va = op(&e, "llvm.load %%v%d {alignment = 16 : i64} : !llvm.ptr -> "
                     "vector<4xi32>",
@@ -1284,11 +1287,11 @@ void attn_hopper_emit_rope_k(struct attn_strbuf *b,
     for (int i = 0; i < 4; ++i)
       unpack2(&e, vec_elem(&e, va, i), &x1[i], &x2[i]);
   } else {
-    snprintf(fmt, sizeof fmt, gep, "k", off);
+    snprintf(fmt, sizeof fmt, gep, "x", off);
     int pa = op(&e, "%s", fmt);
     int offb = op(&e, "arith.addi %%v%d, %%v%d : i64", off,
                   ci64(&e, k->rotary_dim)); // r/2 columns of 2 bytes
-    snprintf(fmt, sizeof fmt, gep, "k", offb);
+    snprintf(fmt, sizeof fmt, gep, "x", offb);
     int pb = op(&e, "%s", fmt);
     int va = op(&e, "llvm.load %%v%d {alignment = 16 : i64} : !llvm.ptr -> "
                     "vector<4xi32>",
@@ -1312,7 +1315,7 @@ void attn_hopper_emit_rope_k(struct attn_strbuf *b,
     for (int i = 0; i < 4; ++i)
       v = op(&e, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : vector<4xi32>",
              pack2(&e, y1[i], y2[i]), v, ci32(&e, i));
-    snprintf(fmt, sizeof fmt, gep, "k_rot", off);
+    snprintf(fmt, sizeof fmt, gep, "x_rot", off);
     int pd = op(&e, "%s", fmt);
     line(&e, "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : vector<4xi32>, "
              "!llvm.ptr",
@@ -1325,11 +1328,11 @@ void attn_hopper_emit_rope_k(struct attn_strbuf *b,
       vb = op(&e, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : vector<4xi32>",
               pack2(&e, y2[2 * i], y2[2 * i + 1]), vb, ci32(&e, i));
     }
-    snprintf(fmt, sizeof fmt, gep, "k_rot", off);
+    snprintf(fmt, sizeof fmt, gep, "x_rot", off);
     int pa = op(&e, "%s", fmt);
     int offb = op(&e, "arith.addi %%v%d, %%v%d : i64", off,
                   ci64(&e, k->rotary_dim));
-    snprintf(fmt, sizeof fmt, gep, "k_rot", offb);
+    snprintf(fmt, sizeof fmt, gep, "x_rot", offb);
     int pb = op(&e, "%s", fmt);
     line(&e, "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : vector<4xi32>, "
              "!llvm.ptr",

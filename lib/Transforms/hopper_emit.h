@@ -34,7 +34,7 @@ struct attn_hopper_kernel {
   int64_t rope_offset;    ///< position of q's row 0
   int64_t rope_offset_k;  ///< position of k's row 0
   /// RoPE of K: in this kernel per tile (fused), or by a separate kernel
-  /// (attn_hopper_emit_rope_k) before it, once per K row (split).
+  /// (attn_hopper_emit_rope) before it, once per K row (split).
   bool rope_k_in_kernel;
 };
 
@@ -54,12 +54,12 @@ void attn_hopper_emit_kernel(struct attn_strbuf *b,
                              const struct attn_hopper_kernel *k,
                              const char *attention_attr);
 
-/// The split placement: a kernel `@<name>__rope_k(k, k_rot)` rotating every
-/// K row once, 16-byte loads and stores, cos/sin stepped down the rows.
-/// Supported when the rotary dim is the head dim (see the function).
+/// The split and pre placements: a kernel `@<name>__rope_k(x, x_rot)` (or
+/// `__rope_q` when q is true) rotating every row of K (Q) once, 16-byte
+/// loads and stores, cos/sin stepped down the rows. Supported when the
+/// rotary dim is the head dim (see attn_hopper_rope_k_supported).
 bool attn_hopper_rope_k_supported(const struct attn_hopper_kernel *k);
-int64_t attn_hopper_rope_k_grid_x(const struct attn_hopper_kernel *k);
-void attn_hopper_emit_rope_k(struct attn_strbuf *b,
-                             const struct attn_hopper_kernel *k);
+void attn_hopper_emit_rope(struct attn_strbuf *b,
+                           const struct attn_hopper_kernel *k, bool q);
 
 #endif // ATTN_HOPPER_EMIT_H

@@ -41,18 +41,23 @@
 
 #define SMEM_LIMIT (227 * 1024)
 
+/// Where RoPE runs: see the file comment.
+enum placement { PLACE_AUTO, PLACE_FUSED, PLACE_SPLIT, PLACE_PRE };
+
 struct hopper_options {
   bool fallback;
-  long stages;  // 0: by head dim
-  bool split;   // RoPE of K by its own kernel once per row (else per tile)
+  long stages;          // 0: by head dim
+  enum placement rope;  // auto: the program's rope.strategy, else split
 };
 
 static const struct attn_pass_option hopper_options_help[] = {
     {"fallback", "leave kernels without a Hopper lowering to lower-tile-to-gpu "
                  "instead of failing (default false)"},
     {"stages", "K/V pipeline depth (0: 3 for head dim 128, 4 for 64)"},
-    {"rope-k", "where K is rotated: split (a kernel before, once per row; "
-               "default) or fused (in this kernel, per tile)"},
+    {"rope", "where RoPE runs: auto (the program's rope.strategy, else "
+             "split), fused (Q and K in the kernel, K per tile), split (K by a "
+             "kernel before, once per row; Q in the kernel), pre (Q and K by "
+             "kernels before)"},
     {NULL, NULL},
 };
 
@@ -60,7 +65,17 @@ static void hopper_init(void *opts) {
   struct hopper_options *o = opts;
   o->fallback = false;
   o->stages = 0;
-  o->split = true;
+  o->rope = PLACE_AUTO;
+}
+
+static bool parse_placement(const char *v, enum placement *out) {
+  static const char *names[] = {"auto", "fused", "split", "pre"};
+  for (int i = 0; i < 4; ++i)
+    if (!strcmp(v, names[i])) {
+      *out = (enum placement)i;
+      return true;
+    }
+  return false;
 }
 
 static bool hopper_set(void *opts, const char *name, const char *value,
@@ -75,18 +90,17 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   }
   if (!strcmp(name, "stages"))
     return attn_parse_int_option(name, value, 0, 4, &o->stages, err, errlen);
-  if (!strcmp(name, "rope-k")) {
-    if (!strcmp(value, "split") || !strcmp(value, "fused")) {
-      o->split = value[0] == 's';
+  if (!strcmp(name, "rope")) {
+    if (parse_placement(value, &o->rope))
       return true;
-    }
-    snprintf(err, errlen, "option 'rope-k' expects split or fused, found '%s'",
+    snprintf(err, errlen,
+             "option 'rope' expects auto, fused, split or pre, found '%s'",
              value);
     return false;
   }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
-           "fallback, stages or rope-k)",
+           "fallback, stages or rope)",
            name);
   return false;
 }
@@ -152,9 +166,10 @@ static bool only_scale(MlirAttribute mods) {
 /// Reads the kernel's problem; returns false with *why when the Hopper
 /// kernel cannot compute it.
 static bool describe(MlirOperation kernel, const struct hopper_options *o,
-                     struct attn_hopper_kernel *k, const char **why,
-                     char *detail, size_t dlen) {
+                     struct attn_hopper_kernel *k, enum placement *strategy,
+                     const char **why, char *detail, size_t dlen) {
   memset(k, 0, sizeof *k);
+  *strategy = PLACE_AUTO;
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
   if (mlirBlockGetNumArguments(body) != 4) {
     *why = "the kernel does not take exactly (q, k, v, out)";
@@ -267,6 +282,18 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
       *why = "malformed rope description";
       return false;
     }
+    MlirAttribute strat = mlirDictionaryAttrGetElementByName(
+        rope, mlirStringRefCreateFromCString("strategy"));
+    if (!mlirAttributeIsNull(strat) && mlirAttributeIsAString(strat)) {
+      MlirStringRef sv = mlirStringAttrGetValue(strat);
+      char buf[16];
+      snprintf(buf, sizeof buf, "%.*s", (int)sv.length, sv.data);
+      if (!parse_placement(buf, strategy) || *strategy == PLACE_AUTO) {
+        *why = "the Hopper kernel places RoPE fused, split or pre";
+        snprintf(detail, dlen, "strategy '%s'", buf);
+        return false;
+      }
+    }
     k->theta = mlirFloatAttrGetValueDouble(t);
     k->rotary_dim = mlirIntegerAttrGetValueInt(r);
     k->interleaved = attn_str_eq(mlirStringAttrGetValue(l), "interleaved");
@@ -330,11 +357,14 @@ static void move_into(MlirOperation shell, MlirOperation kernels) {
 }
 
 /// Appends to the gpu.module's attn.programs the program that runs the
-/// split RoPE: rotate K into a workspace, then attention on it.
-static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k) {
+/// rotation kernels into workspaces, then attention on them.
+static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
+                        bool rotate_q) {
   MlirContext ctx = mlirOperationGetContext(gm);
-  long long bytes = (long long)(k->batch * k->kv_heads * k->seq_k *
-                                k->head_dim * 2);
+  long long kbytes = (long long)(k->batch * k->kv_heads * k->seq_k *
+                                 k->head_dim * 2);
+  long long qbytes = (long long)(k->batch * k->heads * k->seq_q *
+                                 k->head_dim * 2);
   struct attn_strbuf t = {0};
   attn_strbuf_printf(&t, "[");
   MlirAttribute old = mlirOperationGetAttributeByName(
@@ -344,13 +374,23 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k) {
       attn_strbuf_attr(&t, mlirArrayAttrGetElement(old, i));
       attn_strbuf_printf(&t, ", ");
     }
+  attn_strbuf_printf(&t,
+                     "{name = \"%s\", inputs = [\"q\", \"k\", \"v\", \"out\"], "
+                     "workspace = [",
+                     k->name);
+  if (rotate_q)
+    attn_strbuf_printf(&t, "{name = \"q_rot\", bytes = %lld : i64}, ", qbytes);
+  attn_strbuf_printf(&t, "{name = \"k_rot\", bytes = %lld : i64}], steps = [",
+                     kbytes);
+  if (rotate_q)
+    attn_strbuf_printf(&t,
+                       "{kernel = \"%s__rope_q\", args = [\"q\", \"q_rot\"]}, ",
+                       k->name);
   attn_strbuf_printf(
       &t,
-      "{name = \"%s\", inputs = [\"q\", \"k\", \"v\", \"out\"], workspace = "
-      "[{name = \"k_rot\", bytes = %lld : i64}], steps = [{kernel = "
-      "\"%s__rope_k\", args = [\"k\", \"k_rot\"]}, {kernel = \"%s\", args = "
-      "[\"q\", \"k_rot\", \"v\", \"out\"]}]}]",
-      k->name, bytes, k->name, k->name);
+      "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, {kernel = "
+      "\"%s\", args = [\"%s\", \"k_rot\", \"v\", \"out\"]}]}]",
+      k->name, k->name, rotate_q ? "q_rot" : "q");
   MlirAttribute a =
       t.failed ? (MlirAttribute){NULL}
                : mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString(t.buf));
@@ -372,7 +412,8 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   attn_attr_str(kernel, "sym_name", &sym);
   char name[256];
   snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
-  if (!describe(kernel, o, &k, &why, detail, sizeof detail)) {
+  enum placement strategy;
+  if (!describe(kernel, o, &k, &strategy, &why, detail, sizeof detail)) {
     if (o->fallback)
       return true;
     return attn_emit_errorf(kernel, "no Hopper kernel for '%s': %s%s%s%s",
@@ -380,10 +421,18 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
                             detail[0] ? ")" : "");
   }
   k.name = name;
-  // K is rotated once per row by its own kernel where it can be, instead of
-  // by every CTA that reads the tile (attention re-reads K per query block).
-  bool split = k.rope && o->split && attn_hopper_rope_k_supported(&k);
-  k.rope_k_in_kernel = k.rope && !split;
+  // Where RoPE runs: the option, else the program's choice (attn-fuse's
+  // rope-strategy), else split: K rotated once per row by its own kernel
+  // rather than by every CTA that reads the tile (attention re-reads K per
+  // query block). The rotation kernels need rotary_dim == head dim; other
+  // programs rotate in the kernel.
+  enum placement place = o->rope != PLACE_AUTO ? o->rope
+                         : strategy != PLACE_AUTO ? strategy
+                                                  : PLACE_SPLIT;
+  if (!k.rope || !attn_hopper_rope_k_supported(&k))
+    place = PLACE_FUSED;
+  bool split = k.rope && place == PLACE_SPLIT, pre = k.rope && place == PLACE_PRE;
+  k.rope_k_in_kernel = k.rope && place == PLACE_FUSED;
   MlirOperation module = mlirOperationGetParentOperation(kernel);
   MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
                                              mlirOperationGetLocation(kernel));
@@ -403,9 +452,14 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
       "llvm.func @__nv_cosf(f32) -> f32\n"
       "llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, "
       "alignment = 1024 : i64} : !llvm.array<0 x i8>\n");
-  attn_hopper_emit_kernel(&text, &k, att.buf);
-  if (split)
-    attn_hopper_emit_rope_k(&text, &k);
+  // The attention kernel of the pre placement sees rotated inputs.
+  struct attn_hopper_kernel main = k;
+  main.rope = k.rope && !pre;
+  attn_hopper_emit_kernel(&text, &main, att.buf);
+  if (split || pre)
+    attn_hopper_emit_rope(&text, &k, false);
+  if (pre)
+    attn_hopper_emit_rope(&text, &k, true);
   attn_strbuf_printf(&text, "}\n");
   attn_strbuf_free(&att);
   if (text.failed) {
@@ -428,7 +482,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   attn_set_locations(shell, mlirOperationGetLocation(kernel));
   move_into(shell, gm);
   mlirOperationDestroy(shell);
-  if (split && !add_program(gm, &k))
+  if ((split || pre) && !add_program(gm, &k, pre))
     return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);
   *lowered = true;

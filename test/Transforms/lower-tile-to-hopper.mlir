@@ -1,5 +1,7 @@
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper | FileCheck %s
-// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope-k=fused" | FileCheck %s --check-prefix=FUSED
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=fused" | FileCheck %s --check-prefix=FUSED
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=pre" | FileCheck %s --check-prefix=PRE
+// RUN: not attn-opt %s --lower-tile-to-hopper="rope=later" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // The attention tile program becomes one warp-specialised sm_90a kernel:
 // 384 threads, three TMA descriptors as grid-constant parameters, wgmma for
@@ -31,6 +33,14 @@
 // FUSED: setmaxnreg.dec.sync.aligned.u32 56
 // FUSED: fence.proxy.async.shared::cta
 // FUSED-NOT: @attn__rope_k
+// Pre: Q and K rotated by kernels before an attention kernel without RoPE.
+// PRE: attn.programs = [{inputs = ["q", "k", "v", "out"], name = "attn", steps = [{args = ["q", "q_rot"], kernel = "attn__rope_q"}, {args = ["k", "k_rot"], kernel = "attn__rope_k"}, {args = ["q_rot", "k_rot", "v", "out"], kernel = "attn"}], workspace = [{bytes = 2097152 : i64, name = "q_rot"}, {bytes = 2097152 : i64, name = "k_rot"}]}]
+// PRE: llvm.func @attn(
+// PRE-NOT: llvm.call @__nv_sinf
+// PRE: llvm.func @attn__rope_k(
+// PRE: llvm.func @attn__rope_q(
+
+// BAD: attn-opt: error: option 'rope' expects auto, fused, split or pre, found 'later'
 func.func @attn(%q: tensor<2x8x512x128xbf16>, %k: tensor<2x8x512x128xbf16>, %v: tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16> {
   %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.08838834764831845 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16>
   return %o : tensor<2x8x512x128xbf16>

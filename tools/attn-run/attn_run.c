@@ -28,7 +28,7 @@
 static const char *tool = "attn-run";
 
 struct options {
-  const char *input, *irdl_file, *tile_options;
+  const char *input, *irdl_file, *tile_options, *hopper_options;
   uint64_t seed;
   double tolerance; // <= 0: pick by element type
   bool gpu;
@@ -46,6 +46,8 @@ static void usage(FILE *f) {
           "  --iters=<n>            GPU only: also time n launches (median)\n"
           "  --kernel=auto|hopper|plain  GPU kernel family (default auto: "
           "Hopper where it applies)\n"
+          "  --hopper-options=<text>  options for lower-tile-to-hopper, e.g. "
+          "'rope=pre'\n"
           "  --seed=<n>             input seed (default: fresh each run)\n"
           "  --tolerance=<x>        max relative error (default 1e-4 for f32, "
           "2e-2 for bf16, 5e-3 for f16)\n"
@@ -105,6 +107,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
       }
     } else if (!strncmp(a, "--tile-options=", 15))
       o->tile_options = a + 15;
+    else if (!strncmp(a, "--hopper-options=", 17))
+      o->hopper_options = a + 17;
     else if (!strncmp(a, "--irdl-file=", 12))
       o->irdl_file = a + 12;
     else if (a[0] == '-' && a[1]) {
@@ -162,7 +166,7 @@ int main(int argc, char **argv) {
     struct attn_strbuf p = {0};
     if (o.gpu)
       x.hopper = attn_gpu_pipeline(module, x.chip, NULL, o.kernel,
-                                   o.tile_options, NULL, &p);
+                                   o.tile_options, o.hopper_options, &p);
     else
       attn_strbuf_printf(&p, "attn-tile{%s},lower-tile-to-cpu,%s",
                          o.tile_options ? o.tile_options : "",
