@@ -136,25 +136,11 @@ enum attn_status attn_session_fail(struct attn_session *s,
 
 //===-- Options -----------------------------------------------------------===//
 
-/// Chips LLVM's NVPTX backend knows, with the oldest PTX ISA that has them.
-/// Keep in step with lower-tile-to-gpu's table: a pair outside it makes
-/// LLVM end the process.
-static const struct {
-  const char *chip;
-  int min_ptx;
-} known_chips[] = {
-    {"sm_70", 60}, {"sm_75", 63}, {"sm_80", 70}, {"sm_86", 71},
-    {"sm_87", 74}, {"sm_89", 78}, {"sm_90", 78}, {"sm_90a", 80},
-};
-enum { MAX_PTX = 88 };
-
+/// The oldest PTX ISA of a chip (lib/Transforms' table), or -1.
 static int chip_min_ptx(const char *chip, size_t len) {
-  for (size_t i = 0; i < sizeof known_chips / sizeof *known_chips; ++i)
-    if (strlen(known_chips[i].chip) == len &&
-        !strncmp(known_chips[i].chip, chip, len))
-      return known_chips[i].min_ptx;
-  return -1;
+  return attn_chip_min_ptx(chip, len);
 }
+enum { MAX_PTX = ATTN_MAX_PTX };
 
 /// Parses "+ptxNN"; returns NN or -1.
 static int parse_ptx(const char *s, size_t len) {

@@ -63,7 +63,7 @@ static void print_to_file(MlirStringRef s, void *user) {
   fwrite(s.data, 1, s.length, (FILE *)user);
 }
 
-static const char *severity_name(MlirDiagnosticSeverity s) {
+const char *attn_severity_name(MlirDiagnosticSeverity s) {
   switch (s) {
   case MlirDiagnosticError:
     return "error";
@@ -78,7 +78,7 @@ static const char *severity_name(MlirDiagnosticSeverity s) {
 
 static void print_diag(MlirDiagnostic d, FILE *out) {
   attn_location_print(mlirDiagnosticGetLocation(d), out);
-  fprintf(out, ": %s: ", severity_name(mlirDiagnosticGetSeverity(d)));
+  fprintf(out, ": %s: ", attn_severity_name(mlirDiagnosticGetSeverity(d)));
   mlirDiagnosticPrint(d, print_to_file, out);
   fputc('\n', out);
   for (intptr_t i = 0, n = mlirDiagnosticGetNumNotes(d); i < n; ++i)

@@ -40,6 +40,9 @@ struct attn_diag_sink {
 MlirDiagnosticHandlerID attn_diag_attach(MlirContext ctx,
                                          struct attn_diag_sink *sink);
 
+/// "error", "warning", "note" or "remark".
+const char *attn_severity_name(MlirDiagnosticSeverity s);
+
 /// Unwraps name, call-site and fused locations to the file location inside.
 /// Returns false when there is none (unknown location).
 bool attn_location_file_line(MlirLocation loc, MlirStringRef *file,

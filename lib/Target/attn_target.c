@@ -386,16 +386,7 @@ bool attn_target_emit(MlirOperation module, enum attn_binary_format format,
            "memref-call-conv=1},canonicalize,cse),reconcile-unrealized-casts,"
            "gpu-module-to-binary{format=%s toolkit=%s}",
            format == ATTN_FORMAT_PTX ? "isa" : "bin", toolkit);
-  MlirContext ctx = mlirOperationGetContext(module);
-  MlirPassManager pm = mlirPassManagerCreate(ctx);
-  char err[512];
-  bool ok = attn_pipeline_add(pm, pipeline, err, sizeof err);
-  if (!ok)
-    attn_emit_errorf(module, "%s", err);
-  else
-    ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, module)) &&
-         extract_binary(module, out);
-  mlirPassManagerDestroy(pm);
+  bool ok = attn_pipeline_run(module, pipeline) && extract_binary(module, out);
   if (!ok)
     attn_binary_free(out);
   return ok;

@@ -48,11 +48,16 @@ static const struct {
     {"sm_87", 74}, {"sm_89", 78}, {"sm_90", 78}, {"sm_90a", 80},
 };
 
-static int chip_min_ptx(const char *chip) {
+int attn_chip_min_ptx(const char *chip, size_t len) {
   for (size_t i = 0; i < sizeof known_chips / sizeof *known_chips; ++i)
-    if (!strcmp(known_chips[i].chip, chip))
+    if (strlen(known_chips[i].chip) == len &&
+        !strncmp(known_chips[i].chip, chip, len))
       return known_chips[i].min_ptx;
   return -1;
+}
+
+static int chip_min_ptx(const char *chip) {
+  return attn_chip_min_ptx(chip, strlen(chip));
 }
 
 static void gpu_init(void *opts) {
@@ -78,7 +83,7 @@ static bool gpu_set(void *opts, const char *name, const char *value, char *err,
   if (!strcmp(name, "features")) {
     int v;
     char tail;
-    if (sscanf(value, "+ptx%d%c", &v, &tail) != 1 || v < 60 || v > 88) {
+    if (sscanf(value, "+ptx%d%c", &v, &tail) != 1 || v < 60 || v > ATTN_MAX_PTX) {
       snprintf(err, errlen, "features must be +ptxNN with NN in [60, 88], "
                             "found '%s'",
                value);

@@ -1,10 +1,24 @@
 //===- pipeline.c - Parses --pass-pipeline text mixing attn and MLIR passes -===//
 #include "lib/Transforms/transforms.h"
 
+#include "dialects/dialects.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+bool attn_pipeline_run(MlirOperation module, const char *pipeline) {
+  MlirPassManager pm = mlirPassManagerCreate(mlirOperationGetContext(module));
+  char err[1024];
+  bool ok = attn_pipeline_add(pm, pipeline, err, sizeof err);
+  if (!ok)
+    attn_emit_errorf(module, "%s", err);
+  else
+    ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, module));
+  mlirPassManagerDestroy(pm);
+  return ok;
+}
 
 const char attn_cpu_to_llvm_pipeline[] =
     "convert-scf-to-cf,convert-math-to-llvm,convert-arith-to-llvm,"

@@ -90,6 +90,19 @@ bool attn_gpu_pipeline(MlirOperation module, const char *chip,
                        const char *tile_options, const char *hopper_options,
                        struct attn_strbuf *out);
 
+/// Runs a textual pipeline (as attn_pipeline_add takes it) on module with a
+/// fresh pass manager. Returns false after diagnostics: the passes' own, or
+/// an error at module when the pipeline text is bad.
+bool attn_pipeline_run(MlirOperation module, const char *pipeline);
+
+/// The oldest PTX ISA (times ten, e.g. 80) that has chip ("sm_90a"), or -1
+/// for a chip LLVM's NVPTX backend does not know. A chip/ISA pair outside
+/// this table makes LLVM end the process: validate before lowering.
+int attn_chip_min_ptx(const char *chip, size_t len);
+
+/// The newest PTX ISA the bundled LLVM emits (times ten).
+#define ATTN_MAX_PTX 88
+
 /// The upstream passes that take the CPU lowering's output to the LLVM
 /// dialect, as pipeline text for attn_pipeline_add.
 extern const char attn_cpu_to_llvm_pipeline[];

@@ -137,19 +137,6 @@ static void capture_end(struct capture *c) {
   }
 }
 
-static bool run_pipeline(MlirContext ctx, MlirOperation module,
-                         const char *pipeline) {
-  MlirPassManager pm = mlirPassManagerCreate(ctx);
-  char err[1024];
-  bool ok = attn_pipeline_add(pm, pipeline, err, sizeof err);
-  if (!ok)
-    attn_emit_errorf(module, "%s", err);
-  else
-    ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, module));
-  mlirPassManagerDestroy(pm);
-  return ok;
-}
-
 static void print_repro(const struct options *o, long k, bool invalid) {
   printf("  reproduce: attn-fuzz --seed=%" PRIu64 " --%s=%ld --print", o->seed,
          invalid ? "invalid-case" : "case", k);
@@ -178,12 +165,12 @@ static int run_case(MlirContext ctx, struct capture *cap,
   MlirOperation module = attn_tool_parse_module(ctx, text.buf, file);
   bool ok = !mlirOperationIsNull(module) && mlirOperationVerify(module) &&
             attn_dialects_verify(module) &&
-            run_pipeline(ctx, module, "attn-fuse") &&
+            attn_pipeline_run(module, "attn-fuse") &&
             attn_run_collect_jobs(module, &job, 1, &njobs);
   snprintf(pipeline, sizeof pipeline,
            "attn-tile{block-m=%d block-n=%d},lower-tile-to-cpu,%s", c.block_m,
            c.block_n, attn_cpu_to_llvm_pipeline);
-  ok = ok && run_pipeline(ctx, module, pipeline) &&
+  ok = ok && attn_pipeline_run(module, pipeline) &&
        attn_cpu_executor_load(&x, module);
   char *line = NULL;
   size_t line_len = 0;

@@ -54,19 +54,6 @@ static const struct {
              {"expected-remark", MlirDiagnosticRemark},
              {"expected-note", MlirDiagnosticNote}};
 
-static const char *severity_name(MlirDiagnosticSeverity s) {
-  switch (s) {
-  case MlirDiagnosticError:
-    return "error";
-  case MlirDiagnosticWarning:
-    return "warning";
-  case MlirDiagnosticNote:
-    return "note";
-  default:
-    return "remark";
-  }
-}
-
 /// Finds word in [s, end) (strstr would scan the rest of the file from every
 /// line). NULL when absent.
 static const char *find_in(const char *s, const char *end, const char *word) {
@@ -190,14 +177,14 @@ int attn_verifier_finish(struct attn_verifier *v, FILE *err) {
     }
     if (!matched) {
       fprintf(err, "%s:%d: error: unexpected %s: %s\n", v->filename, g->line,
-              severity_name(g->severity), g->text ? g->text : "");
+              attn_severity_name(g->severity), g->text ? g->text : "");
       ++bad;
     }
   }
   for (size_t j = 0; j < v->nexp; ++j)
     if (!v->exp[j].met) {
       fprintf(err, "%s:%d: error: expected %s \"%s\" was not produced\n",
-              v->filename, v->exp[j].line, severity_name(v->exp[j].severity),
+              v->filename, v->exp[j].line, attn_severity_name(v->exp[j].severity),
               v->exp[j].text);
       ++bad;
     }

@@ -123,19 +123,6 @@ static int parse_args(int argc, char **argv, struct options *o) {
   return 0;
 }
 
-static bool run_pipeline(MlirContext ctx, MlirOperation module,
-                         const char *pipeline) {
-  MlirPassManager pm = mlirPassManagerCreate(ctx);
-  char err[1024];
-  bool ok = attn_pipeline_add(pm, pipeline, err, sizeof err);
-  if (!ok)
-    fprintf(stderr, "%s: error: %s\n", tool, err);
-  else
-    ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, module));
-  mlirPassManagerDestroy(pm);
-  return ok;
-}
-
 int main(int argc, char **argv) {
   struct options o = {0};
   int rc = parse_args(argc, argv, &o);
@@ -156,7 +143,7 @@ int main(int argc, char **argv) {
     module = attn_tool_parse_module(ctx, text, filename);
     ok = !mlirOperationIsNull(module) && mlirOperationVerify(module) &&
          attn_dialects_verify(module) &&
-         run_pipeline(ctx, module, "attn-fuse") &&
+         attn_tool_run_pipeline(tool, module, "attn-fuse") &&
          attn_run_collect_jobs(module, jobs, 64, &njobs);
   }
   struct attn_executor x = {.iters = o.iters};
@@ -171,7 +158,7 @@ int main(int argc, char **argv) {
       attn_strbuf_printf(&p, "attn-tile{%s},lower-tile-to-cpu,%s",
                          o.tile_options ? o.tile_options : "",
                          attn_cpu_to_llvm_pipeline);
-    ok = !p.failed && run_pipeline(ctx, module, p.buf);
+    ok = !p.failed && attn_tool_run_pipeline(tool, module, p.buf);
     attn_strbuf_free(&p);
   }
   if (ok && o.gpu) {

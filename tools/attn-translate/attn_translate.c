@@ -136,19 +136,6 @@ static MlirWalkResult find_stage(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
-static bool run_pipeline(MlirContext ctx, MlirOperation module,
-                         const char *text) {
-  MlirPassManager pm = mlirPassManagerCreate(ctx);
-  char err[1024];
-  bool ok = attn_pipeline_add(pm, text, err, sizeof err);
-  if (!ok)
-    fprintf(stderr, "%s: error: %s\n", tool, err);
-  else
-    ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, module));
-  mlirPassManagerDestroy(pm);
-  return ok;
-}
-
 /// Runs whatever attn passes the module still needs to reach gpu level.
 static bool lower_to_gpu(MlirContext ctx, MlirOperation module,
                          const struct options *o) {
@@ -156,7 +143,7 @@ static bool lower_to_gpu(MlirContext ctx, MlirOperation module,
   mlirOperationWalk(module, find_stage, &s, MlirWalkPreOrder);
   if (!s.attn && !s.tile)
     return true;
-  if (s.attn && !run_pipeline(ctx, module, "attn-fuse"))
+  if (s.attn && !attn_tool_run_pipeline(tool, module, "attn-fuse"))
     return false;
   struct attn_strbuf p = {0};
   if (s.attn) {
@@ -174,7 +161,7 @@ static bool lower_to_gpu(MlirContext ctx, MlirOperation module,
       attn_strbuf_printf(&p, " features=%s", o->features);
     attn_strbuf_printf(&p, "}");
   }
-  bool ok = !p.failed && run_pipeline(ctx, module, p.buf);
+  bool ok = !p.failed && attn_tool_run_pipeline(tool, module, p.buf);
   attn_strbuf_free(&p);
   return ok;
 }

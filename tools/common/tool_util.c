@@ -2,6 +2,9 @@
 #include "tools/common/tool_util.h"
 
 #include "lib/IR/attn_context.h"
+#include "lib/Transforms/transforms.h"
+
+#include "mlir-c/Pass.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -145,6 +148,19 @@ struct print_state {
   FILE *f;
   char last; // last byte written, to end the text with exactly one '\n'
 };
+
+bool attn_tool_run_pipeline(const char *tool, MlirOperation module,
+                            const char *pipeline) {
+  MlirPassManager pm = mlirPassManagerCreate(mlirOperationGetContext(module));
+  char err[1024];
+  bool ok = attn_pipeline_add(pm, pipeline, err, sizeof err);
+  if (!ok)
+    fprintf(stderr, "%s: error: %s\n", tool, err);
+  else
+    ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, module));
+  mlirPassManagerDestroy(pm);
+  return ok;
+}
 
 static void print_cb(MlirStringRef s, void *user) {
   struct print_state *p = user;

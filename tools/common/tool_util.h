@@ -29,6 +29,12 @@ FILE *attn_tool_open_output(const char *tool, const char *path,
 /// write failed.
 bool attn_tool_close_output(const char *tool, FILE *f);
 
+/// Runs a textual pipeline (lib/Transforms' grammar) on module. A bad
+/// pipeline is reported as `tool: error: ...`; the passes report through
+/// the context's diagnostics. Returns false on either.
+bool attn_tool_run_pipeline(const char *tool, MlirOperation module,
+                            const char *pipeline);
+
 /// Prints op to f in MLIR's generic-op-free default form, ending in '\n'.
 void attn_tool_print_op(MlirOperation op, FILE *f);
 
