@@ -88,16 +88,18 @@ bool attn_gpu_pipeline(MlirOperation module, const char *chip,
                        struct attn_strbuf *out) {
   struct scan s = {false, true};
   mlirOperationWalk(module, scan_fused, &s, MlirWalkPreOrder);
+  // Explicit tile options are for the plain path unless Hopper is asked
+  // for: its tiles are fixed by the kernel.
+  const char *user = tile_options ? tile_options : "";
   bool hopper = kind == ATTN_GPU_KERNEL_HOPPER ||
                 (kind == ATTN_GPU_KERNEL_AUTO && s.any && s.all_hopper &&
-                 !strcmp(chip, "sm_90a"));
-  const char *user = tile_options ? tile_options : "";
+                 !strcmp(chip, "sm_90a") && !*user);
   if (hopper) {
     // Hopper tiles: 128 query rows (two consumer warpgroups), 128 keys.
     attn_strbuf_printf(out,
                        "attn-tile{block-m=128 block-n=128 threads=384 %s},"
-                       "lower-tile-to-hopper{%s}",
-                       user, hopper_options ? hopper_options : "");
+                       "lower-tile-to-hopper{chip=%s %s}",
+                       user, chip, hopper_options ? hopper_options : "");
   } else {
     attn_strbuf_printf(out, "attn-tile{%s},lower-tile-to-gpu{chip=%s", user,
                        chip);

@@ -3,12 +3,27 @@
 // Lowers an attention tile kernel, as attn-tile writes it, to one
 // warp-specialised sm_90a kernel (hopper_emit.c): TMA loads into a
 // multi-stage shared-memory ring completing on mbarriers, a producer
-// warpgroup that also applies RoPE to each K tile, two consumer warpgroups
-// running wgmma for Q.K^T and P.V with an exp2 online softmax in registers,
-// masks only on diagonal and tail blocks, and no visit to fully masked
-// causal blocks. The result is an llvm.func in `gpu.module @attn_kernels`
-// whose `attn.launch` attribute is its manifest entry, including the three
-// TMA descriptors the runtime derives from q, k and v.
+// warpgroup, two consumer warpgroups running wgmma for Q.K^T and P.V with
+// an exp2 online softmax in registers, masks only on diagonal and tail
+// blocks, and no visit to fully masked causal blocks. The result is an
+// llvm.func in `gpu.module @attn_kernels` whose `attn.launch` attribute is
+// its manifest entry, including the three TMA descriptors the runtime
+// derives from q, k and v.
+//
+// RoPE placements (option rope; auto takes the program's rope.strategy from
+// attn-fuse, else split):
+//   fused  Q rotated by the consumers once per CTA, K by the producer warps
+//          in shared memory for every tile they load: one kernel, but K is
+//          rotated again by every query block that reads it.
+//   split  K rotated once per row by `@f__rope_k` into a workspace before
+//          the attention kernel `@f__attn`, which rotates Q once per CTA.
+//   pre    Q and K rotated by `@f__rope_q` and `@f__rope_k`; `@f__attn`
+//          sees rotated inputs.
+// split and pre record a launch program `@f` (attn.programs on the
+// gpu.module: inputs q, k, v, out; workspaces; steps) that callers run with
+// attnrt_program_launch; the kernels have other names so that no kernel
+// can be launched alone by mistake. They need rotary_dim == head dim;
+// other programs use fused.
 //
 //   func.func @f(%q: memref<BxHxNx128xbf16>, ...) attributes {tile.kernel,
 //       tile.attention = {...}} { <attention tile program, BM=128> }
@@ -45,6 +60,7 @@
 enum placement { PLACE_AUTO, PLACE_FUSED, PLACE_SPLIT, PLACE_PRE };
 
 struct hopper_options {
+  char chip[16];        // must be sm_90a: the kernel uses wgmma and setmaxnreg
   bool fallback;
   long stages;          // 0: by head dim
   enum placement rope;  // auto: the program's rope.strategy, else split
@@ -53,6 +69,7 @@ struct hopper_options {
 static const struct attn_pass_option hopper_options_help[] = {
     {"fallback", "leave kernels without a Hopper lowering to lower-tile-to-gpu "
                  "instead of failing (default false)"},
+    {"chip", "the target chip; the kernel needs sm_90a (default)"},
     {"stages", "K/V pipeline depth (0: 3 for head dim 128, 4 for 64)"},
     {"rope", "where RoPE runs: auto (the program's rope.strategy, else "
              "split), fused (Q and K in the kernel, K per tile), split (K by a "
@@ -63,6 +80,7 @@ static const struct attn_pass_option hopper_options_help[] = {
 
 static void hopper_init(void *opts) {
   struct hopper_options *o = opts;
+  snprintf(o->chip, sizeof o->chip, "sm_90a");
   o->fallback = false;
   o->stages = 0;
   o->rope = PLACE_AUTO;
@@ -88,6 +106,10 @@ static bool hopper_set(void *opts, const char *name, const char *value,
              value);
     return false;
   }
+  if (!strcmp(name, "chip")) {
+    snprintf(o->chip, sizeof o->chip, "%s", value);
+    return true;
+  }
   if (!strcmp(name, "stages"))
     return attn_parse_int_option(name, value, 0, 4, &o->stages, err, errlen);
   if (!strcmp(name, "rope")) {
@@ -100,7 +122,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
-           "fallback, stages or rope)",
+           "chip, fallback, stages or rope)",
            name);
   return false;
 }
@@ -356,6 +378,18 @@ static void move_into(MlirOperation shell, MlirOperation kernels) {
   }
 }
 
+/// The attention dictionary without its "rope" entry.
+static MlirAttribute without_rope(MlirAttribute dict) {
+  intptr_t n = mlirDictionaryAttrGetNumElements(dict), m = 0;
+  MlirNamedAttribute kept[n > 0 ? n : 1];
+  for (intptr_t i = 0; i < n; ++i) {
+    MlirNamedAttribute e = mlirDictionaryAttrGetElement(dict, i);
+    if (!attn_str_eq(mlirIdentifierStr(e.name), "rope"))
+      kept[m++] = e;
+  }
+  return mlirDictionaryAttrGet(mlirAttributeGetContext(dict), m, kept);
+}
+
 /// Appends to the gpu.module's attn.programs the program that runs the
 /// rotation kernels into workspaces, then attention on them.
 static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
@@ -389,7 +423,7 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   attn_strbuf_printf(
       &t,
       "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, {kernel = "
-      "\"%s\", args = [\"%s\", \"k_rot\", \"v\", \"out\"]}]}]",
+      "\"%s__attn\", args = [\"%s\", \"k_rot\", \"v\", \"out\"]}]}]",
       k->name, k->name, rotate_q ? "q_rot" : "q");
   MlirAttribute a =
       t.failed ? (MlirAttribute){NULL}
@@ -452,9 +486,21 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
       "llvm.func @__nv_cosf(f32) -> f32\n"
       "llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, "
       "alignment = 1024 : i64} : !llvm.array<0 x i8>\n");
-  // The attention kernel of the pre placement sees rotated inputs.
+  // With a launch program the attention kernel is one of its steps; the
+  // attention kernel of the pre placement sees rotated inputs (and its
+  // manifest entry says so: no rope).
   struct attn_hopper_kernel main = k;
+  char attn_name[300];
+  snprintf(attn_name, sizeof attn_name, "%s__attn", name);
+  if (split || pre)
+    main.name = attn_name;
   main.rope = k.rope && !pre;
+  if (pre) {
+    attn_strbuf_free(&att);
+    attn_strbuf_attr(&att, without_rope(mlirOperationGetAttributeByName(
+                               kernel, mlirStringRefCreateFromCString(
+                                           "tile.attention"))));
+  }
   attn_hopper_emit_kernel(&text, &main, att.buf);
   if (split || pre)
     attn_hopper_emit_rope(&text, &k, false);
@@ -491,6 +537,13 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
 
 static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
   const struct hopper_options *o = opts;
+  if (strcmp(o->chip, "sm_90a") && !o->fallback)
+    return attn_emit_errorf(module,
+                            "the Hopper kernel needs chip sm_90a (wgmma, "
+                            "setmaxnreg), found %s",
+                            o->chip);
+  if (strcmp(o->chip, "sm_90a"))
+    return true; // fallback: everything goes to lower-tile-to-gpu
   struct attn_op_list funcs = {0};
   attn_op_list_collect(&funcs, module, "func.func");
   bool ok = !funcs.failed;

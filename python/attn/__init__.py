@@ -313,8 +313,9 @@ def _runtime(index):
             if status:
                 raise _rt_error(rt, status, "cannot query GPU %d" % index)
             cc = major.value * 10 + minor.value
-            # Hopper gets its architecture-specific target (wgmma, setmaxnreg).
-            _runtimes[index] = (rt, "sm_90a" if cc == 90 else "sm_%d" % cc)
+            # Hopper gets its architecture-specific target (wgmma, setmaxnreg);
+            # newer chips run sm_90 PTX through the driver's JIT (as attn-run).
+            _runtimes[index] = (rt, "sm_90a" if cc == 90 else "sm_%d" % min(cc, 90))
         return _runtimes[index]
 
 

@@ -8,8 +8,8 @@
 // mbarriers, setmaxnreg; K's RoPE is its own small kernel.
 // CHECK: .target sm_90a
 // CHECK-DAG: .visible .entry attn__rope_k(
-// CHECK-DAG: .visible .entry attn(
-// CHECK-DAG: .param .align 64 .b8 attn_param_4[128]
+// CHECK-DAG: .visible .entry attn__attn(
+// CHECK-DAG: .param .align 64 .b8 attn__attn_param_4[128]
 // CHECK-DAG: setmaxnreg.inc.sync.aligned.u32
 // CHECK-DAG: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
 // CHECK-DAG: mbarrier.try_wait.parity.shared::cta.b64
@@ -17,7 +17,7 @@
 // CHECK-DAG: wgmma.wait_group.sync.aligned 1
 
 // ptxas accepts both kernels with no spills.
-// PTXAS-DAG: Compiling entry function 'attn' for 'sm_90a'
+// PTXAS-DAG: Compiling entry function 'attn__attn' for 'sm_90a'
 // PTXAS-DAG: Compiling entry function 'attn__rope_k' for 'sm_90a'
 // PTXAS-NOT: bytes spill stores, {{[1-9]}}
 // PTXAS-NOT: C7513

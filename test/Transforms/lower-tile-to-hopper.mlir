@@ -9,9 +9,9 @@
 // RoPE, K is rotated once per row by a second kernel (split, the default),
 // and a launch program runs both.
 // CHECK: gpu.module @attn_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
-// CHECK-SAME: attn.programs = [{inputs = ["q", "k", "v", "out"], name = "attn", steps = [{args = ["k", "k_rot"], kernel = "attn__rope_k"}, {args = ["q", "k_rot", "v", "out"], kernel = "attn"}], workspace = [{bytes = 2097152 : i64, name = "k_rot"}]}]
+// CHECK-SAME: attn.programs = [{inputs = ["q", "k", "v", "out"], name = "attn", steps = [{args = ["k", "k_rot"], kernel = "attn__rope_k"}, {args = ["q", "k_rot", "v", "out"], kernel = "attn__attn"}], workspace = [{bytes = 2097152 : i64, name = "k_rot"}]}]
 // CHECK: llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
-// CHECK: llvm.func @attn(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
+// CHECK: llvm.func @attn__attn(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
 // CHECK-SAME: attn.launch = {{{.*}}block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 230480 : i64, grid = array<i32: 4, 8, 2>, kernel = "hopper-wgmma"
 // CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, dims = array<i64: 128, 512, 8, 2>, dtype = "bf16", kind = "tensormap", name = "q_map", swizzle = 128 : i64, tensor = "q"}
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>
@@ -30,12 +30,13 @@
 
 // Fused: K rotated by the producer warps in shared memory, one kernel.
 // FUSED-NOT: attn.programs
+// FUSED: llvm.func @attn(
 // FUSED: setmaxnreg.dec.sync.aligned.u32 56
 // FUSED: fence.proxy.async.shared::cta
 // FUSED-NOT: @attn__rope_k
 // Pre: Q and K rotated by kernels before an attention kernel without RoPE.
-// PRE: attn.programs = [{inputs = ["q", "k", "v", "out"], name = "attn", steps = [{args = ["q", "q_rot"], kernel = "attn__rope_q"}, {args = ["k", "k_rot"], kernel = "attn__rope_k"}, {args = ["q_rot", "k_rot", "v", "out"], kernel = "attn"}], workspace = [{bytes = 2097152 : i64, name = "q_rot"}, {bytes = 2097152 : i64, name = "k_rot"}]}]
-// PRE: llvm.func @attn(
+// PRE: attn.programs = [{inputs = ["q", "k", "v", "out"], name = "attn", steps = [{args = ["q", "q_rot"], kernel = "attn__rope_q"}, {args = ["k", "k_rot"], kernel = "attn__rope_k"}, {args = ["q_rot", "k_rot", "v", "out"], kernel = "attn__attn"}], workspace = [{bytes = 2097152 : i64, name = "q_rot"}, {bytes = 2097152 : i64, name = "k_rot"}]}]
+// PRE: llvm.func @attn__attn(
 // PRE-NOT: llvm.call @__nv_sinf
 // PRE: llvm.func @attn__rope_k(
 // PRE: llvm.func @attn__rope_q(
