@@ -114,6 +114,10 @@ struct attnrt_param_info {
   int64_t shape[ATTNRT_MAX_RANK]; ///< tensor shape; entries past rank are 0
   /// kind ATTNRT_ARG_TENSORMAP only (all zero otherwise)
   struct attnrt_tensormap_info tensormap;
+  /// kind ATTNRT_ARG_PTR: the alignment in bytes the kernel needs of the
+  /// pointer (manifest "align", a power of two; 0 when absent). Checked by
+  /// attnrt_launch.
+  unsigned align;
 };
 
 /// One kernel as the manifest describes it. Owned by the manifest.

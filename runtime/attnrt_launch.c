@@ -51,6 +51,13 @@ static enum attnrt_status check_args(attnrt_runtime *rt,
                          "expects %s, got %s",
                          k->name, i, p->name, a, attnrt_arg_kind_name(p->kind),
                          attnrt_arg_kind_name(args[a].kind));
+    if (p->kind == ATTNRT_ARG_PTR && p->align > 1 &&
+        args[a].v.ptr % p->align != 0)
+      return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                         "kernel '%s' parameter %zu ('%s') needs a %u-byte "
+                         "aligned pointer, got 0x%llx",
+                         k->name, i, p->name, p->align,
+                         (unsigned long long)args[a].v.ptr);
     ++a;
   }
   return ATTNRT_OK;

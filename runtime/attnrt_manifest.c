@@ -425,7 +425,21 @@ static enum attnrt_status read_param(const cJSON *obj, const char *where,
   if (st != ATTNRT_OK)
     return st;
   st = read_shape(obj, where, p);
-  if (st != ATTNRT_OK || p->kind != ATTNRT_ARG_TENSORMAP)
+  if (st != ATTNRT_OK)
+    return st;
+  const cJSON *align = cJSON_GetObjectItemCaseSensitive(obj, "align");
+  if (align) {
+    double v = cJSON_IsNumber(align) ? align->valuedouble : -1;
+    unsigned u = v >= 1 && v <= 4096 && v == (double)(unsigned)v ? (unsigned)v : 0;
+    if (!u || (u & (u - 1)) || p->kind != ATTNRT_ARG_PTR) {
+      char path[160];
+      field_path(path, sizeof path, where, "align");
+      return parse_error(path, "expected a power of two in [1, 4096] on a "
+                               "\"ptr\" parameter");
+    }
+    p->align = u;
+  }
+  if (p->kind != ATTNRT_ARG_TENSORMAP)
     return st;
   return read_tensormap(obj, where, kernel, p);
 }

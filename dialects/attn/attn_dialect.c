@@ -11,7 +11,8 @@
 //       alibi = f64 (max_bias), softcap = f64 (cap),
 //       gate_block = i64,                           // with a gate operand
 //       rope = {theta, rotary_dim, layout,          // optional
-//               offset | q_offset, k_offset},
+//               offset | q_offset, k_offset,
+//               strategy = "fused" | "split" | "pre" | "producer"},
 //       mods = ["scale", "softcap", "alibi", "gate"]}  // order applied
 //
 // The optional inputs keep that relative order; operandSegmentSizes says
@@ -34,6 +35,23 @@ static const char *const mod_names[ATTN_NUM_MODS] = {"scale", "softcap",
                                                      "alibi", "gate"};
 static const char *const extra_names[ATTN_NUM_EXTRAS] = {
     "gate", "q_segments", "k_segments", "q_positions", "k_positions"};
+
+static const char *const strategy_names[] = {"", "fused", "split", "pre",
+                                             "producer"};
+#define NUM_STRATEGY_NAMES (sizeof strategy_names / sizeof *strategy_names)
+
+const char *attn_rope_strategy_name(enum attn_rope_strategy s) {
+  return (unsigned)s < NUM_STRATEGY_NAMES ? strategy_names[s] : "?";
+}
+
+bool attn_rope_strategy_parse(MlirStringRef s, enum attn_rope_strategy *out) {
+  for (size_t i = 1; i < NUM_STRATEGY_NAMES; ++i)
+    if (attn_str_eq(s, strategy_names[i])) {
+      *out = (enum attn_rope_strategy)i;
+      return true;
+    }
+  return false;
+}
 
 const char *attn_rope_layout_name(enum attn_rope_layout layout) {
   return layout == ATTN_ROPE_INTERLEAVED ? "interleaved" : "rotate_half";
@@ -96,8 +114,9 @@ static bool dict_opt_int(MlirAttribute d, const char *name, int64_t *out) {
 
 static bool rope_from_dict(MlirAttribute d, struct attn_fused_config *out,
                            char *err, size_t errlen) {
-  static const char *const known[] = {"theta",  "rotary_dim", "layout",
-                                      "offset", "q_offset",   "k_offset"};
+  static const char *const known[] = {"theta",    "rotary_dim", "layout",
+                                      "offset",   "q_offset",   "k_offset",
+                                      "strategy"};
   MlirAttribute theta = dict_get(d, "theta");
   MlirAttribute dim = dict_get(d, "rotary_dim");
   MlirAttribute layout = dict_get(d, "layout");
@@ -118,7 +137,8 @@ static bool rope_from_dict(MlirAttribute d, struct attn_fused_config *out,
     if (k == sizeof known / sizeof *known) {
       snprintf(err, errlen,
                "unknown rope entry '%.*s' (expected theta, "
-               "rotary_dim, layout, offset, q_offset or k_offset)",
+               "rotary_dim, layout, offset, q_offset, k_offset or "
+               "strategy)",
                (int)key.length, key.data);
       return false;
     }
@@ -144,6 +164,22 @@ static bool rope_from_dict(MlirAttribute d, struct attn_fused_config *out,
   }
   if (shared)
     out->q_offset = out->k_offset = offset;
+  MlirAttribute strategy = dict_get(d, "strategy");
+  out->rope_strategy = ATTN_ROPE_STRATEGY_NONE;
+  if (mlirAttributeIsNull(strategy))
+    return true;
+  MlirStringRef sv = mlirAttributeIsAString(strategy)
+                         ? mlirStringAttrGetValue(strategy)
+                         : mlirStringRefCreateFromCString("");
+  if (!attn_rope_strategy_parse(sv, &out->rope_strategy)) {
+    snprintf(err, errlen,
+             "rope strategy must be \"fused\", \"split\", \"pre\" or "
+             "\"producer\", found %s%.*s%s",
+             mlirAttributeIsAString(strategy) ? "\"" : "a non-string",
+             (int)sv.length, sv.data,
+             mlirAttributeIsAString(strategy) ? "\"" : "");
+    return false;
+  }
   return true;
 }
 
@@ -355,9 +391,10 @@ static MlirNamedAttribute named(MlirContext ctx, const char *name,
 
 MlirAttribute attn_rope_config_to_attr(MlirContext ctx,
                                        const struct attn_rope_config *c,
-                                       int64_t q_offset, int64_t k_offset) {
+                                       int64_t q_offset, int64_t k_offset,
+                                       enum attn_rope_strategy strategy) {
   MlirType i64 = mlirIntegerTypeGet(ctx, 64);
-  MlirNamedAttribute elems[5];
+  MlirNamedAttribute elems[6];
   int n = 0;
   elems[n++] = named(
       ctx, "theta", mlirFloatAttrDoubleGet(ctx, mlirF64TypeGet(ctx), c->theta));
@@ -374,5 +411,10 @@ MlirAttribute attn_rope_config_to_attr(MlirContext ctx,
     if (k_offset)
       elems[n++] = named(ctx, "k_offset", mlirIntegerAttrGet(i64, k_offset));
   }
+  if (strategy != ATTN_ROPE_STRATEGY_NONE)
+    elems[n++] = named(ctx, "strategy",
+                       mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(
+                                                  attn_rope_strategy_name(
+                                                      strategy))));
   return mlirDictionaryAttrGet(ctx, n, elems);
 }

@@ -30,6 +30,19 @@ struct attn_rope_config {
   int64_t offset;
 };
 
+/// Where RoPE runs, as attn.fused's rope.strategy records it (attn-fuse's
+/// rope-strategy option; lib/CostModel prices each): in the attention kernel
+/// (Q once per CTA, K per tile), split (Q in the kernel, K by a kernel
+/// before), pre (Q and K by kernels before), producer (in the epilogue of
+/// the projection producing q and k). NONE: not recorded.
+enum attn_rope_strategy {
+  ATTN_ROPE_STRATEGY_NONE,
+  ATTN_ROPE_STRATEGY_FUSED,
+  ATTN_ROPE_STRATEGY_SPLIT,
+  ATTN_ROPE_STRATEGY_PRE,
+  ATTN_ROPE_STRATEGY_PRODUCER,
+};
+
 /// The score modifiers whose order matters, as attn.fused's "mods" names
 /// them ("scale", "softcap", "alibi", "gate"). Masks commute and are not
 /// listed.
@@ -67,6 +80,7 @@ struct attn_fused_config {
   bool document; ///< q_segments and k_segments are operands
   bool has_rope;
   struct attn_rope_config rope; ///< rope.offset is unused: see q/k_offset
+  enum attn_rope_strategy rope_strategy; ///< rope.strategy, or NONE
   int64_t q_offset, k_offset;   ///< RoPE positions of row 0 of q and k
   /// Every non-commuting modifier in the order applied; scale is always
   /// listed (first when "mods" does not name it).
@@ -90,10 +104,18 @@ bool attn_rope_check(MlirOperation op, const struct attn_rope_config *c,
 
 /// Builds the dictionary attribute attn.fused carries as "rope": theta,
 /// rotary_dim, layout, and "offset" when q_offset == k_offset != 0, else
-/// "q_offset"/"k_offset" where non-zero.
+/// "q_offset"/"k_offset" where non-zero; "strategy" unless NONE.
 MlirAttribute attn_rope_config_to_attr(MlirContext ctx,
                                        const struct attn_rope_config *c,
-                                       int64_t q_offset, int64_t k_offset);
+                                       int64_t q_offset, int64_t k_offset,
+                                       enum attn_rope_strategy strategy);
+
+/// The strategy's spelling in IR ("fused", "split", "pre", "producer"; ""
+/// for NONE).
+const char *attn_rope_strategy_name(enum attn_rope_strategy s);
+
+/// Parses a spelling of a strategy (not NONE). Returns false when unknown.
+bool attn_rope_strategy_parse(MlirStringRef s, enum attn_rope_strategy *out);
 
 /// The layout's spelling in IR ("rotate_half", "interleaved").
 const char *attn_rope_layout_name(enum attn_rope_layout layout);

@@ -25,17 +25,82 @@
 // chain is left alone (the unfused ops are then reported by attn-tile). The
 // short flag --fuse-rope names this pass too.
 //
+// Option rope-strategy (auto, fused, split, pre or producer) records where
+// RoPE runs as rope.strategy (docs/cost-model.md): auto asks the Rotation
+// Calculus (lib/CostModel) for the cheapest placement on the GPU named by
+// option gpu (default H200), with the fused op's shapes and the Hopper
+// kernel's 128 x 128 tiles; split and pre count as available only when
+// rotary_dim is the head dim (the rotation kernels rotate whole rows).
+// producer needs the projection producing q and k, which attn programs do
+// not contain yet, so asking for it is an error. Without the option nothing
+// is recorded (the lowering picks); chains without RoPE ignore it.
+//
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/attn/attn_dialect.h"
+#include "lib/CostModel/cost_model.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MAX_CHAIN 24
+
+/// rope-strategy: not given, auto, or one of the cost model's strategies.
+enum { ROPE_NOT_SET = -2, ROPE_AUTO = -1 };
+
+struct fuse_options {
+  int rope;                       // ROPE_NOT_SET, ROPE_AUTO or a strategy
+  const struct attn_cost_gpu *gpu; // static table entry
+};
+
+static const struct attn_pass_option fuse_options_help[] = {
+    {"rope-strategy", "where RoPE runs: auto (the cost model's choice), "
+                      "fused, split, pre or producer (default: not recorded)"},
+    {"gpu", "GPU the cost model prices for rope-strategy=auto (default H200; "
+            "H100, H200, A100, RTX3090)"},
+    {NULL, NULL},
+};
+
+static void fuse_init(void *opts) {
+  struct fuse_options *o = opts;
+  o->rope = ROPE_NOT_SET;
+  o->gpu = attn_cost_gpu_lookup("H200", NULL, 0);
+}
+
+static bool fuse_set(void *opts, const char *name, const char *value,
+                     char *err, size_t errlen) {
+  struct fuse_options *o = opts;
+  if (!strcmp(name, "rope-strategy")) {
+    enum attn_cost_strategy s;
+    if (!strcmp(value, "auto")) {
+      o->rope = ROPE_AUTO;
+      return true;
+    }
+    if (attn_cost_strategy_parse(value, &s)) {
+      o->rope = (int)s;
+      return true;
+    }
+    snprintf(err, errlen,
+             "option 'rope-strategy' expects auto, fused, split, pre or "
+             "producer, found '%s'",
+             value);
+    return false;
+  }
+  if (!strcmp(name, "gpu")) {
+    o->gpu = attn_cost_gpu_lookup(value, err, errlen);
+    return o->gpu != NULL;
+  }
+  snprintf(err, errlen,
+           "unknown option '%s' of pass 'attn-fuse' (expected rope-strategy "
+           "or gpu)",
+           name);
+  return false;
+}
 
 /// The ops of one matched chain, users first, and what they compute.
 struct chain {
@@ -45,6 +110,7 @@ struct chain {
   bool scaled;                  // an attn.scale was matched
   MlirValue q, k, v;
   MlirValue inputs[ATTN_NUM_EXTRAS]; // null when absent
+  enum attn_rope_strategy strategy;  // recorded in rope.strategy
 };
 
 static bool has_one_use(MlirValue v) {
@@ -269,7 +335,8 @@ static void rewrite_chain(MlirOperation pv, const struct chain *c) {
   if (f->has_rope)
     attrs[na++] = named(
         ctx, "rope",
-        attn_rope_config_to_attr(ctx, &f->rope, f->q_offset, f->k_offset));
+        attn_rope_config_to_attr(ctx, &f->rope, f->q_offset, f->k_offset,
+                                 c->strategy));
   MlirAttribute mods = mods_attr(ctx, c);
   if (!mlirAttributeIsNull(mods))
     attrs[na++] = named(ctx, "mods", mods);
@@ -289,19 +356,80 @@ static MlirWalkResult collect_pv(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
+static int64_t dim_of(MlirValue v, int i) {
+  int64_t d[8];
+  return attn_static_shape(mlirValueGetType(v), d) == 4 ? d[i] : 0;
+}
+
+unsigned attn_rope_cost_problem(MlirValue q, MlirValue k,
+                                const struct attn_fused_config *cfg,
+                                struct attn_cost_problem *p) {
+  MlirType e = mlirShapedTypeGetElementType(mlirValueGetType(q));
+  *p = (struct attn_cost_problem){
+      .batch = dim_of(q, 0),
+      .heads = dim_of(q, 1),
+      .kv_heads = dim_of(k, 1),
+      .seq_q = dim_of(q, 2),
+      .seq_k = dim_of(k, 2),
+      .head_dim = dim_of(q, 3),
+      .rotary_dim = cfg->has_rope ? cfg->rope.rotary_dim : 0,
+      .causal = cfg->causal,
+      .dtype_bytes = mlirTypeIsAF32(e) ? 4 : 2,
+      .block_m = 128,
+      .block_n = 128,
+  };
+  unsigned avail = ATTN_COST_BIT(ATTN_COST_FUSED);
+  if (p->rotary_dim == p->head_dim)
+    avail |= ATTN_COST_BIT(ATTN_COST_SPLIT) | ATTN_COST_BIT(ATTN_COST_PRE);
+  return avail;
+}
+
+/// Decides c's rope.strategy from the option; false after a diagnostic at
+/// pv (the fused op's location).
+static bool place_rope(MlirOperation pv, struct chain *c,
+                       const struct fuse_options *o) {
+  c->strategy = ATTN_ROPE_STRATEGY_NONE;
+  if (!c->cfg.has_rope || o->rope == ROPE_NOT_SET)
+    return true;
+  if (o->rope == ATTN_COST_PRODUCER)
+    return attn_emit_errorf(pv, "rope-strategy=producer needs the projection "
+                                "that produces q and k in the program");
+  enum attn_cost_strategy s = (enum attn_cost_strategy)o->rope;
+  if (o->rope == ROPE_AUTO) {
+    struct attn_cost_problem p;
+    unsigned avail = attn_rope_cost_problem(c->q, c->k, &c->cfg, &p);
+    char err[256];
+    if (!attn_cost_check_problem(&p, err, sizeof err))
+      return attn_emit_errorf(pv, "rope-strategy=auto cannot price this "
+                                  "attention: %s",
+                              err);
+    s = attn_cost_choose(&p, o->gpu, avail, NULL);
+    if (s == ATTN_COST_NUM_STRATEGIES)
+      return attn_emit_errorf(pv, "rope-strategy=auto found no placement");
+  }
+  static const enum attn_rope_strategy to_ir[ATTN_COST_NUM_STRATEGIES] = {
+      ATTN_ROPE_STRATEGY_FUSED, ATTN_ROPE_STRATEGY_SPLIT,
+      ATTN_ROPE_STRATEGY_PRE, ATTN_ROPE_STRATEGY_PRODUCER};
+  c->strategy = to_ir[s];
+  return true;
+}
+
 static bool attn_fuse_run(MlirOperation module, const void *opts) {
+  const struct fuse_options *o = opts;
   struct attn_op_list pvs = {0};
   mlirOperationWalk(module, collect_pv, &pvs, MlirWalkPostOrder);
-  for (size_t i = 0; i < pvs.n; ++i) {
+  bool placed = true;
+  for (size_t i = 0; i < pvs.n && placed; ++i) {
     struct chain c;
-    if (match_chain(pvs.ops[i], &c))
+    if (match_chain(pvs.ops[i], &c) &&
+        (placed = place_rope(pvs.ops[i], &c, o)))
       rewrite_chain(pvs.ops[i], &c);
   }
   bool ok = !pvs.failed;
   free(pvs.ops);
   if (!ok)
     return attn_emit_errorf(module, "attn-fuse: out of memory");
-  return true;
+  return placed;
 }
 
 const struct attn_pass_def attn_fuse_pass = {
@@ -309,5 +437,9 @@ const struct attn_pass_def attn_fuse_pass = {
     .alias = "fuse-rope",
     .description = "Fuse rope/qk/scale/causal/softmax/pv chains, with any "
                    "score modifiers, into one attn.fused op with RoPE inside",
+    .options = fuse_options_help,
+    .options_size = sizeof(struct fuse_options),
+    .init_options = fuse_init,
+    .set_option = fuse_set,
     .run = attn_fuse_run,
 };

@@ -203,6 +203,9 @@ static void emit_attention_dict(struct attn_strbuf *b,
       attn_strbuf_printf(b, ", q_positions = true");
     if (c->extra[ATTN_EXTRA_K_POSITIONS] >= 0)
       attn_strbuf_printf(b, ", k_positions = true");
+    if (c->rope_strategy != ATTN_ROPE_STRATEGY_NONE)
+      attn_strbuf_printf(b, ", strategy = \"%s\"",
+                         attn_rope_strategy_name(c->rope_strategy));
     attn_strbuf_printf(b, "}");
   }
   attn_strbuf_printf(b, "}");

@@ -1027,13 +1027,22 @@ void attn_hopper_emit_aliases(struct attn_strbuf *b,
   attn_strbuf_printf(b, ")>\n");
 }
 
-static void emit_param(struct attn_strbuf *b, const char *name,
-                       const char *ty, const int64_t shape[4]) {
+static void emit_param_aligned(struct attn_strbuf *b, const char *name,
+                               const char *ty, const int64_t shape[4],
+                               int align) {
   attn_strbuf_printf(b,
                      "{name = \"%s\", kind = \"ptr\", dtype = \"%s\", shape = "
-                     "array<i64: %lld, %lld, %lld, %lld>}",
+                     "array<i64: %lld, %lld, %lld, %lld>",
                      name, ty, (long long)shape[0], (long long)shape[1],
                      (long long)shape[2], (long long)shape[3]);
+  if (align > 1)
+    attn_strbuf_printf(b, ", align = %d : i64", align);
+  attn_strbuf_printf(b, "}");
+}
+
+static void emit_param(struct attn_strbuf *b, const char *name,
+                       const char *ty, const int64_t shape[4]) {
+  emit_param_aligned(b, name, ty, shape, 0);
 }
 
 static void emit_map(struct attn_strbuf *b, const char *name,
@@ -1220,9 +1229,10 @@ void attn_hopper_emit_rope(struct attn_strbuf *b,
   int64_t shape[4] = {k->batch, heads, seq, k->head_dim};
   char rot[8];
   snprintf(rot, sizeof rot, "%s_rot", x);
-  emit_param(b, x, e.ty, shape);
+  // 16-byte vector loads and stores: attnrt checks the pointers.
+  emit_param_aligned(b, x, e.ty, shape, 16);
   attn_strbuf_printf(b, ", ");
-  emit_param(b, rot, e.ty, shape);
+  emit_param_aligned(b, rot, e.ty, shape, 16);
   attn_strbuf_printf(b, "]}} {\n");
 
   int tid = op(&e, "nvvm.read.ptx.sreg.tid.x : i32");

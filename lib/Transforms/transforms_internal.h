@@ -14,6 +14,21 @@ extern const struct attn_pass_def attn_tile_pass;
 extern const struct attn_pass_def lower_tile_to_cpu_pass;
 extern const struct attn_pass_def lower_tile_to_gpu_pass;
 extern const struct attn_pass_def lower_tile_to_hopper_pass;
+extern const struct attn_pass_def test_attn_print_cost_pass;
+
+//===-- RoPE placement (attn_fuse.c) --------------------------------------===//
+
+struct attn_cost_problem;
+struct attn_fused_config;
+
+/// Describes for the cost model the attention of q and k (rank-4 static
+/// tensors) computed as cfg says, with the Hopper kernel's 128 x 128 tiles.
+/// Returns the strategies the program and the kernels allow (an
+/// ATTN_COST_BIT mask): fused always; split and pre when rotary_dim is the
+/// head dim; never producer (attn programs have no q/k projection yet).
+unsigned attn_rope_cost_problem(MlirValue q, MlirValue k,
+                                const struct attn_fused_config *cfg,
+                                struct attn_cost_problem *p);
 
 //===-- Small helpers -----------------------------------------------------===//
 

@@ -138,3 +138,16 @@ func.func @window_right_bound(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf3
   %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = false, window = array<i64: -1, 5>} : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   return %o : tensor<1x2x64x16xf32>
 }
+
+// -----
+
+// rope.strategy (attn-fuse's rope-strategy) is copied into tile.attention's
+// rope for the lowering to read; the tile program itself does not change.
+// CHECK-LABEL: @rope_strategy_copied
+// CHECK-SAME: rope = {layout = "rotate_half", rotary_dim = 16 : i64, strategy = "pre", theta = 1.000000e+04 : f64}
+// CHECK: "tile.rope"
+// CHECK: "tile.rope"
+func.func @rope_strategy_copied(%q: tensor<1x2x64x16xbf16>, %k: tensor<1x2x64x16xbf16>, %v: tensor<1x2x64x16xbf16>) -> tensor<1x2x64x16xbf16> {
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "pre"}} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>) -> tensor<1x2x64x16xbf16>
+  return %o : tensor<1x2x64x16xbf16>
+}

@@ -849,8 +849,38 @@ static int test_module_null_arguments(void) {
   return 0;
 }
 
+/// A kernel doing 16-byte vector loads says so ("align"): a misaligned
+/// pointer is refused before the launch, and a bad "align" at parse time.
+static int test_pointer_alignment(void) {
+  static const char *aligned =
+      "{\"version\": 1, \"kernels\": [{\"name\": \"big\", \"grid\": [1], "
+      "\"block\": [32], \"params\": [{\"name\": \"o\", \"kind\": \"ptr\", "
+      "\"align\": 16}]}]}";
+  CREATE_RUNTIME(rt);
+  attnrt_module *m = NULL;
+  CHECK(attnrt_module_load_ptx(rt, ptx, 0, aligned, &m) == ATTNRT_OK);
+  CHECK(attnrt_module_kernel(m, "big")->params[0].align == 16);
+  struct attnrt_arg ok = arg_ptr(0x10000), bad = arg_ptr(0x10008);
+  CHECK(attnrt_launch(m, "big", &ok, 1, NULL) == ATTNRT_OK);
+  CHECK(attnrt_launch(m, "big", &bad, 1, NULL) == ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(rt),
+                 "kernel 'big' parameter 0 ('o') needs a 16-byte aligned "
+                 "pointer, got 0x10008"));
+  attnrt_module_destroy(m);
+  static const char *not_pow2 =
+      "{\"version\": 1, \"kernels\": [{\"name\": \"big\", \"grid\": [1], "
+      "\"block\": [32], \"params\": [{\"name\": \"o\", \"kind\": \"ptr\", "
+      "\"align\": 12}]}]}";
+  CHECK(attnrt_module_load_ptx(rt, ptx, 0, not_pow2, &m) == ATTNRT_ERR_PARSE);
+  CHECK(contains(attnrt_last_error(rt), "align"));
+  CHECK(contains(attnrt_last_error(rt), "power of two"));
+  attnrt_runtime_destroy(rt);
+  return 0;
+}
+
 int main(void) {
   static const struct test_case tests[] = {
+      TEST(test_pointer_alignment),
       TEST(test_load_and_launch),
       TEST(test_load_ptx_with_length),
       TEST(test_load_cubin),

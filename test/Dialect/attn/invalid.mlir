@@ -724,8 +724,24 @@ func.func @fused_gate_shape(%q: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x4xf32>) {
 // -----
 
 func.func @fused_rope_unknown_entry(%q: tensor<1x2x8x16xf32>) {
-  // expected-error@+1 {{unknown rope entry 'positions' (expected theta, rotary_dim, layout, offset, q_offset or k_offset)}}
+  // expected-error@+1 {{unknown rope entry 'positions' (expected theta, rotary_dim, layout, offset, q_offset, k_offset or strategy)}}
   %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", positions = 1 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_rope_unknown_strategy(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{rope strategy must be "fused", "split", "pre" or "producer", found "auto"}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "auto"}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_rope_strategy_not_string(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{rope strategy must be "fused", "split", "pre" or "producer", found a non-string}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = 1 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 

@@ -215,6 +215,21 @@ func.func @fused_everything(%q: tensor<1x4x16x64xf32>, %k: tensor<1x2x32x64xf32>
   return %0 : tensor<1x4x16x64xf32>
 }
 
+// rope.strategy records where RoPE runs (attn-fuse's rope-strategy): each
+// of the four placements round-trips.
+// CHECK-LABEL: @fused_rope_strategies
+// CHECK: rope = {layout = "rotate_half", rotary_dim = 16 : i64, strategy = "fused", theta = 1.000000e+04 : f64}
+// CHECK: strategy = "split"
+// CHECK: strategy = "pre"
+// CHECK: strategy = "producer"
+func.func @fused_rope_strategies(%q: tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) {
+  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "fused"}} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
+  %1 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "split"}} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
+  %2 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "pre"}} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
+  %3 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "producer"}} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
+  return %0, %1, %2, %3 : tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>
+}
+
 // "mods" may leave out the scale (applied first) or be absent (scale,
 // softcap, alibi, gate); RoPE offsets per tensor.
 // CHECK-LABEL: @fused_default_order_offsets

@@ -7,7 +7,10 @@
 // RUN: not attn-opt %s --attn-fuse --attn-tile=block-m=48 2>&1 >/dev/null | FileCheck %s --check-prefix=POW2
 // RUN: not attn-opt %s --lower-tile-to-gpu=chip=sm_99 2>&1 >/dev/null | FileCheck %s --check-prefix=CHIP
 // RUN: not attn-opt %s --lower-tile-to-gpu=features=+ptx10 2>&1 >/dev/null | FileCheck %s --check-prefix=FEATURES
-// RUN: not attn-opt %s --attn-fuse=x=1 2>&1 >/dev/null | FileCheck %s --check-prefix=NO-OPTIONS
+// RUN: not attn-opt %s --lower-tile-to-cpu=x=1 2>&1 >/dev/null | FileCheck %s --check-prefix=NO-OPTIONS
+// RUN: not attn-opt %s --attn-fuse=x=1 2>&1 >/dev/null | FileCheck %s --check-prefix=FUSE-UNKNOWN
+// RUN: not attn-opt %s --attn-fuse=rope-strategy=best 2>&1 >/dev/null | FileCheck %s --check-prefix=STRATEGY
+// RUN: not attn-opt %s --attn-fuse=gpu=v100 2>&1 >/dev/null | FileCheck %s --check-prefix=GPU
 
 // A bad pass option is reported with the option, the expected values and
 // what was found; attn-opt exits 1 and prints no IR.
@@ -20,7 +23,10 @@
 // POW2:       attn-opt: error: option 'block-m' must be 0 or a power of two, found 48
 // CHIP:       attn-opt: error: unknown chip 'sm_99' (expected {{.*}}sm_90a)
 // FEATURES:   attn-opt: error: features must be +ptxNN with NN in [60, 88], found '+ptx10'
-// NO-OPTIONS: attn-opt: error: pass 'attn-fuse' takes no options
+// NO-OPTIONS: attn-opt: error: pass 'lower-tile-to-cpu' takes no options
+// FUSE-UNKNOWN: attn-opt: error: unknown option 'x' of pass 'attn-fuse' (expected rope-strategy or gpu)
+// STRATEGY:   attn-opt: error: option 'rope-strategy' expects auto, fused, split, pre or producer, found 'best'
+// GPU:        attn-opt: error: unknown gpu 'v100' (expected H100, H200, A100 or RTX3090)
 func.func @rope_causal(%q: tensor<1x2x100x16xf32>, %k: tensor<1x2x100x16xf32>, %v: tensor<1x2x100x16xf32>) -> tensor<1x2x100x16xf32> {
   %qr = "attn.rope"(%q) {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half"} : (tensor<1x2x100x16xf32>) -> tensor<1x2x100x16xf32>
   %kr = "attn.rope"(%k) {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half"} : (tensor<1x2x100x16xf32>) -> tensor<1x2x100x16xf32>
