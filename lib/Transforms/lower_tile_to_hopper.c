@@ -11,7 +11,8 @@
 // derives from q, k and v.
 //
 // RoPE placements (option rope; auto takes the program's rope.strategy from
-// attn-fuse, else split):
+// attn-fuse, else asks the Rotation Calculus (lib/CostModel) for the GPU of
+// option gpu, H200 by default):
 //   fused  Q rotated by the consumers once per CTA, K by the producer warps
 //          in shared memory for every tile they load: one kernel, but K is
 //          rotated again by every query block that reads it.
@@ -40,6 +41,7 @@
 // diagnostic, or with fallback=true is left to lower-tile-to-gpu.
 //
 //===----------------------------------------------------------------------===//
+#include "lib/CostModel/cost_model.h"
 #include "lib/Target/attn_target.h"
 #include "lib/Transforms/hopper_emit.h"
 #include "lib/Transforms/transforms_internal.h"
@@ -61,6 +63,7 @@ enum placement { PLACE_AUTO, PLACE_FUSED, PLACE_SPLIT, PLACE_PRE };
 
 struct hopper_options {
   char chip[16];        // must be sm_90a: the kernel uses wgmma and setmaxnreg
+  char gpu[32];         // the cost model's hardware for rope=auto
   bool fallback;
   long stages;          // 0: by head dim
   enum placement rope;  // auto: the program's rope.strategy, else split
@@ -70,9 +73,11 @@ static const struct attn_pass_option hopper_options_help[] = {
     {"fallback", "leave kernels without a Hopper lowering to lower-tile-to-gpu "
                  "instead of failing (default false)"},
     {"chip", "the target chip; the kernel needs sm_90a (default)"},
+    {"gpu", "hardware the cost model prices rope=auto for (default H200)"},
     {"stages", "K/V pipeline depth (0: 3 for head dim 128, 4 for 64)"},
-    {"rope", "where RoPE runs: auto (the program's rope.strategy, else "
-             "split), fused (Q and K in the kernel, K per tile), split (K by a "
+    {"rope", "where RoPE runs: auto (the program's rope.strategy, else the "
+             "cost model's choice), fused (Q and K in the kernel, K per tile), "
+             "split (K by a "
              "kernel before, once per row; Q in the kernel), pre (Q and K by "
              "kernels before)"},
     {NULL, NULL},
@@ -81,6 +86,7 @@ static const struct attn_pass_option hopper_options_help[] = {
 static void hopper_init(void *opts) {
   struct hopper_options *o = opts;
   snprintf(o->chip, sizeof o->chip, "sm_90a");
+  snprintf(o->gpu, sizeof o->gpu, "H200");
   o->fallback = false;
   o->stages = 0;
   o->rope = PLACE_AUTO;
@@ -106,6 +112,12 @@ static bool hopper_set(void *opts, const char *name, const char *value,
              value);
     return false;
   }
+  if (!strcmp(name, "gpu")) {
+    if (!attn_cost_gpu_lookup(value, err, errlen))
+      return false;
+    snprintf(o->gpu, sizeof o->gpu, "%s", value);
+    return true;
+  }
   if (!strcmp(name, "chip")) {
     snprintf(o->chip, sizeof o->chip, "%s", value);
     return true;
@@ -122,7 +134,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
-           "chip, fallback, stages or rope)",
+           "chip, gpu, fallback, stages or rope)",
            name);
   return false;
 }
@@ -378,6 +390,29 @@ static void move_into(MlirOperation shell, MlirOperation kernels) {
   }
 }
 
+/// The placement the Rotation Calculus prices lowest for k on gpu (split
+/// when the model cannot say).
+static enum placement cheapest(const struct attn_hopper_kernel *k,
+                               const char *gpu) {
+  const struct attn_cost_gpu *g = attn_cost_gpu_lookup(gpu, NULL, 0);
+  struct attn_cost_problem p = {
+      .batch = k->batch, .heads = k->heads, .kv_heads = k->kv_heads,
+      .seq_q = k->seq_q, .seq_k = k->seq_k, .head_dim = k->head_dim,
+      .rotary_dim = k->rotary_dim, .causal = k->causal, .dtype_bytes = 2,
+      .block_m = k->block_m, .block_n = k->block_n};
+  unsigned avail = 1u << ATTN_COST_FUSED;
+  if (attn_hopper_rope_k_supported(k))
+    avail |= (1u << ATTN_COST_SPLIT) | (1u << ATTN_COST_PRE);
+  switch (g ? attn_cost_choose(&p, g, avail, NULL) : ATTN_COST_SPLIT) {
+  case ATTN_COST_FUSED:
+    return PLACE_FUSED;
+  case ATTN_COST_PRE:
+    return PLACE_PRE;
+  default:
+    return PLACE_SPLIT;
+  }
+}
+
 /// The attention dictionary without its "rope" entry.
 static MlirAttribute without_rope(MlirAttribute dict) {
   intptr_t n = mlirDictionaryAttrGetNumElements(dict), m = 0;
@@ -462,7 +497,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   // programs rotate in the kernel.
   enum placement place = o->rope != PLACE_AUTO ? o->rope
                          : strategy != PLACE_AUTO ? strategy
-                                                  : PLACE_SPLIT;
+                                                  : cheapest(&k, o->gpu);
   if (!k.rope || !attn_hopper_rope_k_supported(&k))
     place = PLACE_FUSED;
   bool split = k.rope && place == PLACE_SPLIT, pre = k.rope && place == PLACE_PRE;
