@@ -44,9 +44,11 @@ static const struct attn_topo nvlink4 = {
     .nvlink_step_s = 1.5e-6,
     // [assumed] an RDMA round through a host proxy.
     .net_step_s = 8e-6,
-    // [assumed] SM-driven NVLink copies: about 14 SMs saturate the 279 GB/s
-    // bus rate (NCCL reaches it with 16-32 channels); not measured here.
-    .sm_comm_bytes_per_s = 20e9,
+    // [here] bench/sm_peer_bandwidth.cu on 2 H200s (bench/raw/2026-11-30-
+    // sm-peer-bandwidth.txt): peer writes by CTAs of 1024 threads, both
+    // GPUs at once, 36.6 GB/s with 1 CTA, 35.3 with 4, 33.5 with 8; the
+    // link saturates at 330-362 GB/s from 12 CTAs (256-thread CTAs: 9.7).
+    .sm_comm_bytes_per_s = 36e9,
     // [fit] anchors B4 GEMM alone: 8192^3 1.397 ms (2048 tiles, 16 waves
     // on 132 SMs) and 4096x8192x4096 0.381 ms (1024 tiles, 8 waves), both
     // exact with 128 x 256 tiles at 84.6 % of the dense peak per SM plus

@@ -202,11 +202,11 @@ static int test_ring_formulas(void) {
                              sizeof err));
   CHECK(near(c.nvlink_bytes, 0.75 * b, 1e-12) && c.nvlink_steps == 1);
   CHECK(near(c.time_s, 10e-6 + 1.5e-6 + 0.75 * b / 217e9, 1e-12));
-  // SM-driven: 4 SMs move 80 GB/s; 20 SMs would move 400, capped at 279.
+  // SM-driven: 4 SMs move 144 GB/s; 8 would move 288, capped at 279.
   CHECK(attn_topo_collective(&t, ATTN_COLL_ALL_REDUCE, b, 4, 4, &c, err,
                              sizeof err));
-  CHECK(near(c.nvlink_s, 1.5 * b / 80e9, 1e-12));
-  CHECK(attn_topo_collective(&t, ATTN_COLL_ALL_REDUCE, b, 4, 20, &c, err,
+  CHECK(near(c.nvlink_s, 1.5 * b / 144e9, 1e-12));
+  CHECK(attn_topo_collective(&t, ATTN_COLL_ALL_REDUCE, b, 4, 8, &c, err,
                              sizeof err));
   CHECK(near(c.time_s, coll(&t, ATTN_COLL_ALL_REDUCE, b, 0), 1e-12));
   return 0;
@@ -393,7 +393,7 @@ static int test_fused_formula(void) {
   CHECK(f.steps == 18);
   double gemm = attn_topo_gemm_seconds(&t, 8192, 8192, 8192, 116, NULL, 0);
   CHECK(f.compute_s == gemm);
-  // 16 SMs move 320 GB/s, above the 279 GB/s bus rate: NCCL's time.
+  // 16 SMs move 576 GB/s, above the 279 GB/s bus rate: NCCL's time.
   CHECK(near(f.comm_s, 10e-6 + 2 * 1.5e-6 + 128 * MIB / 279e9, 1e-12));
   CHECK(near(f.fused_s, gemm + f.comm_s / 18, 1e-12));
   return 0;
@@ -498,9 +498,48 @@ static int test_fused_errors(void) {
 
 //===-- The docs table ----------------------------------------------------===//
 
-/// docs/cost-model.md's prediction table: each pattern at two shapes on 2,
-/// 4 and 8 H200s in one node.
+/// docs/cost-model.md's tables: the anchors of B4 (2 H200s) predicted and
+/// measured, then each pattern at two shapes on 2, 4 and 8 H200s in one
+/// node.
 static int print_table(void) {
+  static const struct {
+    const char *what;
+    enum attn_fused_pattern p;
+    int64_t m, n, k;
+    double comm_ms, seq_ms;
+  } anchors[] = {
+      {"8192x8192x8192", ATTN_FUSED_GEMM_ALL_REDUCE, 8192, 8192, 8192, 0.492,
+       1.892},
+      {"8192x8192x8192", ATTN_FUSED_ALL_GATHER_GEMM, 8192, 8192, 8192, 0.311,
+       1.752},
+      {"8192x8192x8192", ATTN_FUSED_GEMM_REDUCE_SCATTER, 8192, 8192, 8192,
+       0.324, 1.812},
+      {"4096x8192x4096", ATTN_FUSED_GEMM_ALL_REDUCE, 4096, 8192, 4096, 0.257,
+       0.607},
+      {"4096x8192x4096", ATTN_FUSED_ALL_GATHER_GEMM, 4096, 8192, 4096, 0.096,
+       0.445},
+      {"4096x8192x4096", ATTN_FUSED_GEMM_REDUCE_SCATTER, 4096, 8192, 4096,
+       0.173, 0.545},
+  };
+  struct attn_topo two = topo("h200x2");
+  printf("| M x N x K | pattern | NCCL ms predicted / measured | sequential "
+         "ms predicted / measured |\n|---|---|---|---|\n");
+  for (size_t i = 0; i < sizeof anchors / sizeof *anchors; ++i) {
+    struct attn_fused_cost f;
+    char err[256];
+    if (!attn_topo_fused(&two, anchors[i].p, anchors[i].m, anchors[i].n,
+                         anchors[i].k, 2, 0, &f, err, sizeof err)) {
+      fprintf(stderr, "%s\n", err);
+      return 1;
+    }
+    printf("| %s | %s | %.3f / %.3f (%+.1f %%) | %.3f / %.3f (%+.1f %%) |\n",
+           anchors[i].what, attn_fused_pattern_name(anchors[i].p),
+           f.nccl_s * 1e3, anchors[i].comm_ms,
+           100 * (f.nccl_s * 1e3 / anchors[i].comm_ms - 1),
+           f.sequential_s * 1e3, anchors[i].seq_ms,
+           100 * (f.sequential_s * 1e3 / anchors[i].seq_ms - 1));
+  }
+  printf("\n");
   static const char *const presets[] = {"h200x2", "h200x4", "h200x8"};
   static const int64_t shapes[][3] = {{8192, 8192, 8192}, {4096, 8192, 4096}};
   printf("| GPUs | M x N x K | pattern | GEMM ms | NCCL ms | sequential ms | "
