@@ -232,3 +232,319 @@ func.func @all_to_all_same_dim_resized(%x: tensor<4x8xf32>) {
   %0 = "comm.all_to_all"(%x) {split_dim = 0 : i64, concat_dim = 0 : i64, world_size = 2 : i64} : (tensor<4x8xf32>) -> tensor<8x8xf32>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// comm.topology
+//===----------------------------------------------------------------------===//
+
+// expected-error@+1 {{comm.topology must be a dictionary, found 8 : i64}}
+module attributes {comm.topology = 8 : i64} {
+}
+
+// -----
+
+// expected-error@+1 {{comm.topology has unknown key 'gpus' (expected gpus_per_node, nodes, nvlink_gbps, net_gbps)}}
+func.func @topology_unknown_key() attributes {comm.topology = {gpus = 4 : i64, gpus_per_node = 4 : i64, nodes = 1 : i64, nvlink_gbps = 450 : i64, net_gbps = 50 : i64}} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{comm.topology is missing 'net_gbps'}}
+func.func @topology_missing_key() attributes {comm.topology = {gpus_per_node = 4 : i64, nodes = 1 : i64, nvlink_gbps = 450 : i64}} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{comm.topology 'nodes' must be a positive integer, found 0 : i64}}
+func.func @topology_zero_nodes() attributes {comm.topology = {gpus_per_node = 4 : i64, nodes = 0 : i64, nvlink_gbps = 450 : i64, net_gbps = 50 : i64}} {
+  return
+}
+
+// -----
+
+// A boolean is an i1 IntegerAttr; it must not pass as a count.
+// expected-error@+1 {{comm.topology 'gpus_per_node' must be a positive integer, found true}}
+func.func @topology_bool() attributes {comm.topology = {gpus_per_node = true, nodes = 1 : i64, nvlink_gbps = 450 : i64, net_gbps = 50 : i64}} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{comm.topology 'nvlink_gbps' must be a positive integer, found 4.500000e+02 : f32}}
+func.func @topology_float_bandwidth() attributes {comm.topology = {gpus_per_node = 4 : i64, nodes = 1 : i64, nvlink_gbps = 450.0 : f32, net_gbps = 50 : i64}} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{comm.topology describes 65536 nodes x 65536 GPUs, more than 2^31 - 1 ranks}}
+func.func @topology_too_many_ranks() attributes {comm.topology = {gpus_per_node = 65536 : i64, nodes = 65536 : i64, nvlink_gbps = 450 : i64, net_gbps = 50 : i64}} {
+  return
+}
+
+// -----
+
+func.func @collective_own_topology_mismatch(%x: tensor<16xf32>) {
+  // expected-error@+1 {{world_size 8 does not match comm.topology of 2 nodes x 2 GPUs per node}}
+  %0 = "comm.all_reduce"(%x) {reduction = "sum", world_size = 8 : i64, comm.topology = {gpus_per_node = 2 : i64, nodes = 2 : i64, nvlink_gbps = 450 : i64, net_gbps = 50 : i64}} : (tensor<16xf32>) -> tensor<16xf32>
+  return
+}
+
+// -----
+
+module attributes {comm.topology = {gpus_per_node = 8 : i64, nodes = 1 : i64, nvlink_gbps = 450 : i64, net_gbps = 50 : i64}} {
+  func.func @collective_exceeds_enclosing_topology(%x: tensor<4x8xf32>) {
+    // expected-error@+1 {{world_size 16 exceeds the 8 ranks of the enclosing comm.topology}}
+    %0 = "comm.all_gather"(%x) {dim = 0 : i64, world_size = 16 : i64} : (tensor<4x8xf32>) -> tensor<64x8xf32>
+    return
+  }
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// comm.rank, comm.world_size, comm.barrier
+//===----------------------------------------------------------------------===//
+
+func.func @rank_unknown_scope() {
+  // expected-error@+1 {{scope must be "world", "local" or "node", found 'global'}}
+  %0 = "comm.rank"() {scope = "global"} : () -> index
+  return
+}
+
+// -----
+
+func.func @world_size_unknown_scope() {
+  // expected-error@+1 {{scope must be "world", "local" or "node", found 'WORLD'}}
+  %0 = "comm.world_size"() {scope = "WORLD"} : () -> index
+  return
+}
+
+// -----
+
+func.func @barrier_node_scope() {
+  // expected-error@+1 {{barrier scope must be "world" or "local", found 'node'}}
+  "comm.barrier"() {scope = "node"} : () -> ()
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// comm.put, comm.get: tiles and buffers
+//===----------------------------------------------------------------------===//
+
+func.func @put_tile_rank1(%t: memref<64xf32>, %buf: memref<256x64xf32>, %i: index) {
+  // expected-error@+1 {{tile must be a static rank-2 memref, found memref<64xf32>}}
+  "comm.put"(%t, %buf, %i, %i) {peer = 0 : i64} : (memref<64xf32>, memref<256x64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @put_dest_dynamic(%t: memref<64x64xf32>, %buf: memref<?x64xf32>, %i: index) {
+  // expected-error@+1 {{dest must be a static rank-2 memref, found memref<?x64xf32>}}
+  "comm.put"(%t, %buf, %i, %i) {peer = 0 : i64} : (memref<64x64xf32>, memref<?x64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @get_source_rank3(%t: memref<64x64xf32>, %buf: memref<2x64x64xf32>, %i: index) {
+  // expected-error@+1 {{source must be a static rank-2 memref, found memref<2x64x64xf32>}}
+  "comm.get"(%t, %buf, %i, %i) {peer = 0 : i64} : (memref<64x64xf32>, memref<2x64x64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @put_element_types(%t: memref<64x64xf32>, %buf: memref<256x64xbf16>, %i: index) {
+  // expected-error@+1 {{tile and dest element types differ: f32 vs bf16}}
+  "comm.put"(%t, %buf, %i, %i) {peer = 0 : i64} : (memref<64x64xf32>, memref<256x64xbf16>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @get_negative_row(%t: memref<64x64xf32>, %buf: memref<256x64xf32>, %i: index) {
+  %c = arith.constant -64 : index
+  // expected-error@+1 {{row offset -64 is negative}}
+  "comm.get"(%t, %buf, %c, %i) {peer = 0 : i64} : (memref<64x64xf32>, memref<256x64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @put_tile_larger_than_dest(%t: memref<64x64xf32>, %buf: memref<32x64xf32>, %i: index) {
+  // expected-error@+1 {{tile of 64x64 does not fit in dest of 32x64}}
+  "comm.put"(%t, %buf, %i, %i) {peer = 0 : i64} : (memref<64x64xf32>, memref<32x64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @put_tile_past_the_end(%t: memref<64x64xf32>, %buf: memref<256x64xf32>, %i: index) {
+  %c = arith.constant 224 : index
+  // expected-error@+1 {{tile of 64x64 at (224, ?) does not fit in dest of 256x64}}
+  "comm.put"(%t, %buf, %c, %i) {peer = 0 : i64} : (memref<64x64xf32>, memref<256x64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// The peer of comm.put, comm.get, comm.signal
+//===----------------------------------------------------------------------===//
+
+func.func @put_peer_twice(%t: memref<64x64xf32>, %buf: memref<256x64xf32>, %i: index) {
+  // expected-error@+1 {{peer is given twice, as an operand and as an attribute}}
+  "comm.put"(%t, %buf, %i, %i, %i) {peer = 1 : i64} : (memref<64x64xf32>, memref<256x64xf32>, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @get_peer_missing(%t: memref<64x64xf32>, %buf: memref<256x64xf32>, %i: index) {
+  // expected-error@+1 {{peer is missing: give an index operand or an integer attribute 'peer'}}
+  "comm.get"(%t, %buf, %i, %i) : (memref<64x64xf32>, memref<256x64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @signal_peer_string(%f: memref<8xi64>, %i: index) {
+  // expected-error@+1 {{peer must be an integer, found "next"}}
+  "comm.signal"(%f, %i) {mode = "set", value = 1 : i64, peer = "next"} : (memref<8xi64>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @put_peer_negative(%t: memref<64x64xf32>, %buf: memref<256x64xf32>, %i: index) {
+  // expected-error@+1 {{peer must be non-negative, found -1}}
+  "comm.put"(%t, %buf, %i, %i) {peer = -1 : i64} : (memref<64x64xf32>, memref<256x64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @put_peer_out_of_range(%t: memref<64x64xf32>, %buf: memref<256x64xf32>, %i: index) attributes {comm.topology = {gpus_per_node = 4 : i64, nodes = 2 : i64, nvlink_gbps = 450 : i64, net_gbps = 50 : i64}} {
+  // expected-error@+1 {{peer 8 is out of range for world size 8}}
+  "comm.put"(%t, %buf, %i, %i) {peer = 8 : i64} : (memref<64x64xf32>, memref<256x64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+// A constant peer operand is checked like the attribute, against the
+// module's topology.
+module attributes {comm.topology = {gpus_per_node = 8 : i64, nodes = 2 : i64, nvlink_gbps = 450 : i64, net_gbps = 50 : i64}} {
+  func.func @signal_const_peer_out_of_range(%f: memref<8xi64>, %i: index) {
+    %p = arith.constant 16 : index
+    // expected-error@+1 {{peer 16 is out of range for world size 16}}
+    "comm.signal"(%f, %i, %p) {mode = "add", value = 1 : i64} : (memref<8xi64>, index, index) -> ()
+    return
+  }
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// comm.signal, comm.wait: flags and values
+//===----------------------------------------------------------------------===//
+
+func.func @signal_unknown_mode(%f: memref<8xi64>, %i: index) {
+  // expected-error@+1 {{mode must be "set" or "add", found 'inc'}}
+  "comm.signal"(%f, %i) {mode = "inc", value = 1 : i64, peer = 0 : i64} : (memref<8xi64>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @wait_float_flags(%f: memref<8xf32>, %i: index) {
+  // expected-error@+1 {{flags must be a static rank-1 memref of i32 or i64, found memref<8xf32>}}
+  "comm.wait"(%f, %i) {value = 1 : i64} : (memref<8xf32>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @signal_rank2_flags(%f: memref<2x4xi64>, %i: index) {
+  // expected-error@+1 {{flags must be a static rank-1 memref of i32 or i64, found memref<2x4xi64>}}
+  "comm.signal"(%f, %i) {mode = "set", value = 1 : i64, peer = 0 : i64} : (memref<2x4xi64>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @wait_index_out_of_range(%f: memref<8xi64>) {
+  %c8 = arith.constant 8 : index
+  // expected-error@+1 {{flag index 8 is out of range for 8 flags}}
+  "comm.wait"(%f, %c8) {value = 1 : i64} : (memref<8xi64>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @signal_value_bool(%f: memref<8xi64>, %i: index) {
+  // expected-error@+1 {{value must be an integer, found a boolean}}
+  "comm.signal"(%f, %i) {mode = "set", value = true, peer = 0 : i64} : (memref<8xi64>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @wait_value_negative(%f: memref<8xi64>, %i: index) {
+  // expected-error@+1 {{value must be non-negative, found -1}}
+  "comm.wait"(%f, %i) {value = -1 : i64} : (memref<8xi64>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @signal_value_too_wide(%f: memref<8xi32>, %i: index) {
+  // expected-error@+1 {{value 4294967296 does not fit in i32 flags}}
+  "comm.signal"(%f, %i) {mode = "add", value = 4294967296 : i64, peer = 0 : i64} : (memref<8xi32>, index) -> ()
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// comm.reduce
+//===----------------------------------------------------------------------===//
+
+// avg is a collective's reduction; a tile reduce would need the count.
+func.func @reduce_avg(%src: memref<256x64xf32>, %acc: memref<64x64xf32>, %i: index) {
+  // expected-error@+1 {{unknown reduction 'avg' (expected sum, prod, max or min)}}
+  "comm.reduce"(%src, %acc, %i, %i) {reduction = "avg"} : (memref<256x64xf32>, memref<64x64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @reduce_acc_rank1(%src: memref<256x64xf32>, %acc: memref<64xf32>, %i: index) {
+  // expected-error@+1 {{acc must be a static rank-2 memref, found memref<64xf32>}}
+  "comm.reduce"(%src, %acc, %i, %i) {reduction = "sum"} : (memref<256x64xf32>, memref<64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @reduce_element_types(%src: memref<256x64xf16>, %acc: memref<64x64xf32>, %i: index) {
+  // expected-error@+1 {{acc and source element types differ: f32 vs f16}}
+  "comm.reduce"(%src, %acc, %i, %i) {reduction = "sum"} : (memref<256x64xf16>, memref<64x64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @reduce_acc_wider_than_source(%src: memref<256x32xf32>, %acc: memref<64x64xf32>, %i: index) {
+  // expected-error@+1 {{acc of 64x64 does not fit in source of 256x32}}
+  "comm.reduce"(%src, %acc, %i, %i) {reduction = "max"} : (memref<256x32xf32>, memref<64x64xf32>, index, index) -> ()
+  return
+}

@@ -58,3 +58,59 @@ func.func @all_reduce_memref(%x: memref<16xf32>) {
   %0 = "comm.all_reduce"(%x) {reduction = "sum", world_size = 2 : i64} : (memref<16xf32>) -> memref<16xf32>
   return
 }
+
+// -----
+
+func.func @put_three_operands(%t: memref<64x64xf32>, %i: index) {
+  // expected-error@+1 {{expects at least 4 operands, but got 3}}
+  "comm.put"(%t, %t, %i) {peer = 0 : i64} : (memref<64x64xf32>, memref<64x64xf32>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @put_tensor_tile(%t: tensor<64x64xf32>, %b: memref<64x64xf32>, %i: index) {
+  // expected-error@+1 {{expected base type 'builtin.memref' but got 'builtin.tensor'}}
+  "comm.put"(%t, %b, %i, %i) {peer = 0 : i64} : (tensor<64x64xf32>, memref<64x64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @signal_missing_mode(%f: memref<8xi64>, %i: index) {
+  // expected-error@+1 {{attribute "mode" is expected but not provided}}
+  "comm.signal"(%f, %i) {value = 1 : i64, peer = 0 : i64} : (memref<8xi64>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @wait_i32_index(%f: memref<8xi64>, %i: i32) {
+  // expected-error@+1 {{expected 'index' but got 'i32'}}
+  "comm.wait"(%f, %i) {value = 1 : i64} : (memref<8xi64>, i32) -> ()
+  return
+}
+
+// -----
+
+func.func @reduce_missing_reduction(%s: memref<64x64xf32>, %i: index) {
+  // expected-error@+1 {{attribute "reduction" is expected but not provided}}
+  "comm.reduce"(%s, %s, %i, %i) : (memref<64x64xf32>, memref<64x64xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @rank_i64_result() {
+  // expected-error@+1 {{expected 'index' but got 'i64'}}
+  %0 = "comm.rank"() {scope = "world"} : () -> i64
+  return
+}
+
+// -----
+
+func.func @barrier_integer_scope() {
+  // expected-error@+1 {{expected base attribute 'builtin.string' but got 'builtin.integer'}}
+  "comm.barrier"() {scope = 0 : i64} : () -> ()
+  return
+}
