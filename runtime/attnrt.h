@@ -62,6 +62,10 @@ typedef struct attnrt_stream attnrt_stream;
 typedef struct attnrt_event attnrt_event;
 /// A parsed launch manifest (see attnrt_manifest_parse for the format).
 typedef struct attnrt_manifest attnrt_manifest;
+/// A NCCL communicator over one GPU per process, with its own runtime.
+typedef struct attnrt_comm attnrt_comm;
+/// Device memory from ncclMemAlloc registered as a NCCL symmetric window.
+typedef struct attnrt_comm_buffer attnrt_comm_buffer;
 /// A device address (a CUdeviceptr); 0 is the null device pointer.
 typedef uint64_t attnrt_devptr;
 
@@ -166,13 +170,20 @@ enum attnrt_status {
   ATTNRT_ERR_NO_DEVICE,
   /// Any other driver call failed; the message names the call and the CUresult.
   ATTNRT_ERR_CUDA,
-  /// A NCCL call failed (communication API).
+  /// Communication failed: a NCCL call returned an error (the message names
+  /// the call and NCCL's text), NCCL reported an asynchronous error, libnccl
+  /// cannot be loaded, or the rendezvous socket failed (the message names the
+  /// system call and errno).
   ATTNRT_ERR_NCCL,
   /// Device memory (CUDA_ERROR_OUT_OF_MEMORY) or host memory ran out.
   ATTNRT_ERR_OUT_OF_MEMORY,
   /// A launch manifest is not valid JSON or breaks its schema; the message
   /// names the field.
   ATTNRT_ERR_PARSE,
+  /// A peer did not answer in time: the rendezvous, a communicator's
+  /// initialization or a collective ran past the communicator's timeout. The
+  /// communicator (if any) has been aborted.
+  ATTNRT_ERR_TIMEOUT,
 };
 
 /// Returns a static, generic description of status ("invalid argument");
@@ -489,6 +500,181 @@ ATTNRT_API enum attnrt_status
 attnrt_program_launch(attnrt_module *m, const char *name,
                       const struct attnrt_arg *args, size_t nargs,
                       attnrt_stream *s);
+
+//===-- Communicators --===//
+//
+// A communicator is one rank of a NCCL communicator, one GPU per process, set
+// up the way torchrun describes a job (see attnrt_comm_config_from_env). The
+// NCCL library is loaded with dlopen like libcuda: "libnccl.so.2" unless the
+// environment variable ATTNRT_NCCL_LIBRARY names another file. Each
+// communicator owns a runtime on device local_rank (attnrt_comm_runtime); its
+// failures are recorded in that runtime (attnrt_last_error(
+// attnrt_comm_runtime(c))), failures before it exists in the thread's slot.
+// Nothing waits forever: every step that needs the other ranks gives up after
+// the configured timeout with ATTNRT_ERR_TIMEOUT and aborts the communicator.
+
+/// Name of the environment variable that overrides the NCCL library path.
+#define ATTNRT_NCCL_LIBRARY_ENV "ATTNRT_NCCL_LIBRARY"
+/// NCCL library loaded when ATTNRT_NCCL_LIBRARY is unset or empty.
+#define ATTNRT_NCCL_LIBRARY_DEFAULT "libnccl.so.2"
+/// Environment variable holding the communicator timeout in seconds.
+#define ATTNRT_COMM_TIMEOUT_ENV "ATTN_COMM_TIMEOUT_S"
+/// Timeout used when ATTN_COMM_TIMEOUT_S is unset.
+#define ATTNRT_COMM_TIMEOUT_DEFAULT_S 300.0
+/// Longest MASTER_ADDR accepted, in bytes.
+#define ATTNRT_COMM_ADDR_MAX 255
+
+/// Where this process sits in the job and how the ranks meet.
+struct attnrt_comm_config {
+  int rank;        ///< RANK: 0 to world_size - 1
+  int world_size;  ///< WORLD_SIZE: number of ranks, at least 1
+  int local_rank;  ///< LOCAL_RANK: the device ordinal this rank uses
+  /// MASTER_ADDR: host name or address where rank 0 serves the NCCL id
+  char master_addr[ATTNRT_COMM_ADDR_MAX + 1];
+  int master_port; ///< MASTER_PORT: TCP port of that service, 1 to 65535
+  /// ATTN_COMM_TIMEOUT_S: seconds any step waits for the other ranks (> 0)
+  double timeout_s;
+};
+
+/// Element types of the collectives (NCCL's ncclDataType_t subset).
+enum attnrt_comm_dtype {
+  ATTNRT_COMM_I8,
+  ATTNRT_COMM_U8,
+  ATTNRT_COMM_I32,
+  ATTNRT_COMM_U32,
+  ATTNRT_COMM_I64,
+  ATTNRT_COMM_U64,
+  ATTNRT_COMM_F16,
+  ATTNRT_COMM_F32,
+  ATTNRT_COMM_F64,
+  ATTNRT_COMM_BF16,
+};
+
+/// Reductions of the collectives.
+enum attnrt_comm_op {
+  ATTNRT_COMM_SUM,
+  ATTNRT_COMM_PROD,
+  ATTNRT_COMM_MAX,
+  ATTNRT_COMM_MIN,
+  ATTNRT_COMM_AVG,
+};
+
+/// Fills *cfg from the environment: RANK, WORLD_SIZE, LOCAL_RANK (defaults to
+/// RANK when unset), MASTER_ADDR, MASTER_PORT (all required except
+/// LOCAL_RANK; MASTER_* may be unset when WORLD_SIZE is 1) and
+/// ATTN_COMM_TIMEOUT_S (default ATTNRT_COMM_TIMEOUT_DEFAULT_S). Returns
+/// ATTNRT_ERR_INVALID_ARGUMENT with a message naming the variable when one is
+/// missing, not a number, out of range, or RANK >= WORLD_SIZE; the message is
+/// in attnrt_last_error(NULL).
+ATTNRT_API enum attnrt_status
+attnrt_comm_config_from_env(struct attnrt_comm_config *cfg);
+
+/// Joins the communicator cfg describes: loads libnccl, creates a runtime on
+/// device cfg->local_rank, exchanges the ncclUniqueId (rank 0 makes it and
+/// serves it over TCP on cfg->master_port; the other ranks connect to
+/// master_addr:master_port, retrying until the timeout), then initializes
+/// NCCL non-blocking and polls it until ready. Every rank must call it.
+/// Returns ATTNRT_ERR_INVALID_ARGUMENT for a bad cfg; ATTNRT_ERR_NCCL when
+/// libnccl is missing, a NCCL call fails or the socket cannot be served;
+/// ATTNRT_ERR_NOT_FOUND when local_rank is not below the device count;
+/// ATTNRT_ERR_TIMEOUT when a rank does not show up in time; the errors of
+/// attnrt_runtime_create. *out is NULL on failure and the message is in
+/// attnrt_last_error(NULL). Caller owns the result; release with
+/// attnrt_comm_destroy.
+ATTNRT_API enum attnrt_status
+attnrt_comm_init(const struct attnrt_comm_config *cfg, attnrt_comm **out);
+
+/// attnrt_comm_config_from_env followed by attnrt_comm_init.
+ATTNRT_API enum attnrt_status attnrt_comm_init_from_env(attnrt_comm **out);
+
+/// Finalizes the communicator (waiting at most its timeout, aborting it when
+/// that fails), destroys it and its runtime. Buffers made from it must be
+/// freed first. NULL is a no-op.
+ATTNRT_API void attnrt_comm_destroy(attnrt_comm *c);
+
+/// Aborts the communicator at once: pending NCCL work is cancelled, and every
+/// later call on c returns ATTNRT_ERR_NCCL. Use it when a peer is known to be
+/// gone; attnrt_comm_destroy is still needed. NULL is a no-op.
+ATTNRT_API void attnrt_comm_abort(attnrt_comm *c);
+
+/// Returns this process's rank, or -1 for a NULL c.
+ATTNRT_API int attnrt_comm_rank(const attnrt_comm *c);
+
+/// Returns the number of ranks, or -1 for a NULL c.
+ATTNRT_API int attnrt_comm_size(const attnrt_comm *c);
+
+/// Returns the runtime of c's device (borrowed: owned by c), NULL for NULL.
+ATTNRT_API attnrt_runtime *attnrt_comm_runtime(const attnrt_comm *c);
+
+/// Returns the loaded NCCL's version code (22809 for 2.28.9), -1 for NULL.
+ATTNRT_API int attnrt_comm_nccl_version(const attnrt_comm *c);
+
+/// Checks c for an asynchronous NCCL error (ncclCommGetAsyncError), waiting
+/// while NCCL reports an operation in progress, up to timeout_s seconds (0:
+/// check once; negative: the communicator's timeout). Returns ATTNRT_OK when
+/// nothing is pending, ATTNRT_ERR_NCCL naming the error, or ATTNRT_ERR_TIMEOUT
+/// when it is still in progress; on either failure c is aborted.
+ATTNRT_API enum attnrt_status attnrt_comm_poll(attnrt_comm *c, double timeout_s);
+
+/// Waits until the work queued on s (NULL: the legacy default stream) has
+/// finished, checking c for asynchronous NCCL errors meanwhile, at most the
+/// communicator's timeout. Returns ATTNRT_ERR_NCCL (c aborted) on an async
+/// error, ATTNRT_ERR_TIMEOUT (c aborted) when the stream is still busy,
+/// ATTNRT_ERR_CUDA when queued work failed.
+ATTNRT_API enum attnrt_status attnrt_comm_wait(attnrt_comm *c, attnrt_stream *s);
+
+//===-- Symmetric buffers --===//
+
+/// Allocates bytes of device memory with ncclMemAlloc and registers it as a
+/// symmetric window (ncclCommWindowRegister, NCCL_WIN_COLL_SYMMETRIC) on c,
+/// storing the buffer in *out. Collective: every rank calls it with the same
+/// size, in the same order. Returns ATTNRT_ERR_INVALID_ARGUMENT for a NULL c
+/// or out or zero bytes, ATTNRT_ERR_NCCL when the library lacks windows
+/// (before NCCL 2.27) or a call fails, ATTNRT_ERR_TIMEOUT when registration
+/// does not complete. Caller owns the result; release with
+/// attnrt_comm_buffer_free before destroying c.
+ATTNRT_API enum attnrt_status attnrt_comm_buffer_alloc(attnrt_comm *c,
+                                                       size_t bytes,
+                                                       attnrt_comm_buffer **out);
+
+/// Returns the buffer's device address (0 for NULL).
+ATTNRT_API attnrt_devptr attnrt_comm_buffer_ptr(const attnrt_comm_buffer *b);
+
+/// Returns the NCCL window handle (an ncclWindow_t) of the buffer, for
+/// kernels that use NCCL's device API; NULL for NULL.
+ATTNRT_API void *attnrt_comm_buffer_window(const attnrt_comm_buffer *b);
+
+/// Deregisters the window (collective, like the allocation) and frees the
+/// memory. Returns ATTNRT_ERR_NCCL when a call fails (the memory is freed
+/// regardless). NULL is a no-op returning ATTNRT_OK.
+ATTNRT_API enum attnrt_status attnrt_comm_buffer_free(attnrt_comm_buffer *b);
+
+//===-- Collectives (host-launched NCCL) --===//
+
+/// Queues ncclAllReduce of count elements from send into recv (equal is in
+/// place) on s (NULL: legacy default stream). Returns once queued; use
+/// attnrt_comm_wait to finish. Returns ATTNRT_ERR_INVALID_ARGUMENT for a NULL
+/// c, a 0 address, a zero count, a dtype or op outside its enum, or a stream
+/// of another runtime; ATTNRT_ERR_NCCL naming the call when NCCL refuses.
+ATTNRT_API enum attnrt_status
+attnrt_comm_all_reduce(attnrt_comm *c, attnrt_devptr send, attnrt_devptr recv,
+                       size_t count, enum attnrt_comm_dtype dtype,
+                       enum attnrt_comm_op op, attnrt_stream *s);
+
+/// Queues ncclAllGather: send_count elements from each rank land in recv at
+/// offset rank * send_count. Same checks as attnrt_comm_all_reduce.
+ATTNRT_API enum attnrt_status
+attnrt_comm_all_gather(attnrt_comm *c, attnrt_devptr send, attnrt_devptr recv,
+                       size_t send_count, enum attnrt_comm_dtype dtype,
+                       attnrt_stream *s);
+
+/// Queues ncclReduceScatter: send holds size * recv_count elements; rank r
+/// receives the reduction of block r. Same checks as attnrt_comm_all_reduce.
+ATTNRT_API enum attnrt_status
+attnrt_comm_reduce_scatter(attnrt_comm *c, attnrt_devptr send,
+                           attnrt_devptr recv, size_t recv_count,
+                           enum attnrt_comm_dtype dtype, enum attnrt_comm_op op,
+                           attnrt_stream *s);
 
 #ifdef __cplusplus
 }

@@ -120,6 +120,8 @@ ATTNRT_API const char *attnrt_status_string(enum attnrt_status status) {
     return "out of memory";
   case ATTNRT_ERR_PARSE:
     return "invalid manifest";
+  case ATTNRT_ERR_TIMEOUT:
+    return "timed out";
   }
   return "unknown status";
 }
@@ -172,6 +174,7 @@ static const struct entry_point entry_points[] = {
     ENTRY(StreamCreate, "cuStreamCreate"),
     ENTRY(StreamDestroy, "cuStreamDestroy_v2"),
     ENTRY(StreamSynchronize, "cuStreamSynchronize"),
+    ENTRY(StreamQuery, "cuStreamQuery"),
     ENTRY(EventCreate, "cuEventCreate"),
     ENTRY(EventDestroy, "cuEventDestroy_v2"),
     ENTRY(EventRecord, "cuEventRecord"),

@@ -53,6 +53,7 @@ struct attnrt_driver {
   PFN_cuStreamCreate_v2000 StreamCreate;
   PFN_cuStreamDestroy_v4000 StreamDestroy;
   PFN_cuStreamSynchronize_v2000 StreamSynchronize;
+  PFN_cuStreamQuery_v2000 StreamQuery;
   PFN_cuEventCreate_v2000 EventCreate;
   PFN_cuEventDestroy_v4000 EventDestroy;
   PFN_cuEventRecord_v2000 EventRecord;

@@ -640,6 +640,12 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
   return CUDA_SUCCESS;
 }
 
+CUresult CUDAAPI cuStreamQuery(CUstream stream) {
+  MOCK_ENTER("cuStreamQuery");
+  (void)stream;
+  return getenv("MOCK_CUDA_STREAM_BUSY") ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuEventCreate(CUevent *event, unsigned int flags) {
   MOCK_ENTER("cuEventCreate");
   MOCK_NEED_CONTEXT();
@@ -712,6 +718,7 @@ static const struct {
     ENTRY("cuStreamCreate", cuStreamCreate),
     ENTRY("cuStreamDestroy", cuStreamDestroy),
     ENTRY("cuStreamSynchronize", cuStreamSynchronize),
+    ENTRY("cuStreamQuery", cuStreamQuery),
     ENTRY("cuEventCreate", cuEventCreate),
     ENTRY("cuEventDestroy", cuEventDestroy),
     ENTRY("cuEventRecord", cuEventRecord),

@@ -348,8 +348,9 @@ static int test_thread_local_error(void) {
 static int test_status_strings(void) {
   static const char *const expected[] = {
       "success",      "invalid argument",  "not found",     "no CUDA device",
-      "CUDA driver error", "NCCL error", "out of memory", "invalid manifest"};
-  for (int st = ATTNRT_OK; st <= ATTNRT_ERR_PARSE; ++st)
+      "CUDA driver error", "NCCL error", "out of memory", "invalid manifest",
+      "timed out"};
+  for (int st = ATTNRT_OK; st <= ATTNRT_ERR_TIMEOUT; ++st)
     CHECK(strcmp(attnrt_status_string((enum attnrt_status)st), expected[st]) == 0);
   CHECK(strcmp(attnrt_status_string((enum attnrt_status)42), "unknown status") == 0);
   return 0;

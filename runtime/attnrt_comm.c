@@ -1,0 +1,1168 @@
+// attnrt_comm.c - communicators over NCCL (dlopen'ed): torchrun-style environment, TCP rendezvous of the ncclUniqueId, non-blocking init polled with a timeout, symmetric windows, host-launched collectives.
+
+#include "attnrt_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+//===-- The NCCL ABI attnrt uses --===//
+//
+// Declared here rather than taken from nccl.h, which machines without the
+// NCCL development files lack; when the build finds nccl.h
+// (ATTNRT_HAVE_NCCL_H) the static assertions below check these against it.
+// Enums are passed as int, which is their ABI.
+
+typedef int nccl_result;
+enum {
+  NCCL_SUCCESS = 0,
+  NCCL_INVALID_ARGUMENT = 4,
+  NCCL_IN_PROGRESS = 7,
+};
+typedef struct nccl_comm_opaque *nccl_comm;
+#define NCCL_ID_BYTES 128
+typedef struct {
+  char internal[NCCL_ID_BYTES];
+} nccl_unique_id;
+
+// ncclConfig_t as of NCCL 2.28 (ncclConfig_v22800). Older libraries get the
+// prefix they know (up to net_name, the NCCL 2.14 layout) with that version.
+#define NCCL_CONFIG_MAGIC 0xcafebeefu
+#define NCCL_CONFIG_UNDEF INT_MIN
+struct nccl_config {
+  size_t size;
+  unsigned magic;
+  unsigned version;
+  int blocking;
+  int cga_cluster_size, min_ctas, max_ctas;
+  const char *net_name;
+  int split_share, traffic_class;
+  const char *comm_name;
+  int collnet_enable, cta_policy, shrink_share, nvls_ctas;
+  int channels_per_net_peer, nvlink_centric_sched;
+};
+#define NCCL_WIN_COLL_SYMMETRIC 0x01
+
+/// NCCL_VERSION(x, y, z) of nccl.h: the code scheme changed after 2.8.
+static int nccl_version_code(int major, int minor, int patch) {
+  return (major <= 2 && minor <= 8) ? major * 1000 + minor * 100 + patch
+                                    : major * 10000 + minor * 100 + patch;
+}
+
+#ifdef ATTNRT_HAVE_NCCL_H
+#include <nccl.h>
+_Static_assert(sizeof(nccl_unique_id) == sizeof(ncclUniqueId), "ncclUniqueId");
+_Static_assert((int)NCCL_IN_PROGRESS == (int)ncclInProgress, "ncclInProgress");
+_Static_assert(NCCL_CONFIG_UNDEF == NCCL_CONFIG_UNDEF_INT, "undefined config value");
+#if NCCL_VERSION_CODE >= 22800
+_Static_assert(sizeof(struct nccl_config) == sizeof(ncclConfig_t), "ncclConfig_t");
+_Static_assert(offsetof(struct nccl_config, blocking) == offsetof(ncclConfig_t, blocking),
+               "ncclConfig_t.blocking");
+_Static_assert(offsetof(struct nccl_config, nvlink_centric_sched) ==
+                   offsetof(ncclConfig_t, nvlinkCentricSched),
+               "ncclConfig_t.nvlinkCentricSched");
+#endif
+_Static_assert((int)ATTNRT_COMM_BF16 == 9 && (int)ncclBfloat16 == 9, "dtype");
+_Static_assert((int)ATTNRT_COMM_F32 == (int)ncclFloat32, "dtype");
+_Static_assert((int)ATTNRT_COMM_AVG == (int)ncclAvg, "op");
+#endif
+
+/// Entry points of libnccl; optional ones (marked) are NULL when missing.
+struct nccl_api {
+  nccl_result (*GetVersion)(int *);
+  const char *(*GetErrorString)(nccl_result);
+  const char *(*GetLastError)(nccl_comm); // optional (2.13)
+  nccl_result (*GetUniqueId)(nccl_unique_id *);
+  nccl_result (*CommInitRank)(nccl_comm *, int, nccl_unique_id, int);
+  nccl_result (*CommInitRankConfig)(nccl_comm *, int, nccl_unique_id, int,
+                                    struct nccl_config *); // optional (2.14)
+  nccl_result (*CommGetAsyncError)(nccl_comm, nccl_result *);
+  nccl_result (*CommAbort)(nccl_comm);
+  nccl_result (*CommFinalize)(nccl_comm); // optional (2.14)
+  nccl_result (*CommDestroy)(nccl_comm);
+  nccl_result (*MemAlloc)(void **, size_t);                        // optional (2.19)
+  nccl_result (*MemFree)(void *);                                  // optional (2.19)
+  nccl_result (*CommWindowRegister)(nccl_comm, void *, size_t, void **, int); // optional (2.27)
+  nccl_result (*CommWindowDeregister)(nccl_comm, void *);         // optional (2.27)
+  nccl_result (*AllReduce)(const void *, void *, size_t, int, int, nccl_comm,
+                           CUstream);
+  nccl_result (*AllGather)(const void *, void *, size_t, int, nccl_comm, CUstream);
+  nccl_result (*ReduceScatter)(const void *, void *, size_t, int, int, nccl_comm,
+                               CUstream);
+};
+
+struct nccl_entry {
+  const char *symbol;
+  size_t offset;
+  bool optional;
+};
+
+#define NCCL_ENTRY(field, opt)                                                 \
+  { "nccl" #field, offsetof(struct nccl_api, field), opt }
+
+static const struct nccl_entry nccl_entries[] = {
+    NCCL_ENTRY(GetVersion, false),
+    NCCL_ENTRY(GetErrorString, false),
+    NCCL_ENTRY(GetLastError, true),
+    NCCL_ENTRY(GetUniqueId, false),
+    NCCL_ENTRY(CommInitRank, false),
+    NCCL_ENTRY(CommInitRankConfig, true),
+    NCCL_ENTRY(CommGetAsyncError, false),
+    NCCL_ENTRY(CommAbort, false),
+    NCCL_ENTRY(CommFinalize, true),
+    NCCL_ENTRY(CommDestroy, false),
+    NCCL_ENTRY(MemAlloc, true),
+    NCCL_ENTRY(MemFree, true),
+    NCCL_ENTRY(CommWindowRegister, true),
+    NCCL_ENTRY(CommWindowDeregister, true),
+    NCCL_ENTRY(AllReduce, false),
+    NCCL_ENTRY(AllGather, false),
+    NCCL_ENTRY(ReduceScatter, false),
+};
+
+#undef NCCL_ENTRY
+
+//===-- Objects --===//
+
+struct attnrt_comm {
+  attnrt_runtime *rt; // owned; NULL while init has not created it
+  void *library;      // dlopen handle of libnccl
+  struct nccl_api nccl;
+  int version;        // ncclGetVersion
+  nccl_comm comm;     // NULL before init and after an abort
+  int rank, size;
+  double timeout_s;
+  bool aborted;
+  int live_buffers;
+};
+
+struct attnrt_comm_buffer {
+  attnrt_comm *c;
+  void *ptr;
+  size_t bytes;
+  void *window;
+};
+
+//===-- Time --===//
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_s(double s) {
+  if (s <= 0)
+    return;
+  struct timespec ts;
+  ts.tv_sec = (time_t)s;
+  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/// Milliseconds left before deadline (0 when past it), capped at cap_ms.
+static int remaining_ms(double deadline, int cap_ms) {
+  double left = (deadline - now_s()) * 1000.0;
+  if (left <= 0)
+    return 0;
+  return left > cap_ms ? cap_ms : (int)left + 1;
+}
+
+//===-- Errors --===//
+
+/// Records "<what> failed: <ncclGetErrorString> (<ncclGetLastError>)" in c's
+/// error slot and returns ATTNRT_ERR_NCCL.
+static enum attnrt_status fail_nccl(attnrt_comm *c, nccl_result res,
+                                    const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum attnrt_status fail_nccl(attnrt_comm *c, nccl_result res,
+                                    const char *fmt, ...) {
+  char what[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  const char *text = c->nccl.GetErrorString ? c->nccl.GetErrorString(res) : NULL;
+  const char *last = c->nccl.GetLastError ? c->nccl.GetLastError(c->comm) : NULL;
+  attnrt_fail(c->rt, ATTNRT_ERR_NCCL, "%s failed: %s (ncclResult %d)", what,
+              text ? text : "unknown NCCL error", (int)res);
+  if (last && *last)
+    attnrt_append_error(c->rt, ": %s", last);
+  return ATTNRT_ERR_NCCL;
+}
+
+/// Aborts c's NCCL communicator (once); later calls fail with ATTNRT_ERR_NCCL.
+static void abort_comm(attnrt_comm *c) {
+  if (!c->comm)
+    return;
+  bool pushed = c->rt && c->rt->cu.CtxPushCurrent(c->rt->context) == CUDA_SUCCESS;
+  c->nccl.CommAbort(c->comm);
+  if (pushed) {
+    CUcontext popped;
+    c->rt->cu.CtxPopCurrent(&popped);
+  }
+  c->comm = NULL;
+  c->aborted = true;
+}
+
+/// Fails unless c can take NCCL calls; caller names the API function.
+static enum attnrt_status check_usable(attnrt_comm *c, const char *caller) {
+  if (c->aborted || !c->comm)
+    return attnrt_fail(c->rt, ATTNRT_ERR_NCCL,
+                       "%s: the communicator was aborted after an earlier error",
+                       caller);
+  return ATTNRT_OK;
+}
+
+/// Reads ncclCommGetAsyncError once: *pending tells whether NCCL still has
+/// an operation in progress. On an error c is aborted and the message names
+/// what (the operation being waited for).
+static enum attnrt_status check_async(attnrt_comm *c, const char *what,
+                                      bool *pending) {
+  *pending = false;
+  nccl_result async = NCCL_SUCCESS;
+  nccl_result res = c->nccl.CommGetAsyncError(c->comm, &async);
+  if (res != NCCL_SUCCESS) {
+    enum attnrt_status st = fail_nccl(c, res, "ncclCommGetAsyncError (%s)", what);
+    abort_comm(c);
+    return st;
+  }
+  if (async == NCCL_IN_PROGRESS)
+    *pending = true;
+  else if (async != NCCL_SUCCESS) {
+    enum attnrt_status st =
+        fail_nccl(c, async, "%s: NCCL reported an asynchronous error; it", what);
+    attnrt_append_error(c->rt, "; the communicator was aborted");
+    abort_comm(c);
+    return st;
+  }
+  return ATTNRT_OK;
+}
+
+/// Polls ncclCommGetAsyncError until it reports neither ncclInProgress nor,
+/// for a timeout, past timeout_s. On an error or timeout c is aborted and the
+/// message names what (the operation being waited for).
+static enum attnrt_status poll_async(attnrt_comm *c, double timeout_s,
+                                     const char *what) {
+  double start = now_s();
+  double pause = 20e-6;
+  for (;;) {
+    bool pending = false;
+    enum attnrt_status st = check_async(c, what, &pending);
+    if (st != ATTNRT_OK || !pending)
+      return st;
+    if (now_s() - start >= timeout_s) {
+      abort_comm(c);
+      return attnrt_fail(c->rt, ATTNRT_ERR_TIMEOUT,
+                         "%s: still in progress after %g s (%s); a peer rank "
+                         "is probably dead or stuck; the communicator was aborted",
+                         what, timeout_s, ATTNRT_COMM_TIMEOUT_ENV);
+    }
+    sleep_s(pause);
+    if (pause < 1e-3)
+      pause *= 2;
+  }
+}
+
+/// Handles the result of a NCCL call on a non-blocking communicator:
+/// ncclInProgress is waited for with the communicator's timeout.
+static enum attnrt_status finish_call(attnrt_comm *c, nccl_result res,
+                                      const char *what) {
+  if (res == NCCL_IN_PROGRESS)
+    return poll_async(c, c->timeout_s, what);
+  if (res != NCCL_SUCCESS)
+    return fail_nccl(c, res, "%s", what);
+  return ATTNRT_OK;
+}
+
+//===-- Configuration from the environment --===//
+
+/// Parses the integer environment variable name into *out, between lo and
+/// hi. *present says whether it was set (when optional is true a missing
+/// variable is not an error). Errors go to the thread slot.
+static enum attnrt_status env_int(const char *name, const char *meaning,
+                                  long lo, long hi, bool optional,
+                                  bool *present, int *out) {
+  const char *v = getenv(name);
+  *present = v && *v;
+  if (!*present) {
+    if (optional)
+      return ATTNRT_OK;
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "%s is not set: expected %s (torchrun sets it)", name,
+                       meaning);
+  }
+  char *end = NULL;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (end == v || *end != '\0' || errno == ERANGE)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "%s='%s' is not an integer: expected %s", name, v, meaning);
+  if (x < lo || x > hi)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "%s=%ld is out of range: expected %ld to %ld", name, x,
+                       lo, hi);
+  *out = (int)x;
+  return ATTNRT_OK;
+}
+
+/// Checks a configuration; caller names the API function. Errors go to the
+/// thread slot.
+static enum attnrt_status check_config(const struct attnrt_comm_config *cfg,
+                                       const char *caller) {
+  if (cfg->world_size < 1)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "%s: world size %d must be at least 1", caller,
+                       cfg->world_size);
+  if (cfg->rank < 0 || cfg->rank >= cfg->world_size)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "%s: rank %d must be below the world size %d (RANK < "
+                       "WORLD_SIZE)",
+                       caller, cfg->rank, cfg->world_size);
+  if (cfg->local_rank < 0)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "%s: local rank %d is negative", caller, cfg->local_rank);
+  if (!(cfg->timeout_s > 0))
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "%s: timeout %g s must be positive", caller, cfg->timeout_s);
+  if (cfg->world_size > 1) {
+    if (memchr(cfg->master_addr, '\0', sizeof cfg->master_addr) == NULL ||
+        cfg->master_addr[0] == '\0')
+      return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                         "%s: the master address is empty", caller);
+    if (cfg->master_port < 1 || cfg->master_port > 65535)
+      return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                         "%s: master port %d is out of range: expected 1 to 65535",
+                         caller, cfg->master_port);
+  }
+  return ATTNRT_OK;
+}
+
+ATTNRT_API enum attnrt_status
+attnrt_comm_config_from_env(struct attnrt_comm_config *cfg) {
+  if (!cfg)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_config_from_env: cfg is NULL");
+  memset(cfg, 0, sizeof *cfg);
+  bool present = false;
+  enum attnrt_status st =
+      env_int("WORLD_SIZE", "the number of ranks", 1, INT_MAX, false, &present,
+              &cfg->world_size);
+  if (st != ATTNRT_OK)
+    return st;
+  st = env_int("RANK", "the rank of this process", 0, INT_MAX, false, &present,
+               &cfg->rank);
+  if (st != ATTNRT_OK)
+    return st;
+  if (cfg->rank >= cfg->world_size)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "RANK=%d must be below WORLD_SIZE=%d", cfg->rank,
+                       cfg->world_size);
+  st = env_int("LOCAL_RANK", "the device ordinal of this rank", 0, INT_MAX, true,
+               &present, &cfg->local_rank);
+  if (st != ATTNRT_OK)
+    return st;
+  if (!present)
+    cfg->local_rank = cfg->rank;
+
+  const char *addr = getenv("MASTER_ADDR");
+  bool need_master = cfg->world_size > 1;
+  if (addr && *addr) {
+    if (strlen(addr) > ATTNRT_COMM_ADDR_MAX)
+      return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                         "MASTER_ADDR is %zu bytes long: at most %d are accepted",
+                         strlen(addr), ATTNRT_COMM_ADDR_MAX);
+    snprintf(cfg->master_addr, sizeof cfg->master_addr, "%s", addr);
+  } else if (need_master) {
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "MASTER_ADDR is not set: expected the host name or "
+                       "address of rank 0 (torchrun sets it)");
+  }
+  st = env_int("MASTER_PORT", "the TCP port rank 0 listens on", 1, 65535,
+               !need_master, &present, &cfg->master_port);
+  if (st != ATTNRT_OK)
+    return st;
+
+  cfg->timeout_s = ATTNRT_COMM_TIMEOUT_DEFAULT_S;
+  const char *t = getenv(ATTNRT_COMM_TIMEOUT_ENV);
+  if (t && *t) {
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(t, &end);
+    if (end == t || *end != '\0' || errno == ERANGE || !(x > 0) || x > 1e9)
+      return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                         "%s='%s' is not a positive number of seconds",
+                         ATTNRT_COMM_TIMEOUT_ENV, t);
+    cfg->timeout_s = x;
+  }
+  return ATTNRT_OK;
+}
+
+//===-- Loading NCCL --===//
+
+/// Opens libnccl (ATTNRT_NCCL_LIBRARY or the default) into c and reads its
+/// version. Returns ATTNRT_ERR_NCCL naming the path or the missing symbol.
+static enum attnrt_status load_nccl(attnrt_comm *c) {
+  const char *path = getenv(ATTNRT_NCCL_LIBRARY_ENV);
+  if (!path || !*path)
+    path = ATTNRT_NCCL_LIBRARY_DEFAULT;
+  // Like libcuda, libnccl may leave threads behind; it stays mapped.
+  c->library = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!c->library) {
+    const char *why = dlerror();
+    return attnrt_fail(NULL, ATTNRT_ERR_NCCL,
+                       "cannot load NCCL library '%s': %s (set %s to its path)",
+                       path, why ? why : "unknown dlopen error",
+                       ATTNRT_NCCL_LIBRARY_ENV);
+  }
+  for (size_t i = 0; i < sizeof nccl_entries / sizeof nccl_entries[0]; ++i) {
+    const struct nccl_entry *e = &nccl_entries[i];
+    void *fn = dlsym(c->library, e->symbol);
+    if (!fn && e->optional)
+      continue;
+    if (!fn)
+      return attnrt_fail(NULL, ATTNRT_ERR_NCCL,
+                         "NCCL library '%s' has no entry point %s", path,
+                         e->symbol);
+    memcpy((char *)&c->nccl + e->offset, &fn, sizeof fn);
+  }
+  nccl_result res = c->nccl.GetVersion(&c->version);
+  if (res != NCCL_SUCCESS)
+    return fail_nccl(c, res, "ncclGetVersion");
+  if (c->version < nccl_version_code(2, 12, 0))
+    return attnrt_fail(NULL, ATTNRT_ERR_NCCL,
+                       "NCCL library '%s' is version %d: attnrt needs 2.12 or later",
+                       path, c->version);
+  return ATTNRT_OK;
+}
+
+//===-- Rendezvous: the ncclUniqueId over TCP --===//
+//
+// Rank 0 listens on master_port (all addresses). Every other rank connects to
+// master_addr:master_port, retrying until the deadline, and sends a hello of
+// four big-endian uint32: magic, protocol version, rank, world size. Rank 0
+// answers magic, status (0 or one of the codes below) and, on success, the
+// 128-byte id. Rank 0 returns once every rank has been answered.
+
+#define RDV_MAGIC 0x4154434eu // "ATCN"
+#define RDV_VERSION 1u
+enum { RDV_OK = 0, RDV_BAD_RANK = 1, RDV_BAD_SIZE = 2, RDV_DUPLICATE = 3 };
+
+static void put_u32(unsigned char *p, uint32_t x) {
+  p[0] = (unsigned char)(x >> 24);
+  p[1] = (unsigned char)(x >> 16);
+  p[2] = (unsigned char)(x >> 8);
+  p[3] = (unsigned char)x;
+}
+
+static uint32_t get_u32(const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+         (uint32_t)p[3];
+}
+
+/// Reads or writes exactly n bytes on the non-blocking socket fd before
+/// deadline. Returns 0, or -1 with errno (ETIMEDOUT past the deadline,
+/// ECONNRESET when the peer closed the connection).
+static int transfer_all(int fd, void *buf, size_t n, bool writing,
+                        double deadline) {
+  unsigned char *p = buf;
+  while (n > 0) {
+    ssize_t k = writing ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
+    if (k > 0) {
+      p += k;
+      n -= (size_t)k;
+      continue;
+    }
+    if (k == 0) {
+      errno = ECONNRESET;
+      return -1;
+    }
+    if (errno == EINTR)
+      continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK)
+      return -1;
+    int ms = remaining_ms(deadline, 1000);
+    if (ms == 0) {
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    struct pollfd pfd = {fd, writing ? POLLOUT : POLLIN, 0};
+    if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
+      return -1;
+  }
+  return 0;
+}
+
+static int set_nonblocking(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+/// Opens a listening socket on port (every local address). Returns the
+/// descriptor, or -1 with *call naming the failed call and errno set.
+static int open_listener(int port, const char **call) {
+  char service[16];
+  snprintf(service, sizeof service, "%d", port);
+  struct addrinfo hints;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  struct addrinfo *list = NULL;
+  int gai = getaddrinfo(NULL, service, &hints, &list);
+  if (gai != 0) {
+    *call = "getaddrinfo";
+    errno = EINVAL;
+    return -1;
+  }
+  int fd = -1, saved = 0;
+  // Prefer IPv6's wildcard (dual-stack on Linux); fall back to IPv4's.
+  for (int pass = 0; pass < 2 && fd < 0; ++pass) {
+    for (struct addrinfo *a = list; a && fd < 0; a = a->ai_next) {
+      if ((pass == 0) != (a->ai_family == AF_INET6))
+        continue;
+      fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) {
+        *call = "socket";
+        saved = errno;
+        continue;
+      }
+      int one = 1;
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      if (bind(fd, a->ai_addr, a->ai_addrlen) != 0) {
+        *call = "bind";
+        saved = errno;
+      } else if (listen(fd, 128) != 0) {
+        *call = "listen";
+        saved = errno;
+      } else if (set_nonblocking(fd) != 0) {
+        *call = "fcntl";
+        saved = errno;
+      } else {
+        break;
+      }
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(list);
+  if (fd < 0)
+    errno = saved;
+  return fd;
+}
+
+/// Rank 0: serves id to the other cfg->world_size - 1 ranks before the
+/// deadline. Errors go to rt (the thread slot when NULL).
+static enum attnrt_status serve_id(attnrt_runtime *rt,
+                                   const struct attnrt_comm_config *cfg,
+                                   const nccl_unique_id *id, double deadline) {
+  const char *call = "socket";
+  int lfd = open_listener(cfg->master_port, &call);
+  if (lfd < 0)
+    return attnrt_fail(rt, ATTNRT_ERR_NCCL,
+                       "rendezvous: rank 0 cannot listen on port %d: %s: %s",
+                       cfg->master_port, call, strerror(errno));
+  bool *joined = calloc((size_t)cfg->world_size, sizeof *joined);
+  if (!joined) {
+    close(lfd);
+    return attnrt_fail(rt, ATTNRT_ERR_OUT_OF_MEMORY,
+                       "rendezvous: out of host memory");
+  }
+  enum attnrt_status st = ATTNRT_OK;
+  int waiting = cfg->world_size - 1;
+  while (waiting > 0) {
+    int ms = remaining_ms(deadline, 1000);
+    if (ms == 0) {
+      char missing[256] = "";
+      size_t used = 0;
+      for (int r = 1, shown = 0; r < cfg->world_size && used + 16 < sizeof missing;
+           ++r) {
+        if (joined[r])
+          continue;
+        if (shown++ == 8) {
+          used += (size_t)snprintf(missing + used, sizeof missing - used, " ...");
+          break;
+        }
+        used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%d",
+                                 shown > 1 ? " " : "", r);
+      }
+      st = attnrt_fail(rt, ATTNRT_ERR_TIMEOUT,
+                       "rendezvous: %d of %d ranks did not connect to rank 0 on "
+                       "port %d within %g s (%s); missing ranks: %s",
+                       waiting, cfg->world_size - 1, cfg->master_port,
+                       cfg->timeout_s, ATTNRT_COMM_TIMEOUT_ENV, missing);
+      break;
+    }
+    struct pollfd pfd = {lfd, POLLIN, 0};
+    int ready = poll(&pfd, 1, ms);
+    if (ready <= 0)
+      continue;
+    int fd = accept(lfd, NULL, NULL);
+    if (fd < 0)
+      continue;
+    if (set_nonblocking(fd) != 0) {
+      close(fd);
+      continue;
+    }
+    // A connection that says nothing (a port scanner) must not hold up the
+    // job: it gets a few seconds, not the whole timeout.
+    double hello_deadline = now_s() + 5.0;
+    if (hello_deadline > deadline)
+      hello_deadline = deadline;
+    unsigned char hello[16];
+    if (transfer_all(fd, hello, sizeof hello, false, hello_deadline) != 0 ||
+        get_u32(hello) != RDV_MAGIC || get_u32(hello + 4) != RDV_VERSION) {
+      close(fd);
+      continue;
+    }
+    uint32_t rank = get_u32(hello + 8), size = get_u32(hello + 12);
+    uint32_t code = RDV_OK;
+    if (size != (uint32_t)cfg->world_size)
+      code = RDV_BAD_SIZE;
+    else if (rank == 0 || rank >= size)
+      code = RDV_BAD_RANK;
+    else if (joined[rank])
+      code = RDV_DUPLICATE;
+    unsigned char reply[8 + NCCL_ID_BYTES];
+    put_u32(reply, RDV_MAGIC);
+    put_u32(reply + 4, code);
+    memcpy(reply + 8, id->internal, NCCL_ID_BYTES);
+    size_t reply_bytes = code == RDV_OK ? sizeof reply : 8;
+    int sent = transfer_all(fd, reply, reply_bytes, true, hello_deadline);
+    close(fd);
+    if (code == RDV_BAD_SIZE) {
+      st = attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "rendezvous: rank %u says WORLD_SIZE=%u, rank 0 has %d",
+                       rank, size, cfg->world_size);
+      break;
+    }
+    if (code == RDV_BAD_RANK || code == RDV_DUPLICATE) {
+      st = attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "rendezvous: %s rank %u connected to rank 0",
+                       code == RDV_DUPLICATE ? "a second" : "an invalid", rank);
+      break;
+    }
+    if (sent == 0) {
+      joined[rank] = true;
+      --waiting;
+    }
+  }
+  free(joined);
+  close(lfd);
+  return st;
+}
+
+/// Tries one connection to a before the deadline. Returns the connected
+/// non-blocking descriptor or -1 with errno.
+static int connect_once(const struct addrinfo *a, double deadline) {
+  int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+  if (fd < 0)
+    return -1;
+  if (set_nonblocking(fd) != 0)
+    goto fail;
+  if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+    if (errno != EINPROGRESS)
+      goto fail;
+    struct pollfd pfd = {fd, POLLOUT, 0};
+    int ready = poll(&pfd, 1, remaining_ms(deadline, 2000));
+    if (ready <= 0) {
+      errno = ready == 0 ? ETIMEDOUT : errno;
+      goto fail;
+    }
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+      goto fail;
+    if (err != 0) {
+      errno = err;
+      goto fail;
+    }
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+fail:;
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return -1;
+}
+
+/// Ranks other than 0: fetches the id from rank 0, retrying the connection
+/// until the deadline. Errors go to rt.
+static enum attnrt_status fetch_id(attnrt_runtime *rt,
+                                   const struct attnrt_comm_config *cfg,
+                                   nccl_unique_id *id, double deadline) {
+  char service[16];
+  snprintf(service, sizeof service, "%d", cfg->master_port);
+  struct addrinfo hints;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  char last[512] = "no attempt was made";
+  double pause = 0.05;
+  for (;;) {
+    struct addrinfo *list = NULL;
+    int gai = getaddrinfo(cfg->master_addr, service, &hints, &list);
+    if (gai != 0) {
+      snprintf(last, sizeof last, "cannot resolve MASTER_ADDR '%s': %s",
+               cfg->master_addr, gai_strerror(gai));
+    } else {
+      for (struct addrinfo *a = list; a; a = a->ai_next) {
+        int fd = connect_once(a, deadline);
+        if (fd < 0) {
+          snprintf(last, sizeof last, "connect: %s", strerror(errno));
+          continue;
+        }
+        unsigned char hello[16], head[8];
+        put_u32(hello, RDV_MAGIC);
+        put_u32(hello + 4, RDV_VERSION);
+        put_u32(hello + 8, (uint32_t)cfg->rank);
+        put_u32(hello + 12, (uint32_t)cfg->world_size);
+        int ok = transfer_all(fd, hello, sizeof hello, true, deadline) == 0 &&
+                 transfer_all(fd, head, sizeof head, false, deadline) == 0;
+        if (!ok) {
+          snprintf(last, sizeof last, "talking to rank 0: %s", strerror(errno));
+          close(fd);
+          continue;
+        }
+        uint32_t code = get_u32(head + 4);
+        if (get_u32(head) != RDV_MAGIC || code != RDV_OK) {
+          close(fd);
+          freeaddrinfo(list);
+          return attnrt_fail(
+              rt, ATTNRT_ERR_INVALID_ARGUMENT,
+              "rendezvous: rank 0 at %s:%d refused rank %d: %s", cfg->master_addr,
+              cfg->master_port, cfg->rank,
+              get_u32(head) != RDV_MAGIC ? "not an attnrt rendezvous"
+              : code == RDV_BAD_SIZE     ? "WORLD_SIZE differs"
+              : code == RDV_DUPLICATE    ? "another process has the same RANK"
+                                         : "invalid RANK");
+        }
+        ok = transfer_all(fd, id->internal, NCCL_ID_BYTES, false, deadline) == 0;
+        int saved = errno;
+        close(fd);
+        if (ok) {
+          freeaddrinfo(list);
+          return ATTNRT_OK;
+        }
+        snprintf(last, sizeof last, "reading the id: %s", strerror(saved));
+      }
+      freeaddrinfo(list);
+    }
+    double left = deadline - now_s();
+    if (left <= 0)
+      break;
+    sleep_s(pause < left ? pause : left);
+    if (pause < 1.0)
+      pause *= 2;
+  }
+  return attnrt_fail(rt, ATTNRT_ERR_TIMEOUT,
+                     "rendezvous: rank %d could not get the NCCL id from rank 0 "
+                     "at %s:%d within %g s (%s); last error: %s",
+                     cfg->rank, cfg->master_addr, cfg->master_port, cfg->timeout_s,
+                     ATTNRT_COMM_TIMEOUT_ENV, last);
+}
+
+//===-- Communicators --===//
+
+/// Initializes c->comm from id: non-blocking with a config when the library
+/// has ncclCommInitRankConfig (NCCL 2.14), polled with the timeout; blocking
+/// ncclCommInitRank otherwise. Needs the runtime's context current.
+static enum attnrt_status init_nccl(attnrt_comm *c, nccl_unique_id id) {
+  nccl_comm comm = NULL;
+  nccl_result res;
+  const char *what;
+  if (c->nccl.CommInitRankConfig && c->version >= nccl_version_code(2, 14, 0)) {
+    struct nccl_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    bool full = c->version >= nccl_version_code(2, 28, 0);
+    cfg.size = full ? sizeof cfg : offsetof(struct nccl_config, split_share);
+    cfg.magic = NCCL_CONFIG_MAGIC;
+    cfg.version = (unsigned)(full ? nccl_version_code(2, 28, 0)
+                                  : nccl_version_code(2, 14, 0));
+    cfg.blocking = 0;
+    cfg.cga_cluster_size = cfg.min_ctas = cfg.max_ctas = NCCL_CONFIG_UNDEF;
+    cfg.net_name = NULL;
+    cfg.split_share = cfg.traffic_class = NCCL_CONFIG_UNDEF;
+    cfg.comm_name = NULL;
+    cfg.collnet_enable = cfg.cta_policy = cfg.shrink_share = NCCL_CONFIG_UNDEF;
+    cfg.nvls_ctas = cfg.channels_per_net_peer = NCCL_CONFIG_UNDEF;
+    cfg.nvlink_centric_sched = NCCL_CONFIG_UNDEF;
+    what = "ncclCommInitRankConfig";
+    res = c->nccl.CommInitRankConfig(&comm, c->size, id, c->rank, &cfg);
+  } else {
+    what = "ncclCommInitRank";
+    res = c->nccl.CommInitRank(&comm, c->size, id, c->rank);
+  }
+  c->comm = comm;
+  if (res != NCCL_SUCCESS && res != NCCL_IN_PROGRESS) {
+    enum attnrt_status st = fail_nccl(c, res, "%s(rank %d of %d)", what, c->rank,
+                                      c->size);
+    abort_comm(c);
+    return st;
+  }
+  if (!c->comm)
+    return attnrt_fail(c->rt, ATTNRT_ERR_NCCL, "%s returned no communicator", what);
+  return poll_async(c, c->timeout_s, what);
+}
+
+ATTNRT_API enum attnrt_status
+attnrt_comm_init(const struct attnrt_comm_config *cfg, attnrt_comm **out) {
+  if (!out)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_init: out is NULL");
+  *out = NULL;
+  if (!cfg)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_init: cfg is NULL");
+  enum attnrt_status st = check_config(cfg, "attnrt_comm_init");
+  if (st != ATTNRT_OK)
+    return st;
+  double deadline = now_s() + cfg->timeout_s;
+  attnrt_comm *c = calloc(1, sizeof *c);
+  if (!c)
+    return attnrt_fail(NULL, ATTNRT_ERR_OUT_OF_MEMORY,
+                       "attnrt_comm_init: out of host memory");
+  c->rank = cfg->rank;
+  c->size = cfg->world_size;
+  c->timeout_s = cfg->timeout_s;
+
+  st = load_nccl(c);
+  if (st != ATTNRT_OK)
+    goto out_free;
+  st = attnrt_runtime_create(cfg->local_rank, &c->rt);
+  if (st != ATTNRT_OK) {
+    char why[ATTNRT_ERROR_CAP];
+    snprintf(why, sizeof why, "%s", attnrt_last_error(NULL));
+    attnrt_fail(NULL, st, "LOCAL_RANK=%d (rank %d): %s", cfg->local_rank,
+                cfg->rank, why);
+    goto out_free;
+  }
+
+  nccl_unique_id id;
+  memset(&id, 0, sizeof id);
+  if (cfg->rank == 0) {
+    nccl_result res = c->nccl.GetUniqueId(&id);
+    if (res != NCCL_SUCCESS) {
+      st = fail_nccl(c, res, "ncclGetUniqueId");
+      goto out_destroy_runtime;
+    }
+    if (cfg->world_size > 1)
+      st = serve_id(c->rt, cfg, &id, deadline);
+  } else {
+    st = fetch_id(c->rt, cfg, &id, deadline);
+  }
+  if (st != ATTNRT_OK)
+    goto out_destroy_runtime;
+
+  st = attnrt_ctx_enter(c->rt);
+  if (st != ATTNRT_OK)
+    goto out_destroy_runtime;
+  st = attnrt_ctx_leave(c->rt, init_nccl(c, id));
+  if (st != ATTNRT_OK)
+    goto out_destroy_runtime;
+  *out = c;
+  return ATTNRT_OK;
+
+out_destroy_runtime:
+  attnrt_set_thread_error(c->rt->last_error);
+  abort_comm(c);
+  attnrt_runtime_destroy(c->rt);
+out_free:
+  if (c->library)
+    dlclose(c->library);
+  free(c);
+  return st;
+}
+
+ATTNRT_API enum attnrt_status attnrt_comm_init_from_env(attnrt_comm **out) {
+  if (!out)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_init_from_env: out is NULL");
+  *out = NULL;
+  struct attnrt_comm_config cfg;
+  enum attnrt_status st = attnrt_comm_config_from_env(&cfg);
+  if (st != ATTNRT_OK)
+    return st;
+  return attnrt_comm_init(&cfg, out);
+}
+
+ATTNRT_API void attnrt_comm_abort(attnrt_comm *c) {
+  if (c)
+    abort_comm(c);
+}
+
+ATTNRT_API void attnrt_comm_destroy(attnrt_comm *c) {
+  if (!c)
+    return;
+  if (c->comm && attnrt_ctx_enter(c->rt) == ATTNRT_OK) {
+    enum attnrt_status st = ATTNRT_OK;
+    if (c->nccl.CommFinalize)
+      st = finish_call(c, c->nccl.CommFinalize(c->comm), "ncclCommFinalize");
+    if (st == ATTNRT_OK && c->comm) {
+      if (c->nccl.CommDestroy(c->comm) == NCCL_SUCCESS)
+        c->comm = NULL;
+    }
+    attnrt_ctx_leave(c->rt, st);
+  }
+  abort_comm(c); // what finalize or destroy could not release
+  attnrt_runtime_destroy(c->rt);
+  dlclose(c->library);
+  free(c);
+}
+
+ATTNRT_API int attnrt_comm_rank(const attnrt_comm *c) { return c ? c->rank : -1; }
+
+ATTNRT_API int attnrt_comm_size(const attnrt_comm *c) { return c ? c->size : -1; }
+
+ATTNRT_API attnrt_runtime *attnrt_comm_runtime(const attnrt_comm *c) {
+  return c ? c->rt : NULL;
+}
+
+ATTNRT_API int attnrt_comm_nccl_version(const attnrt_comm *c) {
+  return c ? c->version : -1;
+}
+
+ATTNRT_API enum attnrt_status attnrt_comm_poll(attnrt_comm *c, double timeout_s) {
+  if (!c)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_poll: communicator is NULL");
+  enum attnrt_status st = check_usable(c, "attnrt_comm_poll");
+  if (st != ATTNRT_OK)
+    return st;
+  return poll_async(c, timeout_s < 0 ? c->timeout_s : timeout_s,
+                    "attnrt_comm_poll");
+}
+
+ATTNRT_API enum attnrt_status attnrt_comm_wait(attnrt_comm *c, attnrt_stream *s) {
+  if (!c)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_wait: communicator is NULL");
+  enum attnrt_status st = check_usable(c, "attnrt_comm_wait");
+  if (st != ATTNRT_OK)
+    return st;
+  CUstream stream = NULL;
+  st = attnrt_stream_resolve(c->rt, s, "attnrt_comm_wait", &stream);
+  if (st != ATTNRT_OK)
+    return st;
+  st = attnrt_ctx_enter(c->rt);
+  if (st != ATTNRT_OK)
+    return st;
+  double start = now_s(), pause = 10e-6;
+  for (;;) {
+    CUresult res = c->rt->cu.StreamQuery(stream);
+    if (res != CUDA_ERROR_NOT_READY) {
+      st = attnrt_check_cu(c->rt, res, "cuStreamQuery");
+      bool pending = false;
+      if (st == ATTNRT_OK)
+        st = check_async(c, "attnrt_comm_wait", &pending);
+      break;
+    }
+    // A collective waiting on a dead peer never finishes; NCCL may say so.
+    bool pending = false;
+    st = check_async(c, "attnrt_comm_wait", &pending);
+    if (st != ATTNRT_OK)
+      break;
+    if (now_s() - start >= c->timeout_s) {
+      abort_comm(c);
+      st = attnrt_fail(c->rt, ATTNRT_ERR_TIMEOUT,
+                       "attnrt_comm_wait: the stream is still busy after %g s "
+                       "(%s); a peer rank is probably dead or stuck; the "
+                       "communicator was aborted",
+                       c->timeout_s, ATTNRT_COMM_TIMEOUT_ENV);
+      break;
+    }
+    sleep_s(pause);
+    if (pause < 1e-3)
+      pause *= 2;
+  }
+  return attnrt_ctx_leave(c->rt, st);
+}
+
+//===-- Symmetric buffers --===//
+
+ATTNRT_API enum attnrt_status attnrt_comm_buffer_alloc(attnrt_comm *c,
+                                                       size_t bytes,
+                                                       attnrt_comm_buffer **out) {
+  if (!c)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_buffer_alloc: communicator is NULL");
+  if (!out)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_buffer_alloc: out is NULL");
+  *out = NULL;
+  if (bytes == 0)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_buffer_alloc: size is 0");
+  enum attnrt_status st = check_usable(c, "attnrt_comm_buffer_alloc");
+  if (st != ATTNRT_OK)
+    return st;
+  if (!c->nccl.MemAlloc || !c->nccl.MemFree || !c->nccl.CommWindowRegister ||
+      !c->nccl.CommWindowDeregister || c->version < nccl_version_code(2, 27, 0))
+    return attnrt_fail(c->rt, ATTNRT_ERR_NCCL,
+                       "attnrt_comm_buffer_alloc: NCCL %d has no symmetric "
+                       "windows (ncclCommWindowRegister needs NCCL 2.27)",
+                       c->version);
+  attnrt_comm_buffer *b = calloc(1, sizeof *b);
+  if (!b)
+    return attnrt_fail(c->rt, ATTNRT_ERR_OUT_OF_MEMORY,
+                       "attnrt_comm_buffer_alloc: out of host memory");
+  b->c = c;
+  b->bytes = bytes;
+  st = attnrt_ctx_enter(c->rt);
+  if (st != ATTNRT_OK)
+    goto out_free;
+  nccl_result res = c->nccl.MemAlloc(&b->ptr, bytes);
+  if (res != NCCL_SUCCESS) {
+    st = fail_nccl(c, res, "ncclMemAlloc(%zu bytes)", bytes);
+    goto out_leave;
+  }
+  res = c->nccl.CommWindowRegister(c->comm, b->ptr, bytes, &b->window,
+                                   NCCL_WIN_COLL_SYMMETRIC);
+  st = finish_call(c, res, "ncclCommWindowRegister");
+  if (st != ATTNRT_OK) {
+    c->nccl.MemFree(b->ptr);
+    goto out_leave;
+  }
+  ++c->live_buffers;
+  *out = b;
+  return attnrt_ctx_leave(c->rt, ATTNRT_OK);
+
+out_leave:
+  attnrt_ctx_leave(c->rt, st);
+out_free:
+  free(b);
+  return st;
+}
+
+ATTNRT_API attnrt_devptr attnrt_comm_buffer_ptr(const attnrt_comm_buffer *b) {
+  return b ? (attnrt_devptr)(uintptr_t)b->ptr : 0;
+}
+
+ATTNRT_API void *attnrt_comm_buffer_window(const attnrt_comm_buffer *b) {
+  return b ? b->window : NULL;
+}
+
+ATTNRT_API enum attnrt_status attnrt_comm_buffer_free(attnrt_comm_buffer *b) {
+  if (!b)
+    return ATTNRT_OK;
+  attnrt_comm *c = b->c;
+  enum attnrt_status st = attnrt_ctx_enter(c->rt);
+  bool entered = st == ATTNRT_OK;
+  // After an abort the window went with the communicator; only memory is left.
+  if (entered && c->comm && b->window)
+    st = finish_call(c, c->nccl.CommWindowDeregister(c->comm, b->window),
+                     "ncclCommWindowDeregister");
+  nccl_result res = c->nccl.MemFree(b->ptr);
+  if (res != NCCL_SUCCESS && st == ATTNRT_OK)
+    st = fail_nccl(c, res, "ncclMemFree");
+  if (entered)
+    st = attnrt_ctx_leave(c->rt, st);
+  --c->live_buffers;
+  free(b);
+  return st;
+}
+
+//===-- Collectives --===//
+
+/// Checks what every collective needs; caller names the API function.
+static enum attnrt_status check_collective(attnrt_comm *c, const char *caller,
+                                           attnrt_devptr send,
+                                           attnrt_devptr recv, size_t count,
+                                           int dtype, int op, attnrt_stream *s,
+                                           CUstream *stream) {
+  if (!c)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "%s: communicator is NULL", caller);
+  if (send == 0 || recv == 0)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "%s: %s buffer is NULL", caller, send == 0 ? "send" : "receive");
+  if (count == 0)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT, "%s: count is 0",
+                       caller);
+  if (dtype < (int)ATTNRT_COMM_I8 || dtype > (int)ATTNRT_COMM_BF16)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "%s: unknown element type %d", caller, dtype);
+  if (op < (int)ATTNRT_COMM_SUM || op > (int)ATTNRT_COMM_AVG)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "%s: unknown reduction %d", caller, op);
+  enum attnrt_status st = check_usable(c, caller);
+  if (st != ATTNRT_OK)
+    return st;
+  return attnrt_stream_resolve(c->rt, s, caller, stream);
+}
+
+// attnrt's dtype and op enums follow ncclDataType_t and ncclRedOp_t value
+// for value (checked against nccl.h when the build has it).
+
+ATTNRT_API enum attnrt_status
+attnrt_comm_all_reduce(attnrt_comm *c, attnrt_devptr send, attnrt_devptr recv,
+                       size_t count, enum attnrt_comm_dtype dtype,
+                       enum attnrt_comm_op op, attnrt_stream *s) {
+  CUstream stream = NULL;
+  enum attnrt_status st = check_collective(c, "attnrt_comm_all_reduce", send, recv,
+                                           count, (int)dtype, (int)op, s, &stream);
+  if (st != ATTNRT_OK)
+    return st;
+  st = attnrt_ctx_enter(c->rt);
+  if (st != ATTNRT_OK)
+    return st;
+  nccl_result res = c->nccl.AllReduce((const void *)(uintptr_t)send,
+                                      (void *)(uintptr_t)recv, count, (int)dtype,
+                                      (int)op, c->comm, stream);
+  return attnrt_ctx_leave(c->rt, finish_call(c, res, "ncclAllReduce"));
+}
+
+ATTNRT_API enum attnrt_status
+attnrt_comm_all_gather(attnrt_comm *c, attnrt_devptr send, attnrt_devptr recv,
+                       size_t send_count, enum attnrt_comm_dtype dtype,
+                       attnrt_stream *s) {
+  CUstream stream = NULL;
+  enum attnrt_status st =
+      check_collective(c, "attnrt_comm_all_gather", send, recv, send_count,
+                       (int)dtype, (int)ATTNRT_COMM_SUM, s, &stream);
+  if (st != ATTNRT_OK)
+    return st;
+  st = attnrt_ctx_enter(c->rt);
+  if (st != ATTNRT_OK)
+    return st;
+  nccl_result res = c->nccl.AllGather((const void *)(uintptr_t)send,
+                                      (void *)(uintptr_t)recv, send_count,
+                                      (int)dtype, c->comm, stream);
+  return attnrt_ctx_leave(c->rt, finish_call(c, res, "ncclAllGather"));
+}
+
+ATTNRT_API enum attnrt_status
+attnrt_comm_reduce_scatter(attnrt_comm *c, attnrt_devptr send,
+                           attnrt_devptr recv, size_t recv_count,
+                           enum attnrt_comm_dtype dtype, enum attnrt_comm_op op,
+                           attnrt_stream *s) {
+  CUstream stream = NULL;
+  enum attnrt_status st =
+      check_collective(c, "attnrt_comm_reduce_scatter", send, recv, recv_count,
+                       (int)dtype, (int)op, s, &stream);
+  if (st != ATTNRT_OK)
+    return st;
+  st = attnrt_ctx_enter(c->rt);
+  if (st != ATTNRT_OK)
+    return st;
+  nccl_result res = c->nccl.ReduceScatter((const void *)(uintptr_t)send,
+                                          (void *)(uintptr_t)recv, recv_count,
+                                          (int)dtype, (int)op, c->comm, stream);
+  return attnrt_ctx_leave(c->rt, finish_call(c, res, "ncclReduceScatter"));
+}

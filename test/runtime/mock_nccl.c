@@ -1,0 +1,263 @@
+// mock_nccl.c - a mock libnccl over host memory, steered by MOCK_NCCL_* environment variables (see mock_nccl.h).
+
+#include "mock_nccl.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { SUCCESS = 0, INTERNAL_ERROR = 3, INVALID_ARGUMENT = 4, INVALID_USAGE = 5,
+       IN_PROGRESS = 7 };
+
+typedef struct {
+  char internal[128];
+} mock_id;
+
+struct mock_config { // the prefix of ncclConfig_t every version shares
+  size_t size;
+  unsigned magic, version;
+  int blocking;
+};
+
+struct comm {
+  int nranks, rank;
+  int pending; // ncclCommGetAsyncError answers in progress this many more times
+  bool finalized;
+};
+
+struct window {
+  void *buf;
+};
+
+static struct mock_nccl_state state;
+static int ids_made;
+
+const struct mock_nccl_state *mock_nccl_state(void) { return &state; }
+
+void mock_nccl_reset(void) {
+  memset(&state, 0, sizeof state);
+}
+
+static int env_int(const char *name, int fallback) {
+  const char *v = getenv(name);
+  return v && *v ? atoi(v) : fallback;
+}
+
+static bool should_fail(const char *name, int *code) {
+  const char *list = getenv("MOCK_NCCL_FAIL");
+  size_t n = strlen(name);
+  for (const char *p = list; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && strncmp(p, name, n) == 0) {
+      *code = env_int("MOCK_NCCL_FAIL_CODE", INTERNAL_ERROR);
+      return true;
+    }
+    p = end ? end + 1 : NULL;
+  }
+  return false;
+}
+
+#define MOCK_ENTER(name)                                                       \
+  do {                                                                         \
+    int injected_;                                                             \
+    if (should_fail(name, &injected_))                                         \
+      return injected_;                                                        \
+  } while (0)
+
+/// Starts a non-blocking operation on c: in progress when MOCK_NCCL_PENDING > 0.
+static int start_pending(struct comm *c) {
+  c->pending = env_int("MOCK_NCCL_PENDING", 0);
+  return c->pending > 0 ? IN_PROGRESS : SUCCESS;
+}
+
+int ncclGetVersion(int *version) {
+  MOCK_ENTER("ncclGetVersion");
+  *version = env_int("MOCK_NCCL_VERSION", 22809);
+  return SUCCESS;
+}
+
+const char *ncclGetErrorString(int result) {
+  switch (result) {
+  case 0: return "no error";
+  case 1: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+  case 2: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+  case 3: return "internal error - please report this issue to the NCCL developers";
+  case 4: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+  case 5: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+  case 6: return "remote process exited or there was a network error";
+  case 7: return "NCCL operation in progress";
+  }
+  return "unknown result code";
+}
+
+const char *ncclGetLastError(void *comm) {
+  (void)comm;
+  return "mock: last error";
+}
+
+int ncclGetUniqueId(mock_id *id) {
+  MOCK_ENTER("ncclGetUniqueId");
+  memset(id, 0, sizeof *id);
+  snprintf(id->internal, sizeof id->internal, "mock-nccl-id %ld %d",
+           (long)getpid(), ++ids_made);
+  return SUCCESS;
+}
+
+static int init(struct comm **out, int nranks, mock_id id, int rank, int blocking) {
+  ++state.init_calls;
+  state.init_blocking = blocking;
+  state.init_nranks = nranks;
+  state.init_rank = rank;
+  memcpy(state.init_id, id.internal, sizeof state.init_id);
+  if (nranks < 1 || rank < 0 || rank >= nranks)
+    return INVALID_ARGUMENT;
+  struct comm *c = calloc(1, sizeof *c);
+  c->nranks = nranks;
+  c->rank = rank;
+  *out = c;
+  ++state.live_comms;
+  return blocking == 0 ? start_pending(c) : SUCCESS;
+}
+
+int ncclCommInitRank(struct comm **out, int nranks, mock_id id, int rank) {
+  *out = NULL;
+  MOCK_ENTER("ncclCommInitRank");
+  return init(out, nranks, id, rank, -1);
+}
+
+int ncclCommInitRankConfig(struct comm **out, int nranks, mock_id id, int rank,
+                           struct mock_config *config) {
+  *out = NULL;
+  MOCK_ENTER("ncclCommInitRankConfig");
+  if (!config || config->magic != 0xcafebeefu)
+    return INVALID_ARGUMENT;
+  state.init_config_version = config->version;
+  state.init_config_size = config->size;
+  return init(out, nranks, id, rank, config->blocking);
+}
+
+int ncclCommGetAsyncError(struct comm *c, int *async) {
+  MOCK_ENTER("ncclCommGetAsyncError");
+  if (!c)
+    return INVALID_ARGUMENT;
+  ++state.async_polls;
+  if (c->pending > 0) {
+    --c->pending;
+    *async = IN_PROGRESS;
+  } else {
+    *async = env_int("MOCK_NCCL_ASYNC", SUCCESS);
+  }
+  return SUCCESS;
+}
+
+static int release(struct comm *c) {
+  if (!c)
+    return INVALID_ARGUMENT;
+  free(c);
+  --state.live_comms;
+  return SUCCESS;
+}
+
+int ncclCommAbort(struct comm *c) {
+  ++state.abort_calls;
+  return release(c);
+}
+
+int ncclCommFinalize(struct comm *c) {
+  MOCK_ENTER("ncclCommFinalize");
+  ++state.finalize_calls;
+  if (!c)
+    return INVALID_ARGUMENT;
+  c->finalized = true;
+  return start_pending(c);
+}
+
+int ncclCommDestroy(struct comm *c) {
+  MOCK_ENTER("ncclCommDestroy");
+  ++state.destroy_calls;
+  return release(c);
+}
+
+int ncclMemAlloc(void **ptr, size_t size) {
+  *ptr = NULL;
+  MOCK_ENTER("ncclMemAlloc");
+  *ptr = aligned_alloc(4096, (size + 4095) / 4096 * 4096);
+  if (!*ptr)
+    return 1;
+  ++state.live_memory;
+  return SUCCESS;
+}
+
+int ncclMemFree(void *ptr) {
+  MOCK_ENTER("ncclMemFree");
+  if (!ptr)
+    return INVALID_ARGUMENT;
+  free(ptr);
+  --state.live_memory;
+  return SUCCESS;
+}
+
+int ncclCommWindowRegister(struct comm *c, void *buf, size_t size,
+                           struct window **win, int flags) {
+  *win = NULL;
+  MOCK_ENTER("ncclCommWindowRegister");
+  if (!c || !buf || size == 0 || ((uintptr_t)buf & 4095) != 0 || flags != 1)
+    return INVALID_ARGUMENT;
+  *win = calloc(1, sizeof **win);
+  (*win)->buf = buf;
+  ++state.live_windows;
+  return start_pending(c);
+}
+
+int ncclCommWindowDeregister(struct comm *c, struct window *win) {
+  MOCK_ENTER("ncclCommWindowDeregister");
+  if (!c || !win)
+    return INVALID_ARGUMENT;
+  free(win);
+  --state.live_windows;
+  return SUCCESS;
+}
+
+static size_t dtype_bytes(int dtype) {
+  static const size_t sizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+  return dtype >= 0 && dtype < 12 ? sizes[dtype] : 0;
+}
+
+static int record(const char *name, const void *send, void *recv, size_t count,
+                  int dtype, int op, struct comm *c, void *stream) {
+  ++state.collectives;
+  snprintf(state.last.name, sizeof state.last.name, "%s", name);
+  state.last.send = send;
+  state.last.recv = recv;
+  state.last.count = count;
+  state.last.dtype = dtype;
+  state.last.op = op;
+  state.last.stream = stream;
+  if (!c || dtype_bytes(dtype) == 0)
+    return INVALID_ARGUMENT;
+  if (c->nranks == 1 && send != recv)
+    memmove(recv, send, count * dtype_bytes(dtype));
+  return SUCCESS;
+}
+
+int ncclAllReduce(const void *send, void *recv, size_t count, int dtype, int op,
+                  struct comm *c, void *stream) {
+  MOCK_ENTER("ncclAllReduce");
+  return record("ncclAllReduce", send, recv, count, dtype, op, c, stream);
+}
+
+int ncclAllGather(const void *send, void *recv, size_t count, int dtype,
+                  struct comm *c, void *stream) {
+  MOCK_ENTER("ncclAllGather");
+  return record("ncclAllGather", send, recv, count, dtype, -1, c, stream);
+}
+
+int ncclReduceScatter(const void *send, void *recv, size_t count, int dtype,
+                      int op, struct comm *c, void *stream) {
+  MOCK_ENTER("ncclReduceScatter");
+  return record("ncclReduceScatter", send, recv, count, dtype, op, c, stream);
+}
