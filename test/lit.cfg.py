@@ -49,6 +49,14 @@ def has_gpu():
 
 if has_gpu():
     config.available_features.add("cuda")
+    # gpu2: two GPUs or more, for the communicator tests (one nvidia-smi -L).
+    try:
+        listed = subprocess.run([shutil.which("nvidia-smi"), "-L"], capture_output=True,
+                                text=True, timeout=20).stdout
+        if sum(line.startswith("GPU ") for line in listed.splitlines()) >= 2:
+            config.available_features.add("gpu2")
+    except (OSError, subprocess.SubprocessError):
+        pass
 
 # --- libattn and the Python binding (test/CAPI, test/python)
 import sys
