@@ -230,7 +230,9 @@ static bool verify_tile_in_buffer(MlirOperation op, int tile,
       return attn_emit_errorf(op, "%s offset %lld is negative",
                               k == 0 ? "row" : "col", (long long)off[k]);
   }
-  if (off[0] + t[0] <= b[0] && off[1] + t[1] <= b[1])
+  // Subtract: a huge constant offset must not overflow the addition.
+  if (t[0] <= b[0] && t[1] <= b[1] && off[0] <= b[0] - t[0] &&
+      off[1] <= b[1] - t[1])
     return true;
   if (!known[0] && !known[1])
     return attn_emit_errorf(op, "%s of %lldx%lld does not fit in %s of "

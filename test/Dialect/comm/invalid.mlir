@@ -548,3 +548,14 @@ func.func @reduce_acc_wider_than_source(%src: memref<256x32xf32>, %acc: memref<6
   "comm.reduce"(%src, %acc, %i, %i) {reduction = "max"} : (memref<256x32xf32>, memref<64x64xf32>, index, index) -> ()
   return
 }
+
+// -----
+
+// Regression: the fit check added the offset to the tile size, which
+// overflows for an offset near 2^63.
+func.func @get_huge_col(%t: memref<64x64xf32>, %buf: memref<256x64xf32>, %i: index) {
+  %c = arith.constant 9223372036854775807 : index
+  // expected-error@+1 {{tile of 64x64 at (?, 9223372036854775807) does not fit in source of 256x64}}
+  "comm.get"(%t, %buf, %i, %c) {peer = 0 : i64} : (memref<64x64xf32>, memref<256x64xf32>, index, index) -> ()
+  return
+}
