@@ -541,8 +541,12 @@ static int open_listener(int port, const char **call) {
         saved = errno;
         continue;
       }
-      int one = 1;
+      int one = 1, zero = 0;
       setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      // IPv4 peers reach an IPv6 wildcard socket only when it is dual-stack,
+      // which the net.ipv6.bindv6only sysctl may have turned off.
+      if (a->ai_family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
       if (bind(fd, a->ai_addr, a->ai_addrlen) != 0) {
         *call = "bind";
         saved = errno;
@@ -915,8 +919,10 @@ ATTNRT_API void attnrt_comm_destroy(attnrt_comm *c) {
     if (c->nccl.CommFinalize)
       st = finish_call(c, c->nccl.CommFinalize(c->comm), "ncclCommFinalize");
     if (st == ATTNRT_OK && c->comm) {
-      if (c->nccl.CommDestroy(c->comm) == NCCL_SUCCESS)
-        c->comm = NULL;
+      // Whatever it answers, the handle is NCCL's to release from here on:
+      // aborting it as well could free it twice.
+      c->nccl.CommDestroy(c->comm);
+      c->comm = NULL;
     }
     attnrt_ctx_leave(c->rt, st);
   }

@@ -412,6 +412,12 @@ static int test_destroy_finalize_failure(void) {
   setenv("MOCK_NCCL_FAIL", "ncclCommFinalize", 1);
   attnrt_comm_destroy(c); // falls back to an abort; the after hook checks leaks
   CHECK(mock_nccl_state()->abort_calls == 1 && mock_nccl_state()->destroy_calls == 0);
+  // A failing ncclCommDestroy is not followed by an abort of the same handle.
+  CHECK(attnrt_comm_init(&cfg, &c) == ATTNRT_OK);
+  setenv("MOCK_NCCL_FAIL", "ncclCommDestroy", 1);
+  attnrt_comm_destroy(c);
+  CHECK(mock_nccl_state()->abort_calls == 1 && mock_nccl_state()->destroy_calls == 0);
+  CHECK(mock_nccl_state()->finalize_calls == 1);
   return 0;
 }
 

@@ -177,7 +177,13 @@ int ncclCommFinalize(struct comm *c) {
 }
 
 int ncclCommDestroy(struct comm *c) {
-  MOCK_ENTER("ncclCommDestroy");
+  // Told to fail, it still releases the communicator: a caller must not
+  // touch the handle after ncclCommDestroy (an abort would free it twice).
+  int code;
+  if (should_fail("ncclCommDestroy", &code)) {
+    release(c);
+    return code;
+  }
   ++state.destroy_calls;
   return release(c);
 }

@@ -12,6 +12,7 @@
 //   MOCK_NCCL_ASYNC=6                       ncclCommGetAsyncError's asyncError once
 //                                           nothing is pending (7 keeps it in
 //                                           progress forever: a hang)
+// ncclCommDestroy releases the communicator even when told to fail.
 // ncclGetUniqueId writes "mock-nccl-id <pid> <n>" into the id; the collectives
 // record their arguments and, for one rank, copy send to recv.
 
