@@ -448,12 +448,37 @@ static int test_rendezvous_no_rank0(void) {
   return 0;
 }
 
+/// Connects to 127.0.0.1:port, retrying for up to 5 s, sends 16 bytes that
+/// are not a hello and closes: a stray client rank 0 must ignore.
+static void send_junk(int port) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
+      if (write(fd, "GET / HTTP/1.0\r\n", 16) != 16)
+        fprintf(stderr, "send_junk: short write\n");
+      close(fd);
+      return;
+    }
+    close(fd);
+    nanosleep(&(struct timespec){0, 50000000}, NULL);
+  }
+}
+
 /// Runs rank 1 of cfg in a child process that writes the id NCCL received
-/// (128 bytes) to fd, then exits with 0 on success, 1 on failure.
-static pid_t spawn_rank1(struct attnrt_comm_config cfg, int fd, int world_size) {
+/// (128 bytes) to fd, then exits with 0 on success, 1 on failure. With junk
+/// it first plays a stray client (send_junk).
+static pid_t spawn_rank1(struct attnrt_comm_config cfg, int fd, int world_size,
+                         bool junk) {
   pid_t pid = fork();
   if (pid != 0)
     return pid;
+  if (junk)
+    send_junk(cfg.master_port);
   cfg.rank = 1;
   cfg.world_size = world_size;
   attnrt_comm *c = NULL;
@@ -468,14 +493,19 @@ static pid_t spawn_rank1(struct attnrt_comm_config cfg, int fd, int world_size) 
   _exit(st == ATTNRT_OK ? 0 : 1);
 }
 
-static int test_rendezvous_two_processes(void) {
+/// Two ranks meet: rank 1 (a child) and rank 0 (this process). With late,
+/// rank 0 starts 0.3 s after rank 1, whose first connections are refused;
+/// with junk a stray client connects first.
+static int rendezvous_two_processes(bool late, bool junk) {
   struct attnrt_comm_config cfg = config(0, 2, 10.0);
   int fds[2];
   CHECK(pipe(fds) == 0);
   fflush(NULL);
-  pid_t pid = spawn_rank1(cfg, fds[1], 2);
+  pid_t pid = spawn_rank1(cfg, fds[1], 2, junk);
   CHECK(pid > 0);
   close(fds[1]);
+  if (late)
+    nanosleep(&(struct timespec){0, 300000000}, NULL);
   attnrt_comm *c = NULL;
   enum attnrt_status st = attnrt_comm_init(&cfg, &c);
   char msg[128 + 256];
@@ -497,12 +527,24 @@ static int test_rendezvous_two_processes(void) {
   return 0;
 }
 
+static int test_rendezvous_two_processes(void) {
+  return rendezvous_two_processes(false, false);
+}
+
+static int test_rendezvous_rank0_late(void) {
+  return rendezvous_two_processes(true, false);
+}
+
+static int test_rendezvous_stray_client(void) {
+  return rendezvous_two_processes(false, true);
+}
+
 static int test_rendezvous_world_size_mismatch(void) {
   struct attnrt_comm_config cfg = config(0, 2, 10.0);
   int fds[2];
   CHECK(pipe(fds) == 0);
   fflush(NULL);
-  pid_t pid = spawn_rank1(cfg, fds[1], 3);
+  pid_t pid = spawn_rank1(cfg, fds[1], 3, false);
   CHECK(pid > 0);
   close(fds[1]);
   attnrt_comm *c = NULL;
@@ -661,6 +703,8 @@ int main(void) {
       TEST(test_rendezvous_rank_never_connects),
       TEST(test_rendezvous_no_rank0),
       TEST(test_rendezvous_two_processes),
+      TEST(test_rendezvous_rank0_late),
+      TEST(test_rendezvous_stray_client),
       TEST(test_rendezvous_world_size_mismatch),
       TEST(test_buffers),
       TEST(test_collectives),
