@@ -188,6 +188,18 @@ bool attn_topo_check(const struct attn_topo *t, char *err, size_t errlen) {
 /// The largest GEMM dimension the model accepts (keeps tile counts exact).
 #define MAX_DIM (1LL << 32)
 
+/// A call's world size must be the topology's.
+static bool check_world(const struct attn_topo *t, int world, char *err,
+                        size_t errlen) {
+  if (world == attn_topo_world_size(t))
+    return true;
+  snprintf(err, errlen,
+           "world size %d does not match the topology's %d (%d nodes of "
+           "%d gpus)",
+           world, attn_topo_world_size(t), t->nodes, t->gpus_per_node);
+  return false;
+}
+
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static bool check_gemm(int64_t m, int64_t n, int64_t k, char *err,
@@ -268,13 +280,8 @@ bool attn_topo_collective(const struct attn_topo *t, enum attn_coll_kind kind,
              bytes);
     return false;
   }
-  if (world != attn_topo_world_size(t)) {
-    snprintf(err, errlen,
-             "world size %d does not match the topology's %d (%d nodes of "
-             "%d gpus)",
-             world, attn_topo_world_size(t), t->nodes, t->gpus_per_node);
+  if (!check_world(t, world, err, errlen))
     return false;
-  }
   if (comm_sms < 0 || comm_sms > t->gpu->sms) {
     snprintf(err, errlen, "communication sms must be in [0, %d], found %d",
              t->gpu->sms, comm_sms);
@@ -357,13 +364,8 @@ static bool fused_setup(const struct attn_topo *t, enum attn_fused_pattern p,
     snprintf(err, errlen, "unknown fused pattern %d", (int)p);
     return false;
   }
-  if (world != attn_topo_world_size(t)) {
-    snprintf(err, errlen,
-             "world size %d does not match the topology's %d (%d nodes of "
-             "%d gpus)",
-             world, attn_topo_world_size(t), t->nodes, t->gpus_per_node);
+  if (!check_world(t, world, err, errlen))
     return false;
-  }
   if (p != ATTN_FUSED_GEMM_ALL_REDUCE && m % world != 0) {
     snprintf(err, errlen, "%s needs M divisible by the world size %d, found "
                           "M = %lld",
