@@ -79,6 +79,39 @@ irdl.dialect @comm {
     irdl.results(out: %o)
   }
 
+  // A GEMM and its collective as one persistent kernel, made by
+  // --comm-schedule: "pattern" says which pair it replaces, with operands
+  // (a, b, init) of the linalg.matmul in each case:
+  //   matmul_all_reduce      all_reduce(matmul(a, b, init))
+  //   all_gather_matmul      matmul(all_gather(a, dim 0), b, init)
+  //   matmul_reduce_scatter  reduce_scatter(matmul(a, b, init), dim 0)
+  // "reduction" (all_reduce, reduce_scatter) and "dim" (all_gather,
+  // reduce_scatter; 0) are checked in C. comm_sms SMs communicate while
+  // compute_sms SMs multiply, out of gpu_sms; "split" is "static" (fixed)
+  // or "adaptive" (comm_sms is the starting point); tile_m x tile_n is the
+  // output tile of one CTA; "predicted_us" is the topology model's
+  // {sequential, fused, lower_bound} in microseconds. No lowering yet.
+  irdl.operation @fused_matmul {
+    %ta = irdl.base "!builtin.tensor"
+    %tb = irdl.base "!builtin.tensor"
+    %tc = irdl.base "!builtin.tensor"
+    %to = irdl.base "!builtin.tensor"
+    %p = irdl.base "#builtin.string"
+    %sp = irdl.base "#builtin.string"
+    %w = irdl.base "#builtin.integer"
+    %cs = irdl.base "#builtin.integer"
+    %ks = irdl.base "#builtin.integer"
+    %gs = irdl.base "#builtin.integer"
+    %tm = irdl.base "#builtin.integer"
+    %tn = irdl.base "#builtin.integer"
+    %d = irdl.base "#builtin.dictionary"
+    irdl.attributes {"pattern" = %p, "world_size" = %w, "comm_sms" = %cs,
+                     "compute_sms" = %ks, "gpu_sms" = %gs, "tile_m" = %tm,
+                     "tile_n" = %tn, "split" = %sp, "predicted_us" = %d}
+    irdl.operands(a: %ta, b: %tb, init: %tc)
+    irdl.results(out: %to)
+  }
+
   //===-- Schedule level -------------------------------------------------===//
 
   // This rank's index in a scope: "world" (in [0, world_size)), "local"

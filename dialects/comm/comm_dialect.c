@@ -5,8 +5,10 @@
 // world_size, and world_size agrees with the topology. Schedule ops: tiles and
 // buffers are static rank-2 memrefs of one element type and the tile fits,
 // flags are rank-1 integer memrefs, flag values are non-negative, the peer is
-// given once and lies in [0, world size). The comm.topology dictionary is
-// checked on whatever op carries it.
+// given once and lies in [0, world size). comm.fused_matmul: a known pattern
+// and split, positive SM counts within gpu_sms, reduction and dim as the
+// pattern needs, predicted_us complete, shapes as the pattern implies. The
+// comm.topology dictionary is checked on whatever op carries it.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/comm/comm_dialect.h"
@@ -455,10 +457,180 @@ static bool check_world_size_topology(MlirOperation op, int64_t w) {
   return true;
 }
 
+//===-- comm.fused_matmul -------------------------------------------------===//
+
+static const char *const fused_pattern_names[3] = {
+    "matmul_all_reduce", "all_gather_matmul", "matmul_reduce_scatter"};
+
+const char *attn_comm_fused_pattern_name(enum attn_comm_fused_pattern p) {
+  return (unsigned)p < 3 ? fused_pattern_names[p] : "?";
+}
+
+int attn_comm_get_fused_pattern(MlirOperation op) {
+  MlirStringRef s;
+  if (!attn_attr_str(op, "pattern", &s))
+    return -1;
+  for (int k = 0; k < 3; ++k)
+    if (attn_str_eq(s, fused_pattern_names[k]))
+      return k;
+  return -1;
+}
+
+/// Reads the integer attribute name (present: IRDL checked) into *v and
+/// checks it is at least lo.
+static bool get_int_at_least(MlirOperation op, const char *name, int64_t lo,
+                             int64_t *v) {
+  bool b;
+  if (attn_attr_bool(op, name, &b))
+    return attn_emit_errorf(op, "%s must be an integer, found a boolean",
+                            name);
+  if (!attn_attr_i64(op, name, v))
+    return attn_emit_errorf(op, "%s is missing", name);
+  if (*v < lo)
+    return attn_emit_errorf(op, "%s must be at least %lld, found %lld", name,
+                            (long long)lo, (long long)*v);
+  return true;
+}
+
+/// predicted_us is {sequential, fused, lower_bound}, each a float >= 0.
+static bool verify_predicted(MlirOperation op) {
+  static const char *const keys[3] = {"sequential", "fused", "lower_bound"};
+  MlirAttribute d = attn_attr_get(op, "predicted_us");
+  char s[128];
+  if (mlirAttributeIsNull(d) || !mlirAttributeIsADictionary(d))
+    return true; // IRDL reports it
+  if (mlirDictionaryAttrGetNumElements(d) != 3)
+    return attn_emit_errorf(op, "predicted_us must have exactly the keys "
+                                "sequential, fused and lower_bound");
+  for (int k = 0; k < 3; ++k) {
+    MlirAttribute e = mlirDictionaryAttrGetElementByName(
+        d, mlirStringRefCreateFromCString(keys[k]));
+    if (mlirAttributeIsNull(e))
+      return attn_emit_errorf(op, "predicted_us is missing '%s'", keys[k]);
+    if (!mlirAttributeIsAFloat(e) || !(mlirFloatAttrGetValueDouble(e) >= 0))
+      return attn_emit_errorf(op, "predicted_us '%s' must be a non-negative "
+                                  "float, found %s",
+                              keys[k], attr_str(e, s, sizeof s));
+  }
+  return true;
+}
+
+/// The operands and result are static rank-2 tensors of one element type
+/// shaped as the pattern says (M x K, K x N, init M x N; the all_gather's
+/// a is one rank's M / world_size rows, the reduce_scatter's result keeps
+/// M / world_size rows).
+static bool verify_fused_shapes(MlirOperation op, int pattern, int64_t w) {
+  int64_t d[4][8];
+  char ty[128];
+  static const char *const what[4] = {"a", "b", "init", "result"};
+  MlirType elem = {NULL};
+  for (int i = 0; i < 4; ++i) {
+    MlirType t = i < 3 ? mlirValueGetType(mlirOperationGetOperand(op, i))
+                       : mlirValueGetType(mlirOperationGetResult(op, 0));
+    if (attn_static_shape(t, d[i]) != 2 || !mlirTypeIsARankedTensor(t))
+      return attn_emit_errorf(op, "%s must be a static rank-2 tensor, found "
+                                  "%s",
+                              what[i], attn_type_str(t, ty, sizeof ty));
+    MlirType e = mlirShapedTypeGetElementType(t);
+    if (i == 0)
+      elem = e;
+    else if (!mlirTypeEqual(e, elem))
+      return attn_emit_errorf(op, "%s element type %s differs from a's",
+                              what[i], attn_type_str(e, ty, sizeof ty));
+  }
+  int64_t m = d[0][0], k = d[0][1], n = d[1][1];
+  if (d[1][0] != k)
+    return attn_emit_errorf(op, "b must have %lld rows (a's columns), found "
+                                "%lld",
+                            (long long)k, (long long)d[1][0]);
+  if (pattern == ATTN_COMM_FUSED_ALL_GATHER_MATMUL) {
+    if (m > INT64_MAX / w)
+      return attn_emit_errorf(op, "gathered rows overflow");
+    m *= w; // a is one rank's shard
+  }
+  if (d[2][0] != m || d[2][1] != n)
+    return attn_emit_errorf(op, "init must be %lldx%lld, found %lldx%lld",
+                            (long long)m, (long long)n, (long long)d[2][0],
+                            (long long)d[2][1]);
+  int64_t rows = m;
+  if (pattern == ATTN_COMM_FUSED_MATMUL_REDUCE_SCATTER) {
+    if (m % w != 0)
+      return attn_emit_errorf(op, "rows %lld are not divisible by world_size "
+                                  "%lld",
+                              (long long)m, (long long)w);
+    rows = m / w;
+  }
+  if (d[3][0] != rows || d[3][1] != n)
+    return attn_emit_errorf(op, "result must be %lldx%lld, found %lldx%lld",
+                            (long long)rows, (long long)n, (long long)d[3][0],
+                            (long long)d[3][1]);
+  return true;
+}
+
+static bool verify_fused_matmul(MlirOperation op) {
+  MlirStringRef s;
+  int64_t w, comm, compute, total, tm, tn, dim;
+  int p = attn_comm_get_fused_pattern(op);
+  if (!attn_attr_str(op, "pattern", &s))
+    return true; // IRDL reports a missing attribute
+  if (p < 0)
+    return attn_emit_errorf(op, "unknown pattern '%.*s' (expected "
+                                "matmul_all_reduce, all_gather_matmul or "
+                                "matmul_reduce_scatter)",
+                            (int)s.length, s.data);
+  if (attn_attr_str(op, "split", &s) && !attn_str_eq(s, "static") &&
+      !attn_str_eq(s, "adaptive"))
+    return attn_emit_errorf(op, "split must be \"static\" or \"adaptive\", "
+                                "found '%.*s'",
+                            (int)s.length, s.data);
+  if (!get_int_at_least(op, "world_size", 1, &w) ||
+      !check_world_size_topology(op, w) ||
+      !get_int_at_least(op, "comm_sms", 1, &comm) ||
+      !get_int_at_least(op, "compute_sms", 1, &compute) ||
+      !get_int_at_least(op, "gpu_sms", 2, &total) ||
+      !get_int_at_least(op, "tile_m", 1, &tm) ||
+      !get_int_at_least(op, "tile_n", 1, &tn))
+    return false;
+  if (comm > total - compute)
+    return attn_emit_errorf(op, "comm_sms %lld + compute_sms %lld exceed the "
+                                "GPU's %lld SMs",
+                            (long long)comm, (long long)compute,
+                            (long long)total);
+  bool reduces = p != ATTN_COMM_FUSED_ALL_GATHER_MATMUL;
+  bool has_dim = p != ATTN_COMM_FUSED_MATMUL_ALL_REDUCE;
+  bool has_reduction = !mlirAttributeIsNull(attn_attr_get(op, "reduction"));
+  if (reduces && !has_reduction)
+    return attn_emit_errorf(op, "pattern '%s' needs a reduction",
+                            fused_pattern_names[p]);
+  if (!reduces && has_reduction)
+    return attn_emit_errorf(op, "pattern '%s' takes no reduction",
+                            fused_pattern_names[p]);
+  if (reduces) {
+    if (!attn_attr_str(op, "reduction", &s))
+      return attn_emit_errorf(op, "reduction must be a string");
+    if (!check_reduction(op))
+      return false;
+  }
+  if (has_dim != !mlirAttributeIsNull(attn_attr_get(op, "dim")))
+    return attn_emit_errorf(op, has_dim ? "pattern '%s' needs dim = 0"
+                                        : "pattern '%s' takes no dim",
+                            fused_pattern_names[p]);
+  if (has_dim) {
+    if (!get_int_at_least(op, "dim", 0, &dim))
+      return false;
+    if (dim != 0)
+      return attn_emit_errorf(op, "dim must be 0 (rows), found %lld",
+                              (long long)dim);
+  }
+  return verify_predicted(op) && verify_fused_shapes(op, p, w);
+}
+
 bool attn_comm_verify_op(MlirOperation op) {
   int64_t x[8], o[8], w, dim, cdim;
   int rank;
   bool b;
+  if (attn_op_is(op, ATTN_OP_COMM_FUSED_MATMUL))
+    return verify_fused_matmul(op);
   if (!attn_op_is(op, ATTN_OP_COMM_ALL_REDUCE) &&
       !attn_op_is(op, ATTN_OP_COMM_ALL_GATHER) &&
       !attn_op_is(op, ATTN_OP_COMM_REDUCE_SCATTER) &&

@@ -12,6 +12,9 @@
 #define ATTN_OP_COMM_REDUCE_SCATTER "comm.reduce_scatter"
 #define ATTN_OP_COMM_ALL_TO_ALL "comm.all_to_all"
 
+/// A GEMM fused with its collective (one persistent kernel; --comm-schedule).
+#define ATTN_OP_COMM_FUSED_MATMUL "comm.fused_matmul"
+
 /// Tile-level ops on memrefs (schedule level).
 #define ATTN_OP_COMM_RANK "comm.rank"
 #define ATTN_OP_COMM_WORLD_SIZE "comm.world_size"
@@ -84,5 +87,20 @@ int attn_comm_get_scope(MlirOperation op);
 /// (the "peer" attribute, or an index operand defined by arith.constant).
 /// Returns false when it is dynamic or malformed.
 bool attn_comm_get_const_peer(MlirOperation op, int64_t *peer);
+
+//===-- comm.fused_matmul -------------------------------------------------===//
+
+/// The pairs comm.fused_matmul replaces ("pattern").
+enum attn_comm_fused_pattern {
+  ATTN_COMM_FUSED_MATMUL_ALL_REDUCE,     ///< "matmul_all_reduce"
+  ATTN_COMM_FUSED_ALL_GATHER_MATMUL,     ///< "all_gather_matmul"
+  ATTN_COMM_FUSED_MATMUL_REDUCE_SCATTER, ///< "matmul_reduce_scatter"
+};
+
+/// The "pattern" string of p; "?" when out of range. Static.
+const char *attn_comm_fused_pattern_name(enum attn_comm_fused_pattern p);
+
+/// Reads op's "pattern" attribute. Returns -1 when it is missing or unknown.
+int attn_comm_get_fused_pattern(MlirOperation op);
 
 #endif // ATTN_COMM_DIALECT_H

@@ -559,3 +559,173 @@ func.func @get_huge_col(%t: memref<64x64xf32>, %buf: memref<256x64xf32>, %i: ind
   "comm.get"(%t, %buf, %i, %c) {peer = 0 : i64} : (memref<64x64xf32>, memref<256x64xf32>, index, index) -> ()
   return
 }
+
+// -----
+
+// comm.fused_matmul: pattern, split, SM counts, reduction/dim per pattern,
+// predicted_us and the shapes each pattern implies.
+func.func @fused_unknown_pattern(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{unknown pattern 'matmul_all_to_all' (expected matmul_all_reduce, all_gather_matmul or matmul_reduce_scatter)}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_to_all", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_bad_split(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{split must be "static" or "adaptive", found 'dynamic'}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "dynamic", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_zero_comm_sms(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{comm_sms must be at least 1, found 0}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 0 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_zero_compute_sms(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{compute_sms must be at least 1, found 0}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 0 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_sms_exceed_gpu(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{comm_sms 8 + compute_sms 128 exceed the GPU's 132 SMs}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 128 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_zero_tile(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{tile_n must be at least 1, found 0}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 0 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_all_reduce_no_reduction(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{pattern 'matmul_all_reduce' needs a reduction}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_all_reduce_avg_unknown(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{unknown reduction 'mean'}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "mean", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_all_reduce_with_dim(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{pattern 'matmul_all_reduce' takes no dim}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, dim = 0 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_all_gather_with_reduction(%a: tensor<128x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{pattern 'all_gather_matmul' takes no reduction}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, dim = 0 : i64, gpu_sms = 132 : i64, pattern = "all_gather_matmul", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<128x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_reduce_scatter_no_dim(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{pattern 'matmul_reduce_scatter' needs dim = 0}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_reduce_scatter", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_reduce_scatter_dim1(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{dim must be 0 (rows), found 1}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, dim = 1 : i64, gpu_sms = 132 : i64, pattern = "matmul_reduce_scatter", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_predicted_missing_key(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{predicted_us is missing 'sequential'}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential_s = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_predicted_negative(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{predicted_us 'fused' must be a non-negative float, found -1.000000e+00 : f64}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = -1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_predicted_extra_key(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{predicted_us must have exactly the keys sequential, fused and lower_bound}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64, comm = 1.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_world_size_topology(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) attributes {comm.topology = {gpus_per_node = 1 : i64, nodes = 1 : i64, nvlink_gbps = 450 : i64, net_gbps = 50 : i64}} {
+  // expected-error@+1 {{world_size 2 exceeds the 1 ranks of the enclosing comm.topology}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_all_gather_rows(%a: tensor<128x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{init must be 512x64, found 256x64}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, dim = 0 : i64, gpu_sms = 132 : i64, pattern = "all_gather_matmul", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 4 : i64} : (tensor<128x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_b_rows(%a: tensor<256x128xbf16>, %b: tensor<64x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{b must have 128 rows (a's columns), found 64}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<64x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_reduce_scatter_result(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{result must be 128x64, found 256x64}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, dim = 0 : i64, gpu_sms = 132 : i64, pattern = "matmul_reduce_scatter", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_element_types(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xf32>) {
+  // expected-error@+1 {{init element type f32 differs from a's}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xf32>) -> tensor<256x64xf32>
+  return
+}
+
+// -----
+
+func.func @fused_rank3(%a: tensor<2x256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{a must be a static rank-2 tensor, found tensor<2x256x128xbf16>}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<2x256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}

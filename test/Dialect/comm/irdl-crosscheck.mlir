@@ -114,3 +114,11 @@ func.func @barrier_integer_scope() {
   "comm.barrier"() {scope = 0 : i64} : () -> ()
   return
 }
+
+// -----
+
+func.func @fused_matmul_missing_predicted_us(%a: tensor<256x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<256x64xbf16>) {
+  // expected-error@+1 {{attribute "predicted_us" is expected but not provided}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return
+}

@@ -264,3 +264,29 @@ func.func @gemm_reduce_scatter_tile(%c: memref<32x128xbf16>, %slots: memref<2048
   }
   return
 }
+
+// comm.fused_matmul, made by --comm-schedule: one GEMM and its collective as
+// a persistent kernel, one function per pattern (the attribute values here
+// are illustrative; test/Transforms/comm-schedule.mlir has the model's).
+// CHECK-LABEL: @fused_matmul_all_reduce
+// CHECK: "comm.fused_matmul"(%{{.*}}, %{{.*}}, %{{.*}}) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 4.500000e+02 : f64, lower_bound = 3.800000e+02 : f64, sequential = 6.300000e+02 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<4096x4096xbf16>, tensor<4096x8192xbf16>, tensor<4096x8192xbf16>) -> tensor<4096x8192xbf16>
+func.func @fused_matmul_all_reduce(%a: tensor<4096x4096xbf16>, %b: tensor<4096x8192xbf16>, %init: tensor<4096x8192xbf16>) -> tensor<4096x8192xbf16> {
+  %0 = "comm.fused_matmul"(%a, %b, %init) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 450.0 : f64, lower_bound = 380.0 : f64, sequential = 630.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<4096x4096xbf16>, tensor<4096x8192xbf16>, tensor<4096x8192xbf16>) -> tensor<4096x8192xbf16>
+  return %0 : tensor<4096x8192xbf16>
+}
+
+// a is one rank's shard: 8 ranks x 512 rows gathered into 4096.
+// CHECK-LABEL: @fused_all_gather_matmul
+// CHECK: "comm.fused_matmul"(%{{.*}}, %{{.*}}, %{{.*}}) {comm_sms = 4 : i64, compute_sms = 120 : i64, dim = 0 : i64, gpu_sms = 132 : i64, pattern = "all_gather_matmul", {{.*}} split = "adaptive", {{.*}} world_size = 8 : i64} : (tensor<512x4096xf16>, tensor<4096x8192xf16>, tensor<4096x8192xf16>) -> tensor<4096x8192xf16>
+func.func @fused_all_gather_matmul(%a: tensor<512x4096xf16>, %b: tensor<4096x8192xf16>, %init: tensor<4096x8192xf16>) -> tensor<4096x8192xf16> attributes {comm.topology = {gpus_per_node = 4 : i64, nodes = 2 : i64, nvlink_gbps = 450 : i64, net_gbps = 50 : i64}} {
+  %0 = "comm.fused_matmul"(%a, %b, %init) {comm_sms = 4 : i64, compute_sms = 120 : i64, dim = 0 : i64, gpu_sms = 132 : i64, pattern = "all_gather_matmul", predicted_us = {fused = 410.0 : f64, lower_bound = 381.0 : f64, sequential = 537.0 : f64}, split = "adaptive", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 8 : i64} : (tensor<512x4096xf16>, tensor<4096x8192xf16>, tensor<4096x8192xf16>) -> tensor<4096x8192xf16>
+  return %0 : tensor<4096x8192xf16>
+}
+
+// The result keeps this rank's 4096 / 4 rows.
+// CHECK-LABEL: @fused_matmul_reduce_scatter
+// CHECK: "comm.fused_matmul"(%{{.*}}, %{{.*}}, %{{.*}}) {{.*}}pattern = "matmul_reduce_scatter"{{.*}}reduction = "max"{{.*}} : (tensor<4096x4096xbf16>, tensor<4096x8192xbf16>, tensor<4096x8192xbf16>) -> tensor<1024x8192xbf16>
+func.func @fused_matmul_reduce_scatter(%a: tensor<4096x4096xbf16>, %b: tensor<4096x8192xbf16>, %init: tensor<4096x8192xbf16>) -> tensor<1024x8192xbf16> {
+  %0 = "comm.fused_matmul"(%a, %b, %init) {comm_sms = 7 : i64, compute_sms = 125 : i64, dim = 0 : i64, gpu_sms = 132 : i64, pattern = "matmul_reduce_scatter", predicted_us = {fused = 456.0 : f64, lower_bound = 381.0 : f64, sequential = 672.0 : f64}, reduction = "max", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 4 : i64} : (tensor<4096x4096xbf16>, tensor<4096x8192xbf16>, tensor<4096x8192xbf16>) -> tensor<1024x8192xbf16>
+  return %0 : tensor<1024x8192xbf16>
+}
