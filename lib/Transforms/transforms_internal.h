@@ -10,6 +10,7 @@
 //===-- The pass rows (one per pass file) ---------------------------------===//
 
 extern const struct attn_pass_def attn_fuse_pass;
+extern const struct attn_pass_def comm_schedule_pass;
 extern const struct attn_pass_def attn_tile_pass;
 extern const struct attn_pass_def lower_tile_to_cpu_pass;
 extern const struct attn_pass_def lower_tile_to_gpu_pass;
