@@ -198,3 +198,12 @@ char *attn_type_str(MlirType t, char *buf, size_t len) {
   mlirTypePrint(t, sink_append, &k);
   return buf;
 }
+
+char *attn_attribute_str(MlirAttribute a, char *buf, size_t len) {
+  struct str_sink k = {buf, len, 0};
+  if (len == 0)
+    return buf;
+  buf[0] = '\0';
+  mlirAttributePrint(a, sink_append, &k);
+  return buf;
+}

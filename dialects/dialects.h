@@ -81,6 +81,10 @@ int attn_static_shape(MlirType t, int64_t dims[8]);
 /// Writes a type's textual form into buf (truncated to len). Returns buf.
 char *attn_type_str(MlirType t, char *buf, size_t len);
 
+/// Writes an attribute's textual form into buf (truncated to len). Returns
+/// buf.
+char *attn_attribute_str(MlirAttribute a, char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,28 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 
-struct str_sink {
-  char *buf;
-  size_t len, used;
-};
-
-static void sink_append(MlirStringRef s, void *user) {
-  struct str_sink *k = user;
-  size_t room = k->len - 1 - k->used;
-  size_t n = s.length < room ? s.length : room;
-  memcpy(k->buf + k->used, s.data, n);
-  k->used += n;
-  k->buf[k->used] = '\0';
-}
-
-/// Writes an attribute's textual form into buf (truncated). Returns buf.
-static char *attr_str(MlirAttribute a, char *buf, size_t len) {
-  struct str_sink k = {buf, len, 0};
-  buf[0] = '\0';
-  mlirAttributePrint(a, sink_append, &k);
-  return buf;
-}
-
 static bool is_int_attr(MlirAttribute a) {
   return !mlirAttributeIsNull(a) && mlirAttributeIsAInteger(a) &&
          !mlirAttributeIsABool(a);
@@ -76,7 +54,7 @@ static bool read_topology(MlirAttribute a, struct attn_comm_topology *out,
   if (!mlirAttributeIsADictionary(a))
     return report && attn_emit_errorf(*report, "comm.topology must be a "
                                                "dictionary, found %s",
-                                      attr_str(a, s, sizeof s));
+                                      attn_attribute_str(a, s, sizeof s));
   for (intptr_t i = 0, n = mlirDictionaryAttrGetNumElements(a); i < n; ++i) {
     MlirStringRef key =
         mlirIdentifierStr(mlirDictionaryAttrGetElement(a, i).name);
@@ -102,7 +80,7 @@ static bool read_topology(MlirAttribute a, struct attn_comm_topology *out,
                                                  "a positive integer, found "
                                                  "%s",
                                         topology_keys[k],
-                                        attr_str(e, s, sizeof s));
+                                        attn_attribute_str(e, s, sizeof s));
   }
   if (v[0] > INT32_MAX / v[1])
     return report && attn_emit_errorf(*report, "comm.topology describes "
@@ -266,7 +244,7 @@ static bool verify_peer(MlirOperation op) {
                                 "an integer attribute 'peer'");
   if (has_attr && !is_int_attr(a))
     return attn_emit_errorf(op, "peer must be an integer, found %s",
-                            attr_str(a, s, sizeof s));
+                            attn_attribute_str(a, s, sizeof s));
   if (!attn_comm_get_const_peer(op, &p))
     return true;
   if (p < 0)
@@ -510,7 +488,7 @@ static bool verify_predicted(MlirOperation op) {
     if (!mlirAttributeIsAFloat(e) || !(mlirFloatAttrGetValueDouble(e) >= 0))
       return attn_emit_errorf(op, "predicted_us '%s' must be a non-negative "
                                   "float, found %s",
-                              keys[k], attr_str(e, s, sizeof s));
+                              keys[k], attn_attribute_str(e, s, sizeof s));
   }
   return true;
 }
