@@ -4,6 +4,7 @@
 // (struct attn_hopper_kernel), hopper_emit.c writes it as LLVM/NVVM-dialect
 // MLIR with inline PTX for the Hopper-only instructions (wgmma, TMA,
 // mbarrier, setmaxnreg), which MLIR's NVVM target and LLVM NVPTX compile.
+// hopper_rope.c writes the RoPE kernel of the split and pre placements.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_HOPPER_EMIT_H
@@ -13,6 +14,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+struct attn_ptx;
 
 /// Threads of a CTA: one producer warpgroup (TMA and RoPE of K tiles) and
 /// two consumer warpgroups of 64 query rows each.
@@ -61,5 +64,23 @@ void attn_hopper_emit_kernel(struct attn_strbuf *b,
 bool attn_hopper_rope_k_supported(const struct attn_hopper_kernel *k);
 void attn_hopper_emit_rope(struct attn_strbuf *b,
                            const struct attn_hopper_kernel *k, bool q);
+
+//===-- Shared by hopper_emit.c and hopper_rope.c -------------------------===//
+
+/// Appends a pointer parameter's attn.launch entry: name, element type,
+/// 4-D shape, and the alignment the kernel assumes when align > 1.
+void attn_hopper_emit_param(struct attn_strbuf *b, const char *name,
+                            const char *ty, const int64_t shape[4], int align);
+
+/// inv_freq(pair) = theta^(-2 pair/rotary_dim) for pair index pair (i32),
+/// in f32.
+int attn_hopper_rope_inv_freq(struct attn_ptx *p,
+                              const struct attn_hopper_kernel *k, int pair);
+
+/// The two columns of RoPE pair `pair` (i32): rotate-half (p, p + r/2) or
+/// interleaved (2p, 2p + 1).
+void attn_hopper_rope_pair_cols(struct attn_ptx *p,
+                                const struct attn_hopper_kernel *k, int pair,
+                                int *c1, int *c2);
 
 #endif // ATTN_HOPPER_EMIT_H

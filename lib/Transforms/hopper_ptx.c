@@ -1,0 +1,411 @@
+//===- hopper_ptx.c - LLVM/NVVM-dialect MLIR text with inline PTX ---------===//
+//
+// The text helpers and Hopper instruction wrappers of hopper_ptx.h. Inline
+// PTX goes through llvm.inline_asm with side effects, so MLIR and LLVM keep
+// it in place; results of several registers come back as structs named by
+// the aliases !acc_<ty><n>, which the caller declares at the top of the text.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/hopper_ptx.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void attn_ptx_init(struct attn_ptx *p, struct attn_strbuf *b, bool bf16) {
+  p->b = b;
+  p->next = 0;
+  p->bf16 = bf16;
+  p->ty = bf16 ? "bf16" : "f16";
+}
+
+//===-- Text helpers ------------------------------------------------------===//
+
+void attn_ptx_line(struct attn_ptx *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char buf[4096];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  attn_strbuf_printf(p->b, "  %s\n", buf);
+}
+
+int attn_ptx_op(struct attn_ptx *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char buf[4096];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  int id = p->next++;
+  attn_strbuf_printf(p->b, "  %%v%d = %s\n", id, buf);
+  return id;
+}
+
+int attn_ptx_ci32(struct attn_ptx *p, long long v) {
+  return attn_ptx_op(p, "arith.constant %lld : i32", v);
+}
+int attn_ptx_ci64(struct attn_ptx *p, long long v) {
+  return attn_ptx_op(p, "arith.constant %lld : i64", v);
+}
+int attn_ptx_cidx(struct attn_ptx *p, long long v) {
+  return attn_ptx_op(p, "arith.constant %lld : index", v);
+}
+int attn_ptx_cf32(struct attn_ptx *p, float v) {
+  union {
+    float f;
+    unsigned u;
+  } bits = {v};
+  return attn_ptx_op(p, "arith.constant 0x%08X : f32", bits.u);
+}
+int attn_ptx_bin(struct attn_ptx *p, const char *name, int a, int b,
+                 const char *ty) {
+  return attn_ptx_op(p, "%s %%v%d, %%v%d : %s", name, a, b, ty);
+}
+int attn_ptx_addi(struct attn_ptx *p, int a, int b) {
+  return attn_ptx_bin(p, "arith.addi", a, b, "i32");
+}
+int attn_ptx_muli(struct attn_ptx *p, int a, int b) {
+  return attn_ptx_bin(p, "arith.muli", a, b, "i32");
+}
+int attn_ptx_addc(struct attn_ptx *p, int a, long long c) {
+  return attn_ptx_addi(p, a, attn_ptx_ci32(p, c));
+}
+int attn_ptx_mulc(struct attn_ptx *p, int a, long long c) {
+  return attn_ptx_muli(p, a, attn_ptx_ci32(p, c));
+}
+int attn_ptx_divc(struct attn_ptx *p, int a, long long c) {
+  return attn_ptx_bin(p, "arith.divui", a, attn_ptx_ci32(p, c), "i32");
+}
+int attn_ptx_remc(struct attn_ptx *p, int a, long long c) {
+  return attn_ptx_bin(p, "arith.remui", a, attn_ptx_ci32(p, c), "i32");
+}
+int attn_ptx_cmpc(struct attn_ptx *p, const char *pred, int a, long long c) {
+  return attn_ptx_op(p, "arith.cmpi %s, %%v%d, %%v%d : i32", pred, a,
+                     attn_ptx_ci32(p, c));
+}
+int attn_ptx_fmul(struct attn_ptx *p, int a, int b) {
+  return attn_ptx_bin(p, "arith.mulf", a, b, "f32");
+}
+int attn_ptx_fadd(struct attn_ptx *p, int a, int b) {
+  return attn_ptx_bin(p, "arith.addf", a, b, "f32");
+}
+int attn_ptx_fsub(struct attn_ptx *p, int a, int b) {
+  return attn_ptx_bin(p, "arith.subf", a, b, "f32");
+}
+int attn_ptx_fma3(struct attn_ptx *p, int a, int b, int c) {
+  return attn_ptx_op(
+      p, "llvm.intr.fma(%%v%d, %%v%d, %%v%d) : (f32, f32, f32) -> f32", a, b,
+      c);
+}
+int attn_ptx_sel(struct attn_ptx *p, int c, int a, int b, const char *ty) {
+  return attn_ptx_op(p, "arith.select %%v%d, %%v%d, %%v%d : %s", c, a, b, ty);
+}
+int attn_ptx_to_index(struct attn_ptx *p, int a) {
+  return attn_ptx_op(p, "arith.index_cast %%v%d : i32 to index", a);
+}
+int attn_ptx_from_index(struct attn_ptx *p, int a) {
+  return attn_ptx_op(p, "arith.index_cast %%v%d : index to i32", a);
+}
+
+/// Inline PTX with side effects. rty is the result type (NULL for none);
+/// operands are ids with their types.
+int attn_ptx_asmv(struct attn_ptx *p, const char *rty, const char *cons,
+                  const char *text, int n, const int *ids,
+                  const char *const *tys) {
+  struct attn_strbuf *b = p->b;
+  int id = -1;
+  if (rty) {
+    id = p->next++;
+    attn_strbuf_printf(b, "  %%v%d = ", id);
+  } else {
+    attn_strbuf_printf(b, "  ");
+  }
+  attn_strbuf_printf(b, "llvm.inline_asm has_side_effects \"%s\", \"%s\"", text,
+                     cons);
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(b, "%s %%v%d", i ? "," : "", ids[i]);
+  attn_strbuf_printf(b, " : (");
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(b, "%s%s", i ? ", " : "", tys[i]);
+  attn_strbuf_printf(b, ") -> %s\n", rty ? rty : "()");
+  return id;
+}
+
+void attn_ptx_asm0(struct attn_ptx *p, const char *text) {
+  attn_ptx_asmv(p, NULL, "", text, 0, NULL, NULL);
+}
+
+void attn_ptx_asm_r(struct attn_ptx *p, const char *text, int a) {
+  const char *t[] = {"i32"};
+  attn_ptx_asmv(p, NULL, "r", text, 1, &a, t);
+}
+
+void attn_ptx_asm_rr(struct attn_ptx *p, const char *text, int a, int b) {
+  int ids[] = {a, b};
+  const char *t[] = {"i32", "i32"};
+  attn_ptx_asmv(p, NULL, "r,r", text, 2, ids, t);
+}
+
+//===-- Hopper instructions -----------------------------------------------===//
+
+void attn_ptx_mbar_init(struct attn_ptx *p, int addr, int count) {
+  attn_ptx_asm_rr(p, "mbarrier.init.shared::cta.b64 [$0], $1;", addr,
+                  attn_ptx_ci32(p, count));
+}
+
+void attn_ptx_mbar_expect_tx(struct attn_ptx *p, int addr, long long bytes) {
+  attn_ptx_asm_rr(p, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+                  addr, attn_ptx_ci32(p, bytes));
+}
+
+void attn_ptx_mbar_arrive(struct attn_ptx *p, int addr) {
+  attn_ptx_asm_r(p, "mbarrier.arrive.shared::cta.b64 _, [$0];", addr);
+}
+
+void attn_ptx_mbar_wait(struct attn_ptx *p, int addr, int parity) {
+  attn_ptx_asm_rr(
+      p,
+      "{ .reg .pred p; WAIT: mbarrier.try_wait.parity.shared::cta.b64 p, "
+      "[$0], $1; @!p bra.uni WAIT; }",
+      addr, parity);
+}
+
+/// TMA: a 4-D box at coords (c0..c3) from tensor map `map` (i64 generic
+/// address) into shared memory at dst, completing on mbarrier bar.
+void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
+                       int bar) {
+  int ids[] = {dst, map, c[0], c[1], c[2], c[3], bar};
+  const char *t[] = {"i32", "i64", "i32", "i32", "i32", "i32", "i32"};
+  attn_ptx_asmv(
+      p, NULL, "r,l,r,r,r,r,r",
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::"
+      "bytes [$0], [$1, {$2, $3, $4, $5}], [$6];",
+      7, ids, t);
+}
+
+int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask) {
+  int ids[] = {v, attn_ptx_ci32(p, lane_mask)};
+  const char *t[] = {"f32", "i32"};
+  return attn_ptx_asmv(p, "f32", "=f,f,r",
+                       "shfl.sync.bfly.b32 $0, $1, $2, 0x1f, 0xffffffff;", 2,
+                       ids, t);
+}
+
+int attn_ptx_ex2(struct attn_ptx *p, int v) {
+  const char *t[] = {"f32"};
+  return attn_ptx_asmv(p, "f32", "=f,f", "ex2.approx.ftz.f32 $0, $1;", 1, &v,
+                       t);
+}
+
+/// Packs (lo, hi) f32 into one register of two 16-bit floats.
+int attn_ptx_pack2(struct attn_ptx *p, int lo, int hi) {
+  int ids[] = {hi, lo};
+  const char *t[] = {"f32", "f32"};
+  return attn_ptx_asmv(p, "i32", "=r,f,f",
+                       p->bf16 ? "cvt.rn.bf16x2.f32 $0, $1, $2;"
+                               : "cvt.rn.f16x2.f32 $0, $1, $2;",
+                       2, ids, t);
+}
+
+/// Unpacks a register of two 16-bit floats into (lo, hi) f32.
+void attn_ptx_unpack2(struct attn_ptx *p, int w, int *lo, int *hi) {
+  if (p->bf16) {
+    int l = attn_ptx_op(p, "arith.shli %%v%d, %%v%d : i32", w,
+                        attn_ptx_ci32(p, 16));
+    int h = attn_ptx_op(p, "arith.andi %%v%d, %%v%d : i32", w,
+                        attn_ptx_ci32(p, (int32_t)0xffff0000));
+    *lo = attn_ptx_op(p, "arith.bitcast %%v%d : i32 to f32", l);
+    *hi = attn_ptx_op(p, "arith.bitcast %%v%d : i32 to f32", h);
+    return;
+  }
+  const char *t[] = {"i32"};
+  int r =
+      attn_ptx_asmv(p, "!llvm.struct<(f32, f32)>", "=f,=f,r",
+                    "{ .reg .b16 l, h; mov.b32 {l, h}, $2; cvt.f32.f16 $0, l; "
+                    "cvt.f32.f16 $1, h; }",
+                    1, &w, t);
+  *lo = attn_ptx_op(p, "llvm.extractvalue %%v%d[0] : !llvm.struct<(f32, f32)>",
+                    r);
+  *hi = attn_ptx_op(p, "llvm.extractvalue %%v%d[1] : !llvm.struct<(f32, f32)>",
+                    r);
+}
+
+int attn_ptx_to_f32_16(struct attn_ptx *p, int h16) {
+  if (p->bf16) {
+    int w = attn_ptx_op(p, "arith.extui %%v%d : i16 to i32", h16);
+    int s = attn_ptx_op(p, "arith.shli %%v%d, %%v%d : i32", w,
+                        attn_ptx_ci32(p, 16));
+    return attn_ptx_op(p, "arith.bitcast %%v%d : i32 to f32", s);
+  }
+  const char *t[] = {"i16"};
+  return attn_ptx_asmv(p, "f32", "=f,h", "cvt.f32.f16 $0, $1;", 1, &h16, t);
+}
+
+int attn_ptx_from_f32_16(struct attn_ptx *p, int f) {
+  const char *t[] = {"f32"};
+  return attn_ptx_asmv(
+      p, "i16", "=h,f",
+      p->bf16 ? "cvt.rn.bf16.f32 $0, $1;" : "cvt.rn.f16.f32 $0, $1;", 1, &f, t);
+}
+
+/// A pointer into shared memory at byte offset off (i32) from the base.
+int attn_ptx_smem_ptr(struct attn_ptx *p, int smem, int off) {
+  return attn_ptx_op(p,
+                     "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr<3>, i32) -> "
+                     "!llvm.ptr<3>, i8",
+                     smem, off);
+}
+
+/// Passes values through an empty asm so that the compiler keeps their
+/// definitions on this side of the surrounding wgmma fence/wait.
+void attn_ptx_reg_fence(struct attn_ptx *p, int *vals, int n, const char *ty,
+                        const char *cons_out) {
+  struct attn_strbuf cons = {0};
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&cons, "%s=%s", i ? "," : "", cons_out);
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&cons, ",%d", i);
+  char sty[32];
+  snprintf(sty, sizeof sty, "!acc_%s%d", ty, n);
+  const char *tys[256] = {0};
+  for (int i = 0; i < n && i < 256; ++i)
+    tys[i] = ty;
+  int r = attn_ptx_asmv(p, sty, cons.buf ? cons.buf : "", "", n, vals, tys);
+  attn_strbuf_free(&cons);
+  for (int i = 0; i < n; ++i)
+    vals[i] = attn_ptx_op(p, "llvm.extractvalue %%v%d[%d] : %s", r, i, sty);
+}
+
+/// acc = wgmma(A from shared memory via descA, B via descB) (+ acc when
+/// scale_d is non-zero); n accumulators m64nNk16 with N = 2n.
+void attn_ptx_wgmma_ss(struct attn_ptx *p, int *acc, int n, int desc_a,
+                       int desc_b, int scale_d, bool trans_b) {
+  struct attn_strbuf text = {0}, cons = {0};
+  attn_strbuf_printf(&text,
+                     "{ .reg .pred p; setp.ne.b32 p, $%d, 0; "
+                     "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
+                     2 * n + 2, 2 * n, p->ty, p->ty);
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&text, "%s$%d", i ? ", " : "", i);
+  attn_strbuf_printf(&text, "}, $%d, $%d, p, 1, 1, 0, %d; }", 2 * n, 2 * n + 1,
+                     trans_b ? 1 : 0);
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&cons, "%s=f", i ? "," : "");
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&cons, ",%d", i);
+  attn_strbuf_printf(&cons, ",l,l,r");
+  int ids[256 + 3];
+  const char *tys[256 + 3];
+  for (int i = 0; i < n; ++i) {
+    ids[i] = acc[i];
+    tys[i] = "f32";
+  }
+  ids[n] = desc_a;
+  ids[n + 1] = desc_b;
+  ids[n + 2] = scale_d;
+  tys[n] = tys[n + 1] = "i64";
+  tys[n + 2] = "i32";
+  char sty[32];
+  snprintf(sty, sizeof sty, "!acc_f32%d", n);
+  int r = attn_ptx_asmv(p, sty, cons.buf, text.buf, n + 3, ids, tys);
+  for (int i = 0; i < n; ++i)
+    acc[i] = attn_ptx_op(p, "llvm.extractvalue %%v%d[%d] : %s", r, i, sty);
+  attn_strbuf_free(&text);
+  attn_strbuf_free(&cons);
+}
+
+/// acc += wgmma(A from four registers a[0..3], B via descB, transposed).
+void attn_ptx_wgmma_rs(struct attn_ptx *p, int *acc, int n, const int a[4],
+                       int desc_b) {
+  struct attn_strbuf text = {0}, cons = {0};
+  attn_strbuf_printf(&text,
+                     "{ .reg .pred p; setp.ne.b32 p, $%d, 0; "
+                     "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
+                     2 * n + 5, 2 * n, p->ty, p->ty);
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&text, "%s$%d", i ? ", " : "", i);
+  attn_strbuf_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, 1; }",
+                     2 * n, 2 * n + 1, 2 * n + 2, 2 * n + 3, 2 * n + 4);
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&cons, "%s=f", i ? "," : "");
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&cons, ",%d", i);
+  attn_strbuf_printf(&cons, ",r,r,r,r,l,r");
+  int ids[256 + 6];
+  const char *tys[256 + 6];
+  for (int i = 0; i < n; ++i) {
+    ids[i] = acc[i];
+    tys[i] = "f32";
+  }
+  for (int i = 0; i < 4; ++i) {
+    ids[n + i] = a[i];
+    tys[n + i] = "i32";
+  }
+  ids[n + 4] = desc_b;
+  tys[n + 4] = "i64";
+  ids[n + 5] = attn_ptx_ci32(p, 1);
+  tys[n + 5] = "i32";
+  char sty[32];
+  snprintf(sty, sizeof sty, "!acc_f32%d", n);
+  int r = attn_ptx_asmv(p, sty, cons.buf, text.buf, n + 6, ids, tys);
+  for (int i = 0; i < n; ++i)
+    acc[i] = attn_ptx_op(p, "llvm.extractvalue %%v%d[%d] : %s", r, i, sty);
+  attn_strbuf_free(&text);
+  attn_strbuf_free(&cons);
+}
+
+/// The wgmma shared-memory descriptor of address addr (i32): 128-byte
+/// swizzle, leading and stride byte offsets lbo and sbo.
+int attn_ptx_make_desc(struct attn_ptx *p, int addr, long long lbo,
+                       long long sbo) {
+  long long bits = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (1LL << 62);
+  int a4 = attn_ptx_op(p, "arith.shrui %%v%d, %%v%d : i32", addr,
+                       attn_ptx_ci32(p, 4));
+  int a14 = attn_ptx_op(p, "arith.andi %%v%d, %%v%d : i32", a4,
+                        attn_ptx_ci32(p, 0x3FFF));
+  int wide = attn_ptx_op(p, "arith.extui %%v%d : i32 to i64", a14);
+  return attn_ptx_op(p, "arith.ori %%v%d, %%v%d : i64", wide,
+                     attn_ptx_ci64(p, bits));
+}
+
+int attn_ptx_desc_add(struct attn_ptx *p, int desc, long long bytes) {
+  return bytes ? attn_ptx_op(p, "arith.addi %%v%d, %%v%d : i64", desc,
+                             attn_ptx_ci64(p, bytes >> 4))
+               : desc;
+}
+
+/// Shared-memory byte offset (i32) of element (row, col) of a swizzled tile
+/// at base with `rows` rows; row and col are i32 values.
+int attn_ptx_swz(struct attn_ptx *p, int base, int rows, int row, int col) {
+  int region = attn_ptx_divc(p, col, 64);
+  int cc = attn_ptx_remc(p, col, 64);
+  int chunk =
+      attn_ptx_op(p, "arith.xori %%v%d, %%v%d : i32", attn_ptx_divc(p, cc, 8),
+                  attn_ptx_op(p, "arith.andi %%v%d, %%v%d : i32", row,
+                              attn_ptx_ci32(p, 7)));
+  int off = attn_ptx_addi(
+      p, attn_ptx_mulc(p, region, (long long)rows * 128),
+      attn_ptx_addi(
+          p, attn_ptx_mulc(p, row, 128),
+          attn_ptx_addi(p, attn_ptx_mulc(p, chunk, 16),
+                        attn_ptx_mulc(p, attn_ptx_remc(p, cc, 8), 2))));
+  return attn_ptx_addi(p, base, off);
+}
+
+void attn_ptx_sincos(struct attn_ptx *p, int angle, int *c, int *s) {
+  *c = attn_ptx_op(p, "llvm.call @__nv_cosf(%%v%d) : (f32) -> f32", angle);
+  *s = attn_ptx_op(p, "llvm.call @__nv_sinf(%%v%d) : (f32) -> f32", angle);
+}
+
+/// Emits an `scf.yield` (or any terminator) of ids, all of type ty.
+void attn_ptx_yield_list(struct attn_ptx *p, const char *kw, const int *ids,
+                         int n, const char *const *tys) {
+  struct attn_strbuf y = {0};
+  attn_strbuf_printf(&y, "%s ", kw);
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&y, "%s%%v%d", i ? ", " : "", ids[i]);
+  attn_strbuf_printf(&y, " : ");
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&y, "%s%s", i ? ", " : "", tys[i]);
+  attn_ptx_line(p, "%s", y.buf);
+  attn_strbuf_free(&y);
+}

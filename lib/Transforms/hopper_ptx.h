@@ -1,0 +1,139 @@
+//===- hopper_ptx.h - Writes LLVM/NVVM-dialect MLIR with inline PTX -------===//
+//
+// Internal to lib/Transforms: a small text emitter for the Hopper kernels
+// (hopper_emit.c's attention kernel, hopper_rope.c's RoPE kernel, and any
+// tile-level kernel written the same way). Values are SSA names %vN, known by
+// their number N; every function that produces one returns its N. Scalar math
+// and control flow are arith/scf, memory is the LLVM dialect, and what MLIR
+// does not spell (wgmma, TMA, mbarriers, shuffles) is llvm.inline_asm.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_HOPPER_PTX_H
+#define ATTN_HOPPER_PTX_H
+
+#include "lib/IR/attn_context.h"
+
+#include <stdbool.h>
+
+/// Where the text goes and the state of one function being written.
+struct attn_ptx {
+  struct attn_strbuf *b; ///< borrowed; the text is appended here
+  int next;              ///< the next SSA number
+  bool bf16;             ///< 16-bit element type: bf16 (true) or f16
+  const char *ty;        ///< its name in PTX: "bf16" or "f16"
+};
+
+/// Starts a function's text in b (SSA numbers from 0) with 16-bit elements
+/// of type bf16 or f16.
+void attn_ptx_init(struct attn_ptx *p, struct attn_strbuf *b, bool bf16);
+
+//===-- Text helpers ------------------------------------------------------===//
+
+/// Emits one indented line.
+void attn_ptx_line(struct attn_ptx *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/// Emits `%vN = <text>` and returns N.
+int attn_ptx_op(struct attn_ptx *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/// Constants: i32, i64, index, f32 (written as its bits).
+int attn_ptx_ci32(struct attn_ptx *p, long long v);
+int attn_ptx_ci64(struct attn_ptx *p, long long v);
+int attn_ptx_cidx(struct attn_ptx *p, long long v);
+int attn_ptx_cf32(struct attn_ptx *p, float v);
+
+/// `name %va, %vb : ty`.
+int attn_ptx_bin(struct attn_ptx *p, const char *name, int a, int b,
+                 const char *ty);
+/// i32 arithmetic; the ...c forms take a constant right operand, and
+/// divc/remc/cmpc are unsigned unless pred says otherwise.
+int attn_ptx_addi(struct attn_ptx *p, int a, int b);
+int attn_ptx_muli(struct attn_ptx *p, int a, int b);
+int attn_ptx_addc(struct attn_ptx *p, int a, long long c);
+int attn_ptx_mulc(struct attn_ptx *p, int a, long long c);
+int attn_ptx_divc(struct attn_ptx *p, int a, long long c);
+int attn_ptx_remc(struct attn_ptx *p, int a, long long c);
+int attn_ptx_cmpc(struct attn_ptx *p, const char *pred, int a, long long c);
+/// f32 arithmetic; fma3 is a * b + c.
+int attn_ptx_fmul(struct attn_ptx *p, int a, int b);
+int attn_ptx_fadd(struct attn_ptx *p, int a, int b);
+int attn_ptx_fsub(struct attn_ptx *p, int a, int b);
+int attn_ptx_fma3(struct attn_ptx *p, int a, int b, int c);
+/// c ? a : b, both of type ty.
+int attn_ptx_sel(struct attn_ptx *p, int c, int a, int b, const char *ty);
+/// i32 <-> index.
+int attn_ptx_to_index(struct attn_ptx *p, int a);
+int attn_ptx_from_index(struct attn_ptx *p, int a);
+/// cos and sin of an f32 angle (libdevice).
+void attn_ptx_sincos(struct attn_ptx *p, int angle, int *c, int *s);
+/// Emits a terminator kw (e.g. `scf.yield`) of ids[0..n) with types tys.
+void attn_ptx_yield_list(struct attn_ptx *p, const char *kw, const int *ids,
+                         int n, const char *const *tys);
+
+/// Inline PTX with side effects and constraints cons. rty is the result
+/// type (NULL for none, then -1 is returned); operands are ids with types.
+int attn_ptx_asmv(struct attn_ptx *p, const char *rty, const char *cons,
+                  const char *text, int n, const int *ids,
+                  const char *const *tys);
+/// Inline PTX without results and with no, one or two i32 operands.
+void attn_ptx_asm0(struct attn_ptx *p, const char *text);
+void attn_ptx_asm_r(struct attn_ptx *p, const char *text, int a);
+void attn_ptx_asm_rr(struct attn_ptx *p, const char *text, int a, int b);
+
+//===-- Hopper instructions -----------------------------------------------===//
+
+/// mbarriers at shared-memory address addr (i32): init with an arrival
+/// count, arrive expecting bytes of transactions, arrive, wait for parity.
+void attn_ptx_mbar_init(struct attn_ptx *p, int addr, int count);
+void attn_ptx_mbar_expect_tx(struct attn_ptx *p, int addr, long long bytes);
+void attn_ptx_mbar_arrive(struct attn_ptx *p, int addr);
+void attn_ptx_mbar_wait(struct attn_ptx *p, int addr, int parity);
+
+/// TMA: a 4-D box at coords (c0..c3) from tensor map `map` (i64 generic
+/// address) into shared memory at dst, completing on mbarrier bar.
+void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
+                       int bar);
+
+/// Butterfly shuffle of an f32 across the warp.
+int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask);
+/// 2^v, approximate.
+int attn_ptx_ex2(struct attn_ptx *p, int v);
+
+/// Packs (lo, hi) f32 into one register of two 16-bit floats.
+int attn_ptx_pack2(struct attn_ptx *p, int lo, int hi);
+/// Unpacks a register of two 16-bit floats into (lo, hi) f32.
+void attn_ptx_unpack2(struct attn_ptx *p, int w, int *lo, int *hi);
+/// One 16-bit float (i16) to f32 and back.
+int attn_ptx_to_f32_16(struct attn_ptx *p, int h16);
+int attn_ptx_from_f32_16(struct attn_ptx *p, int f);
+
+/// A pointer into shared memory at byte offset off (i32) from smem.
+int attn_ptx_smem_ptr(struct attn_ptx *p, int smem, int off);
+
+/// Passes n values of type ty (constraint cons_out) through an empty asm so
+/// that the compiler keeps their definitions on this side of the surrounding
+/// wgmma fence/wait; vals are replaced. Needs the alias !acc_<ty><n>.
+void attn_ptx_reg_fence(struct attn_ptx *p, int *vals, int n, const char *ty,
+                        const char *cons_out);
+
+/// acc = wgmma(A from shared memory via desc_a, B via desc_b) (+ acc when
+/// scale_d is non-zero); n accumulators m64nNk16 with N = 2n.
+/// Needs the alias !acc_f32<n>.
+void attn_ptx_wgmma_ss(struct attn_ptx *p, int *acc, int n, int desc_a,
+                       int desc_b, int scale_d, bool trans_b);
+/// acc += wgmma(A from four registers a[0..3], B via desc_b, transposed).
+void attn_ptx_wgmma_rs(struct attn_ptx *p, int *acc, int n, const int a[4],
+                       int desc_b);
+
+/// The wgmma shared-memory descriptor of address addr (i32): 128-byte
+/// swizzle, leading and stride byte offsets lbo and sbo.
+int attn_ptx_make_desc(struct attn_ptx *p, int addr, long long lbo,
+                       long long sbo);
+/// The descriptor bytes further on (desc itself when bytes is 0).
+int attn_ptx_desc_add(struct attn_ptx *p, int desc, long long bytes);
+
+/// Shared-memory byte offset (i32) of element (row, col) of a tile with the
+/// 128-byte swizzle at base with `rows` rows; row and col are i32 values.
+int attn_ptx_swz(struct attn_ptx *p, int base, int rows, int row, int col);
+
+#endif // ATTN_HOPPER_PTX_H
