@@ -4,8 +4,9 @@
 # suites there. Left out: the tests that load libattn into a process that
 # was not built with ASan (the Python binding through ctypes, the installed
 # package consumed by a plain CMake project), since the ASan runtime must
-# come first in such a process. Run after ./scripts/test.sh, which installs
-# the dependencies; CI runs both.
+# come first in such a process. ./scripts/test.sh (the README's test
+# command, which CI runs) calls it last; run alone, it expects the
+# dependencies test.sh installs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ATTN_ASAN_BUILD_DIR:-$root/build-asan}
