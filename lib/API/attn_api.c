@@ -462,20 +462,6 @@ static enum attn_status lower_gpu(struct attn_session *s,
 
 //===-- The CPU path ------------------------------------------------------===//
 
-static const char *elem_name(MlirType e) {
-  if (mlirTypeIsAF32(e))
-    return "f32";
-  if (mlirTypeIsAF16(e))
-    return "f16";
-  if (mlirTypeIsABF16(e))
-    return "bf16";
-  if (mlirTypeIsAF64(e))
-    return "f64";
-  if (mlirTypeIsAInteger(e))
-    return mlirIntegerTypeGetWidth(e) == 64 ? "i64" : "i32";
-  return "unknown";
-}
-
 /// One manifest entry per tile kernel: name, grid and the memref
 /// parameters (names from tile.arg_names).
 static cJSON *cpu_kernel_json(MlirOperation func) {
@@ -491,37 +477,14 @@ static cJSON *cpu_kernel_json(MlirOperation func) {
   cJSON *grid = cJSON_AddArrayToObject(k, "grid");
   for (int i = 0; i < 3; ++i)
     cJSON_AddItemToArray(grid, cJSON_CreateNumber((double)launch.grid[i]));
-  MlirAttribute names = mlirOperationGetAttributeByName(
-      func, mlirStringRefCreateFromCString("tile.arg_names"));
   MlirType fty = mlirTypeAttrGetValue(mlirOperationGetAttributeByName(
       func, mlirStringRefCreateFromCString("function_type")));
   cJSON *params = cJSON_AddArrayToObject(k, "params");
-  for (intptr_t i = 0, n = mlirFunctionTypeGetNumInputs(fty); i < n; ++i) {
-    MlirType t = mlirFunctionTypeGetInput(fty, i);
-    cJSON *p = cJSON_CreateObject();
-    char pname[64];
-    snprintf(pname, sizeof pname, "arg%ld", (long)i);
-    if (!mlirAttributeIsNull(names) && mlirAttributeIsAArray(names) &&
-        i < mlirArrayAttrGetNumElements(names) &&
-        mlirAttributeIsAString(mlirArrayAttrGetElement(names, i))) {
-      MlirStringRef s = mlirStringAttrGetValue(mlirArrayAttrGetElement(names, i));
-      snprintf(pname, sizeof pname, "%.*s", (int)s.length, s.data);
-    }
-    cJSON_AddStringToObject(p, "name", pname);
-    int64_t d[8];
-    int rank = mlirTypeIsAMemRef(t) ? attn_static_shape(t, d) : -1;
-    if (rank >= 0) {
-      cJSON_AddStringToObject(p, "kind", "ptr");
-      cJSON_AddStringToObject(p, "dtype",
-                              elem_name(mlirShapedTypeGetElementType(t)));
-      cJSON *shape = cJSON_AddArrayToObject(p, "shape");
-      for (int r = 0; r < rank; ++r)
-        cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)d[r]));
-    } else {
-      cJSON_AddStringToObject(p, "kind", elem_name(t));
-    }
-    cJSON_AddItemToArray(params, p);
-  }
+  for (intptr_t i = 0, n = mlirFunctionTypeGetNumInputs(fty); i < n; ++i)
+    cJSON_AddItemToArray(params,
+                         attn_manifest_param(func, "tile.arg_names",
+                                             mlirFunctionTypeGetInput(fty, i),
+                                             i));
   return k;
 }
 

@@ -78,10 +78,11 @@ static bool add_dims(MlirOperation func, const char *attr, cJSON *obj,
   return true;
 }
 
-static cJSON *param_json(MlirOperation func, MlirType t, intptr_t i) {
+cJSON *attn_manifest_param(MlirOperation func, const char *names_attr,
+                           MlirType t, intptr_t i) {
   cJSON *p = cJSON_CreateObject();
   MlirAttribute names = mlirOperationGetAttributeByName(
-      func, mlirStringRefCreateFromCString("attn.arg_names"));
+      func, mlirStringRefCreateFromCString(names_attr));
   char name[64];
   snprintf(name, sizeof name, "arg%ld", (long)i);
   if (!mlirAttributeIsNull(names) && mlirAttributeIsAArray(names) &&
@@ -227,7 +228,8 @@ static cJSON *kernel_json(MlirOperation func) {
   cJSON *params = cJSON_AddArrayToObject(k, "params");
   for (intptr_t i = 0; i < nin; ++i)
     cJSON_AddItemToArray(params,
-                         param_json(func, mlirFunctionTypeGetInput(fty, i), i));
+                         attn_manifest_param(func, "attn.arg_names",
+                                             mlirFunctionTypeGetInput(fty, i), i));
   return k;
 }
 

@@ -60,6 +60,14 @@ void attn_binary_free(struct attn_binary *b);
 char *attn_manifest_create(MlirOperation module, const char *chip,
                            enum attn_binary_format format);
 
+/// One manifest parameter entry for argument i (of type t) of func:
+/// {name, kind = "ptr", dtype, shape} for a memref, {name, kind} for a
+/// scalar (f32, i64 for index and 64-bit integers, else i32). The name is
+/// element i of func's string array attribute names_attr, else "arg<i>".
+/// The caller owns the result.
+struct cJSON *attn_manifest_param(MlirOperation func, const char *names_attr,
+                                  MlirType t, intptr_t i);
+
 //===-- The CUDA toolkit --------------------------------------------------===//
 
 /// The CUDA toolkit folder: $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH, then
