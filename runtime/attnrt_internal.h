@@ -185,13 +185,70 @@ int attnrt_manifest_find_program(const attnrt_manifest *m, const char *name);
 /// Returns the manifest spelling of kind ("ptr").
 const char *attnrt_arg_kind_name(enum attnrt_arg_kind kind);
 
+/// Returns the number of tensormap parameters of all kernels of m before the
+/// kernel at index (index == m->nkernels gives the total).
+size_t attnrt_manifest_maps_before(const attnrt_manifest *m, size_t index);
+
+//===-- Manifest reading (attnrt_manifest.c) --===//
+
+struct cJSON;
+
+/// Largest integer a JSON number (a double) holds exactly.
+#define ATTNRT_MAX_EXACT_INTEGER 9007199254740992.0
+
+/// Records "manifest: <where>: <message>" in the thread's error slot and
+/// returns ATTNRT_ERR_PARSE.
+enum attnrt_status attnrt_manifest_error(const char *where, const char *fmt,
+                                         ...)
+    __attribute__((format(printf, 2, 3)));
+
+/// Returns a malloc'ed copy of s; NULL when out of memory.
+char *attnrt_dup_string(const char *s);
+
+/// Returns whether v is a number holding an integer in [lo, hi].
+bool attnrt_is_integer_in(const struct cJSON *v, double lo, double hi);
+
+/// Joins where and key into buf as "where.key" (or "key" at top level) and
+/// returns buf.
+const char *attnrt_field_path(char *buf, size_t len, const char *where,
+                              const char *key);
+
+/// Reads the string obj[key] into a new copy in *out; NULL when absent and
+/// not required.
+enum attnrt_status attnrt_read_string(const struct cJSON *obj, const char *key,
+                                      const char *where, bool required,
+                                      char **out);
+
+//===-- Tensor map parameters (attnrt_tensormap.c) --===//
+
 /// Stores the driver's tensor map data type for the manifest dtype name in
 /// *type; false when the name is not a tensormap dtype.
 bool attnrt_tensormap_data_type(const char *dtype, CUtensorMapDataType *type);
 
-/// Returns the number of tensormap parameters of all kernels of m before the
-/// kernel at index (index == m->nkernels gives the total).
-size_t attnrt_manifest_maps_before(const attnrt_manifest *m, size_t index);
+/// Returns the element size in bytes of the manifest tensormap dtype name;
+/// 0 when the name is not a tensormap dtype.
+unsigned attnrt_tensormap_elem_bytes(const char *dtype);
+
+/// Reads and checks the fields of a "tensormap" parameter p of kernel kernel,
+/// except "tensor", which attnrt_tensormap_resolve reads once every parameter
+/// is known.
+enum attnrt_status attnrt_tensormap_read(const struct cJSON *obj,
+                                         const char *where, const char *kernel,
+                                         struct attnrt_param_info *p);
+
+/// Resolves obj["tensor"] of tensormap params[index] to the index of a "ptr"
+/// parameter of the same kernel k.
+enum attnrt_status
+attnrt_tensormap_resolve(const struct cJSON *obj, const char *where,
+                         const struct attnrt_kernel_info *k,
+                         struct attnrt_param_info *params, size_t index);
+
+//===-- Programs (attnrt_program.c) --===//
+
+/// Reads the optional top-level "programs" array of root into m, after the
+/// kernels; on failure m keeps what was read, for attnrt_manifest_destroy.
+enum attnrt_status attnrt_manifest_read_programs(const struct cJSON *root,
+                                                 attnrt_manifest *m);
 
 #ifdef __cplusplus
 }
