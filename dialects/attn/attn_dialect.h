@@ -123,6 +123,10 @@ const char *attn_rope_layout_name(enum attn_rope_layout layout);
 /// The modifier's spelling in "mods" ("scale", "softcap", "alibi", "gate").
 const char *attn_score_mod_name(enum attn_score_mod mod);
 
+/// True for the ops that sit between qk and softmax: scale, causal, window,
+/// alibi, softcap, gate and document.
+bool attn_is_score_mod(MlirOperation op);
+
 /// The optional input's name ("gate", "q_segments", ...), as in IRDL.
 const char *attn_fused_extra_name(enum attn_fused_extra role);
 

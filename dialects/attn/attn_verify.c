@@ -149,7 +149,7 @@ static bool check_gate_bias(MlirOperation op, MlirValue g, const int64_t s[4],
 
 //===-- Program structure -------------------------------------------------===//
 
-static bool is_score_mod(MlirOperation op) {
+bool attn_is_score_mod(MlirOperation op) {
   static const char *const mods[] = {
       ATTN_OP_SCALE,   ATTN_OP_CAUSAL, ATTN_OP_WINDOW,  ATTN_OP_ALIBI,
       ATTN_OP_SOFTCAP, ATTN_OP_GATE,   ATTN_OP_DOCUMENT};
@@ -167,7 +167,7 @@ static bool is_ordered_mod(MlirOperation op) {
 
 /// True for ops whose result is scores or probabilities [B, H, N, M].
 static bool makes_scores(MlirOperation op) {
-  return attn_op_is(op, ATTN_OP_QK) || is_score_mod(op) ||
+  return attn_op_is(op, ATTN_OP_QK) || attn_is_score_mod(op) ||
          attn_op_is(op, ATTN_OP_SOFTMAX);
 }
 
@@ -197,7 +197,8 @@ static bool check_not_scores(MlirOperation op, intptr_t i, const char *what) {
 static bool check_takes_scores(MlirOperation op) {
   MlirOperation d = def_of(op, 0);
   char n[64], dn[64];
-  if (mlirOperationIsNull(d) || attn_op_is(d, ATTN_OP_QK) || is_score_mod(d))
+  if (mlirOperationIsNull(d) || attn_op_is(d, ATTN_OP_QK) ||
+      attn_is_score_mod(d))
     return true;
   MlirStringRef dname = mlirIdentifierStr(mlirOperationGetName(d));
   if (dname.length < 5 || strncmp(dname.data, "attn.", 5) != 0)
@@ -217,7 +218,7 @@ static bool check_chain(MlirOperation op) {
   char n[64], bn[64];
   int steps = 0;
   for (MlirOperation d = def_of(op, 0);
-       !mlirOperationIsNull(d) && is_score_mod(d) && steps < 1000;
+       !mlirOperationIsNull(d) && attn_is_score_mod(d) && steps < 1000;
        d = def_of(d, 0), ++steps) {
     if (!scale &&
         mlirIdentifierEqual(mlirOperationGetName(d), mlirOperationGetName(op)))
@@ -454,7 +455,7 @@ bool attn_attn_verify_op(MlirOperation op) {
     return verify_pv(op);
   if (attn_op_is(op, ATTN_OP_FUSED))
     return verify_fused(op);
-  if (is_score_mod(op))
+  if (attn_is_score_mod(op))
     return verify_score_mod(op);
   if (attn_op_is(op, ATTN_OP_SOFTMAX)) {
     int64_t d[4];

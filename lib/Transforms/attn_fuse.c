@@ -198,16 +198,6 @@ static bool absorb_modifier(MlirOperation op, struct chain *c) {
   return false;
 }
 
-static bool is_modifier(MlirOperation op) {
-  static const char *const mods[] = {
-      ATTN_OP_SCALE,   ATTN_OP_CAUSAL, ATTN_OP_WINDOW,  ATTN_OP_ALIBI,
-      ATTN_OP_SOFTCAP, ATTN_OP_GATE,   ATTN_OP_DOCUMENT};
-  for (size_t i = 0; i < sizeof mods / sizeof *mods; ++i)
-    if (attn_op_is(op, mods[i]))
-      return true;
-  return false;
-}
-
 /// Fuses rope(q) and rope(k) into c when both rotate alike.
 static void match_rope(struct chain *c) {
   MlirOperation rq = producer(c->q, ATTN_OP_ROPE);
@@ -248,7 +238,8 @@ static bool match_chain(MlirOperation pv, struct chain *c) {
   c->ops[c->n++] = sm;
   MlirValue s = mlirOperationGetOperand(sm, 0);
   MlirOperation op;
-  while (!mlirOperationIsNull(op = single_use_def(s)) && is_modifier(op)) {
+  while (!mlirOperationIsNull(op = single_use_def(s)) &&
+         attn_is_score_mod(op)) {
     if (c->n >= MAX_CHAIN - 3 || !absorb_modifier(op, c))
       return false;
     c->ops[c->n++] = op;
