@@ -4,6 +4,7 @@
 // argv[2]: the rope-sweep file, held out).
 
 #include "lib/CostModel/cost_model.h"
+#include "test/test_util.h"
 
 #include <cjson/cJSON.h>
 
@@ -11,14 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      return 1;                                                                \
-    }                                                                          \
-  } while (0)
 
 /// |a - b| <= rel * |b| (and a tiny absolute slack for zeros).
 static int near(double a, double b, double rel) {
@@ -496,13 +489,6 @@ static int test_measured_efficiency(void) {
   return 0;
 }
 
-struct test_case {
-  const char *name;
-  int (*run)(void);
-};
-
-#define TEST(fn) {#fn, fn}
-
 int main(int argc, char **argv) {
   bench_json = argc > 1 ? argv[1] : NULL;
   sweep_json = argc > 2 ? argv[2] : NULL;
@@ -515,15 +501,5 @@ int main(int argc, char **argv) {
       TEST(test_validate_bench),   TEST(test_validate_sweep),
       TEST(test_measured_efficiency),
   };
-  int passed = 0, failed = 0;
-  for (size_t i = 0; i < sizeof tests / sizeof *tests; ++i) {
-    if (tests[i].run()) {
-      fprintf(stderr, "FAIL: %s\n", tests[i].name);
-      ++failed;
-    } else {
-      ++passed;
-    }
-  }
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+  return run_tests(tests, sizeof tests / sizeof *tests, NULL, NULL);
 }

@@ -6,18 +6,11 @@
 // docs/cost-model.md ("Topology model") instead.
 
 #include "lib/CostModel/topology.h"
+#include "test/test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      return 1;                                                                \
-    }                                                                          \
-  } while (0)
 
 /// |a - b| <= rel * |b| (and a tiny absolute slack for zeros).
 static int near(double a, double b, double rel) {
@@ -569,13 +562,6 @@ static int print_table(void) {
   return 0;
 }
 
-struct test_case {
-  const char *name;
-  int (*run)(void);
-};
-
-#define TEST(fn) {#fn, fn}
-
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--table"))
     return print_table();
@@ -588,15 +574,5 @@ int main(int argc, char **argv) {
       TEST(test_fused_formula),    TEST(test_fused_bounds),
       TEST(test_world_one),        TEST(test_fused_errors),
   };
-  int passed = 0, failed = 0;
-  for (size_t i = 0; i < sizeof tests / sizeof *tests; ++i) {
-    if (tests[i].run()) {
-      fprintf(stderr, "FAIL: %s\n", tests[i].name);
-      ++failed;
-    } else {
-      ++passed;
-    }
-  }
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+  return run_tests(tests, sizeof tests / sizeof *tests, NULL, NULL);
 }

@@ -3,7 +3,7 @@
 // matmul_reduce_scatter over simulated ranks.
 
 #include "lib/Reference/comm_reference.h"
-#include "test/runtime/test_util.h"
+#include "test/test_util.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 // manifest_test.c - unit tests of attnrt_manifest_parse and the manifest queries; needs no driver.
 
 #include "attnrt.h"
-#include "test_util.h"
+#include "../test_util.h"
 
 #include <stdint.h>
 #include <stdlib.h>

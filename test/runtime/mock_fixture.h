@@ -5,7 +5,7 @@
 
 #include "attnrt.h"
 #include "mock_cuda.h"
-#include "test_util.h"
+#include "../test_util.h"
 
 #include <stdlib.h>
 

@@ -1,4 +1,5 @@
-// test_util.h - CHECK macro and test runner shared by the attnrt unit tests.
+// test_util.h - CHECK macro and test runner shared by the C unit tests
+// (runtime, cost model, references).
 
 #ifndef ATTNRT_TEST_UTIL_H
 #define ATTNRT_TEST_UTIL_H
