@@ -1,6 +1,7 @@
 // mock_cuda.c - a mock libcuda over host memory, steered by MOCK_CUDA_* environment variables (see mock_cuda.h).
 
 #include "mock_cuda.h"
+#include "mock_env.h"
 
 #include <cuda.h>
 
@@ -64,25 +65,12 @@ void mock_cuda_reset(void) {
 
 //===-- Behaviour switches --===//
 
-static int env_int(const char *name, int fallback) {
-  const char *v = getenv(name);
-  return v && *v ? atoi(v) : fallback;
-}
-
-/// True when MOCK_CUDA_FAIL lists name; *code is then the CUresult to return.
+/// True when MOCK_CUDA_FAIL lists name; *code is then the value to return.
 static bool should_fail(const char *name, CUresult *code) {
-  const char *list = getenv("MOCK_CUDA_FAIL");
-  size_t n = strlen(name);
-  for (const char *p = list; p && *p;) {
-    const char *end = strchr(p, ',');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len == n && strncmp(p, name, n) == 0) {
-      *code = (CUresult)env_int("MOCK_CUDA_FAIL_CODE", CUDA_ERROR_UNKNOWN);
-      return true;
-    }
-    p = end ? end + 1 : NULL;
-  }
-  return false;
+  if (!mock_env_lists("MOCK_CUDA_FAIL", name))
+    return false;
+  *code = (CUresult)mock_env_int("MOCK_CUDA_FAIL_CODE", CUDA_ERROR_UNKNOWN);
+  return true;
 }
 
 #define MOCK_ENTER(name)                                                       \
@@ -154,13 +142,13 @@ CUresult CUDAAPI cuDeviceGetCount(int *count) {
   MOCK_ENTER("cuDeviceGetCount");
   if (!state.init_calls)
     return CUDA_ERROR_NOT_INITIALIZED;
-  *count = env_int("MOCK_CUDA_DEVICES", 1);
+  *count = mock_env_int("MOCK_CUDA_DEVICES", 1);
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
   MOCK_ENTER("cuDeviceGet");
-  if (ordinal < 0 || ordinal >= env_int("MOCK_CUDA_DEVICES", 1) ||
+  if (ordinal < 0 || ordinal >= mock_env_int("MOCK_CUDA_DEVICES", 1) ||
       ordinal >= MAX_DEVICES)
     return CUDA_ERROR_INVALID_DEVICE;
   *device = ordinal;

@@ -1,6 +1,7 @@
 // mock_nccl.c - a mock libnccl over host memory, steered by MOCK_NCCL_* environment variables (see mock_nccl.h).
 
 #include "mock_nccl.h"
+#include "mock_env.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -41,24 +42,12 @@ void mock_nccl_reset(void) {
   memset(&state, 0, sizeof state);
 }
 
-static int env_int(const char *name, int fallback) {
-  const char *v = getenv(name);
-  return v && *v ? atoi(v) : fallback;
-}
-
+/// True when MOCK_NCCL_FAIL lists name; *code is then the value to return.
 static bool should_fail(const char *name, int *code) {
-  const char *list = getenv("MOCK_NCCL_FAIL");
-  size_t n = strlen(name);
-  for (const char *p = list; p && *p;) {
-    const char *end = strchr(p, ',');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len == n && strncmp(p, name, n) == 0) {
-      *code = env_int("MOCK_NCCL_FAIL_CODE", INTERNAL_ERROR);
-      return true;
-    }
-    p = end ? end + 1 : NULL;
-  }
-  return false;
+  if (!mock_env_lists("MOCK_NCCL_FAIL", name))
+    return false;
+  *code = mock_env_int("MOCK_NCCL_FAIL_CODE", INTERNAL_ERROR);
+  return true;
 }
 
 #define MOCK_ENTER(name)                                                       \
@@ -70,13 +59,13 @@ static bool should_fail(const char *name, int *code) {
 
 /// Starts a non-blocking operation on c: in progress when MOCK_NCCL_PENDING > 0.
 static int start_pending(struct comm *c) {
-  c->pending = env_int("MOCK_NCCL_PENDING", 0);
+  c->pending = mock_env_int("MOCK_NCCL_PENDING", 0);
   return c->pending > 0 ? IN_PROGRESS : SUCCESS;
 }
 
 int ncclGetVersion(int *version) {
   MOCK_ENTER("ncclGetVersion");
-  *version = env_int("MOCK_NCCL_VERSION", 22809);
+  *version = mock_env_int("MOCK_NCCL_VERSION", 22809);
   return SUCCESS;
 }
 
@@ -149,7 +138,7 @@ int ncclCommGetAsyncError(struct comm *c, int *async) {
     --c->pending;
     *async = IN_PROGRESS;
   } else {
-    *async = env_int("MOCK_NCCL_ASYNC", SUCCESS);
+    *async = mock_env_int("MOCK_NCCL_ASYNC", SUCCESS);
   }
   return SUCCESS;
 }
