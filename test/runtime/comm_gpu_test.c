@@ -5,6 +5,7 @@
 // "N passed, M failed" over the ranks.
 
 #include "attnrt.h"
+#include "free_port.h"
 
 #include <arpa/inet.h>
 #include <math.h>
@@ -27,20 +28,6 @@ static float value(int r, size_t i) {
   x *= 0x94d049bb133111ebull;
   x ^= x >> 29;
   return (float)((double)(x >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
-}
-
-static int free_port(void) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-      getsockname(fd, (struct sockaddr *)&a, &len) != 0)
-    return 29511;
-  close(fd);
-  return ntohs(a.sin_port);
 }
 
 #define TRY(call)                                                              \
@@ -224,7 +211,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   char port[16], text[16];
-  snprintf(port, sizeof port, "%d", free_port());
+  snprintf(port, sizeof port, "%d", free_port(29511));
   setenv("MASTER_ADDR", "127.0.0.1", 1);
   setenv("MASTER_PORT", port, 1);
   snprintf(text, sizeof text, "%d", size);

@@ -2,6 +2,7 @@
 
 #include "mock_fixture.h"
 #include "mock_nccl.h"
+#include "free_port.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -45,21 +46,6 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/// A TCP port that was free a moment ago (bound to port 0, then released).
-static int free_port(void) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-      getsockname(fd, (struct sockaddr *)&a, &len) != 0)
-    return 29500;
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 static struct attnrt_comm_config config(int rank, int size, double timeout_s) {
   struct attnrt_comm_config cfg;
   memset(&cfg, 0, sizeof cfg);
@@ -67,7 +53,7 @@ static struct attnrt_comm_config config(int rank, int size, double timeout_s) {
   cfg.world_size = size;
   cfg.local_rank = 0;
   snprintf(cfg.master_addr, sizeof cfg.master_addr, "127.0.0.1");
-  cfg.master_port = free_port();
+  cfg.master_port = free_port(29500);
   cfg.timeout_s = timeout_s;
   return cfg;
 }
