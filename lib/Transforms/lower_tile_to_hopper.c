@@ -44,6 +44,7 @@
 #include "lib/CostModel/cost_model.h"
 #include "lib/Target/attn_target.h"
 #include "lib/Transforms/hopper_emit.h"
+#include "lib/Transforms/hopper_gemm.h"
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/attn/attn_dialect.h"
@@ -570,6 +571,143 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   return true;
 }
 
+//===-- Matmul kernels (tile.matmul) --------------------------------------===//
+
+/// Integer entry `key` of dict, or dflt when absent.
+static int64_t dict_int(MlirAttribute dict, const char *key, int64_t dflt) {
+  MlirAttribute a = mlirDictionaryAttrGetElementByName(
+      dict, mlirStringRefCreateFromCString(key));
+  return !mlirAttributeIsNull(a) && mlirAttributeIsAInteger(a)
+             ? mlirIntegerAttrGetValueInt(a)
+             : dflt;
+}
+
+/// Reads a matmul tile kernel (tile.matmul, as attn-tile writes it for
+/// linalg.matmul) into *g; false with why when the Hopper GEMM cannot
+/// compute it.
+static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
+                          const struct hopper_options *o,
+                          struct attn_hopper_gemm *g, char *why, size_t wlen) {
+  memset(g, 0, sizeof *g);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
+  if (mlirBlockGetNumArguments(body) != 3) {
+    snprintf(why, wlen, "the kernel does not take exactly (a, b, c)");
+    return false;
+  }
+  MlirType e = mlirShapedTypeGetElementType(
+      mlirValueGetType(mlirBlockGetArgument(body, 0)));
+  if (!mlirTypeIsABF16(e) && !mlirTypeIsAF16(e)) {
+    snprintf(why, wlen, "the Hopper GEMM takes bf16 or f16 matrices");
+    return false;
+  }
+  g->bf16 = mlirTypeIsABF16(e);
+  g->m = dict_int(mm, "m", 0);
+  g->n = dict_int(mm, "n", 0);
+  g->k = dict_int(mm, "k", 0);
+  g->block_m = (int)dict_int(mm, "block_m", 0);
+  g->block_n = (int)dict_int(mm, "block_n", 0);
+  if (dict_int(mm, "block_k", 64) != 64) {
+    snprintf(why, wlen, "the Hopper GEMM steps K by 64, found block-k %lld",
+             (long long)dict_int(mm, "block_k", 64));
+    return false;
+  }
+  MlirAttribute acc = mlirDictionaryAttrGetElementByName(
+      mm, mlirStringRefCreateFromCString("accumulate"));
+  g->accumulate = !mlirAttributeIsNull(acc) && mlirAttributeIsABool(acc) &&
+                  mlirBoolAttrGetValue(acc);
+  g->stages = (int)dict_int(mm, "stages", o->stages);
+  g->group_m = (int)dict_int(mm, "group_m", 0);
+  g->ctas = (int)dict_int(mm, "ctas", 0);
+  MlirAttribute rope = mlirDictionaryAttrGetElementByName(
+      mm, mlirStringRefCreateFromCString("rope"));
+  if (!mlirAttributeIsNull(rope)) {
+    if (!mlirAttributeIsADictionary(rope)) {
+      snprintf(why, wlen, "malformed rope description");
+      return false;
+    }
+    MlirAttribute t = mlirDictionaryAttrGetElementByName(
+        rope, mlirStringRefCreateFromCString("theta"));
+    MlirAttribute l = mlirDictionaryAttrGetElementByName(
+        rope, mlirStringRefCreateFromCString("layout"));
+    g->rope = true;
+    g->theta = mlirAttributeIsAFloat(t) ? mlirFloatAttrGetValueDouble(t) : 0;
+    g->head_dim = dict_int(rope, "head_dim", 0);
+    g->rotary_dim = dict_int(rope, "rotary_dim", g->head_dim);
+    g->seq_len = dict_int(rope, "seq_len", 0);
+    g->rope_offset = dict_int(rope, "offset", 0);
+    g->interleaved = !mlirAttributeIsNull(l) && mlirAttributeIsAString(l) &&
+                     attn_str_eq(mlirStringAttrGetValue(l), "interleaved");
+    if (!(g->theta > 0) || g->rope_offset < 0 ||
+        g->rope_offset + g->seq_len > (1LL << 24)) {
+      snprintf(why, wlen,
+               "the epilogue's RoPE needs theta > 0 and positions in "
+               "[0, 2^24)");
+      return false;
+    }
+  }
+  attn_hopper_gemm_defaults(g, 132);
+  return attn_hopper_gemm_supported(g, why, wlen);
+}
+
+static bool lower_gemm_kernel(MlirOperation kernel, MlirAttribute mm,
+                              const struct hopper_options *o, bool *lowered) {
+  *lowered = false;
+  struct attn_hopper_gemm g;
+  char why[256];
+  MlirStringRef sym;
+  attn_attr_str(kernel, "sym_name", &sym);
+  char name[256];
+  snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
+  if (!describe_gemm(kernel, mm, o, &g, why, sizeof why)) {
+    if (o->fallback)
+      return true;
+    return attn_emit_errorf(kernel, "no Hopper GEMM for '%s': %s", name, why);
+  }
+  g.name = name;
+  MlirOperation module = mlirOperationGetParentOperation(kernel);
+  MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
+                                             mlirOperationGetLocation(kernel));
+  if (mlirOperationIsNull(gm))
+    return attn_emit_errorf(kernel, "cannot create gpu.module");
+  struct attn_strbuf att = {0}, text = {0};
+  attn_strbuf_attr(&att, mm);
+  attn_hopper_gemm_emit_aliases(&text, &g);
+  attn_strbuf_printf(
+      &text,
+      "gpu.module @shell {\n"
+      "llvm.func @__nv_exp2(f64) -> f64\n"
+      "llvm.func @__nv_sinf(f32) -> f32\n"
+      "llvm.func @__nv_cosf(f32) -> f32\n"
+      "llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, "
+      "alignment = 1024 : i64} : !llvm.array<0 x i8>\n");
+  attn_hopper_gemm_emit_kernel(&text, &g, att.buf);
+  attn_strbuf_printf(&text, "}\n");
+  attn_strbuf_free(&att);
+  if (text.failed) {
+    attn_strbuf_free(&text);
+    return attn_emit_errorf(kernel, "lower-tile-to-hopper: out of memory");
+  }
+  if (getenv("ATTN_DUMP_HOPPER")) {
+    FILE *f = fopen(getenv("ATTN_DUMP_HOPPER"), "w");
+    if (f) {
+      fputs(text.buf, f);
+      fclose(f);
+    }
+  }
+  MlirOperation shell = attn_parse_op(mlirOperationGetContext(kernel),
+                                      text.buf, "lower-tile-to-hopper");
+  attn_strbuf_free(&text);
+  if (mlirOperationIsNull(shell))
+    return attn_emit_errorf(kernel, "lower-tile-to-hopper produced IR that "
+                                    "MLIR cannot parse (a bug in attn)");
+  attn_set_locations(shell, mlirOperationGetLocation(kernel));
+  move_into(shell, gm);
+  mlirOperationDestroy(shell);
+  mlirOperationDestroy(kernel);
+  *lowered = true;
+  return true;
+}
+
 static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
   const struct hopper_options *o = opts;
   if (strcmp(o->chip, "sm_90a") && !o->fallback)
@@ -584,8 +722,13 @@ static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
   bool ok = !funcs.failed;
   for (size_t i = 0; ok && i < funcs.n; ++i) {
     bool lowered;
-    if (attn_tile_is_kernel(funcs.ops[i]))
-      ok = lower_kernel(funcs.ops[i], o, &lowered);
+    if (!attn_tile_is_kernel(funcs.ops[i]))
+      continue;
+    MlirAttribute mm = mlirOperationGetAttributeByName(
+        funcs.ops[i], mlirStringRefCreateFromCString("tile.matmul"));
+    ok = !mlirAttributeIsNull(mm) && mlirAttributeIsADictionary(mm)
+             ? lower_gemm_kernel(funcs.ops[i], mm, o, &lowered)
+             : lower_kernel(funcs.ops[i], o, &lowered);
   }
   free(funcs.ops);
   return ok;
