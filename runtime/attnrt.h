@@ -24,6 +24,7 @@
 #ifndef ATTNRT_H
 #define ATTNRT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -162,13 +163,17 @@ enum attnrt_status {
   /// different runtimes, or launch arguments that do not match the manifest.
   ATTNRT_ERR_INVALID_ARGUMENT,
   /// A named thing does not exist: a kernel absent from the manifest or the
-  /// image, or a device ordinal not below the device count.
+  /// image, a device ordinal not below the device count, or an attn_nccl_
+  /// function a kernel calls that the NCCL device shim lacks (or a library
+  /// built without the shim).
   ATTNRT_ERR_NOT_FOUND,
   /// No usable GPU: the driver library cannot be loaded or lacks an entry
   /// point, cuInit reports no device, a stub library or an old driver, or no
   /// device is visible.
   ATTNRT_ERR_NO_DEVICE,
   /// Any other driver call failed; the message names the call and the CUresult.
+  /// Also nvJitLink: it cannot be loaded, or linking failed (the message ends
+  /// with its error log).
   ATTNRT_ERR_CUDA,
   /// Communication failed: a NCCL call returned an error (the message names
   /// the call and NCCL's text), NCCL reported an asynchronous error, libnccl
@@ -319,14 +324,18 @@ ATTNRT_API const char *attnrt_manifest_format(const attnrt_manifest *m);
 
 /// Parses manifest_json, JIT-compiles the PTX text ptx for rt's device and
 /// looks up every kernel the manifest names, storing a new module in *out.
-/// len is the length of ptx, or 0 when ptx is NUL-terminated. Kernels whose
+/// len is the length of ptx, or 0 when ptx is NUL-terminated. PTX that calls
+/// the NCCL device shim (attnrt_ptx_needs_nccl_shim) is first linked with it
+/// by attnrt_ptx_link, for the PTX's .target, and the cubin is loaded; the
+/// manifest's "format" stays "ptx". Kernels whose
 /// static plus dynamic shared memory exceeds 48 KiB get
 /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set here.
 /// Returns ATTNRT_ERR_PARSE for a bad manifest, ATTNRT_ERR_INVALID_ARGUMENT
 /// when its "format" is not "ptx", ATTNRT_ERR_CUDA with the JIT error log in the
 /// message when compilation fails, ATTNRT_ERR_NOT_FOUND when a kernel is
-/// missing from the image. Caller owns the result; release with
-/// attnrt_module_destroy before destroying rt.
+/// missing from the image, and the errors of attnrt_ptx_link when the shim is
+/// linked. Caller owns the result; release with attnrt_module_destroy before
+/// destroying rt.
 ATTNRT_API enum attnrt_status
 attnrt_module_load_ptx(attnrt_runtime *rt, const char *ptx, size_t len,
                        const char *manifest_json, attnrt_module **out);
@@ -359,6 +368,56 @@ attnrt_module_program(const attnrt_module *m, const char *name);
 
 /// Returns m's manifest, or NULL for NULL. Owned by m.
 ATTNRT_API const attnrt_manifest *attnrt_module_manifest(const attnrt_module *m);
+
+//===-- Linking with the NCCL device shim --===//
+//
+// Kernels reach peer GPUs through NCCL's device API by calling the C-ABI
+// functions of attnrt's NCCL device shim (runtime/nccl/attn_nccl_device.cu,
+// compiled by nvcc when attnrt is built and embedded as PTX): a kernel's PTX
+// declares them as `.extern .func attn_nccl_peer_ptr(...)` and so on, and
+// attnrt_module_load_ptx links the shim in with nvJitLink before loading.
+// nvJitLink is loaded with dlopen: the file ATTNRT_NVJITLINK_LIBRARY names, or
+// else libnvJitLink.so.13 from the loader's path, $CUDA_HOME/lib64,
+// /usr/local/cuda/lib64 or /usr/local/cuda-13.0/lib64, then libnvJitLink.so.
+// Linking needs no GPU.
+
+/// Name of the environment variable that overrides the nvJitLink library path.
+#define ATTNRT_NVJITLINK_LIBRARY_ENV "ATTNRT_NVJITLINK_LIBRARY"
+/// nvJitLink library looked for first when ATTNRT_NVJITLINK_LIBRARY is unset.
+#define ATTNRT_NVJITLINK_LIBRARY_DEFAULT "libnvJitLink.so.13"
+
+/// Returns whether this libattnrt embeds the NCCL device shim (the build
+/// found nvcc and NCCL 2.28's nccl_device.h).
+ATTNRT_API bool attnrt_nccl_shim_available(void);
+
+/// Returns the shim's PTX text (NUL-terminated, owned by the library) and
+/// stores its length in *len (when len is not NULL); NULL and 0 when the
+/// library has no shim.
+ATTNRT_API const char *attnrt_nccl_shim_ptx(size_t *len);
+
+/// Returns whether ptx (len bytes, or NUL-terminated when len is 0) declares
+/// an external function named attn_nccl_*, i.e. needs the shim; false for
+/// NULL. Comments are skipped.
+ATTNRT_API bool attnrt_ptx_needs_nccl_shim(const char *ptx, size_t len);
+
+/// Links ptx (len bytes, or NUL-terminated when len is 0) with nvJitLink into
+/// a cubin for arch ("sm_90a"; NULL or "" takes the first entry of the PTX's
+/// .target directive), adding the shim when attnrt_ptx_needs_nccl_shim says
+/// so, and stores a new image in *cubin and its size in *cubin_len.
+/// Returns ATTNRT_ERR_INVALID_ARGUMENT for a NULL argument, empty PTX or no
+/// target; ATTNRT_ERR_NOT_FOUND naming the function when the PTX calls an
+/// attn_nccl_ function the shim does not define or the library has no shim;
+/// ATTNRT_ERR_CUDA when nvJitLink cannot be loaded (the message names what
+/// was tried) or fails (the message names the call and nvJitLinkResult and
+/// ends with nvJitLink's error log). Errors are in attnrt_last_error(NULL);
+/// *cubin is NULL on failure. Caller owns the result; release with
+/// attnrt_cubin_free.
+ATTNRT_API enum attnrt_status attnrt_ptx_link(const char *ptx, size_t len,
+                                              const char *arch, void **cubin,
+                                              size_t *cubin_len);
+
+/// Frees an image from attnrt_ptx_link. NULL is a no-op.
+ATTNRT_API void attnrt_cubin_free(void *cubin);
 
 //===-- Memory --===//
 
@@ -648,6 +707,35 @@ ATTNRT_API void *attnrt_comm_buffer_window(const attnrt_comm_buffer *b);
 /// memory. Returns ATTNRT_ERR_NCCL when a call fails (the memory is freed
 /// regardless). NULL is a no-op returning ATTNRT_OK.
 ATTNRT_API enum attnrt_status attnrt_comm_buffer_free(attnrt_comm_buffer *b);
+
+//===-- Device communicators (NCCL's device API in kernels) --===//
+
+/// Creates a device communicator on c for kernels that call the NCCL device
+/// shim (see "Linking with the NCCL device shim"): ncclDevCommCreate, with
+/// lsa_barriers barriers across the LSA team (the ranks c reaches by
+/// load/store, over NVLink) for attn_nccl_lsa_barrier_*, copied to device
+/// memory whose address is stored in *dev_comm; kernels take it as their
+/// dev_comm argument. Collective: every rank calls it with the same count, in
+/// the same order as its other collective calls. Needs NCCL 2.28 (the device
+/// ABI the shim is built for). Returns ATTNRT_ERR_INVALID_ARGUMENT for a NULL
+/// c or dev_comm or a negative count; ATTNRT_ERR_NCCL when libnccl is not
+/// 2.28 or lacks the device API, or a NCCL call fails (NCCL refuses
+/// communicators without symmetric memory support);
+/// ATTNRT_ERR_TIMEOUT when creation does not complete; ATTNRT_ERR_OUT_OF_MEMORY
+/// or ATTNRT_ERR_CUDA when the device copy cannot be made. *dev_comm is 0 on
+/// failure. Caller owns the result; release with attnrt_comm_dev_destroy
+/// before destroying c.
+ATTNRT_API enum attnrt_status attnrt_comm_dev_create(attnrt_comm *c,
+                                                     int lsa_barriers,
+                                                     attnrt_devptr *dev_comm);
+
+/// Releases a device communicator of c (ncclDevCommDestroy, collective like
+/// the creation) and its device memory. Kernels using it must have finished.
+/// Returns ATTNRT_ERR_INVALID_ARGUMENT for a NULL c or an address that is not
+/// a live device communicator of c; ATTNRT_ERR_NCCL when NCCL fails (the
+/// memory is freed regardless). dev_comm 0 is a no-op returning ATTNRT_OK.
+ATTNRT_API enum attnrt_status attnrt_comm_dev_destroy(attnrt_comm *c,
+                                                      attnrt_devptr dev_comm);
 
 //===-- Collectives (host-launched NCCL) --===//
 

@@ -43,6 +43,17 @@ struct nccl_config {
 };
 #define NCCL_WIN_COLL_SYMMETRIC 0x01
 
+// The device API's host side (nccl_device/core.h, C++ only as a header, C
+// callable as a library). ncclTeam is three ints in NCCL 2.28; the
+// requirement structs grew between 2.28.3 and 2.28.9 but keep their first
+// fields, so attnrt hands NCCL zeroed buffers larger than either and sets
+// only the resource list (runtime/nccl/attn_nccl_device.cu checks these
+// assumptions when it is built).
+struct nccl_team {
+  int n_ranks, rank, stride;
+};
+#define NCCL_REQUIREMENTS_BYTES 256
+
 /// NCCL_VERSION(x, y, z) of nccl.h: the code scheme changed after 2.8.
 static int nccl_version_code(int major, int minor, int patch) {
   return (major <= 2 && minor <= 8) ? major * 1000 + minor * 100 + patch
@@ -89,6 +100,11 @@ struct nccl_api {
   nccl_result (*AllGather)(const void *, void *, size_t, int, nccl_comm, CUstream);
   nccl_result (*ReduceScatter)(const void *, void *, size_t, int, int, nccl_comm,
                                CUstream);
+  nccl_result (*DevCommCreate)(nccl_comm, const void *, void *); // optional (2.28)
+  nccl_result (*DevCommDestroy)(nccl_comm, const void *);        // optional (2.28)
+  struct nccl_team (*TeamLsa)(nccl_comm);                        // optional (2.28)
+  nccl_result (*LsaBarrierCreateRequirement)(struct nccl_team, int, void *,
+                                             void *); // optional (2.28)
 };
 
 struct nccl_entry {
@@ -118,6 +134,10 @@ static const struct nccl_entry nccl_entries[] = {
     NCCL_ENTRY(AllReduce, false),
     NCCL_ENTRY(AllGather, false),
     NCCL_ENTRY(ReduceScatter, false),
+    NCCL_ENTRY(DevCommCreate, true),
+    NCCL_ENTRY(DevCommDestroy, true),
+    NCCL_ENTRY(TeamLsa, true),
+    NCCL_ENTRY(LsaBarrierCreateRequirement, true),
 };
 
 #undef NCCL_ENTRY
@@ -134,6 +154,19 @@ struct attnrt_comm {
   double timeout_s;
   bool aborted;
   int live_buffers;
+  struct dev_comm *dev_comms; // attnrt_comm_dev_create's, newest first
+};
+
+/// A device communicator: the host copy NCCL wrote and ncclDevCommDestroy
+/// reads back, and its device copy.
+struct dev_comm {
+  struct dev_comm *next;
+  attnrt_devptr device; // 0 until copied
+  // attnrt's barrier handle at 0, the ncclDevComm at
+  // ATTNRT_DEV_COMM_NCCL_OFFSET (attnrt_internal.h). NCCL writes the handle's
+  // buffer and the ncclDevComm when creation completes, possibly later than
+  // ncclDevCommCreate returns, so both live here.
+  _Alignas(64) unsigned char blob[ATTNRT_DEV_COMM_BYTES];
 };
 
 struct attnrt_comm_buffer {
@@ -418,9 +451,12 @@ ATTNRT_API void attnrt_comm_abort(attnrt_comm *c) {
     abort_comm(c);
 }
 
+static void free_dev_comms(attnrt_comm *c);
+
 ATTNRT_API void attnrt_comm_destroy(attnrt_comm *c) {
   if (!c)
     return;
+  free_dev_comms(c);
   if (c->comm && attnrt_ctx_enter(c->rt) == ATTNRT_OK) {
     enum attnrt_status st = ATTNRT_OK;
     if (c->nccl.CommFinalize)
@@ -588,6 +624,162 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_free(attnrt_comm_buffer *b) {
     st = attnrt_ctx_leave(c->rt, st);
   --c->live_buffers;
   free(b);
+  return st;
+}
+
+//===-- Device communicators --===//
+
+/// Frees what attnrt_comm_dev_destroy was not called for: device and host
+/// memory only, since NCCL releases its side with the communicator.
+static void free_dev_comms(attnrt_comm *c) {
+  if (!c->dev_comms)
+    return;
+  bool entered = attnrt_ctx_enter(c->rt) == ATTNRT_OK;
+  while (c->dev_comms) {
+    struct dev_comm *d = c->dev_comms;
+    c->dev_comms = d->next;
+    if (entered && d->device)
+      attnrt_check_cu(c->rt, c->rt->cu.MemFree((CUdeviceptr)d->device),
+                      "cuMemFree(device communicator)");
+    free(d);
+  }
+  if (entered)
+    attnrt_ctx_leave(c->rt, ATTNRT_OK);
+}
+
+/// Fails unless the loaded NCCL has the 2.28 device API the shim follows.
+static enum attnrt_status check_device_api(attnrt_comm *c, const char *caller) {
+  if (c->version < nccl_version_code(2, 28, 0) || c->version >= nccl_version_code(2, 29, 0))
+    return attnrt_fail(c->rt, ATTNRT_ERR_NCCL,
+                       "%s: NCCL %d is not 2.28: attnrt's device communicators "
+                       "and the NCCL device shim follow the NCCL 2.28 device ABI",
+                       caller, c->version);
+  if (!c->nccl.DevCommCreate || !c->nccl.DevCommDestroy || !c->nccl.TeamLsa ||
+      !c->nccl.LsaBarrierCreateRequirement)
+    return attnrt_fail(c->rt, ATTNRT_ERR_NCCL,
+                       "%s: NCCL %d lacks the device API (%s)", caller, c->version,
+                       !c->nccl.DevCommCreate    ? "ncclDevCommCreate"
+                       : !c->nccl.DevCommDestroy ? "ncclDevCommDestroy"
+                       : !c->nccl.TeamLsa        ? "ncclTeamLsa"
+                                                 : "ncclLsaBarrierCreateRequirement");
+  return ATTNRT_OK;
+}
+
+/// Runs ncclDevCommCreate into d->blob with lsa_barriers barriers of
+/// attnrt's own over the LSA team. Needs the runtime's context current.
+static enum attnrt_status create_nccl_dev_comm(attnrt_comm *c, struct dev_comm *d,
+                                               int lsa_barriers) {
+  // Zeroed and larger than NCCL 2.28's structs, which NCCL copies whole.
+  _Alignas(16) unsigned char requirements[NCCL_REQUIREMENTS_BYTES];
+  _Alignas(16) unsigned char barrier[NCCL_REQUIREMENTS_BYTES];
+  memset(requirements, 0, sizeof requirements);
+  memset(barrier, 0, sizeof barrier);
+  if (lsa_barriers > 0) {
+    // attnrt's barriers rather than requirements.lsaBarrierCount, whose
+    // offset and ncclDevComm::lsaBarrier's changed within 2.28; the handle's
+    // buffer is assigned when creation completes.
+    struct nccl_team lsa = c->nccl.TeamLsa(c->comm);
+    nccl_result res =
+        c->nccl.LsaBarrierCreateRequirement(lsa, lsa_barriers, d->blob, barrier);
+    if (res != NCCL_SUCCESS)
+      return fail_nccl(c, res, "ncclLsaBarrierCreateRequirement(%d barriers)",
+                       lsa_barriers);
+    void *list = barrier;
+    memcpy(requirements, &list, sizeof list); // resourceRequirementsList
+  }
+  return finish_call(c,
+                     c->nccl.DevCommCreate(c->comm, requirements,
+                                           d->blob + ATTNRT_DEV_COMM_NCCL_OFFSET),
+                     "ncclDevCommCreate");
+}
+
+ATTNRT_API enum attnrt_status attnrt_comm_dev_create(attnrt_comm *c,
+                                                     int lsa_barriers,
+                                                     attnrt_devptr *dev_comm) {
+  if (!c)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_dev_create: communicator is NULL");
+  if (!dev_comm)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_dev_create: dev_comm is NULL");
+  *dev_comm = 0;
+  if (lsa_barriers < 0)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_dev_create: barrier count %d is negative",
+                       lsa_barriers);
+  enum attnrt_status st = check_usable(c, "attnrt_comm_dev_create");
+  if (st == ATTNRT_OK)
+    st = check_device_api(c, "attnrt_comm_dev_create");
+  if (st != ATTNRT_OK)
+    return st;
+  struct dev_comm *d = aligned_alloc(_Alignof(struct dev_comm), sizeof *d);
+  if (!d)
+    return attnrt_fail(c->rt, ATTNRT_ERR_OUT_OF_MEMORY,
+                       "attnrt_comm_dev_create: out of host memory");
+  memset(d, 0, sizeof *d);
+  st = attnrt_ctx_enter(c->rt);
+  if (st != ATTNRT_OK)
+    goto out_free;
+  st = create_nccl_dev_comm(c, d, lsa_barriers);
+  if (st != ATTNRT_OK)
+    goto out_leave;
+  CUdeviceptr p = 0;
+  st = attnrt_check_cu(c->rt, c->rt->cu.MemAlloc(&p, sizeof d->blob),
+                       "cuMemAlloc(device communicator, %zu bytes)", sizeof d->blob);
+  if (st == ATTNRT_OK) {
+    st = attnrt_check_cu(c->rt, c->rt->cu.MemcpyHtoD(p, d->blob, sizeof d->blob),
+                         "cuMemcpyHtoD(device communicator)");
+    if (st != ATTNRT_OK)
+      c->rt->cu.MemFree(p);
+  }
+  if (st != ATTNRT_OK) {
+    // The message stays the driver's; NCCL's side goes back regardless.
+    c->nccl.DevCommDestroy(c->comm, d->blob + ATTNRT_DEV_COMM_NCCL_OFFSET);
+    goto out_leave;
+  }
+  d->device = (attnrt_devptr)p;
+  d->next = c->dev_comms;
+  c->dev_comms = d;
+  *dev_comm = d->device;
+  return attnrt_ctx_leave(c->rt, ATTNRT_OK);
+
+out_leave:
+  attnrt_ctx_leave(c->rt, st);
+out_free:
+  free(d);
+  return st;
+}
+
+ATTNRT_API enum attnrt_status attnrt_comm_dev_destroy(attnrt_comm *c,
+                                                      attnrt_devptr dev_comm) {
+  if (!c)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_dev_destroy: communicator is NULL");
+  if (dev_comm == 0)
+    return ATTNRT_OK;
+  struct dev_comm **link = &c->dev_comms;
+  while (*link && (*link)->device != dev_comm)
+    link = &(*link)->next;
+  struct dev_comm *d = *link;
+  if (!d)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_dev_destroy: 0x%llx is not a device "
+                       "communicator of this communicator",
+                       (unsigned long long)dev_comm);
+  *link = d->next;
+  enum attnrt_status st = attnrt_ctx_enter(c->rt);
+  bool entered = st == ATTNRT_OK;
+  // After an abort NCCL's side went with the communicator.
+  if (entered && c->comm)
+    st = finish_call(c,
+                     c->nccl.DevCommDestroy(c->comm, d->blob + ATTNRT_DEV_COMM_NCCL_OFFSET),
+                     "ncclDevCommDestroy");
+  if (entered) {
+    enum attnrt_status freed = attnrt_check_cu(
+        c->rt, c->rt->cu.MemFree((CUdeviceptr)d->device), "cuMemFree(device communicator)");
+    st = attnrt_ctx_leave(c->rt, st != ATTNRT_OK ? st : freed);
+  }
+  free(d);
   return st;
 }
 

@@ -250,6 +250,18 @@ attnrt_tensormap_resolve(const struct cJSON *obj, const char *where,
 enum attnrt_status attnrt_manifest_read_programs(const struct cJSON *root,
                                                  attnrt_manifest *m);
 
+//===-- Device communicators (attnrt_comm.c) --===//
+
+// Layout of the device communicator kernels receive, which
+// runtime/nccl/attn_nccl_device.cu reads (it repeats these numbers): attnrt's
+// LSA barrier handle (uint32_t buffer handle, int count) at 0, zeros up to
+// ATTNRT_DEV_COMM_NCCL_OFFSET, then the ncclDevComm NCCL wrote, which the
+// shim's build checks fits in ATTNRT_DEV_COMM_NCCL_CAPACITY bytes (200 in
+// NCCL 2.28.9, 88 in 2.28.3).
+#define ATTNRT_DEV_COMM_NCCL_OFFSET 64
+#define ATTNRT_DEV_COMM_NCCL_CAPACITY 1024
+#define ATTNRT_DEV_COMM_BYTES (ATTNRT_DEV_COMM_NCCL_OFFSET + ATTNRT_DEV_COMM_NCCL_CAPACITY)
+
 #ifdef __cplusplus
 }
 #endif

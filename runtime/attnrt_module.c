@@ -77,7 +77,9 @@ static enum attnrt_status load_image(attnrt_module *m, const void *image) {
   return st;
 }
 
-/// Shared body of the two loaders: image is NUL-terminated PTX or a cubin.
+/// Shared body of the two loaders: image is NUL-terminated PTX or a cubin;
+/// format is what the caller was given (PTX linked into a cubin stays PTX
+/// for the manifest's "format").
 static enum attnrt_status load_module(attnrt_runtime *rt, const void *image,
                                       enum image_format format,
                                       const char *manifest_json,
@@ -188,11 +190,23 @@ attnrt_module_load_ptx(attnrt_runtime *rt, const char *ptx, size_t len,
     text = copy;
   }
   enum attnrt_status st;
-  if (len == 0 || text[0] == '\0')
+  if (len == 0 || text[0] == '\0') {
     st = attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
                      "attnrt_module_load_ptx: ptx is empty");
-  else
+  } else if (attnrt_ptx_needs_nccl_shim(text, 0)) {
+    // nvJitLink links the PTX with the NCCL device shim into one cubin,
+    // which the driver loads in the PTX's place.
+    void *cubin = NULL;
+    size_t cubin_len = 0;
+    st = attnrt_ptx_link(text, 0, NULL, &cubin, &cubin_len);
+    if (st != ATTNRT_OK)
+      attnrt_fail(rt, st, "attnrt_module_load_ptx: %s", attnrt_thread_error());
+    else
+      st = load_module(rt, cubin, IMAGE_PTX, manifest_json, out);
+    attnrt_cubin_free(cubin);
+  } else {
     st = load_module(rt, text, IMAGE_PTX, manifest_json, out);
+  }
   free(copy);
   return st;
 }

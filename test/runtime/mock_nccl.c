@@ -256,3 +256,86 @@ int ncclReduceScatter(const void *send, void *recv, size_t count, int dtype,
   MOCK_ENTER("ncclReduceScatter");
   return record("ncclReduceScatter", send, recv, count, dtype, op, c, stream);
 }
+
+//===-- Device API (NCCL 2.28 layouts, prefixes only) --===//
+
+struct team {
+  int nranks, rank, stride;
+};
+
+struct lsa_barrier_handle {
+  uint32_t buf_handle;
+  int nbarriers;
+};
+
+struct resource_requirements {
+  struct resource_requirements *next;
+  size_t buffer_size, buffer_align;
+  uint32_t *out_buffer_handle;
+};
+
+struct dev_comm_requirements {
+  struct resource_requirements *resources;
+};
+
+struct dev_comm_head {
+  int rank, nranks;
+  uint32_t nranks_rcp32;
+  int lsa_rank, lsa_size;
+  uint32_t lsa_size_rcp32;
+};
+
+// NCCL 2.28.9 clears this much of a resource requirement (its size there).
+#define RESOURCE_REQUIREMENTS_BYTES 64
+
+struct team ncclTeamLsa(struct comm *c) {
+  struct team t = {c ? c->nranks : 0, c ? c->rank : 0, 1};
+  return t;
+}
+
+int ncclLsaBarrierCreateRequirement(struct team team, int nbarriers,
+                                    struct lsa_barrier_handle *handle,
+                                    struct resource_requirements *req) {
+  MOCK_ENTER("ncclLsaBarrierCreateRequirement");
+  if (!handle || !req || nbarriers < 0)
+    return INVALID_ARGUMENT;
+  memset(req, 0, RESOURCE_REQUIREMENTS_BYTES);
+  handle->nbarriers = nbarriers;
+  req->buffer_size = (size_t)(3 * nbarriers + nbarriers * team.nranks) * sizeof(uint32_t);
+  req->buffer_align = sizeof(uint32_t);
+  req->out_buffer_handle = &handle->buf_handle;
+  return SUCCESS;
+}
+
+int ncclDevCommCreate(struct comm *c, const struct dev_comm_requirements *reqs,
+                      struct dev_comm_head *out) {
+  MOCK_ENTER("ncclDevCommCreate");
+  if (!c || !reqs || !out)
+    return INVALID_ARGUMENT;
+  ++state.dev_comm_creates;
+  state.dev_comm_resources = 0;
+  state.dev_comm_resource_bytes = 0;
+  uint32_t next_handle = 1;
+  for (struct resource_requirements *r = reqs->resources; r; r = r->next) {
+    ++state.dev_comm_resources;
+    state.dev_comm_resource_bytes += r->buffer_size;
+    if (r->out_buffer_handle)
+      *r->out_buffer_handle = next_handle++;
+  }
+  memset(out, 0, sizeof *out);
+  out->rank = c->rank;
+  out->nranks = c->nranks;
+  out->lsa_rank = c->rank;
+  out->lsa_size = c->nranks;
+  ++state.live_dev_comms;
+  return start_pending(c);
+}
+
+int ncclDevCommDestroy(struct comm *c, const struct dev_comm_head *dev) {
+  if (!c || !dev)
+    return INVALID_ARGUMENT;
+  // Told to fail, it still releases what it can, like ncclCommDestroy.
+  --state.live_dev_comms;
+  int code;
+  return should_fail("ncclDevCommDestroy", &code) ? code : SUCCESS;
+}

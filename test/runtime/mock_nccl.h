@@ -13,6 +13,10 @@
 //                                           nothing is pending (7 keeps it in
 //                                           progress forever: a hang)
 // ncclCommDestroy releases the communicator even when told to fail.
+// ncclDevCommCreate (pending like init) writes rank, nRanks, lsaRank (the
+// rank) and lsaSize (nRanks) at the head of the ncclDevComm, assigns buffer
+// handles 1, 2, ... to the resource requirements it is given, and counts
+// live device communicators; ncclTeamLsa is the whole communicator.
 // ncclGetUniqueId writes "mock-nccl-id <pid> <n>" into the id; the collectives
 // record their arguments and, for one rank, copy send to recv.
 
@@ -44,6 +48,9 @@ struct mock_nccl_state {
   int async_polls;      // ncclCommGetAsyncError calls
   int collectives;
   struct mock_nccl_collective last;
+  int dev_comm_creates, live_dev_comms;
+  int dev_comm_resources;      // resource requirements the last create got
+  size_t dev_comm_resource_bytes; // their buffer sizes summed
 };
 
 /// Returns the mock's state. Owned by the mock.
