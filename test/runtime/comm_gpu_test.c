@@ -1,8 +1,9 @@
-// comm_gpu_test.c - two-GPU check of the communicator: forks one process per rank (torchrun's variables set for each), all-reduces, all-gathers and reduce-scatters random data and compares with a host reference.
+// comm_gpu_test.c - two-GPU check of the communicator: forks one process per rank (torchrun's variables set for each), all-reduces, all-gathers and reduce-scatters random data and compares with a host reference, then has a kernel linked with the NCCL device shim write into the next rank's symmetric buffer.
 //
 // Needs a real libcuda, libnccl and ATTN_TEST_RANKS (default 2) GPUs; lit runs
 // it only with the gpu2 feature. Prints one line per rank and check, then
-// "N passed, M failed" over the ranks.
+// "N passed, M failed" over the ranks. The peer_put check also needs
+// nvJitLink and a libattnrt with the NCCL device shim, all on one node.
 
 #include "attnrt.h"
 #include "free_port.h"
@@ -55,6 +56,164 @@ static int report(int rank, const char *name, const float *got,
   printf("rank %d: %s n=%zu max_abs_err=%.3g %s\n", rank, name, n, max_err,
          ok ? "PASS" : "FAIL");
   fflush(stdout);
+  return ok ? 0 : 1;
+}
+
+// Kernel-initiated traffic through NCCL's device API: each rank's kernel
+// writes tag << 20 | i into element i of the next rank's symmetric buffer
+// through attn_nccl_peer_ptr, between LSA barriers (a sync before, so the
+// peer has cleared its buffer; arrive and wait after, so the peer's writes
+// are visible here when the kernel ends). Thread 0 then records rank, size,
+// LSA rank and size, this rank's own address through attn_nccl_peer_ptr and
+// the answer for a rank outside the team (must be NULL).
+static const char peer_put_ptx[] =
+    ".version 8.0\n"
+    ".target sm_90a\n"
+    ".address_size 64\n"
+    ".extern .func (.param .b64 r) attn_nccl_peer_ptr(.param .b64 a, .param .b64 b, "
+    ".param .b64 c, .param .b32 d);\n"
+    ".extern .func (.param .b32 r) attn_nccl_rank(.param .b64 a);\n"
+    ".extern .func (.param .b32 r) attn_nccl_size(.param .b64 a);\n"
+    ".extern .func (.param .b32 r) attn_nccl_lsa_rank(.param .b64 a);\n"
+    ".extern .func (.param .b32 r) attn_nccl_lsa_size(.param .b64 a);\n"
+    ".extern .func attn_nccl_lsa_barrier_arrive(.param .b64 a, .param .b32 b);\n"
+    ".extern .func attn_nccl_lsa_barrier_wait(.param .b64 a, .param .b32 b);\n"
+    ".extern .func attn_nccl_lsa_barrier_sync(.param .b64 a, .param .b32 b);\n"
+    "\n"
+    ".visible .entry peer_put(.param .u64 dev_comm, .param .u64 window, .param .u64 out,\n"
+    "                         .param .u32 tag, .param .u32 n)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<16>;\n"
+    "  .reg .b64 %rd<12>;\n"
+    "  ld.param.u64 %rd1, [dev_comm];\n"
+    "  ld.param.u64 %rd2, [window];\n"
+    "  ld.param.u64 %rd3, [out];\n"
+    "  ld.param.u32 %r1, [tag];\n"
+    "  ld.param.u32 %r2, [n];\n"
+    "  mov.u32 %r3, 0;\n"
+    "  { .param .b64 a; .param .b32 b; st.param.b64 [a], %rd1; st.param.b32 [b], %r3;\n"
+    "    call attn_nccl_lsa_barrier_sync, (a, b); }\n"
+    "  { .param .b64 a; .param .b32 r; st.param.b64 [a], %rd1;\n"
+    "    call (r), attn_nccl_rank, (a); ld.param.b32 %r4, [r]; }\n"
+    "  { .param .b64 a; .param .b32 r; st.param.b64 [a], %rd1;\n"
+    "    call (r), attn_nccl_size, (a); ld.param.b32 %r5, [r]; }\n"
+    "  add.s32 %r6, %r4, 1;\n"
+    "  rem.s32 %r6, %r6, %r5;\n"
+    "  { .param .b64 a; .param .b64 b; .param .b64 c; .param .b32 d; .param .b64 r;\n"
+    "    st.param.b64 [a], %rd1; st.param.b64 [b], %rd2; st.param.b64 [c], 0;\n"
+    "    st.param.b32 [d], %r6;\n"
+    "    call (r), attn_nccl_peer_ptr, (a, b, c, d); ld.param.b64 %rd4, [r]; }\n"
+    "  shl.b32 %r7, %r1, 20;\n"
+    "  mov.u32 %r8, %tid.x;\n"
+    "  mov.u32 %r9, %ntid.x;\n"
+    "  setp.eq.u64 %p1, %rd4, 0;\n"
+    "  @%p1 bra DONE;\n"
+    "  setp.ge.u32 %p1, %r8, %r2;\n"
+    "  @%p1 bra DONE;\n"
+    "LOOP:\n"
+    "  or.b32 %r10, %r7, %r8;\n"
+    "  mul.wide.u32 %rd5, %r8, 4;\n"
+    "  add.s64 %rd6, %rd4, %rd5;\n"
+    "  st.u32 [%rd6], %r10;\n"
+    "  add.u32 %r8, %r8, %r9;\n"
+    "  setp.lt.u32 %p2, %r8, %r2;\n"
+    "  @%p2 bra LOOP;\n"
+    "DONE:\n"
+    "  { .param .b64 a; .param .b32 b; st.param.b64 [a], %rd1; st.param.b32 [b], %r3;\n"
+    "    call attn_nccl_lsa_barrier_arrive, (a, b); }\n"
+    "  { .param .b64 a; .param .b32 b; st.param.b64 [a], %rd1; st.param.b32 [b], %r3;\n"
+    "    call attn_nccl_lsa_barrier_wait, (a, b); }\n"
+    "  mov.u32 %r8, %tid.x;\n"
+    "  setp.ne.u32 %p3, %r8, 0;\n"
+    "  @%p3 bra END;\n"
+    "  { .param .b64 a; .param .b32 r; st.param.b64 [a], %rd1;\n"
+    "    call (r), attn_nccl_lsa_rank, (a); ld.param.b32 %r11, [r]; }\n"
+    "  { .param .b64 a; .param .b32 r; st.param.b64 [a], %rd1;\n"
+    "    call (r), attn_nccl_lsa_size, (a); ld.param.b32 %r12, [r]; }\n"
+    "  { .param .b64 a; .param .b64 b; .param .b64 c; .param .b32 d; .param .b64 r;\n"
+    "    st.param.b64 [a], %rd1; st.param.b64 [b], %rd2; st.param.b64 [c], 0;\n"
+    "    st.param.b32 [d], %r4;\n"
+    "    call (r), attn_nccl_peer_ptr, (a, b, c, d); ld.param.b64 %rd7, [r]; }\n"
+    "  { .param .b64 a; .param .b64 b; .param .b64 c; .param .b32 d; .param .b64 r;\n"
+    "    st.param.b64 [a], %rd1; st.param.b64 [b], %rd2; st.param.b64 [c], 0;\n"
+    "    st.param.b32 [d], %r5;\n"
+    "    call (r), attn_nccl_peer_ptr, (a, b, c, d); ld.param.b64 %rd8, [r]; }\n"
+    "  st.u32 [%rd3], %r4;\n"
+    "  st.u32 [%rd3+4], %r5;\n"
+    "  st.u32 [%rd3+8], %r11;\n"
+    "  st.u32 [%rd3+12], %r12;\n"
+    "  st.u64 [%rd3+16], %rd7;\n"
+    "  st.u64 [%rd3+24], %rd8;\n"
+    "END:\n"
+    "  ret;\n"
+    "}\n";
+
+static const char peer_put_manifest[] =
+    "{\"version\": 1, \"format\": \"ptx\", \"kernels\": [{\"name\": \"peer_put\", "
+    "\"grid\": [1], \"block\": [256], \"params\": ["
+    "{\"name\": \"dev_comm\", \"kind\": \"ptr\"}, {\"name\": \"window\", \"kind\": \"ptr\"}, "
+    "{\"name\": \"out\", \"kind\": \"ptr\"}, {\"name\": \"tag\", \"kind\": \"i32\"}, "
+    "{\"name\": \"n\", \"kind\": \"i32\"}]}]}";
+
+#define PEER_PUT_COUNT (1u << 16)
+#define PEER_PUT_ROUNDS 2
+
+/// Runs peer_put PEER_PUT_ROUNDS times (the barrier state carries over
+/// between launches) and checks what arrived from the previous rank.
+static int check_peer_put(attnrt_comm *c, int rank, int size) {
+  if (!attnrt_nccl_shim_available()) {
+    printf("rank %d: peer_put: this libattnrt has no NCCL device shim FAIL\n", rank);
+    return 1;
+  }
+  attnrt_runtime *rt = attnrt_comm_runtime(c);
+  size_t bytes = PEER_PUT_COUNT * sizeof(uint32_t);
+  attnrt_comm_buffer *win = NULL;
+  attnrt_devptr dev = 0, out = 0;
+  attnrt_module *m = NULL;
+  TRY(attnrt_comm_buffer_alloc(c, bytes, &win));
+  TRY(attnrt_comm_dev_create(c, 1, &dev));
+  TRY(attnrt_mem_alloc(rt, 32, &out));
+  TRY(attnrt_module_load_ptx(rt, peer_put_ptx, 0, peer_put_manifest, &m));
+  uint32_t *host = malloc(bytes);
+  int prev = (rank + size - 1) % size;
+  size_t errors = 0;
+  uint32_t info[8];
+  for (int round = 0; round < PEER_PUT_ROUNDS; ++round) {
+    TRY(attnrt_memset_d8(rt, attnrt_comm_buffer_ptr(win), 0, bytes, NULL));
+    TRY(attnrt_memset_d8(rt, out, 0xff, 32, NULL));
+    struct attnrt_arg args[5] = {
+        {.kind = ATTNRT_ARG_PTR, .v.ptr = dev},
+        {.kind = ATTNRT_ARG_PTR, .v.ptr = (attnrt_devptr)(uintptr_t)attnrt_comm_buffer_window(win)},
+        {.kind = ATTNRT_ARG_PTR, .v.ptr = out},
+        {.kind = ATTNRT_ARG_I32, .v.i32 = (round + 1) * 16 + rank},
+        {.kind = ATTNRT_ARG_I32, .v.i32 = (int32_t)PEER_PUT_COUNT}};
+    TRY(attnrt_launch(m, "peer_put", args, 5, NULL));
+    TRY(attnrt_comm_wait(c, NULL));
+    TRY(attnrt_memcpy_dtoh(rt, host, attnrt_comm_buffer_ptr(win), bytes, NULL));
+    TRY(attnrt_memcpy_dtoh(rt, info, out, sizeof info, NULL));
+    uint32_t tag = (uint32_t)((round + 1) * 16 + prev);
+    for (uint32_t i = 0; i < PEER_PUT_COUNT; ++i)
+      errors += host[i] != (tag << 20 | i);
+  }
+  uint64_t self, outside;
+  memcpy(&self, &info[4], sizeof self);
+  memcpy(&outside, &info[6], sizeof outside);
+  bool ok = errors == 0 && (int)info[0] == rank && (int)info[1] == size &&
+            (int)info[2] == rank && (int)info[3] == size &&
+            self == attnrt_comm_buffer_ptr(win) && outside == 0;
+  printf("rank %d: peer_put n=%u rounds=%d from rank %d: rank=%d size=%d lsa=%d/%d "
+         "self_ptr=%s outside_ptr=%s wrong=%zu %s\n",
+         rank, PEER_PUT_COUNT, PEER_PUT_ROUNDS, prev, (int)info[0], (int)info[1],
+         (int)info[2], (int)info[3],
+         self == attnrt_comm_buffer_ptr(win) ? "ok" : "WRONG", outside == 0 ? "null" : "WRONG",
+         errors, ok ? "PASS" : "FAIL");
+  fflush(stdout);
+  free(host);
+  attnrt_module_destroy(m);
+  TRY(attnrt_mem_free(rt, out));
+  TRY(attnrt_comm_dev_destroy(c, dev));
+  TRY(attnrt_comm_buffer_free(win));
   return ok ? 0 : 1;
 }
 
@@ -141,6 +300,8 @@ static int run_rank(int rank, int size) {
            attnrt_last_error(attnrt_comm_runtime(c)));
     bad = 1;
   }
+
+  bad |= check_peer_put(c, rank, size);
 
   attnrt_stream_destroy(s);
   TRY(attnrt_mem_free(rt, send));
