@@ -73,6 +73,8 @@ static MlirWalkResult verify_one(MlirOperation op, void *user) {
   bool *ok = user;
   MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
   *ok &= attn_comm_verify_topology(op);
+  if (attn_str_eq(name, "func.func"))
+    *ok &= attn_tile_verify_matmul_kernel(op);
   if (name.length > 5 && strncmp(name.data, "attn.", 5) == 0)
     *ok &= attn_attn_verify_op(op);
   else if (name.length > 5 && strncmp(name.data, "tile.", 5) == 0)

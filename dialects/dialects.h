@@ -36,6 +36,10 @@ bool attn_attn_verify_op(MlirOperation op);
 bool attn_tile_verify_op(MlirOperation op);
 bool attn_comm_verify_op(MlirOperation op);
 
+/// Checks a function's tile.matmul attribute, if any, against its
+/// arguments. Returns false after emitting a diagnostic.
+bool attn_tile_verify_matmul_kernel(MlirOperation func);
+
 /// Checks the comm.topology attribute on op, if any (any op may carry one).
 /// Returns false after emitting a diagnostic.
 bool attn_comm_verify_topology(MlirOperation op);

@@ -22,20 +22,24 @@ irdl.dialect @tile {
     irdl.attributes {"value" = %f}
     irdl.operands(tile: %m)
   }
-  // Copies rows [row, row + tile rows) of head (b, h) of a [B, H, N, D]
-  // tensor into a tile; rows past N read as zero.
+  // Copies part of a tensor into a tile. Indices (batch, head, row) for a
+  // [B, H, N, D] tensor: rows [row, row + tile rows) of head (b, h), all D
+  // columns; rows past N read as zero. Indices (row, col) for an [M, N]
+  // matrix: the tile-sized window at (row, col); elements past either edge
+  // read as zero. The C verifier checks the count against the rank.
   irdl.operation @load {
     %src = irdl.base "!builtin.memref"
     %dst = irdl.base "!builtin.memref"
     %idx = irdl.is index
-    irdl.operands(source: %src, tile: %dst, batch: %idx, head: %idx, row: %idx)
+    irdl.operands(source: %src, tile: %dst, indices: variadic %idx)
   }
-  // Copies a tile to rows [row, ...) of head (b, h); rows past N are dropped.
+  // Copies a tile into part of a tensor, indexed as tile.load; elements
+  // that fall past the tensor's edges are dropped.
   irdl.operation @store {
     %src = irdl.base "!builtin.memref"
     %dst = irdl.base "!builtin.memref"
     %idx = irdl.is index
-    irdl.operands(tile: %src, dest: %dst, batch: %idx, head: %idx, row: %idx)
+    irdl.operands(tile: %src, dest: %dst, indices: variadic %idx)
   }
   // Rotates a tile in place: row r holds position offset + pos + r (optional
   // "offset" : i64, default 0).

@@ -42,6 +42,62 @@ bool attn_tile_get_launch(MlirOperation func, struct attn_tile_launch *out) {
   return true;
 }
 
+bool attn_tile_get_matmul(MlirOperation func, struct attn_tile_matmul *out) {
+  MlirAttribute d = attn_attr_get(func, ATTN_TILE_MATMUL_ATTR);
+  if (mlirAttributeIsNull(d) || !mlirAttributeIsADictionary(d))
+    return false;
+  static const char *const keys[6] = {"m",       "n",       "k",
+                                      "block_m", "block_n", "block_k"};
+  int64_t *dst[6] = {&out->m,       &out->n,       &out->k,
+                     &out->block_m, &out->block_n, &out->block_k};
+  for (int i = 0; i < 6; ++i) {
+    MlirAttribute v = mlirDictionaryAttrGetElementByName(
+        d, mlirStringRefCreateFromCString(keys[i]));
+    if (mlirAttributeIsNull(v) || !mlirAttributeIsAInteger(v) ||
+        mlirAttributeIsABool(v))
+      return false;
+    *dst[i] = mlirIntegerAttrGetValueInt(v);
+    if (*dst[i] < 1)
+      return false;
+  }
+  MlirAttribute acc = mlirDictionaryAttrGetElementByName(
+      d, mlirStringRefCreateFromCString("accumulate"));
+  if (mlirAttributeIsNull(acc) || !mlirAttributeIsABool(acc))
+    return false;
+  out->accumulate = mlirBoolAttrGetValue(acc);
+  return true;
+}
+
+bool attn_tile_verify_matmul_kernel(MlirOperation func) {
+  if (mlirAttributeIsNull(attn_attr_get(func, ATTN_TILE_MATMUL_ATTR)))
+    return true;
+  struct attn_tile_matmul mm;
+  if (!attn_tile_get_matmul(func, &mm))
+    return attn_emit_errorf(func, "tile.matmul must be {m, n, k, block_m, "
+                                  "block_n, block_k: integers >= 1, "
+                                  "accumulate: bool}");
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  int64_t want[3][2] = {{mm.m, mm.k}, {mm.k, mm.n}, {mm.m, mm.n}};
+  bool ok = !mlirBlockIsNull(body) && mlirBlockGetNumArguments(body) == 3;
+  MlirType elem = {NULL};
+  for (int i = 0; ok && i < 3; ++i) {
+    MlirType t = mlirValueGetType(mlirBlockGetArgument(body, i));
+    int64_t d[8];
+    ok = mlirTypeIsAMemRef(t) && attn_static_shape(t, d) == 2 &&
+         d[0] == want[i][0] && d[1] == want[i][1] &&
+         (i == 0 || mlirTypeEqual(mlirShapedTypeGetElementType(t), elem));
+    elem = mlirShapedTypeGetElementType(t);
+  }
+  if (ok)
+    return true;
+  return attn_emit_errorf(func, "tile.matmul of %lldx%lldx%lld needs the "
+                                "arguments a: %lldx%lld, b: %lldx%lld, c: "
+                                "%lldx%lld (memrefs of one element type)",
+                          (long long)mm.m, (long long)mm.n, (long long)mm.k,
+                          (long long)mm.m, (long long)mm.k, (long long)mm.k,
+                          (long long)mm.n, (long long)mm.m, (long long)mm.n);
+}
+
 static const char *const score_mod_names[4] = {"scale", "softcap", "alibi",
                                                "gate"};
 
@@ -127,20 +183,36 @@ static bool is_f32_tile(MlirOperation op, int i, const char *what) {
                           attn_type_str(e, ty, sizeof ty));
 }
 
+/// tile.load (source 0, tile 1) and tile.store (tile 0, dest 1): a rank-4
+/// tensor indexed by (batch, head, row) whose head dim is the tile's width,
+/// or a matrix indexed by (row, col).
 static bool verify_copy(MlirOperation op, int src, int tile) {
   int64_t s[8], t[8];
   const char *sn = src == 0 ? "source" : "dest";
-  if (!tile_shape(op, src, 4, sn, s) || !tile_shape(op, tile, 2, "tile", t) ||
-      !is_f32_tile(op, tile, "tile"))
+  MlirType st = mlirValueGetType(mlirOperationGetOperand(op, src));
+  int rank = attn_static_shape(st, s);
+  char ty[128];
+  if (rank != 4 && rank != 2)
+    return attn_emit_errorf(op, "%s must be a static rank-4 or rank-2 "
+                                "memref, found %s",
+                            sn, attn_type_str(st, ty, sizeof ty));
+  if (!tile_shape(op, tile, 2, "tile", t) || !is_f32_tile(op, tile, "tile"))
     return false;
-  MlirType e = mlirShapedTypeGetElementType(
-      mlirValueGetType(mlirOperationGetOperand(op, src)));
-  char ty[32];
+  MlirType e = mlirShapedTypeGetElementType(st);
   if (!mlirTypeIsAF32(e) && !mlirTypeIsAF16(e) && !mlirTypeIsABF16(e))
     return attn_emit_errorf(op, "%s element type must be f32, f16 or bf16, "
                                 "found %s",
                             sn, attn_type_str(e, ty, sizeof ty));
-  if (t[1] != s[3])
+  intptr_t nidx = mlirOperationGetNumOperands(op) - 2;
+  if (rank == 4 && nidx != 3)
+    return attn_emit_errorf(op, "a rank-4 %s takes batch, head and row "
+                                "indices, found %ld",
+                            sn, (long)nidx);
+  if (rank == 2 && nidx != 2)
+    return attn_emit_errorf(op, "a rank-2 %s takes row and column indices, "
+                                "found %ld",
+                            sn, (long)nidx);
+  if (rank == 4 && t[1] != s[3])
     return attn_emit_errorf(op, "tile has %lld columns but the tensor's head "
                                 "dim is %lld",
                             (long long)t[1], (long long)s[3]);

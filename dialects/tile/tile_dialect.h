@@ -22,6 +22,8 @@
 #define ATTN_TILE_KERNEL_ATTR "tile.kernel"   // unit: this func is a kernel
 #define ATTN_TILE_GRID_ATTR "tile.grid"       // array<i64: x, y, z> CTAs
 #define ATTN_TILE_THREADS_ATTR "tile.threads" // i64: threads per CTA
+#define ATTN_TILE_ARG_NAMES_ATTR "tile.arg_names" // array of strings
+#define ATTN_TILE_MATMUL_ATTR "tile.matmul"   // dictionary: a GEMM kernel
 
 /// A tile kernel's launch shape, read from its function attributes.
 struct attn_tile_launch {
@@ -35,6 +37,21 @@ bool attn_tile_get_launch(MlirOperation func, struct attn_tile_launch *out);
 
 /// True when func is a func.func marked as a tile kernel.
 bool attn_tile_is_kernel(MlirOperation func);
+
+/// What a GEMM kernel computes (tile.matmul = {m, n, k, block_m, block_n,
+/// block_k : i64, accumulate : bool} on a kernel attn-tile made from a
+/// linalg.matmul): c[m, n] = (accumulate ? c : 0) + a[m, k] * b[k, n], with
+/// output tiles of block_m x block_n and K steps of block_k.
+struct attn_tile_matmul {
+  int64_t m, n, k;
+  int64_t block_m, block_n, block_k;
+  bool accumulate;
+};
+
+/// Reads the tile.matmul of a kernel function. Returns false (no diagnostic)
+/// when it is absent or malformed: a missing key, a size below 1, or
+/// accumulate not a boolean.
+bool attn_tile_get_matmul(MlirOperation func, struct attn_tile_matmul *out);
 
 /// What a tile.score_mod op applies, in order (enum attn_score_mod from
 /// attn_dialect.h), with the parameters of each modifier.

@@ -94,27 +94,42 @@ static void gen_fill(struct attn_tile_gen *g, int rank) {
   attn_gen_close_loop(g);
 }
 
-/// tile.load (src=0, tile=1) and tile.store (tile=0, dst=1).
+/// tile.load (src=0, tile=1) and tile.store (tile=0, dst=1). A rank-4
+/// tensor is indexed (batch, head, row) and only its rows are bounded; a
+/// matrix is indexed (row, col) and bounded both ways.
 static void gen_copy(struct attn_tile_gen *g, bool load) {
   char tt[160], gt[160];
   int gi = load ? 0 : 1, ti = load ? 1 : 0;
   const int64_t *tile = g->dims[ti], *glob = g->dims[gi];
+  bool matrix = mlirShapedTypeGetRank(mlirValueGetType(
+                    mlirOperationGetOperand(g->op, gi))) == 2;
   const char *e = elem(g, gi);
   bool cvt = strcmp(e, "f32") != 0;
   attn_gen_type(g, ti, tt, sizeof tt);
   attn_gen_type(g, gi, gt, sizeof gt);
-  attn_gen_index(g, "seq", glob[2]);
+  attn_gen_index(g, "seq", glob[matrix ? 0 : 2]);
+  if (matrix)
+    attn_gen_index(g, "width", glob[1]);
   attn_gen_f32(g, "zero", 0.0f);
   attn_gen_open_loop(g, "e", tile[0] * tile[1]);
   attn_gen_split_index(g, tile[1]);
-  attn_strbuf_printf(g->b,
-                     "  %%g = arith.addi %%a4, %%i : index\n"
-                     "  %%in = arith.cmpi ult, %%g, %%seq : index\n");
+  if (matrix)
+    attn_strbuf_printf(g->b,
+                       "  %%g = arith.addi %%a2, %%i : index\n"
+                       "  %%gc = arith.addi %%a3, %%j : index\n"
+                       "  %%inr = arith.cmpi ult, %%g, %%seq : index\n"
+                       "  %%inc = arith.cmpi ult, %%gc, %%width : index\n"
+                       "  %%in = arith.andi %%inr, %%inc : i1\n");
+  else
+    attn_strbuf_printf(g->b,
+                       "  %%g = arith.addi %%a4, %%i : index\n"
+                       "  %%in = arith.cmpi ult, %%g, %%seq : index\n");
+  const char *at = matrix ? "%g, %gc" : "%a2, %a3, %g, %j";
   if (load) {
     attn_strbuf_printf(g->b,
                        "  %%x = scf.if %%in -> (f32) {\n"
-                       "  %%y = memref.load %%a0[%%a2, %%a3, %%g, %%j] : %s\n",
-                       gt);
+                       "  %%y = memref.load %%a0[%s] : %s\n",
+                       at, gt);
     if (cvt)
       attn_strbuf_printf(g->b, "  %%y32 = arith.extf %%y : %s to f32\n", e);
     attn_strbuf_printf(g->b,
@@ -132,9 +147,9 @@ static void gen_copy(struct attn_tile_gen *g, bool load) {
     if (cvt)
       attn_strbuf_printf(g->b, "  %%xn = arith.truncf %%x : f32 to %s\n", e);
     attn_strbuf_printf(g->b,
-                       "  memref.store %%%s, %%a1[%%a2, %%a3, %%g, %%j] : %s\n"
+                       "  memref.store %%%s, %%a1[%s] : %s\n"
                        "  }\n",
-                       cvt ? "xn" : "x", gt);
+                       cvt ? "xn" : "x", at, gt);
   }
   attn_gen_close_loop(g);
 }

@@ -10,9 +10,9 @@ func.func @mma_missing_accumulate(%a: memref<16x16xf32>) {
 // -----
 
 // IRDL: wrong number of operands.
-func.func @load_no_row(%src: memref<1x1x16x16xf32>, %t: memref<16x16xf32>, %i: index) {
-  // expected-error@+1 {{expects exactly 5 operands, but got 4}}
-  "tile.load"(%src, %t, %i, %i) : (memref<1x1x16x16xf32>, memref<16x16xf32>, index, index) -> ()
+func.func @load_no_tile(%src: memref<1x1x16x16xf32>) {
+  // expected-error@+1 {{expects at least 2 operands, but got 1}}
+  "tile.load"(%src) : (memref<1x1x16x16xf32>) -> ()
   return
 }
 
@@ -112,7 +112,7 @@ func.func @fill_bf16(%t: memref<16xbf16>) {
 // -----
 
 func.func @load_source_rank3(%src: memref<8x16x64xf32>, %t: memref<16x64xf32>, %i: index) {
-  // expected-error@+1 {{source must be a static rank-4 memref, found memref<8x16x64xf32>}}
+  // expected-error@+1 {{source must be a static rank-4 or rank-2 memref, found memref<8x16x64xf32>}}
   "tile.load"(%src, %t, %i, %i, %i) : (memref<8x16x64xf32>, memref<16x64xf32>, index, index, index) -> ()
   return
 }
@@ -145,6 +145,40 @@ func.func @load_source_f64(%src: memref<1x8x16x64xf64>, %t: memref<16x64xf32>, %
 
 // -----
 
+// The index count follows the rank: (batch, head, row) for a rank-4 tensor,
+// (row, col) for a matrix.
+func.func @load_no_row(%src: memref<1x1x16x16xf32>, %t: memref<16x16xf32>, %i: index) {
+  // expected-error@+1 {{a rank-4 source takes batch, head and row indices, found 2}}
+  "tile.load"(%src, %t, %i, %i) : (memref<1x1x16x16xf32>, memref<16x16xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @load_matrix_three_indices(%src: memref<40x30xbf16>, %t: memref<16x8xf32>, %i: index) {
+  // expected-error@+1 {{a rank-2 source takes row and column indices, found 3}}
+  "tile.load"(%src, %t, %i, %i, %i) : (memref<40x30xbf16>, memref<16x8xf32>, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @store_matrix_one_index(%t: memref<16x8xf32>, %dst: memref<40x30xf32>, %i: index) {
+  // expected-error@+1 {{a rank-2 dest takes row and column indices, found 1}}
+  "tile.store"(%t, %dst, %i) : (memref<16x8xf32>, memref<40x30xf32>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @load_matrix_f64(%src: memref<40x30xf64>, %t: memref<16x8xf32>, %i: index) {
+  // expected-error@+1 {{source element type must be f32, f16 or bf16, found f64}}
+  "tile.load"(%src, %t, %i, %i) : (memref<40x30xf64>, memref<16x8xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
 func.func @load_columns(%src: memref<1x8x16x64xf32>, %t: memref<16x32xf32>, %i: index) {
   // expected-error@+1 {{tile has 32 columns but the tensor's head dim is 64}}
   "tile.load"(%src, %t, %i, %i, %i) : (memref<1x8x16x64xf32>, memref<16x32xf32>, index, index, index) -> ()
@@ -154,7 +188,7 @@ func.func @load_columns(%src: memref<1x8x16x64xf32>, %t: memref<16x32xf32>, %i: 
 // -----
 
 func.func @store_dest_dynamic(%t: memref<16x64xf32>, %dst: memref<1x8x?x64xf32>, %i: index) {
-  // expected-error@+1 {{dest must be a static rank-4 memref, found memref<1x8x?x64xf32>}}
+  // expected-error@+1 {{dest must be a static rank-4 or rank-2 memref, found memref<1x8x?x64xf32>}}
   "tile.store"(%t, %dst, %i, %i, %i) : (memref<16x64xf32>, memref<1x8x?x64xf32>, index, index, index) -> ()
   return
 }
@@ -503,5 +537,35 @@ func.func @score_mod_gate_f16(%s: memref<16x32xf32>, %i: index, %g: memref<1x2x1
 func.func @score_mod_gate_rank3(%s: memref<16x32xf32>, %i: index, %g: memref<2x16x8xf32>) {
   // expected-error@+1 {{gate must be a static rank-4 memref, found memref<2x16x8xf32>}}
   "tile.score_mod"(%s, %i, %i, %i, %i, %g) {mods = ["gate"], gate_block = 4 : i64} : (memref<16x32xf32>, index, index, index, index, memref<2x16x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// A GEMM kernel's tile.matmul (attn-tile's, read by the lowerings) is
+// checked against the kernel's arguments.
+// expected-error@+1 {{tile.matmul must be {m, n, k, block_m, block_n, block_k: integers >= 1, accumulate: bool}}}
+func.func @matmul_missing_key(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32>) attributes {tile.kernel, tile.matmul = {m = 8 : i64, n = 16 : i64, k = 4 : i64, block_m = 8 : i64, block_n = 16 : i64, accumulate = false}} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{tile.matmul must be {m, n, k, block_m, block_n, block_k: integers >= 1, accumulate: bool}}}
+func.func @matmul_accumulate_int(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32>) attributes {tile.kernel, tile.matmul = {m = 8 : i64, n = 16 : i64, k = 4 : i64, block_m = 8 : i64, block_n = 16 : i64, block_k = 4 : i64, accumulate = 1 : i64}} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{tile.matmul of 8x16x4 needs the arguments a: 8x4, b: 4x16, c: 8x16 (memrefs of one element type)}}
+func.func @matmul_wrong_shape(%a: memref<8x4xf32>, %b: memref<16x4xf32>, %c: memref<8x16xf32>) attributes {tile.kernel, tile.matmul = {m = 8 : i64, n = 16 : i64, k = 4 : i64, block_m = 8 : i64, block_n = 16 : i64, block_k = 4 : i64, accumulate = false}} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{tile.matmul of 8x16x4 needs the arguments a: 8x4, b: 4x16, c: 8x16 (memrefs of one element type)}}
+func.func @matmul_mixed_types(%a: memref<8x4xbf16>, %b: memref<4x16xbf16>, %c: memref<8x16xf32>) attributes {tile.kernel, tile.matmul = {m = 8 : i64, n = 16 : i64, k = 4 : i64, block_m = 8 : i64, block_n = 16 : i64, block_k = 4 : i64, accumulate = true}} {
   return
 }

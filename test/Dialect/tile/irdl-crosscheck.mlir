@@ -21,9 +21,9 @@ func.func @program_id_missing_dim() {
 
 // -----
 
-func.func @load_no_row(%src: memref<1x1x16x16xf32>, %t: memref<16x16xf32>, %i: index) {
-  // expected-error@+1 {{expects exactly 5 operands, but got 4}}
-  "tile.load"(%src, %t, %i, %i) : (memref<1x1x16x16xf32>, memref<16x16xf32>, index, index) -> ()
+func.func @load_no_tile(%src: memref<1x1x16x16xf32>) {
+  // expected-error@+1 {{expects at least 2 operands, but got 1}}
+  "tile.load"(%src) : (memref<1x1x16x16xf32>) -> ()
   return
 }
 

@@ -49,6 +49,25 @@ func.func @load_store_f16_bf16(%src: memref<1x4x16x64xf16>, %dst: memref<1x4x16x
   return
 }
 
+// A matrix is indexed (row, col): a window of the tile's size, any width
+// (the GEMM kernels attn-tile makes from linalg.matmul).
+// CHECK-LABEL: @load_store_matrix
+// CHECK: "tile.load"(%{{.*}}, %[[T:.*]], %{{.*}}, %{{.*}}) : (memref<130x50xbf16>, memref<64x32xf32>, index, index) -> ()
+// CHECK: "tile.store"(%[[T]], %{{.*}}, %{{.*}}, %{{.*}}) : (memref<64x32xf32>, memref<130x70xf32>, index, index) -> ()
+func.func @load_store_matrix(%a: memref<130x50xbf16>, %c: memref<130x70xf32>, %row: index, %col: index) {
+  %t = "tile.alloc"() : () -> memref<64x32xf32>
+  "tile.load"(%a, %t, %row, %col) : (memref<130x50xbf16>, memref<64x32xf32>, index, index) -> ()
+  "tile.store"(%t, %c, %row, %col) : (memref<64x32xf32>, memref<130x70xf32>, index, index) -> ()
+  return
+}
+
+// A GEMM kernel's description (attn-tile writes it for linalg.matmul).
+// CHECK-LABEL: @matmul_kernel
+// CHECK-SAME: tile.matmul = {accumulate = true, block_k = 32 : i64, block_m = 64 : i64, block_n = 64 : i64, k = 50 : i64, m = 130 : i64, n = 70 : i64}
+func.func @matmul_kernel(%a: memref<130x50xbf16>, %b: memref<50x70xbf16>, %c: memref<130x70xbf16>) attributes {tile.kernel, tile.grid = array<i64: 3, 2, 1>, tile.threads = 128 : i64, tile.arg_names = ["a", "b", "c"], tile.matmul = {m = 130 : i64, n = 70 : i64, k = 50 : i64, block_m = 64 : i64, block_n = 64 : i64, block_k = 32 : i64, accumulate = true}} {
+  return
+}
+
 // CHECK-LABEL: @rope_layouts
 // CHECK: "tile.rope"(%{{.*}}, %{{.*}}) {layout = "rotate_half", rotary_dim = 128 : i64, theta = 1.000000e+04 : f64} : (memref<64x128xf32>, index) -> ()
 // CHECK: "tile.rope"(%{{.*}}, %{{.*}}) {layout = "interleaved", rotary_dim = 128 : i64, theta = 1.000000e+04 : f64} : (memref<64x128xf32>, index) -> ()
