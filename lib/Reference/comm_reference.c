@@ -51,19 +51,34 @@ int64_t attn_comm_ref_out_rows(const struct attn_comm_ref_problem *p) {
                                                            : p->m;
 }
 
-/// c[rows, n] = init[rows, n] + a[rows, k] b[k, n] (init NULL: zeros).
+/// c[rows, n] = init[rows, n] + a[rows, k] b[k, n] (init NULL: zeros; init
+/// may be c).
 static void matmul(const double *a, const double *b, const double *init,
                    double *c, int64_t rows, int64_t n, int64_t k) {
-  if (init)
-    memcpy(c, init, (size_t)(rows * n) * sizeof *c);
-  else
+  if (!init)
     memset(c, 0, (size_t)(rows * n) * sizeof *c);
+  else if (init != c)
+    memcpy(c, init, (size_t)(rows * n) * sizeof *c);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t l = 0; l < k; ++l) {
       double x = a[i * k + l];
       for (int64_t j = 0; j < n; ++j)
         c[i * n + j] += x * b[l * n + j];
     }
+}
+
+bool attn_reference_matmul(int64_t m, int64_t n, int64_t k, const double *a,
+                           const double *b, const double *init, double *out,
+                           char *err, size_t errlen) {
+  if (m < 1 || n < 1 || k < 1)
+    return fail(err, errlen, "m, n and k must be positive");
+  if (m > INT64_MAX / n || m > INT64_MAX / k || k > INT64_MAX / n ||
+      m * n > (int64_t)(SIZE_MAX / sizeof *out))
+    return fail(err, errlen, "sizes overflow");
+  if (!a || !b || !out)
+    return fail(err, errlen, "a, b and out must be given");
+  matmul(a, b, init, out, m, n, k);
+  return true;
 }
 
 static double combine(enum attn_comm_ref_reduction r, double x, double y) {

@@ -56,6 +56,15 @@ struct attn_comm_ref_problem {
 int64_t attn_comm_ref_a_rows(const struct attn_comm_ref_problem *p);
 int64_t attn_comm_ref_out_rows(const struct attn_comm_ref_problem *p);
 
+/// The GEMM every pattern starts from, alone: out[m, n] = init + a[m, k] *
+/// b[k, n] in float64 (init may be NULL for zeros; out may be init). The
+/// reference of the tile-level GEMM (attn-tile's linalg.matmul kernels).
+/// Returns false with a message in err (when err is not NULL) when a size
+/// is not positive or overflows, or a, b or out is NULL.
+bool attn_reference_matmul(int64_t m, int64_t n, int64_t k, const double *a,
+                           const double *b, const double *init, double *out,
+                           char *err, size_t errlen);
+
 /// Computes out[r] for every rank r from a[r], b[r] and init[r] (arrays of
 /// `world` pointers; init may be NULL for zeros). Returns false with a
 /// message in err (when err is not NULL) when the problem is malformed or

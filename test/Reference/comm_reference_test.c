@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { MAX_WORLD = 8 };
 
@@ -299,6 +300,47 @@ static int test_init_is_added_before_the_collective(void) {
   return 0;
 }
 
+/// The GEMM alone (attn-tile's linalg.matmul kernels): by hand, with an
+/// init, in place (out == init), and as one rank of matmul_all_reduce.
+static int test_matmul_by_hand(void) {
+  double a[] = {1, 2, 3, 4, 5, 6}; // 2x3
+  double b[] = {1, 0, 0, 1, 1, 1}; // 3x2
+  double out[4], c[] = {10, 20, 30, 40};
+  CHECK(attn_reference_matmul(2, 2, 3, a, b, NULL, out, NULL, 0));
+  double prod[] = {4, 5, 10, 11};
+  for (int i = 0; i < 4; ++i)
+    CHECK(out[i] == prod[i]);
+  CHECK(attn_reference_matmul(2, 2, 3, a, b, c, out, NULL, 0));
+  for (int i = 0; i < 4; ++i)
+    CHECK(out[i] == prod[i] + (i + 1) * 10);
+  CHECK(attn_reference_matmul(2, 2, 3, a, b, c, c, NULL, 0));
+  for (int i = 0; i < 4; ++i)
+    CHECK(c[i] == out[i]);
+  double o1[4];
+  const double *pa[] = {a}, *pb[] = {b};
+  double *po[] = {o1};
+  struct attn_comm_ref_problem p = {ATTN_COMM_REF_MATMUL_ALL_REDUCE,
+                                    ATTN_COMM_REF_SUM, 1, 2, 2, 3};
+  CHECK(attn_comm_reference(&p, pa, pb, NULL, po, NULL, 0));
+  for (int i = 0; i < 4; ++i)
+    CHECK(o1[i] == prod[i]);
+  return 0;
+}
+
+static int test_matmul_errors(void) {
+  double x[4] = {0}, out[4];
+  char err[128];
+  CHECK(!attn_reference_matmul(0, 2, 2, x, x, NULL, out, err, sizeof err));
+  CHECK(strstr(err, "must be positive") != NULL);
+  CHECK(!attn_reference_matmul(2, 2, 2, NULL, x, NULL, out, err, sizeof err));
+  CHECK(strstr(err, "must be given") != NULL);
+  CHECK(!attn_reference_matmul(INT64_MAX, 2, 2, x, x, NULL, out, err,
+                               sizeof err));
+  CHECK(strstr(err, "overflow") != NULL);
+  CHECK(!attn_reference_matmul(2, 2, 2, x, x, NULL, NULL, NULL, 0));
+  return 0;
+}
+
 int main(void) {
   static const struct test_case tests[] = {
       TEST(test_all_reduce_by_hand),
@@ -310,6 +352,8 @@ int main(void) {
       TEST(test_errors),
       TEST(test_all_reduce_any_m),
       TEST(test_init_is_added_before_the_collective),
+      TEST(test_matmul_by_hand),
+      TEST(test_matmul_errors),
   };
   return run_tests(tests, sizeof tests / sizeof *tests, NULL, NULL);
 }
