@@ -163,16 +163,23 @@ static cJSON *attr_json(MlirAttribute a) {
 }
 
 /// Copies attn.attention (what the kernel computes: scale, causal, window,
-/// alibi, softcap, gate_block, document, mods, rope) into the kernel's
-/// entry, so a launcher or checker knows what the kernel computes.
-static void add_attention(MlirOperation func, cJSON *k) {
-  MlirAttribute a = mlirOperationGetAttributeByName(
-      func, mlirStringRefCreateFromCString("attn.attention"));
-  if (mlirAttributeIsNull(a) || !mlirAttributeIsADictionary(a))
-    return;
-  cJSON *att = attr_json(a);
-  if (att)
-    cJSON_AddItemToObject(k, "attention", att);
+/// alibi, softcap, gate_block, document, mods, rope) and attn.matmul (m, n,
+/// k, blocks, accumulate) into the kernel's entry, so a launcher or checker
+/// knows what the kernel computes.
+void attn_manifest_describe(MlirOperation func, const char *prefix,
+                            cJSON *k) {
+  static const char *const keys[2] = {"attention", "matmul"};
+  for (int i = 0; i < 2; ++i) {
+    char name[64];
+    snprintf(name, sizeof name, "%s.%s", prefix, keys[i]);
+    MlirAttribute a = mlirOperationGetAttributeByName(
+        func, mlirStringRefCreateFromCString(name));
+    if (mlirAttributeIsNull(a) || !mlirAttributeIsADictionary(a))
+      continue;
+    cJSON *v = attr_json(a);
+    if (v)
+      cJSON_AddItemToObject(k, keys[i], v);
+  }
 }
 
 /// The manifest entry of an llvm.func kernel that states its own launch
@@ -224,7 +231,7 @@ static cJSON *kernel_json(MlirOperation func) {
     smem += type_bytes(mlirValueGetType(mlirBlockGetArgument(body, i)));
   cJSON_AddNumberToObject(k, "static_shared_bytes", (double)smem);
   cJSON_AddNumberToObject(k, "dynamic_shared_bytes", 0);
-  add_attention(func, k);
+  attn_manifest_describe(func, "attn", k);
   cJSON *params = cJSON_AddArrayToObject(k, "params");
   for (intptr_t i = 0; i < nin; ++i)
     cJSON_AddItemToArray(params,

@@ -68,6 +68,13 @@ char *attn_manifest_create(MlirOperation module, const char *chip,
 struct cJSON *attn_manifest_param(MlirOperation func, const char *names_attr,
                                   MlirType t, intptr_t i);
 
+/// Adds to the manifest entry k what the kernel func computes: the
+/// dictionary attribute `<prefix>.attention` as "attention" and
+/// `<prefix>.matmul` as "matmul", when present (prefix "tile" on a tile
+/// kernel, "attn" on a gpu.func).
+void attn_manifest_describe(MlirOperation func, const char *prefix,
+                            struct cJSON *k);
+
 //===-- The CUDA toolkit --------------------------------------------------===//
 
 /// The CUDA toolkit folder: $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH, then

@@ -35,7 +35,11 @@
 // query block can see: it stops at the diagonal (causal) or right edge of a
 // window and starts at its left edge. Options: block-m, block-n (0 picks the
 // largest power of two up to 64 whose tiles fit 48 KiB, the static shared
-// memory of the plain GPU path) and threads.
+// memory of the plain GPU path; with kernel=hopper, 128 x 128, the Hopper
+// kernel's tiles) and threads (0: 128, or 384 with kernel=hopper).
+//
+// Functions without attn ops go to tile_matmul.c, which turns a
+// linalg.matmul into a GEMM tile kernel (block-k is its option).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
@@ -50,29 +54,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct tile_options {
-  long block_m, block_n, threads;
-};
-
 static const struct attn_pass_option tile_options_help[] = {
-    {"block-m", "query rows per CTA (0: pick from the head dim)"},
-    {"block-n", "key rows per loop step (0: pick from the head dim)"},
-    {"threads", "threads per CTA (default 128)"},
+    {"block-m", "query rows per CTA; a matmul's output rows per CTA (0: pick)"},
+    {"block-n", "key rows per loop step; a matmul's output columns per CTA "
+                "(0: pick)"},
+    {"block-k", "a matmul's K step (0: pick)"},
+    {"threads", "threads per CTA (0: 128, or 384 with kernel=hopper)"},
+    {"kernel", "the lowering the defaults are for: plain (lower-tile-to-cpu "
+               "and lower-tile-to-gpu, default) or hopper "
+               "(lower-tile-to-hopper)"},
     {NULL, NULL},
 };
 
 static void tile_init(void *opts) {
-  struct tile_options *o = opts;
-  o->block_m = 0;
-  o->block_n = 0;
-  o->threads = 128;
+  struct attn_tile_options *o = opts;
+  memset(o, 0, sizeof *o);
 }
 
 static bool tile_set(void *opts, const char *name, const char *value, char *err,
                      size_t errlen) {
-  struct tile_options *o = opts;
-  if (!strcmp(name, "block-m") || !strcmp(name, "block-n")) {
-    long *dst = name[6] == 'm' ? &o->block_m : &o->block_n;
+  struct attn_tile_options *o = opts;
+  if (!strcmp(name, "block-m") || !strcmp(name, "block-n") ||
+      !strcmp(name, "block-k")) {
+    long *dst = name[6] == 'm'   ? &o->block_m
+                : name[6] == 'n' ? &o->block_n
+                                 : &o->block_k;
     if (!attn_parse_int_option(name, value, 0, 256, dst, err, errlen))
       return false;
     if (*dst & (*dst - 1)) {
@@ -86,9 +92,18 @@ static bool tile_set(void *opts, const char *name, const char *value, char *err,
   if (!strcmp(name, "threads"))
     return attn_parse_int_option(name, value, 32, 1024, &o->threads, err,
                                  errlen);
+  if (!strcmp(name, "kernel")) {
+    if (!strcmp(value, "plain") || !strcmp(value, "hopper")) {
+      o->hopper = value[0] == 'h';
+      return true;
+    }
+    snprintf(err, errlen, "option 'kernel' expects plain or hopper, found '%s'",
+             value);
+    return false;
+  }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'attn-tile' (expected block-m, "
-           "block-n or threads)",
+           "block-n, block-k, threads or kernel)",
            name);
   return false;
 }
@@ -568,13 +583,14 @@ static void set_tile_types(struct kernel_shape *s) {
   snprintf(s->row_ty, sizeof s->row_ty, "memref<%ldxf32>", s->bm);
 }
 
-static bool tile_function(MlirOperation func, const struct tile_options *o) {
+static bool tile_function(MlirOperation func,
+                          const struct attn_tile_options *o) {
   bool bad = false;
   MlirOperation fused = find_fused(func, &bad);
   if (bad)
     return false;
   if (mlirOperationIsNull(fused))
-    return true;
+    return attn_tile_matmul(func, o);
   struct kernel_shape s;
   memset(&s, 0, sizeof s);
   if (!attn_fused_get_config(fused, &s.cfg))
@@ -590,9 +606,11 @@ static bool tile_function(MlirOperation func, const struct tile_options *o) {
   }
   s.elem = elem_name(mlirValueGetType(mlirOperationGetOperand(fused, 0)));
   long d = (long)s.q[3], dv = (long)s.v[3];
-  s.bm = o->block_m ? o->block_m : pick_block(d, dv);
-  s.bn = o->block_n ? o->block_n : pick_block(d, dv);
-  s.threads = o->threads;
+  // The Hopper kernel's tiles: 128 query rows (two consumer warpgroups),
+  // 128 keys, 384 threads.
+  s.bm = o->block_m ? o->block_m : o->hopper ? 128 : pick_block(d, dv);
+  s.bn = o->block_n ? o->block_n : o->hopper ? 128 : pick_block(d, dv);
+  s.threads = o->threads ? o->threads : o->hopper ? 384 : 128;
   set_tile_types(&s);
   MlirStringRef name;
   if (!attn_attr_str(func, "sym_name", &name))
@@ -616,7 +634,7 @@ static bool tile_function(MlirOperation func, const struct tile_options *o) {
 }
 
 static bool attn_tile_run(MlirOperation module, const void *opts) {
-  const struct tile_options *o = opts;
+  const struct attn_tile_options *o = opts;
   struct attn_op_list funcs = {0};
   attn_op_list_collect(&funcs, module, "func.func");
   bool ok = !funcs.failed;
@@ -629,10 +647,11 @@ static bool attn_tile_run(MlirOperation module, const void *opts) {
 const struct attn_pass_def attn_tile_pass = {
     .argument = "attn-tile",
     .alias = "tile",
-    .description = "Turn each attn.fused op into a tile kernel: a grid of "
-                   "query blocks with an online-softmax loop over key blocks",
+    .description = "Turn each attn.fused op into a tile kernel (query "
+                   "blocks, online softmax over key blocks) and each "
+                   "linalg.matmul into a GEMM tile kernel",
     .options = tile_options_help,
-    .options_size = sizeof(struct tile_options),
+    .options_size = sizeof(struct attn_tile_options),
     .init_options = tile_init,
     .set_option = tile_set,
     .run = attn_tile_run,

@@ -126,9 +126,11 @@ static void emit_shell(struct attn_strbuf *b, const char *name,
                      (long long)l->threads, (long long)l->grid[0],
                      (long long)l->grid[1], (long long)l->grid[2]);
   // What the kernel computes travels to the launch manifest.
-  static const char *carried[][2] = {{"tile.arg_names", "attn.arg_names"},
-                                     {"tile.attention", "attn.attention"}};
-  for (int i = 0; i < 2; ++i) {
+  static const char *carried[][2] = {
+      {ATTN_TILE_ARG_NAMES_ATTR, "attn.arg_names"},
+      {"tile.attention", "attn.attention"},
+      {ATTN_TILE_MATMUL_ATTR, "attn.matmul"}};
+  for (int i = 0; i < 3; ++i) {
     MlirAttribute a = mlirOperationGetAttributeByName(
         kernel, mlirStringRefCreateFromCString(carried[i][0]));
     if (mlirAttributeIsNull(a))

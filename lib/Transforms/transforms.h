@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +68,32 @@ MlirPass attn_pass_create(const struct attn_pass_def *def, const char *options,
 bool attn_pipeline_add(MlirPassManager pm, const char *pipeline, char *err,
                        size_t errlen);
 
+//===-- GEMM programs -----------------------------------------------------===//
+
+/// A function attn-tile turns into a GEMM tile kernel: its body is one
+/// linalg.matmul on static rank-2 tensors of one element type (bf16, f16 or
+/// f32) with the default indexing maps, whose inputs are the function's
+/// first two arguments, whose init is the third argument (accumulate) or a
+/// tensor.empty (filled with 0.0 or not), and whose result it returns.
+struct attn_matmul_info {
+  MlirOperation matmul; ///< the linalg.matmul (borrowed)
+  int64_t m, n, k;      ///< a is m x k, b k x n, the result m x n
+  MlirType elem;
+  bool accumulate;      ///< the init is the function's third argument
+};
+
+/// Reads the GEMM of func into *out. Returns 1 when func is such a
+/// function; 0 when it holds no linalg op named like a matmul; -1 when it
+/// holds one attn-tile cannot take, after an error at the offending op when
+/// emit is set (silently otherwise).
+int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
+                     bool emit);
+
+/// True when module holds a function attn-tile would turn into a GEMM
+/// kernel, or one it would reject for holding a matmul: either way the
+/// drivers must run attn-tile on it.
+bool attn_has_matmul(MlirOperation module);
+
 //===-- GPU lowering choice -----------------------------------------------===//
 
 /// Which GPU kernel family lowers attention.
@@ -81,9 +108,10 @@ enum attn_gpu_kernel {
 bool attn_hopper_supports(MlirOperation fused, const char **why);
 
 /// Appends to out the pipeline (after attn-fuse) that lowers module's
-/// attention to GPU kernels for chip; tile_options (may be NULL) are passed
-/// to attn-tile and override its defaults, hopper_options (may be NULL) to
-/// lower-tile-to-hopper. Returns true when the Hopper kernel was chosen.
+/// attention and GEMMs (linalg.matmul) to GPU kernels for chip;
+/// tile_options (may be NULL) are passed to attn-tile and override its
+/// defaults, hopper_options (may be NULL) to lower-tile-to-hopper. Returns
+/// true when the Hopper kernels were chosen.
 struct attn_strbuf;
 bool attn_gpu_pipeline(MlirOperation module, const char *chip,
                        const char *features, enum attn_gpu_kernel kind,

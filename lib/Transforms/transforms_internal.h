@@ -31,6 +31,28 @@ unsigned attn_rope_cost_problem(MlirValue q, MlirValue k,
                                 const struct attn_fused_config *cfg,
                                 struct attn_cost_problem *p);
 
+//===-- attn-tile (attn_tile.c, tile_matmul.c) ----------------------------===//
+
+/// The GEMM tiles attn-tile picks with kernel=hopper for 16-bit matmuls (and
+/// gpu_pipeline.c asks the Hopper GEMM about): 128 x 256 output tiles, K
+/// steps of 64, 384 threads.
+enum {
+  ATTN_TILE_HOPPER_GEMM_BM = 128,
+  ATTN_TILE_HOPPER_GEMM_BN = 256,
+  ATTN_TILE_HOPPER_GEMM_BK = 64,
+};
+
+/// attn-tile's options; a size of 0 means "pick one".
+struct attn_tile_options {
+  long block_m, block_n, block_k, threads;
+  bool hopper; ///< kernel=hopper: the defaults of lower-tile-to-hopper
+};
+
+/// Turns func into a GEMM tile kernel when attn_matmul_find accepts it;
+/// leaves functions without a matmul alone. Returns false after a
+/// diagnostic (a matmul attn-tile cannot take, or an internal failure).
+bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o);
+
 //===-- Small helpers -----------------------------------------------------===//
 
 /// A growable list of borrowed operations; `failed` is set on allocation

@@ -5,6 +5,8 @@
 // RUN: not attn-opt %s --attn-tile=block-m= 2>&1 >/dev/null | FileCheck %s --check-prefix=EMPTY
 // RUN: not attn-opt %s --attn-tile=block-m 2>&1 >/dev/null | FileCheck %s --check-prefix=NO-VALUE
 // RUN: not attn-opt %s --attn-fuse --attn-tile=block-m=48 2>&1 >/dev/null | FileCheck %s --check-prefix=POW2
+// RUN: not attn-opt %s --attn-tile=block-k=24 2>&1 >/dev/null | FileCheck %s --check-prefix=POW2-K
+// RUN: not attn-opt %s --attn-tile=kernel=wgmma 2>&1 >/dev/null | FileCheck %s --check-prefix=KERNEL
 // RUN: not attn-opt %s --lower-tile-to-gpu=chip=sm_99 2>&1 >/dev/null | FileCheck %s --check-prefix=CHIP
 // RUN: not attn-opt %s --lower-tile-to-gpu=features=+ptx10 2>&1 >/dev/null | FileCheck %s --check-prefix=FEATURES
 // RUN: not attn-opt %s --lower-tile-to-cpu=x=1 2>&1 >/dev/null | FileCheck %s --check-prefix=NO-OPTIONS
@@ -15,12 +17,14 @@
 // A bad pass option is reported with the option, the expected values and
 // what was found; attn-opt exits 1 and prints no IR.
 
-// UNKNOWN:    attn-opt: error: unknown option 'block-q' of pass 'attn-tile' (expected block-m, block-n or threads)
+// UNKNOWN:    attn-opt: error: unknown option 'block-q' of pass 'attn-tile' (expected block-m, block-n, block-k, threads or kernel)
 // NOT-INT:    attn-opt: error: option 'block-m' expects an integer in [0, 256], found 'abc'
 // NEGATIVE:   attn-opt: error: option 'block-m' expects an integer in [0, 256], found '-1'
 // EMPTY:      attn-opt: error: option 'block-m' expects an integer in [0, 256], found ''
 // NO-VALUE:   attn-opt: error: option 'block-m' of pass 'attn-tile' needs a value (name=value)
 // POW2:       attn-opt: error: option 'block-m' must be 0 or a power of two, found 48
+// POW2-K:     attn-opt: error: option 'block-k' must be 0 or a power of two, found 24
+// KERNEL:     attn-opt: error: option 'kernel' expects plain or hopper, found 'wgmma'
 // CHIP:       attn-opt: error: unknown chip 'sm_99' (expected {{.*}}sm_90a)
 // FEATURES:   attn-opt: error: features must be +ptxNN with NN in [60, 88], found '+ptx10'
 // NO-OPTIONS: attn-opt: error: pass 'lower-tile-to-cpu' takes no options

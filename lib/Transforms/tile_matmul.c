@@ -1,0 +1,423 @@
+//===- tile_matmul.c - attn-tile: linalg.matmul becomes a GEMM tile kernel ===//
+//
+// Part of the attn-tile pass (attn_tile.c calls attn_tile_matmul on every
+// function without attn ops). A function whose body is one linalg.matmul
+// on static rank-2 tensors of one element type (bf16, f16 or f32), with
+// the default (row-major, untransposed) indexing maps, becomes a tile
+// kernel in destination-passing style:
+//
+//   func.func @f(%a: tensor<MxKxT>, %b: tensor<KxNxT>) -> tensor<MxNxT>
+//     %init = linalg.fill(0.0, tensor.empty)  (or tensor.empty alone)
+//     %r = linalg.matmul ins(%a, %b) outs(%init) ; return %r
+//   or
+//   func.func @f(%a: tensor<MxKxT>, %b: tensor<KxNxT>, %c: tensor<MxNxT>)
+//     %r = linalg.matmul ins(%a, %b) outs(%c) ; return %r
+//   ==>
+//   func.func @f(%a: memref<MxKxT>, %b: memref<KxNxT>, %c: memref<MxNxT>)
+//       attributes {tile.kernel, tile.grid = array<i64: ceil(M/BM),
+//        ceil(N/BN), 1>, tile.threads = .., tile.arg_names = ["a", "b", "c"],
+//        tile.matmul = {m = M, n = N, k = K, block_m = BM, block_n = BN,
+//        block_k = BK, accumulate = false|true}} {
+//     %pm = "tile.program_id"() {dim = 0} ; %pn = ... {dim = 1}
+//     %row = %pm * BM ; %col = %pn * BN
+//     %at = "tile.alloc" BMxBK ; %bt = BKxBN ; %ct = BMxBN   (f32)
+//     "tile.fill"(%ct) {value = 0.0}       or  "tile.load"(%c, %ct, %row, %col)
+//     scf.for %kb = 0 to ceil(K/BK) {
+//       "tile.load"(%a, %at, %row, %kb*BK) ; "tile.load"(%b, %bt, %kb*BK, %col)
+//       "tile.mma"(%at, %bt, %ct) {transpose_b = false, accumulate = true}
+//     }
+//     "tile.store"(%ct, %c, %row, %col)
+//   }
+//
+// The kernel always takes (a, b, c). Without an init argument c is only
+// written. With one (accumulate = true) c is read, then overwritten: the
+// caller passes the buffer holding the function's third argument and gets
+// the result in it. Products accumulate in f32 and are rounded once, when
+// the tile is stored. Loads past the matrices' edges read zeros (which add
+// nothing to the dot products) and stores past them are dropped, so M, N and
+// K need not be multiples of the blocks.
+//
+// Block sizes: the options block-m, block-n, block-k; 0 picks them. For the
+// plain paths, min(64, M) x min(64, N) output tiles and K steps of
+// min(32, K) (rounded up to powers of two): at most 32 KiB of f32 tiles,
+// within the 48 KiB of static shared memory of lower-tile-to-gpu. With
+// kernel=hopper, 16-bit matmuls get 128 x 256 tiles, K steps of 64 and 384
+// threads: what lower-tile-to-hopper's GEMM takes.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/transforms_internal.h"
+
+#include "dialects/tile/tile_dialect.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+//===-- Recognising the matmul --------------------------------------------===//
+
+/// Emits an error at op when emit is set; returns -1 either way.
+static int reject(bool emit, MlirOperation op, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int reject(bool emit, MlirOperation op, const char *fmt, ...) {
+  if (!emit)
+    return -1;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  attn_emit_errorf(op, "%s", msg);
+  return -1;
+}
+
+/// True for linalg ops that multiply matrices (matmul and its batched,
+/// transposed and quantized relatives): attn-tile claims their functions.
+static bool is_matmul_like(MlirOperation op) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  if (n.length < 7 || strncmp(n.data, "linalg.", 7))
+    return false;
+  for (size_t i = 7; i + 6 <= n.length; ++i)
+    if (!strncmp(n.data + i, "matmul", 6))
+      return true;
+  return false;
+}
+
+/// True when mm has no indexing_maps or the default row-major ones.
+static bool default_maps(MlirOperation mm) {
+  MlirAttribute maps = attn_attr_get(mm, "indexing_maps");
+  if (mlirAttributeIsNull(maps))
+    return true;
+  MlirAttribute want = mlirAttributeParseGet(
+      mlirOperationGetContext(mm),
+      mlirStringRefCreateFromCString("[affine_map<(d0, d1, d2) -> (d0, d2)>, "
+                                     "affine_map<(d0, d1, d2) -> (d2, d1)>, "
+                                     "affine_map<(d0, d1, d2) -> (d0, d1)>]"));
+  return !mlirAttributeIsNull(want) && mlirAttributeEqual(maps, want);
+}
+
+static bool is_arg(MlirValue v, MlirBlock body, intptr_t i) {
+  return mlirValueIsABlockArgument(v) &&
+         mlirBlockEqual(mlirBlockArgumentGetOwner(v), body) &&
+         mlirBlockArgumentGetArgNumber(v) == i;
+}
+
+static MlirOperation producer(MlirValue v) {
+  return mlirValueIsAOpResult(v) ? mlirOpResultGetOwner(v)
+                                 : (MlirOperation){NULL};
+}
+
+/// Checks the matmul's init: a tensor.empty, or a linalg.fill of a 0.0
+/// constant into one. Records the ops that belong to it in init_ops.
+static int check_init(MlirOperation mm, MlirValue init, bool emit,
+                      MlirOperation init_ops[3]) {
+  MlirOperation def = producer(init);
+  if (!mlirOperationIsNull(def) && attn_op_is(def, "tensor.empty")) {
+    init_ops[0] = def;
+    return 1;
+  }
+  if (mlirOperationIsNull(def) || !attn_op_is(def, "linalg.fill") ||
+      mlirOperationGetNumOperands(def) != 2)
+    return reject(emit, mm,
+                  "the matmul's init must be the function's third argument, "
+                  "a tensor.empty or a linalg.fill of 0.0 into one");
+  MlirOperation empty = producer(mlirOperationGetOperand(def, 1));
+  MlirOperation cst = producer(mlirOperationGetOperand(def, 0));
+  if (mlirOperationIsNull(empty) || !attn_op_is(empty, "tensor.empty"))
+    return reject(emit, def,
+                  "the linalg.fill that initialises the matmul "
+                  "must fill a tensor.empty");
+  MlirAttribute v =
+      mlirOperationIsNull(cst) || !attn_op_is(cst, "arith.constant")
+          ? (MlirAttribute){NULL}
+          : attn_attr_get(cst, "value");
+  if (mlirAttributeIsNull(v) || !mlirAttributeIsAFloat(v))
+    return reject(emit, def,
+                  "the linalg.fill that initialises the matmul "
+                  "must fill a float constant");
+  double x = mlirFloatAttrGetValueDouble(v);
+  if (x != 0.0)
+    return reject(emit, def,
+                  "a matmul initialised to %g is not supported (expected a "
+                  "fill of 0.0, or the init as the function's third argument)",
+                  x);
+  init_ops[0] = def;
+  init_ops[1] = empty;
+  init_ops[2] = cst;
+  return 1;
+}
+
+/// Checks a, b and the result are static rank-2 tensors of one supported
+/// element type with agreeing shapes; fills m, n, k and elem.
+static int check_types(MlirOperation mm, bool emit,
+                       struct attn_matmul_info *out) {
+  MlirType t[3] = {mlirValueGetType(mlirOperationGetOperand(mm, 0)),
+                   mlirValueGetType(mlirOperationGetOperand(mm, 1)),
+                   mlirValueGetType(mlirOperationGetResult(mm, 0))};
+  static const char *const what[3] = {"a", "b", "the result"};
+  int64_t d[3][8];
+  char ty[128], ty2[64], ty3[64];
+  for (int i = 0; i < 3; ++i)
+    if (!mlirTypeIsARankedTensor(t[i]) || attn_static_shape(t[i], d[i]) != 2)
+      return reject(emit, mm,
+                    "attn-tile takes a linalg.matmul on static rank-2 "
+                    "tensors; %s is %s",
+                    what[i], attn_type_str(t[i], ty, sizeof ty));
+  MlirType e[3];
+  for (int i = 0; i < 3; ++i)
+    e[i] = mlirShapedTypeGetElementType(t[i]);
+  if (!mlirTypeEqual(e[0], e[1]) || !mlirTypeEqual(e[0], e[2]))
+    return reject(emit, mm,
+                  "attn-tile takes a linalg.matmul with one element type, "
+                  "found %s x %s -> %s",
+                  attn_type_str(e[0], ty, sizeof ty),
+                  attn_type_str(e[1], ty2, sizeof ty2),
+                  attn_type_str(e[2], ty3, sizeof ty3));
+  if (!mlirTypeIsABF16(e[0]) && !mlirTypeIsAF16(e[0]) && !mlirTypeIsAF32(e[0]))
+    return reject(emit, mm,
+                  "attn-tile takes a linalg.matmul on bf16, f16 or f32, "
+                  "found %s",
+                  attn_type_str(e[0], ty, sizeof ty));
+  int64_t m = d[0][0], k = d[0][1], n = d[1][1];
+  if (d[1][0] != k || d[2][0] != m || d[2][1] != n)
+    return reject(emit, mm,
+                  "matmul shapes do not agree: %lldx%lld times %lldx%lld "
+                  "gives %lldx%lld",
+                  (long long)m, (long long)k, (long long)d[1][0], (long long)n,
+                  (long long)d[2][0], (long long)d[2][1]);
+  if (m < 1 || n < 1 || k < 1)
+    return reject(emit, mm,
+                  "the matmul has an empty dimension (%lldx%lldx%lld)",
+                  (long long)m, (long long)n, (long long)k);
+  out->m = m;
+  out->n = n;
+  out->k = k;
+  out->elem = e[0];
+  return 1;
+}
+
+int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
+                     bool emit) {
+  memset(out, 0, sizeof *out);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  if (mlirBlockIsNull(body))
+    return 0;
+  MlirOperation mm = {NULL};
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    if (!is_matmul_like(op))
+      continue;
+    if (!mlirOperationIsNull(mm))
+      return reject(emit, op,
+                    "attn-tile supports one linalg.matmul per "
+                    "function");
+    mm = op;
+  }
+  if (mlirOperationIsNull(mm))
+    return 0;
+  char name[64];
+  if (!attn_op_is(mm, "linalg.matmul"))
+    return reject(emit, mm,
+                  "cannot tile '%s': attn-tile takes linalg.matmul only (no "
+                  "batched, transposed or quantized variants)",
+                  attn_op_name(mm, name, sizeof name));
+  if (!default_maps(mm))
+    return reject(emit, mm,
+                  "cannot tile a linalg.matmul with non-default indexing_maps "
+                  "(transposed or broadcast operands)");
+  if (mlirOperationGetNumOperands(mm) != 3 ||
+      mlirOperationGetNumResults(mm) != 1)
+    return reject(emit, mm,
+                  "attn-tile takes a linalg.matmul on tensors "
+                  "(two inputs, one init, one result)");
+  if (check_types(mm, emit, out) < 0)
+    return -1;
+  intptr_t nargs = mlirBlockGetNumArguments(body);
+  if (!is_arg(mlirOperationGetOperand(mm, 0), body, 0) ||
+      !is_arg(mlirOperationGetOperand(mm, 1), body, 1))
+    return reject(emit, mm,
+                  "the matmul's a and b must be the function's "
+                  "first and second arguments");
+  MlirOperation init_ops[3] = {{NULL}, {NULL}, {NULL}};
+  MlirValue init = mlirOperationGetOperand(mm, 2);
+  out->accumulate = is_arg(init, body, 2);
+  if (!out->accumulate && check_init(mm, init, emit, init_ops) < 0)
+    return -1;
+  if (nargs != (out->accumulate ? 3 : 2))
+    return reject(emit, func,
+                  out->accumulate
+                      ? "a matmul function takes exactly (a, b, c)"
+                      : "a matmul function takes exactly (a, b), or (a, b, "
+                        "c) with c the matmul's init");
+  MlirOperation ret = mlirBlockGetTerminator(body);
+  if (mlirOperationIsNull(ret) || !attn_op_is(ret, "func.return") ||
+      mlirOperationGetNumOperands(ret) != 1 ||
+      !mlirValueEqual(mlirOperationGetOperand(ret, 0),
+                      mlirOperationGetResult(mm, 0)))
+    return reject(emit, mlirOperationIsNull(ret) ? func : ret,
+                  "the function must return the result of linalg.matmul and "
+                  "nothing else");
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    bool known = mlirOperationEqual(op, mm) || mlirOperationEqual(op, ret);
+    for (int i = 0; i < 3; ++i)
+      known |= !mlirOperationIsNull(init_ops[i]) &&
+               mlirOperationEqual(op, init_ops[i]);
+    if (!known)
+      return reject(emit, op,
+                    "attn-tile supports functions whose body is "
+                    "one linalg.matmul (with its init) and the "
+                    "return of its result");
+  }
+  out->matmul = mm;
+  return 1;
+}
+
+static MlirWalkResult find_matmul_like(MlirOperation op, void *user) {
+  if (!is_matmul_like(op))
+    return MlirWalkResultAdvance;
+  *(bool *)user = true;
+  return MlirWalkResultInterrupt;
+}
+
+bool attn_has_matmul(MlirOperation module) {
+  bool found = false;
+  mlirOperationWalk(module, find_matmul_like, &found, MlirWalkPreOrder);
+  return found;
+}
+
+//===-- The kernel --------------------------------------------------------===//
+
+struct gemm {
+  struct attn_matmul_info mm;
+  long bm, bn, bk, threads;
+  char a_ty[96], b_ty[96], c_ty[96];    // global memrefs
+  char at_ty[64], bt_ty[64], ct_ty[64]; // f32 tiles
+};
+
+/// The smallest power of two >= x, at most cap.
+static long pow2_at_most(int64_t x, long cap) {
+  long p = 1;
+  while (p < cap && p < x)
+    p *= 2;
+  return p;
+}
+
+/// Block sizes and threads: the options, else the defaults of the file
+/// comment.
+static void pick_blocks(struct gemm *g, const struct attn_tile_options *o) {
+  bool hopper = o->hopper && !mlirTypeIsAF32(g->mm.elem);
+  g->bm = o->block_m ? o->block_m
+          : hopper   ? ATTN_TILE_HOPPER_GEMM_BM
+                     : pow2_at_most(g->mm.m, 64);
+  g->bn = o->block_n ? o->block_n
+          : hopper   ? ATTN_TILE_HOPPER_GEMM_BN
+                     : pow2_at_most(g->mm.n, 64);
+  g->bk = o->block_k ? o->block_k
+          : hopper   ? ATTN_TILE_HOPPER_GEMM_BK
+                     : pow2_at_most(g->mm.k, 32);
+  g->threads = o->threads ? o->threads : hopper ? 384 : 128;
+}
+
+static void set_types(struct gemm *g) {
+  struct attn_strbuf e = {0};
+  attn_strbuf_type(&e, g->mm.elem);
+  const char *et = e.buf ? e.buf : "f32";
+  long long m = g->mm.m, n = g->mm.n, k = g->mm.k;
+  snprintf(g->a_ty, sizeof g->a_ty, "memref<%lldx%lldx%s>", m, k, et);
+  snprintf(g->b_ty, sizeof g->b_ty, "memref<%lldx%lldx%s>", k, n, et);
+  snprintf(g->c_ty, sizeof g->c_ty, "memref<%lldx%lldx%s>", m, n, et);
+  attn_strbuf_free(&e);
+  snprintf(g->at_ty, sizeof g->at_ty, "memref<%ldx%ldxf32>", g->bm, g->bk);
+  snprintf(g->bt_ty, sizeof g->bt_ty, "memref<%ldx%ldxf32>", g->bk, g->bn);
+  snprintf(g->ct_ty, sizeof g->ct_ty, "memref<%ldx%ldxf32>", g->bm, g->bn);
+}
+
+/// Writes the kernel of the file comment as MLIR text.
+static void emit_gemm(struct attn_strbuf *b, const char *name,
+                      const struct gemm *g) {
+  long long m = g->mm.m, n = g->mm.n, k = g->mm.k;
+  attn_strbuf_printf(
+      b,
+      "func.func @%s(%%a: %s, %%b: %s, %%c: %s) attributes {tile.kernel, "
+      "tile.grid = array<i64: %lld, %lld, 1>, tile.threads = %ld : i64, "
+      "tile.arg_names = [\"a\", \"b\", \"c\"], tile.matmul = {m = %lld : i64, "
+      "n = %lld : i64, k = %lld : i64, block_m = %ld : i64, block_n = %ld : "
+      "i64, block_k = %ld : i64, accumulate = %s}} {\n",
+      name, g->a_ty, g->b_ty, g->c_ty, (m + g->bm - 1) / g->bm,
+      (n + g->bn - 1) / g->bn, g->threads, m, n, k, g->bm, g->bn, g->bk,
+      g->mm.accumulate ? "true" : "false");
+  attn_strbuf_printf(
+      b,
+      "  %%pm = \"tile.program_id\"() {dim = 0 : i64} : () -> index\n"
+      "  %%pn = \"tile.program_id\"() {dim = 1 : i64} : () -> index\n"
+      "  %%c0 = arith.constant 0 : index\n"
+      "  %%c1 = arith.constant 1 : index\n"
+      "  %%bm = arith.constant %ld : index\n"
+      "  %%bn = arith.constant %ld : index\n"
+      "  %%bk = arith.constant %ld : index\n"
+      "  %%nk = arith.constant %lld : index\n"
+      "  %%row = arith.muli %%pm, %%bm : index\n"
+      "  %%col = arith.muli %%pn, %%bn : index\n"
+      "  %%at = \"tile.alloc\"() : () -> %s\n"
+      "  %%bt = \"tile.alloc\"() : () -> %s\n"
+      "  %%ct = \"tile.alloc\"() : () -> %s\n",
+      g->bm, g->bn, g->bk, (k + g->bk - 1) / g->bk, g->at_ty, g->bt_ty,
+      g->ct_ty);
+  if (g->mm.accumulate)
+    attn_strbuf_printf(b,
+                       "  \"tile.load\"(%%c, %%ct, %%row, %%col) : (%s, %s, "
+                       "index, index) -> ()\n",
+                       g->c_ty, g->ct_ty);
+  else
+    attn_strbuf_printf(b,
+                       "  \"tile.fill\"(%%ct) {value = 0.0 : f32} : (%s) -> "
+                       "()\n",
+                       g->ct_ty);
+  attn_strbuf_printf(
+      b,
+      "  scf.for %%kb = %%c0 to %%nk step %%c1 {\n"
+      "  %%kk = arith.muli %%kb, %%bk : index\n"
+      "  \"tile.load\"(%%a, %%at, %%row, %%kk) : (%s, %s, index, index) -> ()\n"
+      "  \"tile.load\"(%%b, %%bt, %%kk, %%col) : (%s, %s, index, index) -> ()\n"
+      "  \"tile.mma\"(%%at, %%bt, %%ct) {transpose_b = false, accumulate = "
+      "true} : (%s, %s, %s) -> ()\n"
+      "  }\n"
+      "  \"tile.store\"(%%ct, %%c, %%row, %%col) : (%s, %s, index, index) -> "
+      "()\n"
+      "  return\n}\n",
+      g->a_ty, g->at_ty, g->b_ty, g->bt_ty, g->at_ty, g->bt_ty, g->ct_ty,
+      g->ct_ty, g->c_ty);
+}
+
+bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o) {
+  struct gemm g;
+  memset(&g, 0, sizeof g);
+  int found = attn_matmul_find(func, &g.mm, true);
+  if (found <= 0)
+    return found == 0;
+  pick_blocks(&g, o);
+  set_types(&g);
+  MlirStringRef sym;
+  if (!attn_attr_str(func, "sym_name", &sym))
+    return attn_emit_errorf(func, "function has no name");
+  char name[256];
+  snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
+  struct attn_strbuf text = {0};
+  emit_gemm(&text, name, &g);
+  if (text.failed) {
+    attn_strbuf_free(&text);
+    return attn_emit_errorf(func, "attn-tile: out of memory");
+  }
+  MlirOperation kernel = attn_insert_parsed_before(
+      func, text.buf, mlirOperationGetLocation(g.mm.matmul));
+  attn_strbuf_free(&text);
+  if (mlirOperationIsNull(kernel))
+    return attn_emit_errorf(g.mm.matmul, "attn-tile produced a kernel MLIR "
+                                         "cannot parse (a bug in attn)");
+  mlirOperationDestroy(func);
+  return true;
+}
