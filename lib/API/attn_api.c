@@ -350,9 +350,12 @@ static MlirWalkResult find_stage(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
+/// attn: attn ops or a linalg.matmul (attn-tile takes both); tile: tile
+/// kernels; gpu: a gpu.module.
 static struct stage stage_of(MlirOperation module) {
   struct stage st = {false, false, false};
   mlirOperationWalk(module, find_stage, &st, MlirWalkPreOrder);
+  st.attn |= attn_has_matmul(module);
   return st;
 }
 
@@ -430,7 +433,7 @@ static enum attn_status lower_gpu(struct attn_session *s,
   if (!st.attn && !st.tile && !st.gpu)
     return attn_session_fail(s, ATTN_ERR_COMPILE,
                              "nothing to compile: the input has no attn ops, "
-                             "tile kernels or gpu.module");
+                             "linalg.matmul, tile kernels or gpu.module");
   if (st.attn) {
     enum attn_status rc = run_pipeline(s, module, "attn-fuse");
     if (rc != ATTN_OK)
@@ -477,6 +480,7 @@ static cJSON *cpu_kernel_json(MlirOperation func) {
   cJSON *grid = cJSON_AddArrayToObject(k, "grid");
   for (int i = 0; i < 3; ++i)
     cJSON_AddItemToArray(grid, cJSON_CreateNumber((double)launch.grid[i]));
+  attn_manifest_describe(func, "tile", k);
   MlirType fty = mlirTypeAttrGetValue(mlirOperationGetAttributeByName(
       func, mlirStringRefCreateFromCString("function_type")));
   cJSON *params = cJSON_AddArrayToObject(k, "params");
@@ -561,8 +565,8 @@ enum attn_status attn_session_lower_cpu(struct attn_session *s,
                                        "out of memory");
   } else {
     st = attn_session_fail(s, ATTN_ERR_COMPILE,
-                           "nothing to compile: the input has no attn ops or "
-                           "tile kernels");
+                           "nothing to compile: the input has no attn ops, "
+                           "linalg.matmul or tile kernels");
   }
   if (st != ATTN_OK) {
     free(*manifest);

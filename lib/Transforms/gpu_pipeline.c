@@ -1,11 +1,12 @@
 //===- gpu_pipeline.c - Chooses the GPU lowering of attention programs ----===//
 //
 // Drivers (attn-translate, attn-run, the C API) ask here which passes take a
-// fused program to GPU kernels: the warp-specialised Hopper kernel where the
-// chip is sm_90a and every attention is one it computes, the plain
-// arithmetic path otherwise (or when asked).
+// fused program to GPU kernels: the warp-specialised Hopper kernels where the
+// chip is sm_90a and every attention and GEMM is one they compute, the
+// plain arithmetic path otherwise (or when asked).
 //
 //===----------------------------------------------------------------------===//
+#include "lib/Transforms/hopper_gemm.h"
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/attn/attn_dialect.h"
@@ -68,16 +69,42 @@ bool attn_hopper_supports(MlirOperation fused, const char **why) {
   return true;
 }
 
+/// True when lower-tile-to-hopper computes the GEMM kernel attn-tile
+/// writes for mm with kernel=hopper: 16-bit elements and a shape the Hopper
+/// GEMM takes with attn-tile's tiles (hopper_gemm.h; 132 SMs, as the pass
+/// assumes).
+static bool hopper_computes_matmul(const struct attn_matmul_info *mm) {
+  if (!mlirTypeIsABF16(mm->elem) && !mlirTypeIsAF16(mm->elem))
+    return false;
+  struct attn_hopper_gemm g;
+  memset(&g, 0, sizeof g);
+  g.bf16 = mlirTypeIsABF16(mm->elem);
+  g.m = mm->m;
+  g.n = mm->n;
+  g.k = mm->k;
+  g.block_m = ATTN_TILE_HOPPER_GEMM_BM;
+  g.block_n = ATTN_TILE_HOPPER_GEMM_BN;
+  g.accumulate = mm->accumulate;
+  attn_hopper_gemm_defaults(&g, 132);
+  char why[256];
+  return attn_hopper_gemm_supported(&g, why, sizeof why);
+}
+
 struct scan {
   bool any, all_hopper;
 };
 
-static MlirWalkResult scan_fused(MlirOperation op, void *user) {
+static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
   struct scan *s = user;
   const char *why;
   if (attn_op_is(op, ATTN_OP_FUSED)) {
     s->any = true;
     s->all_hopper &= attn_hopper_supports(op, &why);
+  } else if (attn_op_is(op, "func.func")) {
+    struct attn_matmul_info mm;
+    int found = attn_matmul_find(op, &mm, false);
+    s->any |= found != 0;
+    s->all_hopper &= found == 0 || (found > 0 && hopper_computes_matmul(&mm));
   }
   return MlirWalkResultAdvance;
 }
@@ -87,7 +114,7 @@ bool attn_gpu_pipeline(MlirOperation module, const char *chip,
                        const char *tile_options, const char *hopper_options,
                        struct attn_strbuf *out) {
   struct scan s = {false, true};
-  mlirOperationWalk(module, scan_fused, &s, MlirWalkPreOrder);
+  mlirOperationWalk(module, scan_kernels, &s, MlirWalkPreOrder);
   // Explicit tile options are for the plain path unless Hopper is asked
   // for: its tiles are fixed by the kernel.
   const char *user = tile_options ? tile_options : "";
@@ -95,9 +122,10 @@ bool attn_gpu_pipeline(MlirOperation module, const char *chip,
                 (kind == ATTN_GPU_KERNEL_AUTO && s.any && s.all_hopper &&
                  !strcmp(chip, "sm_90a") && !*user);
   if (hopper) {
-    // Hopper tiles: 128 query rows (two consumer warpgroups), 128 keys.
+    // Hopper tiles (attn-tile's kernel=hopper): 128 query rows (two
+    // consumer warpgroups) and 128 keys; 128 x 256 GEMM tiles, K steps of 64.
     attn_strbuf_printf(out,
-                       "attn-tile{block-m=128 block-n=128 threads=384 %s},"
+                       "attn-tile{kernel=hopper %s},"
                        "lower-tile-to-hopper{chip=%s %s}",
                        user, chip, hopper_options ? hopper_options : "");
   } else {

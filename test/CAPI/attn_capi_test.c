@@ -9,6 +9,7 @@
 #include "attn/attn.h"
 
 #include "lib/Reference/attn_reference.h"
+#include "lib/Reference/comm_reference.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -334,6 +335,73 @@ static void test_cpu_numerics(void) {
   free(text);
 }
 
+//===-- GEMM (linalg.matmul) ----------------------------------------------===//
+
+/// A linalg.matmul program compiles like an attention one: PTX with a
+/// "matmul" manifest entry, and a CPU kernel (a, b, c) that adds a * b to c
+/// in place when c is the matmul's init; an unsupported matmul is a
+/// diagnostic at its line.
+static void test_matmul(void) {
+  printf("@test_matmul\n");
+  char *text = read_file("test/Inputs/matmul_tails.mlir");
+  attn_result *r = NULL;
+  try_compile(text, "sm_80", ATTN_OUTPUT_PTX, NULL, NULL, NULL, &r);
+  const char *ptx = attn_result_data(r, NULL);
+  printf("%s", ptx && strstr(ptx, ".visible .entry tails_acc_f32(")
+                   ? ".visible .entry tails_acc_f32(\n"
+                   : "");
+  const char *m = attn_result_manifest(r);
+  printf("manifest %s\n", m && strstr(m, "\"matmul\":\t{") &&
+                                  strstr(m, "\"accumulate\":\ttrue")
+                              ? "matmul accumulate"
+                              : "?");
+  attn_result_destroy(r);
+  attn_cpu_kernel *k = NULL;
+  enum attn_status st =
+      attn_cpu_kernel_create(text, 0, NULL, print_diag, NULL, &k);
+  enum { M = 130, N = 70, K = 50 };
+  float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * K * N);
+  float *c = malloc(sizeof(float) * M * N);
+  double *ra = malloc(sizeof(double) * M * K),
+         *rb = malloc(sizeof(double) * K * N),
+         *want = malloc(sizeof(double) * M * N),
+         *got = malloc(sizeof(double) * M * N);
+  struct attn_rng rng;
+  attn_rng_seed(&rng, 42);
+  fill(&rng, 32, a, ra, M * K);
+  fill(&rng, 32, b, rb, K * N);
+  fill(&rng, 32, c, want, M * N);
+  void *bufs[3] = {a, b, c};
+  double err = NAN;
+  if (st == ATTN_OK &&
+      attn_reference_matmul(M, N, K, ra, rb, want, want, NULL, 0) &&
+      attn_cpu_kernel_run(k, "tails_acc_f32", bufs, 3) == ATTN_OK) {
+    for (size_t i = 0; i < M * N; ++i)
+      got[i] = c[i];
+    err = attn_rel_error(got, want, M * N);
+  }
+  printf("tails_acc_f32: status %s rel_error %s\n", attn_status_string(st),
+         err <= 1e-5 ? "PASS" : "FAIL");
+  attn_cpu_kernel_destroy(k);
+  free(a);
+  free(b);
+  free(c);
+  free(ra);
+  free(rb);
+  free(want);
+  free(got);
+  free(text);
+  static const char transposed[] =
+      "func.func @t(%a: tensor<8x4xf32>, %b: tensor<8x4xf32>, %c: "
+      "tensor<8x8xf32>) -> tensor<8x8xf32> {\n"
+      "  %r = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, "
+      "d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> "
+      "(d0, d1)>] ins(%a, %b : tensor<8x4xf32>, tensor<8x4xf32>) outs(%c : "
+      "tensor<8x8xf32>) -> tensor<8x8xf32>\n"
+      "  return %r : tensor<8x8xf32>\n}\n";
+  try_compile(transposed, NULL, ATTN_OUTPUT_DEFAULT, NULL, NULL, NULL, NULL);
+}
+
 //===-- Error paths -------------------------------------------------------===//
 
 static void test_parse_errors(void) {
@@ -520,6 +588,7 @@ int main(int argc, char **argv) {
   test_cubin();
   test_cpu_output();
   test_cpu_numerics();
+  test_matmul();
   test_parse_errors();
   test_compile_errors();
   test_bad_options();

@@ -1,7 +1,8 @@
 //===- attn_run.c - attn-run: compile on the CPU path, run, check ---------===//
 //
-// Compiles every attention in a program through attn-fuse, attn-tile,
-// lower-tile-to-cpu and the LLVM dialect, runs it with MLIR's
+// Compiles every attention (and linalg.matmul) in a program through
+// attn-fuse, attn-tile, lower-tile-to-cpu and the LLVM dialect, runs it with
+// MLIR's
 // ExecutionEngine on fresh random inputs, and compares the output with the
 // float64 reference. Prints one line per kernel with the relative error and
 // exits 1 when any error exceeds the tolerance. This is how numerics are
@@ -39,7 +40,8 @@ struct options {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: attn-run [options] [input.mlir|-]\n\n"
-          "Compiles each attention of the program, runs it on the CPU (JIT) "
+          "Compiles each attention and GEMM of the program, runs it on the "
+          "CPU (JIT) "
           "or GPU 0\non fresh random inputs, and compares with a float64 "
           "reference.\n\n"
           "  --target=cpu|gpu       run on the CPU (JIT, default) or on GPU 0\n"

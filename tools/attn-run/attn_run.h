@@ -12,8 +12,8 @@
 #include <stdio.h>
 
 /// A kernel parameter's role: q, k, v, attn.fused's optional inputs (gate,
-/// q_segments, k_segments, q_positions, k_positions) and out, as named in
-/// tile.arg_names and the launch manifest.
+/// q_segments, k_segments, q_positions, k_positions) and out, or a GEMM's
+/// a, b and c, as named in tile.arg_names and the launch manifest.
 enum {
   ATTN_RUN_Q,
   ATTN_RUN_K,
@@ -23,21 +23,30 @@ enum {
   ATTN_RUN_K_SEGMENTS,
   ATTN_RUN_Q_POSITIONS,
   ATTN_RUN_K_POSITIONS,
+  ATTN_RUN_A,
+  ATTN_RUN_B,
+  ATTN_RUN_C,
   ATTN_RUN_OUT,
   ATTN_RUN_ROLES
 };
 
-/// The role's parameter name ("q", ..., "k_positions", "out").
+/// The role's parameter name ("q", ..., "k_positions", "a", "b", "c",
+/// "out").
 const char *attn_run_role_name(int role);
 
-/// One attention to run: its function name, the role of each argument, which
-/// roles it has and the reference problem.
+/// One kernel to run: its function name, the role of each argument, which
+/// roles it has and the reference problem: an attention, or a GEMM
+/// (linalg.matmul) when matmul is set.
 struct job {
   char name[256];
-  int nargs;                     // function arguments (out excluded)
-  int role_of_arg[ATTN_RUN_OUT]; // role of function argument i
-  bool has[ATTN_RUN_ROLES];      // roles present (out always)
+  int nargs;                     // arguments before the output
+  int role_of_arg[ATTN_RUN_OUT]; // role of argument i
+  bool has[ATTN_RUN_ROLES];      // roles present (the output always)
+  int out;          // the output's role: ATTN_RUN_OUT, or ATTN_RUN_C
+  bool out_is_read; // the output holds an input on entry (c += a * b)
   struct attn_ref_problem p;
+  bool matmul;
+  int64_t m, n, k; // the GEMM: a m x k, b k x n, c m x n
   int elem_bits;  // 32 or 16
   bool elem_bf16; // which 16-bit kind
 };
@@ -47,7 +56,7 @@ struct attnrt_module;
 
 /// Runs compiled kernels on host buffers indexed by role.
 struct attn_executor {
-  /// Runs job j; writes out into bufs[ATTN_RUN_OUT] and, when timed, the
+  /// Runs job j; writes its output into bufs[j->out] and, when timed, the
   /// median launch time in *ms (else -1). bufs/bytes of absent roles are
   /// NULL/0. Returns false after printing an error.
   bool (*execute)(struct attn_executor *x, const struct job *j,
@@ -65,8 +74,9 @@ struct attn_executor {
 //===-- Jobs (run_job.c) --------------------------------------------------===//
 
 /// Reads the problem of every function of module holding an attn.fused op
-/// (after attn-fuse) into jobs (at most max). Returns false after a
-/// diagnostic when there is none, too many, or one is unsupported.
+/// (after attn-fuse) or a linalg.matmul into jobs (at most max). Returns
+/// false after a diagnostic when there is none, too many, or one is
+/// unsupported.
 bool attn_run_collect_jobs(MlirOperation module, struct job *jobs, int max,
                            int *n);
 

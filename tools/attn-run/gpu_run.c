@@ -77,7 +77,7 @@ static bool gpu_execute(struct attn_executor *x, const struct job *j,
   for (int i = 0; i < ATTN_RUN_ROLES; ++i) {
     if (!j->has[i])
       continue;
-    bool in = i != ATTN_RUN_OUT;
+    bool in = i != j->out || j->out_is_read;
     if ((st = attnrt_mem_alloc(x->rt, bytes[i], &dev[i])) ||
         (st = in ? attnrt_memcpy_htod(x->rt, dev[i], bufs[i], bytes[i], NULL)
                  : attnrt_memset_d8(x->rt, dev[i], 0xff, bytes[i], NULL))) {
@@ -99,8 +99,8 @@ static bool gpu_execute(struct attn_executor *x, const struct job *j,
   }
   if ((st = attnrt_program_launch(x->module, j->name, args, nparams, NULL)) ||
       (st = attnrt_runtime_synchronize(x->rt)) ||
-      (st = attnrt_memcpy_dtoh(x->rt, bufs[ATTN_RUN_OUT], dev[ATTN_RUN_OUT],
-                               bytes[ATTN_RUN_OUT], NULL))) {
+      (st = attnrt_memcpy_dtoh(x->rt, bufs[j->out], dev[j->out],
+                               bytes[j->out], NULL))) {
     fail(x, "kernel launch failed", st);
     goto out;
   }

@@ -1,15 +1,18 @@
 //===- run_job.c - One attention: inputs, CPU execution, reference check --===//
 //
-// Shared by attn-run and attn-fuzz: reads what each attn.fused op computes
-// into a job, draws random inputs for every parameter (q, k, v; gate
-// log-biases; segment ids with a few documents per sequence; RoPE positions),
-// runs the kernel and compares its output with the float64 reference.
+// Shared by attn-run and attn-fuzz: reads what each attn.fused op (or
+// linalg.matmul) computes into a job, draws random inputs for every
+// parameter (q, k, v; gate log-biases; segment ids with a few documents per
+// sequence; RoPE positions; a GEMM's a, b and its init c), runs the kernel
+// and compares its output with the float64 reference.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/attn-run/attn_run.h"
 
 #include "dialects/attn/attn_dialect.h"
 #include "dialects/dialects.h"
+#include "lib/Reference/comm_reference.h"
+#include "lib/Transforms/transforms.h"
 
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/ExecutionEngine.h"
@@ -22,8 +25,8 @@ static const char *tool = "attn-run";
 
 const char *attn_run_role_name(int role) {
   static const char *const names[ATTN_RUN_ROLES] = {
-      "q",          "k",           "v",           "gate", "q_segments",
-      "k_segments", "q_positions", "k_positions", "out"};
+      "q",           "k",           "v", "gate", "q_segments", "k_segments",
+      "q_positions", "k_positions", "a", "b",    "c",          "out"};
   return role >= 0 && role < ATTN_RUN_ROLES ? names[role] : "?";
 }
 
@@ -68,6 +71,7 @@ static bool describe(MlirOperation func, MlirOperation fused, struct job *j) {
     j->has[role_of_operand[i]] = true;
   }
   j->has[ATTN_RUN_OUT] = true;
+  j->out = ATTN_RUN_OUT;
   attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 0)), q);
   attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 1)), k);
   attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 2)), v);
@@ -104,32 +108,71 @@ static bool describe(MlirOperation func, MlirOperation fused, struct job *j) {
   return true;
 }
 
+/// Reads the GEMM of func (attn_matmul_find accepted it) into j: the kernel
+/// takes a, b and c, and reads c first when the matmul accumulates.
+static bool describe_matmul(MlirOperation func,
+                            const struct attn_matmul_info *mm, struct job *j) {
+  MlirStringRef sym;
+  memset(j, 0, sizeof *j);
+  if (!attn_attr_str(func, "sym_name", &sym))
+    return false;
+  snprintf(j->name, sizeof j->name, "%.*s", (int)sym.length, sym.data);
+  j->matmul = true;
+  j->m = mm->m;
+  j->n = mm->n;
+  j->k = mm->k;
+  j->nargs = 2;
+  j->role_of_arg[0] = ATTN_RUN_A;
+  j->role_of_arg[1] = ATTN_RUN_B;
+  j->has[ATTN_RUN_A] = j->has[ATTN_RUN_B] = j->has[ATTN_RUN_C] = true;
+  j->out = ATTN_RUN_C;
+  j->out_is_read = mm->accumulate;
+  j->elem_bits = mlirTypeIsAF32(mm->elem) ? 32 : 16;
+  j->elem_bf16 = mlirTypeIsABF16(mm->elem);
+  return true;
+}
+
+/// Reads the job of func into jobs[*n], if it has one; false after a
+/// diagnostic.
+static bool collect_function(MlirOperation f, struct job *jobs, int max,
+                             int *n) {
+  MlirBlock fb = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
+  for (MlirOperation op = mlirBlockIsNull(fb) ? (MlirOperation){NULL}
+                                              : mlirBlockGetFirstOperation(fb);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+    if (attn_op_is(op, ATTN_OP_FUSED)) {
+      if (*n == max)
+        return attn_emit_errorf(op, "attn-run handles at most %d kernels", max);
+      if (!describe(f, op, &jobs[*n]))
+        return false;
+      ++*n;
+      return true;
+    }
+  struct attn_matmul_info mm;
+  int found = attn_matmul_find(f, &mm, true);
+  if (found <= 0)
+    return found == 0;
+  if (*n == max)
+    return attn_emit_errorf(mm.matmul, "attn-run handles at most %d kernels",
+                            max);
+  if (!describe_matmul(f, &mm, &jobs[*n]))
+    return false;
+  ++*n;
+  return true;
+}
+
 bool attn_run_collect_jobs(MlirOperation module, struct job *jobs, int max,
                            int *n) {
   *n = 0;
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
   for (MlirOperation f = mlirBlockGetFirstOperation(body);
-       !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f)) {
-    if (!attn_op_is(f, "func.func"))
-      continue;
-    MlirBlock fb = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
-    for (MlirOperation op = mlirBlockIsNull(fb)
-                                ? (MlirOperation){NULL}
-                                : mlirBlockGetFirstOperation(fb);
-         !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
-      if (attn_op_is(op, ATTN_OP_FUSED)) {
-        if (*n == max)
-          return attn_emit_errorf(op, "attn-run handles at most %d kernels",
-                                  max);
-        if (!describe(f, op, &jobs[*n]))
-          return false;
-        ++*n;
-        break;
-      }
-  }
+       !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f))
+    if (attn_op_is(f, "func.func") && !collect_function(f, jobs, max, n))
+      return false;
   if (*n == 0)
-    return attn_emit_errorf(module, "no attention to run: the program has no "
-                                    "attn.fused op after attn-fuse");
+    return attn_emit_errorf(module, "nothing to run: the program has no "
+                                    "attn.fused op after attn-fuse and no "
+                                    "linalg.matmul");
   return true;
 }
 
@@ -198,6 +241,7 @@ static void role_sizes(const struct job *j, size_t n[ATTN_RUN_ROLES]) {
   size_t nb = p->gate_block > 0
                   ? (sk + (size_t)p->gate_block - 1) / (size_t)p->gate_block
                   : 0;
+  size_t m = (size_t)j->m, n_ = (size_t)j->n, k = (size_t)j->k;
   size_t all[ATTN_RUN_ROLES] = {b * h * sq * (size_t)p->head_dim,
                                 b * hk * sk * (size_t)p->head_dim,
                                 b * hk * sk * (size_t)p->value_dim,
@@ -206,6 +250,9 @@ static void role_sizes(const struct job *j, size_t n[ATTN_RUN_ROLES]) {
                                 b * sk,
                                 b * sq,
                                 b * sk,
+                                m * k,
+                                k * n_,
+                                m * n_,
                                 b * h * sq * (size_t)p->value_dim};
   for (int r = 0; r < ATTN_RUN_ROLES; ++r)
     n[r] = j->has[r] ? all[r] : 0;
@@ -259,8 +306,85 @@ static void print_features(FILE *out, const struct job *j) {
   }
 }
 
+static double default_tolerance(const struct job *j, double tolerance) {
+  return tolerance > 0        ? tolerance
+         : j->elem_bits == 32 ? 1e-4
+         : j->elem_bf16       ? 2e-2
+                              : 5e-3;
+}
+
+static const char *elem_label(const struct job *j) {
+  return j->elem_bits == 32 ? "f32" : j->elem_bf16 ? "bf16" : "f16";
+}
+
+/// A GEMM job: a, b (and c when it accumulates) drawn from N(0,1) in the
+/// element type; the reference c + a * b in float64 from the same values.
+static int run_matmul_job(struct attn_executor *x, const struct job *j,
+                          double tolerance, struct attn_rng *rng, FILE *out) {
+  size_t n[ATTN_RUN_ROLES], bytes[ATTN_RUN_ROLES];
+  void *bufs[ATTN_RUN_ROLES] = {NULL};
+  double *ra = NULL, *rb = NULL, *want = NULL, *got = NULL;
+  size_t es = (size_t)j->elem_bits / 8;
+  int rc = -1;
+  double ms = -1;
+  char err[128];
+  role_sizes(j, n);
+  bool ok = true;
+  for (int r = ATTN_RUN_A; r <= ATTN_RUN_C; ++r) {
+    bytes[r] = n[r] * es;
+    ok &= (bufs[r] = malloc(bytes[r])) != NULL;
+  }
+  size_t nc = n[ATTN_RUN_C];
+  ok &= (ra = malloc(8 * n[ATTN_RUN_A])) != NULL &&
+        (rb = malloc(8 * n[ATTN_RUN_B])) != NULL &&
+        (want = malloc(8 * nc)) != NULL && (got = malloc(8 * nc)) != NULL;
+  if (!ok) {
+    fprintf(stderr, "%s: error: out of memory for '%s'\n", tool, j->name);
+    goto out;
+  }
+  fill(rng, j, bufs[ATTN_RUN_A], ra, n[ATTN_RUN_A]);
+  fill(rng, j, bufs[ATTN_RUN_B], rb, n[ATTN_RUN_B]);
+  if (j->out_is_read)
+    fill(rng, j, bufs[ATTN_RUN_C], want, nc); // want starts as the init
+  else
+    memset(bufs[ATTN_RUN_C], 0xff, bytes[ATTN_RUN_C]); // NaN poison
+  if (!attn_reference_matmul(j->m, j->n, j->k, ra, rb,
+                             j->out_is_read ? want : NULL, want, err,
+                             sizeof err)) {
+    fprintf(stderr, "%s: error: malformed problem for '%s': %s\n", tool,
+            j->name, err);
+    goto out;
+  }
+  if (!x->execute(x, j, bufs, bytes, &ms))
+    goto out;
+  for (size_t i = 0; i < nc; ++i)
+    got[i] = to_double(j, bufs[ATTN_RUN_C], i);
+  double e = attn_rel_error(got, want, nc);
+  double tol = default_tolerance(j, tolerance);
+  bool pass = e <= tol; // NaN fails
+  fprintf(out,
+          "%s: matmul m=%lld n=%lld k=%lld accumulate=%d %s rel_error=%.3e "
+          "tolerance=%.1e %s",
+          j->name, (long long)j->m, (long long)j->n, (long long)j->k,
+          j->out_is_read, elem_label(j), e, tol, pass ? "PASS" : "FAIL");
+  if (ms >= 0)
+    fprintf(out, " median_ms=%.4f", ms);
+  fprintf(out, "\n");
+  rc = pass ? 0 : 1;
+out:
+  for (int r = 0; r < ATTN_RUN_ROLES; ++r)
+    free(bufs[r]);
+  free(ra);
+  free(rb);
+  free(want);
+  free(got);
+  return rc;
+}
+
 int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
                  struct attn_rng *rng, FILE *out) {
+  if (j->matmul)
+    return run_matmul_job(x, j, tolerance, rng, out);
   struct attn_ref_problem p = j->p;
   size_t n[ATTN_RUN_ROLES], bytes[ATTN_RUN_ROLES];
   void *bufs[ATTN_RUN_ROLES] = {NULL};
@@ -300,10 +424,7 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
   for (size_t i = 0; i < no; ++i)
     got[i] = to_double(j, bufs[ATTN_RUN_OUT], i);
   double err = attn_rel_error(got, want, no);
-  double tol = tolerance > 0        ? tolerance
-               : j->elem_bits == 32 ? 1e-4
-               : j->elem_bf16       ? 2e-2
-                                    : 5e-3;
+  double tol = default_tolerance(j, tolerance);
   bool pass = err <= tol; // NaN fails
   fprintf(out,
           "%s: b=%lld h=%lld hk=%lld n=%lld m=%lld d=%lld dv=%lld causal=%d "
@@ -312,11 +433,8 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
           (long long)p.kv_heads, (long long)p.seq_q, (long long)p.seq_k,
           (long long)p.head_dim, (long long)p.value_dim, p.causal, p.rope);
   print_features(out, j);
-  fprintf(out, " %s rel_error=%.3e tolerance=%.1e %s",
-          j->elem_bits == 32 ? "f32"
-          : j->elem_bf16     ? "bf16"
-                             : "f16",
-          err, tol, pass ? "PASS" : "FAIL");
+  fprintf(out, " %s rel_error=%.3e tolerance=%.1e %s", elem_label(j), err,
+          tol, pass ? "PASS" : "FAIL");
   if (ms >= 0)
     fprintf(out, " median_ms=%.4f", ms);
   fprintf(out, "\n");
@@ -342,7 +460,7 @@ static bool cpu_execute(struct attn_executor *x, const struct job *j,
   int n = 0;
   for (int a = 0; a < j->nargs; ++a)
     ptrs[n++] = bufs[j->role_of_arg[a]];
-  ptrs[n++] = bufs[ATTN_RUN_OUT];
+  ptrs[n++] = bufs[j->out];
   for (int a = 0; a < n; ++a)
     args[a] = &ptrs[a];
   void *sym = mlirExecutionEngineLookupPacked(

@@ -1,6 +1,7 @@
 //===- attn_translate.c - attn-translate: IR to PTX/cubin and a manifest --===//
 //
-// Takes a module at any level (attn, tile, or gpu after lower-tile-to-gpu),
+// Takes a module at any level (attn or linalg.matmul, tile, or gpu after
+// lower-tile-to-gpu),
 // runs the missing attn passes, and emits PTX (--to-ptx) or a cubin
 // (--to-cubin) for the chip, plus the JSON launch manifest (--manifest=).
 //
@@ -31,7 +32,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: attn-translate (--to-ptx | --to-cubin | --to-manifest) "
           "[options] [input.mlir|-]\n\n"
-          "Compiles an attn, tile or gpu-level module to a GPU binary.\n\n"
+          "Compiles an attn (or linalg.matmul), tile or gpu-level module to "
+          "a GPU binary.\n\n"
           "  --to-ptx                 print PTX\n"
           "  --to-cubin               write a cubin (assembled by ptxas)\n"
           "  --to-manifest            print the JSON launch manifest only\n"
@@ -141,12 +143,13 @@ static bool lower_to_gpu(MlirContext ctx, MlirOperation module,
                          const struct options *o) {
   struct stage s = {false, false};
   mlirOperationWalk(module, find_stage, &s, MlirWalkPreOrder);
-  if (!s.attn && !s.tile)
+  bool matmul = attn_has_matmul(module); // linalg.matmul: attn-tile's too
+  if (!s.attn && !s.tile && !matmul)
     return true;
   if (s.attn && !attn_tool_run_pipeline(tool, module, "attn-fuse"))
     return false;
   struct attn_strbuf p = {0};
-  if (s.attn) {
+  if (s.attn || matmul) {
     attn_gpu_pipeline(module, o->chip, o->features, o->kernel,
                       o->tile_options, o->hopper_options, &p);
   } else {
