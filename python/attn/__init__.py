@@ -2,6 +2,7 @@
 
     import attn
     o = attn.attention(q, k, v, rope=dict(theta=10000.0), mask="causal")
+    c = attn.matmul(a, b)          # or attn.matmul(a, b, c): c += a @ b
 
 q is [B, H, N, D], k [B, Hk, M, D], v [B, Hk, M, Dv] (Hk divides H: GQA), all
 float32, float16 or bfloat16 on one device. CUDA tensors run as PTX through
@@ -26,7 +27,8 @@ import warnings
 
 from . import _lib, _program
 
-__all__ = ["attention", "build_program", "compile", "load", "Kernel", "Compiled", "CompileError",
+__all__ = ["attention", "matmul", "build_program", "build_matmul_program", "compile", "load",
+           "Kernel", "Compiled", "CompileError",
            "RuntimeError", "Error", "Diagnostic", "cache_stats", "clear_memory_cache",
            "cache_dir", "version"]
 
@@ -393,8 +395,9 @@ def _parse_device(device):
 
 
 class Kernel:
-    """One attention program compiled and loaded for a device (attn.load).
-    Calling it with q, k, v (and the program's extra inputs) returns o."""
+    """One attention or GEMM program compiled and loaded for a device
+    (attn.load). Calling it with q, k, v (and the program's extra inputs)
+    returns o; a GEMM kernel takes a, b (and c, see __call__)."""
 
     def __init__(self, loaded, device, index):
         self._loaded = loaded
@@ -407,8 +410,8 @@ class Kernel:
             # Several kernels make one attention (e.g. RoPE of K before the
             # Hopper kernel): the caller passes the program's inputs.
             if len(programs) != 1:
-                raise ValueError("attn: the program must hold exactly one attention, found %d "
-                                 "launch programs" % len(programs))
+                raise ValueError("attn: the program must hold exactly one attention or GEMM, "
+                                 "found %d launch programs" % len(programs))
             prog = programs[0]
             self.name = prog["name"]
             by_name = {}
@@ -417,20 +420,20 @@ class Kernel:
                     if p.get("kind") == "ptr":
                         by_name.setdefault(p["name"], p)
             self.params = [by_name.get(n, {"name": n}) for n in prog["inputs"]]
+            self.reads_output = False
         else:
             if len(kernels) != 1:
-                raise ValueError("attn: the program must hold exactly one attention, found %d "
-                                 "kernels" % len(kernels))
+                raise ValueError("attn: the program must hold exactly one attention or GEMM, "
+                                 "found %d kernels" % len(kernels))
             self.name = kernels[0]["name"]
             # Tensor maps are derived by attnrt from the pointers.
             self.params = [p for p in kernels[0]["params"] if p.get("kind") != "tensormap"]
+            # A GEMM kernel with accumulate = true adds to its output c.
+            self.reads_output = bool(kernels[0].get("matmul", {}).get("accumulate", False))
 
-    def _check(self, inputs):
-        params = self.params
-        if len(params) != len(inputs) + 1:
-            raise ValueError("attn: kernel %s takes %d tensors and an output, got %d tensors"
-                             % (self.name, len(params) - 1, len(inputs)))
-        for p, t in zip(params, inputs):
+    def _check(self, tensors):
+        """Checks each tensor against its parameter: shape, dtype, device."""
+        for p, t in zip(self.params, tensors):
             want = tuple(p.get("shape", ()))
             if want and want != tuple(t.shape):
                 raise ValueError("attn: parameter %s of %s has shape %s, the tensor %s"
@@ -451,16 +454,33 @@ class Kernel:
         return "<attn.Kernel %s on %s>" % (self.name, self._where())
 
     def __call__(self, *inputs):
+        """Runs the kernel on its inputs and returns the output, a new tensor.
+        Given one tensor per parameter, the last is the output, written in
+        place and returned; a kernel that reads its output (a GEMM adding to
+        c: c += a @ b) needs it."""
+        inputs = list(inputs)
+        nparams = len(self.params)
+        out = inputs.pop() if len(inputs) == nparams else None
+        if len(inputs) != nparams - 1:
+            raise ValueError("attn: kernel %s takes %d tensors and an output, got %d tensors"
+                             % (self.name, nparams - 1, len(inputs)))
+        if out is None and self.reads_output:
+            raise ValueError("attn: kernel %s adds to its output %s: pass it as the last tensor"
+                             % (self.name, self.params[-1]["name"]))
         inputs = [t.contiguous() for t in inputs]
-        self._check(inputs)
-        out = inputs[0].new_empty(tuple(self.params[-1]["shape"]))
-        ptrs = [t.data_ptr() for t in inputs] + [out.data_ptr()]
+        self._check(inputs + ([] if out is None else [out]))
+        if out is None:
+            out = inputs[0].new_empty(tuple(self.params[-1]["shape"]))
+        work = out.contiguous()
+        ptrs = [t.data_ptr() for t in inputs] + [work.data_ptr()]
         if self.device == "cpu":
             self._loaded.run(self.name, ptrs)
         else:
             import torch  # CUDA tensors are torch's
             stream = torch.cuda.current_stream(inputs[0].device).cuda_stream
             self._loaded.launch(self.name, ptrs, stream)
+        if work is not out:
+            out.copy_(work)
         return out
 
 
@@ -523,3 +543,50 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
         text = program
     kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
     return kernel(*inputs)
+
+
+#===-- matmul -----------------------------------------------------------===#
+
+def _check_matmul(a, b, c):
+    for name, t in (("a", a), ("b", b)) + ((("c", c),) if c is not None else ()):
+        if len(t.shape) != 2:
+            raise ValueError("attn: %s must be 2-D, got shape %s" % (name, tuple(t.shape)))
+    tensors = (a, b) if c is None else (a, b, c)
+    if len({str(t.dtype) for t in tensors}) != 1:
+        raise TypeError("attn: %s must share a dtype, got %s"
+                        % ("a and b" if c is None else "a, b and c",
+                           ", ".join(str(t.dtype) for t in tensors)))
+    if _program.dtype_name(a.dtype) == "i32":
+        raise TypeError("attn: a and b must be floating point")
+    m, k = a.shape
+    if b.shape[0] != k:
+        raise ValueError("attn: a is %dx%d but b has %d rows" % (m, k, b.shape[0]))
+    if c is not None and tuple(c.shape) != (m, b.shape[1]):
+        raise ValueError("attn: c must be %dx%d, got shape %s" % (m, b.shape[1], tuple(c.shape)))
+
+
+def build_matmul_program(a, b, c=None):
+    """The IR text matmul() compiles for these tensors: one linalg.matmul,
+    initialised to zero, or to c (the function's third argument) when c is
+    given."""
+    _check_matmul(a, b, c)
+    return _program.build_matmul(tuple(a.shape), tuple(b.shape), a.dtype,
+                                 accumulate=c is not None)
+
+
+def matmul(a, b, c=None, tile_options=None):
+    """a @ b as one tile-level GEMM kernel (linalg.matmul through attn-tile).
+
+    a [M, K] and b [K, N] (and c [M, N]) share a dtype, float32, float16 or
+    bfloat16, and a device. Products accumulate in float32 and are rounded
+    once. Without c returns a new [M, N] tensor; with c adds a @ b to it in
+    place (c += a @ b) and returns c. On an H200, bf16 and f16 GEMMs whose K
+    and N are multiples of 8 run the wgmma/TMA kernel. tile_options are the
+    attn-tile pass's ("block-m=32 block-n=32 block-k=16")."""
+    text = build_matmul_program(a, b, c)
+    tensors = [a, b] if c is None else [a, b, c]
+    device, index = _device(tensors)
+    if device not in ("cpu", "cuda"):
+        raise ValueError("attn: tensors must be on the CPU or a CUDA GPU, not %s" % device)
+    kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
+    return kernel(*tensors)

@@ -1,4 +1,5 @@
-"""Builds attn IR text (MLIR generic form) for one attention and its tensor shapes.
+"""Builds attn IR text (MLIR generic form) for one attention and its tensor shapes,
+or for one GEMM (linalg.matmul).
 
 The function takes (q, k, v, then the extra inputs gate, qseg, kseg that the
 options ask for) and returns o. Score modifiers apply in this order: scale,
@@ -122,5 +123,35 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
     lines.append('  %%p = "attn.softmax"(%s) : (%s) -> %s' % (last, st, st))
     lines.append('  %%o = "attn.pv"(%%p, %%v) : (%s, %s) -> %s' % (st, vt, ot))
     lines.append("  return %%o : %s" % ot)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def build_matmul(a_shape, b_shape, dtype, accumulate=False, name="matmul"):
+    """Returns the text of one linalg.matmul, c[M, N] = a[M, K] b[K, N]:
+    initialised to zero (a linalg.fill of 0.0), or to the function's third
+    argument c when accumulate is set."""
+    elem = dtype_name(dtype)
+    if elem == "i32":
+        raise TypeError("attn: a and b must be floating point")
+    (m, k), (k2, n) = a_shape, b_shape
+    if k != k2:
+        raise ValueError("attn: a is %dx%d but b has %d rows" % (m, k, k2))
+    at, bt, ct = (tensor_type(s, elem) for s in ((m, k), (k, n), (m, n)))
+    args = ["%%a: %s" % at, "%%b: %s" % bt]
+    lines = []
+    if accumulate:
+        args.append("%%c: %s" % ct)
+        init = "%c"
+    else:
+        lines.append("  %%zero = arith.constant 0.0 : %s" % elem)
+        lines.append("  %%empty = tensor.empty() : %s" % ct)
+        lines.append("  %%init = linalg.fill ins(%%zero : %s) outs(%%empty : %s) -> %s"
+                     % (elem, ct, ct))
+        init = "%init"
+    lines.insert(0, "func.func @%s(%s) -> %s {" % (name, ", ".join(args), ct))
+    lines.append("  %%r = linalg.matmul ins(%%a, %%b : %s, %s) outs(%s : %s) -> %s"
+                 % (at, bt, init, ct, ct))
+    lines.append("  return %%r : %s" % ct)
     lines.append("}")
     return "\n".join(lines) + "\n"
