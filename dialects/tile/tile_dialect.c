@@ -68,6 +68,21 @@ bool attn_tile_get_matmul(MlirOperation func, struct attn_tile_matmul *out) {
   return true;
 }
 
+bool attn_tile_matmul_is_fused(MlirOperation func) {
+  MlirAttribute d = attn_attr_get(func, ATTN_TILE_MATMUL_ATTR);
+  return !mlirAttributeIsNull(d) && mlirAttributeIsADictionary(d) &&
+         !mlirAttributeIsNull(mlirDictionaryAttrGetElementByName(
+             d, mlirStringRefCreateFromCString("comm")));
+}
+
+bool attn_tile_reject_fused(MlirOperation func, const char *pass) {
+  return attn_emit_errorf(func,
+                          "%s cannot lower a matmul fused with a collective: "
+                          "only lower-tile-to-hopper does (sm_90a GPUs of one "
+                          "NVLink domain, with attnrt's NCCL communicator)",
+                          pass);
+}
+
 bool attn_tile_verify_matmul_kernel(MlirOperation func) {
   if (mlirAttributeIsNull(attn_attr_get(func, ATTN_TILE_MATMUL_ATTR)))
     return true;
@@ -78,6 +93,33 @@ bool attn_tile_verify_matmul_kernel(MlirOperation func) {
                                   "accumulate: bool}");
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
   int64_t want[3][2] = {{mm.m, mm.k}, {mm.k, mm.n}, {mm.m, mm.n}};
+  // A fused collective (comm = {pattern, world_size, ...}): a holds one
+  // rank's rows for all_gather_matmul, c one rank's rows for
+  // matmul_reduce_scatter.
+  MlirAttribute comm = mlirDictionaryAttrGetElementByName(
+      attn_attr_get(func, ATTN_TILE_MATMUL_ATTR),
+      mlirStringRefCreateFromCString("comm"));
+  if (!mlirAttributeIsNull(comm)) {
+    MlirAttribute pat = mlirAttributeIsADictionary(comm)
+                            ? mlirDictionaryAttrGetElementByName(
+                                  comm, mlirStringRefCreateFromCString("pattern"))
+                            : (MlirAttribute){NULL};
+    MlirAttribute w = mlirAttributeIsADictionary(comm)
+                          ? mlirDictionaryAttrGetElementByName(
+                                comm, mlirStringRefCreateFromCString("world_size"))
+                          : (MlirAttribute){NULL};
+    if (mlirAttributeIsNull(pat) || !mlirAttributeIsAString(pat) ||
+        mlirAttributeIsNull(w) || !mlirAttributeIsAInteger(w) ||
+        mlirIntegerAttrGetValueInt(w) < 1 ||
+        mm.m % mlirIntegerAttrGetValueInt(w))
+      return attn_emit_errorf(func, "tile.matmul's comm must be {pattern, "
+                                    "world_size >= 1 dividing m, ...}");
+    int64_t world = mlirIntegerAttrGetValueInt(w);
+    if (attn_str_eq(mlirStringAttrGetValue(pat), "all_gather_matmul"))
+      want[0][0] = mm.m / world;
+    if (attn_str_eq(mlirStringAttrGetValue(pat), "matmul_reduce_scatter"))
+      want[2][0] = mm.m / world;
+  }
   bool ok = !mlirBlockIsNull(body) && mlirBlockGetNumArguments(body) == 3;
   MlirType elem = {NULL};
   for (int i = 0; ok && i < 3; ++i) {
@@ -94,8 +136,9 @@ bool attn_tile_verify_matmul_kernel(MlirOperation func) {
                                 "arguments a: %lldx%lld, b: %lldx%lld, c: "
                                 "%lldx%lld (memrefs of one element type)",
                           (long long)mm.m, (long long)mm.n, (long long)mm.k,
-                          (long long)mm.m, (long long)mm.k, (long long)mm.k,
-                          (long long)mm.n, (long long)mm.m, (long long)mm.n);
+                          (long long)want[0][0], (long long)want[0][1],
+                          (long long)want[1][0], (long long)want[1][1],
+                          (long long)want[2][0], (long long)want[2][1]);
 }
 
 static const char *const score_mod_names[4] = {"scale", "softcap", "alibi",

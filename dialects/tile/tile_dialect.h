@@ -53,6 +53,14 @@ struct attn_tile_matmul {
 /// accumulate not a boolean.
 bool attn_tile_get_matmul(MlirOperation func, struct attn_tile_matmul *out);
 
+/// True when func's tile.matmul fuses a collective (a `comm` entry, from
+/// comm.fused_matmul): only lower-tile-to-hopper lowers such a kernel.
+bool attn_tile_matmul_is_fused(MlirOperation func);
+
+/// Emits the error of a lowering that cannot take a fused kernel and
+/// returns false.
+bool attn_tile_reject_fused(MlirOperation func, const char *pass);
+
 /// What a tile.score_mod op applies, in order (enum attn_score_mod from
 /// attn_dialect.h), with the parameters of each modifier.
 struct attn_tile_score_mods {

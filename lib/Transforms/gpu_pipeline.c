@@ -91,12 +91,15 @@ static bool hopper_computes_matmul(const struct attn_matmul_info *mm) {
 }
 
 struct scan {
-  bool any, all_hopper;
+  bool any, all_hopper, comm;
 };
 
 static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
   struct scan *s = user;
   const char *why;
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  if (n.length > 5 && !strncmp(n.data, "comm.", 5))
+    s->comm = true;
   if (attn_op_is(op, ATTN_OP_FUSED)) {
     s->any = true;
     s->all_hopper &= attn_hopper_supports(op, &why);
@@ -113,8 +116,25 @@ bool attn_gpu_pipeline(MlirOperation module, const char *chip,
                        const char *features, enum attn_gpu_kernel kind,
                        const char *tile_options, const char *hopper_options,
                        struct attn_strbuf *out) {
-  struct scan s = {false, true};
+  struct scan s = {false, true, false};
   mlirOperationWalk(module, scan_kernels, &s, MlirWalkPreOrder);
+  // Collectives on a matmul's result or operand: comm-schedule fuses them
+  // into comm.fused_matmul, which only the Hopper lowering takes (on other
+  // chips the plain path rejects it with its reason).
+  if (s.comm) {
+    bool sm90a = !strcmp(chip, "sm_90a");
+    attn_strbuf_printf(out, "comm-schedule,attn-tile{%s%s},",
+                       sm90a && kind != ATTN_GPU_KERNEL_PLAIN ? "kernel=hopper "
+                                                              : "",
+                       tile_options ? tile_options : "");
+    if (sm90a && kind != ATTN_GPU_KERNEL_PLAIN) {
+      attn_strbuf_printf(out, "lower-tile-to-hopper{chip=%s %s}", chip,
+                         hopper_options ? hopper_options : "");
+      return true;
+    }
+    attn_strbuf_printf(out, "lower-tile-to-gpu{chip=%s}", chip);
+    return false;
+  }
   // Explicit tile options are for the plain path unless Hopper is asked
   // for: its tiles are fixed by the kernel.
   const char *user = tile_options ? tile_options : "";

@@ -34,18 +34,8 @@
 #define PRODUCER_REGS 40
 #define CONSUMER_REGS 232
 
-struct gm {
-  struct attn_ptx p;
-  const struct attn_hopper_gemm *g;
-  int nacc;               // accumulators per consumer thread: block_n / 2
-  int64_t a_bytes;        // one A slot
-  int64_t b_bytes;        // one B slot
-  int64_t stage_bytes;    // A + B
-  int64_t bar_off;        // full[stages], empty[stages]
-  int64_t tiles_m, tiles_n, nk;
-};
 
-static void layout(struct gm *e) {
+static void layout(struct attn_gemm_em *e) {
   const struct attn_hopper_gemm *g = e->g;
   e->a_bytes = (int64_t)g->block_m * BLOCK_K * 2;
   e->b_bytes = (int64_t)BLOCK_K * g->block_n * 2;
@@ -54,6 +44,28 @@ static void layout(struct gm *e) {
   e->tiles_m = (g->m + g->block_m - 1) / g->block_m;
   e->tiles_n = (g->n + g->block_n - 1) / g->block_n;
   e->nk = (g->k + BLOCK_K - 1) / BLOCK_K;
+  attn_hopper_gemm_workspace(g, &e->ws_at);
+}
+
+static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+void attn_hopper_gemm_workspace(const struct attn_hopper_gemm *g,
+                                struct attn_gemm_workspace *w) {
+  memset(w, 0, sizeof *w);
+  if (g->comm == ATTN_GEMM_LOCAL)
+    return;
+  int64_t tiles = attn_hopper_gemm_tiles(g);
+  int64_t data = g->comm == ATTN_GEMM_ALL_GATHER ? g->m * g->k * 2
+                                                 : g->m * g->n * 2;
+  int64_t n0 = g->comm == ATTN_GEMM_ALL_GATHER
+                   ? (g->m + g->block_m - 1) / g->block_m
+                   : tiles;
+  int64_t n1 = g->comm == ATTN_GEMM_ALL_REDUCE ? tiles : 0;
+  w->data = 0;
+  w->flags0 = align_up(data, 256);
+  w->flags1 = align_up(w->flags0 + 4 * n0, 256);
+  w->ctl = align_up(w->flags1 + 4 * n1, 256);
+  w->bytes = align_up(w->ctl + 256, 4096);
 }
 
 int64_t attn_hopper_gemm_tiles(const struct attn_hopper_gemm *g) {
@@ -61,10 +73,16 @@ int64_t attn_hopper_gemm_tiles(const struct attn_hopper_gemm *g) {
          ((g->n + g->block_n - 1) / g->block_n);
 }
 
-int64_t attn_hopper_gemm_smem_bytes(const struct attn_hopper_gemm *g) {
-  struct gm e = {.g = g};
+int64_t attn_gemm_tileq_off(const struct attn_hopper_gemm *g) {
+  struct attn_gemm_em e = {.g = g};
   layout(&e);
-  return e.bar_off + 16LL * g->stages + 1024;
+  return e.bar_off + 16LL * g->stages;
+}
+
+int64_t attn_hopper_gemm_smem_bytes(const struct attn_hopper_gemm *g) {
+  struct attn_gemm_em e = {.g = g};
+  layout(&e);
+  return attn_gemm_tileq_off(g) + 64 + 1024;
 }
 
 void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
@@ -129,6 +147,36 @@ bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
     snprintf(why, why_len, "ctas and group-m must be positive");
     return false;
   }
+  if (g->adaptive && g->comm == ATTN_GEMM_LOCAL) {
+    snprintf(why, why_len,
+             "the adaptive split belongs to fused kernels (its counters live "
+             "in the communication workspace)");
+    return false;
+  }
+  if (g->comm != ATTN_GEMM_LOCAL) {
+    if (g->world < 1 || g->world > 8 || g->comm_ctas < 1 ||
+        g->ctas + g->comm_ctas > 132) {
+      snprintf(why, why_len,
+               "a fused kernel needs 1 to 8 ranks and 1 to %d communication "
+               "CTAs beside %d compute CTAs (one per SM), found %d ranks, "
+               "%d communication CTAs",
+               132 - g->ctas, g->ctas, g->world, g->comm_ctas);
+      return false;
+    }
+    if (g->m % ((int64_t)g->block_m * g->world) || g->n % g->block_n) {
+      snprintf(why, why_len,
+               "a fused kernel needs m to be a multiple of %d (block-m times "
+               "the ranks) and n of block-n %d, found m = %lld, n = %lld",
+               g->block_m * g->world, g->block_n, (long long)g->m,
+               (long long)g->n);
+      return false;
+    }
+    if (g->accumulate || g->rope) {
+      snprintf(why, why_len,
+               "a fused kernel neither accumulates into C nor applies RoPE");
+      return false;
+    }
+  }
   if (g->rope) {
     if (g->head_dim <= 0 || g->n % g->head_dim || g->head_dim % 16 ||
         g->block_n % g->head_dim) {
@@ -151,128 +199,234 @@ bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
 
 //===-- Pieces ------------------------------------------------------------===//
 
-static int bar_at(struct gm *e, int base, int s) {
-  return attn_ptx_addi(&e->p, base, attn_ptx_mulc(&e->p, s, 8));
+static int bar_at(struct attn_gemm_em *e, int base, int s) {
+  return attn_ptx_addi(e->p, base, attn_ptx_mulc(e->p, s, 8));
 }
 
 /// Slot and parity of the ring's block number kb (i32).
-static int slot_of(struct gm *e, int kb, int *phase) {
-  int s = attn_ptx_remc(&e->p, kb, e->g->stages);
-  *phase = attn_ptx_op(&e->p, "arith.andi %%v%d, %%v%d : i32",
-                       attn_ptx_divc(&e->p, kb, e->g->stages),
-                       attn_ptx_ci32(&e->p, 1));
+static int slot_of(struct attn_gemm_em *e, int kb, int *phase) {
+  int s = attn_ptx_remc(e->p, kb, e->g->stages);
+  *phase = attn_ptx_op(e->p, "arith.andi %%v%d, %%v%d : i32",
+                       attn_ptx_divc(e->p, kb, e->g->stages),
+                       attn_ptx_ci32(e->p, 1));
   return s;
 }
 
-/// Tile t (i32) -> tile row *tm and tile column *tn, grouped by group_m
-/// tile rows.
-static void tile_coords(struct gm *e, int t, int *tm, int *tn) {
-  int64_t per_group = (int64_t)e->g->group_m * e->tiles_n;
-  int group = attn_ptx_divc(&e->p, t, per_group);
-  int first = attn_ptx_mulc(&e->p, group, e->g->group_m);
-  int left = attn_ptx_op(&e->p, "arith.subi %%v%d, %%v%d : i32",
-                         attn_ptx_ci32(&e->p, e->tiles_m), first);
-  int size = attn_ptx_op(&e->p, "arith.minui %%v%d, %%v%d : i32", left,
-                         attn_ptx_ci32(&e->p, e->g->group_m));
-  int in = attn_ptx_remc(&e->p, t, per_group);
-  *tm = attn_ptx_addi(&e->p, first,
-                      attn_ptx_op(&e->p, "arith.remui %%v%d, %%v%d : i32", in,
-                                  size));
-  *tn = attn_ptx_op(&e->p, "arith.divui %%v%d, %%v%d : i32", in, size);
+/// Shared-memory pointer of slot s's tile number (adaptive split).
+static int tileq_ptr(struct attn_gemm_em *e, int s) {
+  return attn_ptx_smem_ptr(
+      e->p, e->smem,
+      attn_ptx_addc(e->p, attn_ptx_mulc(e->p, s, 4), attn_gemm_tileq_off(e->g)));
 }
 
-struct ids {
-  int smem, sbase, tid, bid, a_map, b_map, c;
-  int full, empty;     // i32 shared addresses of slot 0's mbarriers
-  int ntiles;          // tiles this CTA runs (index)
-};
+/// Grouped order over `rows` tile rows: tile t (i32) -> tile row *tm (from
+/// 0) and column *tn.
+static void grouped(struct attn_gemm_em *e, int t, int64_t rows, int *tm,
+                    int *tn) {
+  int64_t per_group = (int64_t)e->g->group_m * e->tiles_n;
+  int group = attn_ptx_divc(e->p, t, per_group);
+  int first = attn_ptx_mulc(e->p, group, e->g->group_m);
+  int left = attn_ptx_op(e->p, "arith.subi %%v%d, %%v%d : i32",
+                         attn_ptx_ci32(e->p, rows), first);
+  int size = attn_ptx_op(e->p, "arith.minui %%v%d, %%v%d : i32", left,
+                         attn_ptx_ci32(e->p, e->g->group_m));
+  int in = attn_ptx_remc(e->p, t, per_group);
+  *tm = attn_ptx_addi(e->p, first,
+                      attn_ptx_op(e->p, "arith.remui %%v%d, %%v%d : i32", in,
+                                  size));
+  *tn = attn_ptx_op(e->p, "arith.divui %%v%d, %%v%d : i32", in, size);
+}
 
-/// Opens `scf.for %i = 0 to x->ntiles` and returns the tile (i32) and its
+void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn) {
+  const struct attn_hopper_gemm *g = e->g;
+  if (g->comm != ATTN_GEMM_REDUCE_SCATTER && g->comm != ATTN_GEMM_ALL_GATHER) {
+    grouped(e, t, e->tiles_m, tm, tn);
+    return;
+  }
+  // Row shards of tiles_m / world tile rows. Reduce-scatter interleaves them
+  // (ordinal t is shard t % world), so every rank reduces its shard while
+  // the GEMM runs; all-gather starts with this rank's rows, then the next
+  // rank's, in the order the communication CTAs gather them.
+  int64_t srows = e->tiles_m / g->world, per_shard = srows * e->tiles_n;
+  int shard, in;
+  if (g->comm == ATTN_GEMM_REDUCE_SCATTER) {
+    shard = attn_ptx_remc(e->p, t, g->world);
+    in = attn_ptx_divc(e->p, t, g->world);
+  } else {
+    shard = attn_ptx_remc(
+        e->p, attn_ptx_addi(e->p, e->rank, attn_ptx_divc(e->p, t, per_shard)),
+        g->world);
+    in = attn_ptx_remc(e->p, t, per_shard);
+  }
+  int r;
+  grouped(e, in, srows, &r, tn);
+  *tm = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, shard, srows), r);
+}
+
+/// Opens `scf.for %i = 0 to e->ntiles` and returns the tile (i32) and its
 /// ordinal i (i32) in *ord.
-static int open_tile_loop(struct gm *e, const struct ids *x, int *ord) {
-  int lo = attn_ptx_cidx(&e->p, 0), st = attn_ptx_cidx(&e->p, 1);
-  int it = e->p.next++;
-  attn_ptx_line(&e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it, lo,
-                x->ntiles, st);
-  *ord = attn_ptx_from_index(&e->p, it);
-  return attn_ptx_addi(&e->p, x->bid, attn_ptx_mulc(&e->p, *ord, e->g->ctas));
+static int open_tile_loop(struct attn_gemm_em *e, int *ord) {
+  int lo = attn_ptx_cidx(e->p, 0), st = attn_ptx_cidx(e->p, 1);
+  int it = e->p->next++;
+  attn_ptx_line(e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it, lo,
+                e->ntiles, st);
+  *ord = attn_ptx_from_index(e->p, it);
+  return attn_ptx_addi(e->p, e->cbid, attn_ptx_mulc(e->p, *ord, e->g->ctas));
 }
 
 //===-- Producer ----------------------------------------------------------===//
 
-static void producer(struct gm *e, const struct ids *x, int wt) {
+/// The producer's loads of tile t (i32) into ring blocks kb0, kb0 + 1, ...
+/// With the adaptive split, each slot also carries t for the consumers.
+static void producer_tile(struct attn_gemm_em *e, int t, int kb0) {
   const struct attn_hopper_gemm *g = e->g;
-  attn_ptx_line(&e->p, "scf.if %%v%d {", attn_ptx_cmpc(&e->p, "eq", wt, 0));
-  int ord, t = open_tile_loop(e, x, &ord), tm, tn;
-  tile_coords(e, t, &tm, &tn);
-  int row = attn_ptx_mulc(&e->p, tm, g->block_m);
-  int col = attn_ptx_mulc(&e->p, tn, g->block_n);
-  int kb0 = attn_ptx_mulc(&e->p, ord, e->nk);
-  int lo = attn_ptx_cidx(&e->p, 0), hi = attn_ptx_cidx(&e->p, e->nk),
-      st = attn_ptx_cidx(&e->p, 1);
-  int it = e->p.next++;
-  attn_ptx_line(&e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it, lo,
-                hi, st);
-  int j = attn_ptx_from_index(&e->p, it), ph;
-  int s = slot_of(e, attn_ptx_addi(&e->p, kb0, j), &ph);
-  attn_ptx_mbar_wait(&e->p, bar_at(e, x->empty, s),
-                     attn_ptx_op(&e->p, "arith.xori %%v%d, %%v%d : i32", ph,
-                                 attn_ptx_ci32(&e->p, 1)));
-  int full = bar_at(e, x->full, s);
-  attn_ptx_mbar_expect_tx(&e->p, full, e->stage_bytes);
-  int slot = attn_ptx_addi(&e->p, x->sbase,
-                           attn_ptx_mulc(&e->p, s, e->stage_bytes));
-  int kcol = attn_ptx_mulc(&e->p, j, BLOCK_K), zero = attn_ptx_ci32(&e->p, 0);
-  int ca[4] = {kcol, row, zero, zero};
-  attn_ptx_tma_load(&e->p, slot, x->a_map, ca, full);
-  for (int r = 0; r < g->block_n / 64; ++r) {
-    int cb[4] = {attn_ptx_addc(&e->p, col, 64 * r), kcol, zero, zero};
-    attn_ptx_tma_load(
-        &e->p, attn_ptx_addc(&e->p, slot, e->a_bytes + (int64_t)r * BLOCK_K * 128),
-        x->b_map, cb, full);
+  int tm, tn;
+  attn_gemm_tile_coords(e, t, &tm, &tn);
+  int row = attn_ptx_mulc(e->p, tm, g->block_m), a_map = e->a_map;
+  if (g->comm == ATTN_GEMM_ALL_GATHER) {
+    // This rank's rows come from a (its shard), the others' from the
+    // gathered copy in the workspace once they have arrived.
+    int64_t rows = g->m / g->world;
+    int mine = attn_ptx_op(e->p, "arith.cmpi eq, %%v%d, %%v%d : i32",
+                           attn_ptx_divc(e->p, tm, rows / g->block_m), e->rank);
+    attn_gemm_comm_wait_rows(e, tm, mine);
+    a_map = attn_ptx_sel(e->p, mine, e->a_map, e->g_map, "i64");
+    row = attn_ptx_sel(
+        e->p, mine,
+        attn_ptx_op(e->p, "arith.subi %%v%d, %%v%d : i32", row,
+                    attn_ptx_mulc(e->p, e->rank, rows)),
+        row, "i32");
   }
-  attn_ptx_line(&e->p, "}");
-  attn_ptx_line(&e->p, "}");
-  attn_ptx_line(&e->p, "}");
+  int col = attn_ptx_mulc(e->p, tn, g->block_n);
+  int lo = attn_ptx_cidx(e->p, 0), hi = attn_ptx_cidx(e->p, e->nk),
+      st = attn_ptx_cidx(e->p, 1);
+  int it = e->p->next++;
+  attn_ptx_line(e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it, lo,
+                hi, st);
+  int j = attn_ptx_from_index(e->p, it), ph;
+  int s = slot_of(e, attn_ptx_addi(e->p, kb0, j), &ph);
+  attn_ptx_mbar_wait(e->p, bar_at(e, e->empty, s),
+                     attn_ptx_op(e->p, "arith.xori %%v%d, %%v%d : i32", ph,
+                                 attn_ptx_ci32(e->p, 1)));
+  int full = bar_at(e, e->full, s);
+  if (g->adaptive)
+    attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>", t,
+                  tileq_ptr(e, s));
+  attn_ptx_mbar_expect_tx(e->p, full, e->stage_bytes);
+  int slot = attn_ptx_addi(e->p, e->sbase,
+                           attn_ptx_mulc(e->p, s, e->stage_bytes));
+  int kcol = attn_ptx_mulc(e->p, j, BLOCK_K), zero = attn_ptx_ci32(e->p, 0);
+  int ca[4] = {kcol, row, zero, zero};
+  attn_ptx_tma_load(e->p, slot, a_map, ca, full);
+  for (int r = 0; r < g->block_n / 64; ++r) {
+    int cb[4] = {attn_ptx_addc(e->p, col, 64 * r), kcol, zero, zero};
+    attn_ptx_tma_load(
+        e->p, attn_ptx_addc(e->p, slot, e->a_bytes + (int64_t)r * BLOCK_K * 128),
+        e->b_map, cb, full);
+  }
+  attn_ptx_line(e->p, "}");
+}
+
+/// Opens the adaptive split's tile loop: `scf.while` claiming tiles from
+/// the workspace counter (producer) or reading them from the ring's slots
+/// (consumers), carrying the ring position kb. Returns the tile and kb of
+/// the body; *res names the loop's results (tile, kb at the exit).
+static int open_claim_loop(struct attn_gemm_em *e, bool producer, int *kb,
+                           int *res) {
+  const struct attn_hopper_gemm *g = e->g;
+  int init = attn_ptx_ci32(e->p, 0), arg = e->p->next++;
+  *res = e->p->next++;
+  attn_ptx_line(e->p,
+                "%%v%d:2 = scf.while (%%v%d = %%v%d) : (i32) -> (i32, i32) {",
+                *res, arg, init);
+  int t, go;
+  if (producer) {
+    t = attn_gemm_claim(e, ATTN_GEMM_CTL_TILE);
+    go = attn_ptx_cmpc(e->p, "ult", t, e->tiles_m * e->tiles_n);
+  } else {
+    int ph, s = slot_of(e, arg, &ph);
+    attn_ptx_mbar_wait(e->p, bar_at(e, e->full, s), ph);
+    t = attn_ptx_op(e->p, "llvm.load %%v%d : !llvm.ptr<3> -> i32",
+                    tileq_ptr(e, s));
+    go = attn_ptx_cmpc(e->p, "sge", t, 0);
+  }
+  (void)g;
+  attn_ptx_line(e->p, "scf.condition(%%v%d) %%v%d, %%v%d : i32, i32", go, t,
+                arg);
+  int bt = e->p->next++, bkb = e->p->next++;
+  attn_ptx_line(e->p, "} do {");
+  attn_ptx_line(e->p, "^bb0(%%v%d: i32, %%v%d: i32):", bt, bkb);
+  *kb = bkb;
+  return bt;
+}
+
+static void close_claim_loop(struct attn_gemm_em *e, int kb) {
+  attn_ptx_line(e->p, "scf.yield %%v%d : i32", attn_ptx_addc(e->p, kb, e->nk));
+  attn_ptx_line(e->p, "}");
+}
+
+static void producer(struct attn_gemm_em *e, int wt) {
+  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
+  if (!e->g->adaptive) {
+    int ord, t = open_tile_loop(e, &ord);
+    producer_tile(e, t, attn_ptx_mulc(e->p, ord, e->nk));
+    attn_ptx_line(e->p, "}");
+  } else {
+    int kb, res, t = open_claim_loop(e, true, &kb, &res);
+    producer_tile(e, t, kb);
+    close_claim_loop(e, kb);
+    // No tile left: a slot holding -1 tells the consumers.
+    int ph, s = slot_of(
+        e, attn_ptx_op(e->p, "arith.addi %%v%d#1, %%v%d : i32", res,
+                       attn_ptx_ci32(e->p, 0)),
+        &ph);
+    attn_ptx_mbar_wait(e->p, bar_at(e, e->empty, s),
+                       attn_ptx_op(e->p, "arith.xori %%v%d, %%v%d : i32", ph,
+                                   attn_ptx_ci32(e->p, 1)));
+    attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
+                  attn_ptx_ci32(e->p, -1), tileq_ptr(e, s));
+    attn_ptx_mbar_arrive(e->p, bar_at(e, e->full, s));
+  }
+  attn_ptx_line(e->p, "}");
 }
 
 //===-- Consumers ---------------------------------------------------------===//
 
 /// Issues the four k16 steps of one K block for this consumer's 64 rows.
-static void issue_block(struct gm *e, int slot, int cw, int *acc) {
-  int a = attn_ptx_addi(&e->p, slot, attn_ptx_mulc(&e->p, cw, 64 * 128));
-  int desc_a = attn_ptx_make_desc(&e->p, a, 16, 1024);
-  int desc_b = attn_ptx_make_desc(&e->p, attn_ptx_addc(&e->p, slot, e->a_bytes),
+static void issue_block(struct attn_gemm_em *e, int slot, int cw, int *acc) {
+  int a = attn_ptx_addi(e->p, slot, attn_ptx_mulc(e->p, cw, 64 * 128));
+  int desc_a = attn_ptx_make_desc(e->p, a, 16, 1024);
+  int desc_b = attn_ptx_make_desc(e->p, attn_ptx_addc(e->p, slot, e->a_bytes),
                                   (long long)BLOCK_K * 128, 1024);
-  int one = attn_ptx_ci32(&e->p, 1);
-  attn_ptx_asm0(&e->p, "wgmma.fence.sync.aligned;");
+  int one = attn_ptx_ci32(e->p, 1);
+  attn_ptx_asm0(e->p, "wgmma.fence.sync.aligned;");
   for (int kk = 0; kk < BLOCK_K / 16; ++kk)
-    attn_ptx_wgmma_ss(&e->p, acc, e->nacc,
-                      attn_ptx_desc_add(&e->p, desc_a, kk * 32),
-                      attn_ptx_desc_add(&e->p, desc_b, (long long)kk * 16 * 128),
+    attn_ptx_wgmma_ss(e->p, acc, e->nacc,
+                      attn_ptx_desc_add(e->p, desc_a, kk * 32),
+                      attn_ptx_desc_add(e->p, desc_b, (long long)kk * 16 * 128),
                       one, true);
-  attn_ptx_asm0(&e->p, "wgmma.commit_group.sync.aligned;");
+  attn_ptx_asm0(e->p, "wgmma.commit_group.sync.aligned;");
 }
 
 /// cos and sin of an f64 angle: reduced to [-pi, pi] in f64 (exact enough
 /// for angles up to 2^24 rad), then the f32 approximations (absolute error
 /// below 1e-6, far under a 16-bit output's rounding).
-static void sincos_reduced(struct gm *e, int angle, int *c, int *s) {
+static void sincos_reduced(struct attn_gemm_em *e, int angle, int *c, int *s) {
   const char *t[] = {"f64"};
   int turns = attn_ptx_op(
-      &e->p, "arith.mulf %%v%d, %%v%d : f64", angle,
-      attn_ptx_op(&e->p, "arith.constant %.17e : f64", 1.0 / TWO_PI));
-  int k = attn_ptx_asmv(&e->p, "f64", "=d,d", "cvt.rni.f64.f64 $0, $1;", 1,
+      e->p, "arith.mulf %%v%d, %%v%d : f64", angle,
+      attn_ptx_op(e->p, "arith.constant %.17e : f64", 1.0 / TWO_PI));
+  int k = attn_ptx_asmv(e->p, "f64", "=d,d", "cvt.rni.f64.f64 $0, $1;", 1,
                         &turns, t);
   int r = attn_ptx_op(
-      &e->p, "arith.subf %%v%d, %%v%d : f64", angle,
-      attn_ptx_op(&e->p, "arith.mulf %%v%d, %%v%d : f64", k,
-                  attn_ptx_op(&e->p, "arith.constant %.17e : f64", TWO_PI)));
-  int rf = attn_ptx_op(&e->p, "arith.truncf %%v%d : f64 to f32", r);
+      e->p, "arith.subf %%v%d, %%v%d : f64", angle,
+      attn_ptx_op(e->p, "arith.mulf %%v%d, %%v%d : f64", k,
+                  attn_ptx_op(e->p, "arith.constant %.17e : f64", TWO_PI)));
+  int rf = attn_ptx_op(e->p, "arith.truncf %%v%d : f64 to f32", r);
   const char *tf[] = {"f32"};
-  *c = attn_ptx_asmv(&e->p, "f32", "=f,f", "cos.approx.ftz.f32 $0, $1;", 1,
+  *c = attn_ptx_asmv(e->p, "f32", "=f,f", "cos.approx.ftz.f32 $0, $1;", 1,
                      &rf, tf);
-  *s = attn_ptx_asmv(&e->p, "f32", "=f,f", "sin.approx.ftz.f32 $0, $1;", 1,
+  *s = attn_ptx_asmv(e->p, "f32", "=f,f", "sin.approx.ftz.f32 $0, $1;", 1,
                      &rf, tf);
 }
 
@@ -283,22 +437,22 @@ static void sincos_reduced(struct gm *e, int angle, int *c, int *s) {
 /// 8, and both columns of every pair are in this thread's registers.
 /// inv_freq(pair) = theta^(-2 pair / rotary_dim) splits into a per-thread
 /// factor (of col0 % 8) and a constant per chunk.
-static void rope_epilogue(struct gm *e, int *acc, int col0, const int rows[2]) {
+static void rope_epilogue(struct attn_gemm_em *e, int *acc, int col0, const int rows[2]) {
   const struct attn_hopper_gemm *g = e->g;
   double cexp = -2.0 * log2(g->theta) / (double)g->rotary_dim;
-  int lr2 = attn_ptx_remc(&e->p, col0, 8); // 2 * (lane % 4)
+  int lr2 = attn_ptx_remc(e->p, col0, 8); // 2 * (lane % 4)
   // Pair index of the thread's first column: lr2 (rotate-half) or lr2 / 2.
-  int tp = g->interleaved ? attn_ptx_divc(&e->p, lr2, 2) : lr2;
+  int tp = g->interleaved ? attn_ptx_divc(e->p, lr2, 2) : lr2;
   int ft = attn_ptx_op(
-      &e->p, "llvm.call @__nv_exp2(%%v%d) : (f64) -> f64",
-      attn_ptx_op(&e->p, "arith.mulf %%v%d, %%v%d : f64",
-                  attn_ptx_op(&e->p, "arith.uitofp %%v%d : i32 to f64", tp),
-                  attn_ptx_op(&e->p, "arith.constant %.17e : f64", cexp)));
+      e->p, "llvm.call @__nv_exp2(%%v%d) : (f64) -> f64",
+      attn_ptx_op(e->p, "arith.mulf %%v%d, %%v%d : f64",
+                  attn_ptx_op(e->p, "arith.uitofp %%v%d : i32 to f64", tp),
+                  attn_ptx_op(e->p, "arith.constant %.17e : f64", cexp)));
   int pos[2];
   for (int r = 0; r < 2; ++r)
     pos[r] = attn_ptx_op(
-        &e->p, "arith.uitofp %%v%d : i32 to f64",
-        attn_ptx_addc(&e->p, attn_ptx_remc(&e->p, rows[r], g->seq_len),
+        e->p, "arith.uitofp %%v%d : i32 to f64",
+        attn_ptx_addc(e->p, attn_ptx_remc(e->p, rows[r], g->seq_len),
                       g->rope_offset));
   int half = (int)(g->rotary_dim / 2);
   for (int c = 0; c < g->block_n / 8; ++c) {
@@ -310,76 +464,76 @@ static void rope_epilogue(struct gm *e, int *acc, int col0, const int rows[2]) {
       int i2 = g->interleaved ? 4 * c + 1 : 4 * (c + half / 8) + b;
       double pconst = g->interleaved ? hc / 2 : hc + b;
       int f = attn_ptx_op(
-          &e->p, "arith.mulf %%v%d, %%v%d : f64", ft,
-          attn_ptx_op(&e->p, "arith.constant %.17e : f64",
+          e->p, "arith.mulf %%v%d, %%v%d : f64", ft,
+          attn_ptx_op(e->p, "arith.constant %.17e : f64",
                       exp2(cexp * pconst)));
       for (int r = 0; r < 2; ++r) {
         int cs, sn;
         sincos_reduced(
-            e, attn_ptx_op(&e->p, "arith.mulf %%v%d, %%v%d : f64", pos[r], f),
+            e, attn_ptx_op(e->p, "arith.mulf %%v%d, %%v%d : f64", pos[r], f),
             &cs, &sn);
         int x1 = acc[i1 + 2 * r], x2 = acc[i2 + 2 * r];
-        acc[i1 + 2 * r] = attn_ptx_fsub(&e->p, attn_ptx_fmul(&e->p, x1, cs),
-                                        attn_ptx_fmul(&e->p, x2, sn));
-        acc[i2 + 2 * r] = attn_ptx_fadd(&e->p, attn_ptx_fmul(&e->p, x2, cs),
-                                        attn_ptx_fmul(&e->p, x1, sn));
+        acc[i1 + 2 * r] = attn_ptx_fsub(e->p, attn_ptx_fmul(e->p, x1, cs),
+                                        attn_ptx_fmul(e->p, x2, sn));
+        acc[i2 + 2 * r] = attn_ptx_fadd(e->p, attn_ptx_fmul(e->p, x2, cs),
+                                        attn_ptx_fmul(e->p, x1, sn));
       }
     }
   }
 }
 
 /// Byte address of element (row, col) of C, i32 row and column.
-static int c_addr(struct gm *e, const struct ids *x, int row, int col) {
+static int c_addr(struct attn_gemm_em *e, int row, int col) {
   int rowb = attn_ptx_op(
-      &e->p, "arith.muli %%v%d, %%v%d : i64",
-      attn_ptx_op(&e->p, "arith.extui %%v%d : i32 to i64", row),
-      attn_ptx_ci64(&e->p, e->g->n * 2));
-  int colb = attn_ptx_op(&e->p, "arith.extui %%v%d : i32 to i64",
-                         attn_ptx_mulc(&e->p, col, 2));
+      e->p, "arith.muli %%v%d, %%v%d : i64",
+      attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64", row),
+      attn_ptx_ci64(e->p, e->g->n * 2));
+  int colb = attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64",
+                         attn_ptx_mulc(e->p, col, 2));
   return attn_ptx_op(
-      &e->p,
+      e->p,
       "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
-      x->c, attn_ptx_op(&e->p, "arith.addi %%v%d, %%v%d : i64", rowb, colb));
+      e->out, attn_ptx_op(e->p, "arith.addi %%v%d, %%v%d : i64", rowb, colb));
 }
 
 /// Writes (and with accumulate, first reads) this thread's part of the
 /// tile: register i holds row row0 + 8 ((i >> 1) & 1) and column col0 +
 /// 8 (i / 4) + (i & 1).
-static void epilogue(struct gm *e, const struct ids *x, int *acc, int tm,
+static void epilogue(struct attn_gemm_em *e, int *acc, int tm,
                      int tn, int cw, int wt) {
   const struct attn_hopper_gemm *g = e->g;
-  int warp = attn_ptx_divc(&e->p, wt, 32), lane = attn_ptx_remc(&e->p, wt, 32);
+  int warp = attn_ptx_divc(e->p, wt, 32), lane = attn_ptx_remc(e->p, wt, 32);
   int row0 = attn_ptx_addi(
-      &e->p, attn_ptx_mulc(&e->p, tm, g->block_m),
-      attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, cw, 64),
-                    attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, warp, 16),
-                                  attn_ptx_divc(&e->p, lane, 4))));
-  int col0 = attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, tn, g->block_n),
-                           attn_ptx_mulc(&e->p, attn_ptx_remc(&e->p, lane, 4), 2));
-  int rows[2] = {row0, attn_ptx_addc(&e->p, row0, 8)};
+      e->p, attn_ptx_mulc(e->p, tm, g->block_m),
+      attn_ptx_addi(e->p, attn_ptx_mulc(e->p, cw, 64),
+                    attn_ptx_addi(e->p, attn_ptx_mulc(e->p, warp, 16),
+                                  attn_ptx_divc(e->p, lane, 4))));
+  int col0 = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, tn, g->block_n),
+                           attn_ptx_mulc(e->p, attn_ptx_remc(e->p, lane, 4), 2));
+  int rows[2] = {row0, attn_ptx_addc(e->p, row0, 8)};
   bool tail_m = g->m % g->block_m != 0, tail_n = g->n % g->block_n != 0;
   int chunks = g->block_n / 8;
   if (g->accumulate) {
     // Read C first (RoPE rotates the whole sum); rows and columns past the
     // end read element (0, 0) instead, and are not stored.
-    int zero = attn_ptx_ci32(&e->p, 0);
+    int zero = attn_ptx_ci32(e->p, 0);
     for (int r = 0; r < 2; ++r) {
-      int row = tail_m ? attn_ptx_sel(&e->p,
-                                      attn_ptx_cmpc(&e->p, "ult", rows[r], g->m),
+      int row = tail_m ? attn_ptx_sel(e->p,
+                                      attn_ptx_cmpc(e->p, "ult", rows[r], g->m),
                                       rows[r], zero, "i32")
                        : rows[r];
       for (int c = 0; c < chunks; ++c) {
-        int col = attn_ptx_addc(&e->p, col0, 8 * c);
+        int col = attn_ptx_addc(e->p, col0, 8 * c);
         if (tail_n)
-          col = attn_ptx_sel(&e->p, attn_ptx_cmpc(&e->p, "ult", col, g->n), col,
+          col = attn_ptx_sel(e->p, attn_ptx_cmpc(e->p, "ult", col, g->n), col,
                              zero, "i32");
-        int w = attn_ptx_op(&e->p, "llvm.load %%v%d : !llvm.ptr -> i32",
-                            c_addr(e, x, row, col));
+        int w = attn_ptx_op(e->p, "llvm.load %%v%d : !llvm.ptr -> i32",
+                            c_addr(e, row, col));
         int lo, hi;
-        attn_ptx_unpack2(&e->p, w, &lo, &hi);
-        acc[4 * c + 2 * r] = attn_ptx_fadd(&e->p, acc[4 * c + 2 * r], lo);
+        attn_ptx_unpack2(e->p, w, &lo, &hi);
+        acc[4 * c + 2 * r] = attn_ptx_fadd(e->p, acc[4 * c + 2 * r], lo);
         acc[4 * c + 2 * r + 1] =
-            attn_ptx_fadd(&e->p, acc[4 * c + 2 * r + 1], hi);
+            attn_ptx_fadd(e->p, acc[4 * c + 2 * r + 1], hi);
       }
     }
   }
@@ -387,31 +541,31 @@ static void epilogue(struct gm *e, const struct ids *x, int *acc, int tm,
     rope_epilogue(e, acc, col0, rows);
   for (int r = 0; r < 2; ++r) {
     if (tail_m)
-      attn_ptx_line(&e->p, "scf.if %%v%d {",
-                    attn_ptx_cmpc(&e->p, "ult", rows[r], g->m));
+      attn_ptx_line(e->p, "scf.if %%v%d {",
+                    attn_ptx_cmpc(e->p, "ult", rows[r], g->m));
     for (int c = 0; c < chunks; ++c) {
-      int col = attn_ptx_addc(&e->p, col0, 8 * c);
+      int col = attn_ptx_addc(e->p, col0, 8 * c);
       if (tail_n)
-        attn_ptx_line(&e->p, "scf.if %%v%d {",
-                      attn_ptx_cmpc(&e->p, "ult", col, g->n));
-      int w = attn_ptx_pack2(&e->p, acc[4 * c + 2 * r], acc[4 * c + 2 * r + 1]);
-      attn_ptx_line(&e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr", w,
-                    c_addr(e, x, rows[r], col));
+        attn_ptx_line(e->p, "scf.if %%v%d {",
+                      attn_ptx_cmpc(e->p, "ult", col, g->n));
+      int w = attn_ptx_pack2(e->p, acc[4 * c + 2 * r], acc[4 * c + 2 * r + 1]);
+      attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr", w,
+                    c_addr(e, rows[r], col));
       if (tail_n)
-        attn_ptx_line(&e->p, "}");
+        attn_ptx_line(e->p, "}");
     }
     if (tail_m)
-      attn_ptx_line(&e->p, "}");
+      attn_ptx_line(e->p, "}");
   }
 }
 
-static void consumer(struct gm *e, const struct ids *x, int wg, int wt) {
-  int n = e->nacc;
-  int cw = attn_ptx_addc(&e->p, wg, -1);
-  int ord, t = open_tile_loop(e, x, &ord), tm, tn;
-  tile_coords(e, t, &tm, &tn);
-  int kb0 = attn_ptx_mulc(&e->p, ord, e->nk);
-  int zero = attn_ptx_cf32(&e->p, 0.0f);
+/// One tile t (i32) from ring blocks kb0, kb0 + 1, ...; with waited, the
+/// first block's full barrier has been waited for already.
+static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
+                          int wt, bool waited) {
+  int n = e->nacc, tm, tn;
+  attn_gemm_tile_coords(e, t, &tm, &tn);
+  int zero = attn_ptx_cf32(e->p, 0.0f);
   int acc[256];
   const char *tys[256];
   for (int i = 0; i < n; ++i) {
@@ -421,14 +575,15 @@ static void consumer(struct gm *e, const struct ids *x, int wg, int wt) {
   // K block 0 outside the loop: every later step releases the slot before it.
   {
     int ph, s = slot_of(e, kb0, &ph);
-    attn_ptx_mbar_wait(&e->p, bar_at(e, x->full, s), ph);
-    issue_block(e, attn_ptx_addi(&e->p, x->sbase,
-                                 attn_ptx_mulc(&e->p, s, e->stage_bytes)),
+    if (!waited)
+      attn_ptx_mbar_wait(e->p, bar_at(e, e->full, s), ph);
+    issue_block(e, attn_ptx_addi(e->p, e->sbase,
+                                 attn_ptx_mulc(e->p, s, e->stage_bytes)),
                 cw, acc);
   }
-  int lo = attn_ptx_cidx(&e->p, 1), hi = attn_ptx_cidx(&e->p, e->nk),
-      st = attn_ptx_cidx(&e->p, 1);
-  int it = e->p.next++, res = e->p.next++;
+  int lo = attn_ptx_cidx(e->p, 1), hi = attn_ptx_cidx(e->p, e->nk),
+      st = attn_ptx_cidx(e->p, 1);
+  int it = e->p->next++, res = e->p->next++;
   struct attn_strbuf hdr = {0};
   attn_strbuf_printf(&hdr,
                      "%%v%d:%d = scf.for %%v%d = %%v%d to %%v%d step %%v%d "
@@ -436,42 +591,60 @@ static void consumer(struct gm *e, const struct ids *x, int wg, int wt) {
                      res, n, it, lo, hi, st);
   int arg[256];
   for (int i = 0; i < n; ++i) {
-    arg[i] = e->p.next++;
+    arg[i] = e->p->next++;
     attn_strbuf_printf(&hdr, "%s%%v%d = %%v%d", i ? ", " : "", arg[i], acc[i]);
   }
   attn_strbuf_printf(&hdr, ") -> (");
   for (int i = 0; i < n; ++i)
     attn_strbuf_printf(&hdr, "%sf32", i ? ", " : "");
   attn_strbuf_printf(&hdr, ") {");
-  attn_ptx_line(&e->p, "%s", hdr.buf);
+  attn_ptx_line(e->p, "%s", hdr.buf);
   attn_strbuf_free(&hdr);
   {
     int a2[256];
     memcpy(a2, arg, sizeof(int) * (size_t)n);
-    int kb = attn_ptx_addi(&e->p, kb0, attn_ptx_from_index(&e->p, it)), ph, php;
+    int kb = attn_ptx_addi(e->p, kb0, attn_ptx_from_index(e->p, it)), ph, php;
     int s = slot_of(e, kb, &ph);
-    int sp = slot_of(e, attn_ptx_addc(&e->p, kb, -1), &php);
-    attn_ptx_mbar_wait(&e->p, bar_at(e, x->full, s), ph);
-    issue_block(e, attn_ptx_addi(&e->p, x->sbase,
-                                 attn_ptx_mulc(&e->p, s, e->stage_bytes)),
+    int sp = slot_of(e, attn_ptx_addc(e->p, kb, -1), &php);
+    attn_ptx_mbar_wait(e->p, bar_at(e, e->full, s), ph);
+    issue_block(e, attn_ptx_addi(e->p, e->sbase,
+                                 attn_ptx_mulc(e->p, s, e->stage_bytes)),
                 cw, a2);
     // The previous block's wgmmas are done once at most one group is left.
-    attn_ptx_asm0(&e->p, "wgmma.wait_group.sync.aligned 1;");
-    attn_ptx_mbar_arrive(&e->p, bar_at(e, x->empty, sp));
-    attn_ptx_yield_list(&e->p, "scf.yield", a2, n, tys);
+    attn_ptx_asm0(e->p, "wgmma.wait_group.sync.aligned 1;");
+    attn_ptx_mbar_arrive(e->p, bar_at(e, e->empty, sp));
+    attn_ptx_yield_list(e->p, "scf.yield", a2, n, tys);
   }
-  attn_ptx_line(&e->p, "}");
-  int nz = attn_ptx_cf32(&e->p, -0.0f);
+  attn_ptx_line(e->p, "}");
+  int nz = attn_ptx_cf32(e->p, -0.0f);
   for (int i = 0; i < n; ++i)
-    acc[i] = attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", res, i, nz);
-  attn_ptx_asm0(&e->p, "wgmma.wait_group.sync.aligned 0;");
-  attn_ptx_reg_fence(&e->p, acc, n, "f32", "f");
+    acc[i] = attn_ptx_op(e->p, "arith.addf %%v%d#%d, %%v%d : f32", res, i, nz);
+  attn_ptx_asm0(e->p, "wgmma.wait_group.sync.aligned 0;");
+  attn_ptx_reg_fence(e->p, acc, n, "f32", "f");
   {
-    int ph, s = slot_of(e, attn_ptx_addc(&e->p, kb0, e->nk - 1), &ph);
-    attn_ptx_mbar_arrive(&e->p, bar_at(e, x->empty, s));
+    int ph, s = slot_of(e, attn_ptx_addc(e->p, kb0, e->nk - 1), &ph);
+    attn_ptx_mbar_arrive(e->p, bar_at(e, e->empty, s));
   }
-  epilogue(e, x, acc, tm, tn, cw, wt);
-  attn_ptx_line(&e->p, "}");
+  epilogue(e, acc, tm, tn, cw, wt);
+  if (e->g->comm == ATTN_GEMM_ALL_REDUCE ||
+      e->g->comm == ATTN_GEMM_REDUCE_SCATTER)
+    attn_gemm_comm_tile_done(e, t, cw, wt);
+}
+
+static void consumer(struct attn_gemm_em *e, int wg, int wt) {
+  int cw = attn_ptx_addc(e->p, wg, -1);
+  if (!e->g->adaptive) {
+    int ord, t = open_tile_loop(e, &ord);
+    consumer_tile(e, t, attn_ptx_mulc(e->p, ord, e->nk), cw, wt, false);
+    attn_ptx_line(e->p, "}");
+    return;
+  }
+  int kb, res, t = open_claim_loop(e, false, &kb, &res);
+  consumer_tile(e, t, kb, cw, wt, true);
+  close_claim_loop(e, kb);
+  // The GEMM is done on this SM: its consumers help communicate.
+  if (e->g->comm != ATTN_GEMM_LOCAL)
+    attn_gemm_comm_help(e, attn_ptx_addc(e->p, e->tid, -128));
 }
 
 //===-- The kernel --------------------------------------------------------===//
@@ -504,21 +677,78 @@ static void emit_map(struct attn_strbuf *b, const char *name,
       name, tensor, ty, (long long)cols, (long long)rows, box_rows);
 }
 
+/// The kernel's parameters in the manifest (params = [...]).
+static void emit_params(struct attn_strbuf *b, const struct attn_gemm_em *e) {
+  const struct attn_hopper_gemm *g = e->g;
+  const char *ty = g->bf16 ? "bf16" : "f16";
+  bool fused = g->comm != ATTN_GEMM_LOCAL;
+  int64_t c_rows = g->comm == ATTN_GEMM_REDUCE_SCATTER ? g->m / g->world : g->m;
+  bool ag = g->comm == ATTN_GEMM_ALL_GATHER;
+  int64_t a_rows = ag ? g->m / g->world : g->m;
+  emit_matrix(b, "a", ty, a_rows, g->k);
+  attn_strbuf_printf(b, ", ");
+  emit_matrix(b, "b", ty, g->k, g->n);
+  attn_strbuf_printf(b, ", ");
+  emit_matrix(b, "c", ty, c_rows, g->n);
+  if (fused)
+    attn_strbuf_printf(
+        b,
+        ", {name = \"workspace\", kind = \"ptr\", align = 256 : i64}, "
+        "{name = \"dev_comm\", kind = \"ptr\"}, {name = \"window\", kind = "
+        "\"ptr\"}%s, {name = \"rank\", kind = \"i32\"}, {name = \"epoch\", "
+        "kind = \"i32\"}",
+        ag ? ", {name = \"a_window\", kind = \"ptr\"}" : "");
+  attn_strbuf_printf(b, ", ");
+  emit_map(b, "a_map", "a", ty, a_rows, g->k, g->block_m);
+  attn_strbuf_printf(b, ", ");
+  emit_map(b, "b_map", "b", ty, g->k, g->n, BLOCK_K);
+  if (ag) {
+    attn_strbuf_printf(b, ", ");
+    emit_map(b, "g_map", "workspace", ty, g->m, g->k, g->block_m);
+  }
+  attn_strbuf_printf(b, "]");
+}
+
+/// The manifest's "comm" entry of a fused kernel.
+static void emit_comm(struct attn_strbuf *b, const struct attn_gemm_em *e) {
+  static const char *names[] = {"", "matmul_all_reduce", "all_gather_matmul",
+                                "matmul_reduce_scatter"};
+  const struct attn_hopper_gemm *g = e->g;
+  attn_strbuf_printf(
+      b,
+      ", comm = {pattern = \"%s\", world_size = %d : i64, compute_ctas = %d "
+      ": i64, comm_ctas = %d : i64, workspace_bytes = %lld : i64, "
+      "a_window = %s, split = \"%s\"}",
+      names[g->comm], g->world, g->ctas, g->comm_ctas,
+      (long long)e->ws_at.bytes,
+      g->comm == ATTN_GEMM_ALL_GATHER ? "true" : "false",
+      g->adaptive ? "adaptive" : "static");
+}
+
 void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
                                   const struct attn_hopper_gemm *g,
                                   const char *matmul_attr) {
-  struct gm e = {.g = g};
-  attn_ptx_init(&e.p, b, g->bf16);
+  struct attn_ptx ptx;
+  struct attn_gemm_em e = {.g = g, .p = &ptx};
+  attn_ptx_init(e.p, b, g->bf16);
   e.nacc = g->block_n / 2;
   layout(&e);
-  const char *ty = g->bf16 ? "bf16" : "f16";
+  bool fused = g->comm != ATTN_GEMM_LOCAL;
+  int grid = g->ctas + (fused ? g->comm_ctas : 0);
 
   attn_strbuf_printf(b,
                      "llvm.func @%s(%%a: !llvm.ptr, %%b: !llvm.ptr, %%c: "
                      "!llvm.ptr",
                      g->name);
-  static const char *maps[2] = {"a_map", "b_map"};
-  for (int i = 0; i < 2; ++i)
+  if (fused)
+    attn_strbuf_printf(b,
+                       ", %%ws: !llvm.ptr, %%dev_comm: !llvm.ptr, %%window: "
+                       "!llvm.ptr%s, %%rank: i32, %%epoch: i32",
+                       g->comm == ATTN_GEMM_ALL_GATHER
+                           ? ", %a_window: !llvm.ptr"
+                           : "");
+  static const char *maps[3] = {"a_map", "b_map", "g_map"};
+  for (int i = 0; i < (g->comm == ATTN_GEMM_ALL_GATHER ? 3 : 2); ++i)
     attn_strbuf_printf(b,
                        ", %%%s: !llvm.ptr {llvm.align = 64 : i64, llvm.byval "
                        "= !llvm.array<128 x i8>, nvvm.grid_constant}",
@@ -528,74 +758,103 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
       ") attributes {nvvm.kernel, nvvm.maxntid = array<i32: %d, 1, 1>, "
       "nvvm.minctasm = 1 : i32, attn.launch = {grid = array<i32: %d, 1, 1>, "
       "block = array<i32: %d, 1, 1>, static_shared_bytes = 0 : i64, "
-      "dynamic_shared_bytes = %lld : i64, kernel = \"hopper-gemm\", params = [",
-      ATTN_HOPPER_GEMM_THREADS, g->ctas, ATTN_HOPPER_GEMM_THREADS,
-      (long long)attn_hopper_gemm_smem_bytes(g));
-  emit_matrix(b, "a", ty, g->m, g->k);
-  attn_strbuf_printf(b, ", ");
-  emit_matrix(b, "b", ty, g->k, g->n);
-  attn_strbuf_printf(b, ", ");
-  emit_matrix(b, "c", ty, g->m, g->n);
-  attn_strbuf_printf(b, ", ");
-  emit_map(b, "a_map", "a", ty, g->m, g->k, g->block_m);
-  attn_strbuf_printf(b, ", ");
-  emit_map(b, "b_map", "b", ty, g->k, g->n, BLOCK_K);
-  attn_strbuf_printf(b, "]");
+      "dynamic_shared_bytes = %lld : i64, kernel = \"%s\", params = [",
+      ATTN_HOPPER_GEMM_THREADS, grid, ATTN_HOPPER_GEMM_THREADS,
+      (long long)attn_hopper_gemm_smem_bytes(g),
+      fused ? "hopper-gemm-comm" : "hopper-gemm");
+  emit_params(b, &e);
+  if (fused)
+    emit_comm(b, &e);
   if (matmul_attr)
     attn_strbuf_printf(b, ", matmul = %s", matmul_attr);
   attn_strbuf_printf(b, "}} {\n");
 
-  struct ids x;
-  x.tid = attn_ptx_op(&e.p, "nvvm.read.ptx.sreg.tid.x : i32");
-  x.bid = attn_ptx_op(&e.p, "nvvm.read.ptx.sreg.ctaid.x : i32");
+  e.tid = attn_ptx_op(e.p, "nvvm.read.ptx.sreg.tid.x : i32");
+  e.bid = attn_ptx_op(e.p, "nvvm.read.ptx.sreg.ctaid.x : i32");
+  // Communication CTAs come first (lowest block numbers start first).
+  e.cbid = fused ? attn_ptx_addc(e.p, e.bid, -g->comm_ctas) : e.bid;
   int64_t tiles = e.tiles_m * e.tiles_n;
-  // Tiles of this CTA: ceil((tiles - bid) / ctas).
-  x.ntiles = attn_ptx_to_index(
-      &e.p, attn_ptx_divc(&e.p,
-                          attn_ptx_op(&e.p, "arith.subi %%v%d, %%v%d : i32",
-                                      attn_ptx_ci32(&e.p, tiles + g->ctas - 1),
-                                      x.bid),
-                          g->ctas));
-  int raw = attn_ptx_op(&e.p, "llvm.mlir.addressof @attn_smem : !llvm.ptr<3>");
-  int raw_i =
-      attn_ptx_op(&e.p, "llvm.ptrtoint %%v%d : !llvm.ptr<3> to i32", raw);
-  int pad = attn_ptx_op(&e.p, "arith.subi %%v%d, %%v%d : i32",
-                        attn_ptx_op(&e.p, "arith.andi %%v%d, %%v%d : i32",
-                                    attn_ptx_addc(&e.p, raw_i, 1023),
-                                    attn_ptx_ci32(&e.p, ~1023)),
-                        raw_i);
-  x.smem = attn_ptx_smem_ptr(&e.p, raw, pad);
-  x.sbase = attn_ptx_addi(&e.p, raw_i, pad);
-  x.a_map = attn_ptx_op(&e.p, "llvm.ptrtoint %%a_map : !llvm.ptr to i64");
-  x.b_map = attn_ptx_op(&e.p, "llvm.ptrtoint %%b_map : !llvm.ptr to i64");
-  x.c = attn_ptx_op(&e.p,
+  e.c = attn_ptx_op(e.p,
                     "llvm.getelementptr %%c[0] : (!llvm.ptr) -> !llvm.ptr, i8");
-  x.full = attn_ptx_addc(&e.p, x.sbase, e.bar_off);
-  x.empty = attn_ptx_addc(&e.p, x.full, 8LL * g->stages);
-
-  attn_ptx_line(&e.p, "scf.if %%v%d {", attn_ptx_cmpc(&e.p, "eq", x.tid, 0));
-  for (int s = 0; s < g->stages; ++s) {
-    attn_ptx_mbar_init(&e.p, attn_ptx_addc(&e.p, x.full, 8 * s), 1);
-    attn_ptx_mbar_init(&e.p, attn_ptx_addc(&e.p, x.empty, 8 * s), 256);
+  e.out = e.c;
+  if (fused) {
+    e.ws = attn_ptx_op(e.p,
+                       "llvm.getelementptr %%ws[0] : (!llvm.ptr) -> !llvm.ptr, i8");
+    e.dev_comm = attn_ptx_op(
+        e.p, "llvm.getelementptr %%dev_comm[0] : (!llvm.ptr) -> !llvm.ptr, i8");
+    e.window = attn_ptx_op(
+        e.p, "llvm.getelementptr %%window[0] : (!llvm.ptr) -> !llvm.ptr, i8");
+    e.rank = attn_ptx_op(e.p, "arith.addi %%rank, %%v%d : i32",
+                         attn_ptx_ci32(e.p, 0));
+    e.epoch = attn_ptx_op(e.p, "arith.addi %%epoch, %%v%d : i32",
+                          attn_ptx_ci32(e.p, 0));
+    if (g->comm == ATTN_GEMM_ALL_GATHER) {
+      e.a_window = attn_ptx_op(
+          e.p,
+          "llvm.getelementptr %%a_window[0] : (!llvm.ptr) -> !llvm.ptr, i8");
+      e.g_map = attn_ptx_op(e.p, "llvm.ptrtoint %%g_map : !llvm.ptr to i64");
+    }
+    if (g->comm != ATTN_GEMM_ALL_GATHER)
+      e.out = attn_ptx_op(
+          e.p, "llvm.getelementptr %%v%d[%lld] : (!llvm.ptr) -> !llvm.ptr, i8",
+          e.ws, (long long)e.ws_at.data);
+    attn_gemm_comm_start(&e);
   }
-  attn_ptx_asm0(&e.p, "fence.mbarrier_init.release.cluster;");
-  attn_ptx_line(&e.p, "}");
-  attn_ptx_asm0(&e.p, "bar.sync 0;");
+  // Tiles of this compute CTA: ceil((tiles - cbid) / ctas).
+  e.ntiles = attn_ptx_to_index(
+      e.p, attn_ptx_divc(e.p,
+                         attn_ptx_op(e.p, "arith.subi %%v%d, %%v%d : i32",
+                                     attn_ptx_ci32(e.p, tiles + g->ctas - 1),
+                                     e.cbid),
+                         g->ctas));
+  int raw = attn_ptx_op(e.p, "llvm.mlir.addressof @attn_smem : !llvm.ptr<3>");
+  int raw_i =
+      attn_ptx_op(e.p, "llvm.ptrtoint %%v%d : !llvm.ptr<3> to i32", raw);
+  int pad = attn_ptx_op(e.p, "arith.subi %%v%d, %%v%d : i32",
+                        attn_ptx_op(e.p, "arith.andi %%v%d, %%v%d : i32",
+                                    attn_ptx_addc(e.p, raw_i, 1023),
+                                    attn_ptx_ci32(e.p, ~1023)),
+                        raw_i);
+  e.smem = attn_ptx_smem_ptr(e.p, raw, pad);
+  e.sbase = attn_ptx_addi(e.p, raw_i, pad);
+  e.a_map = attn_ptx_op(e.p, "llvm.ptrtoint %%a_map : !llvm.ptr to i64");
+  e.b_map = attn_ptx_op(e.p, "llvm.ptrtoint %%b_map : !llvm.ptr to i64");
+  e.full = attn_ptx_addc(e.p, e.sbase, e.bar_off);
+  e.empty = attn_ptx_addc(e.p, e.full, 8LL * g->stages);
 
-  int wg = attn_ptx_divc(&e.p, x.tid, 128),
-      wt = attn_ptx_remc(&e.p, x.tid, 128);
-  attn_ptx_line(&e.p, "scf.if %%v%d {", attn_ptx_cmpc(&e.p, "eq", wg, 0));
+  if (fused) {
+    attn_ptx_line(e.p, "scf.if %%v%d {",
+                  attn_ptx_cmpc(e.p, "ult", e.bid, g->comm_ctas));
+    attn_gemm_comm_role(&e);
+    attn_ptx_line(e.p, "} else {");
+  }
+  attn_ptx_line(e.p, "scf.if %%v%d {", attn_ptx_cmpc(e.p, "eq", e.tid, 0));
+  for (int s = 0; s < g->stages; ++s) {
+    attn_ptx_mbar_init(e.p, attn_ptx_addc(e.p, e.full, 8 * s), 1);
+    attn_ptx_mbar_init(e.p, attn_ptx_addc(e.p, e.empty, 8 * s), 256);
+  }
+  attn_ptx_asm0(e.p, "fence.mbarrier_init.release.cluster;");
+  attn_ptx_line(e.p, "}");
+  attn_ptx_asm0(e.p, "bar.sync 0;");
+
+  int wg = attn_ptx_divc(e.p, e.tid, 128),
+      wt = attn_ptx_remc(e.p, e.tid, 128);
+  attn_ptx_line(e.p, "scf.if %%v%d {", attn_ptx_cmpc(e.p, "eq", wg, 0));
   char text[96];
   snprintf(text, sizeof text, "setmaxnreg.dec.sync.aligned.u32 %d;",
            PRODUCER_REGS);
-  attn_ptx_asm0(&e.p, text);
-  producer(&e, &x, wt);
-  attn_ptx_line(&e.p, "} else {");
+  attn_ptx_asm0(e.p, text);
+  producer(&e, wt);
+  attn_ptx_line(e.p, "} else {");
   snprintf(text, sizeof text, "setmaxnreg.inc.sync.aligned.u32 %d;",
            CONSUMER_REGS);
-  attn_ptx_asm0(&e.p, text);
-  consumer(&e, &x, wg, wt);
-  attn_ptx_line(&e.p, "}");
-  attn_ptx_line(&e.p, "llvm.return");
+  attn_ptx_asm0(e.p, text);
+  consumer(&e, wg, wt);
+  attn_ptx_line(e.p, "}");
+  if (fused) {
+    attn_ptx_line(e.p, "}");
+    attn_gemm_comm_finish(&e);
+  }
+  attn_ptx_line(e.p, "llvm.return");
   attn_strbuf_printf(b, "}\n");
 }

@@ -31,6 +31,14 @@
 /// Threads of a CTA: one producer and two consumer warpgroups.
 #define ATTN_HOPPER_GEMM_THREADS 384
 
+/// The collective fused with the GEMM (hopper_comm.c), or none.
+enum attn_gemm_comm {
+  ATTN_GEMM_LOCAL,          ///< C = A * B on one GPU
+  ATTN_GEMM_ALL_REDUCE,     ///< C = sum over ranks of A_r * B_r, on every rank
+  ATTN_GEMM_ALL_GATHER,     ///< C = [A_0; ...; A_{W-1}] * B, A_r = rows of rank r
+  ATTN_GEMM_REDUCE_SCATTER, ///< C_r = rows r of the sum over ranks of A_r * B_r
+};
+
 /// Everything the GEMM kernel depends on; all of it is compile-time constant.
 struct attn_hopper_gemm {
   const char *name;
@@ -50,7 +58,33 @@ struct attn_hopper_gemm {
   bool interleaved;          ///< pairs (2p, 2p+1) instead of (p, p + r/2)
   int64_t seq_len;           ///< rows per sequence: position = r % seq_len
   int64_t rope_offset;       ///< position of row 0 of each sequence
+  // The fused collective: the kernel runs `ctas` compute CTAs and
+  // `comm_ctas` communication CTAs (launched first) on `world` ranks of one
+  // NVLink domain. m, n, k are one rank's GEMM (m: all gathered rows for
+  // ALL_GATHER; the reduce-scatter output has m / world rows).
+  enum attn_gemm_comm comm;
+  int world;
+  int comm_ctas;
+  /// The adaptive split (the on-GPU controller): compute CTAs claim tiles
+  /// from a counter instead of a fixed share, and once none is left their
+  /// consumer warpgroups claim communication tasks beside the
+  /// communication CTAs, so the SMs move from the GEMM to the collective
+  /// as the GEMM drains. Fused kernels only (the counters live in the
+  /// workspace).
+  bool adaptive;
 };
+
+/// Byte offsets in the symmetric workspace of a fused kernel (every rank
+/// allocates the same, zero-filled once: flags count launches). data is the
+/// partial products (reduce patterns) or the gathered A (all-gather; the
+/// caller writes its own rows there before each launch); flags[0] and
+/// flags[1] are per-tile or per-row-block counters; ctl holds the launch
+/// counters. 0 bytes for ATTN_GEMM_LOCAL.
+struct attn_gemm_workspace {
+  int64_t data, flags0, flags1, ctl, bytes;
+};
+void attn_hopper_gemm_workspace(const struct attn_hopper_gemm *g,
+                                struct attn_gemm_workspace *w);
 
 /// Picks block_n, stages, group_m and ctas (for gpu_sms SMs) where they are
 /// 0, from the shape.
@@ -79,5 +113,57 @@ void attn_hopper_gemm_emit_aliases(struct attn_strbuf *b,
 void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
                                   const struct attn_hopper_gemm *g,
                                   const char *matmul_attr);
+
+//===-- Shared by hopper_gemm.c and hopper_comm.c -------------------------===//
+
+struct attn_ptx;
+
+/// The kernel being written: its text and SSA values used across roles.
+struct attn_gemm_em {
+  struct attn_ptx *p;
+  const struct attn_hopper_gemm *g;
+  int nacc;            ///< accumulators per consumer thread: block_n / 2
+  int64_t a_bytes, b_bytes, stage_bytes, bar_off, tiles_m, tiles_n, nk;
+  struct attn_gemm_workspace ws_at;
+  // SSA values (i32 unless noted).
+  int smem, sbase, tid, bid, a_map, b_map, c; // a_map, b_map: i64; c: ptr
+  int out;             ///< where compute CTAs store tiles: c or the partials
+  int full, empty;     ///< shared addresses of slot 0's mbarriers
+  int ntiles;          ///< tiles this compute CTA runs (index)
+  int cbid;            ///< compute CTA number (bid - comm_ctas)
+  int ws, dev_comm, window; ///< pointers (fused kernels only)
+  int a_window;        ///< all-gather: the window of a (pointer)
+  int g_map;           ///< all-gather: map of the gathered rows (i64)
+  int rank, epoch;
+};
+
+/// Tile ordinal t (i32) -> tile row *tm and column *tn: grouped by group_m
+/// tile rows; shards of rows interleaved (reduce-scatter) or starting at
+/// this rank's (all-gather).
+void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn);
+
+/// Fused kernels (hopper_comm.c). The communication role of CTA bid <
+/// comm_ctas; the compute epilogue's signal that the consumer warpgroup's
+/// half of tile t is in the workspace; the producer's wait for the gathered
+/// rows of tile row tm unless they are this rank's (mine, i1); the end of the kernel (every CTA, all threads).
+void attn_gemm_comm_role(struct attn_gemm_em *e);
+void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int cw, int wt);
+void attn_gemm_comm_wait_rows(struct attn_gemm_em *e, int tm, int mine);
+void attn_gemm_comm_start(struct attn_gemm_em *e);
+/// Adaptive split: the 256 consumer threads (team thread tid, i32) of a
+/// compute CTA that found no tile left take communication tasks.
+void attn_gemm_comm_help(struct attn_gemm_em *e, int tid);
+
+/// Control words of the workspace (byte offsets in its ctl block) that
+/// hopper_gemm.c claims from: next tile, next communication task.
+#define ATTN_GEMM_CTL_TILE 12
+#define ATTN_GEMM_CTL_TASK 16
+/// Claims the next number of the workspace's counter ctl (one thread; i32
+/// result); the last CTA of a launch resets the counters.
+int attn_gemm_claim(struct attn_gemm_em *e, int ctl);
+/// Shared-memory offset of the slots' tile numbers (adaptive split) and of
+/// the word a team broadcasts its claimed task in (+32).
+int64_t attn_gemm_tileq_off(const struct attn_hopper_gemm *g);
+void attn_gemm_comm_finish(struct attn_gemm_em *e);
 
 #endif // ATTN_HOPPER_GEMM_H

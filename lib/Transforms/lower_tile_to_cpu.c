@@ -134,6 +134,8 @@ static bool allocs_to_stack(MlirOperation kernel) {
 }
 
 static bool lower_kernel(MlirOperation kernel) {
+  if (attn_tile_matmul_is_fused(kernel))
+    return attn_tile_reject_fused(kernel, "lower-tile-to-cpu");
   struct attn_tile_launch launch;
   MlirStringRef sym;
   if (!attn_tile_get_launch(kernel, &launch) ||

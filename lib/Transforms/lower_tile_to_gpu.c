@@ -156,6 +156,8 @@ static long shared_bytes(const struct attn_op_list *allocs) {
 }
 
 static bool lower_kernel(MlirOperation kernel, MlirOperation gm) {
+  if (attn_tile_matmul_is_fused(kernel))
+    return attn_tile_reject_fused(kernel, "lower-tile-to-gpu");
   struct attn_tile_launch launch;
   MlirStringRef sym;
   if (!attn_tile_get_launch(kernel, &launch) ||

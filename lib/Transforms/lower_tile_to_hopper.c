@@ -582,6 +582,29 @@ static int64_t dict_int(MlirAttribute dict, const char *key, int64_t dflt) {
              : dflt;
 }
 
+/// The tile ops of the GEMM program attn-tile writes, in order; the C tile
+/// starts from a fill, or from a load when it accumulates. A matmul fused
+/// with a collective has no tile ops.
+static bool is_gemm_program(MlirOperation kernel, bool fused,
+                            bool accumulate) {
+  static const char *const program[] = {
+      ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_ALLOC,
+      ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,      NULL /* fill|load */,
+      ATTN_OP_TILE_LOAD,       ATTN_OP_TILE_LOAD,       ATTN_OP_TILE_MMA,
+      ATTN_OP_TILE_STORE};
+  struct attn_op_list ops = {0};
+  mlirOperationWalk(kernel, collect_tile, &ops, MlirWalkPreOrder);
+  size_t n = fused ? 0 : sizeof program / sizeof *program;
+  bool ok = !ops.failed && ops.n == n;
+  for (size_t i = 0; ok && i < n; ++i)
+    ok = attn_op_is(ops.ops[i],
+                    program[i] ? program[i]
+                    : accumulate ? ATTN_OP_TILE_LOAD
+                                 : ATTN_OP_TILE_FILL);
+  free(ops.ops);
+  return ok;
+}
+
 /// Reads a matmul tile kernel (tile.matmul, as attn-tile writes it for
 /// linalg.matmul) into *g; false with why when the Hopper GEMM cannot
 /// compute it.
@@ -645,6 +668,49 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
       return false;
     }
   }
+  MlirAttribute comm = mlirDictionaryAttrGetElementByName(
+      mm, mlirStringRefCreateFromCString("comm"));
+  if (!mlirAttributeIsNull(comm)) {
+    MlirAttribute pat = mlirDictionaryAttrGetElementByName(
+        comm, mlirStringRefCreateFromCString("pattern"));
+    static const char *pats[] = {"matmul_all_reduce", "all_gather_matmul",
+                                 "matmul_reduce_scatter"};
+    for (int i = 0; i < 3; ++i)
+      if (mlirAttributeIsAString(pat) &&
+          attn_str_eq(mlirStringAttrGetValue(pat), pats[i]))
+        g->comm = (enum attn_gemm_comm)(ATTN_GEMM_ALL_REDUCE + i);
+    if (g->comm == ATTN_GEMM_LOCAL) {
+      snprintf(why, wlen,
+               "the fused collective must be matmul_all_reduce, "
+               "all_gather_matmul or matmul_reduce_scatter");
+      return false;
+    }
+    g->world = (int)dict_int(comm, "world_size", 0);
+    MlirAttribute split = mlirDictionaryAttrGetElementByName(
+        comm, mlirStringRefCreateFromCString("split"));
+    g->adaptive = !mlirAttributeIsNull(split) && mlirAttributeIsAString(split) &&
+                  attn_str_eq(mlirStringAttrGetValue(split), "adaptive");
+    g->comm_ctas = (int)dict_int(comm, "comm_sms", 0);
+    int64_t compute = dict_int(comm, "compute_sms", 0);
+    if (g->comm_ctas < 1 || compute < 1) {
+      snprintf(why, wlen, "the fused kernel needs comm_sms and compute_sms "
+                          "(from comm-schedule)");
+      return false;
+    }
+    // The compute CTAs keep the wave count of compute_sms SMs.
+    if (!g->ctas) {
+      g->block_m = g->block_m ? g->block_m : 128;
+      g->block_n = g->block_n ? g->block_n : 256;
+      int64_t tiles = attn_hopper_gemm_tiles(g);
+      int64_t waves = (tiles + compute - 1) / compute;
+      g->ctas = (int)((tiles + waves - 1) / waves);
+    }
+  }
+  if (!is_gemm_program(kernel, g->comm != ATTN_GEMM_LOCAL, g->accumulate)) {
+    snprintf(why, wlen, "the kernel is not the GEMM tile program attn-tile "
+                        "writes");
+    return false;
+  }
   attn_hopper_gemm_defaults(g, 132);
   return attn_hopper_gemm_supported(g, why, wlen);
 }
@@ -659,7 +725,8 @@ static bool lower_gemm_kernel(MlirOperation kernel, MlirAttribute mm,
   char name[256];
   snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
   if (!describe_gemm(kernel, mm, o, &g, why, sizeof why)) {
-    if (o->fallback)
+    // A fused collective has no other lowering: fail here, with the reason.
+    if (o->fallback && !attn_tile_matmul_is_fused(kernel))
       return true;
     return attn_emit_errorf(kernel, "no Hopper GEMM for '%s': %s", name, why);
   }
@@ -680,6 +747,9 @@ static bool lower_gemm_kernel(MlirOperation kernel, MlirAttribute mm,
       "llvm.func @__nv_cosf(f32) -> f32\n"
       "llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, "
       "alignment = 1024 : i64} : !llvm.array<0 x i8>\n");
+  if (g.comm != ATTN_GEMM_LOCAL)
+    attn_strbuf_printf(&text, "llvm.func @attn_nccl_peer_ptr(!llvm.ptr, "
+                              "!llvm.ptr, i64, i32) -> !llvm.ptr\n");
   attn_hopper_gemm_emit_kernel(&text, &g, att.buf);
   attn_strbuf_printf(&text, "}\n");
   attn_strbuf_free(&att);

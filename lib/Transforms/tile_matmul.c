@@ -47,6 +47,7 @@
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
 
+#include "dialects/comm/comm_dialect.h"
 #include "dialects/tile/tile_dialect.h"
 
 #include "mlir-c/BuiltinAttributes.h"
@@ -78,6 +79,8 @@ static int reject(bool emit, MlirOperation op, const char *fmt, ...) {
 /// transposed and quantized relatives): attn-tile claims their functions.
 static bool is_matmul_like(MlirOperation op) {
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  if (attn_str_eq(n, ATTN_OP_COMM_FUSED_MATMUL))
+    return true;
   if (n.length < 7 || strncmp(n.data, "linalg.", 7))
     return false;
   for (size_t i = 7; i + 6 <= n.length; ++i)
@@ -199,6 +202,41 @@ static int check_types(MlirOperation mm, bool emit,
   return 1;
 }
 
+/// comm.fused_matmul (its verifier checked the shapes): a, b and the result
+/// are static rank-2 tensors of bf16 or f16; one rank's GEMM is m x n x k.
+static int check_fused(MlirOperation mm, bool emit,
+                       struct attn_matmul_info *out) {
+  int64_t a[8], b[8], c[8];
+  MlirType at = mlirValueGetType(mlirOperationGetOperand(mm, 0));
+  if (mlirOperationGetNumOperands(mm) != 3 ||
+      attn_static_shape(at, a) != 2 ||
+      attn_static_shape(mlirValueGetType(mlirOperationGetOperand(mm, 1)), b) !=
+          2 ||
+      attn_static_shape(mlirValueGetType(mlirOperationGetResult(mm, 0)), c) !=
+          2)
+    return reject(emit, mm, "malformed comm.fused_matmul");
+  MlirType e = mlirShapedTypeGetElementType(at);
+  char ty[64];
+  if (!mlirTypeIsABF16(e) && !mlirTypeIsAF16(e))
+    return reject(emit, mm,
+                  "a matmul fused with a collective runs on bf16 or f16 "
+                  "(the Hopper kernel), found %s",
+                  attn_type_str(e, ty, sizeof ty));
+  int64_t world = 0;
+  attn_attr_i64(mm, "world_size", &world);
+  MlirStringRef pat = {"", 0};
+  attn_attr_str(mm, "pattern", &pat);
+  out->fused = true;
+  out->world = world;
+  out->elem = e;
+  out->k = a[1];
+  out->n = b[1];
+  out->a_rows = a[0];
+  out->c_rows = c[0];
+  out->m = attn_str_eq(pat, "all_gather_matmul") ? c[0] : a[0];
+  return 1;
+}
+
 int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
                      bool emit) {
   memset(out, 0, sizeof *out);
@@ -219,12 +257,13 @@ int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
   if (mlirOperationIsNull(mm))
     return 0;
   char name[64];
-  if (!attn_op_is(mm, "linalg.matmul"))
+  bool fused = attn_op_is(mm, ATTN_OP_COMM_FUSED_MATMUL);
+  if (!fused && !attn_op_is(mm, "linalg.matmul"))
     return reject(emit, mm,
                   "cannot tile '%s': attn-tile takes linalg.matmul only (no "
                   "batched, transposed or quantized variants)",
                   attn_op_name(mm, name, sizeof name));
-  if (!default_maps(mm))
+  if (!fused && !default_maps(mm))
     return reject(emit, mm,
                   "cannot tile a linalg.matmul with non-default indexing_maps "
                   "(transposed or broadcast operands)");
@@ -233,7 +272,7 @@ int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
     return reject(emit, mm,
                   "attn-tile takes a linalg.matmul on tensors "
                   "(two inputs, one init, one result)");
-  if (check_types(mm, emit, out) < 0)
+  if (fused ? check_fused(mm, emit, out) < 0 : check_types(mm, emit, out) < 0)
     return -1;
   intptr_t nargs = mlirBlockGetNumArguments(body);
   if (!is_arg(mlirOperationGetOperand(mm, 0), body, 0) ||
@@ -244,6 +283,11 @@ int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
   MlirOperation init_ops[3] = {{NULL}, {NULL}, {NULL}};
   MlirValue init = mlirOperationGetOperand(mm, 2);
   out->accumulate = is_arg(init, body, 2);
+  if (fused && out->accumulate)
+    return reject(emit, mm,
+                  "a matmul fused with a collective does not add to its "
+                  "init: initialise it with a linalg.fill of 0.0 or a "
+                  "tensor.empty");
   if (!out->accumulate && check_init(mm, init, emit, init_ops) < 0)
     return -1;
   if (nargs != (out->accumulate ? 3 : 2))
@@ -393,6 +437,42 @@ static void emit_gemm(struct attn_strbuf *b, const char *name,
       g->ct_ty, g->c_ty);
 }
 
+/// A matmul fused with a collective: the kernel's body is empty (no tile
+/// op spells the communication) and tile.matmul's `comm` says what it
+/// computes; only lower-tile-to-hopper lowers it. Blocks are the op's
+/// tile_m x tile_n with K steps of 64.
+static void emit_fused(struct attn_strbuf *b, const char *name,
+                       const struct gemm *g) {
+  MlirOperation op = g->mm.matmul;
+  int64_t tile_m = 128, tile_n = 256, comm = 0, compute = 0;
+  attn_attr_i64(op, "tile_m", &tile_m);
+  attn_attr_i64(op, "tile_n", &tile_n);
+  attn_attr_i64(op, "comm_sms", &comm);
+  attn_attr_i64(op, "compute_sms", &compute);
+  MlirStringRef pat = {"", 0}, split = {"static", 6};
+  attn_attr_str(op, "pattern", &pat);
+  attn_attr_str(op, "split", &split);
+  struct attn_strbuf e = {0};
+  attn_strbuf_type(&e, g->mm.elem);
+  const char *et = e.buf ? e.buf : "bf16";
+  long long m = g->mm.m, n = g->mm.n, k = g->mm.k;
+  attn_strbuf_printf(
+      b,
+      "func.func @%s(%%a: memref<%lldx%lldx%s>, %%b: memref<%lldx%lldx%s>, "
+      "%%c: memref<%lldx%lldx%s>) attributes {tile.kernel, tile.grid = "
+      "array<i64: %lld, 1, 1>, tile.threads = 384 : i64, tile.arg_names = "
+      "[\"a\", \"b\", \"c\"], tile.matmul = {m = %lld : i64, n = %lld : "
+      "i64, k = %lld : i64, block_m = %lld : i64, block_n = %lld : i64, "
+      "block_k = 64 : i64, accumulate = false, comm = {pattern = \"%.*s\", "
+      "world_size = %lld : i64, comm_sms = %lld : i64, compute_sms = %lld : "
+      "i64, split = \"%.*s\"}}} {\n  return\n}\n",
+      name, (long long)g->mm.a_rows, k, et, k, n, et, (long long)g->mm.c_rows,
+      n, et, (long long)(comm + compute), m, n, k, (long long)tile_m,
+      (long long)tile_n, (int)pat.length, pat.data, (long long)g->mm.world,
+      (long long)comm, (long long)compute, (int)split.length, split.data);
+  attn_strbuf_free(&e);
+}
+
 bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o) {
   struct gemm g;
   memset(&g, 0, sizeof g);
@@ -407,7 +487,10 @@ bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o) {
   char name[256];
   snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
   struct attn_strbuf text = {0};
-  emit_gemm(&text, name, &g);
+  if (g.mm.fused)
+    emit_fused(&text, name, &g);
+  else
+    emit_gemm(&text, name, &g);
   if (text.failed) {
     attn_strbuf_free(&text);
     return attn_emit_errorf(func, "attn-tile: out of memory");

@@ -76,10 +76,15 @@ bool attn_pipeline_add(MlirPassManager pm, const char *pipeline, char *err,
 /// first two arguments, whose init is the third argument (accumulate) or a
 /// tensor.empty (filled with 0.0 or not), and whose result it returns.
 struct attn_matmul_info {
-  MlirOperation matmul; ///< the linalg.matmul (borrowed)
+  MlirOperation matmul; ///< the linalg.matmul or comm.fused_matmul (borrowed)
   int64_t m, n, k;      ///< a is m x k, b k x n, the result m x n
   MlirType elem;
   bool accumulate;      ///< the init is the function's third argument
+  /// comm.fused_matmul: the collective (m x n x k is one rank's GEMM, m the
+  /// gathered rows for all_gather_matmul); a has a_rows rows and the result
+  /// c_rows.
+  bool fused;
+  int64_t a_rows, c_rows, world;
 };
 
 /// Reads the GEMM of func into *out. Returns 1 when func is such a

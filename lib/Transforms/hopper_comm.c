@@ -1,0 +1,534 @@
+//===- hopper_comm.c - Collectives fused into the persistent Hopper GEMM --===//
+//
+// The communication half of hopper_gemm.c's fused kernels (mKernel style):
+// CTAs 0 .. comm_ctas-1 move data between the GPUs of one NVLink domain
+// while the other CTAs run the GEMM, tile by tile, as tiles are finished.
+// Peers are reached by load/store at the addresses NCCL's device API gives
+// for the symmetric workspace (attn_nccl_peer_ptr, from attnrt's shim,
+// linked by nvJitLink when the module is loaded). Every transfer is a pull:
+// a CTA reads peers' memory over NVLink and writes only its own GPU's, so
+// the result C can be any buffer.
+//
+//   matmul_all_reduce      compute CTAs store their bf16 partial tile in the
+//                          workspace and count it in flags0[t]; tile t's
+//                          owner (t % world) sums every rank's partial,
+//                          writes C and its workspace copy, sets flags1[t];
+//                          the other ranks copy the sum from the owner.
+//   matmul_reduce_scatter  the same reduction, for the tiles of this rank's
+//                          rows only (tile ordinals interleave the shards).
+//   all_gather_matmul      the caller writes its rows of A into the
+//                          workspace; communication CTAs copy the other
+//                          ranks' rows, 128-row blocks in the order the
+//                          compute CTAs need them (this rank's rows first),
+//                          and set flags0[block]; the TMA producer waits for
+//                          a block's flag before loading it.
+//
+// Flags are counters that grow by one (or by two: two consumer warpgroups)
+// per launch, compared against the launch number `epoch` (1, 2, ...), so
+// the zero-filled workspace is never reset. The last CTA of a rank to
+// finish bumps every rank's end counter and waits for all of them: no rank
+// starts the next launch (and overwrites its workspace) while a peer may
+// still read it. Every wait gives up after ATTN_COMM_WAIT_NS and traps, so
+// a dead peer fails the launch instead of hanging it.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/hopper_gemm.h"
+#include "lib/Transforms/hopper_ptx.h"
+
+#include <stdio.h>
+
+/// How long a wait for a peer may take before the kernel traps: 10 s.
+#define ATTN_COMM_WAIT_NS 10000000000LL
+
+// Offsets in the workspace's control block.
+#define CTL_DONE 0  // CTAs of this rank that finished, over all launches
+#define CTL_READY 4 // all-gather: launches whose rows of A are in place
+#define CTL_END 8   // ranks that finished, over all launches
+
+#define V4 "!llvm.struct<(i32, i32, i32, i32)>"
+
+//===-- Memory and signals ------------------------------------------------===//
+
+/// i64 address of byte off (constant) from the i64 address base.
+static int at(struct attn_gemm_em *e, int base, long long off) {
+  return off ? attn_ptx_op(e->p, "arith.addi %%v%d, %%v%d : i64", base,
+                           attn_ptx_ci64(e->p, off))
+             : base;
+}
+
+static int addv(struct attn_gemm_em *e, int base, int off64) {
+  return attn_ptx_op(e->p, "arith.addi %%v%d, %%v%d : i64", base, off64);
+}
+
+static int ptr_i64(struct attn_gemm_em *e, int ptr) {
+  return attn_ptx_op(e->p, "llvm.ptrtoint %%v%d : !llvm.ptr to i64", ptr);
+}
+
+static int ext64(struct attn_gemm_em *e, int v) {
+  return attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64", v);
+}
+
+/// The i64 address of rank peer's (i32) workspace.
+static int peer_base(struct attn_gemm_em *e, int peer) {
+  return ptr_i64(
+      e, attn_ptx_op(e->p,
+                     "llvm.call @attn_nccl_peer_ptr(%%v%d, %%v%d, %%v%d, "
+                     "%%v%d) : (!llvm.ptr, !llvm.ptr, i64, i32) -> !llvm.ptr",
+                     e->dev_comm, e->window, attn_ptx_ci64(e->p, 0), peer));
+}
+
+/// One thread: waits until the u32 at addr is at least target (acquire at
+/// scope "sys" or "gpu"); traps after ATTN_COMM_WAIT_NS.
+static void wait_ge(struct attn_gemm_em *e, int addr, int target,
+                    const char *scope) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "{ .reg .pred p; .reg .u32 v; .reg .u64 t0, t1; "
+           "mov.u64 t0, %%globaltimer; "
+           "POLL: ld.acquire.%s.global.u32 v, [$0]; setp.ge.u32 p, v, $1; "
+           "@p bra.uni DONE; nanosleep.u32 64; mov.u64 t1, %%globaltimer; "
+           "sub.u64 t1, t1, t0; setp.gt.u64 p, t1, %lld; @p trap; "
+           "bra.uni POLL; DONE: }",
+           scope, ATTN_COMM_WAIT_NS);
+  int ids[] = {addr, target};
+  const char *t[] = {"i64", "i32"};
+  attn_ptx_asmv(e->p, NULL, "l,r", text, 2, ids, t);
+}
+
+/// One thread: adds 1 to the u32 at addr with release order at scope.
+static void signal_add(struct attn_gemm_em *e, int addr, const char *scope) {
+  char text[160];
+  snprintf(text, sizeof text,
+           "fence.acq_rel.%s; red.release.%s.global.add.u32 [$0], 1;", scope,
+           scope);
+  const char *t[] = {"i64"};
+  attn_ptx_asmv(e->p, NULL, "l", text, 1, &addr, t);
+}
+
+/// One thread: stores v (i32) to addr with release order at scope.
+static void signal_set(struct attn_gemm_em *e, int addr, int v,
+                       const char *scope) {
+  char text[160];
+  snprintf(text, sizeof text,
+           "fence.acq_rel.%s; st.release.%s.global.u32 [$0], $1;", scope,
+           scope);
+  int ids[] = {addr, v};
+  const char *t[] = {"i64", "i32"};
+  attn_ptx_asmv(e->p, NULL, "l,r", text, 2, ids, t);
+}
+
+/// 16 bytes at addr (L2, not L1: peers write this memory during the kernel).
+static void ld16(struct attn_gemm_em *e, int addr, int w[4]) {
+  const char *t[] = {"i64"};
+  int r = attn_ptx_asmv(e->p, V4, "=r,=r,=r,=r,l",
+                        "ld.global.cg.v4.u32 {$0, $1, $2, $3}, [$4];", 1,
+                        &addr, t);
+  for (int i = 0; i < 4; ++i)
+    w[i] = attn_ptx_op(e->p, "llvm.extractvalue %%v%d[%d] : " V4, r, i);
+}
+
+static void st16(struct attn_gemm_em *e, int addr, const int w[4]) {
+  int ids[] = {addr, w[0], w[1], w[2], w[3]};
+  const char *t[] = {"i64", "i32", "i32", "i32", "i32"};
+  attn_ptx_asmv(e->p, NULL, "l,r,r,r,r",
+                "st.global.v4.u32 [$0], {$1, $2, $3, $4};", 5, ids, t);
+}
+
+/// Sum of two words of two 16-bit floats each, in f32, rounded once.
+static int add2(struct attn_gemm_em *e, int a, int b) {
+  int alo, ahi, blo, bhi;
+  attn_ptx_unpack2(e->p, a, &alo, &ahi);
+  attn_ptx_unpack2(e->p, b, &blo, &bhi);
+  return attn_ptx_pack2(e->p, attn_ptx_fadd(e->p, alo, blo),
+                        attn_ptx_fadd(e->p, ahi, bhi));
+}
+
+/// The threads that move data together: thread tid (i32) of n, meeting at
+/// named barrier bar. A communication CTA is one team of 384; the consumer
+/// warpgroups of a compute CTA that joins (adaptive split) one of 256.
+struct team {
+  int tid, n, bar;
+};
+
+/// Runs the enclosed text on the team's first thread only: opens the scf.if.
+static void if_first(struct attn_gemm_em *e, const struct team *tm) {
+  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", tm->tid, 0));
+}
+
+static void sync_team(struct attn_gemm_em *e, const struct team *tm) {
+  char text[64];
+  snprintf(text, sizeof text, "bar.sync %d, %d;", tm->bar, tm->n);
+  attn_ptx_asm0(e->p, text);
+}
+
+static void if_thread0(struct attn_gemm_em *e) {
+  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", e->tid, 0));
+}
+
+static void sync_cta(struct attn_gemm_em *e) {
+  attn_ptx_asm0(e->p, "bar.sync 0;");
+}
+
+/// The workspace base of rank `rank` (i32) among the world's bases.
+static int select_base(struct attn_gemm_em *e, const int *bases, int rank) {
+  int b = bases[0];
+  for (int p = 1; p < e->g->world; ++p)
+    b = attn_ptx_sel(e->p, attn_ptx_cmpc(e->p, "eq", rank, p), bases[p], b,
+                     "i64");
+  return b;
+}
+
+//===-- Tiles -------------------------------------------------------------===//
+
+/// Byte offset (i64) in an m x n (or m/world x n) matrix of chunk ci (i32,
+/// 16 bytes: 8 elements) of the tile at (row0, col0) (i32 coordinates).
+static int chunk_off(struct attn_gemm_em *e, int ci, int row0, int col0) {
+  int per_row = e->g->block_n / 8;
+  int row = attn_ptx_addi(e->p, row0, attn_ptx_divc(e->p, ci, per_row));
+  int col = attn_ptx_addi(e->p, col0,
+                          attn_ptx_mulc(e->p, attn_ptx_remc(e->p, ci, per_row), 8));
+  int elems = attn_ptx_op(e->p, "arith.addi %%v%d, %%v%d : i64",
+                          attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64",
+                                      ext64(e, row), attn_ptx_ci64(e->p, e->g->n)),
+                          ext64(e, col));
+  return attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64", elems,
+                     attn_ptx_ci64(e->p, 2));
+}
+
+/// Reduces (nsrc > 1) or copies (nsrc == 1) one tile: for every chunk this
+/// thread owns, the sum of the chunk at srcs[i] + off, stored at each
+/// dsts[j] + off' (off' with the destination's own row origin drow0[j]).
+/// Chunks are processed `unroll` at a time, all loads first, so that many
+/// NVLink reads are in flight.
+static void move_tile(struct attn_gemm_em *e, const struct team *tm,
+                      const int *srcs, int nsrc, const int *dsts,
+                      const int *drow0, int ndst, int row0, int col0) {
+  int total = e->g->block_m * e->g->block_n / 8;
+  int per = (total + tm->n - 1) / tm->n;
+  int unroll = 24 / nsrc < 1 ? 1 : 24 / nsrc;
+  if (unroll > per)
+    unroll = per;
+  for (int j0 = 0; j0 < per; j0 += unroll) {
+    int n = per - j0 < unroll ? per - j0 : unroll;
+    int w[24][8][4], cis[24];
+    for (int j = 0; j < n; ++j) {
+      int ci = attn_ptx_addc(e->p, tm->tid, (long long)(j0 + j) * tm->n);
+      if ((long long)(j0 + j + 1) * tm->n > total)
+        ci = attn_ptx_op(e->p, "arith.minui %%v%d, %%v%d : i32", ci,
+                         attn_ptx_ci32(e->p, total - 1)); // repeats the last
+      cis[j] = ci;
+      int off = chunk_off(e, ci, row0, col0);
+      for (int s = 0; s < nsrc; ++s)
+        ld16(e, addv(e, srcs[s], off), w[j][s]);
+    }
+    for (int j = 0; j < n; ++j) {
+      int sum[4];
+      for (int i = 0; i < 4; ++i) {
+        sum[i] = w[j][0][i];
+        for (int s = 1; s < nsrc; ++s)
+          sum[i] = add2(e, sum[i], w[j][s][i]);
+      }
+      for (int d = 0; d < ndst; ++d)
+        st16(e, addv(e, dsts[d], chunk_off(e, cis[j], drow0[d], col0)), sum);
+    }
+  }
+}
+
+//===-- Tasks -------------------------------------------------------------===//
+
+/// What every task needs: the ranks' workspace bases, this rank's, and C.
+struct comm_ctx {
+  int bases[8];
+  int local, c;
+};
+
+/// Every rank's partial of tile t is in place: flags0[t] on each reached
+/// 2 * epoch (two consumer warpgroups per launch).
+static void wait_partials(struct attn_gemm_em *e, const struct team *tm,
+                          const struct comm_ctx *x, int t) {
+  if_first(e, tm);
+  int target = attn_ptx_mulc(e->p, e->epoch, 2);
+  int foff = attn_ptx_mulc(e->p, t, 4);
+  for (int p = 0; p < e->g->world; ++p)
+    wait_ge(e, addv(e, at(e, x->bases[p], e->ws_at.flags0), ext64(e, foff)),
+            target, "sys");
+  attn_ptx_line(e->p, "}");
+  sync_team(e, tm);
+}
+
+/// Tasks of the reduce patterns. All-reduce: task q is tile ordinal q; its
+/// owner (q % world) reduces it, the others copy the owner's sum.
+/// Reduce-scatter: task q is this rank's ordinal rank + world q.
+static void task_reduce(struct attn_gemm_em *e, const struct team *tm,
+                        const struct comm_ctx *x, int q) {
+  const struct attn_hopper_gemm *g = e->g;
+  bool all = g->comm == ATTN_GEMM_ALL_REDUCE;
+  int t = all ? q
+              : attn_ptx_addi(e->p, e->rank, attn_ptx_mulc(e->p, q, g->world));
+  int tr, tc;
+  attn_gemm_tile_coords(e, t, &tr, &tc);
+  int row0 = attn_ptx_mulc(e->p, tr, g->block_m);
+  int col0 = attn_ptx_mulc(e->p, tc, g->block_n);
+  int srcs[8];
+  for (int p = 0; p < g->world; ++p)
+    srcs[p] = at(e, x->bases[p], e->ws_at.data);
+  if (!all) {
+    wait_partials(e, tm, x, t);
+    int drow = attn_ptx_op(e->p, "arith.subi %%v%d, %%v%d : i32", row0,
+                           attn_ptx_mulc(e->p, e->rank, g->m / g->world));
+    move_tile(e, tm, srcs, g->world, &x->c, &drow, 1, row0, col0);
+    sync_team(e, tm);
+    return;
+  }
+  int owner = attn_ptx_remc(e->p, t, g->world);
+  attn_ptx_line(e->p, "scf.if %%v%d {",
+                attn_ptx_op(e->p, "arith.cmpi eq, %%v%d, %%v%d : i32", owner,
+                            e->rank));
+  wait_partials(e, tm, x, t);
+  int dsts[2] = {x->c, at(e, x->local, e->ws_at.data)};
+  int drow[2] = {row0, row0};
+  move_tile(e, tm, srcs, g->world, dsts, drow, 2, row0, col0);
+  attn_ptx_asm0(e->p, "fence.acq_rel.sys;");
+  sync_team(e, tm);
+  if_first(e, tm);
+  signal_set(e,
+             addv(e, at(e, x->local, e->ws_at.flags1),
+                  ext64(e, attn_ptx_mulc(e->p, t, 4))),
+             e->epoch, "sys");
+  attn_ptx_line(e->p, "}");
+  attn_ptx_line(e->p, "} else {");
+  int owner_base = select_base(e, x->bases, owner);
+  if_first(e, tm);
+  wait_ge(e,
+          addv(e, at(e, owner_base, e->ws_at.flags1),
+               ext64(e, attn_ptx_mulc(e->p, t, 4))),
+          e->epoch, "sys");
+  attn_ptx_line(e->p, "}");
+  sync_team(e, tm);
+  int src = at(e, owner_base, e->ws_at.data);
+  move_tile(e, tm, &src, 1, &x->c, &row0, 1, row0, col0);
+  sync_team(e, tm);
+  attn_ptx_line(e->p, "}");
+}
+
+/// All-gather task q: block q % rbs of the rows of rank q' = rank + 1 +
+/// q / rbs (mod world), copied from that rank's a into its place in the
+/// gathered copy, then flags0[block] for the TMA producer.
+static void task_gather(struct attn_gemm_em *e, const struct team *tm,
+                        const struct comm_ctx *x, int l) {
+  const struct attn_hopper_gemm *g = e->g;
+  int64_t rbs = e->tiles_m / g->world; // row blocks per rank
+  int64_t blk = (int64_t)g->block_m * g->k * 2, chunks = blk / 16;
+  int q = attn_ptx_remc(
+      e->p, attn_ptx_addi(e->p, e->rank,
+                          attn_ptx_addc(e->p, attn_ptx_divc(e->p, l, rbs), 1)),
+      g->world);
+  int rb = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, q, rbs),
+                         attn_ptx_remc(e->p, l, rbs));
+  if_first(e, tm);
+  wait_ge(e, at(e, select_base(e, x->bases, q), e->ws_at.ctl + CTL_READY),
+          e->epoch, "sys");
+  attn_ptx_line(e->p, "}");
+  sync_team(e, tm);
+  // Rank q's rows are its a (another window); they go to their place in
+  // the gathered copy.
+  int src = ptr_i64(
+      e, attn_ptx_op(e->p,
+                     "llvm.call @attn_nccl_peer_ptr(%%v%d, %%v%d, %%v%d, "
+                     "%%v%d) : (!llvm.ptr, !llvm.ptr, i64, i32) -> !llvm.ptr",
+                     e->dev_comm, e->a_window, attn_ptx_ci64(e->p, 0), q));
+  int from = addv(e, src,
+                  attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64",
+                              ext64(e, attn_ptx_remc(e->p, l, rbs)),
+                              attn_ptx_ci64(e->p, blk)));
+  int to = addv(e, at(e, x->local, e->ws_at.data),
+                attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64",
+                            ext64(e, rb), attn_ptx_ci64(e->p, blk)));
+  // 16-byte chunks, 8 per thread per step, loads first.
+  const int unroll = 8;
+  long long step = (long long)tm->n * unroll;
+  int it = e->p->next++;
+  attn_ptx_line(e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it,
+                attn_ptx_to_index(e->p, tm->tid), attn_ptx_cidx(e->p, chunks),
+                attn_ptx_cidx(e->p, step));
+  int i = attn_ptx_from_index(e->p, it);
+  int w[8][4], offs[8];
+  for (int j = 0; j < unroll; ++j) {
+    int ci = attn_ptx_addc(e->p, i, (long long)j * tm->n);
+    if (chunks % step)
+      ci = attn_ptx_op(e->p, "arith.minui %%v%d, %%v%d : i32", ci,
+                       attn_ptx_ci32(e->p, chunks - 1));
+    offs[j] = attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64", ext64(e, ci),
+                          attn_ptx_ci64(e->p, 16));
+    ld16(e, addv(e, from, offs[j]), w[j]);
+  }
+  for (int j = 0; j < unroll; ++j)
+    st16(e, addv(e, to, offs[j]), w[j]);
+  attn_ptx_line(e->p, "}");
+  // The TMA loads that read these rows are async-proxy accesses.
+  attn_ptx_asm0(e->p, "fence.proxy.async.global;");
+  sync_team(e, tm);
+  if_first(e, tm);
+  signal_set(e,
+             addv(e, at(e, x->local, e->ws_at.flags0),
+                  ext64(e, attn_ptx_mulc(e->p, rb, 4))),
+             e->epoch, "gpu");
+  attn_ptx_line(e->p, "}");
+}
+
+static int64_t ntasks(const struct attn_gemm_em *e) {
+  const struct attn_hopper_gemm *g = e->g;
+  int64_t tiles = e->tiles_m * e->tiles_n;
+  switch (g->comm) {
+  case ATTN_GEMM_ALL_REDUCE:
+    return tiles;
+  case ATTN_GEMM_REDUCE_SCATTER:
+    return tiles / g->world;
+  case ATTN_GEMM_ALL_GATHER:
+    return (int64_t)(g->world - 1) * (e->tiles_m / g->world);
+  default:
+    return 0;
+  }
+}
+
+static void task(struct attn_gemm_em *e, const struct team *tm,
+                 const struct comm_ctx *x, int q) {
+  if (e->g->comm == ATTN_GEMM_ALL_GATHER)
+    task_gather(e, tm, x, q);
+  else
+    task_reduce(e, tm, x, q);
+}
+
+static void comm_ctx_init(struct attn_gemm_em *e, struct comm_ctx *x) {
+  for (int p = 0; p < e->g->world; ++p)
+    x->bases[p] = peer_base(e, attn_ptx_ci32(e->p, p));
+  x->local = ptr_i64(e, e->ws);
+  x->c = ptr_i64(e, e->c);
+}
+
+int attn_gemm_claim(struct attn_gemm_em *e, int ctl) {
+  int addr = at(e, ptr_i64(e, e->ws), e->ws_at.ctl + ctl);
+  const char *t[] = {"i64"};
+  return attn_ptx_asmv(e->p, "i32", "=r,l",
+                       "atom.relaxed.gpu.global.add.u32 $0, [$1], 1;", 1,
+                       &addr, t);
+}
+
+/// Adaptive split: the team claims tasks from the workspace counter until
+/// none is left; the first thread claims and broadcasts through shared
+/// memory.
+static void claim_tasks(struct attn_gemm_em *e, const struct team *tm,
+                        const struct comm_ctx *x) {
+  int word = attn_ptx_smem_ptr(
+      e->p, e->smem, attn_ptx_ci32(e->p, attn_gemm_tileq_off(e->g) + 32));
+  int res = e->p->next++;
+  attn_ptx_line(e->p, "%%v%d = scf.while : () -> i32 {", res);
+  if_first(e, tm);
+  attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
+                attn_gemm_claim(e, ATTN_GEMM_CTL_TASK), word);
+  attn_ptx_line(e->p, "}");
+  sync_team(e, tm);
+  int q = attn_ptx_op(e->p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", word);
+  sync_team(e, tm); // the word is read before the next claim writes it
+  attn_ptx_line(e->p, "scf.condition(%%v%d) %%v%d : i32",
+                attn_ptx_cmpc(e->p, "ult", q, ntasks(e)), q);
+  int bq = e->p->next++;
+  attn_ptx_line(e->p, "} do {");
+  attn_ptx_line(e->p, "^bb0(%%v%d: i32):", bq);
+  task(e, tm, x, bq);
+  attn_ptx_line(e->p, "scf.yield");
+  attn_ptx_line(e->p, "}");
+}
+
+void attn_gemm_comm_role(struct attn_gemm_em *e) {
+  struct comm_ctx x;
+  comm_ctx_init(e, &x);
+  struct team tm = {e->tid, ATTN_HOPPER_GEMM_THREADS, 0};
+  if (e->g->adaptive) {
+    claim_tasks(e, &tm, &x);
+    return;
+  }
+  // Static split: tasks bid, bid + comm_ctas, ...
+  int it = e->p->next++;
+  attn_ptx_line(e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it,
+                attn_ptx_to_index(e->p, e->bid), attn_ptx_cidx(e->p, ntasks(e)),
+                attn_ptx_cidx(e->p, e->g->comm_ctas));
+  task(e, &tm, &x, attn_ptx_from_index(e->p, it));
+  attn_ptx_line(e->p, "}");
+}
+
+void attn_gemm_comm_help(struct attn_gemm_em *e, int tid) {
+  struct comm_ctx x;
+  comm_ctx_init(e, &x);
+  struct team tm = {tid, 256, 3};
+  claim_tasks(e, &tm, &x);
+}
+
+//===-- Hooks in the compute CTAs -----------------------------------------===//
+
+void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int cw, int wt) {
+  // This warpgroup's 64 rows are stored: count them in flags0[t].
+  attn_ptx_asm_r(e->p, "bar.sync $0, 128;", attn_ptx_addc(e->p, cw, 1));
+  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
+  signal_add(e,
+             addv(e, at(e, ptr_i64(e, e->ws), e->ws_at.flags0),
+                  ext64(e, attn_ptx_mulc(e->p, t, 4))),
+             "sys");
+  attn_ptx_line(e->p, "}");
+}
+
+void attn_gemm_comm_wait_rows(struct attn_gemm_em *e, int tm, int mine) {
+  int other = attn_ptx_op(e->p, "arith.xori %%v%d, %%v%d : i1", mine,
+                          attn_ptx_op(e->p, "arith.constant true"));
+  attn_ptx_line(e->p, "scf.if %%v%d {", other);
+  wait_ge(e,
+          addv(e, at(e, ptr_i64(e, e->ws), e->ws_at.flags0),
+               ext64(e, attn_ptx_mulc(e->p, tm, 4))),
+          e->epoch, "gpu");
+  attn_ptx_asm0(e->p, "fence.proxy.async.global;");
+  attn_ptx_line(e->p, "}");
+}
+
+void attn_gemm_comm_start(struct attn_gemm_em *e) {
+  if (e->g->comm != ATTN_GEMM_ALL_GATHER)
+    return;
+  // This rank's rows of A were written before the launch: tell the peers.
+  int first = attn_ptx_op(e->p, "arith.ori %%v%d, %%v%d : i32", e->tid, e->bid);
+  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", first, 0));
+  signal_set(e, at(e, ptr_i64(e, e->ws), e->ws_at.ctl + CTL_READY), e->epoch,
+             "sys");
+  attn_ptx_line(e->p, "}");
+}
+
+void attn_gemm_comm_finish(struct attn_gemm_em *e) {
+  const struct attn_hopper_gemm *g = e->g;
+  sync_cta(e);
+  if_thread0(e);
+  int local = ptr_i64(e, e->ws);
+  const char *t[] = {"i64"};
+  int addr = at(e, local, e->ws_at.ctl + CTL_DONE);
+  int old = attn_ptx_asmv(e->p, "i32", "=r,l",
+                          "atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;", 1,
+                          &addr, t);
+  int grid = g->ctas + g->comm_ctas;
+  int last = attn_ptx_op(e->p, "arith.cmpi eq, %%v%d, %%v%d : i32",
+                         attn_ptx_addc(e->p, old, 1),
+                         attn_ptx_mulc(e->p, e->epoch, grid));
+  attn_ptx_line(e->p, "scf.if %%v%d {", last);
+  if (g->adaptive) {
+    // Every CTA of this rank is past its last claim: reset for the next
+    // launch (which starts after this kernel ends).
+    for (int ctl = ATTN_GEMM_CTL_TILE; ctl <= ATTN_GEMM_CTL_TASK; ctl += 4)
+      attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr",
+                    attn_ptx_ci32(e->p, 0),
+                    attn_ptx_op(e->p, "llvm.inttoptr %%v%d : i64 to !llvm.ptr",
+                                at(e, local, e->ws_at.ctl + ctl)));
+  }
+  for (int p = 0; p < g->world; ++p)
+    signal_add(e, at(e, peer_base(e, attn_ptx_ci32(e->p, p)), e->ws_at.ctl + CTL_END),
+               "sys");
+  wait_ge(e, at(e, local, e->ws_at.ctl + CTL_END),
+          attn_ptx_mulc(e->p, e->epoch, g->world), "sys");
+  attn_ptx_line(e->p, "}");
+  attn_ptx_line(e->p, "}");
+}
