@@ -296,6 +296,18 @@ int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
                       ? "a matmul function takes exactly (a, b, c)"
                       : "a matmul function takes exactly (a, b), or (a, b, "
                         "c) with c the matmul's init");
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    char opname[64];
+    if (!strncmp(attn_op_name(op, opname, sizeof opname), "comm.", 5) &&
+        !mlirOperationEqual(op, mm))
+      return reject(emit, op,
+                    "'%s' must first be fused with the matmul by "
+                    "comm-schedule (attn-translate and attn_compile do so "
+                    "for sm_90a); a collective has no CPU or plain-GPU "
+                    "lowering",
+                    opname);
+  }
   MlirOperation ret = mlirBlockGetTerminator(body);
   if (mlirOperationIsNull(ret) || !attn_op_is(ret, "func.return") ||
       mlirOperationGetNumOperands(ret) != 1 ||

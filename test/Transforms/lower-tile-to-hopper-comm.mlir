@@ -1,0 +1,79 @@
+// RUN: attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper | FileCheck %s
+// RUN: attn-opt %s --split-input-file --pass-pipeline='builtin.module(comm-schedule{comm-schedule-split=adaptive},attn-tile{kernel=hopper},lower-tile-to-hopper)' | FileCheck %s --check-prefix=ADAPT
+// RUN: attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" | FileCheck %s --check-prefix=TILE
+
+// A matmul and its collective, fused by comm-schedule, become one kernel:
+// the model's 4 communication CTAs (block numbers 0-3) beside 128 compute
+// CTAs, the NCCL symmetric workspace, device communicator and window as
+// parameters, peers reached through attn_nccl_peer_ptr (the NCCL device
+// shim), and flags counted per launch (epoch).
+// TILE-LABEL: func.func @ar(
+// TILE-SAME: tile.matmul = {accumulate = false, block_k = 64 : i64, block_m = 128 : i64, block_n = 256 : i64, comm = {comm_sms = 4 : i64, compute_sms = 128 : i64, pattern = "matmul_all_reduce", split = "static", world_size = 2 : i64}, k = 8192 : i64, m = 8192 : i64, n = 8192 : i64}
+// TILE-NEXT: return
+// CHECK: llvm.func @attn_nccl_peer_ptr(!llvm.ptr, !llvm.ptr, i64, i32) -> !llvm.ptr
+// CHECK-LABEL: llvm.func @ar(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i32, %{{.*}}: i32,
+// CHECK-SAME: comm = {a_window = false, comm_ctas = 4 : i64, compute_ctas = 128 : i64, pattern = "matmul_all_reduce", split = "static", workspace_bytes = 134238208 : i64, world_size = 2 : i64}
+// CHECK-SAME: grid = array<i32: 132, 1, 1>, kernel = "hopper-gemm-comm"
+// CHECK-SAME: {align = 256 : i64, kind = "ptr", name = "workspace"}, {kind = "ptr", name = "dev_comm"}, {kind = "ptr", name = "window"}, {kind = "i32", name = "rank"}, {kind = "i32", name = "epoch"}
+// CHECK: arith.cmpi ult, %{{.*}}, %c4_i32
+// CHECK: llvm.call @attn_nccl_peer_ptr
+// CHECK: ld.acquire.sys.global.u32
+// CHECK: ld.global.cg.v4.u32
+// CHECK: st.global.v4.u32
+// CHECK: st.release.sys.global.u32
+// CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// CHECK: red.release.sys.global.add.u32
+// CHECK: atom.acq_rel.gpu.global.add.u32
+// ADAPT-LABEL: llvm.func @ar(
+// ADAPT-SAME: split = "adaptive"
+// ADAPT: atom.relaxed.gpu.global.add.u32
+// ADAPT: scf.while
+// ADAPT: scf.condition
+// ADAPT: bar.sync 3, 256;
+func.func @ar(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
+  %z = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<8192x8192xbf16>
+  %i = linalg.fill ins(%z : bf16) outs(%e : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) outs(%i : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64} : (tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  return %r : tensor<8192x8192xbf16>
+}
+
+// -----
+
+// All-gather: a is this rank's 4096 rows; a third tensor map reads the
+// gathered rows from the workspace once their flag is set, and the
+// communication CTAs pull peers' rows from their a windows.
+// TILE-LABEL: func.func @ag(
+// TILE-SAME: %{{.*}}: memref<4096x8192xbf16>, %{{.*}}: memref<8192x8192xbf16>, %{{.*}}: memref<8192x8192xbf16>
+// CHECK-LABEL: llvm.func @ag(
+// CHECK-SAME: a_window = true
+// CHECK-SAME: {align = 16 : i64, dtype = "bf16", kind = "ptr", name = "a", shape = array<i64: 4096, 8192>}
+// CHECK-SAME: {kind = "ptr", name = "a_window"}
+// CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, dims = array<i64: 8192, 8192, 1, 1>, dtype = "bf16", kind = "tensormap", name = "g_map", swizzle = 128 : i64, tensor = "workspace"}
+// CHECK: fence.proxy.async.global
+// CHECK: st.release.gpu.global.u32
+// CHECK: ld.acquire.gpu.global.u32
+func.func @ag(%a: tensor<4096x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
+  %e = tensor.empty() : tensor<8192x8192xbf16>
+  %g = "comm.all_gather"(%a) {dim = 0 : i64, world_size = 2 : i64} : (tensor<4096x8192xbf16>) -> tensor<8192x8192xbf16>
+  %c = linalg.matmul ins(%g, %b : tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) outs(%e : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  return %c : tensor<8192x8192xbf16>
+}
+
+// -----
+
+// Reduce-scatter on 4 GPUs: c is this rank's quarter of the rows.
+// TILE-LABEL: func.func @rs4(
+// TILE-SAME: %{{.*}}: memref<1024x8192xbf16>
+// CHECK-LABEL: llvm.func @rs4(
+// CHECK-SAME: pattern = "matmul_reduce_scatter"
+// CHECK-SAME: world_size = 4 : i64
+// CHECK-SAME: {align = 16 : i64, dtype = "bf16", kind = "ptr", name = "c", shape = array<i64: 1024, 8192>}
+func.func @rs4(%a: tensor<4096x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<1024x8192xbf16> {
+  %e = tensor.empty() : tensor<4096x8192xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<4096x8192xbf16>, tensor<8192x8192xbf16>) outs(%e : tensor<4096x8192xbf16>) -> tensor<4096x8192xbf16>
+  %r = "comm.reduce_scatter"(%c) {reduction = "sum", dim = 0 : i64, world_size = 4 : i64} : (tensor<4096x8192xbf16>) -> tensor<1024x8192xbf16>
+  return %r : tensor<1024x8192xbf16>
+}

@@ -1,0 +1,47 @@
+// RUN: attn-opt %s --split-input-file --verify-diagnostics --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper
+// RUN: not attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="fallback=true" 2>/dev/null | FileCheck %s --check-prefix=FALLBACK
+// RUN: not attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="fallback=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=FALLBACK-ERR
+
+// GEMMs the Hopper kernel cannot compute are rejected at the user's op;
+// with fallback=true plain GEMMs are left for lower-tile-to-gpu, but a
+// matmul fused with a collective has no other lowering and still fails.
+// FALLBACK-LABEL: func.func @f32
+// FALLBACK: "tile.mma"
+func.func @f32(%a: tensor<256x64xf32>, %b: tensor<64x256xf32>) -> tensor<256x256xf32> {
+  %e = tensor.empty() : tensor<256x256xf32>
+  // expected-error@+1 {{no Hopper GEMM for 'f32': the Hopper GEMM takes bf16 or f16 matrices}}
+  %c = linalg.matmul ins(%a, %b : tensor<256x64xf32>, tensor<64x256xf32>) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %c : tensor<256x256xf32>
+}
+
+// -----
+
+// FALLBACK-LABEL: func.func @k12
+func.func @k12(%a: tensor<256x12xbf16>, %b: tensor<12x64xbf16>) -> tensor<256x64xbf16> {
+  %e = tensor.empty() : tensor<256x64xbf16>
+  // expected-error@+1 {{no Hopper GEMM for 'k12': k and n must be multiples of 8 (16-byte TMA row strides), found k = 12, n = 64}}
+  %c = linalg.matmul ins(%a, %b : tensor<256x12xbf16>, tensor<12x64xbf16>) outs(%e : tensor<256x64xbf16>) -> tensor<256x64xbf16>
+  return %c : tensor<256x64xbf16>
+}
+
+// -----
+
+// FALLBACK-ERR: error: no Hopper GEMM for 'rows': a fused kernel needs m to be a multiple of 256
+func.func @rows(%a: tensor<384x1024xbf16>, %b: tensor<1024x1024xbf16>) -> tensor<384x1024xbf16> {
+  %e = tensor.empty() : tensor<384x1024xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<384x1024xbf16>, tensor<1024x1024xbf16>) outs(%e : tensor<384x1024xbf16>) -> tensor<384x1024xbf16>
+  // The fused kernel takes the location of the collective.
+  // expected-error@+1 {{no Hopper GEMM for 'rows': a fused kernel needs m to be a multiple of 256 (block-m times the ranks) and n of block-n 256, found m = 384, n = 1024}}
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64} : (tensor<384x1024xbf16>) -> tensor<384x1024xbf16>
+  return %r : tensor<384x1024xbf16>
+}
+
+// -----
+
+// A fused matmul adds nothing to its init: the init must be zero.
+func.func @init_arg(%a: tensor<256x1024xbf16>, %b: tensor<1024x1024xbf16>, %i: tensor<256x1024xbf16>) -> tensor<256x1024xbf16> {
+  %c = linalg.matmul ins(%a, %b : tensor<256x1024xbf16>, tensor<1024x1024xbf16>) outs(%i : tensor<256x1024xbf16>) -> tensor<256x1024xbf16>
+  // expected-error@+1 {{a matmul fused with a collective does not add to its init: initialise it with a linalg.fill of 0.0 or a tensor.empty}}
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64} : (tensor<256x1024xbf16>) -> tensor<256x1024xbf16>
+  return %r : tensor<256x1024xbf16>
+}

@@ -1,0 +1,86 @@
+// RUN: attn-opt %s --split-input-file --attn-tile="kernel=hopper" --lower-tile-to-hopper | FileCheck %s
+
+// A bf16 linalg.matmul becomes the persistent warp-specialised GEMM: 384
+// threads, TMA descriptors for A (128x64 boxes) and B (64x64 boxes, four
+// per 256-column tile), a 4-deep mbarrier ring (197,760 bytes of shared
+// memory), wgmma m64n256k16 with B transposed (it is N-major), and as many
+// CTAs as keep the wave count of 132 SMs: 2048 tiles in 16 waves of 128.
+// CHECK-LABEL: llvm.func @mm8k(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
+// CHECK-SAME: attn.launch = {block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 197760 : i64, grid = array<i32: 128, 1, 1>, kernel = "hopper-gemm"
+// CHECK-SAME: matmul = {accumulate = false, block_k = 64 : i64, block_m = 128 : i64, block_n = 256 : i64, k = 8192 : i64, m = 8192 : i64, n = 8192 : i64}
+// CHECK-SAME: {align = 16 : i64, dtype = "bf16", kind = "ptr", name = "c", shape = array<i64: 8192, 8192>}
+// CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, dims = array<i64: 8192, 8192, 1, 1>, dtype = "bf16", kind = "tensormap", name = "a_map", swizzle = 128 : i64, tensor = "a"}
+// CHECK-SAME: {box = array<i64: 64, 64, 1, 1>, dims = array<i64: 8192, 8192, 1, 1>, dtype = "bf16", kind = "tensormap", name = "b_map", swizzle = 128 : i64, tensor = "b"}
+// CHECK: mbarrier.init.shared::cta.b64
+// CHECK: setmaxnreg.dec.sync.aligned.u32 40
+// CHECK: mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;"{{.*}}49152
+// CHECK: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
+// CHECK: setmaxnreg.inc.sync.aligned.u32 232
+// CHECK: wgmma.fence.sync.aligned
+// CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 1; }
+// CHECK: wgmma.commit_group.sync.aligned
+// CHECK: wgmma.wait_group.sync.aligned 1
+// CHECK: cvt.rn.bf16x2.f32
+// CHECK-NOT: "tile.
+func.func @mm8k(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
+  %z = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<8192x8192xbf16>
+  %i = linalg.fill ins(%z : bf16) outs(%e : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) outs(%i : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  return %c : tensor<8192x8192xbf16>
+}
+
+// -----
+
+// Tails (8000 = 62.5 tiles of 128 rows, 31.25 of 256 columns) are masked
+// stores; TMA reads zeros past the edges. An accumulating f16 GEMM reads C
+// in its epilogue.
+// CHECK-LABEL: llvm.func @tails(
+// CHECK-SAME: grid = array<i32: 126, 1, 1>
+// CHECK-SAME: accumulate = true
+// CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
+// CHECK: llvm.load %{{.*}} : !llvm.ptr -> i32
+// CHECK: arith.cmpi ult
+// CHECK: scf.if
+// CHECK: cvt.rn.f16x2.f32
+func.func @tails(%a: tensor<8000x8000xf16>, %b: tensor<8000x8000xf16>, %c: tensor<8000x8000xf16>) -> tensor<8000x8000xf16> {
+  %r = linalg.matmul ins(%a, %b : tensor<8000x8000xf16>, tensor<8000x8000xf16>) outs(%c : tensor<8000x8000xf16>) -> tensor<8000x8000xf16>
+  return %r : tensor<8000x8000xf16>
+}
+
+// -----
+
+// RoPE in the epilogue (the Rotation Calculus's producer placement), on a
+// hand-written GEMM tile program: positions row % seq_len + offset, angles
+// reduced in f64, cos/sin approximations.
+// CHECK-LABEL: llvm.func @rope(
+// CHECK-SAME: rope = {head_dim = 128 : i64, layout = "rotate_half", offset = 3 : i64, rotary_dim = 128 : i64, seq_len = 1000 : i64, theta = 5.000000e+05 : f64}
+// CHECK: llvm.call @__nv_exp2
+// CHECK: cvt.rni.f64.f64
+// CHECK: cos.approx.ftz.f32
+// CHECK: sin.approx.ftz.f32
+func.func @rope(%a: memref<1024x512xbf16>, %b: memref<512x1024xbf16>, %c: memref<1024x1024xbf16>) attributes {tile.kernel, tile.grid = array<i64: 8, 4, 1>, tile.threads = 384 : i64, tile.arg_names = ["a", "b", "c"], tile.matmul = {m = 1024 : i64, n = 1024 : i64, k = 512 : i64, block_m = 128 : i64, block_n = 256 : i64, block_k = 64 : i64, accumulate = false, rope = {theta = 5.0e5 : f64, head_dim = 128 : i64, rotary_dim = 128 : i64, seq_len = 1000 : i64, offset = 3 : i64, layout = "rotate_half"}}} {
+  %pm = "tile.program_id"() {dim = 0 : i64} : () -> index
+  %pn = "tile.program_id"() {dim = 1 : i64} : () -> index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %bm = arith.constant 128 : index
+  %bn = arith.constant 256 : index
+  %bk = arith.constant 64 : index
+  %nk = arith.constant 8 : index
+  %row = arith.muli %pm, %bm : index
+  %col = arith.muli %pn, %bn : index
+  %at = "tile.alloc"() : () -> memref<128x64xf32>
+  %bt = "tile.alloc"() : () -> memref<64x256xf32>
+  %ct = "tile.alloc"() : () -> memref<128x256xf32>
+  "tile.fill"(%ct) {value = 0.0 : f32} : (memref<128x256xf32>) -> ()
+  scf.for %kb = %c0 to %nk step %c1 {
+    %kk = arith.muli %kb, %bk : index
+    "tile.load"(%a, %at, %row, %kk) : (memref<1024x512xbf16>, memref<128x64xf32>, index, index) -> ()
+    "tile.load"(%b, %bt, %kk, %col) : (memref<512x1024xbf16>, memref<64x256xf32>, index, index) -> ()
+    "tile.mma"(%at, %bt, %ct) {transpose_b = false, accumulate = true} : (memref<128x64xf32>, memref<64x256xf32>, memref<128x256xf32>) -> ()
+  }
+  "tile.store"(%ct, %c, %row, %col) : (memref<128x256xf32>, memref<1024x1024xbf16>, index, index) -> ()
+  return
+}
