@@ -5,8 +5,8 @@
 // these calls. The harness does everything else: it asks comm_fused_prepare
 // on every rank and goes on only when all ranks said ATTNRT_OK; it then
 // allocates the symmetric buffers below with attnrt_comm_buffer_alloc (the
-// workspace with the size prepare asked for), fills a and b with the same
-// seeded inputs as the baselines, poisons out with NaN, calls
+// workspace with the size prepare asked for, zero-filled), fills a and b
+// with the same seeded inputs as the baselines, poisons out with NaN, calls
 // comm_fused_run once, checks `out` against the float64 reference of the
 // pattern (sampled rows, the tolerance of bench_common.h), then times
 // comm_fused_run like the baselines (a barrier between iterations, CUDA
@@ -50,7 +50,8 @@ struct comm_fused_buffers {
   /// the result: [M, N], or this rank's rows [M/W, N] for
   /// COMM_GEMM_REDUCE_SCATTER
   attnrt_comm_buffer *out;
-  attnrt_comm_buffer *work; ///< the workspace prepare asked for; NULL for 0
+  /// the workspace prepare asked for, zeros before the first run; NULL for 0
+  attnrt_comm_buffer *work;
 };
 
 /// A prepared fused variant (compiled, loaded); opaque to the harness.
@@ -60,7 +61,10 @@ struct comm_fused;
 /// and the symmetric workspace bytes it needs in *work_bytes. Returns
 /// ATTNRT_ERR_NOT_FOUND when no fused kernel exists for p (the harness
 /// prints "not built"), another status with a message in why on failure.
-/// Not collective: the harness agrees across ranks afterwards.
+/// Every rank calls it, in the same order as its other collective calls, so
+/// it may make collective calls on p->comm (attnrt_comm_dev_create for the
+/// kernel's dev_comm argument) provided every rank makes the same ones; the
+/// harness agrees on the outcome across ranks afterwards.
 enum attnrt_status comm_fused_prepare(const struct comm_fused_problem *p,
                                       struct comm_fused **out,
                                       size_t *work_bytes, char *why,
@@ -73,7 +77,8 @@ enum attnrt_status comm_fused_run(struct comm_fused *f,
                                   const struct comm_fused_buffers *b,
                                   attnrt_stream *s, char *why, size_t why_len);
 
-/// Frees f (its module and anything prepare made). NULL is a no-op.
+/// Frees f (its module and anything prepare made, such as a device
+/// communicator: every rank calls it at the same point). NULL is a no-op.
 void comm_fused_release(struct comm_fused *f);
 
 #endif // ATTN_BENCH_COMM_FUSED_H
