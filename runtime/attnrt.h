@@ -684,9 +684,12 @@ ATTNRT_API enum attnrt_status attnrt_comm_wait(attnrt_comm *c, attnrt_stream *s)
 
 //===-- Symmetric buffers --===//
 
-/// Allocates bytes of device memory with ncclMemAlloc and registers it as a
-/// symmetric window (ncclCommWindowRegister, NCCL_WIN_COLL_SYMMETRIC) on c,
-/// storing the buffer in *out. Collective: every rank calls it with the same
+/// Allocates bytes of device memory with ncclMemAlloc, fills it with zeros
+/// and registers it as a symmetric window (ncclCommWindowRegister,
+/// NCCL_WIN_COLL_SYMMETRIC) on c, storing the buffer in *out. Registration
+/// is collective, so when this returns every rank's buffer is zero: a
+/// fused kernel's workspace (whose flags count launches from zero) needs no
+/// other initialisation, and must not be cleared again while peers run. Collective: every rank calls it with the same
 /// size, in the same order. Returns ATTNRT_ERR_INVALID_ARGUMENT for a NULL c
 /// or out or zero bytes, ATTNRT_ERR_NCCL when the library lacks windows
 /// (before NCCL 2.27) or a call fails, ATTNRT_ERR_TIMEOUT when registration

@@ -274,14 +274,17 @@ static enum attnrt_status poll_async(attnrt_comm *c, double timeout_s,
 }
 
 /// Handles the result of a NCCL call on a non-blocking communicator:
-/// ncclInProgress is waited for with the communicator's timeout.
+/// ncclInProgress is waited for with the communicator's timeout. A call that
+/// returned ncclSuccess may still have left work in progress (NCCL 2.28's
+/// ncclDevCommCreate and window registration do, seen on two H200s: the
+/// next call then fails with "Attempt to use communicator before the
+/// previous operation returned ncclSuccess"), so the state is polled after
+/// every call.
 static enum attnrt_status finish_call(attnrt_comm *c, nccl_result res,
                                       const char *what) {
-  if (res == NCCL_IN_PROGRESS)
-    return poll_async(c, c->timeout_s, what);
-  if (res != NCCL_SUCCESS)
+  if (res != NCCL_SUCCESS && res != NCCL_IN_PROGRESS)
     return fail_nccl(c, res, "%s", what);
-  return ATTNRT_OK;
+  return poll_async(c, c->timeout_s, what);
 }
 
 //===-- Loading NCCL --===//
@@ -518,8 +521,14 @@ ATTNRT_API enum attnrt_status attnrt_comm_wait(attnrt_comm *c, attnrt_stream *s)
     if (res != CUDA_ERROR_NOT_READY) {
       st = attnrt_check_cu(c->rt, res, "cuStreamQuery");
       bool pending = false;
-      if (st == ATTNRT_OK)
+      if (st == ATTNRT_OK) {
         st = check_async(c, "attnrt_comm_wait", &pending);
+      } else {
+        // The context is unusable (a kernel failed): NCCL must not be
+        // called on it again.
+        abort_comm(c);
+        attnrt_append_error(c->rt, "; the communicator was aborted");
+      }
       break;
     }
     // A collective waiting on a dead peer never finishes; NCCL may say so.
@@ -579,6 +588,18 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_alloc(attnrt_comm *c,
   nccl_result res = c->nccl.MemAlloc(&b->ptr, bytes);
   if (res != NCCL_SUCCESS) {
     st = fail_nccl(c, res, "ncclMemAlloc(%zu bytes)", bytes);
+    goto out_leave;
+  }
+  // Zero-filled and finished before the (collective) registration returns
+  // on any rank: kernels that count launches in flags, and peers that write
+  // into this buffer, never race a rank's own initialisation.
+  st = attnrt_check_cu(c->rt, c->rt->cu.MemsetD8((CUdeviceptr)(uintptr_t)b->ptr,
+                                                  0, bytes),
+                       "cuMemsetD8(symmetric buffer, %zu bytes)", bytes);
+  if (st == ATTNRT_OK)
+    st = attnrt_check_cu(c->rt, c->rt->cu.CtxSynchronize(), "cuCtxSynchronize");
+  if (st != ATTNRT_OK) {
+    c->nccl.MemFree(b->ptr);
     goto out_leave;
   }
   res = c->nccl.CommWindowRegister(c->comm, b->ptr, bytes, &b->window,

@@ -12,6 +12,8 @@
 // default 60).
 
 #define _GNU_SOURCE // RTLD_NOLOAD
+#include "test/runtime/mock_env.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -218,18 +220,8 @@ int ncclCommAbort(struct comm *c) {
 typedef int (*mem_alloc_fn)(uint64_t *, size_t);
 typedef int (*mem_free_fn)(uint64_t);
 
-/// An entry point of the mock libcuda attnrt loaded; NULL when absent.
-static void *cuda_symbol(const char *a, const char *b) {
-  const char *path = getenv("ATTNRT_CUDA_LIBRARY");
-  void *lib = path && *path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
-  void *fn = lib ? dlsym(lib, a) : NULL;
-  if (lib && !fn)
-    fn = dlsym(lib, b);
-  return fn;
-}
-
 int ncclMemAlloc(void **ptr, size_t size) {
-  void *sym = cuda_symbol("cuMemAlloc_v2", "cuMemAlloc");
+  void *sym = mock_cuda_symbol("cuMemAlloc_v2", "cuMemAlloc");
   mem_alloc_fn alloc;
   memcpy(&alloc, &sym, sizeof alloc);
   uint64_t p = 0;
@@ -240,7 +232,7 @@ int ncclMemAlloc(void **ptr, size_t size) {
 }
 
 int ncclMemFree(void *ptr) {
-  void *sym = cuda_symbol("cuMemFree_v2", "cuMemFree");
+  void *sym = mock_cuda_symbol("cuMemFree_v2", "cuMemFree");
   mem_free_fn release_mem;
   memcpy(&release_mem, &sym, sizeof release_mem);
   return sym && release_mem((uint64_t)(uintptr_t)ptr) == 0 ? SUCCESS

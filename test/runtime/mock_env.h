@@ -4,6 +4,7 @@
 #ifndef ATTNRT_MOCK_ENV_H
 #define ATTNRT_MOCK_ENV_H
 
+#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,18 @@ static inline bool mock_env_lists(const char *var, const char *entry) {
     p = end ? end + 1 : NULL;
   }
   return false;
+}
+
+/// An entry point (name a, else b) of the mock libcuda attnrt loaded from
+/// $ATTNRT_CUDA_LIBRARY: the mock libncls allocate "device" memory there,
+/// as the real libnccl does in the driver. NULL when absent.
+static inline void *mock_cuda_symbol(const char *a, const char *b) {
+  const char *path = getenv("ATTNRT_CUDA_LIBRARY");
+  void *lib = path && *path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+  void *fn = lib ? dlsym(lib, a) : NULL;
+  if (lib && !fn)
+    fn = dlsym(lib, b);
+  return fn;
 }
 
 #endif // ATTNRT_MOCK_ENV_H

@@ -177,12 +177,25 @@ int ncclCommDestroy(struct comm *c) {
   return release(c);
 }
 
+typedef int (*mock_mem_alloc_fn)(uint64_t *, size_t);
+typedef int (*mock_mem_free_fn)(uint64_t);
+
+// "Device" memory comes from the mock libcuda, like the real libnccl's from
+// the driver, so that attnrt's cuMemsetD8 on it is checked there.
 int ncclMemAlloc(void **ptr, size_t size) {
   *ptr = NULL;
   MOCK_ENTER("ncclMemAlloc");
-  *ptr = aligned_alloc(4096, (size + 4095) / 4096 * 4096);
-  if (!*ptr)
+  void *sym = mock_cuda_symbol("cuMemAlloc_v2", "cuMemAlloc");
+  mock_mem_alloc_fn alloc;
+  memcpy(&alloc, &sym, sizeof alloc);
+  // 4096-aligned, as ncclMemAlloc's granularity is; the mock libcuda's
+  // address sits in the 8 bytes before the one returned.
+  uint64_t p = 0;
+  if (!sym || alloc(&p, size + 8192) != 0)
     return 1;
+  uint64_t aligned = (p + 8 + 4095) / 4096 * 4096;
+  memcpy((void *)(uintptr_t)(aligned - 8), &p, sizeof p);
+  *ptr = (void *)(uintptr_t)aligned;
   ++state.live_memory;
   return SUCCESS;
 }
@@ -191,7 +204,13 @@ int ncclMemFree(void *ptr) {
   MOCK_ENTER("ncclMemFree");
   if (!ptr)
     return INVALID_ARGUMENT;
-  free(ptr);
+  void *sym = mock_cuda_symbol("cuMemFree_v2", "cuMemFree");
+  mock_mem_free_fn release_mem;
+  memcpy(&release_mem, &sym, sizeof release_mem);
+  uint64_t p;
+  memcpy(&p, (char *)ptr - 8, sizeof p);
+  if (!sym || release_mem(p) != 0)
+    return 1;
   --state.live_memory;
   return SUCCESS;
 }
