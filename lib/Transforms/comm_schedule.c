@@ -54,8 +54,14 @@
 //                                fused is an error (the C API has no
 //                                remarks) and the pass fails
 //
-// Bad option values fail when the pipeline is built. There is no GPU
-// lowering of comm.fused_matmul yet: it is the schedule's record.
+// A program can pin the schedule of one collective with a discardable
+// attribute on it, which takes precedence over the options:
+//   "comm.all_reduce"(%c) {..., comm.schedule = {split = "adaptive",
+//                                                comm_sms = 8 : i64}}
+// (either key may be left out). Bad option values fail when the pipeline
+// is built; a malformed comm.schedule is an error at the op.
+// lower-tile-to-hopper lowers comm.fused_matmul (after attn-tile) to one
+// persistent kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
@@ -371,6 +377,36 @@ static bool schedule_pair(const struct sched_options *o, const struct pair *p,
     return !*failed;
   if (!pair_topology(o, p->coll, w, &t))
     return false;
+  struct sched_options mine = *o;
+  MlirAttribute pin = attn_attr_get(p->coll, "comm.schedule");
+  if (!mlirAttributeIsNull(pin)) {
+    MlirAttribute sp = mlirAttributeIsADictionary(pin)
+                           ? mlirDictionaryAttrGetElementByName(
+                                 pin, mlirStringRefCreateFromCString("split"))
+                           : (MlirAttribute){NULL};
+    MlirAttribute cs = mlirAttributeIsADictionary(pin)
+                           ? mlirDictionaryAttrGetElementByName(
+                                 pin, mlirStringRefCreateFromCString("comm_sms"))
+                           : (MlirAttribute){NULL};
+    bool bad = !mlirAttributeIsADictionary(pin) ||
+               (!mlirAttributeIsNull(sp) &&
+                (!mlirAttributeIsAString(sp) ||
+                 (!attn_str_eq(mlirStringAttrGetValue(sp), "static") &&
+                  !attn_str_eq(mlirStringAttrGetValue(sp), "adaptive")))) ||
+               (!mlirAttributeIsNull(cs) &&
+                (!mlirAttributeIsAInteger(cs) || mlirAttributeIsABool(cs) ||
+                 mlirIntegerAttrGetValueInt(cs) < 1));
+    if (bad)
+      return attn_emit_errorf(p->coll,
+                              "comm.schedule must be {split = \"static\" or "
+                              "\"adaptive\", comm_sms = integer >= 1}, "
+                              "either key optional");
+    if (!mlirAttributeIsNull(sp))
+      mine.adaptive = attn_str_eq(mlirStringAttrGetValue(sp), "adaptive");
+    if (!mlirAttributeIsNull(cs))
+      mine.comm_sms = (int)mlirIntegerAttrGetValueInt(cs);
+  }
+  o = &mine;
   bool ok = o->comm_sms
                 ? attn_topo_fused_at(&t, model[p->pattern], m, n, k, (int)w, 0,
                                      o->comm_sms, &c, err, sizeof err)

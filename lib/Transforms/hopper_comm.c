@@ -23,9 +23,13 @@
 //                          and set flags0[block]; the TMA producer waits for
 //                          a block's flag before loading it.
 //
-// Flags are counters that grow by one (or by two: two consumer warpgroups)
-// per launch, compared against the launch number `epoch` (1, 2, ...), so
-// the zero-filled workspace is never reset. The last CTA of a rank to
+// The communication is done by warps, each taking its own tasks (a 16-row
+// slab of an output tile, or 8 rows of a block of A), so that a CTA keeps a
+// dozen transfers in flight. Flags are counters that grow by a fixed amount
+// per launch (two consumer warpgroups per partial tile, one per reduced
+// slab, sixteen parts per gathered block), compared against that
+// amount times the launch number `epoch` (1, 2, ...), so the zero-filled
+// workspace is never reset. The last CTA of a rank to
 // finish bumps every rank's end counter and waits for all of them: no rank
 // starts the next launch (and overwrites its workspace) while a peer may
 // still read it. Every wait gives up after ATTN_COMM_WAIT_NS and traps, so
@@ -42,7 +46,6 @@
 
 // Offsets in the workspace's control block.
 #define CTL_DONE 0  // CTAs of this rank that finished, over all launches
-#define CTL_READY 4 // all-gather: launches whose rows of A are in place
 #define CTL_END 8   // ranks that finished, over all launches
 
 #define V4 "!llvm.struct<(i32, i32, i32, i32)>"
@@ -68,13 +71,20 @@ static int ext64(struct attn_gemm_em *e, int v) {
   return attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64", v);
 }
 
-/// The i64 address of rank peer's (i32) workspace.
+/// The i64 address of rank peer's (i32) workspace: NCCL's for a peer, the
+/// workspace argument itself for this rank (NCCL's address for this rank is
+/// another mapping of it, which is not used, so that flags and data of a
+/// rank are always reached through one address).
 static int peer_base(struct attn_gemm_em *e, int peer) {
-  return ptr_i64(
+  int remote = ptr_i64(
       e, attn_ptx_op(e->p,
                      "llvm.call @attn_nccl_peer_ptr(%%v%d, %%v%d, %%v%d, "
                      "%%v%d) : (!llvm.ptr, !llvm.ptr, i64, i32) -> !llvm.ptr",
                      e->dev_comm, e->window, attn_ptx_ci64(e->p, 0), peer));
+  return attn_ptx_sel(e->p,
+                      attn_ptx_op(e->p, "arith.cmpi eq, %%v%d, %%v%d : i32",
+                                  peer, e->rank),
+                      ptr_i64(e, e->ws), remote, "i64");
 }
 
 /// One thread: waits until the u32 at addr is at least target (acquire at
@@ -99,22 +109,9 @@ static void wait_ge(struct attn_gemm_em *e, int addr, int target,
 static void signal_add(struct attn_gemm_em *e, int addr, const char *scope) {
   char text[160];
   snprintf(text, sizeof text,
-           "fence.acq_rel.%s; red.release.%s.global.add.u32 [$0], 1;", scope,
-           scope);
+           "red.release.%s.global.add.u32 [$0], 1;", scope);
   const char *t[] = {"i64"};
   attn_ptx_asmv(e->p, NULL, "l", text, 1, &addr, t);
-}
-
-/// One thread: stores v (i32) to addr with release order at scope.
-static void signal_set(struct attn_gemm_em *e, int addr, int v,
-                       const char *scope) {
-  char text[160];
-  snprintf(text, sizeof text,
-           "fence.acq_rel.%s; st.release.%s.global.u32 [$0], $1;", scope,
-           scope);
-  int ids[] = {addr, v};
-  const char *t[] = {"i64", "i32"};
-  attn_ptx_asmv(e->p, NULL, "l,r", text, 2, ids, t);
 }
 
 /// 16 bytes at addr (L2, not L1: peers write this memory during the kernel).
@@ -143,22 +140,27 @@ static int add2(struct attn_gemm_em *e, int a, int b) {
                         attn_ptx_fadd(e->p, ahi, bhi));
 }
 
-/// The threads that move data together: thread tid (i32) of n, meeting at
-/// named barrier bar. A communication CTA is one team of 384; the consumer
-/// warpgroups of a compute CTA that joins (adaptive split) one of 256.
+/// The threads that move data together: one warp. Lane lane (i32) of 32;
+/// a communication CTA is 12 warps, the consumer warpgroups of a compute CTA
+/// that joins (adaptive split) 8; each warp takes its own tasks, so a CTA has
+/// a dozen transfers in flight and a task never waits on a CTA barrier.
 struct team {
-  int tid, n, bar;
+  int lane, warp;
 };
 
-/// Runs the enclosed text on the team's first thread only: opens the scf.if.
+#define LANES 32
+/// Rows of an output tile one task moves, and the share of a 128-row block
+/// of A one all-gather task copies.
+#define SLAB_ROWS 16
+#define GATHER_ROWS 8
+
 static void if_first(struct attn_gemm_em *e, const struct team *tm) {
-  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", tm->tid, 0));
+  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", tm->lane, 0));
 }
 
-static void sync_team(struct attn_gemm_em *e, const struct team *tm) {
-  char text[64];
-  snprintf(text, sizeof text, "bar.sync %d, %d;", tm->bar, tm->n);
-  attn_ptx_asm0(e->p, text);
+/// The warp meets again after lane 0's wait (and orders its lanes' memory).
+static void sync_team(struct attn_gemm_em *e) {
+  attn_ptx_asm0(e->p, "bar.warp.sync -1;");
 }
 
 static void if_thread0(struct attn_gemm_em *e) {
@@ -181,7 +183,7 @@ static int select_base(struct attn_gemm_em *e, const int *bases, int rank) {
 //===-- Tiles -------------------------------------------------------------===//
 
 /// Byte offset (i64) in an m x n (or m/world x n) matrix of chunk ci (i32,
-/// 16 bytes: 8 elements) of the tile at (row0, col0) (i32 coordinates).
+/// 16 bytes: 8 elements) of the slab whose first element is (row0, col0).
 static int chunk_off(struct attn_gemm_em *e, int ci, int row0, int col0) {
   int per_row = e->g->block_n / 8;
   int row = attn_ptx_addi(e->p, row0, attn_ptx_divc(e->p, ci, per_row));
@@ -195,29 +197,29 @@ static int chunk_off(struct attn_gemm_em *e, int ci, int row0, int col0) {
                      attn_ptx_ci64(e->p, 2));
 }
 
-/// Reduces (nsrc > 1) or copies (nsrc == 1) one tile: for every chunk this
-/// thread owns, the sum of the chunk at srcs[i] + off, stored at each
-/// dsts[j] + off' (off' with the destination's own row origin drow0[j]).
-/// Chunks are processed `unroll` at a time, all loads first, so that many
+/// Reduces (nsrc > 1) or copies (nsrc == 1) one slab of SLAB_ROWS rows:
+/// for every chunk of this lane, the sum of the chunk at srcs[i] + off,
+/// stored at each dsts[j] + off' (off' with the destination's own row
+/// origin drow0[j]). Eight chunks at a time, all loads first, so that many
 /// NVLink reads are in flight.
-static void move_tile(struct attn_gemm_em *e, const struct team *tm,
+static void move_slab(struct attn_gemm_em *e, const struct team *tm,
                       const int *srcs, int nsrc, const int *dsts,
                       const int *drow0, int ndst, int row0, int col0) {
-  int total = e->g->block_m * e->g->block_n / 8;
-  int per = (total + tm->n - 1) / tm->n;
-  int unroll = 24 / nsrc < 1 ? 1 : 24 / nsrc;
+  int total = SLAB_ROWS * e->g->block_n / 8;
+  int per = total / LANES; // block_n is a multiple of 64: 4 to 16
+  // Up to 32 loads of 16 bytes in flight per lane (a whole slab of two
+  // ranks' partials): the reads cross NVLink, so latency, not bandwidth,
+  // bounds a warp.
+  int budget = ndst > 2 ? 16 : 32; // registers for the addresses of more stores
+  int unroll = budget / nsrc < 1 ? 1 : budget / nsrc;
   if (unroll > per)
     unroll = per;
   for (int j0 = 0; j0 < per; j0 += unroll) {
     int n = per - j0 < unroll ? per - j0 : unroll;
-    int w[24][8][4], cis[24];
+    int w[32][8][4], cis[32];
     for (int j = 0; j < n; ++j) {
-      int ci = attn_ptx_addc(e->p, tm->tid, (long long)(j0 + j) * tm->n);
-      if ((long long)(j0 + j + 1) * tm->n > total)
-        ci = attn_ptx_op(e->p, "arith.minui %%v%d, %%v%d : i32", ci,
-                         attn_ptx_ci32(e->p, total - 1)); // repeats the last
-      cis[j] = ci;
-      int off = chunk_off(e, ci, row0, col0);
+      cis[j] = attn_ptx_addc(e->p, tm->lane, (long long)(j0 + j) * LANES);
+      int off = chunk_off(e, cis[j], row0, col0);
       for (int s = 0; s < nsrc; ++s)
         ld16(e, addv(e, srcs[s], off), w[j][s]);
     }
@@ -239,125 +241,135 @@ static void move_tile(struct attn_gemm_em *e, const struct team *tm,
 /// What every task needs: the ranks' workspace bases, this rank's, and C.
 struct comm_ctx {
   int bases[8];
-  int local, c;
+  int local, c, a;
 };
 
-/// Every rank's partial of tile t is in place: flags0[t] on each reached
-/// 2 * epoch (two consumer warpgroups per launch).
-static void wait_partials(struct attn_gemm_em *e, const struct team *tm,
-                          const struct comm_ctx *x, int t) {
-  if_first(e, tm);
-  int target = attn_ptx_mulc(e->p, e->epoch, 2);
-  int foff = attn_ptx_mulc(e->p, t, 4);
-  for (int p = 0; p < e->g->world; ++p)
-    wait_ge(e, addv(e, at(e, x->bases[p], e->ws_at.flags0), ext64(e, foff)),
-            target, "sys");
-  attn_ptx_line(e->p, "}");
-  sync_team(e, tm);
+static int slabs(const struct attn_gemm_em *e) {
+  return e->g->block_m / SLAB_ROWS;
 }
 
-/// Tasks of the reduce patterns. All-reduce: task q is tile ordinal q; its
-/// owner (q % world) reduces it, the others copy the owner's sum.
-/// Reduce-scatter: task q is this rank's ordinal rank + world q.
+/// Tasks of the reduce patterns, one slab of SLAB_ROWS rows each: task q is
+/// slab q % slabs of tile ordinal i = q / slabs (all-reduce: every tile;
+/// reduce-scatter: this rank's ordinals rank + world i). Every rank's
+/// partial of the tile is in the owner's workspace, one slot per rank, once
+/// flags0[t] there reached 2 world epoch. The owner sums the slots into C;
+/// for all-reduce it also writes the sum into every peer's result region
+/// and counts the slab in the peer's flags1[q]; a rank that does not own
+/// the tile copies its result region into C once the slab is counted.
+/// Every access to another GPU is a store: no warp waits for an NVLink
+/// round trip except to read a flag.
 static void task_reduce(struct attn_gemm_em *e, const struct team *tm,
                         const struct comm_ctx *x, int q) {
   const struct attn_hopper_gemm *g = e->g;
   bool all = g->comm == ATTN_GEMM_ALL_REDUCE;
-  int t = all ? q
-              : attn_ptx_addi(e->p, e->rank, attn_ptx_mulc(e->p, q, g->world));
+  int64_t mn = g->m * g->n * 2;
+  int i = attn_ptx_divc(e->p, q, slabs(e));
+  int slab = attn_ptx_remc(e->p, q, slabs(e));
+  int t = all ? i
+              : attn_ptx_addi(e->p, e->rank, attn_ptx_mulc(e->p, i, g->world));
   int tr, tc;
   attn_gemm_tile_coords(e, t, &tr, &tc);
-  int row0 = attn_ptx_mulc(e->p, tr, g->block_m);
+  int row0 = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, tr, g->block_m),
+                           attn_ptx_mulc(e->p, slab, SLAB_ROWS));
   int col0 = attn_ptx_mulc(e->p, tc, g->block_n);
   int srcs[8];
   for (int p = 0; p < g->world; ++p)
-    srcs[p] = at(e, x->bases[p], e->ws_at.data);
-  if (!all) {
-    wait_partials(e, tm, x, t);
-    int drow = attn_ptx_op(e->p, "arith.subi %%v%d, %%v%d : i32", row0,
-                           attn_ptx_mulc(e->p, e->rank, g->m / g->world));
-    move_tile(e, tm, srcs, g->world, &x->c, &drow, 1, row0, col0);
-    sync_team(e, tm);
-    return;
+    srcs[p] = at(e, x->local, e->ws_at.data + (int64_t)p * mn);
+  int mine = 1;
+  if (all) {
+    mine = attn_ptx_op(e->p, "arith.cmpi eq, %%v%d, %%v%d : i32",
+                       attn_ptx_remc(e->p, t, g->world), e->rank);
+    attn_ptx_line(e->p, "scf.if %%v%d {", mine);
   }
-  int owner = attn_ptx_remc(e->p, t, g->world);
-  attn_ptx_line(e->p, "scf.if %%v%d {",
-                attn_ptx_op(e->p, "arith.cmpi eq, %%v%d, %%v%d : i32", owner,
-                            e->rank));
-  wait_partials(e, tm, x, t);
-  int dsts[2] = {x->c, at(e, x->local, e->ws_at.data)};
-  int drow[2] = {row0, row0};
-  move_tile(e, tm, srcs, g->world, dsts, drow, 2, row0, col0);
-  attn_ptx_asm0(e->p, "fence.acq_rel.sys;");
-  sync_team(e, tm);
-  if_first(e, tm);
-  signal_set(e,
-             addv(e, at(e, x->local, e->ws_at.flags1),
-                  ext64(e, attn_ptx_mulc(e->p, t, 4))),
-             e->epoch, "sys");
-  attn_ptx_line(e->p, "}");
-  attn_ptx_line(e->p, "} else {");
-  int owner_base = select_base(e, x->bases, owner);
   if_first(e, tm);
   wait_ge(e,
-          addv(e, at(e, owner_base, e->ws_at.flags1),
+          addv(e, at(e, x->local, e->ws_at.flags0),
                ext64(e, attn_ptx_mulc(e->p, t, 4))),
+          attn_ptx_mulc(e->p, e->epoch, 2 * g->world), "sys");
+  attn_ptx_line(e->p, "}");
+  sync_team(e);
+  if (!all) {
+    int drow = attn_ptx_op(e->p, "arith.subi %%v%d, %%v%d : i32", row0,
+                           attn_ptx_mulc(e->p, e->rank, g->m / g->world));
+    move_slab(e, tm, srcs, g->world, &x->c, &drow, 1, row0, col0);
+    return;
+  }
+  // C here, and the result region of every rank (this one's is not read).
+  int dsts[9], drow[9];
+  dsts[0] = x->c;
+  drow[0] = row0;
+  for (int p = 0; p < g->world; ++p) {
+    dsts[1 + p] = at(e, x->bases[p], e->ws_at.data + (int64_t)g->world * mn);
+    drow[1 + p] = row0;
+  }
+  move_slab(e, tm, srcs, g->world, dsts, drow, 1 + g->world, row0, col0);
+  sync_team(e);
+  if_first(e, tm);
+  int foff = ext64(e, attn_ptx_mulc(e->p, q, 4));
+  for (int p = 0; p < g->world; ++p)
+    signal_add(e, addv(e, at(e, x->bases[p], e->ws_at.flags1), foff), "sys");
+  attn_ptx_line(e->p, "}");
+  attn_ptx_line(e->p, "} else {");
+  if_first(e, tm);
+  wait_ge(e,
+          addv(e, at(e, x->local, e->ws_at.flags1),
+               ext64(e, attn_ptx_mulc(e->p, q, 4))),
           e->epoch, "sys");
   attn_ptx_line(e->p, "}");
-  sync_team(e, tm);
-  int src = at(e, owner_base, e->ws_at.data);
-  move_tile(e, tm, &src, 1, &x->c, &row0, 1, row0, col0);
-  sync_team(e, tm);
+  sync_team(e);
+  int src = at(e, x->local, e->ws_at.data + (int64_t)g->world * mn);
+  move_slab(e, tm, &src, 1, &x->c, &row0, 1, row0, col0);
   attn_ptx_line(e->p, "}");
 }
 
-/// All-gather task q: block q % rbs of the rows of rank q' = rank + 1 +
-/// q / rbs (mod world), copied from that rank's a into its place in the
-/// gathered copy, then flags0[block] for the TMA producer.
+static int gather_parts(const struct attn_gemm_em *e) {
+  return e->g->block_m / GATHER_ROWS;
+}
+
+/// All-gather task q: rows [GATHER_ROWS p, GATHER_ROWS (p + 1)) (p = q %
+/// parts) of this rank's row block b = l % rbs (l = q / parts), written
+/// into their place in the gathered copy of rank r = rank + 1 + l / rbs
+/// (mod world) and counted in r's flags0 for its TMA producer.
 static void task_gather(struct attn_gemm_em *e, const struct team *tm,
-                        const struct comm_ctx *x, int l) {
+                        const struct comm_ctx *x, int q) {
   const struct attn_hopper_gemm *g = e->g;
   int64_t rbs = e->tiles_m / g->world; // row blocks per rank
-  int64_t blk = (int64_t)g->block_m * g->k * 2, chunks = blk / 16;
-  int q = attn_ptx_remc(
+  int64_t blk = (int64_t)g->block_m * g->k * 2;
+  int64_t part = (int64_t)GATHER_ROWS * g->k * 2, chunks = part / 16;
+  int l = attn_ptx_divc(e->p, q, gather_parts(e));
+  int pi = attn_ptx_remc(e->p, q, gather_parts(e));
+  int r = attn_ptx_remc(
       e->p, attn_ptx_addi(e->p, e->rank,
                           attn_ptx_addc(e->p, attn_ptx_divc(e->p, l, rbs), 1)),
       g->world);
-  int rb = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, q, rbs),
-                         attn_ptx_remc(e->p, l, rbs));
-  if_first(e, tm);
-  wait_ge(e, at(e, select_base(e, x->bases, q), e->ws_at.ctl + CTL_READY),
-          e->epoch, "sys");
-  attn_ptx_line(e->p, "}");
-  sync_team(e, tm);
-  // Rank q's rows are its a (another window); they go to their place in
-  // the gathered copy.
-  int src = ptr_i64(
-      e, attn_ptx_op(e->p,
-                     "llvm.call @attn_nccl_peer_ptr(%%v%d, %%v%d, %%v%d, "
-                     "%%v%d) : (!llvm.ptr, !llvm.ptr, i64, i32) -> !llvm.ptr",
-                     e->dev_comm, e->a_window, attn_ptx_ci64(e->p, 0), q));
-  int from = addv(e, src,
-                  attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64",
-                              ext64(e, attn_ptx_remc(e->p, l, rbs)),
-                              attn_ptx_ci64(e->p, blk)));
-  int to = addv(e, at(e, x->local, e->ws_at.data),
-                attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64",
-                            ext64(e, rb), attn_ptx_ci64(e->p, blk)));
-  // 16-byte chunks, 8 per thread per step, loads first.
-  const int unroll = 8;
-  long long step = (long long)tm->n * unroll;
+  int b = attn_ptx_remc(e->p, l, rbs);
+  int rb = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, e->rank, rbs), b);
+  int poff = attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64", ext64(e, pi),
+                         attn_ptx_ci64(e->p, part));
+  int from = addv(e, addv(e, x->a,
+                          attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64",
+                                      ext64(e, b), attn_ptx_ci64(e->p, blk))),
+                  poff);
+  int peer = select_base(e, x->bases, r);
+  int to = addv(e, addv(e, at(e, peer, e->ws_at.data),
+                        attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64",
+                                    ext64(e, rb), attn_ptx_ci64(e->p, blk))),
+                poff);
+  // 16-byte chunks, 16 per lane per step, loads first (local reads, remote
+  // writes).
+  const int unroll = 16;
+  long long step = (long long)LANES * unroll;
   int it = e->p->next++;
   attn_ptx_line(e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it,
-                attn_ptx_to_index(e->p, tm->tid), attn_ptx_cidx(e->p, chunks),
+                attn_ptx_to_index(e->p, tm->lane), attn_ptx_cidx(e->p, chunks),
                 attn_ptx_cidx(e->p, step));
   int i = attn_ptx_from_index(e->p, it);
-  int w[8][4], offs[8];
+  int w[16][4], offs[16];
   for (int j = 0; j < unroll; ++j) {
-    int ci = attn_ptx_addc(e->p, i, (long long)j * tm->n);
+    int ci = attn_ptx_addc(e->p, i, (long long)j * LANES);
     if (chunks % step)
       ci = attn_ptx_op(e->p, "arith.minui %%v%d, %%v%d : i32", ci,
-                       attn_ptx_ci32(e->p, chunks - 1));
+                       attn_ptx_ci32(e->p, chunks - 1)); // repeats the last
     offs[j] = attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64", ext64(e, ci),
                           attn_ptx_ci64(e->p, 16));
     ld16(e, addv(e, from, offs[j]), w[j]);
@@ -365,14 +377,12 @@ static void task_gather(struct attn_gemm_em *e, const struct team *tm,
   for (int j = 0; j < unroll; ++j)
     st16(e, addv(e, to, offs[j]), w[j]);
   attn_ptx_line(e->p, "}");
-  // The TMA loads that read these rows are async-proxy accesses.
-  attn_ptx_asm0(e->p, "fence.proxy.async.global;");
-  sync_team(e, tm);
+  sync_team(e);
   if_first(e, tm);
-  signal_set(e,
-             addv(e, at(e, x->local, e->ws_at.flags0),
+  signal_add(e,
+             addv(e, at(e, peer, e->ws_at.flags0),
                   ext64(e, attn_ptx_mulc(e->p, rb, 4))),
-             e->epoch, "gpu");
+             "sys");
   attn_ptx_line(e->p, "}");
 }
 
@@ -381,11 +391,11 @@ static int64_t ntasks(const struct attn_gemm_em *e) {
   int64_t tiles = e->tiles_m * e->tiles_n;
   switch (g->comm) {
   case ATTN_GEMM_ALL_REDUCE:
-    return tiles;
+    return tiles * slabs(e);
   case ATTN_GEMM_REDUCE_SCATTER:
-    return tiles / g->world;
+    return tiles / g->world * slabs(e);
   case ATTN_GEMM_ALL_GATHER:
-    return (int64_t)(g->world - 1) * (e->tiles_m / g->world);
+    return (int64_t)(g->world - 1) * (e->tiles_m / g->world) * gather_parts(e);
   default:
     return 0;
   }
@@ -404,6 +414,7 @@ static void comm_ctx_init(struct attn_gemm_em *e, struct comm_ctx *x) {
     x->bases[p] = peer_base(e, attn_ptx_ci32(e->p, p));
   x->local = ptr_i64(e, e->ws);
   x->c = ptr_i64(e, e->c);
+  x->a = attn_ptx_op(e->p, "llvm.ptrtoint %%a : !llvm.ptr to i64");
 }
 
 int attn_gemm_claim(struct attn_gemm_em *e, int ctl) {
@@ -414,22 +425,24 @@ int attn_gemm_claim(struct attn_gemm_em *e, int ctl) {
                        &addr, t);
 }
 
-/// Adaptive split: the team claims tasks from the workspace counter until
-/// none is left; the first thread claims and broadcasts through shared
-/// memory.
+/// Adaptive split: the warp claims tasks from the workspace counter until
+/// none is left; lane 0 claims and broadcasts with a shuffle.
 static void claim_tasks(struct attn_gemm_em *e, const struct team *tm,
                         const struct comm_ctx *x) {
-  int word = attn_ptx_smem_ptr(
-      e->p, e->smem, attn_ptx_ci32(e->p, attn_gemm_tileq_off(e->g) + 32));
+  const char *ti[] = {"i32"};
   int res = e->p->next++;
   attn_ptx_line(e->p, "%%v%d = scf.while : () -> i32 {", res);
-  if_first(e, tm);
-  attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
-                attn_gemm_claim(e, ATTN_GEMM_CTL_TASK), word);
+  int claimed = e->p->next++;
+  attn_ptx_line(e->p, "%%v%d = scf.if %%v%d -> (i32) {", claimed,
+                attn_ptx_cmpc(e->p, "eq", tm->lane, 0));
+  attn_ptx_line(e->p, "scf.yield %%v%d : i32",
+                attn_gemm_claim(e, ATTN_GEMM_CTL_TASK));
+  attn_ptx_line(e->p, "} else {");
+  attn_ptx_line(e->p, "scf.yield %%v%d : i32", attn_ptx_ci32(e->p, 0));
   attn_ptx_line(e->p, "}");
-  sync_team(e, tm);
-  int q = attn_ptx_op(e->p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", word);
-  sync_team(e, tm); // the word is read before the next claim writes it
+  int q = attn_ptx_asmv(e->p, "i32", "=r,r",
+                        "shfl.sync.idx.b32 $0, $1, 0, 0x1f, 0xffffffff;", 1,
+                        &claimed, ti);
   attn_ptx_line(e->p, "scf.condition(%%v%d) %%v%d : i32",
                 attn_ptx_cmpc(e->p, "ult", q, ntasks(e)), q);
   int bq = e->p->next++;
@@ -443,16 +456,20 @@ static void claim_tasks(struct attn_gemm_em *e, const struct team *tm,
 void attn_gemm_comm_role(struct attn_gemm_em *e) {
   struct comm_ctx x;
   comm_ctx_init(e, &x);
-  struct team tm = {e->tid, ATTN_HOPPER_GEMM_THREADS, 0};
+  struct team tm = {attn_ptx_remc(e->p, e->tid, LANES),
+                    attn_ptx_divc(e->p, e->tid, LANES)};
   if (e->g->adaptive) {
     claim_tasks(e, &tm, &x);
     return;
   }
-  // Static split: tasks bid, bid + comm_ctas, ...
+  // Static split: warp w of CTA b takes tasks b * 12 + w, then every
+  // comm_ctas * 12-th.
+  int warps = ATTN_HOPPER_GEMM_THREADS / LANES;
+  int first = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, e->bid, warps), tm.warp);
   int it = e->p->next++;
   attn_ptx_line(e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it,
-                attn_ptx_to_index(e->p, e->bid), attn_ptx_cidx(e->p, ntasks(e)),
-                attn_ptx_cidx(e->p, e->g->comm_ctas));
+                attn_ptx_to_index(e->p, first), attn_ptx_cidx(e->p, ntasks(e)),
+                attn_ptx_cidx(e->p, (long long)e->g->comm_ctas * warps));
   task(e, &tm, &x, attn_ptx_from_index(e->p, it));
   attn_ptx_line(e->p, "}");
 }
@@ -460,18 +477,45 @@ void attn_gemm_comm_role(struct attn_gemm_em *e) {
 void attn_gemm_comm_help(struct attn_gemm_em *e, int tid) {
   struct comm_ctx x;
   comm_ctx_init(e, &x);
-  struct team tm = {tid, 256, 3};
+  struct team tm = {attn_ptx_remc(e->p, tid, LANES),
+                    attn_ptx_divc(e->p, tid, LANES)};
   claim_tasks(e, &tm, &x);
 }
 
 //===-- Hooks in the compute CTAs -----------------------------------------===//
 
-void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int cw, int wt) {
-  // This warpgroup's 64 rows are stored: count them in flags0[t].
+/// The owner of tile t (tile row tm): t % world for all-reduce, the rank
+/// whose rows it holds for reduce-scatter.
+static int owner_of(struct attn_gemm_em *e, int t, int tm) {
+  const struct attn_hopper_gemm *g = e->g;
+  return g->comm == ATTN_GEMM_ALL_REDUCE
+             ? attn_ptx_remc(e->p, t, g->world)
+             : attn_ptx_divc(e->p, tm, e->tiles_m / g->world);
+}
+
+void attn_gemm_comm_consumer_init(struct attn_gemm_em *e) {
+  for (int p = 0; p < e->g->world; ++p)
+    e->pbase[p] = peer_base(e, attn_ptx_ci32(e->p, p));
+}
+
+int attn_gemm_comm_out(struct attn_gemm_em *e, int t, int tm) {
+  int64_t mn = e->g->m * e->g->n * 2;
+  int base = select_base(e, e->pbase, owner_of(e, t, tm));
+  int slot = attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64",
+                         ext64(e, e->rank), attn_ptx_ci64(e->p, mn));
+  return attn_ptx_op(e->p, "llvm.inttoptr %%v%d : i64 to !llvm.ptr",
+                     addv(e, at(e, base, e->ws_at.data), slot));
+}
+
+void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int tm, int cw,
+                              int wt) {
+  // This warpgroup's 64 rows are in the owner's slot: count them there.
   attn_ptx_asm_r(e->p, "bar.sync $0, 128;", attn_ptx_addc(e->p, cw, 1));
   attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
   signal_add(e,
-             addv(e, at(e, ptr_i64(e, e->ws), e->ws_at.flags0),
+             addv(e,
+                  at(e, select_base(e, e->pbase, owner_of(e, t, tm)),
+                     e->ws_at.flags0),
                   ext64(e, attn_ptx_mulc(e->p, t, 4))),
              "sys");
   attn_ptx_line(e->p, "}");
@@ -484,20 +528,15 @@ void attn_gemm_comm_wait_rows(struct attn_gemm_em *e, int tm, int mine) {
   wait_ge(e,
           addv(e, at(e, ptr_i64(e, e->ws), e->ws_at.flags0),
                ext64(e, attn_ptx_mulc(e->p, tm, 4))),
-          e->epoch, "gpu");
+          attn_ptx_mulc(e->p, e->epoch, gather_parts(e)), "sys");
   attn_ptx_asm0(e->p, "fence.proxy.async.global;");
   attn_ptx_line(e->p, "}");
 }
 
 void attn_gemm_comm_start(struct attn_gemm_em *e) {
-  if (e->g->comm != ATTN_GEMM_ALL_GATHER)
-    return;
-  // This rank's rows of A were written before the launch: tell the peers.
-  int first = attn_ptx_op(e->p, "arith.ori %%v%d, %%v%d : i32", e->tid, e->bid);
-  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", first, 0));
-  signal_set(e, at(e, ptr_i64(e, e->ws), e->ws_at.ctl + CTL_READY), e->epoch,
-             "sys");
-  attn_ptx_line(e->p, "}");
+  // Nothing to publish: every rank writes its own data into its peers'
+  // workspaces, which the end-of-launch barrier keeps free.
+  (void)e;
 }
 
 void attn_gemm_comm_finish(struct attn_gemm_em *e) {

@@ -55,12 +55,18 @@ void attn_hopper_gemm_workspace(const struct attn_hopper_gemm *g,
   if (g->comm == ATTN_GEMM_LOCAL)
     return;
   int64_t tiles = attn_hopper_gemm_tiles(g);
-  int64_t data = g->comm == ATTN_GEMM_ALL_GATHER ? g->m * g->k * 2
-                                                 : g->m * g->n * 2;
+  // Reduce patterns: one slot of partials per rank (each rank writes its
+  // partial of a tile into the owner's slot for it), and for all-reduce the
+  // owners' sums; all-gather: the gathered A.
+  int64_t mn = g->m * g->n * 2;
+  int64_t data = g->comm == ATTN_GEMM_ALL_GATHER  ? g->m * g->k * 2
+                 : g->comm == ATTN_GEMM_ALL_REDUCE ? mn * (g->world + 1)
+                                                    : mn * g->world;
   int64_t n0 = g->comm == ATTN_GEMM_ALL_GATHER
                    ? (g->m + g->block_m - 1) / g->block_m
                    : tiles;
-  int64_t n1 = g->comm == ATTN_GEMM_ALL_REDUCE ? tiles : 0;
+  // All-reduce: one flag per 16-row slab of each tile (hopper_comm.c).
+  int64_t n1 = g->comm == ATTN_GEMM_ALL_REDUCE ? tiles * (g->block_m / 16) : 0;
   w->data = 0;
   w->flags0 = align_up(data, 256);
   w->flags1 = align_up(w->flags0 + 4 * n0, 256);
@@ -625,14 +631,20 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
     int ph, s = slot_of(e, attn_ptx_addc(e->p, kb0, e->nk - 1), &ph);
     attn_ptx_mbar_arrive(e->p, bar_at(e, e->empty, s));
   }
+  bool reduce = e->g->comm == ATTN_GEMM_ALL_REDUCE ||
+                e->g->comm == ATTN_GEMM_REDUCE_SCATTER;
+  if (reduce)
+    e->out = attn_gemm_comm_out(e, t, tm);
   epilogue(e, acc, tm, tn, cw, wt);
-  if (e->g->comm == ATTN_GEMM_ALL_REDUCE ||
-      e->g->comm == ATTN_GEMM_REDUCE_SCATTER)
-    attn_gemm_comm_tile_done(e, t, cw, wt);
+  if (reduce)
+    attn_gemm_comm_tile_done(e, t, tm, cw, wt);
 }
 
 static void consumer(struct attn_gemm_em *e, int wg, int wt) {
   int cw = attn_ptx_addc(e->p, wg, -1);
+  if (e->g->comm == ATTN_GEMM_ALL_REDUCE ||
+      e->g->comm == ATTN_GEMM_REDUCE_SCATTER)
+    attn_gemm_comm_consumer_init(e);
   if (!e->g->adaptive) {
     int ord, t = open_tile_loop(e, &ord);
     consumer_tile(e, t, attn_ptx_mulc(e->p, ord, e->nk), cw, wt, false);
@@ -695,9 +707,8 @@ static void emit_params(struct attn_strbuf *b, const struct attn_gemm_em *e) {
         b,
         ", {name = \"workspace\", kind = \"ptr\", align = 256 : i64}, "
         "{name = \"dev_comm\", kind = \"ptr\"}, {name = \"window\", kind = "
-        "\"ptr\"}%s, {name = \"rank\", kind = \"i32\"}, {name = \"epoch\", "
-        "kind = \"i32\"}",
-        ag ? ", {name = \"a_window\", kind = \"ptr\"}" : "");
+        "\"ptr\"}, {name = \"rank\", kind = \"i32\"}, {name = \"epoch\", "
+        "kind = \"i32\"}");
   attn_strbuf_printf(b, ", ");
   emit_map(b, "a_map", "a", ty, a_rows, g->k, g->block_m);
   attn_strbuf_printf(b, ", ");
@@ -718,10 +729,9 @@ static void emit_comm(struct attn_strbuf *b, const struct attn_gemm_em *e) {
       b,
       ", comm = {pattern = \"%s\", world_size = %d : i64, compute_ctas = %d "
       ": i64, comm_ctas = %d : i64, workspace_bytes = %lld : i64, "
-      "a_window = %s, split = \"%s\"}",
+      "split = \"%s\"}",
       names[g->comm], g->world, g->ctas, g->comm_ctas,
       (long long)e->ws_at.bytes,
-      g->comm == ATTN_GEMM_ALL_GATHER ? "true" : "false",
       g->adaptive ? "adaptive" : "static");
 }
 
@@ -743,10 +753,7 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
   if (fused)
     attn_strbuf_printf(b,
                        ", %%ws: !llvm.ptr, %%dev_comm: !llvm.ptr, %%window: "
-                       "!llvm.ptr%s, %%rank: i32, %%epoch: i32",
-                       g->comm == ATTN_GEMM_ALL_GATHER
-                           ? ", %a_window: !llvm.ptr"
-                           : "");
+                       "!llvm.ptr, %%rank: i32, %%epoch: i32");
   static const char *maps[3] = {"a_map", "b_map", "g_map"};
   for (int i = 0; i < (g->comm == ATTN_GEMM_ALL_GATHER ? 3 : 2); ++i)
     attn_strbuf_printf(b,
@@ -789,9 +796,6 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
     e.epoch = attn_ptx_op(e.p, "arith.addi %%epoch, %%v%d : i32",
                           attn_ptx_ci32(e.p, 0));
     if (g->comm == ATTN_GEMM_ALL_GATHER) {
-      e.a_window = attn_ptx_op(
-          e.p,
-          "llvm.getelementptr %%a_window[0] : (!llvm.ptr) -> !llvm.ptr, i8");
       e.g_map = attn_ptx_op(e.p, "llvm.ptrtoint %%g_map : !llvm.ptr to i64");
     }
     if (g->comm != ATTN_GEMM_ALL_GATHER)

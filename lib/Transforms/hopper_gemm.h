@@ -132,7 +132,7 @@ struct attn_gemm_em {
   int ntiles;          ///< tiles this compute CTA runs (index)
   int cbid;            ///< compute CTA number (bid - comm_ctas)
   int ws, dev_comm, window; ///< pointers (fused kernels only)
-  int a_window;        ///< all-gather: the window of a (pointer)
+  int pbase[8];        ///< compute CTAs of reduce patterns: ranks' workspaces (i64)
   int g_map;           ///< all-gather: map of the gathered rows (i64)
   int rank, epoch;
 };
@@ -146,8 +146,13 @@ void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn);
 /// comm_ctas; the compute epilogue's signal that the consumer warpgroup's
 /// half of tile t is in the workspace; the producer's wait for the gathered
 /// rows of tile row tm unless they are this rank's (mine, i1); the end of the kernel (every CTA, all threads).
+/// Reduce patterns: the consumers' peer bases (once), and where tile t (tile
+/// row tm) goes: this rank's slot of the owner's workspace (a pointer).
 void attn_gemm_comm_role(struct attn_gemm_em *e);
-void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int cw, int wt);
+void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int tm, int cw,
+                              int wt);
+void attn_gemm_comm_consumer_init(struct attn_gemm_em *e);
+int attn_gemm_comm_out(struct attn_gemm_em *e, int t, int tm);
 void attn_gemm_comm_wait_rows(struct attn_gemm_em *e, int tm, int mine);
 void attn_gemm_comm_start(struct attn_gemm_em *e);
 /// Adaptive split: the 256 consumer threads (team thread tid, i32) of a

@@ -4,16 +4,18 @@
 
 // A matmul and its collective, fused by comm-schedule, become one kernel:
 // the model's 4 communication CTAs (block numbers 0-3) beside 128 compute
-// CTAs, the NCCL symmetric workspace, device communicator and window as
-// parameters, peers reached through attn_nccl_peer_ptr (the NCCL device
-// shim), and flags counted per launch (epoch).
+// CTAs, the NCCL symmetric workspace (three 128 MiB regions for all-reduce:
+// each rank's partials, then the owners' sums), device communicator and
+// window as parameters, peers reached through attn_nccl_peer_ptr (the NCCL
+// device shim) and written, never read, and flags counted per launch
+// (epoch).
 // TILE-LABEL: func.func @ar(
 // TILE-SAME: tile.matmul = {accumulate = false, block_k = 64 : i64, block_m = 128 : i64, block_n = 256 : i64, comm = {comm_sms = 4 : i64, compute_sms = 128 : i64, pattern = "matmul_all_reduce", split = "static", world_size = 2 : i64}, k = 8192 : i64, m = 8192 : i64, n = 8192 : i64}
 // TILE-NEXT: return
 // CHECK: llvm.func @attn_nccl_peer_ptr(!llvm.ptr, !llvm.ptr, i64, i32) -> !llvm.ptr
 // CHECK-LABEL: llvm.func @ar(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i32, %{{.*}}: i32,
-// CHECK-SAME: comm = {a_window = false, comm_ctas = 4 : i64, compute_ctas = 128 : i64, pattern = "matmul_all_reduce", split = "static", workspace_bytes = 134238208 : i64, world_size = 2 : i64}
+// CHECK-SAME: comm = {comm_ctas = 4 : i64, compute_ctas = 128 : i64, pattern = "matmul_all_reduce", split = "static", workspace_bytes = 402731008 : i64, world_size = 2 : i64}
 // CHECK-SAME: grid = array<i32: 132, 1, 1>, kernel = "hopper-gemm-comm"
 // CHECK-SAME: {align = 256 : i64, kind = "ptr", name = "workspace"}, {kind = "ptr", name = "dev_comm"}, {kind = "ptr", name = "window"}, {kind = "i32", name = "rank"}, {kind = "i32", name = "epoch"}
 // CHECK: arith.cmpi ult, %{{.*}}, %c4_i32
@@ -21,7 +23,8 @@
 // CHECK: ld.acquire.sys.global.u32
 // CHECK: ld.global.cg.v4.u32
 // CHECK: st.global.v4.u32
-// CHECK: st.release.sys.global.u32
+// CHECK: bar.warp.sync -1;
+// CHECK: red.release.sys.global.add.u32
 // CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // CHECK: red.release.sys.global.add.u32
 // CHECK: atom.acq_rel.gpu.global.add.u32
@@ -30,7 +33,7 @@
 // ADAPT: atom.relaxed.gpu.global.add.u32
 // ADAPT: scf.while
 // ADAPT: scf.condition
-// ADAPT: bar.sync 3, 256;
+// ADAPT: shfl.sync.idx.b32
 func.func @ar(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
   %z = arith.constant 0.0 : bf16
   %e = tensor.empty() : tensor<8192x8192xbf16>
@@ -44,17 +47,16 @@ func.func @ar(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<
 
 // All-gather: a is this rank's 4096 rows; a third tensor map reads the
 // gathered rows from the workspace once their flag is set, and the
-// communication CTAs pull peers' rows from their a windows.
+// communication CTAs write this rank's rows into the peers' workspaces.
 // TILE-LABEL: func.func @ag(
 // TILE-SAME: %{{.*}}: memref<4096x8192xbf16>, %{{.*}}: memref<8192x8192xbf16>, %{{.*}}: memref<8192x8192xbf16>
 // CHECK-LABEL: llvm.func @ag(
-// CHECK-SAME: a_window = true
+// CHECK-SAME: pattern = "all_gather_matmul"
 // CHECK-SAME: {align = 16 : i64, dtype = "bf16", kind = "ptr", name = "a", shape = array<i64: 4096, 8192>}
-// CHECK-SAME: {kind = "ptr", name = "a_window"}
 // CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, dims = array<i64: 8192, 8192, 1, 1>, dtype = "bf16", kind = "tensormap", name = "g_map", swizzle = 128 : i64, tensor = "workspace"}
+// CHECK: red.release.sys.global.add.u32
+// CHECK: ld.acquire.sys.global.u32
 // CHECK: fence.proxy.async.global
-// CHECK: st.release.gpu.global.u32
-// CHECK: ld.acquire.gpu.global.u32
 func.func @ag(%a: tensor<4096x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
   %e = tensor.empty() : tensor<8192x8192xbf16>
   %g = "comm.all_gather"(%a) {dim = 0 : i64, world_size = 2 : i64} : (tensor<4096x8192xbf16>) -> tensor<8192x8192xbf16>
