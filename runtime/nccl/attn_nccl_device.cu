@@ -28,7 +28,9 @@
 //                            unsigned long long offset, int peer)
 //     Address at which this GPU reaches byte `offset` of world rank peer's
 //     copy of the symmetric buffer `window` (ncclGetPeerPointer). peer may be
-//     this rank (the local address). NULL when peer is not in this rank's
+//     this rank: NCCL's own mapping of the local buffer, which on two H200s
+//     is not the address ncclMemAlloc returned (attn's fused kernels use
+//     their argument for this rank). NULL when peer is not in this rank's
 //     LSA team (the GPUs it reaches by load/store, over NVLink) or window is
 //     NULL; offset is not checked against the buffer's size. Pure: a kernel
 //     can compute a peer's base once and add offsets itself.

@@ -108,3 +108,12 @@ func.func @no_fuse_no_matmul(%x: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
   %r = "comm.all_reduce"(%x) {reduction = "sum", world_size = 2 : i64} : (tensor<256x256xbf16>) -> tensor<256x256xbf16>
   return %r : tensor<256x256xbf16>
 }
+
+// -----
+
+func.func @bad_pin(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>, %i: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
+  %c = linalg.matmul ins(%a, %b : tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) outs(%i : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  // expected-error@+1 {{comm.schedule must be {split = "static" or "adaptive", comm_sms = integer >= 1}, either key optional}}
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64, comm.schedule = {split = "sometimes"}} : (tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  return %r : tensor<8192x8192xbf16>
+}

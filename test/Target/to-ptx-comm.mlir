@@ -1,0 +1,35 @@
+// RUN: attn-translate --to-manifest %s | FileCheck %s
+// RUN: attn-translate --to-ptx %s -o %t.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: %if ptxas %{ %ptxas -c -arch=sm_90a -v %t.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: not attn-translate --to-ptx --chip=sm_80 %s 2>&1 | FileCheck %s --check-prefix=SM80
+
+// A matmul and its all_reduce compile, from the user's program, to one
+// fused kernel: the drivers run comm-schedule with the adaptive split, then
+// attn-tile and lower-tile-to-hopper. The PTX calls the NCCL device shim,
+// which attnrt links in with nvJitLink when it loads the module (ptxas -c:
+// the call is resolved then).
+// CHECK: "comm": {
+// CHECK-NEXT: "comm_ctas": 4,
+// CHECK-NEXT: "compute_ctas": 128,
+// CHECK-NEXT: "pattern": "matmul_all_reduce",
+// CHECK-NEXT: "split": "adaptive",
+// CHECK-NEXT: "workspace_bytes": 402731008,
+// CHECK-NEXT: "world_size": 2
+// CHECK: "grid": [132, 1, 1],
+// CHECK-NEXT: "kernel": "hopper-gemm-comm",
+// PTX: .extern .func  (.param .b64 func_retval0) attn_nccl_peer_ptr
+// PTX: .visible .entry ar(
+// PTX: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// PTX: red.release.sys.global.add.u32
+// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// The plain path has no communication: a clear error, not a kernel.
+// SM80: error: lower-tile-to-gpu cannot lower a matmul fused with a collective
+func.func @ar(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
+  %z = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<8192x8192xbf16>
+  %i = linalg.fill ins(%z : bf16) outs(%e : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) outs(%i : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64} : (tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  return %r : tensor<8192x8192xbf16>
+}

@@ -1,0 +1,28 @@
+// RUN: attn-opt %s --split-input-file --comm-schedule | FileCheck %s
+// RUN: attn-opt %s --split-input-file --comm-schedule="comm-schedule-split=adaptive" | FileCheck %s --check-prefix=OPT
+// RUN: attn-opt %s --split-input-file --verify-diagnostics --comm-schedule 2>&1 | FileCheck %s --check-prefix=NONE --allow-empty
+
+// A collective's comm.schedule pins its split and communication SMs; it
+// wins over the pass options. Without it the model and the options decide.
+// NONE-NOT: error
+// CHECK-LABEL: @pinned(
+// CHECK: "comm.fused_matmul"{{.*}}comm_sms = 12 : i64, compute_sms = 120 : i64{{.*}}split = "adaptive"
+// OPT-LABEL: @pinned(
+// OPT: "comm.fused_matmul"{{.*}}comm_sms = 12 : i64, compute_sms = 120 : i64{{.*}}split = "adaptive"
+func.func @pinned(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>, %i: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
+  %c = linalg.matmul ins(%a, %b : tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) outs(%i : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64, comm.schedule = {split = "adaptive", comm_sms = 12 : i64}} : (tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  return %r : tensor<8192x8192xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: @static_pin(
+// CHECK: "comm.fused_matmul"{{.*}}comm_sms = 4 : i64{{.*}}split = "static"
+// OPT-LABEL: @static_pin(
+// OPT: "comm.fused_matmul"{{.*}}split = "static"
+func.func @static_pin(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>, %i: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
+  %c = linalg.matmul ins(%a, %b : tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) outs(%i : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64, comm.schedule = {split = "static"}} : (tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  return %r : tensor<8192x8192xbf16>
+}
