@@ -2,6 +2,8 @@
 
 #include "bench/bench_common.h"
 
+#include "attn/attn.h"
+
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -678,4 +680,15 @@ void bench_attnrt_error(char *err, size_t errlen, const char *what,
     msg = attnrt_last_error(NULL);
   set_err(err, errlen, "%s: %s%s%s", what, attnrt_status_string(st),
           msg && *msg ? ": " : "", msg ? msg : "");
+}
+
+void bench_first_error(void *user, int severity, const char *file, int line,
+                       int col, const char *message) {
+  char *first = user;
+  if (severity != ATTN_SEVERITY_ERROR || first[0])
+    return;
+  if (file)
+    snprintf(first, BENCH_DIAG_LEN, "%s:%d:%d: %s", file, line, col, message);
+  else
+    snprintf(first, BENCH_DIAG_LEN, "%s", message);
 }

@@ -225,4 +225,12 @@ void bench_utc_date(char *buf, size_t len);
 void bench_attnrt_error(char *err, size_t errlen, const char *what,
                         enum attnrt_status st, const attnrt_runtime *rt);
 
+/// Size of the buffer bench_first_error writes into.
+#define BENCH_DIAG_LEN 600
+
+/// An attn_diag_fn (attn/attn.h) keeping the first error diagnostic, with
+/// its location, in user: a char[BENCH_DIAG_LEN] that starts empty.
+void bench_first_error(void *user, int severity, const char *file, int line,
+                       int col, const char *message);
+
 #endif // ATTN_BENCH_COMMON_H

@@ -12,6 +12,7 @@
 // kernel's flags are counted against.
 
 #include "bench/comm_fused.h"
+#include "bench/bench_common.h"
 
 #include "attn/attn.h"
 
@@ -102,17 +103,6 @@ static char *program(const struct comm_fused_problem *p, const char **name) {
   return s;
 }
 
-static void on_diag(void *user, int severity, const char *file, int line,
-                    int col, const char *message) {
-  char *first = user;
-  if (severity != ATTN_SEVERITY_ERROR || first[0])
-    return;
-  if (file)
-    snprintf(first, 400, "%s:%d:%d: %s", file, line, col, message);
-  else
-    snprintf(first, 400, "%s", message);
-}
-
 enum attnrt_status comm_fused_prepare(const struct comm_fused_problem *p,
                                       struct comm_fused **out,
                                       size_t *work_bytes, char *why,
@@ -132,8 +122,8 @@ enum attnrt_status comm_fused_prepare(const struct comm_fused_problem *p,
   opts.target = "sm_90a";
   opts.format = ATTN_OUTPUT_PTX;
   opts.source_name = "comm_fused.mlir";
-  char first[400] = "";
-  enum attn_status st = attn_compile(ir, 0, &opts, on_diag, first, &f->result);
+  char first[BENCH_DIAG_LEN] = "";
+  enum attn_status st = attn_compile(ir, 0, &opts, bench_first_error, first, &f->result);
   free(ir);
   if (st != ATTN_OK) {
     snprintf(why, why_len, "attn_compile: %s: %s", attn_status_string(st),

@@ -242,18 +242,6 @@ static char *instantiate(const char *tmpl, int64_t m, int64_t n, int64_t k) {
   return out;
 }
 
-/// Keeps the first error diagnostic with its location.
-static void on_diag(void *user, int severity, const char *file, int line,
-                    int col, const char *message) {
-  char *first = user;
-  if (severity != ATTN_SEVERITY_ERROR || first[0])
-    return;
-  if (file)
-    snprintf(first, 600, "%s:%d:%d: %s", file, line, col, message);
-  else
-    snprintf(first, 600, "%s", message);
-}
-
 static int role_of_name(const char *name) {
   static const char *const names[3][6] = {
       {"a", "A", "lhs", "arg0", "in0", NULL},
@@ -432,9 +420,9 @@ static bool attn_gemm_build(const struct options *o, attnrt_runtime *rt,
   opts.format = ATTN_OUTPUT_PTX;
   opts.tile_options = o->tile_options;
   opts.source_name = o->ir_path ? o->ir_path : "gemm_bench.mlir";
-  char first[600] = "";
+  char first[BENCH_DIAG_LEN] = "";
   double t0 = now_s();
-  enum attn_status st = attn_compile(ir, 0, &opts, on_diag, first, &g->result);
+  enum attn_status st = attn_compile(ir, 0, &opts, bench_first_error, first, &g->result);
   r->compile_s = now_s() - t0;
   free(ir);
   if (st != ATTN_OK) {

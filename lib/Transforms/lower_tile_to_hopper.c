@@ -393,6 +393,34 @@ static void move_into(MlirOperation shell, MlirOperation kernels) {
 
 /// The placement the Rotation Calculus prices lowest for k on gpu (split
 /// when the model cannot say).
+/// Parses text (a `gpu.module @shell`, freed here) and moves its ops into
+/// gm with kernel's location; ATTN_DUMP_HOPPER=<file> writes the text there
+/// first. False after an error at kernel.
+static bool parse_into(MlirOperation kernel, MlirOperation gm,
+                       struct attn_strbuf *text) {
+  if (text->failed) {
+    attn_strbuf_free(text);
+    return attn_emit_errorf(kernel, "lower-tile-to-hopper: out of memory");
+  }
+  if (getenv("ATTN_DUMP_HOPPER")) {
+    FILE *f = fopen(getenv("ATTN_DUMP_HOPPER"), "w");
+    if (f) {
+      fputs(text->buf, f);
+      fclose(f);
+    }
+  }
+  MlirOperation shell = attn_parse_op(mlirOperationGetContext(kernel),
+                                      text->buf, "lower-tile-to-hopper");
+  attn_strbuf_free(text);
+  if (mlirOperationIsNull(shell))
+    return attn_emit_errorf(kernel, "lower-tile-to-hopper produced IR that "
+                                    "MLIR cannot parse (a bug in attn)");
+  attn_set_locations(shell, mlirOperationGetLocation(kernel));
+  move_into(shell, gm);
+  mlirOperationDestroy(shell);
+  return true;
+}
+
 static enum placement cheapest(const struct attn_hopper_kernel *k,
                                const char *gpu) {
   const struct attn_cost_gpu *g = attn_cost_gpu_lookup(gpu, NULL, 0);
@@ -544,26 +572,8 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
     attn_hopper_emit_rope(&text, &k, true);
   attn_strbuf_printf(&text, "}\n");
   attn_strbuf_free(&att);
-  if (text.failed) {
-    attn_strbuf_free(&text);
-    return attn_emit_errorf(kernel, "lower-tile-to-hopper: out of memory");
-  }
-  if (getenv("ATTN_DUMP_HOPPER")) {
-    FILE *f = fopen(getenv("ATTN_DUMP_HOPPER"), "w");
-    if (f) {
-      fputs(text.buf, f);
-      fclose(f);
-    }
-  }
-  MlirOperation shell = attn_parse_op(mlirOperationGetContext(kernel),
-                                      text.buf, "lower-tile-to-hopper");
-  attn_strbuf_free(&text);
-  if (mlirOperationIsNull(shell))
-    return attn_emit_errorf(kernel, "lower-tile-to-hopper produced IR that "
-                                    "MLIR cannot parse (a bug in attn)");
-  attn_set_locations(shell, mlirOperationGetLocation(kernel));
-  move_into(shell, gm);
-  mlirOperationDestroy(shell);
+  if (!parse_into(kernel, gm, &text))
+    return false;
   if ((split || pre) && !add_program(gm, &k, pre))
     return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);
@@ -753,26 +763,8 @@ static bool lower_gemm_kernel(MlirOperation kernel, MlirAttribute mm,
   attn_hopper_gemm_emit_kernel(&text, &g, att.buf);
   attn_strbuf_printf(&text, "}\n");
   attn_strbuf_free(&att);
-  if (text.failed) {
-    attn_strbuf_free(&text);
-    return attn_emit_errorf(kernel, "lower-tile-to-hopper: out of memory");
-  }
-  if (getenv("ATTN_DUMP_HOPPER")) {
-    FILE *f = fopen(getenv("ATTN_DUMP_HOPPER"), "w");
-    if (f) {
-      fputs(text.buf, f);
-      fclose(f);
-    }
-  }
-  MlirOperation shell = attn_parse_op(mlirOperationGetContext(kernel),
-                                      text.buf, "lower-tile-to-hopper");
-  attn_strbuf_free(&text);
-  if (mlirOperationIsNull(shell))
-    return attn_emit_errorf(kernel, "lower-tile-to-hopper produced IR that "
-                                    "MLIR cannot parse (a bug in attn)");
-  attn_set_locations(shell, mlirOperationGetLocation(kernel));
-  move_into(shell, gm);
-  mlirOperationDestroy(shell);
+  if (!parse_into(kernel, gm, &text))
+    return false;
   mlirOperationDestroy(kernel);
   *lowered = true;
   return true;
