@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { TENSOR_A = 1, TENSOR_B = 2, TENSOR_A_SHARD = 3, TENSOR_R = 4 };
 
@@ -155,7 +156,11 @@ static void fatal(const char *fmt, ...) {
     write_results(b);
   if (b)
     attnrt_comm_abort(b->comm);
-  exit(1);
+  // Not exit(): after a failed kernel the CUDA context is dead, and NCCL's
+  // exit-time teardown on it crashed (seen on two H200s).
+  fflush(stdout);
+  fflush(stderr);
+  _exit(1);
 }
 
 static void check_rt(struct bench *b, enum attnrt_status st, const char *what) {
