@@ -23,7 +23,7 @@
 //                          and set flags0[block]; the TMA producer waits for
 //                          a block's flag before loading it.
 //
-// The communication is done by warps, each taking its own tasks (a 16-row
+// The communication is done by warps, each taking its own tasks (a 64-row
 // slab of an output tile, or 8 rows of a block of A), so that a CTA keeps a
 // dozen transfers in flight. Flags are counters that grow by a fixed amount
 // per launch (two consumer warpgroups per partial tile, one per reduced
@@ -151,7 +151,7 @@ struct team {
 #define LANES 32
 /// Rows of an output tile one task moves, and the share of a 128-row block
 /// of A one all-gather task copies.
-#define SLAB_ROWS 16
+#define SLAB_ROWS ATTN_GEMM_SLAB_ROWS
 #define GATHER_ROWS 8
 
 static void if_first(struct attn_gemm_em *e, const struct team *tm) {
@@ -206,34 +206,39 @@ static void move_slab(struct attn_gemm_em *e, const struct team *tm,
                       const int *srcs, int nsrc, const int *dsts,
                       const int *drow0, int ndst, int row0, int col0) {
   int total = SLAB_ROWS * e->g->block_n / 8;
-  int per = total / LANES; // block_n is a multiple of 64: 4 to 16
-  // Up to 32 loads of 16 bytes in flight per lane (a whole slab of two
-  // ranks' partials): the reads cross NVLink, so latency, not bandwidth,
-  // bounds a warp.
-  int budget = ndst > 2 ? 16 : 32; // registers for the addresses of more stores
+  int per = total / LANES; // chunks per lane: SLAB_ROWS * block_n / 256
+  // Up to 16 loads of 16 bytes in flight per lane (8 with more than two
+  // destinations, whose addresses take registers too): the latency of each
+  // round, not bandwidth, bounds a warp; more spills registers.
+  int budget = ndst > 2 ? 8 : 16;
   int unroll = budget / nsrc < 1 ? 1 : budget / nsrc;
-  if (unroll > per)
-    unroll = per;
-  for (int j0 = 0; j0 < per; j0 += unroll) {
-    int n = per - j0 < unroll ? per - j0 : unroll;
-    int w[32][8][4], cis[32];
-    for (int j = 0; j < n; ++j) {
-      cis[j] = attn_ptx_addc(e->p, tm->lane, (long long)(j0 + j) * LANES);
-      int off = chunk_off(e, cis[j], row0, col0);
-      for (int s = 0; s < nsrc; ++s)
-        ld16(e, addv(e, srcs[s], off), w[j][s]);
-    }
-    for (int j = 0; j < n; ++j) {
-      int sum[4];
-      for (int i = 0; i < 4; ++i) {
-        sum[i] = w[j][0][i];
-        for (int s = 1; s < nsrc; ++s)
-          sum[i] = add2(e, sum[i], w[j][s][i]);
-      }
-      for (int d = 0; d < ndst; ++d)
-        st16(e, addv(e, dsts[d], chunk_off(e, cis[j], drow0[d], col0)), sum);
-    }
+  while (per % unroll)
+    --unroll;
+  // Rounds of `unroll` chunks: an scf.for, so the code stays one round long.
+  int it = e->p->next++;
+  attn_ptx_line(e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it,
+                attn_ptx_cidx(e->p, 0), attn_ptx_cidx(e->p, per),
+                attn_ptx_cidx(e->p, unroll));
+  int j0 = attn_ptx_from_index(e->p, it);
+  int first = attn_ptx_addi(e->p, tm->lane, attn_ptx_mulc(e->p, j0, LANES));
+  int w[32][8][4], cis[32];
+  for (int j = 0; j < unroll; ++j) {
+    cis[j] = attn_ptx_addc(e->p, first, (long long)j * LANES);
+    int off = chunk_off(e, cis[j], row0, col0);
+    for (int s = 0; s < nsrc; ++s)
+      ld16(e, addv(e, srcs[s], off), w[j][s]);
   }
+  for (int j = 0; j < unroll; ++j) {
+    int sum[4];
+    for (int i = 0; i < 4; ++i) {
+      sum[i] = w[j][0][i];
+      for (int s = 1; s < nsrc; ++s)
+        sum[i] = add2(e, sum[i], w[j][s][i]);
+    }
+    for (int d = 0; d < ndst; ++d)
+      st16(e, addv(e, dsts[d], chunk_off(e, cis[j], drow0[d], col0)), sum);
+  }
+  attn_ptx_line(e->p, "}");
 }
 
 //===-- Tasks -------------------------------------------------------------===//

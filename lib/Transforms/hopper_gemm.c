@@ -65,8 +65,10 @@ void attn_hopper_gemm_workspace(const struct attn_hopper_gemm *g,
   int64_t n0 = g->comm == ATTN_GEMM_ALL_GATHER
                    ? (g->m + g->block_m - 1) / g->block_m
                    : tiles;
-  // All-reduce: one flag per 16-row slab of each tile (hopper_comm.c).
-  int64_t n1 = g->comm == ATTN_GEMM_ALL_REDUCE ? tiles * (g->block_m / 16) : 0;
+  // All-reduce: one flag per slab of each tile (hopper_comm.c).
+  int64_t n1 = g->comm == ATTN_GEMM_ALL_REDUCE
+                   ? tiles * (g->block_m / ATTN_GEMM_SLAB_ROWS)
+                   : 0;
   w->data = 0;
   w->flags0 = align_up(data, 256);
   w->flags1 = align_up(w->flags0 + 4 * n0, 256);

@@ -31,6 +31,13 @@
 /// Threads of a CTA: one producer and two consumer warpgroups.
 #define ATTN_HOPPER_GEMM_THREADS 384
 
+/// Rows of an output tile one communication task of a fused reduce
+/// pattern moves (hopper_comm.c); the all-reduce workspace has a flag per
+/// slab. Large enough that a warp's release fence (an NVLink round trip)
+/// is paid for 16 KiB-64 KiB of data, small enough that a tile is split
+/// between warps.
+#define ATTN_GEMM_SLAB_ROWS 64
+
 /// The collective fused with the GEMM (hopper_comm.c), or none.
 enum attn_gemm_comm {
   ATTN_GEMM_LOCAL,          ///< C = A * B on one GPU

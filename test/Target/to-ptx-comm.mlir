@@ -14,7 +14,7 @@
 // CHECK-NEXT: "compute_ctas": 128,
 // CHECK-NEXT: "pattern": "matmul_all_reduce",
 // CHECK-NEXT: "split": "adaptive",
-// CHECK-NEXT: "workspace_bytes": 402731008,
+// CHECK-NEXT: "workspace_bytes": 402681856,
 // CHECK-NEXT: "world_size": 2
 // CHECK: "grid": [132, 1, 1],
 // CHECK-NEXT: "kernel": "hopper-gemm-comm",

@@ -15,7 +15,7 @@
 // CHECK: llvm.func @attn_nccl_peer_ptr(!llvm.ptr, !llvm.ptr, i64, i32) -> !llvm.ptr
 // CHECK-LABEL: llvm.func @ar(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i32, %{{.*}}: i32,
-// CHECK-SAME: comm = {comm_ctas = 4 : i64, compute_ctas = 128 : i64, pattern = "matmul_all_reduce", split = "static", workspace_bytes = 402731008 : i64, world_size = 2 : i64}
+// CHECK-SAME: comm = {comm_ctas = 4 : i64, compute_ctas = 128 : i64, pattern = "matmul_all_reduce", split = "static", workspace_bytes = 402681856 : i64, world_size = 2 : i64}
 // CHECK-SAME: grid = array<i32: 132, 1, 1>, kernel = "hopper-gemm-comm"
 // CHECK-SAME: {align = 256 : i64, kind = "ptr", name = "workspace"}, {kind = "ptr", name = "dev_comm"}, {kind = "ptr", name = "window"}, {kind = "i32", name = "rank"}, {kind = "i32", name = "epoch"}
 // CHECK: arith.cmpi ult, %{{.*}}, %c4_i32
