@@ -122,7 +122,7 @@ bool attn_gpu_pipeline(MlirOperation module, const char *chip,
   // into comm.fused_matmul, which only the Hopper lowering takes (on other
   // chips the plain path rejects it with its reason). The drivers ask for
   // the adaptive split, measured faster than the static one on two H200s
-  // (geometric mean 1.24x over 21 shapes and patterns, bench/RESULTS.md); a
+  // (geometric mean 1.11x over 21 shapes and patterns, bench/RESULTS.md); a
   // collective's comm.schedule attribute still pins its own.
   if (s.comm) {
     bool sm90a = !strcmp(chip, "sm_90a");
