@@ -16,6 +16,8 @@
 
 #include "attn/attn.h"
 
+#include <cjson/cJSON.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,12 +155,19 @@ enum attnrt_status comm_fused_prepare(const struct comm_fused_problem *p,
     return ATTNRT_ERR_NOT_FOUND;
   }
   f->nargs = ki->nargs;
-  // The workspace size is in the manifest's comm entry; the runtime's
-  // manifest view does not keep it, so read it from the text.
-  const char *wb = strstr(manifest, "\"workspace_bytes\"");
+  // The workspace size is in the kernel's "comm" entry of the manifest,
+  // which the runtime's manifest view does not keep.
   long long bytes = 0;
-  if (!wb || sscanf(strchr(wb, ':') + 1, "%lld", &bytes) != 1 || bytes <= 0) {
-    snprintf(why, why_len, "the manifest gives no workspace_bytes");
+  cJSON *root = cJSON_Parse(manifest);
+  cJSON *kernels = cJSON_GetObjectItemCaseSensitive(root, "kernels");
+  cJSON *k0 = cJSON_IsArray(kernels) ? cJSON_GetArrayItem(kernels, 0) : NULL;
+  cJSON *comm = cJSON_GetObjectItemCaseSensitive(k0, "comm");
+  cJSON *wb = cJSON_GetObjectItemCaseSensitive(comm, "workspace_bytes");
+  if (cJSON_IsNumber(wb))
+    bytes = (long long)wb->valuedouble;
+  cJSON_Delete(root);
+  if (bytes <= 0) {
+    snprintf(why, why_len, "the manifest's kernel has no comm.workspace_bytes");
     comm_fused_release(f);
     return ATTNRT_ERR_INVALID_ARGUMENT;
   }
