@@ -1,0 +1,271 @@
+// fused_gpu_test.c - two-GPU check of attn's fused GEMM + collective kernels: forks one process per rank, loads the PTX attn-translate made from test/Inputs/comm/*_small.mlir (linked with the NCCL device shim at load), runs it three times and compares C with a float64 host reference; with --dead-peer, rank 1 leaves before launching and rank 0's launch must fail, not hang.
+//
+// Usage: attnrt-fused-gpu-test [--dead-peer] PATTERN PTX MANIFEST, PATTERN
+// being ar, rs or ag (the programs' shapes are fixed below). Needs two GPUs,
+// libnccl 2.28, nvJitLink and a libattnrt with the shim; lit runs it only
+// with the gpu2 feature. Prints one line per rank, then "N passed, M failed".
+
+#include "attnrt.h"
+#include "free_port.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RANKS 2
+#define LAUNCHES 3
+
+/// Shapes of test/Inputs/comm/*_small.mlir: one rank's GEMM m x n x k (m
+/// gathered for ag), a's and c's rows.
+struct shape {
+  const char *name;
+  int64_t m, n, k, a_rows, c_rows;
+};
+static const struct shape shapes[] = {
+    {"ar", 256, 512, 256, 256, 256},
+    {"rs", 512, 512, 256, 512, 256},
+    {"ag", 512, 512, 256, 256, 512},
+};
+
+/// Element i of rank r's matrix `which`: a hash spread over [-1, 1),
+/// rounded to bf16.
+static float value(int r, int which, size_t i) {
+  uint64_t x = ((uint64_t)(r + 1) * 0x9e3779b97f4a7c15ull) ^
+               ((uint64_t)(which + 7) * 0x632be59bd9b4e019ull) ^
+               ((uint64_t)i * 0xbf58476d1ce4e5b9ull);
+  x ^= x >> 31;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 29;
+  float f = (float)((double)(x >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u; // round to bf16
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static uint16_t to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+static float from_bf16(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  if (buf)
+    buf[n] = 0;
+  return buf;
+}
+
+#define TRY(call)                                                              \
+  do {                                                                         \
+    enum attnrt_status st_ = (call);                                           \
+    if (st_ != ATTNRT_OK) {                                                    \
+      printf("rank %d: %s failed: %s: %s\n", rank, #call,                     \
+             attnrt_status_string(st_),                                        \
+             attnrt_last_error(c ? attnrt_comm_runtime(c) : NULL));            \
+      fflush(stdout);                                                          \
+      return 1;                                                                \
+    }                                                                          \
+  } while (0)
+
+/// The float64 reference of rank `rank`'s C (c_rows x n).
+static void reference(const struct shape *sh, int rank, double *want) {
+  int64_t n = sh->n, k = sh->k;
+  bool ag = !strcmp(sh->name, "ag"), rs = !strcmp(sh->name, "rs");
+  for (int64_t i = 0; i < sh->c_rows; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      if (ag) {
+        // Row i of the gathered A is row i % a_rows of rank i / a_rows.
+        int owner = (int)(i / sh->a_rows);
+        int64_t row = i % sh->a_rows;
+        for (int64_t l = 0; l < k; ++l)
+          sum += (double)value(owner, 0, (size_t)(row * k + l)) *
+                 (double)value(0, 1, (size_t)(l * n + j));
+      } else {
+        int64_t row = rs ? rank * sh->c_rows + i : i;
+        for (int r = 0; r < RANKS; ++r)
+          for (int64_t l = 0; l < k; ++l)
+            sum += (double)value(r, 0, (size_t)(row * k + l)) *
+                   (double)value(r, 1, (size_t)(l * n + j));
+      }
+      want[i * n + j] = sum;
+    }
+}
+
+static int run_rank(int rank, const struct shape *sh, const char *ptx,
+                    const char *manifest, bool dead_peer) {
+  attnrt_comm *c = NULL;
+  TRY(attnrt_comm_init_from_env(&c));
+  attnrt_runtime *rt = attnrt_comm_runtime(c);
+  bool ag = !strcmp(sh->name, "ag");
+  size_t a_elems = (size_t)(sh->a_rows * sh->k), b_elems = (size_t)(sh->k * sh->n),
+         c_elems = (size_t)(sh->c_rows * sh->n);
+  uint16_t *h = malloc(2 * (a_elems > b_elems ? (a_elems > c_elems ? a_elems : c_elems)
+                                              : (b_elems > c_elems ? b_elems : c_elems)));
+  attnrt_devptr a = 0, b = 0, out = 0, dev = 0;
+  TRY(attnrt_mem_alloc(rt, a_elems * 2, &a));
+  TRY(attnrt_mem_alloc(rt, b_elems * 2, &b));
+  TRY(attnrt_mem_alloc(rt, c_elems * 2, &out));
+  for (size_t i = 0; i < a_elems; ++i)
+    h[i] = to_bf16(value(rank, 0, i));
+  TRY(attnrt_memcpy_htod(rt, a, h, a_elems * 2, NULL));
+  // All-gather multiplies one B; the reduce patterns a B per rank.
+  for (size_t i = 0; i < b_elems; ++i)
+    h[i] = to_bf16(value(ag ? 0 : rank, 1, i));
+  TRY(attnrt_memcpy_htod(rt, b, h, b_elems * 2, NULL));
+  attnrt_module *m = NULL;
+  TRY(attnrt_module_load_ptx(rt, ptx, 0, manifest, &m));
+  const struct attnrt_kernel_info *ki =
+      attnrt_manifest_kernel_at(attnrt_module_manifest(m), 0);
+  const char *ws_text = strstr(manifest, "\"workspace_bytes\"");
+  long long ws_bytes = ws_text ? atoll(strchr(ws_text, ':') + 1) : 0;
+  attnrt_comm_buffer *ws = NULL;
+  TRY(attnrt_comm_buffer_alloc(c, (size_t)ws_bytes, &ws));
+  TRY(attnrt_comm_dev_create(c, 0, &dev));
+  if (dead_peer && rank == 1) {
+    printf("rank 1: leaves before launching\n");
+    fflush(stdout);
+    _exit(0); // as a crashed rank would: no finalize, no launch
+  }
+  double *want = malloc(sizeof(double) * c_elems);
+  reference(sh, rank, want);
+  int bad = 0;
+  for (int32_t epoch = 1; epoch <= LAUNCHES; ++epoch) {
+    TRY(attnrt_memset_d8(rt, out, 0xff, c_elems * 2, NULL)); // NaN
+    struct attnrt_arg args[8] = {
+        {.kind = ATTNRT_ARG_PTR, .v.ptr = a},
+        {.kind = ATTNRT_ARG_PTR, .v.ptr = b},
+        {.kind = ATTNRT_ARG_PTR, .v.ptr = out},
+        {.kind = ATTNRT_ARG_PTR, .v.ptr = attnrt_comm_buffer_ptr(ws)},
+        {.kind = ATTNRT_ARG_PTR, .v.ptr = dev},
+        {.kind = ATTNRT_ARG_PTR,
+         .v.ptr = (attnrt_devptr)(uintptr_t)attnrt_comm_buffer_window(ws)},
+        {.kind = ATTNRT_ARG_I32, .v.i32 = rank},
+        {.kind = ATTNRT_ARG_I32, .v.i32 = epoch}};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    enum attnrt_status st = attnrt_launch(m, ki->name, args, 8, NULL);
+    if (st == ATTNRT_OK)
+      st = attnrt_comm_wait(c, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (dead_peer) {
+      // The kernel waits for the peer's tiles, traps after 10 s, and the
+      // wait reports it: an error within the communicator's timeout.
+      bool ok = st != ATTNRT_OK && s < 60;
+      printf("rank 0: %s launch without its peer: %s after %.1f s: %s %s\n",
+             sh->name, attnrt_status_string(st), s,
+             attnrt_last_error(attnrt_comm_runtime(c)), ok ? "PASS" : "FAIL");
+      fflush(stdout);
+      _exit(ok ? 0 : 1); // the context is dead: no clean-up through it
+    }
+    if (st != ATTNRT_OK) {
+      printf("rank %d: %s launch %d failed: %s: %s FAIL\n", rank, sh->name, epoch,
+             attnrt_status_string(st), attnrt_last_error(attnrt_comm_runtime(c)));
+      fflush(stdout);
+      _exit(1);
+    }
+    TRY(attnrt_memcpy_dtoh(rt, h, out, c_elems * 2, NULL));
+    double err2 = 0, ref2 = 0, worst = 0;
+    for (size_t i = 0; i < c_elems; ++i) {
+      double d = (double)from_bf16(h[i]) - want[i];
+      err2 += d * d;
+      ref2 += want[i] * want[i];
+      if (!(fabs(d) <= worst))
+        worst = isnan(d) ? INFINITY : fabs(d);
+    }
+    double rel = sqrt(err2 / ref2);
+    bool ok = rel <= 1e-2 && isfinite(worst);
+    bad |= !ok;
+    printf("rank %d: %s launch %d: %s rel_l2=%.2e max_abs=%.2e %s\n", rank,
+           sh->name, epoch, ki->name, rel, worst, ok ? "PASS" : "FAIL");
+    fflush(stdout);
+  }
+  free(want);
+  free(h);
+  attnrt_module_destroy(m);
+  TRY(attnrt_comm_dev_destroy(c, dev));
+  TRY(attnrt_comm_buffer_free(ws));
+  TRY(attnrt_mem_free(rt, a));
+  TRY(attnrt_mem_free(rt, b));
+  TRY(attnrt_mem_free(rt, out));
+  attnrt_comm_destroy(c);
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  int arg = 1;
+  bool dead_peer = argc > 1 && !strcmp(argv[1], "--dead-peer");
+  arg += dead_peer;
+  if (argc - arg != 3) {
+    printf("usage: attnrt-fused-gpu-test [--dead-peer] ar|rs|ag PTX MANIFEST\n");
+    return 2;
+  }
+  const struct shape *sh = NULL;
+  for (size_t i = 0; i < sizeof shapes / sizeof *shapes; ++i)
+    if (!strcmp(argv[arg], shapes[i].name))
+      sh = &shapes[i];
+  char *ptx = read_file(argv[arg + 1]), *manifest = read_file(argv[arg + 2]);
+  if (!sh || !ptx || !manifest) {
+    printf("cannot read the pattern, %s or %s\n", argv[arg + 1], argv[arg + 2]);
+    return 2;
+  }
+  char port[16], text[16];
+  snprintf(port, sizeof port, "%d", free_port(29611));
+  setenv("MASTER_ADDR", "127.0.0.1", 1);
+  setenv("MASTER_PORT", port, 1);
+  snprintf(text, sizeof text, "%d", RANKS);
+  setenv("WORLD_SIZE", text, 1);
+  if (!getenv(ATTNRT_COMM_TIMEOUT_ENV))
+    setenv(ATTNRT_COMM_TIMEOUT_ENV, "60", 1);
+  fflush(stdout);
+  pid_t pids[RANKS];
+  for (int r = 0; r < RANKS; ++r) {
+    pids[r] = fork();
+    if (pids[r] == 0) {
+      snprintf(text, sizeof text, "%d", r);
+      setenv("RANK", text, 1);
+      setenv("LOCAL_RANK", text, 1);
+      _exit(run_rank(r, sh, ptx, manifest, dead_peer));
+    }
+  }
+  int passed = 0, failed = 0;
+  for (int r = 0; r < RANKS; ++r) {
+    int status = 0;
+    waitpid(pids[r], &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      ++passed;
+    else
+      ++failed;
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  free(ptx);
+  free(manifest);
+  return failed ? 1 : 0;
+}
