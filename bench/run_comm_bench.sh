@@ -4,12 +4,13 @@
 # sequential, two-stream, on symmetric buffers, and attn's fused kernel, on
 # two GPUs), every kernel checked against float64 before it is timed.
 # Results go to $OUT (7 files): env.txt, bench.log, gemm_bench.json,
-# comm_bench.json, comm_rank0.log, comm_rank1.log and results_section.md (the
+# comm_bench.json, comm_rank<r>.log per rank and results_section.md (the
 # bench/RESULTS.md section).
 #
 #   on the CPU machine:  bench/run_comm_bench.sh --stage BUILD_DIR
 #                        (builds what it needs in BUILD_DIR, stages .carry/)
-#   on the GPU machine:  bench/run_comm_bench.sh      (.carry carried; 2 GPUs)
+#   on the GPU machine:  bench/run_comm_bench.sh      (.carry carried; 2 GPUs,
+#                        or RANKS=4 / RANKS=8 on machines with that many)
 #   back here:           python3 bench/comm_results.py --update bench/RESULTS.md \
 #                            --raw-dir bench/raw FOLDER_WITH_THE_OUT_FILES
 #
@@ -105,16 +106,19 @@ if ! timeout -k 10 100 "$carry/bin/gemm_bench" --device=0 --json="$out/gemm_benc
   fail=1
 fi
 
-echo "== comm_bench, 2 ranks" | tee -a "$log"
-if [ "$ngpu" -lt 2 ]; then
-  echo "run_comm_bench: comm_bench needs 2 GPUs, this machine has $ngpu (ask for the nvidia-h200-x2 kind)" | tee -a "$log"
+# One rank per GPU: RANKS (default 2; 4 or 8 on the larger machines), at
+# most the GPUs this machine has.
+ranks=${RANKS:-2}
+echo "== comm_bench, $ranks ranks" | tee -a "$log"
+if ! [[ "$ranks" =~ ^[0-9]+$ ]] || [ "$ranks" -lt 2 ] || [ "$ngpu" -lt "$ranks" ]; then
+  echo "run_comm_bench: comm_bench needs RANKS=$ranks GPUs (2 or more), this machine has $ngpu (ask for the nvidia-h200-x2, -x4 or -x8 kind)" | tee -a "$log"
   fail=1
 else
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()' 2>/dev/null || echo 29517)
   pids=()
-  for r in 0 1; do
+  for ((r = 0; r < ranks; ++r)); do
     # shellcheck disable=SC2086 # COMM_BENCH_ARGS holds several options
-    RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    RANK=$r WORLD_SIZE=$ranks LOCAL_RANK=$r LOCAL_WORLD_SIZE=$ranks MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
       timeout -k 10 150 "$carry/bin/comm_bench" --json="$out/comm_bench.json" \
       ${COMM_BENCH_ARGS:-} > "$out/comm_rank$r.log" 2>&1 &
     pids+=($!)
@@ -134,12 +138,12 @@ else
       fail=1
       echo "run_comm_bench: rank process $who exited with status $st$([ "$st" -eq 124 ] && echo ' (timeout)')" | tee -a "$log"
       for p in "${running[@]}"; do
-        echo "run_comm_bench: stopping the other rank (pid $p)" | tee -a "$log"
+        echo "run_comm_bench: stopping another rank (pid $p)" | tee -a "$log"
         kill "$p" 2>/dev/null || true
       done
     fi
   done
-  for r in 0 1; do
+  for ((r = 0; r < ranks; ++r)); do
     echo "-- rank $r (tail of $out/comm_rank$r.log)" | tee -a "$log"
     tail -n 40 "$out/comm_rank$r.log" | tee -a "$log"
   done
