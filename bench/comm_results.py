@@ -171,7 +171,7 @@ def comm_section(c):
 def section(g, c, env, files):
     meta = (c or g or {}).get("meta", {})
     date = (meta.get("date") or "unknown date").split(" ")[0]
-    lines = [BEGIN, f"## {date} — bf16 GEMM and GEMM + collective baselines (bench/run_comm_bench.sh)", ""]
+    lines = [BEGIN, f"## {date} — bf16 GEMM and GEMM + collective, fused and unfused (bench/run_comm_bench.sh, issue 6)", ""]
     lines.append("- Command: `bench/run_comm_bench.sh` on the two-H200 machine (after "
                  "`bench/run_comm_bench.sh --stage build` here); this section by `bench/comm_results.py`.")
     gpu = env.get("gpu") or meta.get("gpu", "?")
