@@ -6,7 +6,7 @@
 // nvJitLink and a libattnrt with the NCCL device shim, all on one node.
 
 #include "attnrt.h"
-#include "free_port.h"
+#include "gpu_ranks.h"
 
 #include <arpa/inet.h>
 #include <math.h>
@@ -31,17 +31,6 @@ static float value(int r, size_t i) {
   return (float)((double)(x >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
 }
 
-#define TRY(call)                                                              \
-  do {                                                                         \
-    enum attnrt_status st_ = (call);                                           \
-    if (st_ != ATTNRT_OK) {                                                    \
-      printf("rank %d: %s failed: %s: %s\n", rank, #call,                     \
-             attnrt_status_string(st_),                                        \
-             attnrt_last_error(c ? attnrt_comm_runtime(c) : NULL));            \
-      fflush(stdout);                                                          \
-      return 1;                                                                \
-    }                                                                          \
-  } while (0)
 
 /// Compares got with want; prints the result for rank and name.
 static int report(int rank, const char *name, const float *got,
@@ -369,6 +358,10 @@ static int run_dead_peer(int port) {
   return ok ? 0 : 1;
 }
 
+static int rank_main(int rank, void *user) {
+  return run_rank(rank, *(int *)user);
+}
+
 int main(int argc, char **argv) {
   const char *n = getenv("ATTN_TEST_RANKS");
   int size = n && *n ? atoi(n) : 2;
@@ -376,36 +369,9 @@ int main(int argc, char **argv) {
     printf("bad ATTN_TEST_RANKS\n");
     return 1;
   }
-  char port[16], text[16];
-  snprintf(port, sizeof port, "%d", free_port(29511));
-  setenv("MASTER_ADDR", "127.0.0.1", 1);
-  setenv("MASTER_PORT", port, 1);
-  snprintf(text, sizeof text, "%d", size);
-  setenv("WORLD_SIZE", text, 1);
-  if (!getenv(ATTNRT_COMM_TIMEOUT_ENV))
-    setenv(ATTNRT_COMM_TIMEOUT_ENV, "120", 1);
+  int port;
+  gpu_ranks_env(size, 29511, "120", &port);
   if (argc > 1 && strcmp(argv[1], "--dead-peer") == 0)
-    return run_dead_peer(atoi(port));
-  fflush(stdout);
-  pid_t pids[64];
-  for (int r = 0; r < size; ++r) {
-    pids[r] = fork();
-    if (pids[r] == 0) {
-      snprintf(text, sizeof text, "%d", r);
-      setenv("RANK", text, 1);
-      setenv("LOCAL_RANK", text, 1);
-      _exit(run_rank(r, size));
-    }
-  }
-  int passed = 0, failed = 0;
-  for (int r = 0; r < size; ++r) {
-    int status = 0;
-    if (pids[r] > 0 && waitpid(pids[r], &status, 0) == pids[r] &&
-        WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      ++passed;
-    else
-      ++failed;
-  }
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+    return run_dead_peer(port);
+  return gpu_ranks_run(size, rank_main, &size);
 }

@@ -6,7 +6,7 @@
 // with the gpu2 feature. Prints one line per rank, then "N passed, M failed".
 
 #include "attnrt.h"
-#include "free_port.h"
+#include "gpu_ranks.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -81,17 +81,6 @@ static char *read_file(const char *path) {
   return buf;
 }
 
-#define TRY(call)                                                              \
-  do {                                                                         \
-    enum attnrt_status st_ = (call);                                           \
-    if (st_ != ATTNRT_OK) {                                                    \
-      printf("rank %d: %s failed: %s: %s\n", rank, #call,                     \
-             attnrt_status_string(st_),                                        \
-             attnrt_last_error(c ? attnrt_comm_runtime(c) : NULL));            \
-      fflush(stdout);                                                          \
-      return 1;                                                                \
-    }                                                                          \
-  } while (0)
 
 /// The float64 reference of rank `rank`'s C (c_rows x n).
 static void reference(const struct shape *sh, int rank, double *want) {
@@ -219,6 +208,17 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
   return bad;
 }
 
+struct job {
+  const struct shape *sh;
+  const char *ptx, *manifest;
+  bool dead_peer;
+};
+
+static int rank_main(int rank, void *user) {
+  const struct job *j = user;
+  return run_rank(rank, j->sh, j->ptx, j->manifest, j->dead_peer);
+}
+
 int main(int argc, char **argv) {
   int arg = 1;
   bool dead_peer = argc > 1 && !strcmp(argv[1], "--dead-peer");
@@ -236,36 +236,11 @@ int main(int argc, char **argv) {
     printf("cannot read the pattern, %s or %s\n", argv[arg + 1], argv[arg + 2]);
     return 2;
   }
-  char port[16], text[16];
-  snprintf(port, sizeof port, "%d", free_port(29611));
-  setenv("MASTER_ADDR", "127.0.0.1", 1);
-  setenv("MASTER_PORT", port, 1);
-  snprintf(text, sizeof text, "%d", RANKS);
-  setenv("WORLD_SIZE", text, 1);
-  if (!getenv(ATTNRT_COMM_TIMEOUT_ENV))
-    setenv(ATTNRT_COMM_TIMEOUT_ENV, "60", 1);
-  fflush(stdout);
-  pid_t pids[RANKS];
-  for (int r = 0; r < RANKS; ++r) {
-    pids[r] = fork();
-    if (pids[r] == 0) {
-      snprintf(text, sizeof text, "%d", r);
-      setenv("RANK", text, 1);
-      setenv("LOCAL_RANK", text, 1);
-      _exit(run_rank(r, sh, ptx, manifest, dead_peer));
-    }
-  }
-  int passed = 0, failed = 0;
-  for (int r = 0; r < RANKS; ++r) {
-    int status = 0;
-    waitpid(pids[r], &status, 0);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      ++passed;
-    else
-      ++failed;
-  }
-  printf("%d passed, %d failed\n", passed, failed);
+  int port;
+  gpu_ranks_env(RANKS, 29611, "60", &port);
+  struct job j = {sh, ptx, manifest, dead_peer};
+  int rc = gpu_ranks_run(RANKS, rank_main, &j);
   free(ptx);
   free(manifest);
-  return failed ? 1 : 0;
+  return rc;
 }
