@@ -538,12 +538,6 @@ void attn_gemm_comm_wait_rows(struct attn_gemm_em *e, int tm, int mine) {
   attn_ptx_line(e->p, "}");
 }
 
-void attn_gemm_comm_start(struct attn_gemm_em *e) {
-  // Nothing to publish: every rank writes its own data into its peers'
-  // workspaces, which the end-of-launch barrier keeps free.
-  (void)e;
-}
-
 void attn_gemm_comm_finish(struct attn_gemm_em *e) {
   const struct attn_hopper_gemm *g = e->g;
   sync_cta(e);

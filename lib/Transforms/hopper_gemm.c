@@ -81,7 +81,9 @@ int64_t attn_hopper_gemm_tiles(const struct attn_hopper_gemm *g) {
          ((g->n + g->block_n - 1) / g->block_n);
 }
 
-int64_t attn_gemm_tileq_off(const struct attn_hopper_gemm *g) {
+/// Shared-memory offset of the ring slots' tile numbers (adaptive split),
+/// after the mbarriers; 64 bytes are kept for them.
+static int64_t attn_gemm_tileq_off(const struct attn_hopper_gemm *g) {
   struct attn_gemm_em e = {.g = g};
   layout(&e);
   return e.bar_off + 16LL * g->stages;
@@ -804,7 +806,6 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
       e.out = attn_ptx_op(
           e.p, "llvm.getelementptr %%v%d[%lld] : (!llvm.ptr) -> !llvm.ptr, i8",
           e.ws, (long long)e.ws_at.data);
-    attn_gemm_comm_start(&e);
   }
   // Tiles of this compute CTA: ceil((tiles - cbid) / ctas).
   e.ntiles = attn_ptx_to_index(

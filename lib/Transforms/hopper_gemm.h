@@ -149,19 +149,18 @@ struct attn_gemm_em {
 /// this rank's (all-gather).
 void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn);
 
-/// Fused kernels (hopper_comm.c). The communication role of CTA bid <
-/// comm_ctas; the compute epilogue's signal that the consumer warpgroup's
-/// half of tile t is in the workspace; the producer's wait for the gathered
-/// rows of tile row tm unless they are this rank's (mine, i1); the end of the kernel (every CTA, all threads).
-/// Reduce patterns: the consumers' peer bases (once), and where tile t (tile
-/// row tm) goes: this rank's slot of the owner's workspace (a pointer).
+/// Fused kernels (hopper_comm.c), in order: the communication role of CTA
+/// bid < comm_ctas; the compute epilogue's signal that the consumer
+/// warpgroup's half of tile t is in the workspace; the consumers' peer bases
+/// (once, reduce patterns); where tile t (tile row tm) goes: this rank's slot
+/// of the owner's workspace (a pointer); the producer's wait for the
+/// gathered rows of tile row tm unless they are this rank's (mine, i1).
 void attn_gemm_comm_role(struct attn_gemm_em *e);
 void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int tm, int cw,
                               int wt);
 void attn_gemm_comm_consumer_init(struct attn_gemm_em *e);
 int attn_gemm_comm_out(struct attn_gemm_em *e, int t, int tm);
 void attn_gemm_comm_wait_rows(struct attn_gemm_em *e, int tm, int mine);
-void attn_gemm_comm_start(struct attn_gemm_em *e);
 /// Adaptive split: the 256 consumer threads (team thread tid, i32) of a
 /// compute CTA that found no tile left take communication tasks.
 void attn_gemm_comm_help(struct attn_gemm_em *e, int tid);
@@ -173,9 +172,8 @@ void attn_gemm_comm_help(struct attn_gemm_em *e, int tid);
 /// Claims the next number of the workspace's counter ctl (one thread; i32
 /// result); the last CTA of a launch resets the counters.
 int attn_gemm_claim(struct attn_gemm_em *e, int ctl);
-/// Shared-memory offset of the slots' tile numbers (adaptive split) and of
-/// the word a team broadcasts its claimed task in (+32).
-int64_t attn_gemm_tileq_off(const struct attn_hopper_gemm *g);
+/// The end of a fused kernel (every CTA, all threads): the last CTA of this
+/// rank meets the other ranks.
 void attn_gemm_comm_finish(struct attn_gemm_em *e);
 
 #endif // ATTN_HOPPER_GEMM_H

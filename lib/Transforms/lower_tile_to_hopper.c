@@ -708,13 +708,7 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
       return false;
     }
     // The compute CTAs keep the wave count of compute_sms SMs.
-    if (!g->ctas) {
-      g->block_m = g->block_m ? g->block_m : 128;
-      g->block_n = g->block_n ? g->block_n : 256;
-      int64_t tiles = attn_hopper_gemm_tiles(g);
-      int64_t waves = (tiles + compute - 1) / compute;
-      g->ctas = (int)((tiles + waves - 1) / waves);
-    }
+    attn_hopper_gemm_defaults(g, (int)compute);
   }
   if (!is_gemm_program(kernel, g->comm != ATTN_GEMM_LOCAL, g->accumulate)) {
     snprintf(why, wlen, "the kernel is not the GEMM tile program attn-tile "
