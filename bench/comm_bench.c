@@ -2,7 +2,7 @@
 //
 // Launched like torchrun: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and
 // MASTER_PORT in each process's environment (attnrt_comm_init_from_env);
-// bench/run_comm_bench.sh starts two ranks. For each shape M x N x K (one
+// bench/run_comm_bench.sh starts RANKS of them (2 by default). For each shape M x N x K (one
 // rank's GEMM, as the anchors define it: notes/anchors-h200.md, B4) and
 // pattern, bf16 with f32 accumulation:
 //   gemm+allreduce      C = A B, then all_reduce(C) in place       [M, N]
@@ -17,7 +17,8 @@
 //   ideal               max(gemm, comm)
 //   nccl_symmetric      sequential on buffers from attnrt_comm_buffer_alloc
 //                       (NCCL symmetric windows): the fused variant's path
-//   attn_fused          comm_fused.c; "not built" until the lead plugs it in
+//   attn_fused          attn's fused kernel (comm_fused.c); "not built" for
+//                       a shape it does not take
 // Inputs differ per rank (seeded, uniform in [-1, 1)); each rank rebuilds
 // its peers' inputs to check sampled rows of its own result against
 // lib/Reference (attn_comm_reference) with bench_common.h's tolerance, on a
@@ -32,9 +33,7 @@
 // aborted; nothing waits longer than ATTN_COMM_TIMEOUT_S); 2 for bad
 // options. NVLink multicast stays off: NCCL_NVLS_ENABLE=0 is forced.
 
-#include "attnrt.h"
-#include "bench/bench_common.h"
-#include "bench/comm_fused.h"
+#include "bench/comm_bench.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -45,105 +44,14 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { TENSOR_A = 1, TENSOR_B = 2, TENSOR_A_SHARD = 3, TENSOR_R = 4 };
-
-#define MAX_SHAPES 8
-#define MAX_WORLD 16
-#define DEFAULT_SHAPES "8192x8192x8192,4096x8192x4096"
-#define NPATTERNS 3
-
-static const char *const pattern_names[NPATTERNS] = {
-    "gemm+allreduce", "allgather+gemm", "gemm+reducescatter"};
-
-enum variant { V_GEMM, V_COMM, V_SEQ, V_TWO, V_SYM, V_FUSED, NVARIANTS };
-static const char *const variant_names[NVARIANTS] = {
-    "gemm", "comm", "sequential", "two_stream", "nccl_symmetric", "attn_fused"};
-
-struct options {
-  int64_t shape[MAX_SHAPES][3];
-  int nshapes;
-  bool pattern[NPATTERNS];
-  long iters, warmup, check_rows, seed;
-  bool symmetric, fused;
-  const char *json_path;
-};
-
-struct variant_result {
-  const char *status; // "ok", "check failed", "not built", "error", "skipped"
-  char error[400];
-  bool checked;
-  double rel_l2, max_rel; // worst over ranks
-  bool timed;
-  double ms;              // max over ranks of each rank's median
-  double ms_min;          // smallest iteration of any rank
-  double ms_aligned;      // median over iterations of the max over ranks
-  double ms_rank[MAX_WORLD];
-};
-
-struct pattern_result {
-  int64_t m, n, k;
-  enum comm_pattern pattern;
-  double comm_bytes;
-  struct variant_result v[NVARIANTS];
-};
-
-/// Device buffers of one shape on this rank (see the patterns above).
-struct buffers {
-  attnrt_devptr a;       // [M,K]   A (allreduce, reducescatter)
-  attnrt_devptr a_sh;    // [M/W,K] this rank's shard of A (allgather)
-  attnrt_devptr a_full;  // [M,K]   gathered A
-  attnrt_devptr a_full2; // [M,K]   gathered A of the two-stream collective
-  attnrt_devptr b;       // [K,N]
-  attnrt_devptr c;       // [M,N]
-  attnrt_devptr c2;      // [M,N]   the two-stream GEMM's output
-  attnrt_devptr x;       // [M,N]   random R: the two-stream collective's input
-  attnrt_devptr c_sh;    // [M/W,N]
-  attnrt_devptr c_sh2;   // [M/W,N] the two-stream reduce_scatter's output
-};
-
-struct bench {
-  const struct options *o;
-  attnrt_comm *comm;
-  attnrt_runtime *rt;
-  int rank, world;
-  struct bench_vendor vendor;
-  struct bench_stream main, side;
-  void *ev_fork, *ev_join;
-  attnrt_devptr barrier;  // one float
-  attnrt_devptr agree;    // 8 doubles
-  attnrt_devptr times;    // (world + 1) * iters floats
-  // The shape.
-  int64_t m, n, k;
-  struct buffers d;
-  uint16_t *host_a, *host_a_sh, *host_b, *host_r;
-  int nrows;
-  int64_t *rows_full;  // sampled rows of [0, M)
-  int64_t *rows_shard; // sampled rows of [0, M/W)
-  enum comm_pattern pattern;
-  // check_pattern's float64 rows, computed once per pattern (the sequential,
-  // symmetric and fused outputs share them).
-  double *ref;
-  bool ref_valid;
-  // The variant run through struct variant_ops.
-  const struct variant_ops *ops;
-  void *state;
-  struct comm_fused_buffers sym;
-  // Results and their metadata (rank 0 writes them).
-  struct pattern_result results[MAX_SHAPES * NPATTERNS];
-  int nresults;
-  char gpu[128], date[64];
-  int driver, nccl;
-};
-
 static struct bench *fatal_bench; // for fatal(): the one bench of main
 
-static void write_results(struct bench *b);
+const char *const pattern_names[NPATTERNS] = {
+    "gemm+allreduce", "allgather+gemm", "gemm+reducescatter"};
+const char *const variant_names[NVARIANTS] = {
+    "gemm", "comm", "sequential", "two_stream", "nccl_symmetric", "attn_fused"};
 
-/// Prints the message, writes what rank 0 has, aborts the communicator (the
-/// peers' next wait fails instead of hanging) and exits 1.
-static void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void fatal(const char *fmt, ...) {
+void fatal(const char *fmt, ...) {
   struct bench *b = fatal_bench;
   va_list ap;
   va_start(ap, fmt);
@@ -163,7 +71,7 @@ static void fatal(const char *fmt, ...) {
   _exit(1);
 }
 
-static void check_rt(struct bench *b, enum attnrt_status st, const char *what) {
+void check_rt(struct bench *b, enum attnrt_status st, const char *what) {
   if (st == ATTNRT_OK)
     return;
   char err[600];
@@ -326,7 +234,7 @@ static void coll(struct bench *b, attnrt_devptr in, attnrt_devptr out,
 }
 
 /// The GEMM's A: the gathered A for allgather+gemm.
-static attnrt_devptr gemm_a(struct bench *b) {
+attnrt_devptr gemm_a(struct bench *b) {
   return b->pattern == COMM_ALL_GATHER_GEMM ? b->d.a_full : b->d.a;
 }
 
@@ -492,7 +400,7 @@ static bool step_finish(void *user, char *err, size_t len) {
 }
 
 /// Replaces vals[0..n) by their maximum over the ranks.
-static void agree_max(struct bench *b, double *vals, int n) {
+void agree_max(struct bench *b, double *vals, int n) {
   check_rt(b, attnrt_memcpy_htod(b->rt, b->agree, vals, (size_t)n * 8, NULL),
            "attnrt_memcpy_htod");
   check_rt(b,
@@ -502,240 +410,6 @@ static void agree_max(struct bench *b, double *vals, int n) {
   step_finish(b, NULL, 0);
   check_rt(b, attnrt_memcpy_dtoh(b->rt, vals, b->agree, (size_t)n * 8, NULL),
            "attnrt_memcpy_dtoh");
-}
-
-//===-- Checks --===//
-
-static void poison(struct bench *b, attnrt_devptr p, size_t bytes) {
-  check_rt(b, attnrt_memset_d8(b->rt, p, 0xff, bytes, b->main.s),
-           "attnrt_memset_d8");
-}
-
-/// Copies rows[i] * stride + offset .. of the device matrix (cols bf16 per
-/// row) into got[i * cols ..].
-static void download_rows(struct bench *b, attnrt_devptr base, int64_t cols,
-                          const int64_t *rows, int count, int64_t row_offset,
-                          uint16_t *got) {
-  for (int i = 0; i < count; ++i)
-    check_rt(b,
-             attnrt_memcpy_dtoh(b->rt, got + i * cols,
-                                base + (attnrt_devptr)((row_offset + rows[i]) *
-                                                       cols * 2),
-                                (size_t)cols * 2, NULL),
-             "attnrt_memcpy_dtoh");
-}
-
-/// Sampled rows `rows` of matrix `tensor` of rank q (cols columns) as
-/// doubles, row_offset added to each row index, into out[i * cols ..].
-static void seeded_rows(struct bench *b, uint32_t tensor, int q, int64_t cols,
-                        const int64_t *rows, int count, int64_t row_offset,
-                        double *out) {
-  for (int i = 0; i < count; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      out[i * cols + j] = bench_bf16_to_double(bench_rand_bf16(
-          (uint64_t)b->o->seed, tensor, (uint32_t)q,
-          (uint64_t)((row_offset + rows[i]) * cols + j)));
-}
-
-/// Checks the pattern's result in out (layout of the sequential variant's
-/// output: [M,N], or [M/W,N] for reducescatter) against float64.
-static void check_pattern(struct bench *b, attnrt_devptr out,
-                          struct bench_check *res) {
-  if (b->ref_valid) {
-    int64_t count = (b->pattern == COMM_ALL_GATHER_GEMM ? b->world : 1) *
-                    (int64_t)b->nrows * b->n;
-    uint16_t *got = malloc((size_t)count * 2);
-    if (!got)
-      fatal("out of host memory for the check");
-    if (b->pattern == COMM_ALL_GATHER_GEMM)
-      for (int q = 0; q < b->world; ++q)
-        download_rows(b, out, b->n, b->rows_shard, b->nrows,
-                      (int64_t)q * (b->m / b->world),
-                      got + (size_t)q * (size_t)b->nrows * (size_t)b->n);
-    else
-      download_rows(b, out, b->n,
-                    b->pattern == COMM_GEMM_ALL_REDUCE ? b->rows_full
-                                                       : b->rows_shard,
-                    b->nrows, 0, got);
-    memset(res, 0, sizeof *res);
-    bench_check_add(res, got, b->ref, (size_t)count);
-    free(got);
-    return;
-  }
-  int w = b->world, s = b->nrows;
-  int64_t shard = b->m / w, n = b->n, k = b->k;
-  bool gathered = b->pattern == COMM_ALL_GATHER_GEMM;
-  int64_t got_rows = gathered ? (int64_t)w * s : s;
-  // The reference problem's m: the sampled rows of the gathered A or of the
-  // product before the scatter.
-  int64_t ref_m = b->pattern == COMM_GEMM_ALL_REDUCE ? s : (int64_t)w * s;
-  int64_t a_rows = gathered ? s : ref_m; // rows of each slot's A
-  uint16_t *got = malloc((size_t)(got_rows * n) * 2);
-  double *a_all = malloc((size_t)(w * a_rows * k) * sizeof *a_all);
-  free(b->ref);
-  b->ref = malloc((size_t)(got_rows * n) * sizeof *b->ref);
-  if (!got || !a_all || !b->ref)
-    fatal("out of host memory for the check");
-  const double *a[MAX_WORLD];
-  int b_rank[MAX_WORLD];
-  for (int q = 0; q < w; ++q) {
-    double *aq = a_all + (size_t)(q * a_rows * k);
-    a[q] = aq;
-    switch (b->pattern) {
-    case COMM_GEMM_ALL_REDUCE: // rows of A_q
-      seeded_rows(b, TENSOR_A, q, k, b->rows_full, s, 0, aq);
-      b_rank[q] = q;
-      break;
-    case COMM_ALL_GATHER_GEMM: // rows of A_q's shard; only this rank's B
-      seeded_rows(b, TENSOR_A_SHARD, q, k, b->rows_shard, s, 0, aq);
-      b_rank[q] = b->rank;
-      break;
-    case COMM_GEMM_REDUCE_SCATTER: // the sampled rows of every block of A_q
-      for (int p = 0; p < w; ++p)
-        seeded_rows(b, TENSOR_A, q, k, b->rows_shard, s, (int64_t)p * shard,
-                    aq + (size_t)(p * s * k));
-      b_rank[q] = q;
-      break;
-    }
-  }
-  switch (b->pattern) {
-  case COMM_GEMM_ALL_REDUCE:
-    download_rows(b, out, n, b->rows_full, s, 0, got);
-    break;
-  case COMM_ALL_GATHER_GEMM:
-    for (int q = 0; q < w; ++q)
-      download_rows(b, out, n, b->rows_shard, s, (int64_t)q * shard,
-                    got + (size_t)(q * s * n));
-    break;
-  case COMM_GEMM_REDUCE_SCATTER:
-    download_rows(b, out, n, b->rows_shard, s, 0, got);
-    break;
-  }
-  static const enum attn_comm_ref_pattern ref[NPATTERNS] = {
-      ATTN_COMM_REF_MATMUL_ALL_REDUCE, ATTN_COMM_REF_ALL_GATHER_MATMUL,
-      ATTN_COMM_REF_MATMUL_REDUCE_SCATTER};
-  struct bench_ref_check rc = {
-      .problem = {ref[b->pattern], ATTN_COMM_REF_SUM, w, ref_m, n, k},
-      .a = a,
-      .b_rank = b_rank,
-      .seed = (uint64_t)b->o->seed,
-      .b_tensor = TENSOR_B,
-      .out_slot = b->rank,
-      .got = got,
-      .want = b->ref};
-  char err[600];
-  if (!bench_ref_check_run(&rc, res, err, sizeof err))
-    fatal("%s", err);
-  b->ref_valid = true;
-  free(got);
-  free(a_all);
-}
-
-/// Checks the two-stream GEMM's output c2: this rank's product (the
-/// gathered one for allgather+gemm).
-static void check_local_gemm(struct bench *b, struct bench_check *res) {
-  if (b->pattern == COMM_ALL_GATHER_GEMM) {
-    check_pattern(b, b->d.c2, res);
-    return;
-  }
-  int s = b->nrows;
-  uint16_t *got = malloc((size_t)(s * b->n) * 2);
-  double *a = malloc((size_t)(s * b->k) * sizeof *a);
-  if (!got || !a)
-    fatal("out of host memory for the check");
-  seeded_rows(b, TENSOR_A, b->rank, b->k, b->rows_full, s, 0, a);
-  download_rows(b, b->d.c2, b->n, b->rows_full, s, 0, got);
-  const double *slots[1] = {a};
-  const int b_rank[1] = {b->rank};
-  struct bench_ref_check rc = {
-      .problem = {ATTN_COMM_REF_MATMUL_ALL_REDUCE, ATTN_COMM_REF_SUM, 1, s,
-                  b->n, b->k},
-      .a = slots,
-      .b_rank = b_rank,
-      .seed = (uint64_t)b->o->seed,
-      .b_tensor = TENSOR_B,
-      .out_slot = 0,
-      .got = got};
-  char err[600];
-  if (!bench_ref_check_run(&rc, res, err, sizeof err))
-    fatal("%s", err);
-  free(got);
-  free(a);
-}
-
-/// Checks the two-stream collective's output against float64 sums of the
-/// seeded inputs (R for the reductions, the shards for the gather).
-static void check_two_collective(struct bench *b, struct bench_check *res) {
-  int w = b->world, s = b->nrows;
-  int64_t shard = b->m / w;
-  bool gather = b->pattern == COMM_ALL_GATHER_GEMM;
-  int64_t cols = gather ? b->k : b->n;
-  int64_t nrows = gather ? (int64_t)w * s : s;
-  uint16_t *got = malloc((size_t)(nrows * cols) * 2);
-  double *want = calloc((size_t)(nrows * cols), sizeof *want);
-  double *tmp = malloc((size_t)(s * cols) * sizeof *tmp);
-  if (!got || !want || !tmp)
-    fatal("out of host memory for the check");
-  memset(res, 0, sizeof *res);
-  switch (b->pattern) {
-  case COMM_GEMM_ALL_REDUCE:
-    download_rows(b, b->d.x, cols, b->rows_full, s, 0, got);
-    for (int q = 0; q < w; ++q) {
-      seeded_rows(b, TENSOR_R, q, cols, b->rows_full, s, 0, tmp);
-      for (int64_t i = 0; i < s * cols; ++i)
-        want[i] += tmp[i];
-    }
-    break;
-  case COMM_ALL_GATHER_GEMM:
-    for (int q = 0; q < w; ++q) {
-      download_rows(b, b->d.a_full2, cols, b->rows_shard, s,
-                    (int64_t)q * shard, got + (size_t)(q * s * cols));
-      seeded_rows(b, TENSOR_A_SHARD, q, cols, b->rows_shard, s, 0,
-                  want + (size_t)(q * s * cols));
-    }
-    break;
-  case COMM_GEMM_REDUCE_SCATTER:
-    download_rows(b, b->d.c_sh2, cols, b->rows_shard, s, 0, got);
-    for (int q = 0; q < w; ++q) {
-      seeded_rows(b, TENSOR_R, q, cols, b->rows_shard, s,
-                  (int64_t)b->rank * shard, tmp);
-      for (int64_t i = 0; i < s * cols; ++i)
-        want[i] += tmp[i];
-    }
-    break;
-  }
-  bench_check_add(res, got, want, (size_t)(nrows * cols));
-  free(got);
-  free(want);
-  free(tmp);
-}
-
-/// Agrees on the checks of all ranks into r (worst values); true when all
-/// passed everywhere.
-static bool agree_checks(struct bench *b, const struct bench_check *checks,
-                         int n, struct variant_result *r) {
-  double v[3] = {0, 0, 0};
-  for (int i = 0; i < n; ++i) {
-    double rel = bench_check_rel_l2(&checks[i]);
-    double mx = bench_check_max_rel(&checks[i]);
-    // Infinity does not survive every reduction path: cap it.
-    v[0] = fmax(v[0], isfinite(rel) ? rel : 1e30);
-    v[1] = fmax(v[1], isfinite(mx) ? mx : 1e30);
-    v[2] = fmax(v[2], bench_check_pass(&checks[i]) ? 0.0 : 1.0);
-  }
-  agree_max(b, v, 3);
-  r->checked = true;
-  r->rel_l2 = v[0];
-  r->max_rel = v[1];
-  if (v[2] != 0) {
-    r->status = "check failed";
-    snprintf(r->error, sizeof r->error,
-             "rel_l2 %.3g (tol %.0e), max_abs/rms %.3g (tol %.0e), worst over "
-             "ranks",
-             v[0], BENCH_TOL_REL_L2, v[1], BENCH_TOL_MAX_REL);
-    return false;
-  }
-  return true;
 }
 
 //===-- Timing --===//
@@ -1027,170 +701,6 @@ static void run_pattern(struct bench *b, enum comm_pattern pat) {
   fflush(stdout);
   if (b->rank == 0)
     write_results(b);
-}
-
-//===-- Output (rank 0) --===//
-
-static double tflops_of(const struct pattern_result *pr, double ms) {
-  return ms > 0 ? 2.0 * (double)pr->m * (double)pr->n * (double)pr->k / ms / 1e9
-                : 0.0;
-}
-
-static void cell_ms(char *buf, size_t len, const struct variant_result *v) {
-  if (v->timed)
-    snprintf(buf, len, "%.3f", v->ms);
-  else
-    snprintf(buf, len, "%s", v->status);
-}
-
-static void print_table(struct bench *b) {
-  printf("\n## GEMM + collective, bf16, %d x %s (%s; NCCL %d)\n\n", b->world,
-         b->gpu, b->date, b->nccl);
-  printf("| shape MxNxK | pattern | gemm ms (TFLOP/s) | comm ms (MiB) | "
-         "sequential ms | 2-stream ms | ideal ms | seq / ideal | NCCL "
-         "symmetric seq ms | attn fused ms | fused vs seq | fused vs 2-stream "
-         "| max rel.err |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (int i = 0; i < b->nresults; ++i) {
-    const struct pattern_result *pr = &b->results[i];
-    const struct variant_result *g = &pr->v[V_GEMM], *c = &pr->v[V_COMM],
-                                *sq = &pr->v[V_SEQ], *two = &pr->v[V_TWO],
-                                *sym = &pr->v[V_SYM], *fu = &pr->v[V_FUSED];
-    char gc[64], cc[64], sc[32], tc[32], ic[32] = "-", ratio[32] = "-",
-                                          yc[32], fc[32], fs[32] = "-",
-                                          ft[32] = "-", err[32];
-    if (g->timed)
-      snprintf(gc, sizeof gc, "%.3f (%.0f)", g->ms, tflops_of(pr, g->ms));
-    else
-      snprintf(gc, sizeof gc, "%s", g->status);
-    if (c->timed)
-      snprintf(cc, sizeof cc, "%.3f (%.0f)", c->ms, pr->comm_bytes / 1048576.0);
-    else
-      snprintf(cc, sizeof cc, "%s", c->status);
-    cell_ms(sc, sizeof sc, sq);
-    cell_ms(tc, sizeof tc, two);
-    cell_ms(yc, sizeof yc, sym);
-    cell_ms(fc, sizeof fc, fu);
-    if (g->timed && c->timed) {
-      double ideal = fmax(g->ms, c->ms);
-      snprintf(ic, sizeof ic, "%.3f", ideal);
-      if (sq->timed)
-        snprintf(ratio, sizeof ratio, "%.2f", sq->ms / ideal);
-    }
-    if (fu->timed && sq->timed)
-      snprintf(fs, sizeof fs, "%.2fx", sq->ms / fu->ms);
-    if (fu->timed && two->timed)
-      snprintf(ft, sizeof ft, "%.2fx", two->ms / fu->ms);
-    double worst = 0;
-    for (int v = V_SEQ; v < NVARIANTS; ++v)
-      if (pr->v[v].checked)
-        worst = fmax(worst, pr->v[v].rel_l2);
-    snprintf(err, sizeof err, "%.1e", worst);
-    printf("| %lldx%lldx%lld | %s | %s | %s | %s | %s | %s | %s | %s | %s | "
-           "%s | %s | %s |\n",
-           (long long)pr->m, (long long)pr->n, (long long)pr->k,
-           pattern_names[pr->pattern], gc, cc, sc, tc, ic, ratio, yc, fc, fs,
-           ft, err);
-  }
-  printf("\nms: median per rank, max over ranks; 'fused vs X' = X ms / fused "
-         "ms (above 1: fused is faster).\n");
-  for (int i = 0; i < b->nresults; ++i)
-    for (int v = 0; v < NVARIANTS; ++v) {
-      const struct variant_result *r = &b->results[i].v[v];
-      if (r->error[0])
-        printf("- %lldx%lldx%lld %s %s: %s: %s\n", (long long)b->results[i].m,
-               (long long)b->results[i].n, (long long)b->results[i].k,
-               pattern_names[b->results[i].pattern], variant_names[v],
-               r->status, r->error);
-    }
-}
-
-static cJSON *variant_json(const struct pattern_result *pr,
-                           const struct variant_result *r, int world) {
-  cJSON *j = cJSON_CreateObject();
-  cJSON_AddStringToObject(j, "status", r->status);
-  if (r->error[0])
-    cJSON_AddStringToObject(j, "error", r->error);
-  if (r->checked) {
-    cJSON_AddNumberToObject(j, "rel_l2", r->rel_l2);
-    cJSON_AddNumberToObject(j, "max_abs_over_rms", r->max_rel);
-  }
-  if (r->timed) {
-    cJSON_AddNumberToObject(j, "ms", r->ms);
-    cJSON_AddNumberToObject(j, "ms_min", r->ms_min);
-    cJSON_AddNumberToObject(j, "ms_aligned_median", r->ms_aligned);
-    cJSON *per = cJSON_AddArrayToObject(j, "ms_per_rank");
-    for (int q = 0; q < world; ++q)
-      cJSON_AddItemToArray(per, cJSON_CreateNumber(r->ms_rank[q]));
-    if (r != &pr->v[V_COMM]) // the GEMM's flops over the variant's time
-      cJSON_AddNumberToObject(j, "tflops", tflops_of(pr, r->ms));
-  }
-  return j;
-}
-
-static void write_results(struct bench *b) {
-  cJSON *root = cJSON_CreateObject();
-  cJSON *meta = cJSON_AddObjectToObject(root, "meta");
-  cJSON_AddStringToObject(meta, "benchmark", "comm_bench");
-  cJSON_AddStringToObject(meta, "date", b->date);
-  cJSON_AddStringToObject(meta, "gpu", b->gpu);
-  cJSON_AddNumberToObject(meta, "world", b->world);
-  cJSON_AddNumberToObject(meta, "driver_cuda_version", b->driver);
-  cJSON_AddNumberToObject(meta, "nccl_version", b->nccl);
-  cJSON_AddNumberToObject(meta, "cudart_version", b->vendor.cudart_version);
-  cJSON_AddNumberToObject(meta, "cublas_version", b->vendor.cublas_version);
-  cJSON_AddStringToObject(meta, "cublas_library", b->vendor.cublas_path);
-  cJSON_AddNumberToObject(meta, "iters", (double)b->o->iters);
-  cJSON_AddNumberToObject(meta, "warmup", (double)b->o->warmup);
-  cJSON_AddNumberToObject(meta, "check_rows", (double)b->o->check_rows);
-  cJSON_AddNumberToObject(meta, "seed", (double)b->o->seed);
-  cJSON_AddNumberToObject(meta, "tol_rel_l2", BENCH_TOL_REL_L2);
-  cJSON_AddNumberToObject(meta, "tol_max_abs_over_rms", BENCH_TOL_MAX_REL);
-  const char *nvls = getenv("NCCL_NVLS_ENABLE");
-  cJSON_AddStringToObject(meta, "NCCL_NVLS_ENABLE", nvls ? nvls : "");
-  cJSON_AddStringToObject(
-      meta, "timing",
-      "a one-element all_reduce barrier before each iteration; CUDA events "
-      "around the iteration on the main stream; median per rank, max over "
-      "ranks (ms); ms_aligned_median: median over iterations of the max over "
-      "ranks");
-  cJSON *rows = cJSON_AddArrayToObject(root, "rows");
-  for (int i = 0; i < b->nresults; ++i) {
-    const struct pattern_result *pr = &b->results[i];
-    cJSON *j = cJSON_CreateObject();
-    char shape[64];
-    snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)pr->m,
-             (long long)pr->n, (long long)pr->k);
-    cJSON_AddStringToObject(j, "shape", shape);
-    cJSON_AddNumberToObject(j, "m", (double)pr->m);
-    cJSON_AddNumberToObject(j, "n", (double)pr->n);
-    cJSON_AddNumberToObject(j, "k", (double)pr->k);
-    cJSON_AddStringToObject(j, "pattern", pattern_names[pr->pattern]);
-    cJSON_AddNumberToObject(j, "comm_MiB", pr->comm_bytes / 1048576.0);
-    const struct variant_result *g = &pr->v[V_GEMM], *c = &pr->v[V_COMM];
-    if (g->timed && c->timed)
-      cJSON_AddNumberToObject(j, "ideal_ms", fmax(g->ms, c->ms));
-    for (int v = 0; v < NVARIANTS; ++v)
-      cJSON_AddItemToObject(j, variant_names[v],
-                            variant_json(pr, &pr->v[v], b->world));
-    cJSON_AddItemToArray(rows, j);
-  }
-  char path[1024];
-  const char *out_dir = getenv("OUT");
-  if (b->o->json_path)
-    snprintf(path, sizeof path, "%s", b->o->json_path);
-  else if (out_dir && *out_dir)
-    snprintf(path, sizeof path, "%s/comm_bench.json", out_dir);
-  else
-    snprintf(path, sizeof path, "comm_bench.json");
-  char *text = cJSON_Print(root);
-  FILE *f = text ? fopen(path, "w") : NULL;
-  if (!f || fputs(text, f) < 0)
-    fprintf(stderr, "comm_bench: cannot write %s\n", path);
-  if (f)
-    fclose(f);
-  free(text);
-  cJSON_Delete(root);
 }
 
 //===-- main --===//
