@@ -692,3 +692,9 @@ void bench_first_error(void *user, int severity, const char *file, int line,
   else
     snprintf(first, BENCH_DIAG_LEN, "%s", message);
 }
+
+double bench_now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}

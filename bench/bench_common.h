@@ -225,6 +225,9 @@ void bench_utc_date(char *buf, size_t len);
 void bench_attnrt_error(char *err, size_t errlen, const char *what,
                         enum attnrt_status st, const attnrt_runtime *rt);
 
+/// Seconds on the monotonic clock, for progress lines and compile times.
+double bench_now_s(void);
+
 /// Size of the buffer bench_first_error writes into.
 #define BENCH_DIAG_LEN 600
 

@@ -2,9 +2,9 @@
 //
 // Launched like torchrun: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and
 // MASTER_PORT in each process's environment (attnrt_comm_init_from_env);
-// bench/run_comm_bench.sh starts RANKS of them (2 by default). For each shape M x N x K (one
-// rank's GEMM, as the anchors define it: notes/anchors-h200.md, B4) and
-// pattern, bf16 with f32 accumulation:
+// bench/run_comm_bench.sh starts RANKS of them (2 by default). For each
+// shape M x N x K (one rank's GEMM, as the anchors define it:
+// notes/anchors-h200.md, B4) and pattern, bf16 with f32 accumulation:
 //   gemm+allreduce      C = A B, then all_reduce(C) in place       [M, N]
 //   allgather+gemm      all_gather A's shards (M/W x K each), then A B
 //   gemm+reducescatter  C = A B, then reduce_scatter(C)            [M/W, N]
@@ -77,12 +77,6 @@ void check_rt(struct bench *b, enum attnrt_status st, const char *what) {
   char err[600];
   bench_attnrt_error(err, sizeof err, what, st, b->rt);
   fatal("%s", err);
-}
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 //===-- Options --===//
@@ -686,7 +680,7 @@ static void run_pattern(struct bench *b, enum comm_pattern pat) {
     pr->v[v].status = "skipped";
   b->pattern = pat;
   b->ref_valid = false;
-  double t0 = now_s();
+  double t0 = bench_now_s();
   run_baselines(b, pr);
   if (b->o->symmetric)
     run_variant(b, &sym_ops, &pr->v[V_SYM]);
@@ -697,7 +691,7 @@ static void run_pattern(struct bench *b, enum comm_pattern pat) {
          b->rank, (long long)b->m, (long long)b->n, (long long)b->k,
          pattern_names[pat], pr->v[V_SEQ].status, pr->v[V_SEQ].ms,
          pr->v[V_TWO].status, pr->v[V_TWO].ms, pr->v[V_SYM].status,
-         pr->v[V_FUSED].status, now_s() - t0);
+         pr->v[V_FUSED].status, bench_now_s() - t0);
   fflush(stdout);
   if (b->rank == 0)
     write_results(b);
@@ -762,7 +756,7 @@ int main(int argc, char **argv) {
   b->o = &o;
   b->rank = cfg.rank;
   b->world = cfg.world_size;
-  double t0 = now_s();
+  double t0 = bench_now_s();
   st = attnrt_comm_init(&cfg, &b->comm);
   if (st != ATTNRT_OK) {
     fprintf(stderr, "comm_bench rank %d: attnrt_comm_init: %s: %s\n", cfg.rank,
@@ -792,18 +786,19 @@ int main(int argc, char **argv) {
          "driver CUDA %d; communicator up in %.1f s\n",
          b->rank, b->world, b->gpu, cfg.local_rank, b->nccl,
          b->vendor.cublas_version, b->vendor.cublas_path, b->driver,
-         now_s() - t0);
+         bench_now_s() - t0);
   fflush(stdout);
 
   for (int s = 0; s < o.nshapes; ++s) {
     b->m = o.shape[s][0];
     b->n = o.shape[s][1];
     b->k = o.shape[s][2];
-    double ts = now_s();
+    double ts = bench_now_s();
     shape_setup(b);
     if (b->rank == 0)
       printf("comm_bench: %lldx%lldx%lld inputs ready in %.1f s\n",
-             (long long)b->m, (long long)b->n, (long long)b->k, now_s() - ts);
+             (long long)b->m, (long long)b->n, (long long)b->k,
+             bench_now_s() - ts);
     for (int p = 0; p < NPATTERNS; ++p)
       if (o.pattern[p])
         run_pattern(b, (enum comm_pattern)p);
@@ -831,7 +826,7 @@ int main(int argc, char **argv) {
   bench_vendor_close(&b->vendor);
   fatal_bench = NULL;
   attnrt_comm_destroy(b->comm);
-  printf("comm_bench rank %d: done in %.1f s, %s\n", cfg.rank, now_s() - t0,
-         status ? "FAILED" : "all checks passed");
+  printf("comm_bench rank %d: done in %.1f s, %s\n", cfg.rank,
+         bench_now_s() - t0, status ? "FAILED" : "all checks passed");
   return status;
 }

@@ -43,7 +43,7 @@ static void seeded_rows(struct bench *b, uint32_t tensor, int q, int64_t cols,
 /// Checks the pattern's result in out (layout of the sequential variant's
 /// output: [M,N], or [M/W,N] for reducescatter) against float64.
 void check_pattern(struct bench *b, attnrt_devptr out,
-                          struct bench_check *res) {
+                   struct bench_check *res) {
   if (b->ref_valid) {
     int64_t count = (b->pattern == COMM_ALL_GATHER_GEMM ? b->world : 1) *
                     (int64_t)b->nrows * b->n;
@@ -216,7 +216,7 @@ void check_two_collective(struct bench *b, struct bench_check *res) {
 /// Agrees on the checks of all ranks into r (worst values); true when all
 /// passed everywhere.
 bool agree_checks(struct bench *b, const struct bench_check *checks,
-                         int n, struct variant_result *r) {
+                  int n, struct variant_result *r) {
   double v[3] = {0, 0, 0};
   for (int i = 0; i < n; ++i) {
     double rel = bench_check_rel_l2(&checks[i]);
