@@ -698,3 +698,20 @@ double bench_now_s(void) {
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
+
+bool bench_parse_shapes(const char *text, int64_t (*shapes)[3], int max,
+                        int *n) {
+  *n = 0;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", text);
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+       tok = strtok_r(NULL, ",", &save)) {
+    if (*n == max)
+      return false;
+    int64_t *s = shapes[(*n)++];
+    if (!bench_parse_shape(tok, &s[0], &s[1], &s[2]))
+      return false;
+  }
+  return *n > 0;
+}
+

@@ -211,6 +211,10 @@ void bench_stats_of(const float *ms, int n, struct bench_stats *out);
 
 /// Parses "MxNxK" into *m, *n, *k (positive). Returns false when malformed.
 bool bench_parse_shape(const char *text, int64_t *m, int64_t *n, int64_t *k);
+/// Parses a comma-separated list of MxNxK shapes into shapes[0..*n), at
+/// most max of them; false on a malformed shape, too many, or none.
+bool bench_parse_shapes(const char *text, int64_t (*shapes)[3], int max,
+                        int *n);
 
 /// If arg is "--name=value" returns value, else NULL.
 const char *bench_flag_value(const char *arg, const char *name);

@@ -110,21 +110,6 @@ static void usage(FILE *f) {
           "ATTNRT_CUDA_LIBRARY, ATTN_BENCH_THREADS, LOCAL_WORLD_SIZE.\n");
 }
 
-static bool parse_shapes(const char *text, struct options *o) {
-  o->nshapes = 0;
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", text);
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-       tok = strtok_r(NULL, ",", &save)) {
-    if (o->nshapes == MAX_SHAPES)
-      return false;
-    int64_t *s = o->shape[o->nshapes++];
-    if (!bench_parse_shape(tok, &s[0], &s[1], &s[2]))
-      return false;
-  }
-  return o->nshapes > 0;
-}
-
 static bool parse_patterns(const char *text, struct options *o) {
   static const char *const short_names[NPATTERNS] = {"allreduce", "allgather",
                                                      "reducescatter"};
@@ -156,7 +141,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
   o->symmetric = o->fused = true;
   for (int p = 0; p < NPATTERNS; ++p)
     o->pattern[p] = true;
-  parse_shapes(DEFAULT_SHAPES, o);
+  bench_parse_shapes(DEFAULT_SHAPES, o->shape, MAX_SHAPES, &o->nshapes);
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *v;
     bool ok = true;
@@ -164,7 +149,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
       usage(stdout);
       return 1;
     } else if ((v = bench_flag_value(a, "--shapes")))
-      ok = parse_shapes(v, o);
+      ok = bench_parse_shapes(v, o->shape, MAX_SHAPES, &o->nshapes);
     else if ((v = bench_flag_value(a, "--patterns")))
       ok = parse_patterns(v, o);
     else if ((v = bench_flag_value(a, "--iters")))

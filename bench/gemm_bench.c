@@ -57,21 +57,6 @@ static void usage(FILE *f) {
           "ATTN_BENCH_THREADS (host threads of the check).\n");
 }
 
-static bool parse_shapes(const char *text, struct options *o) {
-  o->nshapes = 0;
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", text);
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-       tok = strtok_r(NULL, ",", &save)) {
-    if (o->nshapes == MAX_SHAPES)
-      return false;
-    int64_t *s = o->shape[o->nshapes++];
-    if (!bench_parse_shape(tok, &s[0], &s[1], &s[2]))
-      return false;
-  }
-  return o->nshapes > 0;
-}
-
 /// Parses argv into o; returns 0, or 1 after --help, or 2 on a bad option.
 static int parse_options(int argc, char **argv, struct options *o) {
   memset(o, 0, sizeof *o);
@@ -80,7 +65,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
   o->check_rows = 16;
   o->seed = 1234;
   o->run_attn = o->run_cublas = true;
-  parse_shapes(DEFAULT_SHAPES, o);
+  bench_parse_shapes(DEFAULT_SHAPES, o->shape, MAX_SHAPES, &o->nshapes);
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *v;
     bool ok = true;
@@ -88,7 +73,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
       usage(stdout);
       return 1;
     } else if ((v = bench_flag_value(a, "--shapes")))
-      ok = parse_shapes(v, o);
+      ok = bench_parse_shapes(v, o->shape, MAX_SHAPES, &o->nshapes);
     else if ((v = bench_flag_value(a, "--iters")))
       ok = bench_parse_int(v, 1, 100000, &o->iters);
     else if ((v = bench_flag_value(a, "--warmup")))
