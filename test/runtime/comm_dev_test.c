@@ -1,7 +1,6 @@
 // comm_dev_test.c - unit tests of device communicators (attnrt_comm_dev_create/destroy) against the mock libcuda and libnccl: the layout kernels receive, NCCL failures, pending creation, cleanup.
 
-#include "mock_fixture.h"
-#include "mock_nccl.h"
+#include "mock_nccl_fixture.h"
 
 #include <stdint.h>
 
@@ -9,28 +8,6 @@
 // LSA barrier handle at 0, the ncclDevComm from byte 64, 1088 bytes in all.
 #define DEV_COMM_NCCL_OFFSET 64
 #define DEV_COMM_BYTES 1088
-
-static char mock_nccl_library[4096];
-
-static void before(void) {
-  mock_fixture_before();
-  static const char *const vars[] = {"MOCK_NCCL_FAIL", "MOCK_NCCL_FAIL_CODE",
-                                     "MOCK_NCCL_VERSION", "MOCK_NCCL_PENDING",
-                                     "MOCK_NCCL_ASYNC"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; ++i)
-    unsetenv(vars[i]);
-  setenv(ATTNRT_NCCL_LIBRARY_ENV, mock_nccl_library, 1);
-  mock_nccl_reset();
-}
-
-static int after(void) {
-  if (mock_fixture_after() != 0)
-    return 1;
-  const struct mock_nccl_state *s = mock_nccl_state();
-  CHECK(s->live_comms == 0);
-  CHECK(s->live_dev_comms == 0);
-  return 0;
-}
 
 /// A one-rank communicator over the mocks (no rendezvous).
 static attnrt_comm *init_one_rank(void) {
@@ -242,9 +219,7 @@ int main(void) {
       TEST(test_arguments),
       TEST(test_left_to_the_communicator),
   };
-  mock_fixture_init();
-  const char *path = getenv(ATTNRT_NCCL_LIBRARY_ENV);
-  snprintf(mock_nccl_library, sizeof mock_nccl_library, "%s",
-           path && *path ? path : ATTNRT_TEST_MOCK_NCCL_LIBRARY);
-  return run_tests(tests, sizeof tests / sizeof tests[0], before, after);
+  mock_nccl_fixture_init();
+  return run_tests(tests, sizeof tests / sizeof tests[0],
+                   mock_nccl_fixture_before, mock_nccl_fixture_after);
 }

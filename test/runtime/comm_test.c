@@ -1,7 +1,6 @@
 // comm_test.c - unit tests of the communicator layer (environment, rendezvous, NCCL init, polling, buffers, collectives) against the mock libcuda and libnccl.
 
-#include "mock_fixture.h"
-#include "mock_nccl.h"
+#include "mock_nccl_fixture.h"
 #include "free_port.h"
 
 #include <arpa/inet.h>
@@ -10,35 +9,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static char mock_nccl_library[4096];
-
-static const char *const torchrun_vars[] = {
-    "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
-    ATTNRT_COMM_TIMEOUT_ENV};
-
-static void before(void) {
-  mock_fixture_before();
-  static const char *const vars[] = {"MOCK_NCCL_FAIL", "MOCK_NCCL_FAIL_CODE",
-                                     "MOCK_NCCL_VERSION", "MOCK_NCCL_PENDING",
-                                     "MOCK_NCCL_ASYNC"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; ++i)
-    unsetenv(vars[i]);
-  for (size_t i = 0; i < sizeof torchrun_vars / sizeof torchrun_vars[0]; ++i)
-    unsetenv(torchrun_vars[i]);
-  setenv(ATTNRT_NCCL_LIBRARY_ENV, mock_nccl_library, 1);
-  mock_nccl_reset();
-}
-
-static int after(void) {
-  if (mock_fixture_after() != 0)
-    return 1;
-  const struct mock_nccl_state *s = mock_nccl_state();
-  CHECK(s->live_comms == 0);
-  CHECK(s->live_memory == 0);
-  CHECK(s->live_windows == 0);
-  return 0;
-}
 
 static double now_s(void) {
   struct timespec ts;
@@ -696,9 +666,7 @@ int main(void) {
       TEST(test_collectives),
       TEST(test_null_handles),
   };
-  mock_fixture_init();
-  const char *path = getenv(ATTNRT_NCCL_LIBRARY_ENV);
-  snprintf(mock_nccl_library, sizeof mock_nccl_library, "%s",
-           path && *path ? path : ATTNRT_TEST_MOCK_NCCL_LIBRARY);
-  return run_tests(tests, sizeof tests / sizeof tests[0], before, after);
+  mock_nccl_fixture_init();
+  return run_tests(tests, sizeof tests / sizeof tests[0],
+                   mock_nccl_fixture_before, mock_nccl_fixture_after);
 }
