@@ -5,6 +5,7 @@
 // "N passed, M failed" over the ranks. The peer_put check also needs
 // nvJitLink and a libattnrt with the NCCL device shim, all on one node.
 
+#include "nccl_shim_ptx.h"
 #include "attnrt.h"
 #include "gpu_ranks.h"
 
@@ -59,15 +60,7 @@ static const char peer_put_ptx[] =
     ".version 8.0\n"
     ".target sm_90a\n"
     ".address_size 64\n"
-    ".extern .func (.param .b64 r) attn_nccl_peer_ptr(.param .b64 a, .param .b64 b, "
-    ".param .b64 c, .param .b32 d);\n"
-    ".extern .func (.param .b32 r) attn_nccl_rank(.param .b64 a);\n"
-    ".extern .func (.param .b32 r) attn_nccl_size(.param .b64 a);\n"
-    ".extern .func (.param .b32 r) attn_nccl_lsa_rank(.param .b64 a);\n"
-    ".extern .func (.param .b32 r) attn_nccl_lsa_size(.param .b64 a);\n"
-    ".extern .func attn_nccl_lsa_barrier_arrive(.param .b64 a, .param .b32 b);\n"
-    ".extern .func attn_nccl_lsa_barrier_wait(.param .b64 a, .param .b32 b);\n"
-    ".extern .func attn_nccl_lsa_barrier_sync(.param .b64 a, .param .b32 b);\n"
+    NCCL_SHIM_PTX_DECLS
     "\n"
     ".visible .entry peer_put(.param .u64 dev_comm, .param .u64 window, .param .u64 out,\n"
     "                         .param .u32 tag, .param .u32 n)\n"

@@ -3,6 +3,7 @@
 // Tests that need the shim check attnrt_nccl_shim_available(): in a build
 // without it they check the error that replaces the link instead.
 
+#include "nccl_shim_ptx.h"
 #include "mock_fixture.h"
 
 // A kernel as MLIR emits one that calls the shim: the device communicator
@@ -59,15 +60,7 @@ static const char all_functions_ptx[] =
     ".version 8.0\n"
     ".target sm_90a\n"
     ".address_size 64\n"
-    ".extern .func (.param .b64 r) attn_nccl_peer_ptr(.param .b64 a, .param .b64 b, "
-    ".param .b64 c, .param .b32 d);\n"
-    ".extern .func (.param .b32 r) attn_nccl_rank(.param .b64 a);\n"
-    ".extern .func (.param .b32 r) attn_nccl_size(.param .b64 a);\n"
-    ".extern .func (.param .b32 r) attn_nccl_lsa_rank(.param .b64 a);\n"
-    ".extern .func (.param .b32 r) attn_nccl_lsa_size(.param .b64 a);\n"
-    ".extern .func attn_nccl_lsa_barrier_arrive(.param .b64 a, .param .b32 b);\n"
-    ".extern .func attn_nccl_lsa_barrier_wait(.param .b64 a, .param .b32 b);\n"
-    ".extern .func attn_nccl_lsa_barrier_sync(.param .b64 a, .param .b32 b);\n"
+    NCCL_SHIM_PTX_DECLS
     ".visible .entry all(.param .u64 dev_comm, .param .u64 window, .param .u64 out)\n"
     "{\n"
     "  .reg .b64 %rd<8>;\n"
