@@ -393,6 +393,20 @@ static void move_into(MlirOperation shell, MlirOperation kernels) {
 
 /// The placement the Rotation Calculus prices lowest for k on gpu (split
 /// when the model cannot say).
+/// Opens the `gpu.module @shell` a kernel's text is parsed in, with what
+/// every Hopper kernel refers to: libdevice's exp2, sin, cos and the
+/// dynamic shared memory (parse_into moves each into @attn_kernels once).
+static void open_shell(struct attn_strbuf *text) {
+  attn_strbuf_printf(
+      text,
+      "gpu.module @shell {\n"
+      "llvm.func @__nv_exp2(f64) -> f64\n"
+      "llvm.func @__nv_sinf(f32) -> f32\n"
+      "llvm.func @__nv_cosf(f32) -> f32\n"
+      "llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, "
+      "alignment = 1024 : i64} : !llvm.array<0 x i8>\n");
+}
+
 /// Parses text (a `gpu.module @shell`, freed here) and moves its ops into
 /// gm with kernel's location; ATTN_DUMP_HOPPER=<file> writes the text there
 /// first. False after an error at kernel.
@@ -542,14 +556,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
                              kernel, mlirStringRefCreateFromCString(
                                          "tile.attention")));
   attn_hopper_emit_aliases(&text, &k);
-  attn_strbuf_printf(
-      &text,
-      "gpu.module @shell {\n"
-      "llvm.func @__nv_exp2(f64) -> f64\n"
-      "llvm.func @__nv_sinf(f32) -> f32\n"
-      "llvm.func @__nv_cosf(f32) -> f32\n"
-      "llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, "
-      "alignment = 1024 : i64} : !llvm.array<0 x i8>\n");
+  open_shell(&text);
   // With a launch program the attention kernel is one of its steps; the
   // attention kernel of the pre placement sees rotated inputs (and its
   // manifest entry says so: no rope).
@@ -743,14 +750,7 @@ static bool lower_gemm_kernel(MlirOperation kernel, MlirAttribute mm,
   struct attn_strbuf att = {0}, text = {0};
   attn_strbuf_attr(&att, mm);
   attn_hopper_gemm_emit_aliases(&text, &g);
-  attn_strbuf_printf(
-      &text,
-      "gpu.module @shell {\n"
-      "llvm.func @__nv_exp2(f64) -> f64\n"
-      "llvm.func @__nv_sinf(f32) -> f32\n"
-      "llvm.func @__nv_cosf(f32) -> f32\n"
-      "llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, "
-      "alignment = 1024 : i64} : !llvm.array<0 x i8>\n");
+  open_shell(&text);
   if (g.comm != ATTN_GEMM_LOCAL)
     attn_strbuf_printf(&text, "llvm.func @attn_nccl_peer_ptr(!llvm.ptr, "
                               "!llvm.ptr, i64, i32) -> !llvm.ptr\n");
