@@ -317,6 +317,36 @@ static const char *elem_label(const struct job *j) {
   return j->elem_bits == 32 ? "f32" : j->elem_bf16 ? "bf16" : "f16";
 }
 
+/// Runs job j on x and compares output buffer `role` (count values, read
+/// into got) with want: *err is the relative error; false (with the
+/// executor's message printed) when the kernel did not run.
+static bool execute_and_compare(struct attn_executor *x, const struct job *j,
+                                void *const bufs[ATTN_RUN_ROLES],
+                                const size_t bytes[ATTN_RUN_ROLES], int role,
+                                size_t count, const double *want, double *got,
+                                double *err, double *ms) {
+  if (!x->execute(x, j, bufs, bytes, ms))
+    return false;
+  for (size_t i = 0; i < count; ++i)
+    got[i] = to_double(j, bufs[role], i);
+  *err = attn_rel_error(got, want, count);
+  return true;
+}
+
+/// Ends a job's line: element type, error, tolerance, verdict and time.
+/// Returns 0 on PASS, 1 on FAIL (NaN fails).
+static int print_verdict(FILE *out, const struct job *j, double err,
+                         double tolerance, double ms) {
+  double tol = default_tolerance(j, tolerance);
+  bool pass = err <= tol;
+  fprintf(out, " %s rel_error=%.3e tolerance=%.1e %s", elem_label(j), err, tol,
+          pass ? "PASS" : "FAIL");
+  if (ms >= 0)
+    fprintf(out, " median_ms=%.4f", ms);
+  fprintf(out, "\n");
+  return pass ? 0 : 1;
+}
+
 /// A GEMM job: a, b (and c when it accumulates) drawn from N(0,1) in the
 /// element type; the reference c + a * b in float64 from the same values.
 static int run_matmul_job(struct attn_executor *x, const struct job *j,
@@ -355,22 +385,13 @@ static int run_matmul_job(struct attn_executor *x, const struct job *j,
             j->name, err);
     goto out;
   }
-  if (!x->execute(x, j, bufs, bytes, &ms))
+  double e;
+  if (!execute_and_compare(x, j, bufs, bytes, ATTN_RUN_C, nc, want, got, &e,
+                           &ms))
     goto out;
-  for (size_t i = 0; i < nc; ++i)
-    got[i] = to_double(j, bufs[ATTN_RUN_C], i);
-  double e = attn_rel_error(got, want, nc);
-  double tol = default_tolerance(j, tolerance);
-  bool pass = e <= tol; // NaN fails
-  fprintf(out,
-          "%s: matmul m=%lld n=%lld k=%lld accumulate=%d %s rel_error=%.3e "
-          "tolerance=%.1e %s",
-          j->name, (long long)j->m, (long long)j->n, (long long)j->k,
-          j->out_is_read, elem_label(j), e, tol, pass ? "PASS" : "FAIL");
-  if (ms >= 0)
-    fprintf(out, " median_ms=%.4f", ms);
-  fprintf(out, "\n");
-  rc = pass ? 0 : 1;
+  fprintf(out, "%s: matmul m=%lld n=%lld k=%lld accumulate=%d", j->name,
+          (long long)j->m, (long long)j->n, (long long)j->k, j->out_is_read);
+  rc = print_verdict(out, j, e, tolerance, ms);
 out:
   for (int r = 0; r < ATTN_RUN_ROLES; ++r)
     free(bufs[r]);
@@ -419,13 +440,10 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
     fprintf(stderr, "%s: error: malformed problem for '%s'\n", tool, j->name);
     goto out;
   }
-  if (!x->execute(x, j, bufs, bytes, &ms))
+  double err;
+  if (!execute_and_compare(x, j, bufs, bytes, ATTN_RUN_OUT, no, want, got,
+                           &err, &ms))
     goto out;
-  for (size_t i = 0; i < no; ++i)
-    got[i] = to_double(j, bufs[ATTN_RUN_OUT], i);
-  double err = attn_rel_error(got, want, no);
-  double tol = default_tolerance(j, tolerance);
-  bool pass = err <= tol; // NaN fails
   fprintf(out,
           "%s: b=%lld h=%lld hk=%lld n=%lld m=%lld d=%lld dv=%lld causal=%d "
           "rope=%d",
@@ -433,12 +451,7 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
           (long long)p.kv_heads, (long long)p.seq_q, (long long)p.seq_k,
           (long long)p.head_dim, (long long)p.value_dim, p.causal, p.rope);
   print_features(out, j);
-  fprintf(out, " %s rel_error=%.3e tolerance=%.1e %s", elem_label(j), err,
-          tol, pass ? "PASS" : "FAIL");
-  if (ms >= 0)
-    fprintf(out, " median_ms=%.4f", ms);
-  fprintf(out, "\n");
-  rc = pass ? 0 : 1;
+  rc = print_verdict(out, j, err, tolerance, ms);
 out:
   for (int r = 0; r < ATTN_RUN_ROLES; ++r)
     free(bufs[r]);
