@@ -36,7 +36,8 @@
 // window and starts at its left edge. Options: block-m, block-n (0 picks the
 // largest power of two up to 64 whose tiles fit 48 KiB, the static shared
 // memory of the plain GPU path; with kernel=hopper, 128 x 128, the Hopper
-// kernel's tiles) and threads (0: 128, or 384 with kernel=hopper).
+// kernel's tiles; with kernel=mma, 128 x 64, the mma.sync kernel's) and
+// threads (0: 128, 384 with kernel=hopper, 2 * block-m with kernel=mma).
 //
 // Functions without attn ops go to tile_matmul.c, which turns a
 // linalg.matmul into a GEMM tile kernel (block-k is its option).
@@ -61,8 +62,8 @@ static const struct attn_pass_option tile_options_help[] = {
     {"block-k", "a matmul's K step (0: pick)"},
     {"threads", "threads per CTA (0: 128, or 384 with kernel=hopper)"},
     {"kernel", "the lowering the defaults are for: plain (lower-tile-to-cpu "
-               "and lower-tile-to-gpu, default) or hopper "
-               "(lower-tile-to-hopper)"},
+               "and lower-tile-to-gpu, default), hopper "
+               "(lower-tile-to-hopper) or mma (lower-tile-to-mma)"},
     {NULL, NULL},
 };
 
@@ -93,12 +94,14 @@ static bool tile_set(void *opts, const char *name, const char *value, char *err,
     return attn_parse_int_option(name, value, 32, 1024, &o->threads, err,
                                  errlen);
   if (!strcmp(name, "kernel")) {
-    if (!strcmp(value, "plain") || !strcmp(value, "hopper")) {
+    if (!strcmp(value, "plain") || !strcmp(value, "hopper") ||
+        !strcmp(value, "mma")) {
       o->hopper = value[0] == 'h';
+      o->mma = value[0] == 'm';
       return true;
     }
-    snprintf(err, errlen, "option 'kernel' expects plain or hopper, found '%s'",
-             value);
+    snprintf(err, errlen,
+             "option 'kernel' expects plain, hopper or mma, found '%s'", value);
     return false;
   }
   snprintf(err, errlen,
@@ -608,9 +611,18 @@ static bool tile_function(MlirOperation func,
   long d = (long)s.q[3], dv = (long)s.v[3];
   // The Hopper kernel's tiles: 128 query rows (two consumer warpgroups),
   // 128 keys, 384 threads.
-  s.bm = o->block_m ? o->block_m : o->hopper ? 128 : pick_block(d, dv);
-  s.bn = o->block_n ? o->block_n : o->hopper ? 128 : pick_block(d, dv);
-  s.threads = o->threads ? o->threads : o->hopper ? 384 : 128;
+  // The mma.sync kernel's: 128 query rows (eight warps of 16), 64 keys.
+  s.bm = o->block_m ? o->block_m
+         : o->hopper || o->mma ? 128
+                               : pick_block(d, dv);
+  s.bn = o->block_n ? o->block_n
+         : o->hopper ? 128
+         : o->mma    ? 64
+                     : pick_block(d, dv);
+  s.threads = o->threads ? o->threads
+              : o->hopper ? 384
+              : o->mma    ? 2 * s.bm
+                          : 128;
   set_tile_types(&s);
   MlirStringRef name;
   if (!attn_attr_str(func, "sym_name", &name))

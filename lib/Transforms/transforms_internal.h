@@ -15,6 +15,7 @@ extern const struct attn_pass_def attn_tile_pass;
 extern const struct attn_pass_def lower_tile_to_cpu_pass;
 extern const struct attn_pass_def lower_tile_to_gpu_pass;
 extern const struct attn_pass_def lower_tile_to_hopper_pass;
+extern const struct attn_pass_def lower_tile_to_mma_pass;
 extern const struct attn_pass_def test_attn_print_cost_pass;
 
 //===-- RoPE placement (attn_fuse.c) --------------------------------------===//
@@ -46,6 +47,7 @@ enum {
 struct attn_tile_options {
   long block_m, block_n, block_k, threads;
   bool hopper; ///< kernel=hopper: the defaults of lower-tile-to-hopper
+  bool mma;    ///< kernel=mma: the defaults of lower-tile-to-mma
 };
 
 /// Turns func into a GEMM tile kernel when attn_matmul_find accepts it;

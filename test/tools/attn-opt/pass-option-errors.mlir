@@ -24,7 +24,7 @@
 // NO-VALUE:   attn-opt: error: option 'block-m' of pass 'attn-tile' needs a value (name=value)
 // POW2:       attn-opt: error: option 'block-m' must be 0 or a power of two, found 48
 // POW2-K:     attn-opt: error: option 'block-k' must be 0 or a power of two, found 24
-// KERNEL:     attn-opt: error: option 'kernel' expects plain or hopper, found 'wgmma'
+// KERNEL:     attn-opt: error: option 'kernel' expects plain, hopper or mma, found 'wgmma'
 // CHIP:       attn-opt: error: unknown chip 'sm_99' (expected {{.*}}sm_90a)
 // FEATURES:   attn-opt: error: features must be +ptxNN with NN in [60, 88], found '+ptx10'
 // NO-OPTIONS: attn-opt: error: pass 'lower-tile-to-cpu' takes no options
