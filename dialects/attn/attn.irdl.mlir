@@ -3,6 +3,8 @@
 //
 //   rope(q), rope(k) -> qk -> score modifiers in any order -> softmax -> pv
 //
+// where q, k and v may come from attn.project (x times a weight, into heads).
+//
 // Shapes, attribute ranges and that order are checked by the C verifier in
 // attn_verify.c, which IRDL cannot express. Optional attributes are not
 // declared here (IRDL has none); the C verifier checks them.
@@ -20,6 +22,19 @@ irdl.dialect @attn {
     irdl.attributes {"theta" = %f, "rotary_dim" = %i, "layout" = %s}
     irdl.operands(x: %t, positions: optional %p)
     irdl.results(out: %t)
+  }
+  // A linear projection into heads: x [B, N, C] times w [C, H*D], viewed
+  // as [B, H, N, D] (out[b, h, n, d] = sum_c x[b, n, c] * w[c, h*D + d]).
+  // It produces q, k or v. The optional "rope" dictionary ({theta,
+  // rotary_dim, layout, offset, strategy}) is attn-fuse's: with
+  // rope-strategy=producer it moves the attn.rope that followed into the
+  // projection, which rotates its output (the GEMM's epilogue).
+  irdl.operation @project {
+    %tx = irdl.base "!builtin.tensor"
+    %tw = irdl.base "!builtin.tensor"
+    %to = irdl.base "!builtin.tensor"
+    irdl.operands(x: %tx, w: %tw)
+    irdl.results(out: %to)
   }
   // Scores q . k^T per (batch, head); k may have fewer heads (GQA).
   irdl.operation @qk {

@@ -383,6 +383,23 @@ bool attn_fused_get_config(MlirOperation fused, struct attn_fused_config *out) {
   return attn_fused_read(fused, out, err, sizeof err);
 }
 
+bool attn_project_get_rope(MlirOperation project, bool *has,
+                           struct attn_rope_config *out) {
+  MlirAttribute rope = attn_attr_get(project, "rope");
+  *has = !mlirAttributeIsNull(rope);
+  if (!*has)
+    return true;
+  struct attn_fused_config c;
+  char err[256];
+  memset(&c, 0, sizeof c);
+  if (!mlirAttributeIsADictionary(rope) ||
+      !rope_from_dict(rope, &c, err, sizeof err) || c.q_offset != c.k_offset)
+    return false;
+  *out = c.rope;
+  out->offset = c.q_offset;
+  return true;
+}
+
 static MlirNamedAttribute named(MlirContext ctx, const char *name,
                                 MlirAttribute a) {
   return mlirNamedAttributeGet(

@@ -4,6 +4,7 @@
 
 #include "dialects/dialects.h"
 
+#define ATTN_OP_PROJECT "attn.project"
 #define ATTN_OP_ROPE "attn.rope"
 #define ATTN_OP_QK "attn.qk"
 #define ATTN_OP_SCALE "attn.scale"
@@ -93,6 +94,12 @@ struct attn_fused_config {
 /// Reads an attn.rope op's attributes. Returns false (no diagnostic) when
 /// they are missing or malformed; the verifier reports those.
 bool attn_rope_get_config(MlirOperation rope, struct attn_rope_config *out);
+
+/// Reads the "rope" dictionary attn-fuse puts on an attn.project (producer
+/// placement): *has is false when there is none. Returns false (no
+/// diagnostic) when it is malformed; the verifier reports that.
+bool attn_project_get_rope(MlirOperation project, bool *has,
+                           struct attn_rope_config *out);
 
 /// Reads an attn.fused op's attributes and extra operands; false as above.
 bool attn_fused_get_config(MlirOperation fused, struct attn_fused_config *out);

@@ -274,6 +274,47 @@ static bool verify_rope(MlirOperation op) {
                     true);
 }
 
+/// x [B, N, C] times w [C, H*D] into [B, H, N, D], one element type; the
+/// optional rope entry (attn-fuse's producer placement) is well formed.
+static bool verify_project(MlirOperation op) {
+  MlirValue xv = mlirOperationGetOperand(op, 0);
+  MlirValue wv = mlirOperationGetOperand(op, 1);
+  MlirValue rv = mlirOperationGetResult(op, 0);
+  int64_t x[8], w[8], o[4];
+  char ty[128];
+  if (attn_static_shape(mlirValueGetType(xv), x) != 3)
+    return attn_emit_errorf(op, "x must be a static rank-3 tensor [batch, "
+                                "seq, features], found %s",
+                            attn_type_str(mlirValueGetType(xv), ty, sizeof ty));
+  if (attn_static_shape(mlirValueGetType(wv), w) != 2)
+    return attn_emit_errorf(op, "w must be a static rank-2 tensor "
+                                "[features, heads * head_dim], found %s",
+                            attn_type_str(mlirValueGetType(wv), ty, sizeof ty));
+  if (!get_bhnd(op, rv, "result", o) || !same_elem(op, xv, wv, "x", "w") ||
+      !same_elem(op, xv, rv, "x", "result"))
+    return false;
+  for (int i = 0; i < 3; ++i)
+    if (x[i] <= 0 || (i < 2 && w[i] <= 0))
+      return attn_emit_errorf(op, "x and w must not have empty dimensions");
+  if (w[0] != x[2])
+    return attn_emit_errorf(op, "x has %lld features but w has %lld rows",
+                            (long long)x[2], (long long)w[0]);
+  if (o[0] != x[0] || o[2] != x[1] || o[1] * o[3] != w[1])
+    return attn_emit_errorf(
+        op,
+        "result must be [%lld, heads, %lld, head_dim] with heads * head_dim "
+        "= %lld (w's columns), found [%lld, %lld, %lld, %lld]",
+        (long long)x[0], (long long)x[1], (long long)w[1], (long long)o[0],
+        (long long)o[1], (long long)o[2], (long long)o[3]);
+  bool has;
+  struct attn_rope_config c;
+  if (!attn_project_get_rope(op, &has, &c))
+    return attn_emit_errorf(op, "rope must be a dictionary {theta: f64, "
+                                "rotary_dim: i64, layout: rotate_half or "
+                                "interleaved, offset: i64, strategy}");
+  return !has || attn_rope_check(op, &c, o[3]);
+}
+
 static bool verify_qk(MlirOperation op) {
   int64_t q[4], k[4];
   MlirValue qv = mlirOperationGetOperand(op, 0);
@@ -449,6 +490,8 @@ static bool verify_fused(MlirOperation op) {
 bool attn_attn_verify_op(MlirOperation op) {
   if (attn_op_is(op, ATTN_OP_ROPE))
     return verify_rope(op);
+  if (attn_op_is(op, ATTN_OP_PROJECT))
+    return verify_project(op);
   if (attn_op_is(op, ATTN_OP_QK))
     return verify_qk(op);
   if (attn_op_is(op, ATTN_OP_PV))

@@ -435,7 +435,12 @@ static enum attn_status lower_gpu(struct attn_session *s,
                              "nothing to compile: the input has no attn ops, "
                              "linalg.matmul, tile kernels or gpu.module");
   if (st.attn) {
-    enum attn_status rc = run_pipeline(s, module, "attn-fuse");
+    struct attn_strbuf f = {0};
+    attn_fuse_pipeline(module, NULL, &f);
+    enum attn_status rc = f.failed ? attn_session_fail(s, ATTN_ERR_OUT_OF_MEMORY,
+                                                       "out of memory")
+                                   : run_pipeline(s, module, f.buf);
+    attn_strbuf_free(&f);
     if (rc != ATTN_OK)
       return rc;
   }

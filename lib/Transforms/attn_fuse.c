@@ -31,9 +31,12 @@
 // option gpu (default H200), with the fused op's shapes and the Hopper
 // kernel's 128 x 128 tiles; split and pre count as available only when
 // rotary_dim is the head dim (the rotation kernels rotate whole rows).
-// producer needs the projection producing q and k, which attn programs do
-// not contain yet, so asking for it is an error. Without the option nothing
-// is recorded (the lowering picks); chains without RoPE ignore it.
+// producer needs q and k to come from attn.project (each used only by its
+// attn.rope, no explicit positions): the rotation then moves into the
+// projections (their "rope" entry; the GEMM's epilogue rotates) and the
+// fused op has no rope. auto counts it as available exactly then; asking
+// for it otherwise is an error. Without the option nothing is recorded (the
+// lowering picks); chains without RoPE ignore it.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
@@ -111,6 +114,10 @@ struct chain {
   MlirValue q, k, v;
   MlirValue inputs[ATTN_NUM_EXTRAS]; // null when absent
   enum attn_rope_strategy strategy;  // recorded in rope.strategy
+  // The attn.project ops producing q and k (rope's operands), when each is
+  // used only there and the rotations take no explicit positions: what
+  // the producer placement needs. Null otherwise.
+  MlirOperation project_q, project_k;
 };
 
 static bool has_one_use(MlirValue v) {
@@ -220,6 +227,11 @@ static void match_rope(struct chain *c) {
     c->inputs[ATTN_EXTRA_K_POSITIONS] = mlirOperationGetOperand(rk, 1);
   c->ops[c->n++] = rq;
   c->ops[c->n++] = rk;
+  if (mlirValueIsNull(c->inputs[ATTN_EXTRA_Q_POSITIONS]) &&
+      mlirValueIsNull(c->inputs[ATTN_EXTRA_K_POSITIONS])) {
+    c->project_q = producer(c->q, ATTN_OP_PROJECT);
+    c->project_k = producer(c->k, ATTN_OP_PROJECT);
+  }
 }
 
 static bool same_elem_type(MlirValue a, MlirValue b) {
@@ -382,13 +394,18 @@ static bool place_rope(MlirOperation pv, struct chain *c,
   c->strategy = ATTN_ROPE_STRATEGY_NONE;
   if (!c->cfg.has_rope || o->rope == ROPE_NOT_SET)
     return true;
-  if (o->rope == ATTN_COST_PRODUCER)
-    return attn_emit_errorf(pv, "rope-strategy=producer needs the projection "
-                                "that produces q and k in the program");
+  bool projected = !mlirOperationIsNull(c->project_q) &&
+                   !mlirOperationIsNull(c->project_k);
+  if (o->rope == ATTN_COST_PRODUCER && !projected)
+    return attn_emit_errorf(pv, "rope-strategy=producer needs q and k to be "
+                                "attn.project results used only by their "
+                                "attn.rope, with no explicit positions");
   enum attn_cost_strategy s = (enum attn_cost_strategy)o->rope;
   if (o->rope == ROPE_AUTO) {
     struct attn_cost_problem p;
     unsigned avail = attn_rope_cost_problem(c->q, c->k, &c->cfg, &p);
+    if (projected)
+      avail |= ATTN_COST_BIT(ATTN_COST_PRODUCER);
     char err[256];
     if (!attn_cost_check_problem(&p, err, sizeof err))
       return attn_emit_errorf(pv, "rope-strategy=auto cannot price this "
@@ -405,6 +422,20 @@ static bool place_rope(MlirOperation pv, struct chain *c,
   return true;
 }
 
+/// The producer placement: each projection rotates its own output (the
+/// GEMM's epilogue), so attention gets rotated q and k and no rope.
+static void move_rope_to_projections(struct chain *c) {
+  MlirContext ctx = mlirOperationGetContext(c->project_q);
+  MlirOperation proj[2] = {c->project_q, c->project_k};
+  int64_t offset[2] = {c->cfg.q_offset, c->cfg.k_offset};
+  for (int i = 0; i < 2; ++i)
+    mlirOperationSetAttributeByName(
+        proj[i], mlirStringRefCreateFromCString("rope"),
+        attn_rope_config_to_attr(ctx, &c->cfg.rope, offset[i], offset[i],
+                                 ATTN_ROPE_STRATEGY_PRODUCER));
+  c->cfg.has_rope = false;
+}
+
 static bool attn_fuse_run(MlirOperation module, const void *opts) {
   const struct fuse_options *o = opts;
   struct attn_op_list pvs = {0};
@@ -413,14 +444,36 @@ static bool attn_fuse_run(MlirOperation module, const void *opts) {
   for (size_t i = 0; i < pvs.n && placed; ++i) {
     struct chain c;
     if (match_chain(pvs.ops[i], &c) &&
-        (placed = place_rope(pvs.ops[i], &c, o)))
+        (placed = place_rope(pvs.ops[i], &c, o))) {
+      if (c.strategy == ATTN_ROPE_STRATEGY_PRODUCER)
+        move_rope_to_projections(&c);
       rewrite_chain(pvs.ops[i], &c);
+    }
   }
   bool ok = !pvs.failed;
   free(pvs.ops);
   if (!ok)
     return attn_emit_errorf(module, "attn-fuse: out of memory");
   return placed;
+}
+
+static MlirWalkResult find_project(MlirOperation op, void *user) {
+  if (!attn_op_is(op, ATTN_OP_PROJECT))
+    return MlirWalkResultAdvance;
+  *(bool *)user = true;
+  return MlirWalkResultInterrupt;
+}
+
+void attn_fuse_pipeline(MlirOperation module, const char *rope_strategy,
+                        struct attn_strbuf *out) {
+  bool project = false;
+  if (!rope_strategy || !*rope_strategy) {
+    mlirOperationWalk(module, find_project, &project, MlirWalkPreOrder);
+    rope_strategy = project ? "auto" : NULL;
+  }
+  attn_strbuf_printf(out, "attn-fuse");
+  if (rope_strategy)
+    attn_strbuf_printf(out, "{rope-strategy=%s}", rope_strategy);
 }
 
 const struct attn_pass_def attn_fuse_pass = {

@@ -40,7 +40,10 @@
 // threads (0: 128, 384 with kernel=hopper, 2 * block-m with kernel=mma).
 //
 // Functions without attn ops go to tile_matmul.c, which turns a
-// linalg.matmul into a GEMM tile kernel (block-k is its option).
+// linalg.matmul into a GEMM tile kernel (block-k is its option). Functions
+// whose q, k or v come from attn.project go to tile_program.c first, which
+// writes the projections' GEMM kernels and the launch program running them
+// before the attention.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
@@ -588,7 +591,10 @@ static void set_tile_types(struct kernel_shape *s) {
 
 static bool tile_function(MlirOperation func,
                           const struct attn_tile_options *o) {
-  bool bad = false;
+  bool bad = false, program = false;
+  // Projections become GEMM kernels; func is then the attention alone.
+  if (!attn_tile_program(func, o, &program))
+    return false;
   MlirOperation fused = find_fused(func, &bad);
   if (bad)
     return false;

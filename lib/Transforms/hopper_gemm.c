@@ -187,6 +187,17 @@ bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
       return false;
     }
   }
+  if (g->out_seq &&
+      (g->out_seq < 0 || g->m % g->out_seq || g->out_head_dim <= 0 ||
+       g->out_head_dim % 8 || g->n % g->out_head_dim ||
+       g->comm != ATTN_GEMM_LOCAL || g->m * g->n >= (1LL << 31))) {
+    snprintf(why, why_len,
+             "the heads layout needs m a multiple of the sequence (%lld), a "
+             "head dim that is a multiple of 8 and divides n (%lld), no "
+             "collective and fewer than 2^31 elements",
+             (long long)g->out_seq, (long long)g->out_head_dim);
+    return false;
+  }
   if (g->rope) {
     if (g->head_dim <= 0 || g->n % g->head_dim || g->head_dim % 16 ||
         g->block_n % g->head_dim) {
@@ -492,8 +503,32 @@ static void rope_epilogue(struct attn_gemm_em *e, int *acc, int col0, const int 
   }
 }
 
-/// Byte address of element (row, col) of C, i32 row and column.
+/// Byte address of element (row, col) of C, i32 row and column: row-major,
+/// or in the heads layout of a projection (out_seq, out_head_dim).
 static int c_addr(struct attn_gemm_em *e, int row, int col) {
+  const struct attn_hopper_gemm *g = e->g;
+  if (g->out_seq) {
+    // ((b * H + h) * S + t) * D + d with b, t = row / S, row % S and h, d =
+    // col / D, col % D; an 8-column chunk never crosses a head (D % 8 == 0).
+    int64_t S = g->out_seq, D = g->out_head_dim, H = g->n / D;
+    int bh = attn_ptx_addi(
+        e->p, attn_ptx_mulc(e->p, attn_ptx_divc(e->p, row, S), H),
+        attn_ptx_divc(e->p, col, D));
+    int head_row = attn_ptx_op(
+        e->p, "arith.extui %%v%d : i32 to i64",
+        attn_ptx_addi(e->p, attn_ptx_mulc(e->p, bh, S),
+                      attn_ptx_remc(e->p, row, S)));
+    int off = attn_ptx_op(
+        e->p, "arith.addi %%v%d, %%v%d : i64",
+        attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64", head_row,
+                    attn_ptx_ci64(e->p, D * 2)),
+        attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64",
+                    attn_ptx_mulc(e->p, attn_ptx_remc(e->p, col, D), 2)));
+    return attn_ptx_op(
+        e->p,
+        "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
+        e->out, off);
+  }
   int rowb = attn_ptx_op(
       e->p, "arith.muli %%v%d, %%v%d : i64",
       attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64", row),

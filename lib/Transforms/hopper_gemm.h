@@ -65,6 +65,11 @@ struct attn_hopper_gemm {
   bool interleaved;          ///< pairs (2p, 2p+1) instead of (p, p + r/2)
   int64_t seq_len;           ///< rows per sequence: position = r % seq_len
   int64_t rope_offset;       ///< position of row 0 of each sequence
+  // The heads layout of a projection (attn.project): element (r, c) of C
+  // is stored at [r / out_seq, c / out_head_dim, r % out_seq, c %
+  // out_head_dim] of a [M / out_seq, N / out_head_dim, out_seq,
+  // out_head_dim] tensor. out_seq 0: C is row-major M x N.
+  int64_t out_seq, out_head_dim;
   // The fused collective: the kernel runs `ctas` compute CTAs and
   // `comm_ctas` communication CTAs (launched first) on `world` ranks of one
   // NVLink domain. m, n, k are one rank's GEMM (m: all gathered rows for

@@ -685,6 +685,22 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
       return false;
     }
   }
+  MlirAttribute proj = mlirDictionaryAttrGetElementByName(
+      mm, mlirStringRefCreateFromCString("project"));
+  if (!mlirAttributeIsNull(proj)) {
+    g->out_seq = mlirAttributeIsADictionary(proj) ? dict_int(proj, "seq", -1)
+                                                  : -1;
+    g->out_head_dim = mlirAttributeIsADictionary(proj)
+                          ? dict_int(proj, "head_dim", -1)
+                          : -1;
+    if (g->out_seq <= 0 || g->out_head_dim <= 0 ||
+        (g->rope && (g->head_dim != g->out_head_dim ||
+                     g->seq_len != g->out_seq))) {
+      snprintf(why, wlen, "malformed project description (it needs seq and "
+                          "head_dim, equal to rope's seq_len and head_dim)");
+      return false;
+    }
+  }
   MlirAttribute comm = mlirDictionaryAttrGetElementByName(
       mm, mlirStringRefCreateFromCString("comm"));
   if (!mlirAttributeIsNull(comm)) {
@@ -764,6 +780,160 @@ static bool lower_gemm_kernel(MlirOperation kernel, MlirAttribute mm,
   return true;
 }
 
+static MlirAttribute entry(MlirAttribute dict, const char *name) {
+  return mlirDictionaryAttrGetElementByName(
+      dict, mlirStringRefCreateFromCString(name));
+}
+
+/// The program named name in programs (an array attribute), or null.
+static MlirAttribute find_program(MlirAttribute programs, MlirStringRef name) {
+  for (intptr_t i = 0; !mlirAttributeIsNull(programs) &&
+                       i < mlirArrayAttrGetNumElements(programs);
+       ++i) {
+    MlirAttribute n = entry(mlirArrayAttrGetElement(programs, i), "name");
+    if (mlirAttributeIsAString(n) &&
+        mlirStringRefEqual(mlirStringAttrGetValue(n), name))
+      return mlirArrayAttrGetElement(programs, i);
+  }
+  return (MlirAttribute){NULL};
+}
+
+/// Writes `"<prefix><s>"` where s names an input of inner: the outer
+/// step's argument bound to it; else (a workspace) s prefixed by the inner
+/// program's name.
+static void bound_name(struct attn_strbuf *t, MlirAttribute inner,
+                       MlirAttribute step_args, MlirStringRef s) {
+  MlirAttribute in = entry(inner, "inputs");
+  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(in); ++i)
+    if (mlirStringRefEqual(
+            mlirStringAttrGetValue(mlirArrayAttrGetElement(in, i)), s)) {
+      attn_strbuf_attr(t, mlirArrayAttrGetElement(step_args, i));
+      return;
+    }
+  MlirStringRef p = mlirStringAttrGetValue(entry(inner, "name"));
+  attn_strbuf_printf(t, "\"%.*s.%.*s\"", (int)p.length, p.data,
+                     (int)s.length, s.data);
+}
+
+/// Moves attn-tile's launch programs (tile.programs on module) into gm's
+/// attn.programs. A step whose kernel is itself a program there (an
+/// attention whose RoPE placement added rotation kernels before it) is
+/// replaced by that program's steps, with its inputs bound to the step's
+/// arguments and its workspaces renamed "<program>.<name>"; the inner
+/// program is then dropped, since only the outer one is meant to run.
+static bool move_programs(MlirOperation module) {
+  MlirStringRef key = mlirStringRefCreateFromCString(ATTN_TILE_PROGRAMS_ATTR);
+  MlirAttribute progs = mlirOperationGetAttributeByName(module, key);
+  if (mlirAttributeIsNull(progs))
+    return true;
+  MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
+                                             mlirOperationGetLocation(module));
+  if (mlirOperationIsNull(gm) || !mlirAttributeIsAArray(progs))
+    return attn_emit_errorf(module, "cannot record the launch programs");
+  MlirStringRef gkey = mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR);
+  MlirAttribute have = mlirOperationGetAttributeByName(gm, gkey);
+  struct attn_strbuf t = {0};
+  attn_strbuf_printf(&t, "[");
+  bool first = true;
+  // The outer programs, with inner programs' steps spliced in.
+  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(progs); ++i) {
+    MlirAttribute p = mlirArrayAttrGetElement(progs, i);
+    MlirAttribute steps = entry(p, "steps");
+    attn_strbuf_printf(&t, "%s{name = ", first ? "" : ", ");
+    first = false;
+    attn_strbuf_attr(&t, entry(p, "name"));
+    attn_strbuf_printf(&t, ", inputs = ");
+    attn_strbuf_attr(&t, entry(p, "inputs"));
+    attn_strbuf_printf(&t, ", workspace = [");
+    bool wfirst = true;
+    MlirAttribute ws = entry(p, "workspace");
+    for (intptr_t w = 0; w < mlirArrayAttrGetNumElements(ws); ++w, wfirst = false) {
+      attn_strbuf_printf(&t, "%s", wfirst ? "" : ", ");
+      attn_strbuf_attr(&t, mlirArrayAttrGetElement(ws, w));
+    }
+    for (intptr_t s = 0; s < mlirArrayAttrGetNumElements(steps); ++s) {
+      MlirAttribute inner = find_program(
+          have,
+          mlirStringAttrGetValue(entry(mlirArrayAttrGetElement(steps, s), "kernel")));
+      MlirAttribute iws = mlirAttributeIsNull(inner) ? inner
+                                                     : entry(inner, "workspace");
+      for (intptr_t w = 0; !mlirAttributeIsNull(iws) &&
+                           w < mlirArrayAttrGetNumElements(iws);
+           ++w, wfirst = false) {
+        MlirAttribute e = mlirArrayAttrGetElement(iws, w);
+        attn_strbuf_printf(&t, "%s{name = ", wfirst ? "" : ", ");
+        bound_name(&t, inner, (MlirAttribute){NULL},
+                   mlirStringAttrGetValue(entry(e, "name")));
+        attn_strbuf_printf(&t, ", bytes = ");
+        attn_strbuf_attr(&t, entry(e, "bytes"));
+        attn_strbuf_printf(&t, "}");
+      }
+    }
+    attn_strbuf_printf(&t, "], steps = [");
+    bool sfirst = true;
+    for (intptr_t s = 0; s < mlirArrayAttrGetNumElements(steps); ++s) {
+      MlirAttribute step = mlirArrayAttrGetElement(steps, s);
+      MlirAttribute inner = find_program(
+          have, mlirStringAttrGetValue(entry(step, "kernel")));
+      if (mlirAttributeIsNull(inner)) {
+        attn_strbuf_printf(&t, "%s", sfirst ? "" : ", ");
+        attn_strbuf_attr(&t, step);
+        sfirst = false;
+        continue;
+      }
+      MlirAttribute isteps = entry(inner, "steps");
+      for (intptr_t j = 0; j < mlirArrayAttrGetNumElements(isteps); ++j) {
+        MlirAttribute is = mlirArrayAttrGetElement(isteps, j);
+        MlirAttribute args = entry(is, "args");
+        attn_strbuf_printf(&t, "%s{kernel = ", sfirst ? "" : ", ");
+        sfirst = false;
+        attn_strbuf_attr(&t, entry(is, "kernel"));
+        attn_strbuf_printf(&t, ", args = [");
+        for (intptr_t a = 0; a < mlirArrayAttrGetNumElements(args); ++a) {
+          attn_strbuf_printf(&t, "%s", a ? ", " : "");
+          bound_name(&t, inner, entry(step, "args"),
+                     mlirStringAttrGetValue(mlirArrayAttrGetElement(args, a)));
+        }
+        attn_strbuf_printf(&t, "]}");
+      }
+    }
+    attn_strbuf_printf(&t, "]}");
+  }
+  // The programs already there that no outer program took in.
+  for (intptr_t i = 0; !mlirAttributeIsNull(have) &&
+                       i < mlirArrayAttrGetNumElements(have);
+       ++i) {
+    MlirAttribute p = mlirArrayAttrGetElement(have, i);
+    MlirStringRef n = mlirStringAttrGetValue(entry(p, "name"));
+    bool inner = false;
+    for (intptr_t j = 0; j < mlirArrayAttrGetNumElements(progs) && !inner; ++j) {
+      MlirAttribute steps = entry(mlirArrayAttrGetElement(progs, j), "steps");
+      for (intptr_t s = 0; s < mlirArrayAttrGetNumElements(steps); ++s)
+        inner |= mlirStringRefEqual(
+            mlirStringAttrGetValue(
+                entry(mlirArrayAttrGetElement(steps, s), "kernel")),
+            n);
+    }
+    if (!inner) {
+      attn_strbuf_printf(&t, "%s", first ? "" : ", ");
+      attn_strbuf_attr(&t, p);
+      first = false;
+    }
+  }
+  attn_strbuf_printf(&t, "]");
+  MlirAttribute a =
+      t.failed ? (MlirAttribute){NULL}
+               : mlirAttributeParseGet(mlirOperationGetContext(module),
+                                       mlirStringRefCreateFromCString(t.buf));
+  attn_strbuf_free(&t);
+  if (mlirAttributeIsNull(a))
+    return attn_emit_errorf(module, "cannot record the launch programs (a "
+                                    "bug in attn)");
+  mlirOperationSetAttributeByName(gm, gkey, a);
+  mlirOperationRemoveAttributeByName(module, key);
+  return true;
+}
+
 static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
   const struct hopper_options *o = opts;
   if (strcmp(o->chip, "sm_90a") && !o->fallback)
@@ -787,7 +957,7 @@ static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
              : lower_kernel(funcs.ops[i], o, &lowered);
   }
   free(funcs.ops);
-  return ok;
+  return ok && move_programs(module);
 }
 
 const struct attn_pass_def lower_tile_to_hopper_pass = {

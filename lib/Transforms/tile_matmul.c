@@ -392,9 +392,10 @@ static void set_types(struct gemm *g) {
   snprintf(g->ct_ty, sizeof g->ct_ty, "memref<%ldx%ldxf32>", g->bm, g->bn);
 }
 
-/// Writes the kernel of the file comment as MLIR text.
+/// Writes the kernel of the file comment as MLIR text; extra (may be
+/// empty) is appended to the tile.matmul dictionary.
 static void emit_gemm(struct attn_strbuf *b, const char *name,
-                      const struct gemm *g) {
+                      const struct gemm *g, const char *extra) {
   long long m = g->mm.m, n = g->mm.n, k = g->mm.k;
   attn_strbuf_printf(
       b,
@@ -402,10 +403,10 @@ static void emit_gemm(struct attn_strbuf *b, const char *name,
       "tile.grid = array<i64: %lld, %lld, 1>, tile.threads = %ld : i64, "
       "tile.arg_names = [\"a\", \"b\", \"c\"], tile.matmul = {m = %lld : i64, "
       "n = %lld : i64, k = %lld : i64, block_m = %ld : i64, block_n = %ld : "
-      "i64, block_k = %ld : i64, accumulate = %s}} {\n",
+      "i64, block_k = %ld : i64, accumulate = %s%s%s}} {\n",
       name, g->a_ty, g->b_ty, g->c_ty, (m + g->bm - 1) / g->bm,
       (n + g->bn - 1) / g->bn, g->threads, m, n, k, g->bm, g->bn, g->bk,
-      g->mm.accumulate ? "true" : "false");
+      g->mm.accumulate ? "true" : "false", *extra ? ", " : "", extra);
   attn_strbuf_printf(
       b,
       "  %%pm = \"tile.program_id\"() {dim = 0 : i64} : () -> index\n"
@@ -502,7 +503,7 @@ bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o) {
   if (g.mm.fused)
     emit_fused(&text, name, &g);
   else
-    emit_gemm(&text, name, &g);
+    emit_gemm(&text, name, &g, "");
   if (text.failed) {
     attn_strbuf_free(&text);
     return attn_emit_errorf(func, "attn-tile: out of memory");
@@ -515,4 +516,19 @@ bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o) {
                                          "cannot parse (a bug in attn)");
   mlirOperationDestroy(func);
   return true;
+}
+
+void attn_tile_emit_gemm(struct attn_strbuf *b, const char *name,
+                         MlirType elem, int64_t m, int64_t n, int64_t k,
+                         const struct attn_tile_options *o,
+                         const char *extra) {
+  struct gemm g;
+  memset(&g, 0, sizeof g);
+  g.mm.m = m;
+  g.mm.n = n;
+  g.mm.k = k;
+  g.mm.elem = elem;
+  pick_blocks(&g, o);
+  set_types(&g);
+  emit_gemm(b, name, &g, extra);
 }

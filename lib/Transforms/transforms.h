@@ -123,6 +123,14 @@ bool attn_gpu_pipeline(MlirOperation module, const char *chip,
                        const char *tile_options, const char *hopper_options,
                        struct attn_strbuf *out);
 
+/// The attn-fuse pass the drivers run on module, written into out:
+/// rope-strategy=<rope_strategy> when given (auto, fused, split, pre or
+/// producer), else rope-strategy=auto when module holds attn.project (so
+/// the Rotation Calculus may place RoPE in the projections), else no
+/// option (the lowering places RoPE).
+void attn_fuse_pipeline(MlirOperation module, const char *rope_strategy,
+                        struct attn_strbuf *out);
+
 /// Runs a textual pipeline (as attn_pipeline_add takes it) on module with a
 /// fresh pass manager. Returns false after diagnostics: the passes' own, or
 /// an error at module when the pipeline text is bad.

@@ -27,7 +27,8 @@ struct attn_fused_config;
 /// tensors) computed as cfg says, with the Hopper kernel's 128 x 128 tiles.
 /// Returns the strategies the program and the kernels allow (an
 /// ATTN_COST_BIT mask): fused always; split and pre when rotary_dim is the
-/// head dim; never producer (attn programs have no q/k projection yet).
+/// head dim. producer is the caller's to add (attn-fuse does when q and k
+/// come from attn.project).
 unsigned attn_rope_cost_problem(MlirValue q, MlirValue k,
                                 const struct attn_fused_config *cfg,
                                 struct attn_cost_problem *p);
@@ -54,6 +55,28 @@ struct attn_tile_options {
 /// leaves functions without a matmul alone. Returns false after a
 /// diagnostic (a matmul attn-tile cannot take, or an internal failure).
 bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o);
+
+/// Writes the GEMM tile kernel @name(a: m x k, b: k x n, c: m x n) of
+/// elem with o's blocks (tile_matmul.c's kernel, accumulate = false);
+/// extra, when not empty, is appended to its tile.matmul dictionary.
+void attn_tile_emit_gemm(struct attn_strbuf *b, const char *name,
+                         MlirType elem, int64_t m, int64_t n, int64_t k,
+                         const struct attn_tile_options *o, const char *extra);
+
+/// A function holding attn.project ops (tile_program.c): each projection
+/// becomes a GEMM tile kernel @<f>__proj_<q|k|v> writing its heads
+/// [B, H, N, D] (tile.matmul's "project", and "rope" for the producer
+/// placement), the function itself the attention kernel @<f>__attn over
+/// the projected tensors, and the module's tile.programs records the
+/// launch program @<f> that runs them in order. *handled is false (and
+/// nothing changes) when func has no attn.project. Returns false after a
+/// diagnostic.
+bool attn_tile_program(MlirOperation func, const struct attn_tile_options *o,
+                       bool *handled);
+
+/// The module attribute where attn-tile records launch programs;
+/// lower-tile-to-hopper moves them into the gpu.module's attn.programs.
+#define ATTN_TILE_PROGRAMS_ATTR "tile.programs"
 
 //===-- Small helpers -----------------------------------------------------===//
 

@@ -23,6 +23,7 @@ static const char *tool = "attn-translate";
 struct options {
   const char *input, *output, *manifest, *irdl_file, *toolkit;
   const char *chip, *features, *tile_options, *hopper_options;
+  const char *rope_strategy; // attn-fuse's rope-strategy, NULL: default
   enum attn_gpu_kernel kernel;
   int format; // -1 none, else enum attn_binary_format
   bool manifest_only;
@@ -47,6 +48,10 @@ static void usage(FILE *f) {
           "and program allow (default)\n"
           "  --hopper-options=<text>  options for lower-tile-to-hopper, e.g. "
           "'stages=2'\n"
+          "  --rope-strategy=<s>      where RoPE runs: auto, fused, split, "
+          "pre or producer\n"
+          "                           (default: auto for programs with "
+          "attn.project, else the lowering's choice)\n"
           "  --tile-options=<text>    options for attn-tile, e.g. "
           "'block-m=32 block-n=32'\n"
           "  --toolkit=<dir>          CUDA toolkit (default $CUDA_HOME or "
@@ -81,6 +86,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
       o->tile_options = a + 15;
     else if (!strncmp(a, "--hopper-options=", 17))
       o->hopper_options = a + 17;
+    else if (!strncmp(a, "--rope-strategy=", 16))
+      o->rope_strategy = a + 16;
     else if (!strncmp(a, "--kernel=", 9)) {
       const char *k = a + 9;
       if (!strcmp(k, "auto"))
@@ -146,8 +153,14 @@ static bool lower_to_gpu(MlirContext ctx, MlirOperation module,
   bool matmul = attn_has_matmul(module); // linalg.matmul: attn-tile's too
   if (!s.attn && !s.tile && !matmul)
     return true;
-  if (s.attn && !attn_tool_run_pipeline(tool, module, "attn-fuse"))
-    return false;
+  if (s.attn) {
+    struct attn_strbuf f = {0};
+    attn_fuse_pipeline(module, o->rope_strategy, &f);
+    bool fused = !f.failed && attn_tool_run_pipeline(tool, module, f.buf);
+    attn_strbuf_free(&f);
+    if (!fused)
+      return false;
+  }
   struct attn_strbuf p = {0};
   if (s.attn || matmul) {
     attn_gpu_pipeline(module, o->chip, o->features, o->kernel,

@@ -768,3 +768,51 @@ func.func @fused_scale_negative(%q: tensor<1x2x8x16xf32>) {
   %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = -0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
+
+// -----
+
+func.func @project_rank(%x: tensor<16x64xbf16>, %w: tensor<64x128xbf16>) {
+  // expected-error@+1 {{x must be a static rank-3 tensor [batch, seq, features], found tensor<16x64xbf16>}}
+  %0 = "attn.project"(%x, %w) : (tensor<16x64xbf16>, tensor<64x128xbf16>) -> tensor<1x2x16x64xbf16>
+  return
+}
+
+// -----
+
+func.func @project_features(%x: tensor<2x16x32xbf16>, %w: tensor<64x128xbf16>) {
+  // expected-error@+1 {{x has 32 features but w has 64 rows}}
+  %0 = "attn.project"(%x, %w) : (tensor<2x16x32xbf16>, tensor<64x128xbf16>) -> tensor<2x2x16x64xbf16>
+  return
+}
+
+// -----
+
+func.func @project_heads(%x: tensor<2x16x64xbf16>, %w: tensor<64x128xbf16>) {
+  // expected-error@+1 {{result must be [2, heads, 16, head_dim] with heads * head_dim = 128 (w's columns), found [2, 4, 16, 64]}}
+  %0 = "attn.project"(%x, %w) : (tensor<2x16x64xbf16>, tensor<64x128xbf16>) -> tensor<2x4x16x64xbf16>
+  return
+}
+
+// -----
+
+func.func @project_elem(%x: tensor<2x16x64xbf16>, %w: tensor<64x128xf16>) {
+  // expected-error@+1 {{x and w element types differ: bf16 vs f16}}
+  %0 = "attn.project"(%x, %w) : (tensor<2x16x64xbf16>, tensor<64x128xf16>) -> tensor<2x2x16x64xbf16>
+  return
+}
+
+// -----
+
+func.func @project_rope(%x: tensor<2x16x64xbf16>, %w: tensor<64x128xbf16>) {
+  // expected-error@+1 {{rope rotary_dim 128 exceeds head dim 64}}
+  %0 = "attn.project"(%x, %w) {rope = {theta = 10000.0 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<2x16x64xbf16>, tensor<64x128xbf16>) -> tensor<2x2x16x64xbf16>
+  return
+}
+
+// -----
+
+func.func @project_rope_offsets(%x: tensor<2x16x64xbf16>, %w: tensor<64x128xbf16>) {
+  // expected-error@+1 {{rope must be a dictionary}}
+  %0 = "attn.project"(%x, %w) {rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half", q_offset = 1 : i64}} : (tensor<2x16x64xbf16>, tensor<64x128xbf16>) -> tensor<2x2x16x64xbf16>
+  return
+}

@@ -240,3 +240,14 @@ func.func @fused_default_order_offsets(%q: tensor<1x4x16x64xf32>, %k: tensor<1x2
   %1 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, alibi = 4.0 : f64, softcap = 20.0 : f64, mods = ["alibi", "softcap"]} : (tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>) -> tensor<1x4x16x64xf32>
   return %0, %1 : tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>
 }
+
+// attn.project: x [B, N, C] times w [C, H*D] into heads [B, H, N, D]; the
+// rope entry is what attn-fuse's producer placement writes.
+// CHECK-LABEL: @project
+// CHECK: "attn.project"(%{{.*}}, %{{.*}}) : (tensor<2x16x64xbf16>, tensor<64x128xbf16>) -> tensor<2x2x16x64xbf16>
+// CHECK: "attn.project"(%{{.*}}, %{{.*}}) {rope = {layout = "rotate_half", offset = 3 : i64, rotary_dim = 32 : i64, strategy = "producer", theta = 1.000000e+04 : f64}}
+func.func @project(%x: tensor<2x16x64xbf16>, %w: tensor<64x128xbf16>) -> (tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>) {
+  %0 = "attn.project"(%x, %w) : (tensor<2x16x64xbf16>, tensor<64x128xbf16>) -> tensor<2x2x16x64xbf16>
+  %1 = "attn.project"(%x, %w) {rope = {theta = 10000.0 : f64, rotary_dim = 32 : i64, layout = "rotate_half", offset = 3 : i64, strategy = "producer"}} : (tensor<2x16x64xbf16>, tensor<64x128xbf16>) -> tensor<2x2x16x64xbf16>
+  return %0, %1 : tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>
+}
