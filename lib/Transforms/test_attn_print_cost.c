@@ -12,6 +12,8 @@
 //     split:    3.962 ms = ...
 //     pre:      ...
 //     producer: 3.733 ms = ... (unavailable: no q/k projection in the program)
+//
+// (producer is available when q and k are attn.project results.)
 //     choice: split
 //     N*: fused vs pre 256, split vs pre none in [16, 1048576]
 //
@@ -107,6 +109,13 @@ static void print_crossover(const struct attn_cost_problem *p,
             sep);
 }
 
+/// True when v is the result of an attn.project (a q/k projection whose
+/// epilogue could rotate: the producer placement).
+static bool is_projection(MlirValue v) {
+  return mlirValueIsAOpResult(v) &&
+         attn_op_is(mlirOpResultGetOwner(v), ATTN_OP_PROJECT);
+}
+
 static bool print_op(MlirOperation op, const struct attn_cost_gpu *g) {
   struct attn_fused_config cfg;
   if (!attn_fused_get_config(op, &cfg))
@@ -115,6 +124,10 @@ static bool print_op(MlirOperation op, const struct attn_cost_gpu *g) {
   MlirValue q = mlirOperationGetOperand(op, 0);
   unsigned avail =
       attn_rope_cost_problem(q, mlirOperationGetOperand(op, 1), &cfg, &p);
+  if (is_projection(q) && is_projection(mlirOperationGetOperand(op, 1)) &&
+      cfg.extra[ATTN_EXTRA_Q_POSITIONS] < 0 &&
+      cfg.extra[ATTN_EXTRA_K_POSITIONS] < 0)
+    avail |= ATTN_COST_BIT(ATTN_COST_PRODUCER);
   char err[256], fn[128];
   if (!attn_cost_check_problem(&p, err, sizeof err))
     return attn_emit_errorf(op, "cannot price this attention: %s", err);

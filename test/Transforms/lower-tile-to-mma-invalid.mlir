@@ -1,0 +1,50 @@
+// RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-tile=kernel=mma --lower-tile-to-mma
+// RUN: attn-opt %s --split-input-file --attn-tile=kernel=mma --lower-tile-to-mma="fallback=true" | FileCheck %s --check-prefix=FALLBACK
+
+// Combinations with no mma.sync kernel are rejected at compile time, at the
+// user's op; with fallback=true they are left for lower-tile-to-gpu.
+// FALLBACK-LABEL: func.func @f32
+// FALLBACK: "tile.mma"
+func.func @f32(%q: tensor<1x2x256x128xf32>, %k: tensor<1x2x256x128xf32>, %v: tensor<1x2x256x128xf32>) -> tensor<1x2x256x128xf32> {
+  // expected-error@+1 {{no mma.sync kernel for 'f32': the mma.sync kernel takes bf16 or f16 tensors}}
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x2x256x128xf32>, tensor<1x2x256x128xf32>, tensor<1x2x256x128xf32>) -> tensor<1x2x256x128xf32>
+  return %o : tensor<1x2x256x128xf32>
+}
+
+// -----
+
+// FALLBACK-LABEL: func.func @head_dim_96
+func.func @head_dim_96(%q: tensor<1x2x256x96xbf16>, %k: tensor<1x2x256x96xbf16>, %v: tensor<1x2x256x96xbf16>) -> tensor<1x2x256x96xbf16> {
+  // expected-error@+1 {{no mma.sync kernel for 'head_dim_96': the mma.sync kernel has head dims 64 and 128 (found head dim 96)}}
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x2x256x96xbf16>, tensor<1x2x256x96xbf16>, tensor<1x2x256x96xbf16>) -> tensor<1x2x256x96xbf16>
+  return %o : tensor<1x2x256x96xbf16>
+}
+
+// -----
+
+// FALLBACK-LABEL: func.func @softcap
+func.func @softcap(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
+  // expected-error@+1 {{no mma.sync kernel for 'softcap': the mma.sync kernel computes scale, causal and RoPE only (found 'mods')}}
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, softcap = 30.0 : f64, mods = ["scale", "softcap"]} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16>
+  return %o : tensor<1x2x256x64xbf16>
+}
+
+// -----
+
+// v's head dim differs from q's.
+// FALLBACK-LABEL: func.func @dv_differs
+func.func @dv_differs(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x128xbf16>) -> tensor<1x2x256x128xbf16> {
+  // expected-error@+1 {{no mma.sync kernel for 'dv_differs': the mma.sync kernel needs v's head dim equal to q's}}
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x128xbf16>) -> tensor<1x2x256x128xbf16>
+  return %o : tensor<1x2x256x128xbf16>
+}
+
+// -----
+
+// RoPE on 6 columns: slots of two pairs need a multiple of 4.
+// FALLBACK-LABEL: func.func @rotary_6
+func.func @rotary_6(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
+  // expected-error@+1 {{no mma.sync kernel for 'rotary_6': the mma.sync kernel's RoPE needs rotary_dim a multiple of 4 up to the head dim (found rotary_dim 6)}}
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 6 : i64, layout = "rotate_half"}} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16>
+  return %o : tensor<1x2x256x64xbf16>
+}
