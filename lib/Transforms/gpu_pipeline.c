@@ -2,8 +2,10 @@
 //
 // Drivers (attn-translate, attn-run, the C API) ask here which passes take a
 // fused program to GPU kernels: the warp-specialised Hopper kernels where the
-// chip is sm_90a and every attention and GEMM is one they compute, the
-// plain arithmetic path otherwise (or when asked).
+// chip is sm_90a and every attention and GEMM is one they compute; on the
+// other chips from sm_80 on, the mma.sync kernel where it computes every
+// attention (GEMMs then take the plain path); the plain arithmetic path
+// otherwise (or when asked).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/hopper_gemm.h"
@@ -92,6 +94,7 @@ static bool hopper_computes_matmul(const struct attn_matmul_info *mm) {
 
 struct scan {
   bool any, all_hopper, comm;
+  bool attn, all_mma; // attention ops; the mma.sync kernel computes them all
 };
 
 static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
@@ -101,8 +104,11 @@ static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
   if (n.length > 5 && !strncmp(n.data, "comm.", 5))
     s->comm = true;
   if (attn_op_is(op, ATTN_OP_FUSED)) {
-    s->any = true;
-    s->all_hopper &= attn_hopper_supports(op, &why);
+    s->any = s->attn = true;
+    // The mma.sync kernel takes the Hopper kernel's programs.
+    bool ok = attn_hopper_supports(op, &why);
+    s->all_hopper &= ok;
+    s->all_mma &= ok;
   } else if (attn_op_is(op, "func.func")) {
     struct attn_matmul_info mm;
     int found = attn_matmul_find(op, &mm, false);
@@ -112,11 +118,24 @@ static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
-bool attn_gpu_pipeline(MlirOperation module, const char *chip,
-                       const char *features, enum attn_gpu_kernel kind,
-                       const char *tile_options, const char *hopper_options,
-                       struct attn_strbuf *out) {
-  struct scan s = {false, true, false};
+/// True for the chips lower-tile-to-mma compiles for (mma.sync on bf16 and
+/// f16, ldmatrix, cp.async: sm_80 and newer).
+static bool has_mma(const char *chip) {
+  static const char *const chips[] = {"sm_80", "sm_86", "sm_87",
+                                      "sm_89", "sm_90", "sm_90a"};
+  for (size_t i = 0; i < sizeof chips / sizeof *chips; ++i)
+    if (!strcmp(chip, chips[i]))
+      return true;
+  return false;
+}
+
+enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
+                                       const char *features,
+                                       enum attn_gpu_kernel kind,
+                                       const char *tile_options,
+                                       const char *hopper_options,
+                                       struct attn_strbuf *out) {
+  struct scan s = {false, true, false, false, true};
   mlirOperationWalk(module, scan_kernels, &s, MlirWalkPreOrder);
   // Collectives on a matmul's result or operand: comm-schedule fuses them
   // into comm.fused_matmul, which only the Hopper lowering takes (on other
@@ -135,10 +154,10 @@ bool attn_gpu_pipeline(MlirOperation module, const char *chip,
     if (sm90a && kind != ATTN_GPU_KERNEL_PLAIN) {
       attn_strbuf_printf(out, "lower-tile-to-hopper{chip=%s %s}", chip,
                          hopper_options ? hopper_options : "");
-      return true;
+      return ATTN_GPU_KERNEL_HOPPER;
     }
     attn_strbuf_printf(out, "lower-tile-to-gpu{chip=%s}", chip);
-    return false;
+    return ATTN_GPU_KERNEL_PLAIN;
   }
   // Explicit tile options are for the plain path unless Hopper is asked
   // for: its tiles are fixed by the kernel.
@@ -146,6 +165,10 @@ bool attn_gpu_pipeline(MlirOperation module, const char *chip,
   bool hopper = kind == ATTN_GPU_KERNEL_HOPPER ||
                 (kind == ATTN_GPU_KERNEL_AUTO && s.any && s.all_hopper &&
                  !strcmp(chip, "sm_90a") && !*user);
+  // Other chips from sm_80 on: the mma.sync kernel for the same programs.
+  bool mma = kind == ATTN_GPU_KERNEL_MMA ||
+             (kind == ATTN_GPU_KERNEL_AUTO && s.attn && s.all_mma &&
+              strcmp(chip, "sm_90a") && has_mma(chip) && !*user);
   if (hopper) {
     // Hopper tiles (attn-tile's kernel=hopper): 128 query rows (two
     // consumer warpgroups) and 128 keys; 128 x 256 GEMM tiles, K steps of 64.
@@ -153,12 +176,21 @@ bool attn_gpu_pipeline(MlirOperation module, const char *chip,
                        "attn-tile{kernel=hopper %s},"
                        "lower-tile-to-hopper{chip=%s %s}",
                        user, chip, hopper_options ? hopper_options : "");
+    return ATTN_GPU_KERNEL_HOPPER;
+  }
+  if (mma) {
+    // 128 query rows (eight warps of 16) and 64 keys; GEMMs (plain tiles
+    // with kernel=mma) go on to lower-tile-to-gpu.
+    attn_strbuf_printf(out,
+                       "attn-tile{kernel=mma %s},lower-tile-to-mma{chip=%s},"
+                       "lower-tile-to-gpu{chip=%s",
+                       user, chip, chip);
   } else {
     attn_strbuf_printf(out, "attn-tile{%s},lower-tile-to-gpu{chip=%s", user,
                        chip);
-    if (features && *features)
-      attn_strbuf_printf(out, " features=%s", features);
-    attn_strbuf_printf(out, "}");
   }
-  return hopper;
+  if (features && *features)
+    attn_strbuf_printf(out, " features=%s", features);
+  attn_strbuf_printf(out, "}");
+  return mma ? ATTN_GPU_KERNEL_MMA : ATTN_GPU_KERNEL_PLAIN;
 }

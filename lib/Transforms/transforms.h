@@ -106,6 +106,7 @@ enum attn_gpu_kernel {
   ATTN_GPU_KERNEL_AUTO,   ///< Hopper where the chip and program allow it
   ATTN_GPU_KERNEL_PLAIN,  ///< the plain-arithmetic path, any chip
   ATTN_GPU_KERNEL_HOPPER, ///< the sm_90a wgmma/TMA kernel or a diagnostic
+  ATTN_GPU_KERNEL_MMA,    ///< the sm_80+ mma.sync kernel or a diagnostic
 };
 
 /// True when the Hopper kernel computes this attn.fused op; otherwise
@@ -115,13 +116,18 @@ bool attn_hopper_supports(MlirOperation fused, const char **why);
 /// Appends to out the pipeline (after attn-fuse) that lowers module's
 /// attention and GEMMs (linalg.matmul) to GPU kernels for chip;
 /// tile_options (may be NULL) are passed to attn-tile and override its
-/// defaults, hopper_options (may be NULL) to lower-tile-to-hopper. Returns
-/// true when the Hopper kernels were chosen.
+/// defaults, hopper_options (may be NULL) to lower-tile-to-hopper. With
+/// kind auto: the Hopper kernels on sm_90a when they compute every
+/// attention and GEMM; on other chips from sm_80 on the mma.sync kernel when
+/// it computes every attention; else plain. Returns the kind chosen
+/// (hopper, mma or plain).
 struct attn_strbuf;
-bool attn_gpu_pipeline(MlirOperation module, const char *chip,
-                       const char *features, enum attn_gpu_kernel kind,
-                       const char *tile_options, const char *hopper_options,
-                       struct attn_strbuf *out);
+enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
+                                       const char *features,
+                                       enum attn_gpu_kernel kind,
+                                       const char *tile_options,
+                                       const char *hopper_options,
+                                       struct attn_strbuf *out);
 
 /// The attn-fuse pass the drivers run on module, written into out:
 /// rope-strategy=<rope_strategy> when given (auto, fused, split, pre or

@@ -30,6 +30,7 @@ static const char *tool = "attn-run";
 
 struct options {
   const char *input, *irdl_file, *tile_options, *hopper_options;
+  const char *chip; // GPU target instead of the device's (NULL: the device's)
   uint64_t seed;
   double tolerance; // <= 0: pick by element type
   bool gpu;
@@ -46,8 +47,14 @@ static void usage(FILE *f) {
           "reference.\n\n"
           "  --target=cpu|gpu       run on the CPU (JIT, default) or on GPU 0\n"
           "  --iters=<n>            GPU only: also time n launches (median)\n"
-          "  --kernel=auto|hopper|plain  GPU kernel family (default auto: "
-          "Hopper where it applies)\n"
+          "  --kernel=auto|hopper|mma|plain  GPU kernel family (default "
+          "auto: Hopper on\n"
+          "                         sm_90a, mma.sync on other chips from "
+          "sm_80, where it applies)\n"
+          "  --chip=<sm_XX>         compile for this chip instead of the "
+          "device's, e.g. sm_80\n"
+          "                         on an H200 to run the mma.sync kernel "
+          "(PTX is JIT-compiled)\n"
           "  --hopper-options=<text>  options for lower-tile-to-hopper, e.g. "
           "'rope=pre'\n"
           "  --seed=<n>             input seed (default: fresh each run)\n"
@@ -97,14 +104,24 @@ static int parse_args(int argc, char **argv, struct options *o) {
       o->iters = (int)n;
     } else if (!strncmp(a, "--kernel=", 9)) {
       const char *k = a + 9;
-      if (!strcmp(k, "auto") || !strcmp(k, "hopper") || !strcmp(k, "plain"))
+      if (!strcmp(k, "auto") || !strcmp(k, "hopper") || !strcmp(k, "mma") ||
+          !strcmp(k, "plain"))
         o->kernel = k[0] == 'a'   ? ATTN_GPU_KERNEL_AUTO
                     : k[0] == 'h' ? ATTN_GPU_KERNEL_HOPPER
+                    : k[0] == 'm' ? ATTN_GPU_KERNEL_MMA
                                   : ATTN_GPU_KERNEL_PLAIN;
       else {
         fprintf(stderr, "%s: error: unknown kernel '%s' (expected auto, "
-                        "hopper or plain)\n",
+                        "hopper, mma or plain)\n",
                 tool, k);
+        return 1;
+      }
+    } else if (!strncmp(a, "--chip=", 7)) {
+      o->chip = a + 7;
+      if (attn_chip_min_ptx(o->chip, strlen(o->chip)) < 0) {
+        fprintf(stderr, "%s: error: unknown chip '%s' (expected sm_70, "
+                        "sm_75, sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a)\n",
+                tool, o->chip);
         return 1;
       }
     } else if (!strncmp(a, "--tile-options=", 15))
@@ -151,10 +168,12 @@ int main(int argc, char **argv) {
   struct attn_executor x = {.iters = o.iters};
   if (ok && o.gpu)
     ok = attn_gpu_executor_init(&x); // fail fast when there is no GPU
+  if (ok && o.gpu && o.chip) // the driver JIT-compiles older targets' PTX
+    snprintf(x.chip, sizeof x.chip, "%s", o.chip);
   if (ok) {
     struct attn_strbuf p = {0};
     if (o.gpu)
-      x.hopper = attn_gpu_pipeline(module, x.chip, NULL, o.kernel,
+      x.kernel = attn_gpu_pipeline(module, x.chip, NULL, o.kernel,
                                    o.tile_options, o.hopper_options, &p);
     else
       attn_strbuf_printf(&p, "attn-tile{%s},lower-tile-to-cpu,%s",
@@ -171,8 +190,10 @@ int main(int argc, char **argv) {
   if (ok) {
     struct attn_rng rng;
     attn_rng_seed(&rng, o.seed);
-    printf("seed=%" PRIu64 " target=%s%s\n", o.seed, o.gpu ? x.device : "cpu",
-           o.gpu ? (x.hopper ? " kernel=hopper" : " kernel=plain") : "");
+    static const char *const kinds[] = {"auto", "plain", "hopper", "mma"};
+    printf("seed=%" PRIu64 " target=%s%s%s%s%s\n", o.seed,
+           o.gpu ? x.device : "cpu", o.gpu ? " chip=" : "", o.gpu ? x.chip : "",
+           o.gpu ? " kernel=" : "", o.gpu ? kinds[x.kernel] : "");
     for (int i = 0; i < njobs; ++i)
       failures += attn_run_job(&x, &jobs[i], o.tolerance, &rng, stdout) != 0;
     printf("%d passed, %d failed\n", njobs - failures, failures);

@@ -3,6 +3,7 @@
 #define ATTN_RUN_H
 
 #include "lib/Reference/attn_reference.h"
+#include "lib/Transforms/transforms.h"
 
 #include "mlir-c/ExecutionEngine.h"
 #include "mlir-c/IR.h"
@@ -66,8 +67,8 @@ struct attn_executor {
   MlirExecutionEngine jit;      // CPU
   struct attnrt_runtime *rt;    // GPU
   struct attnrt_module *module; // GPU
-  char chip[16];                // GPU target, from the device
-  bool hopper;                  // the Hopper kernel was chosen
+  char chip[16];                // GPU target, from the device or --chip
+  enum attn_gpu_kernel kernel;  // the kernel family chosen
   char device[128];             // GPU name
 };
 

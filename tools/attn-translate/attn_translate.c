@@ -42,10 +42,12 @@ static void usage(FILE *f) {
           "  -o <file>                output file (default stdout)\n"
           "  --chip=<sm_XX>           target chip (default sm_90a)\n"
           "  --features=<+ptxNN>      PTX ISA (default: the chip's minimum)\n"
-          "  --kernel=auto|hopper|plain  GPU kernel family: the sm_90a "
+          "  --kernel=auto|hopper|mma|plain  GPU kernel family: the sm_90a "
           "wgmma/TMA kernel,\n"
-          "                           the plain path, or Hopper when the chip "
-          "and program allow (default)\n"
+          "                           the sm_80+ mma.sync kernel, the plain "
+          "path, or the\n"
+          "                           tensor-core kernel the chip and program "
+          "allow (default)\n"
           "  --hopper-options=<text>  options for lower-tile-to-hopper, e.g. "
           "'stages=2'\n"
           "  --rope-strategy=<s>      where RoPE runs: auto, fused, split, "
@@ -94,11 +96,13 @@ static int parse_args(int argc, char **argv, struct options *o) {
         o->kernel = ATTN_GPU_KERNEL_AUTO;
       else if (!strcmp(k, "hopper"))
         o->kernel = ATTN_GPU_KERNEL_HOPPER;
+      else if (!strcmp(k, "mma"))
+        o->kernel = ATTN_GPU_KERNEL_MMA;
       else if (!strcmp(k, "plain"))
         o->kernel = ATTN_GPU_KERNEL_PLAIN;
       else {
         fprintf(stderr, "%s: error: unknown kernel '%s' (expected auto, "
-                        "hopper or plain)\n",
+                        "hopper, mma or plain)\n",
                 tool, k);
         return 1;
       }
@@ -172,6 +176,8 @@ static bool lower_to_gpu(MlirContext ctx, MlirOperation module,
       attn_strbuf_printf(&p, "lower-tile-to-hopper{%s},", ho);
     else if (o->kernel == ATTN_GPU_KERNEL_AUTO && !strcmp(o->chip, "sm_90a"))
       attn_strbuf_printf(&p, "lower-tile-to-hopper{fallback=true %s},", ho);
+    else if (o->kernel == ATTN_GPU_KERNEL_MMA)
+      attn_strbuf_printf(&p, "lower-tile-to-mma{chip=%s},", o->chip);
     attn_strbuf_printf(&p, "lower-tile-to-gpu{chip=%s", o->chip);
     if (o->features)
       attn_strbuf_printf(&p, " features=%s", o->features);
