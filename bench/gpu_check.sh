@@ -36,6 +36,16 @@ for place in fused split pre; do
   run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options=rope=$place
   run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options=rope=$place
 done
+# The mma.sync kernel (lower-tile-to-mma), compiled for sm_80 (3 stages) and
+# sm_86 (2 stages at d 128) and JIT-compiled by the driver: every input it
+# takes, then its small tiles (4 warps, 32 and 128 keys).
+for f in "$root"/test/Inputs/hopper/*.mlir "$root"/test/Inputs/gqa_bf16.mlir "$root"/test/Inputs/plain_f16.mlir; do
+  run "${f#$root/}" --chip=sm_80 --kernel=mma
+done
+run test/Inputs/hopper/h128_rope_causal.mlir --chip=sm_86 --kernel=mma
+run test/Inputs/hopper/h64_gqa_rope_causal.mlir --chip=sm_86 --kernel=mma
+run test/Inputs/hopper/h64_gqa_rope_causal.mlir --chip=sm_80 --kernel=mma --tile-options="block-m=64 block-n=32"
+run test/Inputs/hopper/h64_causal.mlir --chip=sm_80 --kernel=mma --tile-options="block-m=64 block-n=128"
 # The Python binding on CUDA torch tensors (test/python/torch_cuda.test).
 echo "== python: attn.attention on CUDA tensors" | tee -a "$log"
 if ! PYTHONPATH="$root/python" ATTN_LIBRARY_DIR="$carry/lib" ATTN_CACHE_DIR="/tmp/attn-gpu-check-cache" \

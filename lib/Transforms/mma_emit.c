@@ -22,9 +22,7 @@
 // eight row addresses of an ldmatrix matrix (and a warp's cp.async stores)
 // fall in distinct banks.
 //
-// Registers (ptxas 13.0, -arch=sm_80 and sm_86; block-m 128, block-n 64,
-// 256 threads; no spills):
-//   d 64, no RoPE  : see lower_tile_to_mma.c's file comment for the table
+// Registers per thread and spills: the table in lower_tile_to_mma.c.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/mma_emit.h"
