@@ -52,6 +52,13 @@ if ! PYTHONPATH="$root/python" ATTN_LIBRARY_DIR="$carry/lib" ATTN_CACHE_DIR="/tm
     python3 "$root/test/python/torch_cuda.test" 2>&1 | tee -a "$log"; then
   fail=1
 fi
+# A layer's attention from its input: projections with RoPE in their GEMM
+# epilogue, then attention (test/python/torch_cuda_project.test).
+echo "== python: attn.project program on CUDA tensors" | tee -a "$log"
+if ! PYTHONPATH="$root/python" ATTN_LIBRARY_DIR="$carry/lib" ATTN_CACHE_DIR="/tmp/attn-gpu-check-cache" \
+    python3 "$root/test/python/torch_cuda_project.test" 2>&1 | tee -a "$log"; then
+  fail=1
+fi
 # The same program through a cubin from ptxas, to prove that path loads too.
 "$carry/bin/attn-translate" --to-cubin "$root/examples/rope_causal.mlir" -o "$out/rope_causal.cubin" \
   --manifest="$out/rope_causal.json" && echo "cubin: $(stat -c %s "$out/rope_causal.cubin") bytes" | tee -a "$log"

@@ -15,4 +15,9 @@ fi
 setup
 export ATTN_BIN="$carry/bin" ATTN_LIBATTNRT="$carry/lib/libattnrt.so" PYTHONUNBUFFERED=1
 export ATTN_BENCH_VARIANTS=${ATTN_BENCH_VARIANTS-"fused:rope:--hopper-options=rope=fused;pre:rope:--hopper-options=rope=pre;norope:norope"}
-python3 "$root/bench/attn_bench.py"
+if [ -n "${ATTN_BENCH_PROJECT:-}" ]; then
+  # The placements of a layer computed from its input (bench/project_bench.py).
+  python3 "$root/bench/project_bench.py"
+else
+  python3 "$root/bench/attn_bench.py"
+fi

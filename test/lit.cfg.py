@@ -49,6 +49,15 @@ def has_gpu():
 
 if has_gpu():
     config.available_features.add("cuda")
+    # hopper: a GPU of compute capability 9.0 (the wgmma/TMA kernels).
+    try:
+        caps = subprocess.run([shutil.which("nvidia-smi"), "--query-gpu=compute_cap",
+                               "--format=csv,noheader"], capture_output=True, text=True,
+                              timeout=20).stdout.split()
+        if "9.0" in caps:
+            config.available_features.add("hopper")
+    except (OSError, subprocess.SubprocessError):
+        pass
     # gpu2: two GPUs or more, for the communicator tests (one nvidia-smi -L).
     try:
         listed = subprocess.run([shutil.which("nvidia-smi"), "-L"], capture_output=True,
