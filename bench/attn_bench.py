@@ -366,6 +366,25 @@ def chart(rows, path):
     fig.savefig(path, dpi=110)
 
 
+def pick_shapes(shapes):
+    """The (d, N, Hkv) shapes ATTN_BENCH_SHAPES ("d:N:Hkv,...") keeps."""
+    if not os.environ.get("ATTN_BENCH_SHAPES"):
+        return shapes
+    want = os.environ["ATTN_BENCH_SHAPES"].split(",")
+    return [s for s in shapes if f"{s[0]}:{s[1]}:{s[2]}" in want]
+
+
+def run_meta():
+    """Date, GPU and versions for a table's header."""
+    props = torch.cuda.get_device_properties(0)
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    import triton
+    return dict(date=datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), gpu=props.name, driver=smi,
+                torch=torch.__version__, cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
+                triton=triton.__version__)
+
+
 def main():
     shapes = [(d, N, H) for d in (128, 64) for N in (1024, 2048, 4096, 8192, 16384)]
     shapes += [(128, 2048, 8), (128, 8192, 8)]
@@ -373,16 +392,8 @@ def main():
         # The RoPE placement sweep of the Rotation Calculus validation.
         shapes = [(d, N, hkv) for d in (128, 64) for hkv in (32, 8)
                   for N in (1024, 2048, 4096, 8192, 16384, 32768)]
-    if os.environ.get("ATTN_BENCH_SHAPES"):
-        want = os.environ["ATTN_BENCH_SHAPES"].split(",")
-        shapes = [s for s in shapes if f"{s[0]}:{s[1]}:{s[2]}" in want]
-    props = torch.cuda.get_device_properties(0)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    import triton
-    meta = dict(date=datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), gpu=props.name, driver=smi,
-                torch=torch.__version__, cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
-                triton=triton.__version__)
+    shapes = pick_shapes(shapes)
+    meta = run_meta()
     rt = Runtime()
     rows = []
     for d, N, Hkv in shapes:

@@ -195,14 +195,8 @@ def chart(rows, path):
 def main():
     shapes = [(d, N, hkv) for d in (128, 64) for hkv in (32, 8)
               for N in (1024, 2048, 4096, 8192, 16384, 32768)]
-    if os.environ.get("ATTN_BENCH_SHAPES"):
-        want = os.environ["ATTN_BENCH_SHAPES"].split(",")
-        shapes = [s for s in shapes if f"{s[0]}:{s[1]}:{s[2]}" in want]
-    props = torch.cuda.get_device_properties(0)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    meta = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), gpu=props.name, driver=smi,
-                torch=torch.__version__, cuda=torch.version.cuda)
+    shapes = ab.pick_shapes(shapes)
+    meta = ab.run_meta()
     rt = ab.Runtime()
     rows = []
     for d, N, hkv in shapes:
