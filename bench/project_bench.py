@@ -146,7 +146,7 @@ def table(rows, meta):
            f"CUDA {meta['cuda']}.", "",
            "| d | Hkv | N | B | C | no RoPE ms | " + " | ".join(f"{s} ms meas / pred" for s in STRATEGIES)
            + " | max rel.err | model's choice | measured best | choice / best |",
-           "|" + "---|" * (10 + len(STRATEGIES) - 1)]
+           "|" + "---|" * (10 + len(STRATEGIES))]
     within = points = 0
     for r in rows:
         meas = {s: r.get(f"{s}_ms") for s in STRATEGIES if r.get(f"{s}_ms") is not None}
