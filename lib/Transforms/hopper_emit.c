@@ -737,9 +737,37 @@ void attn_hopper_emit_param(struct attn_strbuf *b, const char *name,
   attn_strbuf_printf(b, "}");
 }
 
-static void emit_param(struct attn_strbuf *b, const char *name,
-                       const char *ty, const int64_t shape[4]) {
-  attn_hopper_emit_param(b, name, ty, shape, 0);
+void attn_hopper_emit_launch_open(struct attn_strbuf *b,
+                                  const struct attn_hopper_kernel *k,
+                                  const char *kernel, int64_t grid_x,
+                                  int threads, int64_t smem_bytes, int align,
+                                  int out_align) {
+  const char *ty = k->bf16 ? "bf16" : "f16";
+  int64_t q[4] = {k->batch, k->heads, k->seq_q, k->head_dim};
+  int64_t kv[4] = {k->batch, k->kv_heads, k->seq_k, k->head_dim};
+  attn_strbuf_printf(b,
+                     "attn.launch = {grid = array<i32: %lld, %lld, %lld>, "
+                     "block = array<i32: %d, 1, 1>, static_shared_bytes = 0 "
+                     ": i64, dynamic_shared_bytes = %lld : i64, kernel = "
+                     "\"%s\", params = [",
+                     (long long)grid_x, (long long)k->heads,
+                     (long long)k->batch, threads, (long long)smem_bytes,
+                     kernel);
+  attn_hopper_emit_param(b, "q", ty, q, align);
+  attn_strbuf_printf(b, ", ");
+  attn_hopper_emit_param(b, "k", ty, kv, align);
+  attn_strbuf_printf(b, ", ");
+  attn_hopper_emit_param(b, "v", ty, kv, align);
+  attn_strbuf_printf(b, ", ");
+  attn_hopper_emit_param(b, "out", ty, q, out_align);
+}
+
+void attn_hopper_emit_launch_close(struct attn_strbuf *b,
+                                   const char *attention) {
+  attn_strbuf_printf(b, "]");
+  if (attention)
+    attn_strbuf_printf(b, ", attention = %s", attention);
+  attn_strbuf_printf(b, "}");
 }
 
 static void emit_map(struct attn_strbuf *b, const char *name,
@@ -760,31 +788,16 @@ static void emit_launch(struct attn_strbuf *b,
   const char *ty = k->bf16 ? "bf16" : "f16";
   int64_t q[4] = {k->batch, k->heads, k->seq_q, k->head_dim};
   int64_t kv[4] = {k->batch, k->kv_heads, k->seq_k, k->head_dim};
-  attn_strbuf_printf(b,
-                     "attn.launch = {grid = array<i32: %lld, %lld, %lld>, "
-                     "block = array<i32: %d, 1, 1>, static_shared_bytes = 0 "
-                     ": i64, dynamic_shared_bytes = %lld : i64, kernel = "
-                     "\"hopper-wgmma\", params = [",
-                     (long long)attn_hopper_grid_x(k), (long long)k->heads,
-                     (long long)k->batch, ATTN_HOPPER_THREADS,
-                     (long long)attn_hopper_smem_bytes(k));
-  emit_param(b, "q", ty, q);
-  attn_strbuf_printf(b, ", ");
-  emit_param(b, "k", ty, kv);
-  attn_strbuf_printf(b, ", ");
-  emit_param(b, "v", ty, kv);
-  attn_strbuf_printf(b, ", ");
-  emit_param(b, "out", ty, q);
+  attn_hopper_emit_launch_open(b, k, "hopper-wgmma", attn_hopper_grid_x(k),
+                               ATTN_HOPPER_THREADS, attn_hopper_smem_bytes(k),
+                               0, 0);
   attn_strbuf_printf(b, ", ");
   emit_map(b, "q_map", "q", ty, q, k->block_m);
   attn_strbuf_printf(b, ", ");
   emit_map(b, "k_map", "k", ty, kv, k->block_n);
   attn_strbuf_printf(b, ", ");
   emit_map(b, "v_map", "v", ty, kv, k->block_n);
-  attn_strbuf_printf(b, "]");
-  if (attention)
-    attn_strbuf_printf(b, ", attention = %s", attention);
-  attn_strbuf_printf(b, "}");
+  attn_hopper_emit_launch_close(b, attention);
 }
 
 void attn_hopper_emit_kernel(struct attn_strbuf *b,

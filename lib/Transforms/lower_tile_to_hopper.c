@@ -140,225 +140,62 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   return false;
 }
 
-/// The tile ops of the attention program attn-tile writes, in order.
-static const char *const program[] = {
-    ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_ALLOC,
-    ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,
-    ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,
-    ATTN_OP_TILE_LOAD,       "rope?",                 ATTN_OP_TILE_FILL,
-    ATTN_OP_TILE_FILL,       ATTN_OP_TILE_FILL,       ATTN_OP_TILE_LOAD,
-    "rope?",                 ATTN_OP_TILE_LOAD,       ATTN_OP_TILE_MMA,
-    ATTN_OP_TILE_MASK,       ATTN_OP_TILE_SOFTMAX_UPDATE, ATTN_OP_TILE_MMA,
-    ATTN_OP_TILE_NORMALIZE,  ATTN_OP_TILE_STORE,
-};
-
-static MlirWalkResult collect_tile(MlirOperation op, void *user) {
-  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-  if (n.length > 5 && !strncmp(n.data, "tile.", 5))
-    attn_op_list_push(user, op);
-  return MlirWalkResultAdvance;
-}
-
-/// Checks that kernel is the attention tile program; *why gets a reason.
-static bool is_attention_program(MlirOperation kernel, bool rope,
-                                 const char **why) {
-  struct attn_op_list ops = {0};
-  mlirOperationWalk(kernel, collect_tile, &ops, MlirWalkPreOrder);
-  size_t i = 0;
-  bool ok = !ops.failed;
-  for (size_t p = 0; ok && p < sizeof program / sizeof *program; ++p) {
-    if (!strcmp(program[p], "rope?")) {
-      if (rope) {
-        ok = i < ops.n && attn_op_is(ops.ops[i], ATTN_OP_TILE_ROPE);
-        ++i;
-      }
-      continue;
-    }
-    ok = i < ops.n && attn_op_is(ops.ops[i], program[p]);
-    ++i;
-  }
-  ok = ok && i == ops.n;
-  free(ops.ops);
-  if (!ok)
-    *why = "the kernel is not the attention tile program attn-tile writes";
-  return ok;
-}
-
-/// True for a `mods` list that holds "scale" only (or nothing): the other
-/// score modifiers have no Hopper kernel yet.
-static bool only_scale(MlirAttribute mods) {
-  if (!mlirAttributeIsAArray(mods))
-    return false;
-  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(mods); ++i) {
-    MlirAttribute m = mlirArrayAttrGetElement(mods, i);
-    if (!mlirAttributeIsAString(m) ||
-        !attn_str_eq(mlirStringAttrGetValue(m), "scale"))
+/// The RoPE the Hopper kernel applies: placed fused, split or pre (the
+/// program's rope.strategy into *user, an enum placement), positions in
+/// [0, 2^24), rotary_dim/4 dividing 96.
+static bool check_rope(MlirAttribute rope, struct attn_hopper_kernel *k,
+                       void *user, char *why, size_t wlen, char *detail,
+                       size_t dlen) {
+  enum placement *strategy = user;
+  MlirAttribute strat = attn_dict_get(rope, "strategy");
+  if (!mlirAttributeIsNull(strat) && mlirAttributeIsAString(strat)) {
+    MlirStringRef sv = mlirStringAttrGetValue(strat);
+    char buf[16];
+    snprintf(buf, sizeof buf, "%.*s", (int)sv.length, sv.data);
+    if (!parse_placement(buf, strategy) || *strategy == PLACE_AUTO) {
+      snprintf(why, wlen, "the Hopper kernel places RoPE fused, split or pre");
+      snprintf(detail, dlen, "strategy '%s'", buf);
       return false;
+    }
+  }
+  if (k->rope_offset < 0 || k->rope_offset_k < 0 ||
+      k->rope_offset + k->seq_q > (1LL << 24) ||
+      k->rope_offset_k + k->seq_k > (1LL << 24)) {
+    snprintf(why, wlen,
+             "the Hopper kernel's RoPE positions must lie in [0, 2^24)");
+    return false;
+  }
+  if (k->rotary_dim % 4 != 0 || 96 % (k->rotary_dim / 4) != 0) {
+    snprintf(why, wlen,
+             "the Hopper kernel's RoPE needs rotary_dim/4 to divide 96");
+    snprintf(detail, dlen, "rotary_dim %lld", (long long)k->rotary_dim);
+    return false;
   }
   return true;
 }
 
-/// Reads the kernel's problem; returns false with *why when the Hopper
+static const struct attn_attention_family hopper_family = {
+    .kernel = "the Hopper kernel",
+    .args_why = "the kernel's arguments are not in the order (q, k, v, out)",
+    .block_m = 128,
+    .block_n = 64 | 128,
+    .blocks_why = "the Hopper kernel needs block-m 128 and block-n 64 or 128",
+    .check_rope = check_rope,
+};
+
+/// Reads the kernel's problem; returns false with why when the Hopper
 /// kernel cannot compute it.
 static bool describe(MlirOperation kernel, const struct hopper_options *o,
                      struct attn_hopper_kernel *k, enum placement *strategy,
-                     const char **why, char *detail, size_t dlen) {
-  memset(k, 0, sizeof *k);
+                     char *why, size_t wlen, char *detail, size_t dlen) {
   *strategy = PLACE_AUTO;
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
-  if (mlirBlockGetNumArguments(body) != 4) {
-    *why = "the kernel does not take exactly (q, k, v, out)";
-    return false;
-  }
-  MlirAttribute names = mlirOperationGetAttributeByName(
-      kernel, mlirStringRefCreateFromCString("tile.arg_names"));
-  static const char *order[4] = {"q", "k", "v", "out"};
-  for (int i = 0; i < 4; ++i) {
-    MlirAttribute n = mlirAttributeIsNull(names) ||
-                              mlirArrayAttrGetNumElements(names) != 4
-                          ? (MlirAttribute){NULL}
-                          : mlirArrayAttrGetElement(names, i);
-    if (mlirAttributeIsNull(n) || !mlirAttributeIsAString(n) ||
-        !attn_str_eq(mlirStringAttrGetValue(n), order[i])) {
-      *why = "the kernel's arguments are not in the order (q, k, v, out)";
-      return false;
-    }
-  }
-  int64_t q[8], kv[8], v[8];
-  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 0)), q);
-  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 1)), kv);
-  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 2)), v);
-  MlirType e = mlirShapedTypeGetElementType(
-      mlirValueGetType(mlirBlockGetArgument(body, 0)));
-  if (!mlirTypeIsABF16(e) && !mlirTypeIsAF16(e)) {
-    *why = "the Hopper kernel takes bf16 or f16 tensors";
-    return false;
-  }
-  k->bf16 = mlirTypeIsABF16(e);
-  k->batch = q[0];
-  k->heads = q[1];
-  k->kv_heads = kv[1];
-  k->seq_q = q[2];
-  k->seq_k = kv[2];
-  k->head_dim = q[3];
-  if (k->head_dim != 64 && k->head_dim != 128) {
-    *why = "the Hopper kernel has head dims 64 and 128";
-    snprintf(detail, dlen, "head dim %lld", (long long)k->head_dim);
-    return false;
-  }
-  if (v[3] != k->head_dim) {
-    *why = "the Hopper kernel needs v's head dim equal to q's";
-    return false;
-  }
-  if (k->seq_q > (1LL << 24) || k->seq_k > (1LL << 24) ||
-      k->batch * k->heads * k->seq_q > (1LL << 31)) {
-    *why = "the tensors are too large for 32-bit indexing";
-    return false;
-  }
-  struct attn_op_list allocs = {0};
-  attn_tile_collect_allocs(kernel, &allocs);
-  int64_t qt[8] = {0}, kt[8] = {0};
-  if (allocs.n >= 2) {
-    attn_static_shape(mlirValueGetType(mlirOperationGetResult(allocs.ops[0], 0)),
-                      qt);
-    attn_static_shape(mlirValueGetType(mlirOperationGetResult(allocs.ops[1], 0)),
-                      kt);
-  }
-  free(allocs.ops);
-  k->block_m = (int)qt[0];
-  k->block_n = (int)kt[0];
-  if (k->block_m != 128 || (k->block_n != 64 && k->block_n != 128)) {
-    *why = "the Hopper kernel needs block-m 128 and block-n 64 or 128";
-    snprintf(detail, dlen, "block-m %d, block-n %d", k->block_m, k->block_n);
-    return false;
-  }
-  MlirAttribute att = mlirOperationGetAttributeByName(
-      kernel, mlirStringRefCreateFromCString("tile.attention"));
-  if (mlirAttributeIsNull(att) || !mlirAttributeIsADictionary(att)) {
-    *why = "the kernel has no tile.attention description";
-    return false;
-  }
-  for (intptr_t i = 0, n = mlirDictionaryAttrGetNumElements(att); i < n; ++i) {
-    MlirStringRef key = mlirIdentifierStr(mlirDictionaryAttrGetElement(att, i).name);
-    MlirAttribute val = mlirDictionaryAttrGetElement(att, i).attribute;
-    if (attn_str_eq(key, "mods") && only_scale(val))
-      continue;
-    if (!attn_str_eq(key, "scale") && !attn_str_eq(key, "causal") &&
-        !attn_str_eq(key, "rope")) {
-      *why = "the Hopper kernel computes scale, causal and RoPE only";
-      snprintf(detail, dlen, "'%.*s'", (int)key.length, key.data);
-      return false;
-    }
-  }
-  MlirAttribute a = mlirDictionaryAttrGetElementByName(
-      att, mlirStringRefCreateFromCString("scale"));
-  k->scale = mlirAttributeIsAFloat(a) ? mlirFloatAttrGetValueDouble(a) : 1.0;
-  a = mlirDictionaryAttrGetElementByName(att,
-                                         mlirStringRefCreateFromCString("causal"));
-  k->causal = mlirAttributeIsABool(a) && mlirBoolAttrGetValue(a);
-  MlirAttribute rope = mlirDictionaryAttrGetElementByName(
-      att, mlirStringRefCreateFromCString("rope"));
-  if (!mlirAttributeIsNull(rope)) {
-    k->rope = true;
-    MlirAttribute t = mlirDictionaryAttrGetElementByName(
-        rope, mlirStringRefCreateFromCString("theta"));
-    MlirAttribute r = mlirDictionaryAttrGetElementByName(
-        rope, mlirStringRefCreateFromCString("rotary_dim"));
-    MlirAttribute l = mlirDictionaryAttrGetElementByName(
-        rope, mlirStringRefCreateFromCString("layout"));
-    MlirAttribute off = mlirDictionaryAttrGetElementByName(
-        rope, mlirStringRefCreateFromCString("offset"));
-    MlirAttribute qoff = mlirDictionaryAttrGetElementByName(
-        rope, mlirStringRefCreateFromCString("q_offset"));
-    MlirAttribute koff = mlirDictionaryAttrGetElementByName(
-        rope, mlirStringRefCreateFromCString("k_offset"));
-    if (!mlirAttributeIsAFloat(t) || !mlirAttributeIsAInteger(r) ||
-        !mlirAttributeIsAString(l)) {
-      *why = "malformed rope description";
-      return false;
-    }
-    MlirAttribute strat = mlirDictionaryAttrGetElementByName(
-        rope, mlirStringRefCreateFromCString("strategy"));
-    if (!mlirAttributeIsNull(strat) && mlirAttributeIsAString(strat)) {
-      MlirStringRef sv = mlirStringAttrGetValue(strat);
-      char buf[16];
-      snprintf(buf, sizeof buf, "%.*s", (int)sv.length, sv.data);
-      if (!parse_placement(buf, strategy) || *strategy == PLACE_AUTO) {
-        *why = "the Hopper kernel places RoPE fused, split or pre";
-        snprintf(detail, dlen, "strategy '%s'", buf);
-        return false;
-      }
-    }
-    k->theta = mlirFloatAttrGetValueDouble(t);
-    k->rotary_dim = mlirIntegerAttrGetValueInt(r);
-    k->interleaved = attn_str_eq(mlirStringAttrGetValue(l), "interleaved");
-    int64_t shared = !mlirAttributeIsNull(off) && mlirAttributeIsAInteger(off)
-                         ? mlirIntegerAttrGetValueInt(off)
-                         : 0;
-    k->rope_offset = !mlirAttributeIsNull(qoff) && mlirAttributeIsAInteger(qoff)
-                         ? mlirIntegerAttrGetValueInt(qoff)
-                         : shared;
-    k->rope_offset_k =
-        !mlirAttributeIsNull(koff) && mlirAttributeIsAInteger(koff)
-            ? mlirIntegerAttrGetValueInt(koff)
-            : shared;
-    if (k->rope_offset < 0 || k->rope_offset_k < 0 ||
-        k->rope_offset + k->seq_q > (1LL << 24) ||
-        k->rope_offset_k + k->seq_k > (1LL << 24)) {
-      *why = "the Hopper kernel's RoPE positions must lie in [0, 2^24)";
-      return false;
-    }
-    if (k->rotary_dim % 4 != 0 || 96 % (k->rotary_dim / 4) != 0) {
-      *why = "the Hopper kernel's RoPE needs rotary_dim/4 to divide 96";
-      snprintf(detail, dlen, "rotary_dim %lld", (long long)k->rotary_dim);
-      return false;
-    }
-  }
-  if (!is_attention_program(kernel, k->rope, why))
+  if (!attn_attention_describe(kernel, &hopper_family, k, strategy, why, wlen,
+                               detail, dlen))
     return false;
   k->stages = o->stages ? (int)o->stages : k->head_dim == 128 ? 3 : 4;
   if (attn_hopper_smem_bytes(k) > SMEM_LIMIT) {
-    *why = "the tiles do not fit the 227 KiB of shared memory of a CTA";
+    snprintf(why, wlen,
+             "the tiles do not fit the 227 KiB of shared memory of a CTA");
     snprintf(detail, dlen, "%lld bytes with %d stages",
              (long long)attn_hopper_smem_bytes(k), k->stages);
     return false;
@@ -366,75 +203,8 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   return true;
 }
 
-/// Moves the ops of the parsed shell gpu.module into @attn_kernels, keeping
-/// one copy of each declaration and of the shared-memory global.
-static void move_into(MlirOperation shell, MlirOperation kernels) {
-  MlirBlock src = mlirRegionGetFirstBlock(mlirOperationGetRegion(shell, 0));
-  MlirBlock dst = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernels, 0));
-  for (MlirOperation op = mlirBlockGetFirstOperation(src);
-       !mlirOperationIsNull(op);) {
-    MlirOperation next = mlirOperationGetNextInBlock(op);
-    MlirStringRef sym;
-    bool dup = false;
-    if (attn_attr_str(op, "sym_name", &sym))
-      for (MlirOperation d = mlirBlockGetFirstOperation(dst);
-           !mlirOperationIsNull(d) && !dup; d = mlirOperationGetNextInBlock(d)) {
-        MlirStringRef ds;
-        dup = attn_attr_str(d, "sym_name", &ds) && ds.length == sym.length &&
-              !memcmp(ds.data, sym.data, sym.length);
-      }
-    if (!dup) {
-      mlirOperationRemoveFromParent(op);
-      mlirBlockAppendOwnedOperation(dst, op);
-    }
-    op = next;
-  }
-}
-
 /// The placement the Rotation Calculus prices lowest for k on gpu (split
 /// when the model cannot say).
-/// Opens the `gpu.module @shell` a kernel's text is parsed in, with what
-/// every Hopper kernel refers to: libdevice's exp2, sin, cos and the
-/// dynamic shared memory (parse_into moves each into @attn_kernels once).
-static void open_shell(struct attn_strbuf *text) {
-  attn_strbuf_printf(
-      text,
-      "gpu.module @shell {\n"
-      "llvm.func @__nv_exp2(f64) -> f64\n"
-      "llvm.func @__nv_sinf(f32) -> f32\n"
-      "llvm.func @__nv_cosf(f32) -> f32\n"
-      "llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, "
-      "alignment = 1024 : i64} : !llvm.array<0 x i8>\n");
-}
-
-/// Parses text (a `gpu.module @shell`, freed here) and moves its ops into
-/// gm with kernel's location; ATTN_DUMP_HOPPER=<file> writes the text there
-/// first. False after an error at kernel.
-static bool parse_into(MlirOperation kernel, MlirOperation gm,
-                       struct attn_strbuf *text) {
-  if (text->failed) {
-    attn_strbuf_free(text);
-    return attn_emit_errorf(kernel, "lower-tile-to-hopper: out of memory");
-  }
-  if (getenv("ATTN_DUMP_HOPPER")) {
-    FILE *f = fopen(getenv("ATTN_DUMP_HOPPER"), "w");
-    if (f) {
-      fputs(text->buf, f);
-      fclose(f);
-    }
-  }
-  MlirOperation shell = attn_parse_op(mlirOperationGetContext(kernel),
-                                      text->buf, "lower-tile-to-hopper");
-  attn_strbuf_free(text);
-  if (mlirOperationIsNull(shell))
-    return attn_emit_errorf(kernel, "lower-tile-to-hopper produced IR that "
-                                    "MLIR cannot parse (a bug in attn)");
-  attn_set_locations(shell, mlirOperationGetLocation(kernel));
-  move_into(shell, gm);
-  mlirOperationDestroy(shell);
-  return true;
-}
-
 static enum placement cheapest(const struct attn_hopper_kernel *k,
                                const char *gpu) {
   const struct attn_cost_gpu *g = attn_cost_gpu_lookup(gpu, NULL, 0);
@@ -518,14 +288,14 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
                          bool *lowered) {
   *lowered = false;
   struct attn_hopper_kernel k;
-  const char *why = NULL;
-  char detail[128] = "";
+  char why[160], detail[128] = "";
   MlirStringRef sym;
   attn_attr_str(kernel, "sym_name", &sym);
   char name[256];
   snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
   enum placement strategy;
-  if (!describe(kernel, o, &k, &strategy, &why, detail, sizeof detail)) {
+  if (!describe(kernel, o, &k, &strategy, why, sizeof why, detail,
+                sizeof detail)) {
     if (o->fallback)
       return true;
     return attn_emit_errorf(kernel, "no Hopper kernel for '%s': %s%s%s%s",
@@ -556,7 +326,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
                              kernel, mlirStringRefCreateFromCString(
                                          "tile.attention")));
   attn_hopper_emit_aliases(&text, &k);
-  open_shell(&text);
+  attn_open_kernel_shell(&text, 1024);
   // With a launch program the attention kernel is one of its steps; the
   // attention kernel of the pre placement sees rotated inputs (and its
   // manifest entry says so: no rope).
@@ -579,7 +349,8 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
     attn_hopper_emit_rope(&text, &k, true);
   attn_strbuf_printf(&text, "}\n");
   attn_strbuf_free(&att);
-  if (!parse_into(kernel, gm, &text))
+  if (!attn_parse_kernel_shell(kernel, gm, &text, "lower-tile-to-hopper",
+                               "ATTN_DUMP_HOPPER"))
     return false;
   if ((split || pre) && !add_program(gm, &k, pre))
     return attn_emit_errorf(kernel, "cannot record the launch program");
@@ -589,15 +360,6 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
 }
 
 //===-- Matmul kernels (tile.matmul) --------------------------------------===//
-
-/// Integer entry `key` of dict, or dflt when absent.
-static int64_t dict_int(MlirAttribute dict, const char *key, int64_t dflt) {
-  MlirAttribute a = mlirDictionaryAttrGetElementByName(
-      dict, mlirStringRefCreateFromCString(key));
-  return !mlirAttributeIsNull(a) && mlirAttributeIsAInteger(a)
-             ? mlirIntegerAttrGetValueInt(a)
-             : dflt;
-}
 
 /// The tile ops of the GEMM program attn-tile writes, in order; the C tile
 /// starts from a fill, or from a load when it accumulates. A matmul fused
@@ -610,7 +372,7 @@ static bool is_gemm_program(MlirOperation kernel, bool fused,
       ATTN_OP_TILE_LOAD,       ATTN_OP_TILE_LOAD,       ATTN_OP_TILE_MMA,
       ATTN_OP_TILE_STORE};
   struct attn_op_list ops = {0};
-  mlirOperationWalk(kernel, collect_tile, &ops, MlirWalkPreOrder);
+  attn_tile_collect_ops(kernel, &ops);
   size_t n = fused ? 0 : sizeof program / sizeof *program;
   bool ok = !ops.failed && ops.n == n;
   for (size_t i = 0; ok && i < n; ++i)
@@ -641,23 +403,23 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
     return false;
   }
   g->bf16 = mlirTypeIsABF16(e);
-  g->m = dict_int(mm, "m", 0);
-  g->n = dict_int(mm, "n", 0);
-  g->k = dict_int(mm, "k", 0);
-  g->block_m = (int)dict_int(mm, "block_m", 0);
-  g->block_n = (int)dict_int(mm, "block_n", 0);
-  if (dict_int(mm, "block_k", 64) != 64) {
+  g->m = attn_dict_int(mm, "m", 0);
+  g->n = attn_dict_int(mm, "n", 0);
+  g->k = attn_dict_int(mm, "k", 0);
+  g->block_m = (int)attn_dict_int(mm, "block_m", 0);
+  g->block_n = (int)attn_dict_int(mm, "block_n", 0);
+  if (attn_dict_int(mm, "block_k", 64) != 64) {
     snprintf(why, wlen, "the Hopper GEMM steps K by 64, found block-k %lld",
-             (long long)dict_int(mm, "block_k", 64));
+             (long long)attn_dict_int(mm, "block_k", 64));
     return false;
   }
   MlirAttribute acc = mlirDictionaryAttrGetElementByName(
       mm, mlirStringRefCreateFromCString("accumulate"));
   g->accumulate = !mlirAttributeIsNull(acc) && mlirAttributeIsABool(acc) &&
                   mlirBoolAttrGetValue(acc);
-  g->stages = (int)dict_int(mm, "stages", o->stages);
-  g->group_m = (int)dict_int(mm, "group_m", 0);
-  g->ctas = (int)dict_int(mm, "ctas", 0);
+  g->stages = (int)attn_dict_int(mm, "stages", o->stages);
+  g->group_m = (int)attn_dict_int(mm, "group_m", 0);
+  g->ctas = (int)attn_dict_int(mm, "ctas", 0);
   MlirAttribute rope = mlirDictionaryAttrGetElementByName(
       mm, mlirStringRefCreateFromCString("rope"));
   if (!mlirAttributeIsNull(rope)) {
@@ -671,10 +433,10 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
         rope, mlirStringRefCreateFromCString("layout"));
     g->rope = true;
     g->theta = mlirAttributeIsAFloat(t) ? mlirFloatAttrGetValueDouble(t) : 0;
-    g->head_dim = dict_int(rope, "head_dim", 0);
-    g->rotary_dim = dict_int(rope, "rotary_dim", g->head_dim);
-    g->seq_len = dict_int(rope, "seq_len", 0);
-    g->rope_offset = dict_int(rope, "offset", 0);
+    g->head_dim = attn_dict_int(rope, "head_dim", 0);
+    g->rotary_dim = attn_dict_int(rope, "rotary_dim", g->head_dim);
+    g->seq_len = attn_dict_int(rope, "seq_len", 0);
+    g->rope_offset = attn_dict_int(rope, "offset", 0);
     g->interleaved = !mlirAttributeIsNull(l) && mlirAttributeIsAString(l) &&
                      attn_str_eq(mlirStringAttrGetValue(l), "interleaved");
     if (!(g->theta > 0) || g->rope_offset < 0 ||
@@ -688,10 +450,10 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
   MlirAttribute proj = mlirDictionaryAttrGetElementByName(
       mm, mlirStringRefCreateFromCString("project"));
   if (!mlirAttributeIsNull(proj)) {
-    g->out_seq = mlirAttributeIsADictionary(proj) ? dict_int(proj, "seq", -1)
-                                                  : -1;
+    g->out_seq =
+        mlirAttributeIsADictionary(proj) ? attn_dict_int(proj, "seq", -1) : -1;
     g->out_head_dim = mlirAttributeIsADictionary(proj)
-                          ? dict_int(proj, "head_dim", -1)
+                          ? attn_dict_int(proj, "head_dim", -1)
                           : -1;
     if (g->out_seq <= 0 || g->out_head_dim <= 0 ||
         (g->rope && (g->head_dim != g->out_head_dim ||
@@ -718,13 +480,13 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
                "all_gather_matmul or matmul_reduce_scatter");
       return false;
     }
-    g->world = (int)dict_int(comm, "world_size", 0);
+    g->world = (int)attn_dict_int(comm, "world_size", 0);
     MlirAttribute split = mlirDictionaryAttrGetElementByName(
         comm, mlirStringRefCreateFromCString("split"));
     g->adaptive = !mlirAttributeIsNull(split) && mlirAttributeIsAString(split) &&
                   attn_str_eq(mlirStringAttrGetValue(split), "adaptive");
-    g->comm_ctas = (int)dict_int(comm, "comm_sms", 0);
-    int64_t compute = dict_int(comm, "compute_sms", 0);
+    g->comm_ctas = (int)attn_dict_int(comm, "comm_sms", 0);
+    int64_t compute = attn_dict_int(comm, "compute_sms", 0);
     if (g->comm_ctas < 1 || compute < 1) {
       snprintf(why, wlen, "the fused kernel needs comm_sms and compute_sms "
                           "(from comm-schedule)");
@@ -766,23 +528,19 @@ static bool lower_gemm_kernel(MlirOperation kernel, MlirAttribute mm,
   struct attn_strbuf att = {0}, text = {0};
   attn_strbuf_attr(&att, mm);
   attn_hopper_gemm_emit_aliases(&text, &g);
-  open_shell(&text);
+  attn_open_kernel_shell(&text, 1024);
   if (g.comm != ATTN_GEMM_LOCAL)
     attn_strbuf_printf(&text, "llvm.func @attn_nccl_peer_ptr(!llvm.ptr, "
                               "!llvm.ptr, i64, i32) -> !llvm.ptr\n");
   attn_hopper_gemm_emit_kernel(&text, &g, att.buf);
   attn_strbuf_printf(&text, "}\n");
   attn_strbuf_free(&att);
-  if (!parse_into(kernel, gm, &text))
+  if (!attn_parse_kernel_shell(kernel, gm, &text, "lower-tile-to-hopper",
+                               "ATTN_DUMP_HOPPER"))
     return false;
   mlirOperationDestroy(kernel);
   *lowered = true;
   return true;
-}
-
-static MlirAttribute entry(MlirAttribute dict, const char *name) {
-  return mlirDictionaryAttrGetElementByName(
-      dict, mlirStringRefCreateFromCString(name));
 }
 
 /// The program named name in programs (an array attribute), or null.
@@ -790,7 +548,8 @@ static MlirAttribute find_program(MlirAttribute programs, MlirStringRef name) {
   for (intptr_t i = 0; !mlirAttributeIsNull(programs) &&
                        i < mlirArrayAttrGetNumElements(programs);
        ++i) {
-    MlirAttribute n = entry(mlirArrayAttrGetElement(programs, i), "name");
+    MlirAttribute n =
+        attn_dict_get(mlirArrayAttrGetElement(programs, i), "name");
     if (mlirAttributeIsAString(n) &&
         mlirStringRefEqual(mlirStringAttrGetValue(n), name))
       return mlirArrayAttrGetElement(programs, i);
@@ -803,14 +562,14 @@ static MlirAttribute find_program(MlirAttribute programs, MlirStringRef name) {
 /// program's name.
 static void bound_name(struct attn_strbuf *t, MlirAttribute inner,
                        MlirAttribute step_args, MlirStringRef s) {
-  MlirAttribute in = entry(inner, "inputs");
+  MlirAttribute in = attn_dict_get(inner, "inputs");
   for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(in); ++i)
     if (mlirStringRefEqual(
             mlirStringAttrGetValue(mlirArrayAttrGetElement(in, i)), s)) {
       attn_strbuf_attr(t, mlirArrayAttrGetElement(step_args, i));
       return;
     }
-  MlirStringRef p = mlirStringAttrGetValue(entry(inner, "name"));
+  MlirStringRef p = mlirStringAttrGetValue(attn_dict_get(inner, "name"));
   attn_strbuf_printf(t, "\"%.*s.%.*s\"", (int)p.length, p.data,
                      (int)s.length, s.data);
 }
@@ -838,34 +597,35 @@ static bool move_programs(MlirOperation module) {
   // The outer programs, with inner programs' steps spliced in.
   for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(progs); ++i) {
     MlirAttribute p = mlirArrayAttrGetElement(progs, i);
-    MlirAttribute steps = entry(p, "steps");
+    MlirAttribute steps = attn_dict_get(p, "steps");
     attn_strbuf_printf(&t, "%s{name = ", first ? "" : ", ");
     first = false;
-    attn_strbuf_attr(&t, entry(p, "name"));
+    attn_strbuf_attr(&t, attn_dict_get(p, "name"));
     attn_strbuf_printf(&t, ", inputs = ");
-    attn_strbuf_attr(&t, entry(p, "inputs"));
+    attn_strbuf_attr(&t, attn_dict_get(p, "inputs"));
     attn_strbuf_printf(&t, ", workspace = [");
     bool wfirst = true;
-    MlirAttribute ws = entry(p, "workspace");
+    MlirAttribute ws = attn_dict_get(p, "workspace");
     for (intptr_t w = 0; w < mlirArrayAttrGetNumElements(ws); ++w, wfirst = false) {
       attn_strbuf_printf(&t, "%s", wfirst ? "" : ", ");
       attn_strbuf_attr(&t, mlirArrayAttrGetElement(ws, w));
     }
     for (intptr_t s = 0; s < mlirArrayAttrGetNumElements(steps); ++s) {
-      MlirAttribute inner = find_program(
-          have,
-          mlirStringAttrGetValue(entry(mlirArrayAttrGetElement(steps, s), "kernel")));
-      MlirAttribute iws = mlirAttributeIsNull(inner) ? inner
-                                                     : entry(inner, "workspace");
-      for (intptr_t w = 0; !mlirAttributeIsNull(iws) &&
-                           w < mlirArrayAttrGetNumElements(iws);
+      MlirAttribute inner =
+          find_program(have, mlirStringAttrGetValue(attn_dict_get(
+                                 mlirArrayAttrGetElement(steps, s), "kernel")));
+      MlirAttribute iws = mlirAttributeIsNull(inner)
+                              ? inner
+                              : attn_dict_get(inner, "workspace");
+      for (intptr_t w = 0;
+           !mlirAttributeIsNull(iws) && w < mlirArrayAttrGetNumElements(iws);
            ++w, wfirst = false) {
         MlirAttribute e = mlirArrayAttrGetElement(iws, w);
         attn_strbuf_printf(&t, "%s{name = ", wfirst ? "" : ", ");
         bound_name(&t, inner, (MlirAttribute){NULL},
-                   mlirStringAttrGetValue(entry(e, "name")));
+                   mlirStringAttrGetValue(attn_dict_get(e, "name")));
         attn_strbuf_printf(&t, ", bytes = ");
-        attn_strbuf_attr(&t, entry(e, "bytes"));
+        attn_strbuf_attr(&t, attn_dict_get(e, "bytes"));
         attn_strbuf_printf(&t, "}");
       }
     }
@@ -874,24 +634,24 @@ static bool move_programs(MlirOperation module) {
     for (intptr_t s = 0; s < mlirArrayAttrGetNumElements(steps); ++s) {
       MlirAttribute step = mlirArrayAttrGetElement(steps, s);
       MlirAttribute inner = find_program(
-          have, mlirStringAttrGetValue(entry(step, "kernel")));
+          have, mlirStringAttrGetValue(attn_dict_get(step, "kernel")));
       if (mlirAttributeIsNull(inner)) {
         attn_strbuf_printf(&t, "%s", sfirst ? "" : ", ");
         attn_strbuf_attr(&t, step);
         sfirst = false;
         continue;
       }
-      MlirAttribute isteps = entry(inner, "steps");
+      MlirAttribute isteps = attn_dict_get(inner, "steps");
       for (intptr_t j = 0; j < mlirArrayAttrGetNumElements(isteps); ++j) {
         MlirAttribute is = mlirArrayAttrGetElement(isteps, j);
-        MlirAttribute args = entry(is, "args");
+        MlirAttribute args = attn_dict_get(is, "args");
         attn_strbuf_printf(&t, "%s{kernel = ", sfirst ? "" : ", ");
         sfirst = false;
-        attn_strbuf_attr(&t, entry(is, "kernel"));
+        attn_strbuf_attr(&t, attn_dict_get(is, "kernel"));
         attn_strbuf_printf(&t, ", args = [");
         for (intptr_t a = 0; a < mlirArrayAttrGetNumElements(args); ++a) {
           attn_strbuf_printf(&t, "%s", a ? ", " : "");
-          bound_name(&t, inner, entry(step, "args"),
+          bound_name(&t, inner, attn_dict_get(step, "args"),
                      mlirStringAttrGetValue(mlirArrayAttrGetElement(args, a)));
         }
         attn_strbuf_printf(&t, "]}");
@@ -904,14 +664,16 @@ static bool move_programs(MlirOperation module) {
                        i < mlirArrayAttrGetNumElements(have);
        ++i) {
     MlirAttribute p = mlirArrayAttrGetElement(have, i);
-    MlirStringRef n = mlirStringAttrGetValue(entry(p, "name"));
+    MlirStringRef n = mlirStringAttrGetValue(attn_dict_get(p, "name"));
     bool inner = false;
-    for (intptr_t j = 0; j < mlirArrayAttrGetNumElements(progs) && !inner; ++j) {
-      MlirAttribute steps = entry(mlirArrayAttrGetElement(progs, j), "steps");
+    for (intptr_t j = 0; j < mlirArrayAttrGetNumElements(progs) && !inner;
+         ++j) {
+      MlirAttribute steps =
+          attn_dict_get(mlirArrayAttrGetElement(progs, j), "steps");
       for (intptr_t s = 0; s < mlirArrayAttrGetNumElements(steps); ++s)
         inner |= mlirStringRefEqual(
             mlirStringAttrGetValue(
-                entry(mlirArrayAttrGetElement(steps, s), "kernel")),
+                attn_dict_get(mlirArrayAttrGetElement(steps, s), "kernel")),
             n);
     }
     if (!inner) {

@@ -140,222 +140,63 @@ static int64_t smem_limit(const char *chip) {
   return 0;
 }
 
-/// The tile ops of the attention program attn-tile writes, in order.
-static const char *const program[] = {
-    ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_ALLOC,
-    ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,
-    ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,
-    ATTN_OP_TILE_LOAD,       "rope?",                 ATTN_OP_TILE_FILL,
-    ATTN_OP_TILE_FILL,       ATTN_OP_TILE_FILL,       ATTN_OP_TILE_LOAD,
-    "rope?",                 ATTN_OP_TILE_LOAD,       ATTN_OP_TILE_MMA,
-    ATTN_OP_TILE_MASK,       ATTN_OP_TILE_SOFTMAX_UPDATE, ATTN_OP_TILE_MMA,
-    ATTN_OP_TILE_NORMALIZE,  ATTN_OP_TILE_STORE,
-};
-
-static MlirWalkResult collect_tile(MlirOperation op, void *user) {
-  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-  if (n.length > 5 && !strncmp(n.data, "tile.", 5))
-    attn_op_list_push(user, op);
-  return MlirWalkResultAdvance;
-}
-
-/// True when kernel is the attention tile program (with tile.rope on Q and
-/// K when rope is set).
-static bool is_attention_program(MlirOperation kernel, bool rope) {
-  struct attn_op_list ops = {0};
-  mlirOperationWalk(kernel, collect_tile, &ops, MlirWalkPreOrder);
-  size_t i = 0;
-  bool ok = !ops.failed;
-  for (size_t p = 0; ok && p < sizeof program / sizeof *program; ++p) {
-    if (!strcmp(program[p], "rope?")) {
-      if (rope)
-        ok = i < ops.n && attn_op_is(ops.ops[i++], ATTN_OP_TILE_ROPE);
-      continue;
-    }
-    ok = i < ops.n && attn_op_is(ops.ops[i++], program[p]);
-  }
-  ok = ok && i == ops.n;
-  free(ops.ops);
-  return ok;
-}
-
-/// Entry key of dict, or a null attribute.
-static MlirAttribute entry(MlirAttribute dict, const char *key) {
-  return mlirDictionaryAttrGetElementByName(dict,
-                                            mlirStringRefCreateFromCString(key));
-}
-
-static int64_t entry_int(MlirAttribute dict, const char *key, int64_t dflt) {
-  MlirAttribute a = entry(dict, key);
-  return !mlirAttributeIsNull(a) && mlirAttributeIsAInteger(a)
-             ? mlirIntegerAttrGetValueInt(a)
-             : dflt;
-}
-
-/// Reads tile.attention into k; false with why (and detail) when the kernel
-/// computes something else.
-static bool describe_attention(MlirAttribute att, struct attn_hopper_kernel *k,
-                               const char **why, char *detail, size_t dlen) {
-  if (mlirAttributeIsNull(att) || !mlirAttributeIsADictionary(att)) {
-    *why = "the kernel has no tile.attention description";
+/// The RoPE the mma.sync kernel applies: positions from offsets in
+/// [0, 2^24), rotary_dim a multiple of 4 up to the head dim; K rotated in the
+/// kernel, per tile.
+static bool check_rope(MlirAttribute rope, struct attn_hopper_kernel *k,
+                       void *user, char *why, size_t wlen, char *detail,
+                       size_t dlen) {
+  (void)user;
+  if (!mlirAttributeIsNull(attn_dict_get(rope, "q_positions")) ||
+      !mlirAttributeIsNull(attn_dict_get(rope, "k_positions"))) {
+    snprintf(why, wlen,
+             "the mma.sync kernel's RoPE takes positions from offsets only");
     return false;
   }
-  for (intptr_t i = 0, n = mlirDictionaryAttrGetNumElements(att); i < n; ++i) {
-    MlirNamedAttribute el = mlirDictionaryAttrGetElement(att, i);
-    MlirStringRef key = mlirIdentifierStr(el.name);
-    if (attn_str_eq(key, "mods") && mlirAttributeIsAArray(el.attribute)) {
-      bool scale_only = true;
-      for (intptr_t m = 0; m < mlirArrayAttrGetNumElements(el.attribute); ++m) {
-        MlirAttribute s = mlirArrayAttrGetElement(el.attribute, m);
-        scale_only &= mlirAttributeIsAString(s) &&
-                      attn_str_eq(mlirStringAttrGetValue(s), "scale");
-      }
-      if (scale_only)
-        continue;
-    }
-    if (!attn_str_eq(key, "scale") && !attn_str_eq(key, "causal") &&
-        !attn_str_eq(key, "rope")) {
-      *why = "the mma.sync kernel computes scale, causal and RoPE only";
-      snprintf(detail, dlen, "'%.*s'", (int)key.length, key.data);
-      return false;
-    }
-  }
-  MlirAttribute a = entry(att, "scale");
-  k->scale = mlirAttributeIsAFloat(a) ? mlirFloatAttrGetValueDouble(a) : 1.0;
-  if (!(k->scale > 0)) {
-    *why = "the mma.sync kernel needs a positive scale";
-    return false;
-  }
-  a = entry(att, "causal");
-  k->causal = mlirAttributeIsABool(a) && mlirBoolAttrGetValue(a);
-  MlirAttribute rope = entry(att, "rope");
-  if (mlirAttributeIsNull(rope))
-    return true;
-  MlirAttribute t = entry(rope, "theta"), r = entry(rope, "rotary_dim"),
-                l = entry(rope, "layout");
-  if (!mlirAttributeIsADictionary(rope) || !mlirAttributeIsAFloat(t) ||
-      !mlirAttributeIsAInteger(r) || !mlirAttributeIsAString(l)) {
-    *why = "malformed rope description";
-    return false;
-  }
-  if (!mlirAttributeIsNull(entry(rope, "q_positions")) ||
-      !mlirAttributeIsNull(entry(rope, "k_positions"))) {
-    *why = "the mma.sync kernel's RoPE takes positions from offsets only";
-    return false;
-  }
-  k->rope = true;
   k->rope_k_in_kernel = true;
-  k->theta = mlirFloatAttrGetValueDouble(t);
-  k->rotary_dim = mlirIntegerAttrGetValueInt(r);
-  k->interleaved = attn_str_eq(mlirStringAttrGetValue(l), "interleaved");
-  int64_t shared = entry_int(rope, "offset", 0);
-  k->rope_offset = entry_int(rope, "q_offset", shared);
-  k->rope_offset_k = entry_int(rope, "k_offset", shared);
   if (!(k->theta > 0) || k->rope_offset < 0 || k->rope_offset_k < 0 ||
       k->rope_offset + k->seq_q > (1LL << 24) ||
       k->rope_offset_k + k->seq_k > (1LL << 24)) {
-    *why = "the mma.sync kernel's RoPE needs theta > 0 and positions in "
-           "[0, 2^24)";
+    snprintf(why, wlen, "the mma.sync kernel's RoPE needs theta > 0 and "
+                        "positions in [0, 2^24)");
     return false;
   }
   if (k->rotary_dim <= 0 || k->rotary_dim % 4 != 0 ||
       k->rotary_dim > k->head_dim) {
-    *why = "the mma.sync kernel's RoPE needs rotary_dim a multiple of 4 up "
-           "to the head dim";
+    snprintf(why, wlen, "the mma.sync kernel's RoPE needs rotary_dim a "
+                        "multiple of 4 up to the head dim");
     snprintf(detail, dlen, "rotary_dim %lld", (long long)k->rotary_dim);
     return false;
   }
   return true;
 }
 
+static const struct attn_attention_family mma_family = {
+    .kernel = "the mma.sync kernel",
+    .args_why = "the kernel does not take exactly (q, k, v, out)",
+    .block_m = 64 | 128,
+    .block_n = 32 | 64 | 128,
+    .blocks_why = "the mma.sync kernel needs block-m 64 or 128 and block-n "
+                  "32, 64 or 128",
+    .kv_index32 = true,
+    .positive_scale = true,
+    .check_rope = check_rope,
+};
+
 /// Reads the kernel's problem and tiles into k; false with why (and detail)
 /// when the mma.sync kernel cannot compute it on chip.
 static bool describe(MlirOperation kernel, const struct mma_options *o,
-                     struct attn_hopper_kernel *k, const char **why,
+                     struct attn_hopper_kernel *k, char *why, size_t wlen,
                      char *detail, size_t dlen) {
-  memset(k, 0, sizeof *k);
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
-  MlirAttribute names = mlirOperationGetAttributeByName(
-      kernel, mlirStringRefCreateFromCString(ATTN_TILE_ARG_NAMES_ATTR));
-  static const char *order[4] = {"q", "k", "v", "out"};
-  bool args = mlirBlockGetNumArguments(body) == 4 &&
-              !mlirAttributeIsNull(names) && mlirAttributeIsAArray(names) &&
-              mlirArrayAttrGetNumElements(names) == 4;
-  for (int i = 0; args && i < 4; ++i) {
-    MlirAttribute n = mlirArrayAttrGetElement(names, i);
-    args = mlirAttributeIsAString(n) &&
-           attn_str_eq(mlirStringAttrGetValue(n), order[i]);
-  }
-  if (!args) {
-    *why = "the kernel does not take exactly (q, k, v, out)";
+  if (!attn_attention_describe(kernel, &mma_family, k, NULL, why, wlen, detail,
+                               dlen))
     return false;
-  }
-  int64_t q[8], kv[8], v[8];
-  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 0)), q);
-  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 1)), kv);
-  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 2)), v);
-  MlirType e = mlirShapedTypeGetElementType(
-      mlirValueGetType(mlirBlockGetArgument(body, 0)));
-  if (!mlirTypeIsABF16(e) && !mlirTypeIsAF16(e)) {
-    *why = "the mma.sync kernel takes bf16 or f16 tensors";
-    return false;
-  }
-  k->bf16 = mlirTypeIsABF16(e);
-  k->batch = q[0];
-  k->heads = q[1];
-  k->kv_heads = kv[1];
-  k->seq_q = q[2];
-  k->seq_k = kv[2];
-  k->head_dim = q[3];
-  if (k->head_dim != 64 && k->head_dim != 128) {
-    *why = "the mma.sync kernel has head dims 64 and 128";
-    snprintf(detail, dlen, "head dim %lld", (long long)k->head_dim);
-    return false;
-  }
-  if (v[3] != k->head_dim) {
-    *why = "the mma.sync kernel needs v's head dim equal to q's";
-    return false;
-  }
-  if (k->seq_q > (1LL << 24) || k->seq_k > (1LL << 24) ||
-      k->batch * k->heads * k->seq_q > (1LL << 31) ||
-      k->batch * k->kv_heads * k->seq_k > (1LL << 31)) {
-    *why = "the tensors are too large for 32-bit indexing";
-    return false;
-  }
-  struct attn_op_list allocs = {0};
-  attn_tile_collect_allocs(kernel, &allocs);
-  int64_t qt[8] = {0}, kt[8] = {0};
-  if (allocs.n >= 2) {
-    attn_static_shape(mlirValueGetType(mlirOperationGetResult(allocs.ops[0], 0)),
-                      qt);
-    attn_static_shape(mlirValueGetType(mlirOperationGetResult(allocs.ops[1], 0)),
-                      kt);
-  }
-  free(allocs.ops);
-  k->block_m = (int)qt[0];
-  k->block_n = (int)kt[0];
-  if ((k->block_m != 64 && k->block_m != 128) ||
-      (k->block_n != 32 && k->block_n != 64 && k->block_n != 128)) {
-    *why = "the mma.sync kernel needs block-m 64 or 128 and block-n 32, 64 "
-           "or 128";
-    snprintf(detail, dlen, "block-m %d, block-n %d", k->block_m, k->block_n);
-    return false;
-  }
-  if (!describe_attention(mlirOperationGetAttributeByName(
-                              kernel, mlirStringRefCreateFromCString(
-                                          "tile.attention")),
-                          k, why, detail, dlen))
-    return false;
-  if (!is_attention_program(kernel, k->rope)) {
-    *why = "the kernel is not the attention tile program attn-tile writes";
-    return false;
-  }
   int64_t limit = smem_limit(o->chip);
   k->stages = o->stages ? (int)o->stages : 3;
   while (!o->stages && k->stages > 2 && attn_mma_smem_bytes(k) > limit)
     --k->stages;
   if (attn_mma_smem_bytes(k) > limit) {
-    *why = "the tiles do not fit the shared memory of a CTA";
+    snprintf(why, wlen, "the tiles do not fit the shared memory of a CTA");
     snprintf(detail, dlen, "%lld bytes with %d stages, %lld on %s",
              (long long)attn_mma_smem_bytes(k), k->stages, (long long)limit,
              o->chip);
@@ -364,40 +205,14 @@ static bool describe(MlirOperation kernel, const struct mma_options *o,
   return true;
 }
 
-/// Moves the ops of the parsed shell gpu.module into @attn_kernels, keeping
-/// one copy of each declaration and of the shared-memory global.
-static void move_into(MlirOperation shell, MlirOperation kernels) {
-  MlirBlock src = mlirRegionGetFirstBlock(mlirOperationGetRegion(shell, 0));
-  MlirBlock dst = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernels, 0));
-  for (MlirOperation op = mlirBlockGetFirstOperation(src);
-       !mlirOperationIsNull(op);) {
-    MlirOperation next = mlirOperationGetNextInBlock(op);
-    MlirStringRef sym;
-    bool dup = false;
-    if (attn_attr_str(op, "sym_name", &sym))
-      for (MlirOperation d = mlirBlockGetFirstOperation(dst);
-           !mlirOperationIsNull(d) && !dup; d = mlirOperationGetNextInBlock(d)) {
-        MlirStringRef ds;
-        dup = attn_attr_str(d, "sym_name", &ds) && ds.length == sym.length &&
-              !memcmp(ds.data, sym.data, sym.length);
-      }
-    if (!dup) {
-      mlirOperationRemoveFromParent(op);
-      mlirBlockAppendOwnedOperation(dst, op);
-    }
-    op = next;
-  }
-}
-
 static bool lower_kernel(MlirOperation kernel, const struct mma_options *o) {
   struct attn_hopper_kernel k;
-  const char *why = NULL;
-  char detail[128] = "";
+  char why[160], detail[128] = "";
   MlirStringRef sym;
   attn_attr_str(kernel, "sym_name", &sym);
   char name[256];
   snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
-  if (!describe(kernel, o, &k, &why, detail, sizeof detail)) {
+  if (!describe(kernel, o, &k, why, sizeof why, detail, sizeof detail)) {
     if (o->fallback)
       return true;
     return attn_emit_errorf(kernel, "no mma.sync kernel for '%s': %s%s%s%s",
@@ -415,37 +230,13 @@ static bool lower_kernel(MlirOperation kernel, const struct mma_options *o) {
   attn_strbuf_attr(&att, mlirOperationGetAttributeByName(
                              kernel, mlirStringRefCreateFromCString(
                                          "tile.attention")));
-  attn_strbuf_printf(
-      &text,
-      "gpu.module @shell {\n"
-      "llvm.func @__nv_exp2(f64) -> f64\n"
-      "llvm.func @__nv_sinf(f32) -> f32\n"
-      "llvm.func @__nv_cosf(f32) -> f32\n"
-      "llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, "
-      "alignment = 16 : i64} : !llvm.array<0 x i8>\n");
+  attn_open_kernel_shell(&text, 16);
   attn_mma_emit_kernel(&text, &k, att.buf);
   attn_strbuf_printf(&text, "}\n");
   attn_strbuf_free(&att);
-  if (text.failed) {
-    attn_strbuf_free(&text);
-    return attn_emit_errorf(kernel, "lower-tile-to-mma: out of memory");
-  }
-  // ATTN_DUMP_MMA=<file>: the kernel's text before parsing (debugging).
-  const char *dump = getenv("ATTN_DUMP_MMA");
-  FILE *f = dump ? fopen(dump, "w") : NULL;
-  if (f) {
-    fputs(text.buf, f);
-    fclose(f);
-  }
-  MlirOperation shell = attn_parse_op(mlirOperationGetContext(kernel),
-                                      text.buf, "lower-tile-to-mma");
-  attn_strbuf_free(&text);
-  if (mlirOperationIsNull(shell))
-    return attn_emit_errorf(kernel, "lower-tile-to-mma produced IR that MLIR "
-                                    "cannot parse (a bug in attn)");
-  attn_set_locations(shell, mlirOperationGetLocation(kernel));
-  move_into(shell, gm);
-  mlirOperationDestroy(shell);
+  if (!attn_parse_kernel_shell(kernel, gm, &text, "lower-tile-to-mma",
+                               "ATTN_DUMP_MMA"))
+    return false;
   mlirOperationDestroy(kernel);
   return true;
 }

@@ -498,29 +498,12 @@ int64_t attn_mma_smem_bytes(const struct attn_hopper_kernel *k) {
 static void emit_launch(struct attn_strbuf *b,
                         const struct attn_hopper_kernel *k,
                         const char *attention) {
-  const char *ty = k->bf16 ? "bf16" : "f16";
-  int64_t q[4] = {k->batch, k->heads, k->seq_q, k->head_dim};
-  int64_t kv[4] = {k->batch, k->kv_heads, k->seq_k, k->head_dim};
-  attn_strbuf_printf(b,
-                     "attn.launch = {grid = array<i32: %lld, %lld, %lld>, "
-                     "block = array<i32: %d, 1, 1>, static_shared_bytes = 0 "
-                     ": i64, dynamic_shared_bytes = %lld : i64, kernel = "
-                     "\"mma-sync\", params = [",
-                     (long long)((k->seq_q + k->block_m - 1) / k->block_m),
-                     (long long)k->heads, (long long)k->batch,
-                     attn_mma_threads(k), (long long)attn_mma_smem_bytes(k));
   // cp.async copies 16 bytes at a time: attnrt checks q, k and v.
-  attn_hopper_emit_param(b, "q", ty, q, 16);
-  attn_strbuf_printf(b, ", ");
-  attn_hopper_emit_param(b, "k", ty, kv, 16);
-  attn_strbuf_printf(b, ", ");
-  attn_hopper_emit_param(b, "v", ty, kv, 16);
-  attn_strbuf_printf(b, ", ");
-  attn_hopper_emit_param(b, "out", ty, q, 4);
-  attn_strbuf_printf(b, "]");
-  if (attention)
-    attn_strbuf_printf(b, ", attention = %s", attention);
-  attn_strbuf_printf(b, "}");
+  attn_hopper_emit_launch_open(b, k, "mma-sync",
+                               (k->seq_q + k->block_m - 1) / k->block_m,
+                               attn_mma_threads(k), attn_mma_smem_bytes(k), 16,
+                               4);
+  attn_hopper_emit_launch_close(b, attention);
 }
 
 /// i64 address of row 0 of head (batch b, head hd) of a [B, heads, seq, D]

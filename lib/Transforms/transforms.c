@@ -126,3 +126,67 @@ MlirOperation attn_gpu_kernels_module(MlirOperation module, const char *chip,
       mlirUnitAttrGet(ctx));
   return gm;
 }
+
+void attn_open_kernel_shell(struct attn_strbuf *text, int smem_align) {
+  attn_strbuf_printf(
+      text,
+      "gpu.module @shell {\n"
+      "llvm.func @__nv_exp2(f64) -> f64\n"
+      "llvm.func @__nv_sinf(f32) -> f32\n"
+      "llvm.func @__nv_cosf(f32) -> f32\n"
+      "llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, "
+      "alignment = %d : i64} : !llvm.array<0 x i8>\n",
+      smem_align);
+}
+
+/// Moves the ops of the parsed shell gpu.module into @attn_kernels, keeping
+/// one copy of each declaration and of the shared-memory global.
+static void move_into(MlirOperation shell, MlirOperation kernels) {
+  MlirBlock src = mlirRegionGetFirstBlock(mlirOperationGetRegion(shell, 0));
+  MlirBlock dst = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernels, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(src);
+       !mlirOperationIsNull(op);) {
+    MlirOperation next = mlirOperationGetNextInBlock(op);
+    MlirStringRef sym;
+    bool dup = false;
+    if (attn_attr_str(op, "sym_name", &sym))
+      for (MlirOperation d = mlirBlockGetFirstOperation(dst);
+           !mlirOperationIsNull(d) && !dup; d = mlirOperationGetNextInBlock(d)) {
+        MlirStringRef ds;
+        dup = attn_attr_str(d, "sym_name", &ds) && ds.length == sym.length &&
+              !memcmp(ds.data, sym.data, sym.length);
+      }
+    if (!dup) {
+      mlirOperationRemoveFromParent(op);
+      mlirBlockAppendOwnedOperation(dst, op);
+    }
+    op = next;
+  }
+}
+
+bool attn_parse_kernel_shell(MlirOperation kernel, MlirOperation gm,
+                             struct attn_strbuf *text, const char *pass,
+                             const char *dump_env) {
+  if (text->failed) {
+    attn_strbuf_free(text);
+    return attn_emit_errorf(kernel, "%s: out of memory", pass);
+  }
+  const char *dump = getenv(dump_env);
+  FILE *f = dump ? fopen(dump, "w") : NULL;
+  if (f) {
+    fputs(text->buf, f);
+    fclose(f);
+  }
+  MlirOperation shell =
+      attn_parse_op(mlirOperationGetContext(kernel), text->buf, pass);
+  attn_strbuf_free(text);
+  if (mlirOperationIsNull(shell))
+    return attn_emit_errorf(kernel,
+                            "%s produced IR that MLIR cannot parse (a bug in "
+                            "attn)",
+                            pass);
+  attn_set_locations(shell, mlirOperationGetLocation(kernel));
+  move_into(shell, gm);
+  mlirOperationDestroy(shell);
+  return true;
+}

@@ -109,6 +109,29 @@ void attn_set_locations(MlirOperation root, MlirLocation loc);
 MlirOperation attn_gpu_kernels_module(MlirOperation module, const char *chip,
                                       int ptx, MlirLocation loc);
 
+/// Entry key of the dictionary attribute dict, or a null attribute
+/// (attention_kernel.c, like attn_dict_int).
+MlirAttribute attn_dict_get(MlirAttribute dict, const char *key);
+
+/// Integer entry key of dict, or dflt when it is absent or not an integer.
+int64_t attn_dict_int(MlirAttribute dict, const char *key, int64_t dflt);
+
+/// Opens the `gpu.module @shell` a generated kernel's text is parsed in,
+/// with what the tensor-core kernels refer to: libdevice's exp2, sin and
+/// cos, and the dynamic shared memory @attn_smem aligned to smem_align
+/// bytes.
+void attn_open_kernel_shell(struct attn_strbuf *text, int smem_align);
+
+/// Parses text (a closed `gpu.module @shell`, freed here) and moves its ops
+/// into gm (@attn_kernels), keeping one copy of each declaration and of the
+/// shared-memory global, all with kernel's location. The environment
+/// variable dump_env, when set, names a file the text is written to first
+/// (debugging). pass names the lowering in diagnostics. False after an
+/// error at kernel.
+bool attn_parse_kernel_shell(MlirOperation kernel, MlirOperation gm,
+                             struct attn_strbuf *text, const char *pass,
+                             const char *dump_env);
+
 /// Reads a bool option value ("true"/"false"/"1"/"0").
 bool attn_parse_bool_option(const char *value, bool *out);
 
@@ -127,6 +150,10 @@ void attn_tile_replace_program_ids(MlirOperation root, const MlirValue ids[3]);
 
 /// Collects the tile.alloc ops of a kernel in program order.
 void attn_tile_collect_allocs(MlirOperation kernel, struct attn_op_list *out);
+
+/// Collects every tile op nested in kernel in program order (pre-order walk;
+/// attention_kernel.c).
+void attn_tile_collect_ops(MlirOperation kernel, struct attn_op_list *out);
 
 /// Text generation for one tile op's loops (tile_lowering.c and
 /// tile_lowering_scores.c): the op's operands are %a0, %a1, ... of a helper
@@ -165,5 +192,43 @@ bool attn_gen_score_ops(struct attn_tile_gen *g);
 /// tile.alloc must already be gone. Returns false after a diagnostic.
 bool attn_tile_lower_compute_ops(MlirOperation root,
                                  enum attn_tile_target target);
+
+//===-- Attention tile kernels (attention_kernel.c) -----------------------===//
+
+struct attn_hopper_kernel;
+
+/// What one tensor-core attention kernel family (lower-tile-to-hopper,
+/// lower-tile-to-mma) computes, for attn_attention_describe.
+struct attn_attention_family {
+  /// The kernel as the diagnostics name it: "the Hopper kernel".
+  const char *kernel;
+  /// Why, when the arguments are not named q, k, v and out in that order.
+  const char *args_why;
+  /// The block-m and block-n sizes the kernel has (masks of powers of two:
+  /// 64 | 128) and why, otherwise.
+  unsigned block_m, block_n;
+  const char *blocks_why;
+  /// Also bound K and V (not only Q and out) by 32-bit indexing.
+  bool kv_index32;
+  /// Rejects a scale that is not positive.
+  bool positive_scale;
+  /// Checks the RoPE parameters read into k (rope: the tile.attention rope
+  /// dictionary; user: attn_attention_describe's); false with why (and
+  /// detail) when the kernel cannot apply them.
+  bool (*check_rope)(MlirAttribute rope, struct attn_hopper_kernel *k,
+                     void *user, char *why, size_t wlen, char *detail,
+                     size_t dlen);
+};
+
+/// Reads the attention tile kernel's problem and tiles (the arguments q, k,
+/// v and out, their shapes and element type, the tile.alloc block sizes,
+/// tile.attention) into k (all of it cleared first; stages is the
+/// caller's), checking each against f. Returns false with why (and detail,
+/// untouched when there is none) when f's kernel cannot compute it.
+bool attn_attention_describe(MlirOperation kernel,
+                             const struct attn_attention_family *f,
+                             struct attn_hopper_kernel *k, void *user,
+                             char *why, size_t wlen, char *detail,
+                             size_t dlen);
 
 #endif // ATTN_TRANSFORMS_INTERNAL_H
