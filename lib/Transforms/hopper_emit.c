@@ -559,21 +559,7 @@ static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
     init[n] = a[i];
     tys[n] = "i32";
   }
-  struct attn_strbuf hdr = {0};
-  attn_strbuf_printf(&hdr,
-                     "%%v%d:%d = scf.for %%v%d = %%v%d to %%v%d step %%v%d "
-                     "iter_args(",
-                     res, ncarry, it, lo, hi, st);
-  for (int i = 0; i < ncarry; ++i) {
-    arg[i] = e->p.next++;
-    attn_strbuf_printf(&hdr, "%s%%v%d = %%v%d", i ? ", " : "", arg[i], init[i]);
-  }
-  attn_strbuf_printf(&hdr, ") -> (");
-  for (int i = 0; i < ncarry; ++i)
-    attn_strbuf_printf(&hdr, "%s%s", i ? ", " : "", tys[i]);
-  attn_strbuf_printf(&hdr, ") {");
-  attn_ptx_line(&e->p, "%s", hdr.buf);
-  attn_strbuf_free(&hdr);
+  attn_ptx_open_for(&e->p, res, it, lo, hi, st, ncarry, init, arg, tys);
   {
     int ov[256], pa[128], mi[2], li[2], al[2];
     memcpy(ov, arg, sizeof(int) * (size_t)no);

@@ -629,22 +629,8 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
   int lo = attn_ptx_cidx(e->p, 1), hi = attn_ptx_cidx(e->p, e->nk),
       st = attn_ptx_cidx(e->p, 1);
   int it = e->p->next++, res = e->p->next++;
-  struct attn_strbuf hdr = {0};
-  attn_strbuf_printf(&hdr,
-                     "%%v%d:%d = scf.for %%v%d = %%v%d to %%v%d step %%v%d "
-                     "iter_args(",
-                     res, n, it, lo, hi, st);
   int arg[256];
-  for (int i = 0; i < n; ++i) {
-    arg[i] = e->p->next++;
-    attn_strbuf_printf(&hdr, "%s%%v%d = %%v%d", i ? ", " : "", arg[i], acc[i]);
-  }
-  attn_strbuf_printf(&hdr, ") -> (");
-  for (int i = 0; i < n; ++i)
-    attn_strbuf_printf(&hdr, "%sf32", i ? ", " : "");
-  attn_strbuf_printf(&hdr, ") {");
-  attn_ptx_line(e->p, "%s", hdr.buf);
-  attn_strbuf_free(&hdr);
+  attn_ptx_open_for(e->p, res, it, lo, hi, st, n, acc, arg, NULL);
   {
     int a2[256];
     memcpy(a2, arg, sizeof(int) * (size_t)n);

@@ -397,6 +397,26 @@ void attn_ptx_sincos(struct attn_ptx *p, int angle, int *c, int *s) {
 }
 
 /// Emits an `scf.yield` (or any terminator) of ids, all of type ty.
+void attn_ptx_open_for(struct attn_ptx *p, int res, int it, int lo, int hi,
+                       int st, int n, const int *init, int *arg,
+                       const char *const *tys) {
+  struct attn_strbuf h = {0};
+  attn_strbuf_printf(&h,
+                     "%%v%d:%d = scf.for %%v%d = %%v%d to %%v%d step %%v%d "
+                     "iter_args(",
+                     res, n, it, lo, hi, st);
+  for (int i = 0; i < n; ++i) {
+    arg[i] = p->next++;
+    attn_strbuf_printf(&h, "%s%%v%d = %%v%d", i ? ", " : "", arg[i], init[i]);
+  }
+  attn_strbuf_printf(&h, ") -> (");
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&h, "%s%s", i ? ", " : "", tys ? tys[i] : "f32");
+  attn_strbuf_printf(&h, ") {");
+  attn_ptx_line(p, "%s", h.buf ? h.buf : "");
+  attn_strbuf_free(&h);
+}
+
 void attn_ptx_yield_list(struct attn_ptx *p, const char *kw, const int *ids,
                          int n, const char *const *tys) {
   struct attn_strbuf y = {0};

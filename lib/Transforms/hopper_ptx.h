@@ -66,6 +66,12 @@ int attn_ptx_to_index(struct attn_ptx *p, int a);
 int attn_ptx_from_index(struct attn_ptx *p, int a);
 /// cos and sin of an f32 angle (libdevice).
 void attn_ptx_sincos(struct attn_ptx *p, int angle, int *c, int *s);
+/// Opens `%v<res>:n = scf.for %v<it> = lo to hi step st iter_args(...)`
+/// carrying init[0..n) with types tys (NULL: all f32); writes the region's
+/// argument ids to arg. Close with attn_ptx_yield_list and "}".
+void attn_ptx_open_for(struct attn_ptx *p, int res, int it, int lo, int hi,
+                       int st, int n, const int *init, int *arg,
+                       const char *const *tys);
 /// Emits a terminator kw (e.g. `scf.yield`) of ids[0..n) with types tys.
 void attn_ptx_yield_list(struct attn_ptx *p, const char *kw, const int *ids,
                          int n, const char *const *tys);

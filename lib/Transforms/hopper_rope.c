@@ -118,24 +118,16 @@ void attn_hopper_emit_rope(struct attn_strbuf *b,
   int lo = attn_ptx_to_index(&p, first), hi = attn_ptx_to_index(&p, end),
       st = attn_ptx_cidx(&p, groups);
   int it = p.next++, res = p.next++;
-  int ac[8], as[8];
-  struct attn_strbuf hdr = {0};
-  attn_strbuf_printf(&hdr,
-                     "%%v%d:%d = scf.for %%v%d = %%v%d to %%v%d step %%v%d "
-                     "iter_args(",
-                     res, 2 * nf, it, lo, hi, st);
+  int ac[8], as[8], init[16], arg[16];
   for (int i = 0; i < nf; ++i) {
-    ac[i] = p.next++;
-    as[i] = p.next++;
-    attn_strbuf_printf(&hdr, "%s%%v%d = %%v%d, %%v%d = %%v%d", i ? ", " : "",
-                       ac[i], c[i], as[i], s[i]);
+    init[2 * i] = c[i];
+    init[2 * i + 1] = s[i];
   }
-  attn_strbuf_printf(&hdr, ") -> (");
-  for (int i = 0; i < 2 * nf; ++i)
-    attn_strbuf_printf(&hdr, "%sf32", i ? ", " : "");
-  attn_strbuf_printf(&hdr, ") {");
-  attn_ptx_line(&p, "%s", hdr.buf);
-  attn_strbuf_free(&hdr);
+  attn_ptx_open_for(&p, res, it, lo, hi, st, 2 * nf, init, arg, NULL);
+  for (int i = 0; i < nf; ++i) {
+    ac[i] = arg[2 * i];
+    as[i] = arg[2 * i + 1];
+  }
   int row = attn_ptx_op(&p, "arith.index_cast %%v%d : index to i64", it);
   int off = attn_ptx_op(
       &p, "arith.addi %%v%d, %%v%d : i64",

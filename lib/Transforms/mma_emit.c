@@ -669,21 +669,7 @@ void attn_mma_emit_kernel(struct attn_strbuf *b,
   int lo = attn_ptx_cidx(p, 0), hi = attn_ptx_to_index(p, x.kend),
       st = attn_ptx_cidx(p, 1);
   int it = p->next++, res = p->next++;
-  struct attn_strbuf hdr = {0};
-  attn_strbuf_printf(&hdr,
-                     "%%v%d:%d = scf.for %%v%d = %%v%d to %%v%d step %%v%d "
-                     "iter_args(",
-                     res, ncarry, it, lo, hi, st);
-  for (int i = 0; i < ncarry; ++i) {
-    arg[i] = p->next++;
-    attn_strbuf_printf(&hdr, "%s%%v%d = %%v%d", i ? ", " : "", arg[i], init[i]);
-  }
-  attn_strbuf_printf(&hdr, ") -> (");
-  for (int i = 0; i < ncarry; ++i)
-    attn_strbuf_printf(&hdr, "%sf32", i ? ", " : "");
-  attn_strbuf_printf(&hdr, ") {");
-  attn_ptx_line(p, "%s", hdr.buf ? hdr.buf : "");
-  attn_strbuf_free(&hdr);
+  attn_ptx_open_for(p, res, it, lo, hi, st, ncarry, init, arg, NULL);
   {
     int j = attn_ptx_from_index(p, it);
     // Block j has landed for every thread, and every warp is done with the
