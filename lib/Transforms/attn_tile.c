@@ -591,9 +591,9 @@ static void set_tile_types(struct kernel_shape *s) {
 
 static bool tile_function(MlirOperation func,
                           const struct attn_tile_options *o) {
-  bool bad = false, program = false;
+  bool bad = false;
   // Projections become GEMM kernels; func is then the attention alone.
-  if (!attn_tile_program(func, o, &program))
+  if (!attn_tile_program(func, o))
     return false;
   MlirOperation fused = find_fused(func, &bad);
   if (bad)

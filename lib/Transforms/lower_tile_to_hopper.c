@@ -574,6 +574,64 @@ static void bound_name(struct attn_strbuf *t, MlirAttribute inner,
                      (int)s.length, s.data);
 }
 
+/// Writes program p, each step whose kernel is a program in have replaced
+/// by that program's steps (see move_programs): one walk over the steps
+/// collects the spliced workspaces and steps side by side.
+static void splice_program(struct attn_strbuf *t, MlirAttribute p,
+                           MlirAttribute have) {
+  struct attn_strbuf ws = {0}, st = {0};
+  MlirAttribute own = attn_dict_get(p, "workspace");
+  for (intptr_t w = 0; w < mlirArrayAttrGetNumElements(own); ++w) {
+    attn_strbuf_printf(&ws, "%s", w ? ", " : "");
+    attn_strbuf_attr(&ws, mlirArrayAttrGetElement(own, w));
+  }
+  MlirAttribute steps = attn_dict_get(p, "steps");
+  for (intptr_t s = 0; s < mlirArrayAttrGetNumElements(steps); ++s) {
+    MlirAttribute step = mlirArrayAttrGetElement(steps, s);
+    MlirAttribute inner = find_program(
+        have, mlirStringAttrGetValue(attn_dict_get(step, "kernel")));
+    if (mlirAttributeIsNull(inner)) {
+      attn_strbuf_printf(&st, "%s", st.len ? ", " : "");
+      attn_strbuf_attr(&st, step);
+      continue;
+    }
+    MlirAttribute iws = attn_dict_get(inner, "workspace");
+    for (intptr_t w = 0; w < mlirArrayAttrGetNumElements(iws); ++w) {
+      MlirAttribute e = mlirArrayAttrGetElement(iws, w);
+      attn_strbuf_printf(&ws, "%s{name = ", ws.len ? ", " : "");
+      bound_name(&ws, inner, (MlirAttribute){NULL},
+                 mlirStringAttrGetValue(attn_dict_get(e, "name")));
+      attn_strbuf_printf(&ws, ", bytes = ");
+      attn_strbuf_attr(&ws, attn_dict_get(e, "bytes"));
+      attn_strbuf_printf(&ws, "}");
+    }
+    MlirAttribute isteps = attn_dict_get(inner, "steps");
+    for (intptr_t j = 0; j < mlirArrayAttrGetNumElements(isteps); ++j) {
+      MlirAttribute is = mlirArrayAttrGetElement(isteps, j);
+      MlirAttribute args = attn_dict_get(is, "args");
+      attn_strbuf_printf(&st, "%s{kernel = ", st.len ? ", " : "");
+      attn_strbuf_attr(&st, attn_dict_get(is, "kernel"));
+      attn_strbuf_printf(&st, ", args = [");
+      for (intptr_t a = 0; a < mlirArrayAttrGetNumElements(args); ++a) {
+        attn_strbuf_printf(&st, "%s", a ? ", " : "");
+        bound_name(&st, inner, attn_dict_get(step, "args"),
+                   mlirStringAttrGetValue(mlirArrayAttrGetElement(args, a)));
+      }
+      attn_strbuf_printf(&st, "]}");
+    }
+  }
+  attn_strbuf_printf(t, "{name = ");
+  attn_strbuf_attr(t, attn_dict_get(p, "name"));
+  attn_strbuf_printf(t, ", inputs = ");
+  attn_strbuf_attr(t, attn_dict_get(p, "inputs"));
+  attn_strbuf_printf(t, ", workspace = [%s], steps = [%s]}",
+                     ws.buf ? ws.buf : "", st.buf ? st.buf : "");
+  if (ws.failed || st.failed)
+    t->failed = true;
+  attn_strbuf_free(&ws);
+  attn_strbuf_free(&st);
+}
+
 /// Moves attn-tile's launch programs (tile.programs on module) into gm's
 /// attn.programs. A step whose kernel is itself a program there (an
 /// attention whose RoPE placement added rotation kernels before it) is
@@ -596,68 +654,9 @@ static bool move_programs(MlirOperation module) {
   bool first = true;
   // The outer programs, with inner programs' steps spliced in.
   for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(progs); ++i) {
-    MlirAttribute p = mlirArrayAttrGetElement(progs, i);
-    MlirAttribute steps = attn_dict_get(p, "steps");
-    attn_strbuf_printf(&t, "%s{name = ", first ? "" : ", ");
+    attn_strbuf_printf(&t, "%s", first ? "" : ", ");
     first = false;
-    attn_strbuf_attr(&t, attn_dict_get(p, "name"));
-    attn_strbuf_printf(&t, ", inputs = ");
-    attn_strbuf_attr(&t, attn_dict_get(p, "inputs"));
-    attn_strbuf_printf(&t, ", workspace = [");
-    bool wfirst = true;
-    MlirAttribute ws = attn_dict_get(p, "workspace");
-    for (intptr_t w = 0; w < mlirArrayAttrGetNumElements(ws); ++w, wfirst = false) {
-      attn_strbuf_printf(&t, "%s", wfirst ? "" : ", ");
-      attn_strbuf_attr(&t, mlirArrayAttrGetElement(ws, w));
-    }
-    for (intptr_t s = 0; s < mlirArrayAttrGetNumElements(steps); ++s) {
-      MlirAttribute inner =
-          find_program(have, mlirStringAttrGetValue(attn_dict_get(
-                                 mlirArrayAttrGetElement(steps, s), "kernel")));
-      MlirAttribute iws = mlirAttributeIsNull(inner)
-                              ? inner
-                              : attn_dict_get(inner, "workspace");
-      for (intptr_t w = 0;
-           !mlirAttributeIsNull(iws) && w < mlirArrayAttrGetNumElements(iws);
-           ++w, wfirst = false) {
-        MlirAttribute e = mlirArrayAttrGetElement(iws, w);
-        attn_strbuf_printf(&t, "%s{name = ", wfirst ? "" : ", ");
-        bound_name(&t, inner, (MlirAttribute){NULL},
-                   mlirStringAttrGetValue(attn_dict_get(e, "name")));
-        attn_strbuf_printf(&t, ", bytes = ");
-        attn_strbuf_attr(&t, attn_dict_get(e, "bytes"));
-        attn_strbuf_printf(&t, "}");
-      }
-    }
-    attn_strbuf_printf(&t, "], steps = [");
-    bool sfirst = true;
-    for (intptr_t s = 0; s < mlirArrayAttrGetNumElements(steps); ++s) {
-      MlirAttribute step = mlirArrayAttrGetElement(steps, s);
-      MlirAttribute inner = find_program(
-          have, mlirStringAttrGetValue(attn_dict_get(step, "kernel")));
-      if (mlirAttributeIsNull(inner)) {
-        attn_strbuf_printf(&t, "%s", sfirst ? "" : ", ");
-        attn_strbuf_attr(&t, step);
-        sfirst = false;
-        continue;
-      }
-      MlirAttribute isteps = attn_dict_get(inner, "steps");
-      for (intptr_t j = 0; j < mlirArrayAttrGetNumElements(isteps); ++j) {
-        MlirAttribute is = mlirArrayAttrGetElement(isteps, j);
-        MlirAttribute args = attn_dict_get(is, "args");
-        attn_strbuf_printf(&t, "%s{kernel = ", sfirst ? "" : ", ");
-        sfirst = false;
-        attn_strbuf_attr(&t, attn_dict_get(is, "kernel"));
-        attn_strbuf_printf(&t, ", args = [");
-        for (intptr_t a = 0; a < mlirArrayAttrGetNumElements(args); ++a) {
-          attn_strbuf_printf(&t, "%s", a ? ", " : "");
-          bound_name(&t, inner, attn_dict_get(step, "args"),
-                     mlirStringAttrGetValue(mlirArrayAttrGetElement(args, a)));
-        }
-        attn_strbuf_printf(&t, "]}");
-      }
-    }
-    attn_strbuf_printf(&t, "]}");
+    splice_program(&t, mlirArrayAttrGetElement(progs, i), have);
   }
   // The programs already there that no outer program took in.
   for (intptr_t i = 0; !mlirAttributeIsNull(have) &&

@@ -324,18 +324,15 @@ static void keep_attention(struct program *p, const char *fname) {
       mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(name)));
 }
 
-bool attn_tile_program(MlirOperation func, const struct attn_tile_options *o,
-                       bool *handled) {
+bool attn_tile_program(MlirOperation func, const struct attn_tile_options *o) {
   struct program p;
   memset(&p, 0, sizeof p);
   p.func = func;
-  *handled = false;
   bool any;
   if (!collect(&p, &any))
     return false;
   if (!any)
     return true;
-  *handled = true;
   MlirOperation first = {NULL};
   for (int r = 0; r < 3 && mlirOperationIsNull(first); ++r)
     first = p.proj[r];

@@ -68,11 +68,9 @@ void attn_tile_emit_gemm(struct attn_strbuf *b, const char *name,
 /// [B, H, N, D] (tile.matmul's "project", and "rope" for the producer
 /// placement), the function itself the attention kernel @<f>__attn over
 /// the projected tensors, and the module's tile.programs records the
-/// launch program @<f> that runs them in order. *handled is false (and
-/// nothing changes) when func has no attn.project. Returns false after a
-/// diagnostic.
-bool attn_tile_program(MlirOperation func, const struct attn_tile_options *o,
-                       bool *handled);
+/// launch program @<f> that runs them in order. A function without
+/// attn.project is left unchanged. Returns false after a diagnostic.
+bool attn_tile_program(MlirOperation func, const struct attn_tile_options *o);
 
 /// The module attribute where attn-tile records launch programs;
 /// lower-tile-to-hopper moves them into the gpu.module's attn.programs.
