@@ -229,8 +229,10 @@ static void match_rope(struct chain *c) {
   c->ops[c->n++] = rk;
   if (mlirValueIsNull(c->inputs[ATTN_EXTRA_Q_POSITIONS]) &&
       mlirValueIsNull(c->inputs[ATTN_EXTRA_K_POSITIONS])) {
-    c->project_q = producer(c->q, ATTN_OP_PROJECT);
-    c->project_k = producer(c->k, ATTN_OP_PROJECT);
+    if (attn_rope_producer_available(c->q, c->k)) {
+      c->project_q = producer(c->q, ATTN_OP_PROJECT);
+      c->project_k = producer(c->k, ATTN_OP_PROJECT);
+    }
   }
 }
 
@@ -455,6 +457,11 @@ static bool attn_fuse_run(MlirOperation module, const void *opts) {
   if (!ok)
     return attn_emit_errorf(module, "attn-fuse: out of memory");
   return placed;
+}
+
+bool attn_rope_producer_available(MlirValue q, MlirValue k) {
+  return !mlirOperationIsNull(producer(q, ATTN_OP_PROJECT)) &&
+         !mlirOperationIsNull(producer(k, ATTN_OP_PROJECT));
 }
 
 static MlirWalkResult find_project(MlirOperation op, void *user) {

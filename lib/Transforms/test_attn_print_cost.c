@@ -109,13 +109,6 @@ static void print_crossover(const struct attn_cost_problem *p,
             sep);
 }
 
-/// True when v is the result of an attn.project (a q/k projection whose
-/// epilogue could rotate: the producer placement).
-static bool is_projection(MlirValue v) {
-  return mlirValueIsAOpResult(v) &&
-         attn_op_is(mlirOpResultGetOwner(v), ATTN_OP_PROJECT);
-}
-
 static bool print_op(MlirOperation op, const struct attn_cost_gpu *g) {
   struct attn_fused_config cfg;
   if (!attn_fused_get_config(op, &cfg))
@@ -124,7 +117,7 @@ static bool print_op(MlirOperation op, const struct attn_cost_gpu *g) {
   MlirValue q = mlirOperationGetOperand(op, 0);
   unsigned avail =
       attn_rope_cost_problem(q, mlirOperationGetOperand(op, 1), &cfg, &p);
-  if (is_projection(q) && is_projection(mlirOperationGetOperand(op, 1)) &&
+  if (attn_rope_producer_available(q, mlirOperationGetOperand(op, 1)) &&
       cfg.extra[ATTN_EXTRA_Q_POSITIONS] < 0 &&
       cfg.extra[ATTN_EXTRA_K_POSITIONS] < 0)
     avail |= ATTN_COST_BIT(ATTN_COST_PRODUCER);

@@ -29,6 +29,11 @@ struct attn_fused_config;
 /// ATTN_COST_BIT mask): fused always; split and pre when rotary_dim is the
 /// head dim. producer is the caller's to add (attn-fuse does when q and k
 /// come from attn.project).
+/// True when q and k (unrotated) are each the result of an attn.project
+/// used only there: the projections whose GEMM epilogue can rotate (the
+/// producer placement; explicit positions are the caller's to rule out).
+bool attn_rope_producer_available(MlirValue q, MlirValue k);
+
 unsigned attn_rope_cost_problem(MlirValue q, MlirValue k,
                                 const struct attn_fused_config *cfg,
                                 struct attn_cost_problem *p);
