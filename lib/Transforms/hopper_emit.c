@@ -17,6 +17,12 @@
 //                           blocks, online softmax in exp2 form in registers,
 //                           O += P.V (wgmma, P from registers), "empty".
 //
+// By default the kernel is persistent: one CTA per SM runs a list of tiles
+// (query block, head, batch) fixed at compile time (`schedule`), the roles
+// carrying the ring's stage count and the Q barrier's phase from tile to
+// tile, so that one tile's last P.V and epilogue overlap the next tile's
+// loads; with q-rope=producer, producer warps 1-3 rotate the next Q too.
+//
 // Shared-memory tiles use the 128-byte swizzle that TMA writes and wgmma
 // reads: a tile of R rows and D columns is D/64 regions of R rows x 128 B.
 // The instructions themselves are written by hopper_ptx.c; RoPE's math and
@@ -28,6 +34,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PRODUCER_REGS 56
@@ -38,6 +45,10 @@
 struct em {
   struct attn_ptx p; // the text, SSA counter and element type
   const struct attn_hopper_kernel *k;
+  // Q is rotated by producer warps 1-3 (see rope_q_by_producer: the warps
+  // are free when K comes rotated, and the rotation of the next tile's Q
+  // overlaps the consumers' last P V and epilogue), else by the consumers.
+  bool q_by_producer;
   int ns, no;     // S and O accumulator registers per thread
   int regions;    // D / 64
   // Shared-memory layout (byte offsets from the 1024-aligned base).
@@ -46,8 +57,111 @@ struct em {
 
 //===-- Layout ------------------------------------------------------------===//
 
-int64_t attn_hopper_grid_x(const struct attn_hopper_kernel *k) {
+static int64_t query_blocks(const struct attn_hopper_kernel *k) {
   return (k->seq_q + k->block_m - 1) / k->block_m;
+}
+
+int64_t attn_hopper_tiles(const struct attn_hopper_kernel *k) {
+  return query_blocks(k) * k->heads * k->batch;
+}
+
+/// Key blocks of query block qb.
+static int64_t key_blocks(const struct attn_hopper_kernel *k, int64_t qb) {
+  int64_t blocks = (k->seq_k + k->block_n - 1) / k->block_n;
+  if (!k->causal)
+    return blocks;
+  int64_t diag = ((qb + 1) * k->block_m + k->block_n - 1) / k->block_n;
+  return diag < blocks ? diag : blocks;
+}
+
+/// Restores the min-heap of (finish time, CTA) below slot i.
+static void sift_down(int64_t *fin, int32_t *cta, int64_t n, int64_t i) {
+  for (;;) {
+    int64_t m = i, l = 2 * i + 1, r = l + 1;
+    if (l < n && (fin[l] < fin[m] || (fin[l] == fin[m] && cta[l] < cta[m])))
+      m = l;
+    if (r < n && (fin[r] < fin[m] || (fin[r] == fin[m] && cta[r] < cta[m])))
+      m = r;
+    if (m == i)
+      return;
+    int64_t f = fin[i];
+    fin[i] = fin[m];
+    fin[m] = f;
+    int32_t c = cta[i];
+    cta[i] = cta[m];
+    cta[m] = c;
+    i = m;
+  }
+}
+
+/// The persistent kernel's schedule, decided here because every size is
+/// known: the tiles in launch order (heads-major, longest query block
+/// first), each given to the CTA that frees first, costing its key blocks
+/// plus one for the tile's own work, as the hardware's block scheduler would
+/// place one CTA per tile. Returns G + 1 offsets then the T tile indices, CTA
+/// c's being [G + 1 + off[c], G + 1 + off[c + 1]); NULL when out of memory.
+static int32_t *schedule(const struct attn_hopper_kernel *k, int64_t g,
+                         int64_t t) {
+  int64_t nq = query_blocks(k);
+  int64_t *fin = calloc((size_t)g, sizeof *fin);
+  int32_t *cta = malloc((size_t)g * sizeof *cta);
+  int32_t *owner = malloc((size_t)t * sizeof *owner);
+  int32_t *out = calloc((size_t)(g + 1 + t), sizeof *out);
+  if (!fin || !cta || !owner || !out) {
+    free(fin), free(cta), free(owner), free(out);
+    return NULL;
+  }
+  for (int64_t c = 0; c < g; ++c)
+    cta[c] = (int32_t)c;
+  for (int64_t i = 0; i < t; ++i) {
+    owner[i] = cta[0];
+    fin[0] += key_blocks(k, nq - 1 - i % nq) + 1;
+    sift_down(fin, cta, g, 0);
+  }
+  for (int64_t i = 0; i < t; ++i)
+    ++out[owner[i] + 1];
+  for (int64_t c = 0; c < g; ++c)
+    out[c + 1] += out[c];
+  int32_t *next = cta; // reused: the next free slot of each CTA
+  for (int64_t c = 0; c < g; ++c)
+    next[c] = out[c];
+  for (int64_t i = 0; i < t; ++i)
+    out[g + 1 + next[owner[i]]++] = (int32_t)i;
+  free(fin), free(cta), free(owner);
+  return out;
+}
+
+/// Writes the schedule as the global @<name>__tiles.
+static bool emit_schedule(struct attn_strbuf *b,
+                          const struct attn_hopper_kernel *k) {
+  int64_t grid[3], t = attn_hopper_tiles(k);
+  attn_hopper_grid(k, grid);
+  int32_t *s = schedule(k, grid[0], t);
+  if (!s)
+    return false;
+  int64_t n = grid[0] + 1 + t;
+  attn_strbuf_printf(b, "llvm.mlir.global internal constant @%s__tiles(dense<[",
+                     k->name);
+  for (int64_t i = 0; i < n; ++i)
+    attn_strbuf_printf(b, "%s%d", i ? ", " : "", s[i]);
+  attn_strbuf_printf(b,
+                     "]> : tensor<%lldxi32>) {addr_space = 1 : i32} : "
+                     "!llvm.array<%lld x i32>\n",
+                     (long long)n, (long long)n);
+  free(s);
+  return true;
+}
+
+void attn_hopper_grid(const struct attn_hopper_kernel *k, int64_t grid[3]) {
+  int64_t tiles = attn_hopper_tiles(k);
+  if (k->persistent_ctas) {
+    grid[0] = tiles < k->persistent_ctas ? tiles : k->persistent_ctas;
+    grid[1] = grid[2] = 1;
+    return;
+  }
+  grid[0] = query_blocks(k);
+  grid[1] = k->heads;
+  grid[2] = k->batch;
 }
 
 static void layout(struct em *e) {
@@ -61,9 +175,9 @@ static void layout(struct em *e) {
 int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k) {
   struct em e = {.k = k};
   layout(&e);
-  // qfull, then full, kready and empty per stage; plus slack to align the
-  // base to 1024 bytes at run time.
-  return e.bar_off + 8 + 24 * k->stages + 1024;
+  // qfull, qempty and qready, then full, kready and empty per stage; plus
+  // slack to align the base to 1024 bytes at run time.
+  return e.bar_off + 24 + 24 * k->stages + 1024;
 }
 
 //===-- RoPE in shared memory ---------------------------------------------===//
@@ -228,16 +342,107 @@ static void rope_rows(struct em *e, int smem, int tile_base, int tile_rows,
 //===-- Producer ----------------------------------------------------------===//
 
 struct ids {
-  int smem, sbase, tid, q_row, h, b, kh, nkb, qmap, kmap, vmap, out;
-  int bar_q, bar_full, bar_kready, bar_empty; // i32 addresses (stage 0)
+  int smem, sbase, tid, bx, gx, qmap, kmap, vmap, out;
+  int bar_q, bar_qempty, bar_qready, bar_full, bar_kready,
+      bar_empty; // i32 addresses (stage 0)
+  // The tile (open_tiles): its first query row, head, batch, K/V head and
+  // key blocks; kc = key blocks this CTA loaded before it, qn = tiles before
+  // it (the parity of the Q barriers).
+  int q_row, h, b, kh, nkb, kc, qn;
 };
 
-static int stage_of(struct em *e, int j, int *phase) {
-  int s = attn_ptx_remc(&e->p, j, e->k->stages);
+/// Entry i (i32) of the persistent schedule @<name>__tiles.
+static int load_tile(struct em *e, int i) {
+  int base = attn_ptx_op(&e->p, "llvm.mlir.addressof @%s__tiles : !llvm.ptr<1>",
+                         e->k->name);
+  int ptr = attn_ptx_op(&e->p,
+                        "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr<1>, i32) "
+                        "-> !llvm.ptr<1>, i32",
+                        base, i);
+  return attn_ptx_op(&e->p, "llvm.load %%v%d invariant : !llvm.ptr<1> -> i32",
+                     ptr);
+}
+
+/// Opens the loop over this CTA's tiles and sets x's tile values. Tile t is
+/// query block nq - 1 - t % nq of head (t / nq) % H and batch t / (nq H):
+/// the query blocks of one head run together (its K and V stay in L2),
+/// longest first. A persistent kernel's CTA bx runs the tiles its schedule
+/// (see `schedule`) lists; otherwise the CTA's one tile comes from its block
+/// index.
+static void open_tiles(struct em *e, struct ids *x) {
+  const struct attn_hopper_kernel *k = e->k;
+  int64_t nq = query_blocks(k);
+  int qb;
+  if (!k->persistent_ctas) {
+    x->kc = x->qn = attn_ptx_ci32(&e->p, 0);
+    // Longest causal query blocks first: block x runs query block gx-1-x.
+    qb = attn_ptx_op(&e->p, "arith.subi %%v%d, %%v%d : i32",
+                     attn_ptx_addc(&e->p, x->gx, -1), x->bx);
+    x->h = attn_ptx_op(&e->p, "nvvm.read.ptx.sreg.ctaid.y : i32");
+    x->b = attn_ptx_op(&e->p, "nvvm.read.ptx.sreg.ctaid.z : i32");
+  } else {
+    int zero = attn_ptx_ci32(&e->p, 0);
+    int init[2] = {zero, zero}, arg[2];
+    const char *tys[2] = {"i32", "i32"};
+    int64_t g[3];
+    attn_hopper_grid(k, g);
+    int lo = attn_ptx_to_index(&e->p, load_tile(e, x->bx)),
+        hi = attn_ptx_to_index(&e->p,
+                               load_tile(e, attn_ptx_addc(&e->p, x->bx, 1))),
+        st = attn_ptx_cidx(&e->p, 1);
+    int it = e->p.next++, res = e->p.next++;
+    attn_ptx_open_for(&e->p, res, it, lo, hi, st, 2, init, arg, tys);
+    x->kc = arg[0];
+    x->qn = arg[1];
+    int i = attn_ptx_from_index(&e->p, it);
+    int t = load_tile(e, attn_ptx_addc(&e->p, i, g[0] + 1));
+    int hb = attn_ptx_divc(&e->p, t, nq);
+    qb = attn_ptx_op(&e->p, "arith.subi %%v%d, %%v%d : i32",
+                     attn_ptx_ci32(&e->p, nq - 1), attn_ptx_remc(&e->p, t, nq));
+    x->h = attn_ptx_remc(&e->p, hb, k->heads);
+    x->b = attn_ptx_divc(&e->p, hb, k->heads);
+  }
+  x->q_row = attn_ptx_mulc(&e->p, qb, k->block_m);
+  x->kh = attn_ptx_divc(&e->p, x->h, k->heads / k->kv_heads);
+  int64_t blocks = (k->seq_k + k->block_n - 1) / k->block_n;
+  x->nkb = attn_ptx_ci32(&e->p, blocks);
+  if (k->causal) {
+    int last = attn_ptx_addc(&e->p, x->q_row, k->block_m);
+    int diag = attn_ptx_op(&e->p, "arith.ceildivui %%v%d, %%v%d : i32", last,
+                           attn_ptx_ci32(&e->p, k->block_n));
+    x->nkb = attn_ptx_op(&e->p, "arith.minui %%v%d, %%v%d : i32", diag, x->nkb);
+  }
+}
+
+/// Closes open_tiles' loop: the next tile starts nkb key blocks on.
+static void close_tiles(struct em *e, const struct ids *x) {
+  if (!e->k->persistent_ctas)
+    return;
+  attn_ptx_line(&e->p, "scf.yield %%v%d, %%v%d : i32, i32",
+                attn_ptx_addi(&e->p, x->kc, x->nkb),
+                attn_ptx_addc(&e->p, x->qn, 1));
+  attn_ptx_line(&e->p, "}");
+}
+
+/// The ring stage and its phase parity of the tile's key block j.
+static int stage_of(struct em *e, const struct ids *x, int j, int *phase) {
+  int g = attn_ptx_addi(&e->p, x->kc, j);
+  int s = attn_ptx_remc(&e->p, g, e->k->stages);
   *phase = attn_ptx_op(&e->p, "arith.andi %%v%d, %%v%d : i32",
-                       attn_ptx_divc(&e->p, j, e->k->stages),
+                       attn_ptx_divc(&e->p, g, e->k->stages),
                        attn_ptx_ci32(&e->p, 1));
   return s;
+}
+
+/// The parity of the tile's phase of the Q barriers.
+static int q_parity(struct em *e, const struct ids *x) {
+  return attn_ptx_op(&e->p, "arith.andi %%v%d, %%v%d : i32", x->qn,
+                     attn_ptx_ci32(&e->p, 1));
+}
+
+static int flip(struct em *e, int parity) {
+  return attn_ptx_op(&e->p, "arith.xori %%v%d, %%v%d : i32", parity,
+                     attn_ptx_ci32(&e->p, 1));
 }
 
 static int bar_at(struct em *e, int base, int s) {
@@ -249,11 +454,14 @@ static int tile_k(struct em *e, const struct ids *x, int s) {
                        attn_ptx_mulc(&e->p, s, 2 * e->tile_bytes));
 }
 
-static void producer(struct em *e, const struct ids *x, int wt) {
+static void producer(struct em *e, const struct ids *tiles, int wt) {
   const struct attn_hopper_kernel *k = e->k;
   int is_tma = attn_ptx_cmpc(&e->p, "eq", wt, 0);
   attn_ptx_line(&e->p, "scf.if %%v%d {", is_tma);
-  // Q once.
+  struct ids t = *tiles, *x = &t;
+  open_tiles(e, x);
+  // Q once per tile, once the consumers are done with the last one's.
+  attn_ptx_mbar_wait(&e->p, x->bar_qempty, flip(e, q_parity(e, x)));
   attn_ptx_mbar_expect_tx(&e->p, x->bar_q,
                           (long long)k->block_m * k->head_dim * 2);
   for (int r = 0; r < e->regions; ++r) {
@@ -269,10 +477,8 @@ static void producer(struct em *e, const struct ids *x, int wt) {
   attn_ptx_line(&e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it, lo,
                 hi, st);
   int j = attn_ptx_from_index(&e->p, it), ph;
-  int s = stage_of(e, j, &ph);
-  attn_ptx_mbar_wait(&e->p, bar_at(e, x->bar_empty, s),
-                     attn_ptx_op(&e->p, "arith.xori %%v%d, %%v%d : i32", ph,
-                                 attn_ptx_ci32(&e->p, 1)));
+  int s = stage_of(e, x, j, &ph);
+  attn_ptx_mbar_wait(&e->p, bar_at(e, x->bar_empty, s), flip(e, ph));
   int full = bar_at(e, x->bar_full, s);
   attn_ptx_mbar_expect_tx(&e->p, full, 2 * e->tile_bytes);
   int kt = tile_k(e, x, s), vt = attn_ptx_addc(&e->p, kt, e->tile_bytes);
@@ -287,20 +493,35 @@ static void producer(struct em *e, const struct ids *x, int wt) {
                       x->vmap, c, full);
   }
   attn_ptx_line(&e->p, "}");
+  close_tiles(e, x);
   attn_ptx_line(&e->p, "}");
-  if (!k->rope || !k->rope_k_in_kernel)
+  if (!k->rope || (!k->rope_k_in_kernel && !e->q_by_producer))
     return;
   int is_rot = attn_ptx_cmpc(&e->p, "uge", wt, 32);
   attn_ptx_line(&e->p, "scf.if %%v%d {", is_rot);
   struct rope_k_state r;
   rope_k_setup(e, attn_ptx_addc(&e->p, wt, -32), 96, &r);
+  t = *tiles;
+  open_tiles(e, x);
+  if (e->q_by_producer) {
+    // The tile's Q, all block_m rows, then "qready".
+    attn_ptx_mbar_wait(&e->p, x->bar_q, q_parity(e, x));
+    rope_rows(e, x->smem, attn_ptx_ci32(&e->p, (int)e->q_off), k->block_m,
+              attn_ptx_ci32(&e->p, 0), k->block_m,
+              attn_ptx_addc(&e->p, x->q_row, k->rope_offset), &r);
+    attn_ptx_asm0(&e->p, "fence.proxy.async.shared::cta;");
+    attn_ptx_mbar_arrive(&e->p, x->bar_qready);
+    close_tiles(e, x);
+    attn_ptx_line(&e->p, "}");
+    return;
+  }
   int lo2 = attn_ptx_cidx(&e->p, 0), hi2 = attn_ptx_to_index(&e->p, x->nkb),
       st2 = attn_ptx_cidx(&e->p, 1);
   int it2 = e->p.next++;
   attn_ptx_line(&e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it2, lo2,
                 hi2, st2);
   int j2 = attn_ptx_from_index(&e->p, it2), ph2;
-  int s2 = stage_of(e, j2, &ph2);
+  int s2 = stage_of(e, x, j2, &ph2);
   attn_ptx_mbar_wait(&e->p, bar_at(e, x->bar_full, s2), ph2);
   int base = attn_ptx_addc(&e->p, attn_ptx_mulc(&e->p, s2, 2 * e->tile_bytes),
                            e->kv_off);
@@ -311,6 +532,7 @@ static void producer(struct em *e, const struct ids *x, int wt) {
   attn_ptx_asm0(&e->p, "fence.proxy.async.shared::cta;");
   attn_ptx_mbar_arrive(&e->p, bar_at(e, x->bar_kready, s2));
   attn_ptx_line(&e->p, "}");
+  close_tiles(e, x);
   attn_ptx_line(&e->p, "}");
 }
 
@@ -467,8 +689,9 @@ static void rescale(struct em *e, int *ov, const int alpha[2]) {
 /// Consumer warpgroups, FlashAttention-3 schedule: in step j each issues
 /// S_j = Q K_j^T and O += P_{j-1} V_{j-1} back to back, then lets the other
 /// warpgroup issue its pair (ping-pong on named barriers) and computes the
-/// softmax of S_j while both GEMMs and the other's run.
-static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
+/// softmax of S_j while both GEMMs and the other's run. The two keep
+/// alternating across the tiles of a persistent kernel.
+static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   const struct attn_hopper_kernel *k = e->k;
   int ns = e->ns, no = e->no, np = ns / 2;
   struct cons c;
@@ -478,32 +701,39 @@ static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
   c.lr = attn_ptx_remc(&e->p, lane, 4);
   int wrow = attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, warp, 16),
                            lq); // row in the warpgroup
-  c.wg_row = attn_ptx_addi(&e->p, x->q_row, attn_ptx_mulc(&e->p, c.cw, 64));
-  c.row0 =
-      attn_ptx_addi(&e->p, c.wg_row, wrow); // query row of register pairs 0-1
   c.sched_me = attn_ptx_addc(&e->p, c.cw, 3);
   c.sched_other = attn_ptx_op(&e->p, "arith.subi %%v%d, %%v%d : i32",
                               attn_ptx_ci32(&e->p, 4), c.cw);
-  attn_ptx_mbar_wait(&e->p, x->bar_q, attn_ptx_ci32(&e->p, 0));
-  if (k->rope) {
-    if (128 % rope_slots(k) == 0) {
-      // Each thread owns two pairs and steps cos/sin down its rows.
-      struct rope_k_state r;
-      rope_k_setup(e, wt, 128, &r);
+  // Each thread owns two RoPE pairs of Q and steps cos/sin down its rows.
+  bool q_steps = k->rope && !e->q_by_producer && 128 % rope_slots(k) == 0;
+  struct rope_k_state rq;
+  if (q_steps)
+    rope_k_setup(e, wt, 128, &rq);
+  // The first consumer goes first: the second opens its barrier.
+  int second = attn_ptx_cmpc(&e->p, "eq", c.cw, 1);
+  attn_ptx_line(&e->p, "scf.if %%v%d {", second);
+  attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", attn_ptx_ci32(&e->p, 3));
+  attn_ptx_line(&e->p, "}");
+
+  struct ids t = *tiles, *x = &t;
+  open_tiles(e, x);
+  c.wg_row = attn_ptx_addi(&e->p, x->q_row, attn_ptx_mulc(&e->p, c.cw, 64));
+  c.row0 =
+      attn_ptx_addi(&e->p, c.wg_row, wrow); // query row of register pairs 0-1
+  attn_ptx_mbar_wait(&e->p, e->q_by_producer ? x->bar_qready : x->bar_q,
+                     q_parity(e, x));
+  if (k->rope && !e->q_by_producer) {
+    if (q_steps) {
       int first = attn_ptx_mulc(&e->p, c.cw, 64);
       rope_rows(e, x->smem, attn_ptx_ci32(&e->p, (int)e->q_off), k->block_m,
-                first, 64, attn_ptx_addc(&e->p, c.wg_row, k->rope_offset), &r);
+                first, 64, attn_ptx_addc(&e->p, c.wg_row, k->rope_offset),
+                &rq);
       attn_ptx_asm0(&e->p, "fence.proxy.async.shared::cta;");
     } else {
       rope_q(e, x->smem, wt, x->q_row, c.cw);
     }
     attn_ptx_asm_r(&e->p, "bar.sync $0, 128;", attn_ptx_addc(&e->p, c.cw, 1));
   }
-  // The first consumer goes first: the second opens its barrier.
-  int second = attn_ptx_cmpc(&e->p, "eq", c.cw, 1);
-  attn_ptx_line(&e->p, "scf.if %%v%d {", second);
-  attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", attn_ptx_ci32(&e->p, 3));
-  attn_ptx_line(&e->p, "}");
   int qaddr = attn_ptx_addi(&e->p, attn_ptx_addc(&e->p, x->sbase, e->q_off),
                             attn_ptx_mulc(&e->p, c.cw, 64 * 128));
   c.desc_q = attn_ptx_make_desc(&e->p, qaddr, 16, 1024);
@@ -519,7 +749,7 @@ static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
   int m0[2] = {c.ninf, c.ninf}, l0[2] = {c.zero, c.zero};
   {
     int z = attn_ptx_ci32(&e->p, 0), ph;
-    int s = stage_of(e, z, &ph);
+    int s = stage_of(e, x, z, &ph);
     attn_ptx_mbar_wait(&e->p, bar_at(e, ready, s), ph);
     attn_ptx_asm_r(&e->p, "bar.sync $0, 256;", c.sched_me);
     issue_qk(e, &c, tile_k(e, x, s), sv, true);
@@ -571,8 +801,8 @@ static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
     al[1] = arg[no + 5];
     memcpy(pa, arg + no + 6, sizeof(int) * (size_t)np);
     int j = attn_ptx_from_index(&e->p, it), ph, php;
-    int s = stage_of(e, j, &ph);
-    int sp = stage_of(e, attn_ptx_addc(&e->p, j, -1), &php);
+    int s = stage_of(e, x, j, &ph);
+    int sp = stage_of(e, x, attn_ptx_addc(&e->p, j, -1), &php);
     // Registers the GEMMs read are written before the wgmma pipeline starts.
     rescale(e, ov, al);
     attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
@@ -610,6 +840,8 @@ static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
     attn_ptx_yield_list(&e->p, "scf.yield", out, nn, tys);
   }
   attn_ptx_line(&e->p, "}");
+  // Every S of the tile is done: the producer may load the next tile's Q.
+  attn_ptx_mbar_arrive(&e->p, x->bar_qempty);
 
   // Last block's P V, then the epilogue.
   int ov[256], al[2], pa[128], lf[2];
@@ -626,7 +858,7 @@ static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
     pa[i] = attn_ptx_op(&e->p, "arith.addi %%v%d#%d, %%v%d : i32", res,
                         no + 6 + i, attn_ptx_ci32(&e->p, 0));
   int last = attn_ptx_addc(&e->p, x->nkb, -1), phl;
-  int sl = stage_of(e, last, &phl);
+  int sl = stage_of(e, x, last, &phl);
   rescale(e, ov, al);
   attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
   attn_ptx_reg_fence(&e->p, pa, np, "i32", "r");
@@ -638,11 +870,6 @@ static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
   attn_ptx_asm0(&e->p, "wgmma.wait_group.sync.aligned 0;");
   attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
   attn_ptx_mbar_arrive(&e->p, bar_at(e, x->bar_empty, sl));
-  // The second consumer's last arrive has no partner: the first takes it.
-  int first = attn_ptx_cmpc(&e->p, "eq", c.cw, 0);
-  attn_ptx_line(&e->p, "scf.if %%v%d {", first);
-  attn_ptx_asm_r(&e->p, "bar.sync $0, 256;", attn_ptx_ci32(&e->p, 3));
-  attn_ptx_line(&e->p, "}");
 
   // Finish l across the quad, normalise, store rows < N.
   int inv[2];
@@ -683,6 +910,12 @@ static void consumer(struct em *e, const struct ids *x, int wg, int wt) {
     }
     attn_ptx_line(&e->p, "}");
   }
+  close_tiles(e, x);
+  // The second consumer's last arrive has no partner: the first takes it.
+  int first = attn_ptx_cmpc(&e->p, "eq", c.cw, 0);
+  attn_ptx_line(&e->p, "scf.if %%v%d {", first);
+  attn_ptx_asm_r(&e->p, "bar.sync $0, 256;", attn_ptx_ci32(&e->p, 3));
+  attn_ptx_line(&e->p, "}");
 }
 
 //===-- The kernel --------------------------------------------------------===//
@@ -725,7 +958,7 @@ void attn_hopper_emit_param(struct attn_strbuf *b, const char *name,
 
 void attn_hopper_emit_launch_open(struct attn_strbuf *b,
                                   const struct attn_hopper_kernel *k,
-                                  const char *kernel, int64_t grid_x,
+                                  const char *kernel, const int64_t grid[3],
                                   int threads, int64_t smem_bytes, int align,
                                   int out_align) {
   const char *ty = k->bf16 ? "bf16" : "f16";
@@ -736,8 +969,8 @@ void attn_hopper_emit_launch_open(struct attn_strbuf *b,
                      "block = array<i32: %d, 1, 1>, static_shared_bytes = 0 "
                      ": i64, dynamic_shared_bytes = %lld : i64, kernel = "
                      "\"%s\", params = [",
-                     (long long)grid_x, (long long)k->heads,
-                     (long long)k->batch, threads, (long long)smem_bytes,
+                     (long long)grid[0], (long long)grid[1],
+                     (long long)grid[2], threads, (long long)smem_bytes,
                      kernel);
   attn_hopper_emit_param(b, "q", ty, q, align);
   attn_strbuf_printf(b, ", ");
@@ -774,9 +1007,10 @@ static void emit_launch(struct attn_strbuf *b,
   const char *ty = k->bf16 ? "bf16" : "f16";
   int64_t q[4] = {k->batch, k->heads, k->seq_q, k->head_dim};
   int64_t kv[4] = {k->batch, k->kv_heads, k->seq_k, k->head_dim};
-  attn_hopper_emit_launch_open(b, k, "hopper-wgmma", attn_hopper_grid_x(k),
-                               ATTN_HOPPER_THREADS, attn_hopper_smem_bytes(k),
-                               0, 0);
+  int64_t grid[3];
+  attn_hopper_grid(k, grid);
+  attn_hopper_emit_launch_open(b, k, "hopper-wgmma", grid, ATTN_HOPPER_THREADS,
+                               attn_hopper_smem_bytes(k), 0, 0);
   attn_strbuf_printf(b, ", ");
   emit_map(b, "q_map", "q", ty, q, k->block_m);
   attn_strbuf_printf(b, ", ");
@@ -786,10 +1020,14 @@ static void emit_launch(struct attn_strbuf *b,
   attn_hopper_emit_launch_close(b, attention);
 }
 
-void attn_hopper_emit_kernel(struct attn_strbuf *b,
+bool attn_hopper_emit_kernel(struct attn_strbuf *b,
                              const struct attn_hopper_kernel *k,
                              const char *attention_attr) {
   struct em e = {.k = k};
+  e.q_by_producer = k->rope && !k->rope_k_in_kernel && k->persistent_ctas &&
+                    k->rope_q_by_producer;
+  if (k->persistent_ctas && !emit_schedule(b, k))
+    return false;
   attn_ptx_init(&e.p, b, k->bf16);
   e.ns = k->block_n / 2;
   e.no = (int)k->head_dim / 2;
@@ -813,25 +1051,10 @@ void attn_hopper_emit_kernel(struct attn_strbuf *b,
   emit_launch(b, k, attention_attr);
   attn_strbuf_printf(b, "} {\n");
 
-  struct ids x;
+  struct ids x = {0};
   x.tid = attn_ptx_op(&e.p, "nvvm.read.ptx.sreg.tid.x : i32");
-  int bx = attn_ptx_op(&e.p, "nvvm.read.ptx.sreg.ctaid.x : i32");
-  int gx = attn_ptx_op(&e.p, "nvvm.read.ptx.sreg.nctaid.x : i32");
-  x.h = attn_ptx_op(&e.p, "nvvm.read.ptx.sreg.ctaid.y : i32");
-  x.b = attn_ptx_op(&e.p, "nvvm.read.ptx.sreg.ctaid.z : i32");
-  // Longest causal query blocks first: block x runs query block gx-1-x.
-  int qb = attn_ptx_op(&e.p, "arith.subi %%v%d, %%v%d : i32",
-                       attn_ptx_addc(&e.p, gx, -1), bx);
-  x.q_row = attn_ptx_mulc(&e.p, qb, k->block_m);
-  x.kh = attn_ptx_divc(&e.p, x.h, k->heads / k->kv_heads);
-  int64_t blocks = (k->seq_k + k->block_n - 1) / k->block_n;
-  x.nkb = attn_ptx_ci32(&e.p, blocks);
-  if (k->causal) {
-    int last = attn_ptx_addc(&e.p, x.q_row, k->block_m);
-    int diag = attn_ptx_op(&e.p, "arith.ceildivui %%v%d, %%v%d : i32", last,
-                           attn_ptx_ci32(&e.p, k->block_n));
-    x.nkb = attn_ptx_op(&e.p, "arith.minui %%v%d, %%v%d : i32", diag, x.nkb);
-  }
+  x.bx = attn_ptx_op(&e.p, "nvvm.read.ptx.sreg.ctaid.x : i32");
+  x.gx = attn_ptx_op(&e.p, "nvvm.read.ptx.sreg.nctaid.x : i32");
   // Dynamic shared memory, its base rounded up to 1024 bytes for swizzling.
   int raw = attn_ptx_op(&e.p, "llvm.mlir.addressof @attn_smem : !llvm.ptr<3>");
   int raw_i =
@@ -850,13 +1073,17 @@ void attn_hopper_emit_kernel(struct attn_strbuf *b,
       &e.p, "llvm.getelementptr %%out[0] : (!llvm.ptr) -> !llvm.ptr, i8");
   int bars = attn_ptx_addc(&e.p, x.sbase, e.bar_off);
   x.bar_q = bars;
-  x.bar_full = attn_ptx_addc(&e.p, bars, 8);
-  x.bar_kready = attn_ptx_addc(&e.p, bars, 8 + 8 * k->stages);
-  x.bar_empty = attn_ptx_addc(&e.p, bars, 8 + 16 * k->stages);
+  x.bar_qempty = attn_ptx_addc(&e.p, bars, 8);
+  x.bar_qready = attn_ptx_addc(&e.p, bars, 16);
+  x.bar_full = attn_ptx_addc(&e.p, bars, 24);
+  x.bar_kready = attn_ptx_addc(&e.p, bars, 24 + 8 * k->stages);
+  x.bar_empty = attn_ptx_addc(&e.p, bars, 24 + 16 * k->stages);
 
   int first = attn_ptx_cmpc(&e.p, "eq", x.tid, 0);
   attn_ptx_line(&e.p, "scf.if %%v%d {", first);
   attn_ptx_mbar_init(&e.p, x.bar_q, 1);
+  attn_ptx_mbar_init(&e.p, x.bar_qempty, 256);
+  attn_ptx_mbar_init(&e.p, x.bar_qready, 96);
   for (int s = 0; s < k->stages; ++s) {
     attn_ptx_mbar_init(&e.p, attn_ptx_addc(&e.p, x.bar_full, 8 * s), 1);
     attn_ptx_mbar_init(&e.p, attn_ptx_addc(&e.p, x.bar_kready, 8 * s), 96);
@@ -871,7 +1098,7 @@ void attn_hopper_emit_kernel(struct attn_strbuf *b,
   int is_producer = attn_ptx_cmpc(&e.p, "eq", wg, 0);
   attn_ptx_line(&e.p, "scf.if %%v%d {", is_producer);
   char text[96];
-  bool rotators = k->rope && k->rope_k_in_kernel;
+  bool rotators = k->rope && (k->rope_k_in_kernel || e.q_by_producer);
   snprintf(text, sizeof text, "setmaxnreg.dec.sync.aligned.u32 %d;",
            rotators ? PRODUCER_REGS : PRODUCER_REGS_NO_ROPE);
   attn_ptx_asm0(&e.p, text);
@@ -884,4 +1111,5 @@ void attn_hopper_emit_kernel(struct attn_strbuf *b,
   attn_ptx_line(&e.p, "}");
   attn_ptx_line(&e.p, "llvm.return");
   attn_strbuf_printf(b, "}\n");
+  return true;
 }

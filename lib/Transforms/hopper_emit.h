@@ -39,21 +39,39 @@ struct attn_hopper_kernel {
   /// RoPE of K: in this kernel per tile (fused), or by a separate kernel
   /// (attn_hopper_emit_rope) before it, once per K row (split).
   bool rope_k_in_kernel;
+  /// 0: one CTA per (query block, head, batch). Otherwise a persistent
+  /// kernel: min(tiles, persistent_ctas) CTAs loop over the tiles (longest
+  /// query blocks of each head first), so that one tile's last P V and
+  /// epilogue overlap the loads of the next.
+  int64_t persistent_ctas;
+  /// In a persistent kernel with RoPE whose K comes rotated: producer warps
+  /// 1-3 rotate each tile's Q while the consumers finish the previous tile
+  /// (else the consumers rotate their rows).
+  bool rope_q_by_producer;
 };
+
+/// The most tiles a persistent kernel schedules (its schedule is a table of
+/// 4-byte entries in the kernel's module); larger problems run one CTA per
+/// tile.
+#define ATTN_HOPPER_MAX_SCHEDULED_TILES (1 << 16)
 
 /// Bytes of dynamic shared memory the kernel needs.
 int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k);
 
-/// Grid x (query blocks); y is heads and z batch.
-int64_t attn_hopper_grid_x(const struct attn_hopper_kernel *k);
+/// The tiles (query blocks x heads x batch) and the launch grid: (query
+/// blocks, heads, batch), or (CTAs, 1, 1) for a persistent kernel.
+int64_t attn_hopper_tiles(const struct attn_hopper_kernel *k);
+void attn_hopper_grid(const struct attn_hopper_kernel *k, int64_t grid[3]);
 
-/// Appends the kernel's llvm.func (with its attn.launch manifest entry) to b.
+/// Appends the kernel's llvm.func (with its attn.launch manifest entry) to b,
+/// preceded for a persistent kernel by its schedule, the global
+/// @<name>__tiles; false when out of memory.
 /// The function refers to `@attn_smem`, the dynamic shared memory global,
 /// which the caller declares once per gpu.module. Aliases it needs are
 /// written by attn_hopper_emit_aliases, which must come first in the text.
 void attn_hopper_emit_aliases(struct attn_strbuf *b,
                               const struct attn_hopper_kernel *k);
-void attn_hopper_emit_kernel(struct attn_strbuf *b,
+bool attn_hopper_emit_kernel(struct attn_strbuf *b,
                              const struct attn_hopper_kernel *k,
                              const char *attention_attr);
 
@@ -72,8 +90,8 @@ void attn_hopper_emit_rope(struct attn_strbuf *b,
 void attn_hopper_emit_param(struct attn_strbuf *b, const char *name,
                             const char *ty, const int64_t shape[4], int align);
 
-/// Opens an attention kernel's attn.launch entry: grid (grid_x, heads,
-/// batch), block (threads), dynamic shared memory (smem_bytes), the kernel
+/// Opens an attention kernel's attn.launch entry: grid, block (threads),
+/// dynamic shared memory (smem_bytes), the kernel
 /// family's name, and the params q, k, v and out with k's shapes and element
 /// type (align: the alignment q, k and v must have, out_align out's; 0 for
 /// none). More params may follow, each after ", "; then
@@ -81,7 +99,7 @@ void attn_hopper_emit_param(struct attn_strbuf *b, const char *name,
 /// `attention = <attention>` unless attention is NULL.
 void attn_hopper_emit_launch_open(struct attn_strbuf *b,
                                   const struct attn_hopper_kernel *k,
-                                  const char *kernel, int64_t grid_x,
+                                  const char *kernel, const int64_t grid[3],
                                   int threads, int64_t smem_bytes, int align,
                                   int out_align);
 void attn_hopper_emit_launch_close(struct attn_strbuf *b,

@@ -68,6 +68,9 @@ struct hopper_options {
   bool fallback;
   long stages;          // 0: by head dim
   enum placement rope;  // auto: the program's rope.strategy, else split
+  bool persistent;      // a few CTAs looping over the tiles
+  long ctas;            // how many (0: one per SM of gpu)
+  int q_rope;           // who rotates Q: 0 auto, 1 producer, 2 consumers
 };
 
 static const struct attn_pass_option hopper_options_help[] = {
@@ -76,6 +79,16 @@ static const struct attn_pass_option hopper_options_help[] = {
     {"chip", "the target chip; the kernel needs sm_90a (default)"},
     {"gpu", "hardware the cost model prices rope=auto for (default H200)"},
     {"stages", "K/V pipeline depth (0: 3 for head dim 128, 4 for 64)"},
+    {"persistent", "one CTA per SM of gpu, each looping over query blocks, "
+                   "so that a tile's epilogue overlaps the next tile's loads "
+                   "(default true; false: one CTA per query block)"},
+    {"ctas", "CTAs of the persistent kernel (0: one per SM of gpu, the "
+             "default)"},
+    {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
+               "(split): producer (warps 1-3, overlapping the previous "
+               "tile), consumers (each its rows), or auto (producer for "
+               "head dim 128 with at least 24 key blocks per tile on "
+               "average, the default)"},
     {"rope", "where RoPE runs: auto (the program's rope.strategy, else the "
              "cost model's choice), fused (Q and K in the kernel, K per tile), "
              "split (K by a "
@@ -91,6 +104,9 @@ static void hopper_init(void *opts) {
   o->fallback = false;
   o->stages = 0;
   o->rope = PLACE_AUTO;
+  o->persistent = true;
+  o->ctas = 0;
+  o->q_rope = 0;
 }
 
 static bool parse_placement(const char *v, enum placement *out) {
@@ -113,6 +129,13 @@ static bool hopper_set(void *opts, const char *name, const char *value,
              value);
     return false;
   }
+  if (!strcmp(name, "persistent")) {
+    if (attn_parse_bool_option(value, &o->persistent))
+      return true;
+    snprintf(err, errlen,
+             "option 'persistent' expects true or false, found '%s'", value);
+    return false;
+  }
   if (!strcmp(name, "gpu")) {
     if (!attn_cost_gpu_lookup(value, err, errlen))
       return false;
@@ -123,6 +146,21 @@ static bool hopper_set(void *opts, const char *name, const char *value,
     snprintf(o->chip, sizeof o->chip, "%s", value);
     return true;
   }
+  if (!strcmp(name, "q-rope")) {
+    static const char *names[] = {"auto", "producer", "consumers"};
+    for (int i = 0; i < 3; ++i)
+      if (!strcmp(value, names[i])) {
+        o->q_rope = i;
+        return true;
+      }
+    snprintf(err, errlen,
+             "option 'q-rope' expects auto, producer or consumers, found '%s'",
+             value);
+    return false;
+  }
+  if (!strcmp(name, "ctas"))
+    return attn_parse_int_option(name, value, 0, 1 << 16, &o->ctas, err,
+                                 errlen);
   if (!strcmp(name, "stages"))
     return attn_parse_int_option(name, value, 0, 4, &o->stages, err, errlen);
   if (!strcmp(name, "rope")) {
@@ -135,7 +173,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
-           "chip, gpu, fallback, stages or rope)",
+           "chip, gpu, fallback, stages, rope, persistent, ctas or q-rope)",
            name);
   return false;
 }
@@ -193,6 +231,23 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
                                detail, dlen))
     return false;
   k->stages = o->stages ? (int)o->stages : k->head_dim == 128 ? 3 : 4;
+  const struct attn_cost_gpu *g = attn_cost_gpu_lookup(o->gpu, NULL, 0);
+  k->persistent_ctas = !o->persistent ? 0
+                       : o->ctas      ? o->ctas
+                       : g            ? g->sms
+                                      : 132;
+  if (attn_hopper_tiles(k) > ATTN_HOPPER_MAX_SCHEDULED_TILES)
+    k->persistent_ctas = 0;
+  // Producer warps rotate Q while the consumers finish the previous tile,
+  // but 96 threads take about three times as long as the consumers' 256:
+  // measured on an H200 (bench/RESULTS.md), that pays at head dim 128 with
+  // long tiles (N = 8K: 2.5% faster) and costs up to 4% at N = 2K and at
+  // head dim 64.
+  int64_t kb = (k->seq_k + k->block_n - 1) / k->block_n;
+  int64_t mean_kb = k->causal ? (kb + 1) / 2 : kb;
+  k->rope_q_by_producer =
+      o->q_rope == 1 ||
+      (o->q_rope == 0 && k->head_dim == 128 && mean_kb >= 24);
   if (attn_hopper_smem_bytes(k) > SMEM_LIMIT) {
     snprintf(why, wlen,
              "the tiles do not fit the 227 KiB of shared memory of a CTA");
@@ -342,7 +397,11 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
                                kernel, mlirStringRefCreateFromCString(
                                            "tile.attention"))));
   }
-  attn_hopper_emit_kernel(&text, &main, att.buf);
+  if (!attn_hopper_emit_kernel(&text, &main, att.buf)) {
+    attn_strbuf_free(&att);
+    attn_strbuf_free(&text);
+    return attn_emit_errorf(kernel, "out of memory scheduling '%s'", name);
+  }
   if (split || pre)
     attn_hopper_emit_rope(&text, &k, false);
   if (pre)

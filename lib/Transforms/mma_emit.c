@@ -499,9 +499,9 @@ static void emit_launch(struct attn_strbuf *b,
                         const struct attn_hopper_kernel *k,
                         const char *attention) {
   // cp.async copies 16 bytes at a time: attnrt checks q, k and v.
-  attn_hopper_emit_launch_open(b, k, "mma-sync",
-                               (k->seq_q + k->block_m - 1) / k->block_m,
-                               attn_mma_threads(k), attn_mma_smem_bytes(k), 16,
+  int64_t grid[3] = {(k->seq_q + k->block_m - 1) / k->block_m, k->heads,
+                      k->batch};
+  attn_hopper_emit_launch_open(b, k, "mma-sync", grid, attn_mma_threads(k), attn_mma_smem_bytes(k), 16,
                                4);
   attn_hopper_emit_launch_close(b, attention);
 }

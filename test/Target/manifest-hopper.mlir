@@ -6,8 +6,8 @@
 // CHECK: "target": "sm_90a"
 // CHECK: "name": "gqa"
 // CHECK: "block": [384, 1, 1]
-// CHECK: "dynamic_shared_bytes": 230480
-// CHECK: "grid": [1, 8, 2]
+// CHECK: "dynamic_shared_bytes": 230496
+// CHECK: "grid": [16, 1, 1]
 // CHECK: "kernel": "hopper-wgmma"
 // CHECK: "name": "q"
 // CHECK: "name": "out"

@@ -1,25 +1,36 @@
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper | FileCheck %s
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=fused" | FileCheck %s --check-prefix=FUSED
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=pre" | FileCheck %s --check-prefix=PRE
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="persistent=false" | FileCheck %s --check-prefix=GRID
 // RUN: not attn-opt %s --lower-tile-to-hopper="rope=later" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="ctas=5" | FileCheck %s --check-prefix=CTAS
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="q-rope=producer" | FileCheck %s --check-prefix=PRODQ
+// RUN: not attn-opt %s --lower-tile-to-hopper="q-rope=both" 2>&1 | FileCheck %s --check-prefix=BADQ
+// RUN: not attn-opt %s --lower-tile-to-hopper="persistent=maybe" 2>&1 | FileCheck %s --check-prefix=BADP
+// RUN: not attn-opt %s --lower-tile-to-hopper="ctas=-1" 2>&1 | FileCheck %s --check-prefix=BADC
 
 // The attention tile program becomes one warp-specialised sm_90a kernel:
 // 384 threads, three TMA descriptors as grid-constant parameters, wgmma for
 // both products, mbarrier-completed TMA loads, setmaxnreg per role. With
 // RoPE, K is rotated once per row by a second kernel (split, the default),
-// and a launch program runs both.
+// and a launch program runs both. The kernel is persistent: 64 tiles (4
+// query blocks x 8 heads x 2 batches) on min(64, 132 SMs) CTAs, each looping
+// over its tiles; the consumers rotate Q (at this size auto leaves Q to
+// them). With persistent=false there is one CTA per tile.
 // CHECK: gpu.module @attn_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
 // CHECK-SAME: attn.programs = [{inputs = ["q", "k", "v", "out"], name = "attn", steps = [{args = ["k", "k_rot"], kernel = "attn__rope_k"}, {args = ["q", "k_rot", "v", "out"], kernel = "attn__attn"}], workspace = [{bytes = 2097152 : i64, name = "k_rot"}]}]
 // CHECK: llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 // CHECK: llvm.func @attn__attn(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
-// CHECK-SAME: attn.launch = {{{.*}}block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 230480 : i64, grid = array<i32: 4, 8, 2>, kernel = "hopper-wgmma"
+// CHECK-SAME: attn.launch = {{{.*}}block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 230496 : i64, grid = array<i32: 64, 1, 1>, kernel = "hopper-wgmma"
 // CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, dims = array<i64: 128, 512, 8, 2>, dtype = "bf16", kind = "tensormap", name = "q_map", swizzle = 128 : i64, tensor = "q"}
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>
+// CHECK: nvvm.read.ptx.sreg.nctaid.x
 // CHECK: mbarrier.init.shared::cta.b64
 // CHECK: setmaxnreg.dec.sync.aligned.u32 40
 // CHECK: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: setmaxnreg.inc.sync.aligned.u32 232
+// CHECK: llvm.call @__nv_sinf
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: wgmma.commit_group.sync.aligned
 // CHECK: ex2.approx.ftz.f32
@@ -46,3 +57,30 @@ func.func @attn(%q: tensor<2x8x512x128xbf16>, %k: tensor<2x8x512x128xbf16>, %v: 
   %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.08838834764831845 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16>
   return %o : tensor<2x8x512x128xbf16>
 }
+
+// GRID: llvm.func @attn__attn(
+// GRID-SAME: grid = array<i32: 4, 8, 2>, kernel = "hopper-wgmma"
+// GRID: setmaxnreg.dec.sync.aligned.u32 40
+// GRID: nvvm.read.ptx.sreg.ctaid.y
+// GRID: setmaxnreg.inc.sync.aligned.u32 232
+// GRID: llvm.call @__nv_sinf
+// With 5 CTAs the schedule is decided at compile time, as the block
+// scheduler would place the 64 tiles (costs 5, 4, 3, 2 key blocks + 1 for
+// query blocks 3..0 of each head): 6 offsets, then the tiles of each CTA.
+// q-rope=producer: producer warps 1-3 rotate each tile's Q (the consumers
+// compute no sin/cos) and the registers move to the producer.
+// PRODQ: setmaxnreg.dec.sync.aligned.u32 56
+// PRODQ: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
+// PRODQ: mbarrier.try_wait.parity.shared::cta.b64
+// PRODQ: llvm.call @__nv_sinf
+// PRODQ: fence.proxy.async.shared::cta
+// PRODQ: setmaxnreg.inc.sync.aligned.u32 224
+// PRODQ-NOT: llvm.call @__nv_sinf
+// PRODQ: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// BADQ: option 'q-rope' expects auto, producer or consumers, found 'both'
+// CTAS: llvm.mlir.global internal constant @attn__attn__tiles(dense<[0, 12, 26, 39, 51, 64, 0, 8, 16,
+// CTAS-SAME: tensor<70xi32>) {addr_space = 1 : i32}
+// CTAS: llvm.func @attn__attn(
+// CTAS-SAME: grid = array<i32: 5, 1, 1>, kernel = "hopper-wgmma"
+// BADC: option 'ctas' expects an integer in [0, 65536], found '-1'
+// BADP: option 'persistent' expects true or false, found 'maybe'
