@@ -147,20 +147,37 @@ void attn_ptx_asm_rr(struct attn_ptx *p, const char *text, int a, int b) {
 
 //===-- Hopper instructions -----------------------------------------------===//
 
+/// The shared-memory address addr (i32, a shared::cta window offset) as the
+/// !llvm.ptr<3> that the NVVM mbarrier ops take.
+static int shared_ptr(struct attn_ptx *p, int addr) {
+  return attn_ptx_op(p, "llvm.inttoptr %%v%d : i32 to !llvm.ptr<3>", addr);
+}
+
 void attn_ptx_mbar_init(struct attn_ptx *p, int addr, int count) {
-  attn_ptx_asm_rr(p, "mbarrier.init.shared::cta.b64 [$0], $1;", addr,
-                  attn_ptx_ci32(p, count));
+  int bar = shared_ptr(p, addr);
+  attn_ptx_line(p, "nvvm.mbarrier.init %%v%d, %%v%d : !llvm.ptr<3>, i32", bar,
+                attn_ptx_ci32(p, count));
 }
 
 void attn_ptx_mbar_expect_tx(struct attn_ptx *p, int addr, long long bytes) {
-  attn_ptx_asm_rr(p, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
-                  addr, attn_ptx_ci32(p, bytes));
+  int bar = shared_ptr(p, addr);
+  attn_ptx_line(p,
+                "nvvm.mbarrier.arrive.expect_tx %%v%d, %%v%d : !llvm.ptr<3>, "
+                "i32",
+                bar, attn_ptx_ci32(p, bytes));
 }
 
 void attn_ptx_mbar_arrive(struct attn_ptx *p, int addr) {
-  attn_ptx_asm_r(p, "mbarrier.arrive.shared::cta.b64 _, [$0];", addr);
+  attn_ptx_line(p, "nvvm.mbarrier.arrive %%v%d : !llvm.ptr<3>",
+                shared_ptr(p, addr));
 }
 
+/// Stays inline PTX, a loop inside one asm: nvvm.mbarrier.try_wait in an
+/// scf.while made the loop visible to LLVM and cost 29 SASS instructions
+/// (3%) in the projection program's attention main loop and 50 register
+/// moves in its projection GEMMs; nvvm.mbarrier.try_wait.parity loops by
+/// itself but is lowered to inline PTX by convert-nvvm-to-llvm anyway and
+/// requires a suspend-time hint.
 void attn_ptx_mbar_wait(struct attn_ptx *p, int addr, int parity) {
   attn_ptx_asm_rr(
       p,
@@ -173,13 +190,15 @@ void attn_ptx_mbar_wait(struct attn_ptx *p, int addr, int parity) {
 /// address) into shared memory at dst, completing on mbarrier bar.
 void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
                        int bar) {
-  int ids[] = {dst, map, c[0], c[1], c[2], c[3], bar};
-  const char *t[] = {"i32", "i64", "i32", "i32", "i32", "i32", "i32"};
-  attn_ptx_asmv(
-      p, NULL, "r,l,r,r,r,r,r",
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::"
-      "bytes [$0], [$1, {$2, $3, $4, $5}], [$6];",
-      7, ids, t);
+  // A shared::cta address is a valid shared::cluster address of this CTA.
+  int to = attn_ptx_op(p, "llvm.inttoptr %%v%d : i32 to !llvm.ptr<7>", dst);
+  int desc = attn_ptx_op(p, "llvm.inttoptr %%v%d : i64 to !llvm.ptr", map);
+  int mbar = shared_ptr(p, bar);
+  attn_ptx_line(p,
+                "nvvm.cp.async.bulk.tensor.shared.cluster.global %%v%d, %%v%d, "
+                "%%v%d, box [%%v%d, %%v%d, %%v%d, %%v%d] : !llvm.ptr<7>, "
+                "!llvm.ptr",
+                to, desc, mbar, c[0], c[1], c[2], c[3]);
 }
 
 int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask) {

@@ -15,15 +15,17 @@
 // CHECK-SAME: attn.launch = {{{.*}}block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 230480 : i64, grid = array<i32: 4, 8, 2>, kernel = "hopper-wgmma"
 // CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, dims = array<i64: 128, 512, 8, 2>, dtype = "bf16", kind = "tensormap", name = "q_map", swizzle = 128 : i64, tensor = "q"}
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>
-// CHECK: mbarrier.init.shared::cta.b64
+// CHECK: nvvm.mbarrier.init %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
 // CHECK: setmaxnreg.dec.sync.aligned.u32 40
-// CHECK: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: setmaxnreg.inc.sync.aligned.u32 232
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: wgmma.commit_group.sync.aligned
 // CHECK: ex2.approx.ftz.f32
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
 // CHECK: llvm.func @attn__rope_k(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {attn.launch = {{{.*}}kernel = "rope-k"
 // CHECK: vector<4xi32>
 // CHECK-NOT: "tile.
