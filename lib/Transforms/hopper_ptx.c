@@ -186,6 +186,35 @@ void attn_ptx_mbar_wait(struct attn_ptx *p, int addr, int parity) {
       addr, parity);
 }
 
+void attn_ptx_fence_mbar_init(struct attn_ptx *p) {
+  attn_ptx_line(p, "nvvm.fence.mbarrier.init");
+}
+
+void attn_ptx_fence_proxy_async(struct attn_ptx *p, bool global) {
+  if (global)
+    attn_ptx_line(p, "nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}");
+  else
+    attn_ptx_line(p, "nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, "
+                     "space = #nvvm.shared_space<cta>}");
+}
+
+void attn_ptx_setmaxnreg(struct attn_ptx *p, bool inc, int regs) {
+  attn_ptx_line(p, "nvvm.setmaxregister %s %d", inc ? "increase" : "decrease",
+                regs);
+}
+
+void attn_ptx_wgmma_fence(struct attn_ptx *p) {
+  attn_ptx_line(p, "nvvm.wgmma.fence.aligned");
+}
+
+void attn_ptx_wgmma_commit(struct attn_ptx *p) {
+  attn_ptx_line(p, "nvvm.wgmma.commit.group.sync.aligned");
+}
+
+void attn_ptx_wgmma_wait(struct attn_ptx *p, int n) {
+  attn_ptx_line(p, "nvvm.wgmma.wait.group.sync.aligned %d", n);
+}
+
 /// TMA: a 4-D box at coords (c0..c3) from tensor map `map` (i64 generic
 /// address) into shared memory at dst, completing on mbarrier bar.
 void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],

@@ -95,6 +95,19 @@ void attn_ptx_mbar_expect_tx(struct attn_ptx *p, int addr, long long bytes);
 void attn_ptx_mbar_arrive(struct attn_ptx *p, int addr);
 void attn_ptx_mbar_wait(struct attn_ptx *p, int addr, int parity);
 
+/// Fence after mbarrier initialisation (fence.mbarrier_init.release.cluster).
+void attn_ptx_fence_mbar_init(struct attn_ptx *p);
+/// Orders generic-proxy accesses before async-proxy ones (TMA, wgmma):
+/// fence.proxy.async.global when global is true, else .shared::cta.
+void attn_ptx_fence_proxy_async(struct attn_ptx *p, bool global);
+/// setmaxnreg.inc (inc true) or .dec to regs registers per thread.
+void attn_ptx_setmaxnreg(struct attn_ptx *p, bool inc, int regs);
+
+/// wgmma.fence, wgmma.commit_group and wgmma.wait_group n.
+void attn_ptx_wgmma_fence(struct attn_ptx *p);
+void attn_ptx_wgmma_commit(struct attn_ptx *p);
+void attn_ptx_wgmma_wait(struct attn_ptx *p, int n);
+
 /// TMA: a 4-D box at coords (c0..c3) from tensor map `map` (i64 generic
 /// address) into shared memory at dst, completing on mbarrier bar.
 void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
