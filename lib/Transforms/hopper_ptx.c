@@ -1,9 +1,13 @@
 //===- hopper_ptx.c - LLVM/NVVM-dialect MLIR text with inline PTX ---------===//
 //
-// The text helpers and Hopper instruction wrappers of hopper_ptx.h. Inline
-// PTX goes through llvm.inline_asm with side effects, so MLIR and LLVM keep
-// it in place; results of several registers come back as structs named by
-// the aliases !acc_<ty><n>, which the caller declares at the top of the text.
+// The text helpers and Hopper instruction wrappers of hopper_ptx.h. Where
+// MLIR 22's NVVM dialect has an op that translates to an LLVM intrinsic the
+// wrapper emits it (mbarrier init/arrive/expect_tx, TMA, wgmma fence/commit/
+// wait, setmaxnreg, fences); the rest is inline PTX, each with the reason.
+// Inline PTX goes through llvm.inline_asm with side effects, so MLIR and
+// LLVM keep it in place; results of several registers come back as structs
+// named by the aliases !acc_<ty><n>, which the caller declares at the top of
+// the text.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/hopper_ptx.h"
@@ -192,7 +196,8 @@ void attn_ptx_fence_mbar_init(struct attn_ptx *p) {
 
 void attn_ptx_fence_proxy_async(struct attn_ptx *p, bool global) {
   if (global)
-    attn_ptx_line(p, "nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}");
+    attn_ptx_line(p,
+                  "nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}");
   else
     attn_ptx_line(p, "nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, "
                      "space = #nvvm.shared_space<cta>}");
@@ -325,6 +330,10 @@ void attn_ptx_reg_fence(struct attn_ptx *p, int *vals, int n, const char *ty,
 
 /// acc = wgmma(A from shared memory via descA, B via descB) (+ acc when
 /// scale_d is non-zero); n accumulators m64nNk16 with N = 2n.
+/// Stays inline PTX: LLVM 22 has no wgmma.mma_async intrinsic, so
+/// nvvm.wgmma.mma_async is lowered by convert-nvvm-to-llvm (not in our
+/// target pipeline) into this same inline asm, and it takes scale-d as an
+/// attribute where this wrapper is given an SSA value.
 void attn_ptx_wgmma_ss(struct attn_ptx *p, int *acc, int n, int desc_a,
                        int desc_b, int scale_d, bool trans_b) {
   struct attn_strbuf text = {0}, cons = {0};
@@ -362,6 +371,8 @@ void attn_ptx_wgmma_ss(struct attn_ptx *p, int *acc, int n, int desc_a,
 }
 
 /// acc += wgmma(A from four registers a[0..3], B via descB, transposed).
+/// Stays inline PTX: nvvm.wgmma.mma_async has no register-A form (its
+/// descriptorA is an i64 shared-memory descriptor only).
 void attn_ptx_wgmma_rs(struct attn_ptx *p, int *acc, int n, const int a[4],
                        int desc_b) {
   struct attn_strbuf text = {0}, cons = {0};

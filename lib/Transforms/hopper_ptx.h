@@ -4,8 +4,12 @@
 // (hopper_emit.c's attention kernel, hopper_rope.c's RoPE kernel, and any
 // tile-level kernel written the same way). Values are SSA names %vN, known by
 // their number N; every function that produces one returns its N. Scalar math
-// and control flow are arith/scf, memory is the LLVM dialect, and what MLIR
-// does not spell (wgmma, TMA, mbarriers, shuffles) is llvm.inline_asm.
+// and control flow are arith/scf, memory is the LLVM dialect, Hopper
+// instructions that MLIR 22's NVVM dialect spells as LLVM intrinsics are
+// NVVM ops (mbarrier init/arrive/expect_tx, TMA loads, wgmma fence/commit/
+// wait, setmaxnreg, proxy fences), and the rest is llvm.inline_asm: wgmma
+// itself, the mbarrier wait loop, shuffles, conversions (hopper_ptx.c says
+// why for each Hopper one).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_HOPPER_PTX_H
