@@ -534,7 +534,7 @@ void attn_gemm_comm_wait_rows(struct attn_gemm_em *e, int tm, int mine) {
           addv(e, at(e, ptr_i64(e, e->ws), e->ws_at.flags0),
                ext64(e, attn_ptx_mulc(e->p, tm, 4))),
           attn_ptx_mulc(e->p, e->epoch, gather_parts(e)), "sys");
-  attn_ptx_asm0(e->p, "fence.proxy.async.global;");
+  attn_ptx_fence_proxy_async(e->p, true);
   attn_ptx_line(e->p, "}");
 }
 

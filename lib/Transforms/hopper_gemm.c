@@ -420,13 +420,13 @@ static void issue_block(struct attn_gemm_em *e, int slot, int cw, int *acc) {
   int desc_b = attn_ptx_make_desc(e->p, attn_ptx_addc(e->p, slot, e->a_bytes),
                                   (long long)BLOCK_K * 128, 1024);
   int one = attn_ptx_ci32(e->p, 1);
-  attn_ptx_asm0(e->p, "wgmma.fence.sync.aligned;");
+  attn_ptx_wgmma_fence(e->p);
   for (int kk = 0; kk < BLOCK_K / 16; ++kk)
     attn_ptx_wgmma_ss(e->p, acc, e->nacc,
                       attn_ptx_desc_add(e->p, desc_a, kk * 32),
                       attn_ptx_desc_add(e->p, desc_b, (long long)kk * 16 * 128),
                       one, true);
-  attn_ptx_asm0(e->p, "wgmma.commit_group.sync.aligned;");
+  attn_ptx_wgmma_commit(e->p);
 }
 
 /// cos and sin of an f64 angle: reduced to [-pi, pi] in f64 (exact enough
@@ -642,7 +642,7 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
                                  attn_ptx_mulc(e->p, s, e->stage_bytes)),
                 cw, a2);
     // The previous block's wgmmas are done once at most one group is left.
-    attn_ptx_asm0(e->p, "wgmma.wait_group.sync.aligned 1;");
+    attn_ptx_wgmma_wait(e->p, 1);
     attn_ptx_mbar_arrive(e->p, bar_at(e, e->empty, sp));
     attn_ptx_yield_list(e->p, "scf.yield", a2, n, tys);
   }
@@ -650,7 +650,7 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
   int nz = attn_ptx_cf32(e->p, -0.0f);
   for (int i = 0; i < n; ++i)
     acc[i] = attn_ptx_op(e->p, "arith.addf %%v%d#%d, %%v%d : f32", res, i, nz);
-  attn_ptx_asm0(e->p, "wgmma.wait_group.sync.aligned 0;");
+  attn_ptx_wgmma_wait(e->p, 0);
   attn_ptx_reg_fence(e->p, acc, n, "f32", "f");
   {
     int ph, s = slot_of(e, attn_ptx_addc(e->p, kb0, e->nk - 1), &ph);
@@ -861,22 +861,17 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
     attn_ptx_mbar_init(e.p, attn_ptx_addc(e.p, e.full, 8 * s), 1);
     attn_ptx_mbar_init(e.p, attn_ptx_addc(e.p, e.empty, 8 * s), 256);
   }
-  attn_ptx_asm0(e.p, "fence.mbarrier_init.release.cluster;");
+  attn_ptx_fence_mbar_init(e.p);
   attn_ptx_line(e.p, "}");
   attn_ptx_asm0(e.p, "bar.sync 0;");
 
   int wg = attn_ptx_divc(e.p, e.tid, 128),
       wt = attn_ptx_remc(e.p, e.tid, 128);
   attn_ptx_line(e.p, "scf.if %%v%d {", attn_ptx_cmpc(e.p, "eq", wg, 0));
-  char text[96];
-  snprintf(text, sizeof text, "setmaxnreg.dec.sync.aligned.u32 %d;",
-           PRODUCER_REGS);
-  attn_ptx_asm0(e.p, text);
+  attn_ptx_setmaxnreg(e.p, false, PRODUCER_REGS);
   producer(&e, wt);
   attn_ptx_line(e.p, "} else {");
-  snprintf(text, sizeof text, "setmaxnreg.inc.sync.aligned.u32 %d;",
-           CONSUMER_REGS);
-  attn_ptx_asm0(e.p, text);
+  attn_ptx_setmaxnreg(e.p, true, CONSUMER_REGS);
   consumer(&e, wg, wt);
   attn_ptx_line(e.p, "}");
   if (fused) {

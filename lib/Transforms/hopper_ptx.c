@@ -1,9 +1,13 @@
 //===- hopper_ptx.c - LLVM/NVVM-dialect MLIR text with inline PTX ---------===//
 //
-// The text helpers and Hopper instruction wrappers of hopper_ptx.h. Inline
-// PTX goes through llvm.inline_asm with side effects, so MLIR and LLVM keep
-// it in place; results of several registers come back as structs named by
-// the aliases !acc_<ty><n>, which the caller declares at the top of the text.
+// The text helpers and Hopper instruction wrappers of hopper_ptx.h. Where
+// MLIR 22's NVVM dialect has an op that translates to an LLVM intrinsic the
+// wrapper emits it (mbarrier init/arrive/expect_tx, TMA, wgmma fence/commit/
+// wait, setmaxnreg, fences); the rest is inline PTX, each with the reason.
+// Inline PTX goes through llvm.inline_asm with side effects, so MLIR and
+// LLVM keep it in place; results of several registers come back as structs
+// named by the aliases !acc_<ty><n>, which the caller declares at the top of
+// the text.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/hopper_ptx.h"
@@ -147,20 +151,37 @@ void attn_ptx_asm_rr(struct attn_ptx *p, const char *text, int a, int b) {
 
 //===-- Hopper instructions -----------------------------------------------===//
 
+/// The shared-memory address addr (i32, a shared::cta window offset) as the
+/// !llvm.ptr<3> that the NVVM mbarrier ops take.
+static int shared_ptr(struct attn_ptx *p, int addr) {
+  return attn_ptx_op(p, "llvm.inttoptr %%v%d : i32 to !llvm.ptr<3>", addr);
+}
+
 void attn_ptx_mbar_init(struct attn_ptx *p, int addr, int count) {
-  attn_ptx_asm_rr(p, "mbarrier.init.shared::cta.b64 [$0], $1;", addr,
-                  attn_ptx_ci32(p, count));
+  int bar = shared_ptr(p, addr);
+  attn_ptx_line(p, "nvvm.mbarrier.init %%v%d, %%v%d : !llvm.ptr<3>, i32", bar,
+                attn_ptx_ci32(p, count));
 }
 
 void attn_ptx_mbar_expect_tx(struct attn_ptx *p, int addr, long long bytes) {
-  attn_ptx_asm_rr(p, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
-                  addr, attn_ptx_ci32(p, bytes));
+  int bar = shared_ptr(p, addr);
+  attn_ptx_line(p,
+                "nvvm.mbarrier.arrive.expect_tx %%v%d, %%v%d : !llvm.ptr<3>, "
+                "i32",
+                bar, attn_ptx_ci32(p, bytes));
 }
 
 void attn_ptx_mbar_arrive(struct attn_ptx *p, int addr) {
-  attn_ptx_asm_r(p, "mbarrier.arrive.shared::cta.b64 _, [$0];", addr);
+  attn_ptx_line(p, "nvvm.mbarrier.arrive %%v%d : !llvm.ptr<3>",
+                shared_ptr(p, addr));
 }
 
+/// Stays inline PTX, a loop inside one asm: nvvm.mbarrier.try_wait in an
+/// scf.while made the loop visible to LLVM and cost 29 SASS instructions
+/// (3%) in the projection program's attention main loop and 50 register
+/// moves in its projection GEMMs; nvvm.mbarrier.try_wait.parity loops by
+/// itself but is lowered to inline PTX by convert-nvvm-to-llvm anyway and
+/// requires a suspend-time hint.
 void attn_ptx_mbar_wait(struct attn_ptx *p, int addr, int parity) {
   attn_ptx_asm_rr(
       p,
@@ -169,17 +190,49 @@ void attn_ptx_mbar_wait(struct attn_ptx *p, int addr, int parity) {
       addr, parity);
 }
 
+void attn_ptx_fence_mbar_init(struct attn_ptx *p) {
+  attn_ptx_line(p, "nvvm.fence.mbarrier.init");
+}
+
+void attn_ptx_fence_proxy_async(struct attn_ptx *p, bool global) {
+  if (global)
+    attn_ptx_line(p,
+                  "nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}");
+  else
+    attn_ptx_line(p, "nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, "
+                     "space = #nvvm.shared_space<cta>}");
+}
+
+void attn_ptx_setmaxnreg(struct attn_ptx *p, bool inc, int regs) {
+  attn_ptx_line(p, "nvvm.setmaxregister %s %d", inc ? "increase" : "decrease",
+                regs);
+}
+
+void attn_ptx_wgmma_fence(struct attn_ptx *p) {
+  attn_ptx_line(p, "nvvm.wgmma.fence.aligned");
+}
+
+void attn_ptx_wgmma_commit(struct attn_ptx *p) {
+  attn_ptx_line(p, "nvvm.wgmma.commit.group.sync.aligned");
+}
+
+void attn_ptx_wgmma_wait(struct attn_ptx *p, int n) {
+  attn_ptx_line(p, "nvvm.wgmma.wait.group.sync.aligned %d", n);
+}
+
 /// TMA: a 4-D box at coords (c0..c3) from tensor map `map` (i64 generic
 /// address) into shared memory at dst, completing on mbarrier bar.
 void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
                        int bar) {
-  int ids[] = {dst, map, c[0], c[1], c[2], c[3], bar};
-  const char *t[] = {"i32", "i64", "i32", "i32", "i32", "i32", "i32"};
-  attn_ptx_asmv(
-      p, NULL, "r,l,r,r,r,r,r",
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::"
-      "bytes [$0], [$1, {$2, $3, $4, $5}], [$6];",
-      7, ids, t);
+  // A shared::cta address is a valid shared::cluster address of this CTA.
+  int to = attn_ptx_op(p, "llvm.inttoptr %%v%d : i32 to !llvm.ptr<7>", dst);
+  int desc = attn_ptx_op(p, "llvm.inttoptr %%v%d : i64 to !llvm.ptr", map);
+  int mbar = shared_ptr(p, bar);
+  attn_ptx_line(p,
+                "nvvm.cp.async.bulk.tensor.shared.cluster.global %%v%d, %%v%d, "
+                "%%v%d, box [%%v%d, %%v%d, %%v%d, %%v%d] : !llvm.ptr<7>, "
+                "!llvm.ptr",
+                to, desc, mbar, c[0], c[1], c[2], c[3]);
 }
 
 int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask) {
@@ -277,6 +330,10 @@ void attn_ptx_reg_fence(struct attn_ptx *p, int *vals, int n, const char *ty,
 
 /// acc = wgmma(A from shared memory via descA, B via descB) (+ acc when
 /// scale_d is non-zero); n accumulators m64nNk16 with N = 2n.
+/// Stays inline PTX: LLVM 22 has no wgmma.mma_async intrinsic, so
+/// nvvm.wgmma.mma_async is lowered by convert-nvvm-to-llvm (not in our
+/// target pipeline) into this same inline asm, and it takes scale-d as an
+/// attribute where this wrapper is given an SSA value.
 void attn_ptx_wgmma_ss(struct attn_ptx *p, int *acc, int n, int desc_a,
                        int desc_b, int scale_d, bool trans_b) {
   struct attn_strbuf text = {0}, cons = {0};
@@ -314,6 +371,8 @@ void attn_ptx_wgmma_ss(struct attn_ptx *p, int *acc, int n, int desc_a,
 }
 
 /// acc += wgmma(A from four registers a[0..3], B via descB, transposed).
+/// Stays inline PTX: nvvm.wgmma.mma_async has no register-A form (its
+/// descriptorA is an i64 shared-memory descriptor only).
 void attn_ptx_wgmma_rs(struct attn_ptx *p, int *acc, int n, const int a[4],
                        int desc_b) {
   struct attn_strbuf text = {0}, cons = {0};

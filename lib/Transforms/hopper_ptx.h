@@ -4,8 +4,12 @@
 // (hopper_emit.c's attention kernel, hopper_rope.c's RoPE kernel, and any
 // tile-level kernel written the same way). Values are SSA names %vN, known by
 // their number N; every function that produces one returns its N. Scalar math
-// and control flow are arith/scf, memory is the LLVM dialect, and what MLIR
-// does not spell (wgmma, TMA, mbarriers, shuffles) is llvm.inline_asm.
+// and control flow are arith/scf, memory is the LLVM dialect, Hopper
+// instructions that MLIR 22's NVVM dialect spells as LLVM intrinsics are
+// NVVM ops (mbarrier init/arrive/expect_tx, TMA loads, wgmma fence/commit/
+// wait, setmaxnreg, proxy fences), and the rest is llvm.inline_asm: wgmma
+// itself, the mbarrier wait loop, shuffles, conversions (hopper_ptx.c says
+// why for each Hopper one).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_HOPPER_PTX_H
@@ -94,6 +98,19 @@ void attn_ptx_mbar_init(struct attn_ptx *p, int addr, int count);
 void attn_ptx_mbar_expect_tx(struct attn_ptx *p, int addr, long long bytes);
 void attn_ptx_mbar_arrive(struct attn_ptx *p, int addr);
 void attn_ptx_mbar_wait(struct attn_ptx *p, int addr, int parity);
+
+/// Fence after mbarrier initialisation (fence.mbarrier_init.release.cluster).
+void attn_ptx_fence_mbar_init(struct attn_ptx *p);
+/// Orders generic-proxy accesses before async-proxy ones (TMA, wgmma):
+/// fence.proxy.async.global when global is true, else .shared::cta.
+void attn_ptx_fence_proxy_async(struct attn_ptx *p, bool global);
+/// setmaxnreg.inc (inc true) or .dec to regs registers per thread.
+void attn_ptx_setmaxnreg(struct attn_ptx *p, bool inc, int regs);
+
+/// wgmma.fence, wgmma.commit_group and wgmma.wait_group n.
+void attn_ptx_wgmma_fence(struct attn_ptx *p);
+void attn_ptx_wgmma_commit(struct attn_ptx *p);
+void attn_ptx_wgmma_wait(struct attn_ptx *p, int n);
 
 /// TMA: a 4-D box at coords (c0..c3) from tensor map `map` (i64 generic
 /// address) into shared memory at dst, completing on mbarrier bar.

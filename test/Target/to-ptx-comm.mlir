@@ -1,6 +1,7 @@
 // RUN: attn-translate --to-manifest %s | FileCheck %s
 // RUN: attn-translate --to-ptx %s -o %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: FileCheck %s --check-prefix=HOPPER < %t.ptx
 // RUN: %if ptxas %{ %ptxas -c -arch=sm_90a -v %t.ptx -o %t.o 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: not attn-translate --to-ptx --chip=sm_80 %s 2>&1 | FileCheck %s --check-prefix=SM80
 
@@ -22,6 +23,19 @@
 // PTX: .visible .entry ar(
 // PTX: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // PTX: red.release.sys.global.add.u32
+// The GEMM's Hopper instructions, from NVVM ops (mbarriers, TMA, setmaxnreg,
+// wgmma fence/commit/wait) and inline PTX (try_wait loop, wgmma).
+// HOPPER-DAG: mbarrier.init.shared.b64
+// HOPPER-DAG: fence.mbarrier_init.release.cluster
+// HOPPER-DAG: setmaxnreg.dec.sync.aligned.u32 {{.*}}40
+// HOPPER-DAG: setmaxnreg.inc.sync.aligned.u32 {{.*}}232
+// HOPPER-DAG: mbarrier.arrive.expect_tx.shared.b64
+// HOPPER-DAG: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// HOPPER-DAG: mbarrier.try_wait.parity.shared::cta.b64
+// HOPPER-DAG: wgmma.fence.sync.aligned
+// HOPPER-DAG: wgmma.commit_group.sync.aligned
+// HOPPER-DAG: wgmma.wait_group.sync.aligned {{.*}}1
+// HOPPER-DAG: mbarrier.arrive.shared.b64
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 // The plain path has no communication: a clear error, not a kernel.
 // SM80: error: lower-tile-to-gpu cannot lower a matmul fused with a collective

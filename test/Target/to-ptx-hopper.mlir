@@ -11,8 +11,11 @@
 // CHECK-DAG: .visible .entry attn__attn(
 // CHECK-DAG: .param .align 64 .b8 attn__attn_param_4[128]
 // CHECK-DAG: setmaxnreg.inc.sync.aligned.u32
-// CHECK-DAG: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
+// CHECK-DAG: mbarrier.init.shared.b64
+// CHECK-DAG: mbarrier.arrive.expect_tx.shared.b64
+// CHECK-DAG: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // CHECK-DAG: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK-DAG: mbarrier.arrive.shared.b64
 // CHECK-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK-DAG: wgmma.wait_group.sync.aligned 1
 

@@ -56,7 +56,7 @@ func.func @ar(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<
 // CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, dims = array<i64: 8192, 8192, 1, 1>, dtype = "bf16", kind = "tensormap", name = "g_map", swizzle = 128 : i64, tensor = "workspace"}
 // CHECK: red.release.sys.global.add.u32
 // CHECK: ld.acquire.sys.global.u32
-// CHECK: fence.proxy.async.global
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
 func.func @ag(%a: tensor<4096x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
   %e = tensor.empty() : tensor<8192x8192xbf16>
   %g = "comm.all_gather"(%a) {dim = 0 : i64, world_size = 2 : i64} : (tensor<4096x8192xbf16>) -> tensor<8192x8192xbf16>

@@ -12,15 +12,17 @@
 // CHECK-SAME: {align = 16 : i64, dtype = "bf16", kind = "ptr", name = "c", shape = array<i64: 8192, 8192>}
 // CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, dims = array<i64: 8192, 8192, 1, 1>, dtype = "bf16", kind = "tensormap", name = "a_map", swizzle = 128 : i64, tensor = "a"}
 // CHECK-SAME: {box = array<i64: 64, 64, 1, 1>, dims = array<i64: 8192, 8192, 1, 1>, dtype = "bf16", kind = "tensormap", name = "b_map", swizzle = 128 : i64, tensor = "b"}
-// CHECK: mbarrier.init.shared::cta.b64
-// CHECK: setmaxnreg.dec.sync.aligned.u32 40
-// CHECK: mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;"{{.*}}49152
-// CHECK: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
-// CHECK: setmaxnreg.inc.sync.aligned.u32 232
-// CHECK: wgmma.fence.sync.aligned
+// CHECK: nvvm.mbarrier.init %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: %[[TX:.*]] = arith.constant 49152 : i32
+// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %[[TX]] : !llvm.ptr<3>, i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.wgmma.fence.aligned
 // CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 1; }
-// CHECK: wgmma.commit_group.sync.aligned
-// CHECK: wgmma.wait_group.sync.aligned 1
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: cvt.rn.bf16x2.f32
 // CHECK-NOT: "tile.
 func.func @mm8k(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {

@@ -25,9 +25,10 @@
 // CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, dims = array<i64: 128, 512, 8, 2>, dtype = "bf16", kind = "tensormap", name = "q_map", swizzle = 128 : i64, tensor = "q"}
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>
 // CHECK: nvvm.read.ptx.sreg.nctaid.x
-// CHECK: mbarrier.init.shared::cta.b64
+// CHECK: nvvm.mbarrier.init %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
 // CHECK: setmaxnreg.dec.sync.aligned.u32 40
-// CHECK: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: setmaxnreg.inc.sync.aligned.u32 232
 // CHECK: llvm.call @__nv_sinf
@@ -35,6 +36,7 @@
 // CHECK: wgmma.commit_group.sync.aligned
 // CHECK: ex2.approx.ftz.f32
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
 // CHECK: llvm.func @attn__rope_k(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {attn.launch = {{{.*}}kernel = "rope-k"
 // CHECK: vector<4xi32>
 // CHECK-NOT: "tile.
@@ -70,7 +72,7 @@ func.func @attn(%q: tensor<2x8x512x128xbf16>, %k: tensor<2x8x512x128xbf16>, %v: 
 // q-rope=producer: producer warps 1-3 rotate each tile's Q (the consumers
 // compute no sin/cos) and the registers move to the producer.
 // PRODQ: setmaxnreg.dec.sync.aligned.u32 56
-// PRODQ: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
+// PRODQ: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // PRODQ: mbarrier.try_wait.parity.shared::cta.b64
 // PRODQ: llvm.call @__nv_sinf
 // PRODQ: fence.proxy.async.shared::cta
