@@ -1,10 +1,11 @@
 //===- hopper_emit.c - The warp-specialised Hopper attention kernel -------===//
 //
 // Writes one fused attention kernel for sm_90a as MLIR text in the LLVM and
-// NVVM dialects (scf/arith for control flow and scalar math), with inline
-// PTX for what the dialects do not spell: wgmma with A in registers, TMA
-// bulk-tensor loads, mbarriers, setmaxnreg. Structure (FlashAttention-3
-// style):
+// NVVM dialects (scf/arith for control flow and scalar math; TMA, mbarrier
+// init/arrive, wgmma fence/commit/wait and setmaxnreg as NVVM ops), with
+// inline PTX for what the dialects do not spell: wgmma itself (A in
+// registers for P.V), the mbarrier wait loop, named barriers. Structure
+// (FlashAttention-3 style):
 //
 //   warpgroup 0 (producer)  thread 0: TMA loads of Q once, then K and V
 //                           tiles into a `stages`-deep ring of shared-memory
@@ -226,7 +227,7 @@ static void rope_q(struct em *e, int smem, int wt, int q_row, int cw) {
   attn_ptx_line(&e->p, "llvm.store %%v%d, %%v%d : i16, !llvm.ptr<3>",
                 attn_ptx_from_f32_16(&e->p, y2), a2);
   attn_ptx_line(&e->p, "}");
-  attn_ptx_asm0(&e->p, "fence.proxy.async.shared::cta;");
+  attn_ptx_fence_proxy_async(&e->p, false);
 }
 
 /// Producer warps 1-3 (rt in [0, 96)): each thread owns two adjacent RoPE
@@ -509,7 +510,7 @@ static void producer(struct em *e, const struct ids *tiles, int wt) {
     rope_rows(e, x->smem, attn_ptx_ci32(&e->p, (int)e->q_off), k->block_m,
               attn_ptx_ci32(&e->p, 0), k->block_m,
               attn_ptx_addc(&e->p, x->q_row, k->rope_offset), &r);
-    attn_ptx_asm0(&e->p, "fence.proxy.async.shared::cta;");
+    attn_ptx_fence_proxy_async(&e->p, false);
     attn_ptx_mbar_arrive(&e->p, x->bar_qready);
     close_tiles(e, x);
     attn_ptx_line(&e->p, "}");
@@ -529,7 +530,7 @@ static void producer(struct em *e, const struct ids *tiles, int wt) {
                            k->rope_offset_k);
   rope_rows(e, x->smem, base, k->block_n, attn_ptx_ci32(&e->p, 0), k->block_n,
             pos0, &r);
-  attn_ptx_asm0(&e->p, "fence.proxy.async.shared::cta;");
+  attn_ptx_fence_proxy_async(&e->p, false);
   attn_ptx_mbar_arrive(&e->p, bar_at(e, x->bar_kready, s2));
   attn_ptx_line(&e->p, "}");
   close_tiles(e, x);
@@ -575,7 +576,7 @@ static void issue_qk(struct em *e, const struct cons *c, int kt, int *sv,
   for (int i = 0; i < e->ns; ++i)
     sv[i] = undef;
   if (fence)
-    attn_ptx_asm0(&e->p, "wgmma.fence.sync.aligned;");
+    attn_ptx_wgmma_fence(&e->p);
   for (int kk = 0; kk < k->head_dim / 16; ++kk) {
     long long region_q = (long long)(kk / 4) * k->block_m * 128;
     long long region_k = (long long)(kk / 4) * k->block_n * 128;
@@ -585,7 +586,7 @@ static void issue_qk(struct em *e, const struct cons *c, int kt, int *sv,
         attn_ptx_desc_add(&e->p, desc_k, region_k + (kk % 4) * 32),
         attn_ptx_ci32(&e->p, kk ? 1 : 0), false);
   }
-  attn_ptx_asm0(&e->p, "wgmma.commit_group.sync.aligned;");
+  attn_ptx_wgmma_commit(&e->p);
 }
 
 /// O += P V for the stage's V tile (issued and committed, not waited). The
@@ -597,7 +598,7 @@ static void issue_pv(struct em *e, int vt, int *ov, int *a) {
     attn_ptx_wgmma_rs(
         &e->p, ov, e->no, &a[4 * kk],
         attn_ptx_desc_add(&e->p, desc_v, (long long)kk * 16 * 128));
-  attn_ptx_asm0(&e->p, "wgmma.commit_group.sync.aligned;");
+  attn_ptx_wgmma_commit(&e->p);
 }
 
 /// Masks S where block j crosses the diagonal or the end of the keys.
@@ -728,7 +729,7 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
       rope_rows(e, x->smem, attn_ptx_ci32(&e->p, (int)e->q_off), k->block_m,
                 first, 64, attn_ptx_addc(&e->p, c.wg_row, k->rope_offset),
                 &rq);
-      attn_ptx_asm0(&e->p, "fence.proxy.async.shared::cta;");
+      attn_ptx_fence_proxy_async(&e->p, false);
     } else {
       rope_q(e, x->smem, wt, x->q_row, c.cw);
     }
@@ -754,7 +755,7 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
     attn_ptx_asm_r(&e->p, "bar.sync $0, 256;", c.sched_me);
     issue_qk(e, &c, tile_k(e, x, s), sv, true);
     attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", c.sched_other);
-    attn_ptx_asm0(&e->p, "wgmma.wait_group.sync.aligned 0;");
+    attn_ptx_wgmma_wait(&e->p, 0);
     attn_ptx_reg_fence(&e->p, sv, ns, "f32", "f");
     maybe_mask(e, &c, z, sv);
     softmax(e, &c, sv, m0, l0, m, l, alpha, pf);
@@ -811,16 +812,16 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
         vt = attn_ptx_addc(&e->p, tile_k(e, x, sp), e->tile_bytes);
     attn_ptx_mbar_wait(&e->p, bar_at(e, ready, s), ph);
     attn_ptx_asm_r(&e->p, "bar.sync $0, 256;", c.sched_me);
-    attn_ptx_asm0(&e->p, "wgmma.fence.sync.aligned;");
+    attn_ptx_wgmma_fence(&e->p);
     issue_qk(e, &c, kt, sv, false);
     issue_pv(e, vt, ov, pa);
     attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", c.sched_other);
-    attn_ptx_asm0(&e->p, "wgmma.wait_group.sync.aligned 1;");
+    attn_ptx_wgmma_wait(&e->p, 1);
     attn_ptx_reg_fence(&e->p, sv, ns, "f32", "f");
     maybe_mask(e, &c, j, sv);
     int mo[2], lo2[2], an[2], pn[128], pf2[256];
     softmax(e, &c, sv, mi, li, mo, lo2, an, pf2);
-    attn_ptx_asm0(&e->p, "wgmma.wait_group.sync.aligned 0;");
+    attn_ptx_wgmma_wait(&e->p, 0);
     attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
     attn_ptx_reg_fence(&e->p, pf2, ns, "f32", "f");
     pack_p(e, pf2, pn);
@@ -864,10 +865,10 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   attn_ptx_reg_fence(&e->p, pa, np, "i32", "r");
   int vl = attn_ptx_addc(&e->p, tile_k(e, x, sl), e->tile_bytes);
   attn_ptx_asm_r(&e->p, "bar.sync $0, 256;", c.sched_me);
-  attn_ptx_asm0(&e->p, "wgmma.fence.sync.aligned;");
+  attn_ptx_wgmma_fence(&e->p);
   issue_pv(e, vl, ov, pa);
   attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", c.sched_other);
-  attn_ptx_asm0(&e->p, "wgmma.wait_group.sync.aligned 0;");
+  attn_ptx_wgmma_wait(&e->p, 0);
   attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
   attn_ptx_mbar_arrive(&e->p, bar_at(e, x->bar_empty, sl));
 
@@ -1089,7 +1090,7 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
     attn_ptx_mbar_init(&e.p, attn_ptx_addc(&e.p, x.bar_kready, 8 * s), 96);
     attn_ptx_mbar_init(&e.p, attn_ptx_addc(&e.p, x.bar_empty, 8 * s), 256);
   }
-  attn_ptx_asm0(&e.p, "fence.mbarrier_init.release.cluster;");
+  attn_ptx_fence_mbar_init(&e.p);
   attn_ptx_line(&e.p, "}");
   attn_ptx_asm0(&e.p, "bar.sync 0;");
 
@@ -1097,16 +1098,13 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
       wt = attn_ptx_remc(&e.p, x.tid, 128);
   int is_producer = attn_ptx_cmpc(&e.p, "eq", wg, 0);
   attn_ptx_line(&e.p, "scf.if %%v%d {", is_producer);
-  char text[96];
   bool rotators = k->rope && (k->rope_k_in_kernel || e.q_by_producer);
-  snprintf(text, sizeof text, "setmaxnreg.dec.sync.aligned.u32 %d;",
-           rotators ? PRODUCER_REGS : PRODUCER_REGS_NO_ROPE);
-  attn_ptx_asm0(&e.p, text);
+  attn_ptx_setmaxnreg(&e.p, false,
+                      rotators ? PRODUCER_REGS : PRODUCER_REGS_NO_ROPE);
   producer(&e, &x, wt);
   attn_ptx_line(&e.p, "} else {");
-  snprintf(text, sizeof text, "setmaxnreg.inc.sync.aligned.u32 %d;",
-           rotators ? CONSUMER_REGS : CONSUMER_REGS_NO_ROPE);
-  attn_ptx_asm0(&e.p, text);
+  attn_ptx_setmaxnreg(&e.p, true,
+                      rotators ? CONSUMER_REGS : CONSUMER_REGS_NO_ROPE);
   consumer(&e, &x, wg, wt);
   attn_ptx_line(&e.p, "}");
   attn_ptx_line(&e.p, "llvm.return");

@@ -2,9 +2,10 @@
 //
 // Internal to lib/Transforms: lower_tile_to_hopper.c decides what to build
 // (struct attn_hopper_kernel), hopper_emit.c writes it as LLVM/NVVM-dialect
-// MLIR through hopper_ptx.h: mbarrier init/arrive and TMA loads are NVVM
-// ops; wgmma, the mbarrier wait loop, setmaxnreg and the named barriers are
-// still inline PTX here (see hopper_ptx.c for which have to be and why).
+// MLIR through hopper_ptx.h: mbarrier init/arrive, TMA loads, wgmma
+// fence/commit/wait, setmaxnreg and the proxy fences are NVVM ops; wgmma
+// itself, the mbarrier wait loop and the named barriers are still inline PTX
+// (see hopper_ptx.c for why).
 // MLIR's NVVM target and LLVM NVPTX compile it.
 // hopper_rope.c writes the RoPE kernel of the split and pre placements.
 //

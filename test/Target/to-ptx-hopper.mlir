@@ -17,7 +17,7 @@
 // CHECK-DAG: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK-DAG: mbarrier.arrive.shared.b64
 // CHECK-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// CHECK-DAG: wgmma.wait_group.sync.aligned 1
+// CHECK-DAG: wgmma.wait_group.sync.aligned {{.*}}1
 
 // ptxas accepts both kernels with no spills.
 // PTXAS-DAG: Compiling entry function 'attn__attn' for 'sm_90a'

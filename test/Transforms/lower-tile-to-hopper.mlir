@@ -26,14 +26,14 @@
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>
 // CHECK: nvvm.read.ptx.sreg.nctaid.x
 // CHECK: nvvm.mbarrier.init %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
-// CHECK: setmaxnreg.dec.sync.aligned.u32 40
+// CHECK: nvvm.setmaxregister decrease 40
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
-// CHECK: setmaxnreg.inc.sync.aligned.u32 232
+// CHECK: nvvm.setmaxregister increase 232
 // CHECK: llvm.call @__nv_sinf
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// CHECK: wgmma.commit_group.sync.aligned
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: ex2.approx.ftz.f32
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
@@ -44,8 +44,8 @@
 // Fused: K rotated by the producer warps in shared memory, one kernel.
 // FUSED-NOT: attn.programs
 // FUSED: llvm.func @attn(
-// FUSED: setmaxnreg.dec.sync.aligned.u32 56
-// FUSED: fence.proxy.async.shared::cta
+// FUSED: nvvm.setmaxregister decrease 56
+// FUSED: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // FUSED-NOT: @attn__rope_k
 // Pre: Q and K rotated by kernels before an attention kernel without RoPE.
 // PRE: attn.programs = [{inputs = ["q", "k", "v", "out"], name = "attn", steps = [{args = ["q", "q_rot"], kernel = "attn__rope_q"}, {args = ["k", "k_rot"], kernel = "attn__rope_k"}, {args = ["q_rot", "k_rot", "v", "out"], kernel = "attn__attn"}], workspace = [{bytes = 2097152 : i64, name = "q_rot"}, {bytes = 2097152 : i64, name = "k_rot"}]}]
@@ -62,21 +62,21 @@ func.func @attn(%q: tensor<2x8x512x128xbf16>, %k: tensor<2x8x512x128xbf16>, %v: 
 
 // GRID: llvm.func @attn__attn(
 // GRID-SAME: grid = array<i32: 4, 8, 2>, kernel = "hopper-wgmma"
-// GRID: setmaxnreg.dec.sync.aligned.u32 40
+// GRID: nvvm.setmaxregister decrease 40
 // GRID: nvvm.read.ptx.sreg.ctaid.y
-// GRID: setmaxnreg.inc.sync.aligned.u32 232
+// GRID: nvvm.setmaxregister increase 232
 // GRID: llvm.call @__nv_sinf
 // With 5 CTAs the schedule is decided at compile time, as the block
 // scheduler would place the 64 tiles (costs 5, 4, 3, 2 key blocks + 1 for
 // query blocks 3..0 of each head): 6 offsets, then the tiles of each CTA.
 // q-rope=producer: producer warps 1-3 rotate each tile's Q (the consumers
 // compute no sin/cos) and the registers move to the producer.
-// PRODQ: setmaxnreg.dec.sync.aligned.u32 56
+// PRODQ: nvvm.setmaxregister decrease 56
 // PRODQ: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // PRODQ: mbarrier.try_wait.parity.shared::cta.b64
 // PRODQ: llvm.call @__nv_sinf
-// PRODQ: fence.proxy.async.shared::cta
-// PRODQ: setmaxnreg.inc.sync.aligned.u32 224
+// PRODQ: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// PRODQ: nvvm.setmaxregister increase 224
 // PRODQ-NOT: llvm.call @__nv_sinf
 // PRODQ: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // BADQ: option 'q-rope' expects auto, producer or consumers, found 'both'
