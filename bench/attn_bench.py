@@ -305,8 +305,8 @@ def table(rows, meta):
              "",
              "bf16, causal, H=32, RoPE rotate-half theta=5e5 on q and k, B*N=32K tokens. TFLOP/s count the causal "
              "forward (4*B*H*N^2*d/2). 'vs X' = X's time / attn's time (above 1: attn is faster). attn = the "
-             "default lowering (Hopper kernel, K rotated once per row by a small kernel before it, Q in the "
-             "kernel); 'K fused' = K rotated per tile inside the kernel; 'no RoPE' = the same kernel on "
+             "default lowering (persistent Hopper kernel, K rotated once per row by a small kernel before "
+             "it, Q in the kernel); 'K fused' = K rotated per tile inside the kernel; 'no RoPE' = the same kernel on "
              "pre-rotated inputs, to compare with the attention kernels alone. Correctness: max rel. error over "
              "three (b, h) heads against a float64 reference, checked before any timing. Medians of "
              "triton.testing.do_bench (L2 flushed).",
@@ -341,7 +341,33 @@ def table(rows, meta):
             return "—" if not m else f"{m[0]:.3f}"
         anchors.append(f"| {r['d']} | {r['N']} | {r['Hkv']} | {ms2('rope_c + flex')} | "
                        f"{ms2('rope_c + sdpa_cudnn')} | {ms2('rope_c + sdpa_flash')} |")
-    return "\n".join(lines + anchors)
+    return "\n".join(lines + anchors + variant_table(rows))
+
+
+def variant_table(rows):
+    """Every ATTN_BENCH_VARIANTS row beside the default's (ms; '—' where
+    its check failed), one column per variant label."""
+    labels = []
+    for r in rows:
+        lab = r["impl"][len("attn variant "):] if r["impl"].startswith("attn variant ") else None
+        if lab and lab not in labels:
+            labels.append(lab)
+    if not labels:
+        return []
+    out = ["", "All variants, same inputs (ms; ATTN_BENCH_VARIANTS = "
+           f"`{os.environ.get('ATTN_BENCH_VARIANTS', '')}`):",
+           "| d | N | Hkv | attn (default) | " + " | ".join(labels) + " |",
+           "|---" * (4 + len(labels)) + "|"]
+    for r in rows:
+        if r["impl"] not in ATTN_ROWS:
+            continue
+        same = [x for x in rows if x["d"] == r["d"] and x["N"] == r["N"] and x["Hkv"] == r["Hkv"]]
+        def ms(name):
+            m = [x.get("ms") for x in same if x["impl"] == name and x.get("ms") is not None]
+            return "—" if not m else f"{m[0]:.3f}"
+        out.append(f"| {r['d']} | {r['N']} | {r['Hkv']} | {ms(r['impl'])} | "
+                   + " | ".join(ms("attn variant " + lab) for lab in labels) + " |")
+    return out
 
 
 def chart(rows, path):

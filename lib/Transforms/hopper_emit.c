@@ -98,7 +98,9 @@ static void sift_down(int64_t *fin, int32_t *cta, int64_t n, int64_t i) {
 /// The persistent kernel's schedule, decided here because every size is
 /// known: the tiles in launch order (heads-major, longest query block
 /// first), each given to the CTA that frees first, costing its key blocks
-/// plus one for the tile's own work, as the hardware's block scheduler would
+/// plus tile_overhead for the tile's own work (Q, the first Q.K^T and the
+/// last P.V that overlap nothing, the epilogue), as the hardware's block
+/// scheduler would
 /// place one CTA per tile. Returns G + 1 offsets then the T tile indices, CTA
 /// c's being [G + 1 + off[c], G + 1 + off[c + 1]); NULL when out of memory.
 static int32_t *schedule(const struct attn_hopper_kernel *k, int64_t g,
@@ -116,7 +118,7 @@ static int32_t *schedule(const struct attn_hopper_kernel *k, int64_t g,
     cta[c] = (int32_t)c;
   for (int64_t i = 0; i < t; ++i) {
     owner[i] = cta[0];
-    fin[0] += key_blocks(k, nq - 1 - i % nq) + 1;
+    fin[0] += key_blocks(k, nq - 1 - i % nq) + k->tile_overhead;
     sift_down(fin, cta, g, 0);
   }
   for (int64_t i = 0; i < t; ++i)

@@ -47,6 +47,9 @@ struct attn_hopper_kernel {
   /// query blocks of each head first), so that one tile's last P V and
   /// epilogue overlap the loads of the next.
   int64_t persistent_ctas;
+  /// What a tile costs the persistent schedule beyond its key blocks, in key
+  /// blocks.
+  int tile_overhead;
   /// In a persistent kernel with RoPE whose K comes rotated: producer warps
   /// 1-3 rotate each tile's Q while the consumers finish the previous tile
   /// (else the consumers rotate their rows).

@@ -70,7 +70,8 @@ struct hopper_options {
   enum placement rope;  // auto: the program's rope.strategy, else split
   bool persistent;      // a few CTAs looping over the tiles
   long ctas;            // how many (0: one per SM of gpu)
-  int q_rope;           // who rotates Q: 0 auto, 1 producer, 2 consumers
+  int q_rope;           // who rotates Q: 1 producer, 2 consumers
+  long tile_overhead;   // the schedule's cost of a tile beyond its key blocks
 };
 
 static const struct attn_pass_option hopper_options_help[] = {
@@ -84,11 +85,12 @@ static const struct attn_pass_option hopper_options_help[] = {
                    "(default true; false: one CTA per query block)"},
     {"ctas", "CTAs of the persistent kernel (0: one per SM of gpu, the "
              "default)"},
+    {"tile-overhead", "what a tile costs the persistent kernel's schedule "
+                      "beyond its key blocks, in key blocks (0: 2)"},
     {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
                "(split): producer (warps 1-3, overlapping the previous "
-               "tile), consumers (each its rows), or auto (producer for "
-               "head dim 128 with at least 24 key blocks per tile on "
-               "average, the default)"},
+               "tile) or consumers (each its rows at the start of the tile, "
+               "the default)"},
     {"rope", "where RoPE runs: auto (the program's rope.strategy, else the "
              "cost model's choice), fused (Q and K in the kernel, K per tile), "
              "split (K by a "
@@ -106,7 +108,8 @@ static void hopper_init(void *opts) {
   o->rope = PLACE_AUTO;
   o->persistent = true;
   o->ctas = 0;
-  o->q_rope = 0;
+  o->q_rope = 2;
+  o->tile_overhead = 0;
 }
 
 static bool parse_placement(const char *v, enum placement *out) {
@@ -147,17 +150,20 @@ static bool hopper_set(void *opts, const char *name, const char *value,
     return true;
   }
   if (!strcmp(name, "q-rope")) {
-    static const char *names[] = {"auto", "producer", "consumers"};
-    for (int i = 0; i < 3; ++i)
+    static const char *names[] = {"", "producer", "consumers"};
+    for (int i = 1; i < 3; ++i)
       if (!strcmp(value, names[i])) {
         o->q_rope = i;
         return true;
       }
     snprintf(err, errlen,
-             "option 'q-rope' expects auto, producer or consumers, found '%s'",
+             "option 'q-rope' expects producer or consumers, found '%s'",
              value);
     return false;
   }
+  if (!strcmp(name, "tile-overhead"))
+    return attn_parse_int_option(name, value, 0, 64, &o->tile_overhead, err,
+                                 errlen);
   if (!strcmp(name, "ctas"))
     return attn_parse_int_option(name, value, 0, 1 << 16, &o->ctas, err,
                                  errlen);
@@ -173,7 +179,8 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
-           "chip, gpu, fallback, stages, rope, persistent, ctas or q-rope)",
+           "chip, gpu, fallback, stages, rope, persistent, ctas, q-rope or "
+           "tile-overhead)",
            name);
   return false;
 }
@@ -238,16 +245,15 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
                                       : 132;
   if (attn_hopper_tiles(k) > ATTN_HOPPER_MAX_SCHEDULED_TILES)
     k->persistent_ctas = 0;
-  // Producer warps rotate Q while the consumers finish the previous tile,
-  // but 96 threads take about three times as long as the consumers' 256:
-  // measured on an H200 (bench/RESULTS.md), that pays at head dim 128 with
-  // long tiles (N = 8K: 2.5% faster) and costs up to 4% at N = 2K and at
-  // head dim 64.
-  int64_t kb = (k->seq_k + k->block_n - 1) / k->block_n;
-  int64_t mean_kb = k->causal ? (kb + 1) / 2 : kb;
-  k->rope_q_by_producer =
-      o->q_rope == 1 ||
-      (o->q_rope == 0 && k->head_dim == 128 && mean_kb >= 24);
+  // Producer warps could rotate Q while the consumers finish the previous
+  // tile, but 96 threads take about three times as long as the consumers'
+  // 256; on an H200 (bench/RESULTS.md) that was never consistently faster,
+  // so the consumers rotate Q unless asked otherwise.
+  k->rope_q_by_producer = o->q_rope == 1;
+  // A tile's own work (see attn_hopper_kernel::tile_overhead): 2 key blocks
+  // measured best or within noise of the best of 1, 2, 4 and 8 on an H200
+  // at d 64 and 128, N 1K to 8K (8 was best at N = 1K only).
+  k->tile_overhead = o->tile_overhead ? (int)o->tile_overhead : 2;
   if (attn_hopper_smem_bytes(k) > SMEM_LIMIT) {
     snprintf(why, wlen,
              "the tiles do not fit the 227 KiB of shared memory of a CTA");

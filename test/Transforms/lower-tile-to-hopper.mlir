@@ -8,6 +8,8 @@
 // RUN: not attn-opt %s --lower-tile-to-hopper="q-rope=both" 2>&1 | FileCheck %s --check-prefix=BADQ
 // RUN: not attn-opt %s --lower-tile-to-hopper="persistent=maybe" 2>&1 | FileCheck %s --check-prefix=BADP
 // RUN: not attn-opt %s --lower-tile-to-hopper="ctas=-1" 2>&1 | FileCheck %s --check-prefix=BADC
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="ctas=5 tile-overhead=1" | FileCheck %s --check-prefix=OV1
+// RUN: not attn-opt %s --lower-tile-to-hopper="tile-overhead=65" 2>&1 | FileCheck %s --check-prefix=BADOV
 
 // The attention tile program becomes one warp-specialised sm_90a kernel:
 // 384 threads, three TMA descriptors as grid-constant parameters, wgmma for
@@ -15,8 +17,8 @@
 // RoPE, K is rotated once per row by a second kernel (split, the default),
 // and a launch program runs both. The kernel is persistent: 64 tiles (4
 // query blocks x 8 heads x 2 batches) on min(64, 132 SMs) CTAs, each looping
-// over its tiles; the consumers rotate Q (at this size auto leaves Q to
-// them). With persistent=false there is one CTA per tile.
+// over its tiles; the consumers rotate Q. With persistent=false there is one
+// CTA per tile.
 // CHECK: gpu.module @attn_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
 // CHECK-SAME: attn.programs = [{inputs = ["q", "k", "v", "out"], name = "attn", steps = [{args = ["k", "k_rot"], kernel = "attn__rope_k"}, {args = ["q", "k_rot", "v", "out"], kernel = "attn__attn"}], workspace = [{bytes = 2097152 : i64, name = "k_rot"}]}]
 // CHECK: llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
@@ -66,9 +68,6 @@ func.func @attn(%q: tensor<2x8x512x128xbf16>, %k: tensor<2x8x512x128xbf16>, %v: 
 // GRID: nvvm.read.ptx.sreg.ctaid.y
 // GRID: nvvm.setmaxregister increase 232
 // GRID: llvm.call @__nv_sinf
-// With 5 CTAs the schedule is decided at compile time, as the block
-// scheduler would place the 64 tiles (costs 5, 4, 3, 2 key blocks + 1 for
-// query blocks 3..0 of each head): 6 offsets, then the tiles of each CTA.
 // q-rope=producer: producer warps 1-3 rotate each tile's Q (the consumers
 // compute no sin/cos) and the registers move to the producer.
 // PRODQ: nvvm.setmaxregister decrease 56
@@ -79,10 +78,17 @@ func.func @attn(%q: tensor<2x8x512x128xbf16>, %k: tensor<2x8x512x128xbf16>, %v: 
 // PRODQ: nvvm.setmaxregister increase 224
 // PRODQ-NOT: llvm.call @__nv_sinf
 // PRODQ: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// BADQ: option 'q-rope' expects auto, producer or consumers, found 'both'
-// CTAS: llvm.mlir.global internal constant @attn__attn__tiles(dense<[0, 12, 26, 39, 51, 64, 0, 8, 16,
+// BADQ: option 'q-rope' expects producer or consumers, found 'both'
+// With 5 CTAs the schedule is decided at compile time, as the block
+// scheduler would place the 64 tiles (costs 4, 3, 2, 1 key blocks for
+// query blocks 3..0 of each head, + 2 for the tile): 6 offsets, then the
+// tiles of each CTA.
+// CTAS: llvm.mlir.global internal constant @attn__attn__tiles(dense<[0, 13, 25, 39, 51, 64, 0, 8, 15,
 // CTAS-SAME: tensor<70xi32>) {addr_space = 1 : i32}
 // CTAS: llvm.func @attn__attn(
 // CTAS-SAME: grid = array<i32: 5, 1, 1>, kernel = "hopper-wgmma"
+// tile-overhead=1 prices each tile's own work lower: other offsets.
+// OV1: llvm.mlir.global internal constant @attn__attn__tiles(dense<[0, 12, 26, 39, 51, 64, 0, 8, 16,
+// BADOV: option 'tile-overhead' expects an integer in [0, 64], found '65'
 // BADC: option 'ctas' expects an integer in [0, 65536], found '-1'
 // BADP: option 'persistent' expects true or false, found 'maybe'
