@@ -177,7 +177,7 @@ enum attnrt_status comm_fused_prepare(const struct comm_fused_problem *p,
   rs = attnrt_comm_dev_create(p->comm, 0, &f->dev_comm);
   if (rs != ATTNRT_OK) {
     snprintf(why, why_len, "attnrt_comm_dev_create: %s",
-             attnrt_last_error(NULL));
+             attnrt_last_error(p->rt));
     comm_fused_release(f);
     return rs;
   }
@@ -225,7 +225,7 @@ enum attnrt_status comm_fused_run(struct comm_fused *f,
   }
   st = attnrt_launch(f->module, f->name, args, n, s);
   if (st != ATTNRT_OK)
-    snprintf(why, why_len, "attnrt_launch: %s", attnrt_last_error(NULL));
+    snprintf(why, why_len, "attnrt_launch: %s", attnrt_last_error(attnrt_comm_runtime(f->comm)));
   return st;
 }
 
