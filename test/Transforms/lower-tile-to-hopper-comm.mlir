@@ -1,25 +1,30 @@
 // RUN: attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper | FileCheck %s
 // RUN: attn-opt %s --split-input-file --pass-pipeline='builtin.module(comm-schedule{comm-schedule-split=adaptive},attn-tile{kernel=hopper},lower-tile-to-hopper)' | FileCheck %s --check-prefix=ADAPT
 // RUN: attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" | FileCheck %s --check-prefix=TILE
+// RUN: attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper | FileCheck %s --check-prefix=NOCALL
 
 // A matmul and its collective, fused by comm-schedule, become one kernel:
 // the model's 4 communication CTAs (block numbers 0-3) beside 128 compute
 // CTAs, the NCCL symmetric workspace (three 128 MiB regions for all-reduce:
-// each rank's partials, then the owners' sums), device communicator and
-// window as parameters, peers reached through attn_nccl_peer_ptr (the NCCL
-// device shim) and written, never read, and flags counted per launch
-// (epoch).
+// each rank's partials, then the owners' sums) and its peer table (one i64
+// per rank, from attnrt_comm_buffer_peers) as parameters, peers' workspaces
+// loaded from the table, never reached through a call (an extern call
+// serializes wgmma: C7509), written, never read, and flags counted per
+// launch (epoch).
 // TILE-LABEL: func.func @ar(
 // TILE-SAME: tile.matmul = {accumulate = false, block_k = 64 : i64, block_m = 128 : i64, block_n = 256 : i64, comm = {comm_sms = 4 : i64, compute_sms = 128 : i64, pattern = "matmul_all_reduce", split = "static", world_size = 2 : i64}, k = 8192 : i64, m = 8192 : i64, n = 8192 : i64}
 // TILE-NEXT: return
-// CHECK: llvm.func @attn_nccl_peer_ptr(!llvm.ptr, !llvm.ptr, i64, i32) -> !llvm.ptr
+// CHECK-NOT: attn_nccl
 // CHECK-LABEL: llvm.func @ar(
-// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i32, %{{.*}}: i32,
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: !llvm.ptr {llvm.align
 // CHECK-SAME: comm = {comm_ctas = 4 : i64, compute_ctas = 128 : i64, pattern = "matmul_all_reduce", split = "static", workspace_bytes = 402681856 : i64, world_size = 2 : i64}
 // CHECK-SAME: grid = array<i32: 132, 1, 1>, kernel = "hopper-gemm-comm"
-// CHECK-SAME: {align = 256 : i64, kind = "ptr", name = "workspace"}, {kind = "ptr", name = "dev_comm"}, {kind = "ptr", name = "window"}, {kind = "i32", name = "rank"}, {kind = "i32", name = "epoch"}
+// CHECK-SAME: {align = 256 : i64, kind = "ptr", name = "workspace"}, {dtype = "i64", kind = "ptr", name = "peers", shape = array<i64: 2>}, {kind = "i32", name = "rank"}, {kind = "i32", name = "epoch"}
 // CHECK: arith.cmpi ult, %{{.*}}, %c4_i32
-// CHECK: llvm.call @attn_nccl_peer_ptr
+// CHECK: "ld.global.nc.u64 $0, [$1];"
+// No kernel of any pattern calls a function (the NCCL device shim's or any).
+// NOCALL-NOT: llvm.call
+// NOCALL-NOT: attn_nccl
 // CHECK: ld.acquire.sys.global.u32
 // CHECK: ld.global.cg.v4.u32
 // CHECK: st.global.v4.u32
@@ -73,6 +78,7 @@ func.func @ag(%a: tensor<4096x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<
 // CHECK-SAME: pattern = "matmul_reduce_scatter"
 // CHECK-SAME: world_size = 4 : i64
 // CHECK-SAME: {align = 16 : i64, dtype = "bf16", kind = "ptr", name = "c", shape = array<i64: 1024, 8192>}
+// CHECK-SAME: {dtype = "i64", kind = "ptr", name = "peers", shape = array<i64: 4>}
 func.func @rs4(%a: tensor<4096x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<1024x8192xbf16> {
   %e = tensor.empty() : tensor<4096x8192xbf16>
   %c = linalg.matmul ins(%a, %b : tensor<4096x8192xbf16>, tensor<8192x8192xbf16>) outs(%e : tensor<4096x8192xbf16>) -> tensor<4096x8192xbf16>

@@ -1,8 +1,11 @@
-// comm_dev_test.c - unit tests of device communicators (attnrt_comm_dev_create/destroy) against the mock libcuda and libnccl: the layout kernels receive, NCCL failures, pending creation, cleanup.
+// comm_dev_test.c - unit tests of device communicators (attnrt_comm_dev_create/destroy) and of the peer tables made with them (attnrt_comm_buffer_peers) against the mock libcuda and libnccl: the layout kernels receive, NCCL failures, pending creation, cleanup.
 
 #include "mock_nccl_fixture.h"
+#include "free_port.h"
 
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 // The device communicator's layout (docs/runtime.md, attnrt_internal.h): the
 // LSA barrier handle at 0, the ncclDevComm from byte 64, 1088 bytes in all.
@@ -208,6 +211,246 @@ static int test_left_to_the_communicator(void) {
   return 0;
 }
 
+//===-- Peer tables --===//
+
+/// Where the mock's attn_nccl_peer_table puts rank p's copy of a buffer.
+#define FAKE_PEER_ADDRESS(p) (UINT64_C(0x7e0000000000) + ((uint64_t)(p) << 32))
+
+/// attn_nccl_peer_table on the mock (runtime/nccl/attn_nccl_device.cu):
+/// params (dev_comm, window, local, table, nranks); the ranks of this rank's
+/// LSA team (from the ncclDevComm the mock libnccl wrote) get a fake address,
+/// this rank local, the others 0, as ncclGetPeerPointer's NULL.
+static void peer_table_kernel(const struct mock_cuda_launch *l) {
+  const unsigned char *dev = (const unsigned char *)(uintptr_t)l->params[0];
+  int rank = read_i32(dev, DEV_COMM_NCCL_OFFSET + 0);
+  int lsa_rank = read_i32(dev, DEV_COMM_NCCL_OFFSET + 12);
+  int lsa_size = read_i32(dev, DEV_COMM_NCCL_OFFSET + 16);
+  uint64_t *table = (uint64_t *)(uintptr_t)l->params[3];
+  for (int p = 0; p < (int)l->params[4]; ++p) {
+    int lsa_peer = lsa_rank + p - rank;
+    table[p] = p == rank                              ? l->params[2]
+               : lsa_peer >= 0 && lsa_peer < lsa_size ? FAKE_PEER_ADDRESS(p)
+                                                      : 0;
+  }
+}
+
+static uint64_t read_u64(attnrt_runtime *rt, attnrt_devptr p) {
+  uint64_t v = 0;
+  if (attnrt_memcpy_dtoh(rt, &v, p, sizeof v, NULL) != ATTNRT_OK)
+    return UINT64_MAX;
+  return v;
+}
+
+/// A library built without the shim cannot make tables: a clear error.
+static int expect_no_shim(attnrt_comm *c) {
+  attnrt_comm_buffer *b = NULL;
+  attnrt_devptr dev = 0, peers = 1;
+  CHECK(attnrt_comm_buffer_alloc(c, 4096, &b) == ATTNRT_OK);
+  CHECK(attnrt_comm_dev_create(c, 0, &dev) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_peers(b, dev, &peers) == ATTNRT_ERR_NOT_FOUND && peers == 0);
+  CHECK(contains(attnrt_last_error(attnrt_comm_runtime(c)),
+                 "built without the NCCL device shim"));
+  CHECK(attnrt_comm_dev_destroy(c, dev) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_free(b) == ATTNRT_OK);
+  attnrt_comm_destroy(c);
+  return 0;
+}
+
+static int test_peer_table(void) {
+  attnrt_comm *c = init_one_rank();
+  CHECK(c != NULL);
+  if (!attnrt_nccl_shim_available())
+    return expect_no_shim(c);
+  mock_cuda_set_kernel("attn_nccl_peer_table", peer_table_kernel);
+  attnrt_runtime *rt = attnrt_comm_runtime(c);
+  attnrt_comm_buffer *b = NULL, *b2 = NULL;
+  attnrt_devptr dev = 0, peers = 0, again = 0, peers2 = 0;
+  CHECK(attnrt_comm_buffer_alloc(c, 8192, &b) == ATTNRT_OK);
+  CHECK(attnrt_comm_dev_create(c, 0, &dev) == ATTNRT_OK);
+  int modules = mock_cuda_state()->live_modules;
+  CHECK(attnrt_comm_buffer_peers(b, dev, &peers) == ATTNRT_OK && peers != 0);
+  // The shim, loaded on its own (PTX for the driver, no nvJitLink), ran
+  // once: one block, dev_comm, the window, the buffer's address, the table
+  // and the number of ranks.
+  const struct mock_cuda_state *s = mock_cuda_state();
+  CHECK(s->live_modules == modules + 1);
+  CHECK(s->launches == 1);
+  const struct mock_cuda_launch *l = &s->last_launch;
+  CHECK(strcmp(l->kernel, "attn_nccl_peer_table") == 0);
+  CHECK(l->grid[0] == 1 && l->grid[1] == 1 && l->grid[2] == 1 && l->block[0] >= 1);
+  CHECK(l->nparams == 5 && l->param_size[4] == 4);
+  CHECK(l->params[0] == dev);
+  CHECK(l->params[1] == (uint64_t)(uintptr_t)attnrt_comm_buffer_window(b));
+  CHECK(l->params[2] == attnrt_comm_buffer_ptr(b));
+  CHECK(l->params[3] == peers && l->params[4] == 1);
+  CHECK(l->stream == NULL);
+  CHECK(mock_cuda_state()->last_alloc_bytes == 8); // one rank, one u64
+  CHECK(read_u64(rt, peers) == attnrt_comm_buffer_ptr(b));
+  // Made once per buffer: later calls return it without a launch, even once
+  // the device communicator is gone.
+  CHECK(attnrt_comm_dev_destroy(c, dev) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_peers(b, 0, &again) == ATTNRT_OK && again == peers);
+  CHECK(s->launches == 1);
+  // Another buffer has its own table; the shim stays loaded.
+  CHECK(attnrt_comm_buffer_alloc(c, 4096, &b2) == ATTNRT_OK);
+  CHECK(attnrt_comm_dev_create(c, 0, &dev) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_peers(b2, dev, &peers2) == ATTNRT_OK && peers2 != peers);
+  CHECK(read_u64(rt, peers2) == attnrt_comm_buffer_ptr(b2));
+  CHECK(s->launches == 2 && s->live_modules == modules + 1);
+  // Tables go with their buffers, the shim with the communicator (the
+  // fixture checks that nothing is left).
+  CHECK(attnrt_comm_dev_destroy(c, dev) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_free(b) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_free(b2) == ATTNRT_OK);
+  attnrt_comm_destroy(c);
+  return 0;
+}
+
+static int test_peer_table_errors(void) {
+  attnrt_devptr peers = 1;
+  CHECK(attnrt_comm_buffer_peers(NULL, 8, &peers) == ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(NULL), "attnrt_comm_buffer_peers: buffer is NULL"));
+  attnrt_comm *c = init_one_rank();
+  CHECK(c != NULL);
+  if (!attnrt_nccl_shim_available())
+    return expect_no_shim(c);
+  mock_cuda_set_kernel("attn_nccl_peer_table", peer_table_kernel);
+  attnrt_runtime *rt = attnrt_comm_runtime(c);
+  attnrt_comm_buffer *b = NULL;
+  attnrt_devptr dev = 0;
+  CHECK(attnrt_comm_buffer_alloc(c, 4096, &b) == ATTNRT_OK);
+  CHECK(attnrt_comm_dev_create(c, 0, &dev) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_peers(b, dev, NULL) == ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(rt), "attnrt_comm_buffer_peers: peers is NULL"));
+  CHECK(attnrt_comm_buffer_peers(b, 0, &peers) == ATTNRT_ERR_INVALID_ARGUMENT && peers == 0);
+  CHECK(contains(attnrt_last_error(rt), "dev_comm 0x0 is not a device communicator"));
+  CHECK(attnrt_comm_buffer_peers(b, dev + 64, &peers) == ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(mock_cuda_state()->launches == 0);
+
+  // Each driver failure is reported, leaves nothing behind, and the next
+  // call tries again.
+  static const struct {
+    const char *fail, *code, *message;
+    enum attnrt_status status;
+  } driver[] = {
+      // The driver's JIT log of a shim it refuses ends the message.
+      {"cuModuleLoadDataEx", "218",
+       "cuModuleLoadDataEx(NCCL device shim) failed: CUDA_ERROR_INVALID_PTX (a PTX JIT "
+       "compilation failed); JIT log:\nptxas fatal: bad shim",
+       ATTNRT_ERR_CUDA},
+      {"cuModuleGetFunction", "500",
+       "cuModuleGetFunction(attn_nccl_peer_table) failed", ATTNRT_ERR_CUDA},
+      {"cuMemAlloc", "2", "cuMemAlloc(peer table, 8 bytes) failed", ATTNRT_ERR_OUT_OF_MEMORY},
+      {"cuLaunchKernel", "999", "cuLaunchKernel(attn_nccl_peer_table) failed", ATTNRT_ERR_CUDA},
+      // The kernel failed (read back on the legacy stream, which waits for it).
+      {"cuMemcpyDtoH", "700", "cuMemcpyDtoH(peer table) failed", ATTNRT_ERR_CUDA},
+  };
+  setenv("MOCK_CUDA_JIT_LOG", "ptxas fatal: bad shim", 1);
+  for (size_t i = 0; i < sizeof driver / sizeof driver[0]; ++i) {
+    setenv("MOCK_CUDA_FAIL", driver[i].fail, 1);
+    setenv("MOCK_CUDA_FAIL_CODE", driver[i].code, 1);
+    peers = 1;
+    enum attnrt_status st = attnrt_comm_buffer_peers(b, dev, &peers);
+    unsetenv("MOCK_CUDA_FAIL");
+    if (st != driver[i].status || peers != 0 ||
+        !contains(attnrt_last_error(rt), driver[i].message)) {
+      fprintf(stderr, "%s: status %d, message: %s\n", driver[i].fail, (int)st,
+              attnrt_last_error(rt));
+      return 1;
+    }
+    CHECK(mock_cuda_state()->live_allocations == 2); // the buffer, dev_comm
+  }
+  unsetenv("MOCK_CUDA_JIT_LOG");
+  CHECK(attnrt_comm_buffer_peers(b, dev, &peers) == ATTNRT_OK && peers != 0);
+
+  // An aborted communicator makes no table.
+  attnrt_comm_buffer *b2 = NULL;
+  CHECK(attnrt_comm_buffer_alloc(c, 4096, &b2) == ATTNRT_OK);
+  attnrt_comm_abort(c);
+  CHECK(attnrt_comm_buffer_peers(b2, dev, &peers) == ATTNRT_ERR_NCCL && peers == 0);
+  CHECK(contains(attnrt_last_error(rt), "attnrt_comm_buffer_peers: the communicator was aborted"));
+  CHECK(attnrt_comm_dev_destroy(c, dev) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_free(b) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_free(b2) == ATTNRT_OK);
+  attnrt_comm_destroy(c);
+  mock_nccl_reset(); // NCCL's side went with the aborted communicator
+  return 0;
+}
+
+/// Rank 0 of a two-rank communicator over the mocks (rank 1, a child
+/// process, joins and leaves), with LSA teams of lsa_size ranks: the peer
+/// table of a buffer. Stores the table's entries in got (0, 0 when it
+/// failed) and the status and message of attnrt_comm_buffer_peers.
+static int two_rank_table(const char *lsa_size, enum attnrt_status *st, uint64_t got[2],
+                          uint64_t *local, char *msg, size_t msg_len) {
+  struct attnrt_comm_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.world_size = 2;
+  cfg.timeout_s = 10.0;
+  snprintf(cfg.master_addr, sizeof cfg.master_addr, "127.0.0.1");
+  cfg.master_port = free_port(29533);
+  setenv("MOCK_NCCL_LSA_SIZE", lsa_size, 1);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    cfg.rank = 1;
+    attnrt_comm *c1 = NULL;
+    enum attnrt_status s1 = attnrt_comm_init(&cfg, &c1);
+    attnrt_comm_destroy(c1);
+    _exit(s1 == ATTNRT_OK ? 0 : 1);
+  }
+  CHECK(pid > 0);
+  attnrt_comm *c = NULL;
+  enum attnrt_status init = attnrt_comm_init(&cfg, &c);
+  int status = 0;
+  CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK(init == ATTNRT_OK);
+  attnrt_comm_buffer *b = NULL;
+  attnrt_devptr dev = 0, peers = 0;
+  CHECK(attnrt_comm_buffer_alloc(c, 4096, &b) == ATTNRT_OK);
+  CHECK(attnrt_comm_dev_create(c, 0, &dev) == ATTNRT_OK);
+  *local = attnrt_comm_buffer_ptr(b);
+  *st = attnrt_comm_buffer_peers(b, dev, &peers);
+  snprintf(msg, msg_len, "%s", attnrt_last_error(attnrt_comm_runtime(c)));
+  got[0] = got[1] = 0;
+  if (*st == ATTNRT_OK)
+    CHECK(attnrt_memcpy_dtoh(attnrt_comm_runtime(c), got, peers, 16, NULL) == ATTNRT_OK);
+  else
+    CHECK(peers == 0);
+  CHECK(attnrt_comm_dev_destroy(c, dev) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_free(b) == ATTNRT_OK);
+  attnrt_comm_destroy(c);
+  return 0;
+}
+
+static int test_peer_table_two_ranks(void) {
+  if (!attnrt_nccl_shim_available()) {
+    attnrt_comm *c = init_one_rank();
+    CHECK(c != NULL);
+    return expect_no_shim(c);
+  }
+  mock_cuda_set_kernel("attn_nccl_peer_table", peer_table_kernel);
+  enum attnrt_status st;
+  uint64_t got[2], local;
+  char msg[512];
+  // One node of two GPUs: both ranks reachable.
+  CHECK(two_rank_table("2", &st, got, &local, msg, sizeof msg) == 0);
+  CHECK(st == ATTNRT_OK && got[0] == local && got[1] == FAKE_PEER_ADDRESS(1));
+  CHECK(mock_cuda_state()->last_launch.params[4] == 2);
+  // Two nodes of one GPU: rank 1 is not reachable by load/store, which the
+  // fused kernels need; a clear error instead of a kernel that would fault.
+  CHECK(two_rank_table("1", &st, got, &local, msg, sizeof msg) == 0);
+  if (st != ATTNRT_ERR_NCCL ||
+      !contains(msg, "attnrt_comm_buffer_peers: rank 0 cannot reach the buffer of 1 of 2 "
+                     "ranks by load/store") ||
+      !contains(msg, "unreachable ranks: 1")) {
+    fprintf(stderr, "status %d: %s\n", (int)st, msg);
+    return 1;
+  }
+  unsetenv("MOCK_NCCL_LSA_SIZE");
+  return 0;
+}
+
 int main(void) {
   static const struct test_case tests[] = {
       TEST(test_layout),
@@ -218,6 +461,9 @@ int main(void) {
       TEST(test_nccl_version),
       TEST(test_arguments),
       TEST(test_left_to_the_communicator),
+      TEST(test_peer_table),
+      TEST(test_peer_table_errors),
+      TEST(test_peer_table_two_ranks),
   };
   mock_nccl_fixture_init();
   return run_tests(tests, sizeof tests / sizeof tests[0],

@@ -1,4 +1,4 @@
-// comm_gpu_test.c - two-GPU check of the communicator: forks one process per rank (torchrun's variables set for each), all-reduces, all-gathers and reduce-scatters random data and compares with a host reference, then has a kernel linked with the NCCL device shim write into the next rank's symmetric buffer.
+// comm_gpu_test.c - two-GPU check of the communicator: forks one process per rank (torchrun's variables set for each), all-reduces, all-gathers and reduce-scatters random data and compares with a host reference, then has a kernel linked with the NCCL device shim write into the next rank's symmetric buffer and checks the buffer's peer table against it.
 //
 // Needs a real libcuda, libnccl and ATTN_TEST_RANKS (default 2) GPUs; lit runs
 // it only with the gpu2 feature. Prints one line per rank and check, then
@@ -54,8 +54,10 @@ static int report(int rank, const char *name, const float *got,
 // through attn_nccl_peer_ptr, between LSA barriers (a sync before, so the
 // peer has cleared its buffer; arrive and wait after, so the peer's writes
 // are visible here when the kernel ends). Thread 0 then records rank, size,
-// LSA rank and size, this rank's own address through attn_nccl_peer_ptr and
-// the answer for a rank outside the team (must be NULL).
+// LSA rank and size, this rank's own address through attn_nccl_peer_ptr, the
+// answer for a rank outside the team (must be NULL) and the next rank's
+// address, which the buffer's peer table (attnrt_comm_buffer_peers, what the
+// fused kernels read) must hold too.
 static const char peer_put_ptx[] =
     ".version 8.0\n"
     ".target sm_90a\n"
@@ -127,6 +129,7 @@ static const char peer_put_ptx[] =
     "  st.u32 [%rd3+12], %r12;\n"
     "  st.u64 [%rd3+16], %rd7;\n"
     "  st.u64 [%rd3+24], %rd8;\n"
+    "  st.u64 [%rd3+32], %rd4;\n"
     "END:\n"
     "  ret;\n"
     "}\n";
@@ -155,12 +158,12 @@ static int check_peer_put(attnrt_comm *c, int rank, int size) {
   attnrt_module *m = NULL;
   TRY(attnrt_comm_buffer_alloc(c, bytes, &win));
   TRY(attnrt_comm_dev_create(c, 1, &dev));
-  TRY(attnrt_mem_alloc(rt, 32, &out));
+  TRY(attnrt_mem_alloc(rt, 40, &out));
   TRY(attnrt_module_load_ptx(rt, peer_put_ptx, 0, peer_put_manifest, &m));
   uint32_t *host = malloc(bytes);
   int prev = (rank + size - 1) % size;
   size_t errors = 0;
-  uint32_t info[8];
+  uint32_t info[10];
   for (int round = 0; round < PEER_PUT_ROUNDS; ++round) {
     TRY(attnrt_memset_d8(rt, attnrt_comm_buffer_ptr(win), 0, bytes, NULL));
     // Every rank's buffer is clear before any rank writes into its peer's:
@@ -168,7 +171,7 @@ static int check_peer_put(attnrt_comm *c, int rank, int size) {
     TRY(attnrt_comm_all_reduce(c, out, out, 1, ATTNRT_COMM_F32, ATTNRT_COMM_SUM,
                                NULL));
     TRY(attnrt_comm_wait(c, NULL));
-    TRY(attnrt_memset_d8(rt, out, 0xff, 32, NULL));
+    TRY(attnrt_memset_d8(rt, out, 0xff, 40, NULL));
     struct attnrt_arg args[5] = {
         {.kind = ATTNRT_ARG_PTR, .v.ptr = dev},
         {.kind = ATTNRT_ARG_PTR, .v.ptr = (attnrt_devptr)(uintptr_t)attnrt_comm_buffer_window(win)},
@@ -183,18 +186,31 @@ static int check_peer_put(attnrt_comm *c, int rank, int size) {
     for (uint32_t i = 0; i < PEER_PUT_COUNT; ++i)
       errors += host[i] != (tag << 20 | i);
   }
-  uint64_t self, outside;
+  uint64_t self, outside, next_ptr;
   memcpy(&self, &info[4], sizeof self);
   memcpy(&outside, &info[6], sizeof outside);
+  memcpy(&next_ptr, &info[8], sizeof next_ptr);
+  // The peer table of the buffer: this rank's own address, and for every
+  // other rank what attn_nccl_peer_ptr answers (checked for the next rank).
+  attnrt_devptr peers = 0;
+  uint64_t *table = calloc((size_t)size, sizeof *table);
+  TRY(attnrt_comm_buffer_peers(win, dev, &peers));
+  TRY(attnrt_memcpy_dtoh(rt, table, peers, (size_t)size * sizeof *table, NULL));
+  int next = (rank + 1) % size;
+  bool table_ok = table[rank] == attnrt_comm_buffer_ptr(win) &&
+                  (next == rank || table[next] == next_ptr);
+  for (int p = 0; p < size; ++p)
+    table_ok &= table[p] != 0;
+  free(table);
   bool ok = errors == 0 && (int)info[0] == rank && (int)info[1] == size &&
             (int)info[2] == rank && (int)info[3] == size &&
-            self != 0 && outside == 0;
+            self != 0 && outside == 0 && table_ok;
   printf("rank %d: peer_put n=%u rounds=%d from rank %d: rank=%d size=%d lsa=%d/%d "
-         "self_ptr=%s outside_ptr=%s wrong=%zu %s\n",
+         "self_ptr=%s outside_ptr=%s peer_table=%s wrong=%zu %s\n",
          rank, PEER_PUT_COUNT, PEER_PUT_ROUNDS, prev, (int)info[0], (int)info[1],
          (int)info[2], (int)info[3],
          self != 0 ? "ok" : "WRONG", outside == 0 ? "null" : "WRONG",
-         errors, ok ? "PASS" : "FAIL");
+         table_ok ? "ok" : "WRONG", errors, ok ? "PASS" : "FAIL");
   fflush(stdout);
   free(host);
   attnrt_module_destroy(m);

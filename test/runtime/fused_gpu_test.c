@@ -1,8 +1,9 @@
-// fused_gpu_test.c - two-GPU check of attn's fused GEMM + collective kernels: forks one process per rank, loads the PTX attn-translate made from test/Inputs/comm/*_small.mlir (linked with the NCCL device shim at load), runs it three times and compares C with a float64 host reference; with --dead-peer, rank 1 leaves before launching and rank 0's launch must fail, not hang.
+// fused_gpu_test.c - two-GPU check of attn's fused GEMM + collective kernels: forks one process per rank, loads the PTX attn-translate made from test/Inputs/comm/*_small.mlir (no link step: the kernel reads its peers' addresses from the workspace's peer table, attnrt_comm_buffer_peers), runs it three times and compares C with a float64 host reference; with --dead-peer, rank 1 leaves before launching and rank 0's launch must fail, not hang.
 //
 // Usage: attnrt-fused-gpu-test [--dead-peer] PATTERN PTX MANIFEST, PATTERN
 // being ar, rs or ag (the programs' shapes are fixed below). Needs two GPUs,
-// libnccl 2.28, nvJitLink and a libattnrt with the shim; lit runs it only
+// libnccl 2.28 and a libattnrt with the NCCL device shim (its
+// attn_nccl_peer_table makes the table; nvJitLink is not used); lit runs it only
 // with the gpu2 feature. Prints one line per rank, then "N passed, M failed".
 
 #include "attnrt.h"
@@ -117,7 +118,7 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
          c_elems = (size_t)(sh->c_rows * sh->n);
   uint16_t *h = malloc(2 * (a_elems > b_elems ? (a_elems > c_elems ? a_elems : c_elems)
                                               : (b_elems > c_elems ? b_elems : c_elems)));
-  attnrt_devptr a = 0, b = 0, out = 0, dev = 0;
+  attnrt_devptr a = 0, b = 0, out = 0, dev = 0, peers = 0;
   TRY(attnrt_mem_alloc(rt, a_elems * 2, &a));
   TRY(attnrt_mem_alloc(rt, b_elems * 2, &b));
   TRY(attnrt_mem_alloc(rt, c_elems * 2, &out));
@@ -136,7 +137,11 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
   long long ws_bytes = ws_text ? atoll(strchr(ws_text, ':') + 1) : 0;
   attnrt_comm_buffer *ws = NULL;
   TRY(attnrt_comm_buffer_alloc(c, (size_t)ws_bytes, &ws));
+  // The kernel reads its peers' workspace addresses from the workspace's
+  // peer table (it calls no NCCL device shim function); the device
+  // communicator is only needed to make the table.
   TRY(attnrt_comm_dev_create(c, 0, &dev));
+  TRY(attnrt_comm_buffer_peers(ws, dev, &peers));
   if (dead_peer && rank == 1) {
     printf("rank 1: leaves before launching\n");
     fflush(stdout);
@@ -147,19 +152,17 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
   int bad = 0;
   for (int32_t epoch = 1; epoch <= LAUNCHES; ++epoch) {
     TRY(attnrt_memset_d8(rt, out, 0xff, c_elems * 2, NULL)); // NaN
-    struct attnrt_arg args[8] = {
+    struct attnrt_arg args[7] = {
         {.kind = ATTNRT_ARG_PTR, .v.ptr = a},
         {.kind = ATTNRT_ARG_PTR, .v.ptr = b},
         {.kind = ATTNRT_ARG_PTR, .v.ptr = out},
         {.kind = ATTNRT_ARG_PTR, .v.ptr = attnrt_comm_buffer_ptr(ws)},
-        {.kind = ATTNRT_ARG_PTR, .v.ptr = dev},
-        {.kind = ATTNRT_ARG_PTR,
-         .v.ptr = (attnrt_devptr)(uintptr_t)attnrt_comm_buffer_window(ws)},
+        {.kind = ATTNRT_ARG_PTR, .v.ptr = peers},
         {.kind = ATTNRT_ARG_I32, .v.i32 = rank},
         {.kind = ATTNRT_ARG_I32, .v.i32 = epoch}};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    enum attnrt_status st = attnrt_launch(m, ki->name, args, 8, NULL);
+    enum attnrt_status st = attnrt_launch(m, ki->name, args, 7, NULL);
     if (st == ATTNRT_OK)
       st = attnrt_comm_wait(c, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);

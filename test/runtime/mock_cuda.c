@@ -58,6 +58,28 @@ static long clock_ticks;
 
 const struct mock_cuda_state *mock_cuda_state(void) { return &state; }
 
+/// Host functions of kernels (mock_cuda_set_kernel).
+static struct {
+  char name[64];
+  mock_cuda_kernel_fn fn;
+} kernels[4];
+
+void mock_cuda_set_kernel(const char *name, mock_cuda_kernel_fn fn) {
+  size_t n = sizeof kernels / sizeof kernels[0], slot = n;
+  for (size_t i = 0; i < n; ++i) {
+    if (kernels[i].fn && strcmp(kernels[i].name, name) == 0) {
+      slot = i; // replace this kernel's function
+      break;
+    }
+    if (!kernels[i].fn && slot == n)
+      slot = i; // the first free slot
+  }
+  if (slot == n)
+    return;
+  snprintf(kernels[slot].name, sizeof kernels[slot].name, "%s", fn ? name : "");
+  kernels[slot].fn = fn;
+}
+
 void mock_cuda_reset(void) {
   memset(&state, 0, sizeof state);
   clock_ticks = 0;
@@ -371,6 +393,9 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
   if (state.launches < MOCK_CUDA_MAX_LAUNCH_LOG)
     state.launch_log[state.launches] = *l;
   ++state.launches;
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; ++i)
+    if (kernels[i].fn && strcmp(kernels[i].name, f->name) == 0)
+      kernels[i].fn(l);
   return CUDA_SUCCESS;
 }
 

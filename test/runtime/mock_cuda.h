@@ -13,7 +13,8 @@
 // pushed; cuModuleGetFunction reads the kernel's .param list from the PTX text
 // (".param .u64 p", ".param .align 64 .b8 p[128]") so cuLaunchKernel can
 // record the argument bytes (the first MOCK_CUDA_MAX_LAUNCH_LOG launches are
-// kept in order). cuMemAlloc returns 256-byte aligned memory, like the driver.
+// kept in order); a launch does nothing unless the test gave the kernel a
+// host function (mock_cuda_set_kernel). cuMemAlloc returns 256-byte aligned memory, like the driver.
 // cuTensorMapEncodeTiled checks its arguments as the driver documents
 // (CUDA_ERROR_INVALID_VALUE otherwise), records them, and writes a map whose
 // bytes spell them out (struct mock_cuda_tensor_map). Like an old driver's,
@@ -83,6 +84,16 @@ struct mock_cuda_state {
 
 /// Returns the mock's state. Owned by the mock.
 const struct mock_cuda_state *mock_cuda_state(void);
+
+/// What a kernel does on the mock: called by cuLaunchKernel, after it
+/// recorded the launch, with that record (the parameters' values; device
+/// memory is host memory, so a pointer parameter can be written through).
+typedef void (*mock_cuda_kernel_fn)(const struct mock_cuda_launch *launch);
+
+/// Makes launches of the kernel named name run fn on the host (NULL: do
+/// nothing again, the default for every kernel). Up to 4 kernels; kept
+/// across mock_cuda_reset.
+void mock_cuda_set_kernel(const char *name, mock_cuda_kernel_fn fn);
 
 /// Zeroes the counters and records (live objects must have been released).
 void mock_cuda_reset(void);

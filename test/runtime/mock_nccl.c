@@ -23,14 +23,16 @@ struct mock_config { // the prefix of ncclConfig_t every version shares
   int blocking;
 };
 
+struct window {
+  void *buf;
+  struct window *next; // the communicator's other windows
+};
+
 struct comm {
   int nranks, rank;
   int pending; // ncclCommGetAsyncError answers in progress this many more times
   bool finalized;
-};
-
-struct window {
-  void *buf;
+  struct window *windows; // registered and not deregistered
 };
 
 static struct mock_nccl_state state;
@@ -143,9 +145,16 @@ int ncclCommGetAsyncError(struct comm *c, int *async) {
   return SUCCESS;
 }
 
+/// Frees c and, as NCCL does, the windows still registered on it.
 static int release(struct comm *c) {
   if (!c)
     return INVALID_ARGUMENT;
+  while (c->windows) {
+    struct window *w = c->windows;
+    c->windows = w->next;
+    free(w);
+    --state.live_windows;
+  }
   free(c);
   --state.live_comms;
   return SUCCESS;
@@ -223,6 +232,8 @@ int ncclCommWindowRegister(struct comm *c, void *buf, size_t size,
     return INVALID_ARGUMENT;
   *win = calloc(1, sizeof **win);
   (*win)->buf = buf;
+  (*win)->next = c->windows;
+  c->windows = *win;
   ++state.live_windows;
   return start_pending(c);
 }
@@ -231,6 +242,12 @@ int ncclCommWindowDeregister(struct comm *c, struct window *win) {
   MOCK_ENTER("ncclCommWindowDeregister");
   if (!c || !win)
     return INVALID_ARGUMENT;
+  struct window **link = &c->windows;
+  while (*link && *link != win)
+    link = &(*link)->next;
+  if (!*link)
+    return INVALID_ARGUMENT;
+  *link = win->next;
   free(win);
   --state.live_windows;
   return SUCCESS;
@@ -344,8 +361,13 @@ int ncclDevCommCreate(struct comm *c, const struct dev_comm_requirements *reqs,
   memset(out, 0, sizeof *out);
   out->rank = c->rank;
   out->nranks = c->nranks;
-  out->lsa_rank = c->rank;
-  out->lsa_size = c->nranks;
+  // MOCK_NCCL_LSA_SIZE=n: LSA teams of n consecutive ranks (a node of n
+  // GPUs); default: the whole communicator.
+  int lsa = mock_env_int("MOCK_NCCL_LSA_SIZE", c->nranks);
+  if (lsa < 1 || lsa > c->nranks)
+    lsa = c->nranks;
+  out->lsa_rank = c->rank % lsa;
+  out->lsa_size = lsa;
   ++state.live_dev_comms;
   return start_pending(c);
 }

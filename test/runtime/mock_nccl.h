@@ -12,11 +12,15 @@
 //   MOCK_NCCL_ASYNC=6                       ncclCommGetAsyncError's asyncError once
 //                                           nothing is pending (7 keeps it in
 //                                           progress forever: a hang)
-// ncclCommDestroy releases the communicator even when told to fail.
-// ncclDevCommCreate (pending like init) writes rank, nRanks, lsaRank (the
-// rank) and lsaSize (nRanks) at the head of the ncclDevComm, assigns buffer
+//   MOCK_NCCL_LSA_SIZE=1                    LSA teams of this many consecutive
+//                                           ranks (default: all of them)
+// ncclCommDestroy releases the communicator even when told to fail; a
+// communicator destroyed or aborted takes its registered windows along.
+// ncclDevCommCreate (pending like init) writes rank, nRanks, lsaRank (rank
+// mod the LSA size) and lsaSize at the head of the ncclDevComm, assigns buffer
 // handles 1, 2, ... to the resource requirements it is given, and counts
-// live device communicators; ncclTeamLsa is the whole communicator.
+// live device communicators; ncclTeamLsa is the whole communicator (whatever
+// MOCK_NCCL_LSA_SIZE says).
 // ncclGetUniqueId writes "mock-nccl-id <pid> <n>" into the id; the collectives
 // record their arguments and, for one rank, copy send to recv.
 

@@ -26,7 +26,7 @@ static inline void mock_nccl_fixture_before(void) {
   mock_fixture_before();
   static const char *const vars[] = {
       "MOCK_NCCL_FAIL", "MOCK_NCCL_FAIL_CODE", "MOCK_NCCL_VERSION",
-      "MOCK_NCCL_PENDING", "MOCK_NCCL_ASYNC", "RANK", "WORLD_SIZE",
+      "MOCK_NCCL_PENDING", "MOCK_NCCL_ASYNC", "MOCK_NCCL_LSA_SIZE", "RANK", "WORLD_SIZE",
       "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", ATTNRT_COMM_TIMEOUT_ENV};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; ++i)
     unsetenv(vars[i]);
