@@ -299,6 +299,21 @@ def run_variants(rt, row, rows, base, q, k, v, out, stream, heads, B, N, d, Hkv)
 ATTN_ROWS = ("attn (RoPE+causal)", "attn (fused RoPE)")
 
 
+def ms_of(rows, r):
+    """name -> the timed ms of the row of that impl at r's shape, or None."""
+    same = [x for x in rows if x["d"] == r["d"] and x["N"] == r["N"] and x["Hkv"] == r["Hkv"]]
+    def ms(name):
+        m = [x.get("ms") for x in same if x["impl"] == name and x.get("ms") is not None]
+        return m[0] if m else None
+    return ms
+
+
+def ms_text(rows, r):
+    """ms_of, formatted for a table ('—' when there is none)."""
+    ms = ms_of(rows, r)
+    return lambda name: "—" if ms(name) is None else f"{ms(name):.3f}"
+
+
 def table(rows, meta):
     lines = [f"Date: {meta['date']}; GPU: {meta['gpu']}; driver {meta['driver']}; torch {meta['torch']}; "
              f"CUDA {meta['cuda']}; cuDNN {meta['cudnn']}; triton {meta['triton']}; MLIR 22.1.8 (attn).",
@@ -317,10 +332,7 @@ def table(rows, meta):
     for r in rows:
         if r["impl"] not in ATTN_ROWS:
             continue
-        same = [x for x in rows if x["d"] == r["d"] and x["N"] == r["N"] and x["Hkv"] == r["Hkv"]]
-        def ms(name):
-            m = [x.get("ms") for x in same if x["impl"] == name and x.get("ms") is not None]
-            return m[0] if m else None
+        ms = ms_of(rows, r)
         rat = r.get("ratios", {})
         def f(x, spec=".3f"):
             return "—" if x is None else format(x, spec)
@@ -335,10 +347,7 @@ def table(rows, meta):
     for r in rows:
         if r["impl"] not in ATTN_ROWS:
             continue
-        same = [x for x in rows if x["d"] == r["d"] and x["N"] == r["N"] and x["Hkv"] == r["Hkv"]]
-        def ms2(name):
-            m = [x.get("ms") for x in same if x["impl"] == name and x.get("ms") is not None]
-            return "—" if not m else f"{m[0]:.3f}"
+        ms2 = ms_text(rows, r)
         anchors.append(f"| {r['d']} | {r['N']} | {r['Hkv']} | {ms2('rope_c + flex')} | "
                        f"{ms2('rope_c + sdpa_cudnn')} | {ms2('rope_c + sdpa_flash')} |")
     return "\n".join(lines + anchors + variant_table(rows))
@@ -361,10 +370,7 @@ def variant_table(rows):
     for r in rows:
         if r["impl"] not in ATTN_ROWS:
             continue
-        same = [x for x in rows if x["d"] == r["d"] and x["N"] == r["N"] and x["Hkv"] == r["Hkv"]]
-        def ms(name):
-            m = [x.get("ms") for x in same if x["impl"] == name and x.get("ms") is not None]
-            return "—" if not m else f"{m[0]:.3f}"
+        ms = ms_text(rows, r)
         out.append(f"| {r['d']} | {r['N']} | {r['Hkv']} | {ms(r['impl'])} | "
                    + " | ".join(ms("attn variant " + lab) for lab in labels) + " |")
     return out
