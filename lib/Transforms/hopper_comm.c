@@ -8,23 +8,29 @@
 // attnrt makes once per workspace (attnrt_comm_buffer_peers, computed by the
 // NCCL device shim's attn_nccl_peer_table kernel). The kernel calls no shim
 // function: ptxas serializes every wgmma of a kernel that has an extern call
-// (C7509) and ignores its setmaxnreg (C7504). Every transfer is a pull:
-// a CTA reads peers' memory over NVLink and writes only its own GPU's, so
-// the result C can be any buffer.
+// (C7509) and ignores its setmaxnreg (C7504). Every transfer is a push:
+// a CTA reads its own GPU's memory and stores into a peer's workspace over
+// NVLink, so that no warp waits for an NVLink round trip except to read a
+// flag; C is written only by its own rank, so it can be any buffer.
 //
-//   matmul_all_reduce      compute CTAs store their bf16 partial tile in the
-//                          workspace and count it in flags0[t]; tile t's
-//                          owner (t % world) sums every rank's partial,
-//                          writes C and its workspace copy, sets flags1[t];
-//                          the other ranks copy the sum from the owner.
-//   matmul_reduce_scatter  the same reduction, for the tiles of this rank's
-//                          rows only (tile ordinals interleave the shards).
-//   all_gather_matmul      the caller writes its rows of A into the
-//                          workspace; communication CTAs copy the other
-//                          ranks' rows, 128-row blocks in the order the
-//                          compute CTAs need them (this rank's rows first),
-//                          and set flags0[block]; the TMA producer waits for
-//                          a block's flag before loading it.
+//   matmul_all_reduce      compute CTAs store their bf16 partial tile into
+//                          its slot in the workspace of the tile's owner
+//                          (t % world) and count it in the owner's
+//                          flags0[t]; the owner sums every rank's partial,
+//                          writes C and the sum into every rank's result
+//                          region, and counts it in their flags1; the other
+//                          ranks copy their result region into C.
+//   matmul_reduce_scatter  the same reduction, for the tiles of each rank's
+//                          rows, at that rank (tile ordinals interleave the
+//                          shards, so every rank reduces while the GEMM
+//                          runs); no result goes back.
+//   all_gather_matmul      communication CTAs read this rank's rows of A
+//                          (the argument a) and store them into every other
+//                          rank's gathered copy in its workspace,
+//                          block by block in the order the compute CTAs need
+//                          them, and count each in that rank's
+//                          flags0[block]; the TMA producer waits for a
+//                          block's flag before loading it.
 //
 // The communication is done by warps, each taking its own tasks (a 64-row
 // slab of an output tile, or 8 rows of a block of A), so that a CTA keeps a
