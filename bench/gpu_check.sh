@@ -46,6 +46,7 @@ run test/Inputs/hopper/h128_interleaved_partial.mlir --hopper-options=ctas=2
 run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options="rope=fused ctas=2"
 run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="rope=pre ctas=7"
 run test/Inputs/hopper/h64_causal.mlir --hopper-options=ctas=1
+run test/Inputs/hopper/h128_plain_f16.mlir --hopper-options=ctas=3
 run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options=persistent=false
 # The mma.sync kernel (lower-tile-to-mma), compiled for sm_80 (3 stages) and
 # sm_86 (2 stages at d 128) and JIT-compiled by the driver: every input it
