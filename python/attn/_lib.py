@@ -20,7 +20,8 @@ DIAG_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p, c_int, c_int, c_char
 class CompileOptions(ctypes.Structure):
     """struct attn_compile_options."""
     _fields_ = [("target", c_char_p), ("features", c_char_p), ("tile_options", c_char_p),
-                ("format", c_int), ("toolkit", c_char_p), ("source_name", c_char_p)]
+                ("format", c_int), ("toolkit", c_char_p), ("source_name", c_char_p),
+                ("hopper_options", c_char_p)]
 
 
 # attnrt.h
