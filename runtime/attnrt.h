@@ -231,6 +231,13 @@ attnrt_runtime_compute_capability(attnrt_runtime *rt, int *major, int *minor);
 ATTNRT_API enum attnrt_status attnrt_runtime_driver_version(attnrt_runtime *rt,
                                                             int *version);
 
+/// Stores the device's number of streaming multiprocessors (132 on an H200,
+/// 114 on an H100 PCIe) in *count: what lower-tile-to-hopper's ctas option
+/// takes to fill this GPU. Returns ATTNRT_ERR_INVALID_ARGUMENT for any NULL
+/// argument, ATTNRT_ERR_CUDA when the driver cannot tell.
+ATTNRT_API enum attnrt_status attnrt_runtime_sm_count(attnrt_runtime *rt,
+                                                      int *count);
+
 /// Blocks until all work in rt's context has finished (cuCtxSynchronize).
 /// Returns ATTNRT_ERR_CUDA with the driver's message when earlier work failed.
 ATTNRT_API enum attnrt_status attnrt_runtime_synchronize(attnrt_runtime *rt);

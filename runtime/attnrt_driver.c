@@ -365,6 +365,21 @@ ATTNRT_API enum attnrt_status attnrt_runtime_driver_version(attnrt_runtime *rt,
   return ATTNRT_OK;
 }
 
+ATTNRT_API enum attnrt_status attnrt_runtime_sm_count(attnrt_runtime *rt,
+                                                      int *count) {
+  if (!rt)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_runtime_sm_count: runtime is NULL");
+  if (!count)
+    return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_runtime_sm_count: count is NULL");
+  return attnrt_check_cu(
+      rt,
+      rt->cu.DeviceGetAttribute(count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                rt->device),
+      "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT, device %d)", rt->ordinal);
+}
+
 ATTNRT_API enum attnrt_status attnrt_runtime_synchronize(attnrt_runtime *rt) {
   if (!rt)
     return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,

@@ -47,9 +47,10 @@ extern "C" {
 enum attn_status {
   /// The action succeeded.
   ATTN_OK = 0,
-  /// A NULL argument, an unknown target or output format, features or tile
-  /// options that are malformed or do not fit the target, a toolkit folder
-  /// without nvvm/libdevice, or CPU buffers that do not match the kernel.
+  /// A NULL argument, an unknown target or output format, features, tile or
+  /// hopper options that are malformed or do not fit the target, a toolkit
+  /// folder without nvvm/libdevice, or CPU buffers that do not match the
+  /// kernel.
   ATTN_ERR_INVALID_ARGUMENT,
   /// The IR text does not parse or does not verify; diagnostics say where.
   ATTN_ERR_PARSE,
@@ -128,6 +129,11 @@ struct attn_compile_options {
   const char *toolkit;
   /// The file name diagnostics give for the input. NULL: "<input>".
   const char *source_name;
+  /// Options of the lower-tile-to-hopper pass, e.g. "ctas=114" for the
+  /// persistent attention kernel on a GPU with 114 SMs (an H100 PCIe).
+  /// NULL: the pass's defaults (one CTA per SM of an H200: 132). Used on
+  /// sm_90a only; GPU targets only.
+  const char *hopper_options;
 };
 
 /// Sets every field of opts to its default (NULL, ATTN_OUTPUT_DEFAULT). A

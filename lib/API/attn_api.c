@@ -223,7 +223,16 @@ static enum attn_status check_options(struct attn_session *s,
                              "tile options must be name=value pairs "
                              "separated by spaces, found '%s'",
                              s->tile_options);
+  s->hopper_options = o->hopper_options ? o->hopper_options : "";
+  if (strpbrk(s->hopper_options, "{}(),\""))
+    return attn_session_fail(s, ATTN_ERR_INVALID_ARGUMENT,
+                             "hopper options must be name=value pairs "
+                             "separated by spaces, found '%s'",
+                             s->hopper_options);
   if (s->cpu) {
+    if (*s->hopper_options)
+      return attn_session_fail(s, ATTN_ERR_INVALID_ARGUMENT,
+                               "hopper options apply to GPU targets, not cpu");
     if (o->toolkit)
       return attn_session_fail(s, ATTN_ERR_INVALID_ARGUMENT,
                                "a CUDA toolkit applies to GPU targets, not "
@@ -266,6 +275,19 @@ static enum attn_status run_pipeline(struct attn_session *s,
   return st;
 }
 
+/// True when options are valid options of pass; else false with the reason
+/// in err. Checked on a pass manager that is never run: option errors name
+/// the option and the expected values.
+static bool check_pass_options(struct attn_session *s, const char *pass,
+                               const char *options, char *err, size_t errlen) {
+  char p[512];
+  snprintf(p, sizeof p, "%s{%s}", pass, options);
+  MlirPassManager pm = mlirPassManagerCreate(s->ctx);
+  bool ok = attn_pipeline_add(pm, p, err, errlen);
+  mlirPassManagerDestroy(pm);
+  return ok;
+}
+
 enum attn_status attn_session_begin(struct attn_session *s,
                                     const struct attn_compile_options *opts,
                                     attn_diag_fn diag, void *user) {
@@ -286,18 +308,16 @@ enum attn_status attn_session_begin(struct attn_session *s,
     return s->errors ? ATTN_ERR_COMPILE
                      : attn_session_fail(s, ATTN_ERR_COMPILE,
                                          "cannot load the attn dialects");
-  if (*s->tile_options) {
-    // Checked on a pass manager that is never run: option errors name the
-    // option and the expected values.
-    char p[512], err[1024];
-    snprintf(p, sizeof p, "attn-tile{%s}", s->tile_options);
-    MlirPassManager pm = mlirPassManagerCreate(s->ctx);
-    bool ok = attn_pipeline_add(pm, p, err, sizeof err);
-    mlirPassManagerDestroy(pm);
-    if (!ok)
-      return attn_session_fail(s, ATTN_ERR_INVALID_ARGUMENT,
-                               "bad tile options: %s", err);
-  }
+  char err[1024];
+  if (*s->tile_options &&
+      !check_pass_options(s, "attn-tile", s->tile_options, err, sizeof err))
+    return attn_session_fail(s, ATTN_ERR_INVALID_ARGUMENT,
+                             "bad tile options: %s", err);
+  if (*s->hopper_options && !check_pass_options(s, "lower-tile-to-hopper",
+                                                s->hopper_options, err,
+                                                sizeof err))
+    return attn_session_fail(s, ATTN_ERR_INVALID_ARGUMENT,
+                             "bad hopper options: %s", err);
   return ATTN_OK;
 }
 
@@ -450,10 +470,11 @@ static enum attn_status lower_gpu(struct attn_session *s,
     struct attn_strbuf p = {0};
     if (st.attn) {
       attn_gpu_pipeline(module, s->chip, s->features, ATTN_GPU_KERNEL_AUTO,
-                        s->tile_options, NULL, &p);
+                        s->tile_options, s->hopper_options, &p);
     } else {
       if (!strcmp(s->chip, "sm_90a"))
-        attn_strbuf_printf(&p, "lower-tile-to-hopper{fallback=true},");
+        attn_strbuf_printf(&p, "lower-tile-to-hopper{fallback=true %s},",
+                           s->hopper_options);
       attn_strbuf_printf(&p, "lower-tile-to-gpu{chip=%s", s->chip);
       if (*s->features)
         attn_strbuf_printf(&p, " features=%s", s->features);

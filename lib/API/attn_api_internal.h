@@ -21,6 +21,7 @@ struct attn_session {
   char chip[16];                     ///< GPU chip ("sm_90a")
   char features[16];                 ///< "+ptxNN" or ""
   const char *tile_options;          ///< never NULL
+  const char *hopper_options;        ///< never NULL
   const char *toolkit;               ///< resolved toolkit folder (GPU)
   enum attn_output_format format;    ///< never ATTN_OUTPUT_DEFAULT
 };

@@ -6,11 +6,12 @@
 
 q is [B, H, N, D], k [B, Hk, M, D], v [B, Hk, M, Dv] (Hk divides H: GQA), all
 float32, float16 or bfloat16 on one device. CUDA tensors run as PTX through
-libattnrt on the tensors' device and torch's current stream; CPU tensors run a
-kernel JIT-compiled for the host. Compilation happens in this process through
-libattn (ctypes; no subprocess) and is cached in memory and on disk
-($ATTN_CACHE_DIR, else ~/.cache/attn), keyed by the program text, the shapes,
-the dtype, the target chip and the compiler build.
+libattnrt on the tensors' device and torch's current stream (on an H100 or
+H200, the persistent Hopper kernel gets one CTA per SM of that GPU); CPU
+tensors run a kernel JIT-compiled for the host. Compilation happens in this
+process through libattn (ctypes; no subprocess) and is cached in memory and on
+disk ($ATTN_CACHE_DIR, else ~/.cache/attn), keyed by the program text, the
+shapes, the dtype, the target chip, the options and the compiler build.
 
 Errors: attn.CompileError (the compiler's diagnostics, file:line:col: error:
 ...), attn.RuntimeError (loading or launching), ValueError/TypeError for
@@ -22,6 +23,7 @@ import ctypes
 import hashlib
 import json
 import os
+import re
 import threading
 import warnings
 
@@ -106,14 +108,15 @@ def _enc(s):
     return None if s is None else str(s).encode()
 
 
-def _options(target, fmt, tile_options, features, toolkit, source_name):
+def _options(target, fmt, tile_options, features, toolkit, source_name, hopper_options=None):
     if fmt not in _lib.OUTPUT_FORMATS:
         raise ValueError("attn: format must be one of %s, got %r"
                          % (", ".join(_lib.OUTPUT_FORMATS), fmt))
     return _lib.CompileOptions(target=_enc(target), features=_enc(features),
                                tile_options=_enc(tile_options),
                                format=_lib.OUTPUT_FORMATS[fmt], toolkit=_enc(toolkit),
-                               source_name=_enc(source_name))
+                               source_name=_enc(source_name),
+                               hopper_options=_enc(hopper_options))
 
 
 def _diag_collector():
@@ -131,12 +134,15 @@ def _status_name(lib, status):
 
 
 def compile(program, target="sm_90a", format="default", tile_options=None, features=None,
-            toolkit=None, source_name="<program>"):
+            toolkit=None, source_name="<program>", hopper_options=None):
     """Compiles IR text (attn, tile or gpu level) with libattn. target is a
     chip ("sm_90a", "sm_80", ...) or "cpu"; format "default", "ptx", "cubin",
-    "llvm-mlir" or "llvm-ir". Returns a Compiled; raises CompileError."""
+    "llvm-mlir" or "llvm-ir"; hopper_options are lower-tile-to-hopper's
+    ("ctas=114": the persistent kernel for a GPU of 114 SMs; default one CTA
+    per SM of an H200). Returns a Compiled; raises CompileError."""
     lib = _lib.attn()
-    opts = _options(target, format, tile_options, features, toolkit, source_name)
+    opts = _options(target, format, tile_options, features, toolkit, source_name,
+                    hopper_options)
     diags, cb = _diag_collector()
     text = program.encode()
     out = ctypes.c_void_p()
@@ -192,11 +198,13 @@ def clear_memory_cache():
         _memory.clear()
 
 
-def _key(program, target, tile_options, fmt):
+def _key(program, target, tile_options, fmt, hopper_options=None):
     """The cache key: the program text (which spells the shapes and the dtype),
-    the target chip, the tile options, the output format and the compiler build."""
+    the target chip, the tile and hopper options, the output format and the
+    compiler build."""
     h = hashlib.sha256()
-    h.update(json.dumps([program, target, tile_options, fmt, _lib.attn_identity()]).encode())
+    h.update(json.dumps([program, target, tile_options, hopper_options, fmt,
+                         _lib.attn_identity()]).encode())
     return h.hexdigest()
 
 
@@ -301,7 +309,7 @@ def _rt_error(rt, status, what):
 
 
 def _runtime(index):
-    """(runtime handle, chip) of GPU index, created once per process."""
+    """(runtime handle, chip, SM count) of GPU index, created once per process."""
     with _cache_lock:
         if index not in _runtimes:
             lib = _lib.attnrt()
@@ -314,10 +322,15 @@ def _runtime(index):
                                                            ctypes.byref(minor))
             if status:
                 raise _rt_error(rt, status, "cannot query GPU %d" % index)
+            sms = ctypes.c_int()
+            status = lib.attnrt_runtime_sm_count(rt, ctypes.byref(sms))
+            if status:
+                raise _rt_error(rt, status, "cannot query GPU %d" % index)
             cc = major.value * 10 + minor.value
             # Hopper gets its architecture-specific target (wgmma, setmaxnreg);
             # newer chips run sm_90 PTX through the driver's JIT (as attn-run).
-            _runtimes[index] = (rt, "sm_90a" if cc == 90 else "sm_%d" % min(cc, 90))
+            _runtimes[index] = (rt, "sm_90a" if cc == 90 else "sm_%d" % min(cc, 90),
+                                sms.value)
         return _runtimes[index]
 
 
@@ -484,12 +497,23 @@ class Kernel:
         return out
 
 
-def load(program, device="cpu", tile_options=None):
+def _device_hopper_options(chip, sms, hopper_options):
+    """hopper_options for a GPU of chip with sms SMs: on sm_90a, ctas=sms
+    first unless they set ctas (the persistent kernel's default is one CTA per
+    SM of an H200, which takes two waves on a GPU with fewer SMs)."""
+    if chip != "sm_90a" or re.search(r"(?:^|\s)ctas=", hopper_options or ""):
+        return hopper_options
+    return ("ctas=%d %s" % (sms, hopper_options or "")).strip()
+
+
+def load(program, device="cpu", tile_options=None, hopper_options=None):
     """Compiles IR text (one attention, at the attn or tile level) for device
     ('cpu', 'cuda', 'cuda:N' or a torch.device) and loads it, through the
-    memory and disk caches. The key is the program text (which spells the
-    shapes and dtype), the target chip, the tile options and the compiler
-    build. Returns a Kernel; raises CompileError or RuntimeError."""
+    memory and disk caches. hopper_options are lower-tile-to-hopper's, used
+    on sm_90a GPUs only; there ctas defaults to the GPU's SM count. The key is
+    the program text (which spells the shapes and dtype), the target chip,
+    the tile and hopper options and the compiler build. Returns a Kernel;
+    raises CompileError or RuntimeError."""
     kind, index = _parse_device(device)
     if kind == "cpu":
         key = _key(program, "cpu", tile_options, "llvm-mlir")
@@ -501,10 +525,12 @@ def load(program, device="cpu", tile_options=None):
     if index is None:
         import torch
         index = torch.cuda.current_device()
-    rt, chip = _runtime(index)
-    key = _key(program, chip, tile_options, "ptx")
+    rt, chip, sms = _runtime(index)
+    hopper = _device_hopper_options(chip, sms, hopper_options)
+    key = _key(program, chip, tile_options, "ptx", hopper)
     loaded = _cached(key, ".ptx",
-                     lambda: compile(program, chip, "ptx", tile_options, source_name=PROGRAM_NAME),
+                     lambda: compile(program, chip, "ptx", tile_options, source_name=PROGRAM_NAME,
+                                     hopper_options=hopper),
                      lambda data, manifest: _GpuModule(rt, data, manifest, "ptx"),
                      memory_key=(key, index))
     return Kernel(loaded, "cuda", index)
@@ -524,6 +550,8 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
     scale: default 1/sqrt(D). program: IR text to run instead of building one
       from the options (its function takes q, k, v, then gate, qseg, kseg).
     tile_options: options of the attn-tile pass ("block-m=32 block-n=64").
+    On an H100 or H200 the persistent Hopper kernel is compiled for the GPU's
+    SM count (attn.load's hopper_options can set ctas instead).
     Returns o [B, H, N, Dv], allocated like q (torch.empty on q's device)."""
     _check_qkv(q, k, v)
     inputs = [q, k, v]

@@ -20,7 +20,8 @@ DIAG_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p, c_int, c_int, c_char
 class CompileOptions(ctypes.Structure):
     """struct attn_compile_options."""
     _fields_ = [("target", c_char_p), ("features", c_char_p), ("tile_options", c_char_p),
-                ("format", c_int), ("toolkit", c_char_p), ("source_name", c_char_p)]
+                ("format", c_int), ("toolkit", c_char_p), ("source_name", c_char_p),
+                ("hopper_options", c_char_p)]
 
 
 # attnrt.h
@@ -99,6 +100,7 @@ def _load_attnrt(path):
     _declare(lib, "attnrt_runtime_create", c_int, c_int, P(c_void_p))
     _declare(lib, "attnrt_runtime_destroy", None, c_void_p)
     _declare(lib, "attnrt_runtime_compute_capability", c_int, c_void_p, P(c_int), P(c_int))
+    _declare(lib, "attnrt_runtime_sm_count", c_int, c_void_p, P(c_int))
     _declare(lib, "attnrt_module_load_ptx", c_int, c_void_p, c_char_p, c_size_t, c_char_p,
              P(c_void_p))
     _declare(lib, "attnrt_module_load_cubin", c_int, c_void_p, c_char_p, c_size_t, c_char_p,

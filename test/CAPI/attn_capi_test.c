@@ -84,6 +84,36 @@ static enum attn_status try_compile(const char *text, const char *target,
   return st;
 }
 
+/// try_compile with lower-tile-to-hopper options (PTX, default features).
+static enum attn_status try_compile_hopper(const char *text, const char *target,
+                                           const char *hopper,
+                                           attn_result **out) {
+  struct attn_compile_options o;
+  attn_compile_options_init(&o);
+  o.target = target;
+  o.hopper_options = hopper;
+  o.source_name = "input.mlir";
+  attn_result *r = NULL;
+  enum attn_status st = attn_compile(text, 0, &o, print_diag, NULL, &r);
+  printf("status %s\n", attn_status_string(st));
+  if (out)
+    *out = r;
+  else
+    attn_result_destroy(r);
+  return st;
+}
+
+/// Prints the first kernel's family and grid from r's manifest, then frees r.
+static void print_grid(attn_result *r) {
+  const char *m = attn_result_manifest(r);
+  const char *g = m ? strstr(m, "\"grid\":\t[") : NULL;
+  const char *end = g ? strchr(g, ']') : NULL;
+  printf("manifest%s grid %.*s\n",
+         m && strstr(m, "\"hopper-wgmma\"") ? " hopper-wgmma" : "",
+         end ? (int)(end + 1 - (g + 8)) : 1, end ? g + 8 : "?");
+  attn_result_destroy(r);
+}
+
 //===-- Success -----------------------------------------------------------===//
 
 static void test_version(void) {
@@ -404,6 +434,31 @@ static void test_matmul(void) {
 
 //===-- Error paths -------------------------------------------------------===//
 
+static void test_hopper_options(void) {
+  printf("@test_hopper_options\n");
+  // 48 tiles (3 query blocks, 8 heads, 2 batches): 48 CTAs by default, ctas
+  // of them when asked (a GPU with fewer SMs than an H200).
+  char *text = read_file("test/Inputs/gqa_bf16.mlir");
+  attn_result *r = NULL;
+  try_compile_hopper(text, "sm_90a", NULL, &r);
+  print_grid(r);
+  try_compile_hopper(text, "sm_90a", "ctas=7", &r);
+  print_grid(r);
+  try_compile_hopper(text, "sm_90a", "ctas=7 persistent=false", &r);
+  print_grid(r);
+  // Other chips do not run lower-tile-to-hopper: the options are unused.
+  try_compile_hopper(text, "sm_80", "ctas=7", &r);
+  print_grid(r);
+  // Valid options the kernel cannot take: a located error.
+  try_compile_hopper(text, "sm_90a", "stages=4", NULL);
+  free(text);
+  // A tile kernel takes lower-tile-to-hopper{fallback=true <options>}.
+  text = read_file("test/Inputs/hopper/h64_causal_tile.mlir");
+  try_compile_hopper(text, "sm_90a", "ctas=5", &r);
+  print_grid(r);
+  free(text);
+}
+
 static void test_parse_errors(void) {
   printf("@test_parse_errors\n");
   char *text = read_file("test/Inputs/errors/bad_syntax.mlir");
@@ -470,6 +525,10 @@ static void test_bad_options(void) {
   try_compile(text, NULL, 0, NULL, "block-m=16},canonicalize{", NULL, NULL);
   try_compile(text, NULL, 0, NULL, NULL, "/nonexistent/cuda", NULL);
   try_compile(text, "cpu", 0, NULL, NULL, "/usr/local/cuda", NULL);
+  try_compile_hopper(text, "sm_90a", "ctas=abc", NULL);
+  try_compile_hopper(text, "sm_90a", "unroll=4", NULL);
+  try_compile_hopper(text, "sm_90a", "ctas=4},canonicalize{", NULL);
+  try_compile_hopper(text, "cpu", "ctas=4", NULL);
   free(text);
 }
 
@@ -589,6 +648,7 @@ int main(int argc, char **argv) {
   test_cpu_output();
   test_cpu_numerics();
   test_matmul();
+  test_hopper_options();
   test_parse_errors();
   test_compile_errors();
   test_bad_options();

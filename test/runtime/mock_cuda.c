@@ -197,7 +197,12 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
     *value = major;
   else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
     *value = minor;
-  else
+  else if (attribute == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) {
+    int sms = mock_env_int("MOCK_CUDA_SMS", 132);
+    if (sms <= 0)
+      return CUDA_ERROR_INVALID_VALUE;
+    *value = sms;
+  } else
     return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }

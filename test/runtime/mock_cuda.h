@@ -6,6 +6,8 @@
 //   MOCK_CUDA_FAIL_CODE=100           the CUresult they fail with (default 999)
 //   MOCK_CUDA_DEVICES=0               what cuDeviceGetCount reports (default 1)
 //   MOCK_CUDA_CC=8.6                  compute capability (default 9.0)
+//   MOCK_CUDA_SMS=114                 multiprocessor count (default 132; 0 or
+//                                     less: CUDA_ERROR_INVALID_VALUE)
 //   MOCK_CUDA_JIT_LOG=text            error log a failing cuModuleLoadDataEx writes
 //   MOCK_CUDA_NO_PROC_ADDRESS=1       cuGetProcAddress_v2 finds nothing (dlsym fallback)
 //   MOCK_CUDA_STREAM_BUSY=1           cuStreamQuery answers CUDA_ERROR_NOT_READY

@@ -93,8 +93,26 @@ static int test_create_and_query(void) {
   CHECK(attnrt_runtime_compute_capability(rt, &major, &minor) == ATTNRT_OK);
   CHECK(major == 8 && minor == 6);
   CHECK(attnrt_runtime_driver_version(rt, &version) == ATTNRT_OK && version == 13000);
+  int sms = 0;
+  CHECK(attnrt_runtime_sm_count(rt, &sms) == ATTNRT_OK && sms == 132);
   CHECK(attnrt_runtime_synchronize(rt) == ATTNRT_OK);
   CHECK(strcmp(attnrt_last_error(rt), "") == 0);
+  attnrt_runtime_destroy(rt);
+  return 0;
+}
+
+static int test_sm_count(void) {
+  CREATE_RUNTIME(rt);
+  // Read from the driver at every call, like the device name.
+  setenv("MOCK_CUDA_SMS", "114", 1);
+  int sms = 0;
+  CHECK(attnrt_runtime_sm_count(rt, &sms) == ATTNRT_OK && sms == 114);
+  setenv("MOCK_CUDA_SMS", "0", 1);
+  sms = -1;
+  CHECK(attnrt_runtime_sm_count(rt, &sms) == ATTNRT_ERR_CUDA);
+  CHECK(contains(attnrt_last_error(rt),
+                 "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT, device 0) failed: "
+                 "CUDA_ERROR_INVALID_VALUE"));
   attnrt_runtime_destroy(rt);
   return 0;
 }
@@ -292,6 +310,7 @@ static int test_null_arguments(void) {
   CHECK(!expect_null_handle(attnrt_runtime_device_name(NULL, name, sizeof name), "runtime is NULL"));
   CHECK(!expect_null_handle(attnrt_runtime_compute_capability(NULL, &i, &i), "runtime is NULL"));
   CHECK(!expect_null_handle(attnrt_runtime_driver_version(NULL, &i), "runtime is NULL"));
+  CHECK(!expect_null_handle(attnrt_runtime_sm_count(NULL, &i), "attnrt_runtime_sm_count: runtime is NULL"));
   CHECK(!expect_null_handle(attnrt_runtime_synchronize(NULL), "runtime is NULL"));
   CHECK(!expect_null_handle(attnrt_mem_alloc(NULL, 8, &p), "attnrt_mem_alloc: runtime is NULL"));
   CHECK(!expect_null_handle(attnrt_mem_free(NULL, 8), "attnrt_mem_free: runtime is NULL"));
@@ -310,6 +329,8 @@ static int test_null_arguments(void) {
   CHECK(attnrt_runtime_device_name(rt, name, 0) == ATTNRT_ERR_INVALID_ARGUMENT);
   CHECK(attnrt_runtime_compute_capability(rt, NULL, &i) == ATTNRT_ERR_INVALID_ARGUMENT);
   CHECK(attnrt_runtime_driver_version(rt, NULL) == ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(attnrt_runtime_sm_count(rt, NULL) == ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(rt), "attnrt_runtime_sm_count: count is NULL"));
   CHECK(attnrt_stream_create(rt, NULL) == ATTNRT_ERR_INVALID_ARGUMENT);
   CHECK(attnrt_stream_wrap(rt, NULL, NULL) == ATTNRT_ERR_INVALID_ARGUMENT);
   CHECK(attnrt_event_create(rt, NULL) == ATTNRT_ERR_INVALID_ARGUMENT);
@@ -366,6 +387,7 @@ int main(void) {
       TEST(test_bad_device_ordinal),
       TEST(test_context_retain_failure),
       TEST(test_create_and_query),
+      TEST(test_sm_count),
       TEST(test_dlsym_fallback),
       TEST(test_real_stub_library),
       TEST(test_runtime_synchronize_failure),

@@ -56,7 +56,8 @@ static void usage(FILE *f) {
           "                         on an H200 to run the mma.sync kernel "
           "(PTX is JIT-compiled)\n"
           "  --hopper-options=<text>  options for lower-tile-to-hopper, e.g. "
-          "'rope=pre'\n"
+          "'rope=pre'; ctas\n"
+          "                         defaults to the GPU's SM count\n"
           "  --seed=<n>             input seed (default: fresh each run)\n"
           "  --tolerance=<x>        max relative error (default 1e-4 for f32, "
           "2e-2 for bf16, 5e-3 for f16)\n"
@@ -64,6 +65,17 @@ static void usage(FILE *f) {
           "block-n=32'\n"
           "  --irdl-file=<file>     load dialects from this IRDL\n"
           "  -h, --help             this text\n");
+}
+
+/// True when opts (pass options: name=value separated by spaces or commas)
+/// set ctas.
+static bool sets_ctas(const char *opts) {
+  for (const char *p = opts; p && *p; p += strcspn(p, " ,")) {
+    p += strspn(p, " ,");
+    if (!strncmp(p, "ctas=", 5))
+      return true;
+  }
+  return false;
 }
 
 static int parse_args(int argc, char **argv, struct options *o) {
@@ -170,18 +182,28 @@ int main(int argc, char **argv) {
     ok = attn_gpu_executor_init(&x); // fail fast when there is no GPU
   if (ok && o.gpu && o.chip) // the driver JIT-compiles older targets' PTX
     snprintf(x.chip, sizeof x.chip, "%s", o.chip);
+  // The persistent Hopper kernel defaults to one CTA per SM of an H200;
+  // on a GPU with fewer SMs the extra CTAs would run in a second wave.
+  struct attn_strbuf hopper = {0};
+  bool add_ctas = ok && o.gpu && !sets_ctas(o.hopper_options);
+  if (add_ctas)
+    attn_strbuf_printf(&hopper, "ctas=%d %s", x.sms,
+                       o.hopper_options ? o.hopper_options : "");
   if (ok) {
     struct attn_strbuf p = {0};
     if (o.gpu)
-      x.kernel = attn_gpu_pipeline(module, x.chip, NULL, o.kernel,
-                                   o.tile_options, o.hopper_options, &p);
+      x.kernel =
+          attn_gpu_pipeline(module, x.chip, NULL, o.kernel, o.tile_options,
+                            add_ctas ? hopper.buf : o.hopper_options, &p);
     else
       attn_strbuf_printf(&p, "attn-tile{%s},lower-tile-to-cpu,%s",
                          o.tile_options ? o.tile_options : "",
                          attn_cpu_to_llvm_pipeline);
-    ok = !p.failed && attn_tool_run_pipeline(tool, module, p.buf);
+    ok = !p.failed && !hopper.failed &&
+         attn_tool_run_pipeline(tool, module, p.buf);
     attn_strbuf_free(&p);
   }
+  attn_strbuf_free(&hopper);
   if (ok && o.gpu) {
     ok = attn_gpu_executor_load(&x, module);
   } else if (ok) {
@@ -191,9 +213,12 @@ int main(int argc, char **argv) {
     struct attn_rng rng;
     attn_rng_seed(&rng, o.seed);
     static const char *const kinds[] = {"auto", "plain", "hopper", "mma"};
-    printf("seed=%" PRIu64 " target=%s%s%s%s%s\n", o.seed,
+    printf("seed=%" PRIu64 " target=%s%s%s%s%s", o.seed,
            o.gpu ? x.device : "cpu", o.gpu ? " chip=" : "", o.gpu ? x.chip : "",
            o.gpu ? " kernel=" : "", o.gpu ? kinds[x.kernel] : "");
+    if (add_ctas && x.kernel == ATTN_GPU_KERNEL_HOPPER)
+      printf(" ctas=%d", x.sms);
+    printf("\n");
     for (int i = 0; i < njobs; ++i)
       failures += attn_run_job(&x, &jobs[i], o.tolerance, &rng, stdout) != 0;
     printf("%d passed, %d failed\n", njobs - failures, failures);

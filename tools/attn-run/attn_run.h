@@ -70,6 +70,7 @@ struct attn_executor {
   char chip[16];                // GPU target, from the device or --chip
   enum attn_gpu_kernel kernel;  // the kernel family chosen
   char device[128];             // GPU name
+  int sms;                      // the GPU's SM count
 };
 
 //===-- Jobs (run_job.c) --------------------------------------------------===//
@@ -97,8 +98,9 @@ void attn_cpu_executor_release(struct attn_executor *x);
 
 //===-- GPU (gpu_run.c) ---------------------------------------------------===//
 
-/// Opens GPU 0 and picks the chip to compile for. Returns false after
-/// printing a readable error (no driver, no GPU, unsupported chip).
+/// Opens GPU 0, picks the chip to compile for and reads the SM count.
+/// Returns false after printing a readable error (no driver, no GPU,
+/// unsupported chip).
 bool attn_gpu_executor_init(struct attn_executor *x);
 
 /// Compiles module (after lower-tile-to-gpu) to PTX and loads it. Returns

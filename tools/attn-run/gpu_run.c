@@ -27,7 +27,8 @@ bool attn_gpu_executor_init(struct attn_executor *x) {
   }
   int major = 0, minor = 0;
   if ((st = attnrt_runtime_compute_capability(x->rt, &major, &minor)) ||
-      (st = attnrt_runtime_device_name(x->rt, x->device, sizeof x->device)))
+      (st = attnrt_runtime_device_name(x->rt, x->device, sizeof x->device)) ||
+      (st = attnrt_runtime_sm_count(x->rt, &x->sms)))
     return fail(x, "cannot query the GPU", st);
   int cc = major * 10 + minor;
   if (cc < 70) {
