@@ -453,7 +453,7 @@ static void test_hopper_options(void) {
   try_compile_hopper(text, "sm_90a", "stages=4", NULL);
   free(text);
   // A tile kernel takes lower-tile-to-hopper{fallback=true <options>}.
-  text = read_file("test/Inputs/hopper/h64_causal_tile.mlir");
+  text = read_file("test/Inputs/tile/h64_causal_tile.mlir");
   try_compile_hopper(text, "sm_90a", "ctas=5", &r);
   print_grid(r);
   free(text);
