@@ -218,17 +218,15 @@ static enum attn_status check_options(struct attn_session *s,
     snprintf(s->features, sizeof s->features, "%s", o->features);
   }
   s->tile_options = o->tile_options ? o->tile_options : "";
-  if (strpbrk(s->tile_options, "{}(),\""))
-    return attn_session_fail(s, ATTN_ERR_INVALID_ARGUMENT,
-                             "tile options must be name=value pairs "
-                             "separated by spaces, found '%s'",
-                             s->tile_options);
   s->hopper_options = o->hopper_options ? o->hopper_options : "";
-  if (strpbrk(s->hopper_options, "{}(),\""))
-    return attn_session_fail(s, ATTN_ERR_INVALID_ARGUMENT,
-                             "hopper options must be name=value pairs "
-                             "separated by spaces, found '%s'",
-                             s->hopper_options);
+  const char *lists[2][2] = {{"tile", s->tile_options},
+                             {"hopper", s->hopper_options}};
+  for (int i = 0; i < 2; ++i)
+    if (strpbrk(lists[i][1], "{}(),\""))
+      return attn_session_fail(s, ATTN_ERR_INVALID_ARGUMENT,
+                               "%s options must be name=value pairs "
+                               "separated by spaces, found '%s'",
+                               lists[i][0], lists[i][1]);
   if (s->cpu) {
     if (*s->hopper_options)
       return attn_session_fail(s, ATTN_ERR_INVALID_ARGUMENT,

@@ -61,6 +61,22 @@ static char *read_file(const char *rel) {
   return buf;
 }
 
+/// Compiles text with options o (source name "input.mlir") and prints the
+/// status; the result goes to *out, or is destroyed when out is NULL.
+static enum attn_status compile_with(const char *text,
+                                     struct attn_compile_options *o,
+                                     attn_result **out) {
+  o->source_name = "input.mlir";
+  attn_result *r = NULL;
+  enum attn_status st = attn_compile(text, 0, o, print_diag, NULL, &r);
+  printf("status %s\n", attn_status_string(st));
+  if (out)
+    *out = r;
+  else
+    attn_result_destroy(r);
+  return st;
+}
+
 /// Compiles text with the given target/format/options and prints the status.
 static enum attn_status try_compile(const char *text, const char *target,
                                     enum attn_output_format format,
@@ -73,15 +89,7 @@ static enum attn_status try_compile(const char *text, const char *target,
   o.features = features;
   o.tile_options = tile;
   o.toolkit = toolkit;
-  o.source_name = "input.mlir";
-  attn_result *r = NULL;
-  enum attn_status st = attn_compile(text, 0, &o, print_diag, NULL, &r);
-  printf("status %s\n", attn_status_string(st));
-  if (out)
-    *out = r;
-  else
-    attn_result_destroy(r);
-  return st;
+  return compile_with(text, &o, out);
 }
 
 /// try_compile with lower-tile-to-hopper options (PTX, default features).
@@ -92,15 +100,7 @@ static enum attn_status try_compile_hopper(const char *text, const char *target,
   attn_compile_options_init(&o);
   o.target = target;
   o.hopper_options = hopper;
-  o.source_name = "input.mlir";
-  attn_result *r = NULL;
-  enum attn_status st = attn_compile(text, 0, &o, print_diag, NULL, &r);
-  printf("status %s\n", attn_status_string(st));
-  if (out)
-    *out = r;
-  else
-    attn_result_destroy(r);
-  return st;
+  return compile_with(text, &o, out);
 }
 
 /// Prints the first kernel's family and grid from r's manifest, then frees r.
