@@ -19,8 +19,8 @@
 //                           O += P.V (wgmma, P from registers), "empty".
 //
 // By default the kernel is persistent: one CTA per SM runs a list of tiles
-// (query block, head, batch) fixed at compile time (`schedule`), the roles
-// carrying the ring's stage count and the Q barrier's phase from tile to
+// (query block, head, batch) fixed at compile time (hopper_schedule.c), the
+// roles carrying the ring's stage count and the Q barrier's phase from tile to
 // tile, so that one tile's last P.V and epilogue overlap the next tile's
 // loads; with q-rope=producer, producer warps 1-3 rotate the next Q too.
 //
@@ -35,7 +35,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define PRODUCER_REGS 56
@@ -58,115 +57,6 @@ struct em {
 
 //===-- Layout ------------------------------------------------------------===//
 
-static int64_t query_blocks(const struct attn_hopper_kernel *k) {
-  return (k->seq_q + k->block_m - 1) / k->block_m;
-}
-
-int64_t attn_hopper_tiles(const struct attn_hopper_kernel *k) {
-  return query_blocks(k) * k->heads * k->batch;
-}
-
-/// Key blocks of query block qb.
-static int64_t key_blocks(const struct attn_hopper_kernel *k, int64_t qb) {
-  int64_t blocks = (k->seq_k + k->block_n - 1) / k->block_n;
-  if (!k->causal)
-    return blocks;
-  int64_t diag = ((qb + 1) * k->block_m + k->block_n - 1) / k->block_n;
-  return diag < blocks ? diag : blocks;
-}
-
-/// Restores the min-heap of (finish time, CTA) below slot i.
-static void sift_down(int64_t *fin, int32_t *cta, int64_t n, int64_t i) {
-  for (;;) {
-    int64_t m = i, l = 2 * i + 1, r = l + 1;
-    if (l < n && (fin[l] < fin[m] || (fin[l] == fin[m] && cta[l] < cta[m])))
-      m = l;
-    if (r < n && (fin[r] < fin[m] || (fin[r] == fin[m] && cta[r] < cta[m])))
-      m = r;
-    if (m == i)
-      return;
-    int64_t f = fin[i];
-    fin[i] = fin[m];
-    fin[m] = f;
-    int32_t c = cta[i];
-    cta[i] = cta[m];
-    cta[m] = c;
-    i = m;
-  }
-}
-
-/// The persistent kernel's schedule, decided here because every size is
-/// known: the tiles in launch order (heads-major, longest query block
-/// first), each given to the CTA that frees first, costing its key blocks
-/// plus tile_overhead for the tile's own work (Q, the first Q.K^T and the
-/// last P.V that overlap nothing, the epilogue), as the hardware's block
-/// scheduler would
-/// place one CTA per tile. Returns G + 1 offsets then the T tile indices, CTA
-/// c's being [G + 1 + off[c], G + 1 + off[c + 1]); NULL when out of memory.
-static int32_t *schedule(const struct attn_hopper_kernel *k, int64_t g,
-                         int64_t t) {
-  int64_t nq = query_blocks(k);
-  int64_t *fin = calloc((size_t)g, sizeof *fin);
-  int32_t *cta = malloc((size_t)g * sizeof *cta);
-  int32_t *owner = malloc((size_t)t * sizeof *owner);
-  int32_t *out = calloc((size_t)(g + 1 + t), sizeof *out);
-  if (!fin || !cta || !owner || !out) {
-    free(fin), free(cta), free(owner), free(out);
-    return NULL;
-  }
-  for (int64_t c = 0; c < g; ++c)
-    cta[c] = (int32_t)c;
-  for (int64_t i = 0; i < t; ++i) {
-    owner[i] = cta[0];
-    fin[0] += key_blocks(k, nq - 1 - i % nq) + k->tile_overhead;
-    sift_down(fin, cta, g, 0);
-  }
-  for (int64_t i = 0; i < t; ++i)
-    ++out[owner[i] + 1];
-  for (int64_t c = 0; c < g; ++c)
-    out[c + 1] += out[c];
-  int32_t *next = cta; // reused: the next free slot of each CTA
-  for (int64_t c = 0; c < g; ++c)
-    next[c] = out[c];
-  for (int64_t i = 0; i < t; ++i)
-    out[g + 1 + next[owner[i]]++] = (int32_t)i;
-  free(fin), free(cta), free(owner);
-  return out;
-}
-
-/// Writes the schedule as the global @<name>__tiles.
-static bool emit_schedule(struct attn_strbuf *b,
-                          const struct attn_hopper_kernel *k) {
-  int64_t grid[3], t = attn_hopper_tiles(k);
-  attn_hopper_grid(k, grid);
-  int32_t *s = schedule(k, grid[0], t);
-  if (!s)
-    return false;
-  int64_t n = grid[0] + 1 + t;
-  attn_strbuf_printf(b, "llvm.mlir.global internal constant @%s__tiles(dense<[",
-                     k->name);
-  for (int64_t i = 0; i < n; ++i)
-    attn_strbuf_printf(b, "%s%d", i ? ", " : "", s[i]);
-  attn_strbuf_printf(b,
-                     "]> : tensor<%lldxi32>) {addr_space = 1 : i32} : "
-                     "!llvm.array<%lld x i32>\n",
-                     (long long)n, (long long)n);
-  free(s);
-  return true;
-}
-
-void attn_hopper_grid(const struct attn_hopper_kernel *k, int64_t grid[3]) {
-  int64_t tiles = attn_hopper_tiles(k);
-  if (k->persistent_ctas) {
-    grid[0] = tiles < k->persistent_ctas ? tiles : k->persistent_ctas;
-    grid[1] = grid[2] = 1;
-    return;
-  }
-  grid[0] = query_blocks(k);
-  grid[1] = k->heads;
-  grid[2] = k->batch;
-}
-
 static void layout(struct em *e) {
   const struct attn_hopper_kernel *k = e->k;
   e->q_off = 0;
@@ -181,165 +71,6 @@ int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k) {
   // qfull, qempty and qready, then full, kready and empty per stage; plus
   // slack to align the base to 1024 bytes at run time.
   return e.bar_off + 24 + 24 * k->stages + 1024;
-}
-
-//===-- RoPE in shared memory ---------------------------------------------===//
-
-/// Consumer warpgroup: rotates its 64 Q rows in shared memory, one pair per
-/// item (done once per CTA), then fences for the async proxy.
-static void rope_q(struct em *e, int smem, int wt, int q_row, int cw) {
-  const struct attn_hopper_kernel *k = e->k;
-  int pairs = (int)(k->rotary_dim / 2);
-  int lo = attn_ptx_to_index(&e->p, wt),
-      hi = attn_ptx_cidx(&e->p, 64LL * pairs), st = attn_ptx_cidx(&e->p, 128);
-  int it = e->p.next++;
-  attn_ptx_line(&e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it, lo,
-                hi, st);
-  int item = attn_ptx_from_index(&e->p, it);
-  int row = attn_ptx_divc(&e->p, item, pairs),
-      p = attn_ptx_remc(&e->p, item, pairs);
-  int c1, c2;
-  attn_hopper_rope_pair_cols(&e->p, e->k, p, &c1, &c2);
-  int tile_row = attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, cw, 64), row);
-  int pos = attn_ptx_addi(&e->p, attn_ptx_addc(&e->p, q_row, k->rope_offset),
-                          tile_row);
-  int angle = attn_ptx_fmul(
-      &e->p, attn_ptx_op(&e->p, "arith.uitofp %%v%d : i32 to f32", pos),
-      attn_hopper_rope_inv_freq(&e->p, e->k, p));
-  int cs, sn;
-  attn_ptx_sincos(&e->p, angle, &cs, &sn);
-  int a1 =
-      attn_ptx_smem_ptr(&e->p, smem,
-                        attn_ptx_swz(&e->p, attn_ptx_ci32(&e->p, (int)e->q_off),
-                                     k->block_m, tile_row, c1));
-  int a2 =
-      attn_ptx_smem_ptr(&e->p, smem,
-                        attn_ptx_swz(&e->p, attn_ptx_ci32(&e->p, (int)e->q_off),
-                                     k->block_m, tile_row, c2));
-  int x1 = attn_ptx_to_f32_16(
-      &e->p, attn_ptx_op(&e->p, "llvm.load %%v%d : !llvm.ptr<3> -> i16", a1));
-  int x2 = attn_ptx_to_f32_16(
-      &e->p, attn_ptx_op(&e->p, "llvm.load %%v%d : !llvm.ptr<3> -> i16", a2));
-  int y1 = attn_ptx_fsub(&e->p, attn_ptx_fmul(&e->p, x1, cs),
-                         attn_ptx_fmul(&e->p, x2, sn));
-  int y2 = attn_ptx_fadd(&e->p, attn_ptx_fmul(&e->p, x2, cs),
-                         attn_ptx_fmul(&e->p, x1, sn));
-  attn_ptx_line(&e->p, "llvm.store %%v%d, %%v%d : i16, !llvm.ptr<3>",
-                attn_ptx_from_f32_16(&e->p, y1), a1);
-  attn_ptx_line(&e->p, "llvm.store %%v%d, %%v%d : i16, !llvm.ptr<3>",
-                attn_ptx_from_f32_16(&e->p, y2), a2);
-  attn_ptx_line(&e->p, "}");
-  attn_ptx_fence_proxy_async(&e->p, false);
-}
-
-/// Producer warps 1-3 (rt in [0, 96)): each thread owns two adjacent RoPE
-/// pairs ("a slot") and rows g, g + groups, ...; cos/sin advance by a
-/// rotation per step, so each K tile costs two sincos per thread.
-struct rope_k_state {
-  int slot_c1, slot_c2;  // first columns of the slot's two words
-  int g;                 // first row (within the rows rotated)
-  int groups;            // rows advance by this many per step
-  int f0, f1;            // inverse frequencies of the two pairs
-  int step_c0, step_s0, step_c1, step_s1;
-};
-
-static int rope_slots(const struct attn_hopper_kernel *k) {
-  return (int)(k->rotary_dim / 4);
-}
-
-/// Thread rt of nthreads owns slot rt % slots and rows rt / slots + i *
-/// (nthreads / slots).
-static void rope_k_setup(struct em *e, int rt, int nthreads,
-                         struct rope_k_state *r) {
-  int slots = rope_slots(e->k);
-  r->groups = nthreads / slots;
-  int slot = attn_ptx_remc(&e->p, rt, slots);
-  r->g = attn_ptx_divc(&e->p, rt, slots);
-  int p0 = attn_ptx_mulc(&e->p, slot, 2), p1 = attn_ptx_addc(&e->p, p0, 1);
-  r->f0 = attn_hopper_rope_inv_freq(&e->p, e->k, p0);
-  r->f1 = attn_hopper_rope_inv_freq(&e->p, e->k, p1);
-  if (e->k->interleaved) {
-    r->slot_c1 = attn_ptx_mulc(&e->p, slot, 4);       // pair p0: (4s, 4s+1)
-    r->slot_c2 = attn_ptx_addc(&e->p, r->slot_c1, 2); // pair p1: (4s+2, 4s+3)
-  } else {
-    r->slot_c1 = attn_ptx_mulc(&e->p, slot, 2); // x1 of p0, p1: (2s, 2s+1)
-    r->slot_c2 = attn_ptx_addc(&e->p, r->slot_c1, e->k->rotary_dim / 2);
-  }
-  int gf = attn_ptx_cf32(&e->p, (float)r->groups);
-  attn_ptx_sincos(&e->p, attn_ptx_fmul(&e->p, gf, r->f0), &r->step_c0,
-                  &r->step_s0);
-  attn_ptx_sincos(&e->p, attn_ptx_fmul(&e->p, gf, r->f1), &r->step_c1,
-                  &r->step_s1);
-}
-
-/// Rotates rows [first, first + nrows) of a swizzled tile of tile_rows rows
-/// at tile_base (i32 offset); row `first` has position pos_first.
-static void rope_rows(struct em *e, int smem, int tile_base, int tile_rows,
-                      int first, int nrows, int pos_first,
-                      const struct rope_k_state *r) {
-  int pos = attn_ptx_op(&e->p, "arith.uitofp %%v%d : i32 to f32",
-                        attn_ptx_addi(&e->p, pos_first, r->g));
-  int c0, s0, c1, s1;
-  attn_ptx_sincos(&e->p, attn_ptx_fmul(&e->p, pos, r->f0), &c0, &s0);
-  attn_ptx_sincos(&e->p, attn_ptx_fmul(&e->p, pos, r->f1), &c1, &s1);
-  int lo = attn_ptx_to_index(&e->p, attn_ptx_addi(&e->p, first, r->g));
-  int hi = attn_ptx_to_index(&e->p, attn_ptx_addc(&e->p, first, nrows)),
-      st = attn_ptx_cidx(&e->p, r->groups);
-  int it = e->p.next++, ac0 = e->p.next++, as0 = e->p.next++, ac1 = e->p.next++,
-      as1 = e->p.next++;
-  int res = e->p.next++;
-  attn_ptx_line(
-      &e->p,
-      "%%v%d:4 = scf.for %%v%d = %%v%d to %%v%d step %%v%d iter_args(%%v%d = "
-      "%%v%d, %%v%d = %%v%d, %%v%d = %%v%d, %%v%d = %%v%d) -> (f32, f32, "
-      "f32, f32) {",
-      res, it, lo, hi, st, ac0, c0, as0, s0, ac1, c1, as1, s1);
-  int row = attn_ptx_from_index(&e->p, it);
-  int pa = attn_ptx_smem_ptr(
-      &e->p, smem, attn_ptx_swz(&e->p, tile_base, tile_rows, row, r->slot_c1));
-  int pb = attn_ptx_smem_ptr(
-      &e->p, smem, attn_ptx_swz(&e->p, tile_base, tile_rows, row, r->slot_c2));
-  int wa = attn_ptx_op(&e->p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pa);
-  int wb = attn_ptx_op(&e->p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pb);
-  int alo, ahi, blo, bhi;
-  attn_ptx_unpack2(&e->p, wa, &alo, &ahi);
-  attn_ptx_unpack2(&e->p, wb, &blo, &bhi);
-  int nalo, nahi, nblo, nbhi;
-  if (e->k->interleaved) {
-    nalo = attn_ptx_fsub(&e->p, attn_ptx_fmul(&e->p, alo, ac0),
-                         attn_ptx_fmul(&e->p, ahi, as0));
-    nahi = attn_ptx_fadd(&e->p, attn_ptx_fmul(&e->p, ahi, ac0),
-                         attn_ptx_fmul(&e->p, alo, as0));
-    nblo = attn_ptx_fsub(&e->p, attn_ptx_fmul(&e->p, blo, ac1),
-                         attn_ptx_fmul(&e->p, bhi, as1));
-    nbhi = attn_ptx_fadd(&e->p, attn_ptx_fmul(&e->p, bhi, ac1),
-                         attn_ptx_fmul(&e->p, blo, as1));
-  } else {
-    nalo = attn_ptx_fsub(&e->p, attn_ptx_fmul(&e->p, alo, ac0),
-                         attn_ptx_fmul(&e->p, blo, as0));
-    nblo = attn_ptx_fadd(&e->p, attn_ptx_fmul(&e->p, blo, ac0),
-                         attn_ptx_fmul(&e->p, alo, as0));
-    nahi = attn_ptx_fsub(&e->p, attn_ptx_fmul(&e->p, ahi, ac1),
-                         attn_ptx_fmul(&e->p, bhi, as1));
-    nbhi = attn_ptx_fadd(&e->p, attn_ptx_fmul(&e->p, bhi, ac1),
-                         attn_ptx_fmul(&e->p, ahi, as1));
-  }
-  attn_ptx_line(&e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
-                attn_ptx_pack2(&e->p, nalo, nahi), pa);
-  attn_ptx_line(&e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
-                attn_ptx_pack2(&e->p, nblo, nbhi), pb);
-  int n0 = attn_ptx_fsub(&e->p, attn_ptx_fmul(&e->p, ac0, r->step_c0),
-                         attn_ptx_fmul(&e->p, as0, r->step_s0));
-  int m0 = attn_ptx_fadd(&e->p, attn_ptx_fmul(&e->p, as0, r->step_c0),
-                         attn_ptx_fmul(&e->p, ac0, r->step_s0));
-  int n1 = attn_ptx_fsub(&e->p, attn_ptx_fmul(&e->p, ac1, r->step_c1),
-                         attn_ptx_fmul(&e->p, as1, r->step_s1));
-  int m1 = attn_ptx_fadd(&e->p, attn_ptx_fmul(&e->p, as1, r->step_c1),
-                         attn_ptx_fmul(&e->p, ac1, r->step_s1));
-  attn_ptx_line(&e->p,
-                "scf.yield %%v%d, %%v%d, %%v%d, %%v%d : f32, f32, f32, f32", n0,
-                m0, n1, m1);
-  attn_ptx_line(&e->p, "}");
 }
 
 //===-- Producer ----------------------------------------------------------===//
@@ -366,15 +97,13 @@ static int load_tile(struct em *e, int i) {
                      ptr);
 }
 
-/// Opens the loop over this CTA's tiles and sets x's tile values. Tile t is
-/// query block nq - 1 - t % nq of head (t / nq) % H and batch t / (nq H):
-/// the query blocks of one head run together (its K and V stay in L2),
-/// longest first. A persistent kernel's CTA bx runs the tiles its schedule
-/// (see `schedule`) lists; otherwise the CTA's one tile comes from its block
-/// index.
+/// Opens the loop over this CTA's tiles and sets x's tile values (tile t as
+/// hopper_schedule.c numbers them). A persistent kernel's CTA bx runs the
+/// tiles its list in @<name>__tiles holds; otherwise the CTA's one tile comes
+/// from its block index.
 static void open_tiles(struct em *e, struct ids *x) {
   const struct attn_hopper_kernel *k = e->k;
-  int64_t nq = query_blocks(k);
+  int64_t nq = attn_hopper_query_blocks(k);
   int qb;
   if (!k->persistent_ctas) {
     x->kc = x->qn = attn_ptx_ci32(&e->p, 0);
@@ -502,16 +231,18 @@ static void producer(struct em *e, const struct ids *tiles, int wt) {
     return;
   int is_rot = attn_ptx_cmpc(&e->p, "uge", wt, 32);
   attn_ptx_line(&e->p, "scf.if %%v%d {", is_rot);
-  struct rope_k_state r;
-  rope_k_setup(e, attn_ptx_addc(&e->p, wt, -32), 96, &r);
+  struct attn_hopper_rope_rows r;
+  attn_hopper_rope_rows_setup(&e->p, e->k, attn_ptx_addc(&e->p, wt, -32), 96,
+                              &r);
   t = *tiles;
   open_tiles(e, x);
   if (e->q_by_producer) {
     // The tile's Q, all block_m rows, then "qready".
     attn_ptx_mbar_wait(&e->p, x->bar_q, q_parity(e, x));
-    rope_rows(e, x->smem, attn_ptx_ci32(&e->p, (int)e->q_off), k->block_m,
-              attn_ptx_ci32(&e->p, 0), k->block_m,
-              attn_ptx_addc(&e->p, x->q_row, k->rope_offset), &r);
+    attn_hopper_rope_rows(&e->p, e->k, x->smem,
+                          attn_ptx_ci32(&e->p, (int)e->q_off), k->block_m,
+                          attn_ptx_ci32(&e->p, 0), k->block_m,
+                          attn_ptx_addc(&e->p, x->q_row, k->rope_offset), &r);
     attn_ptx_fence_proxy_async(&e->p, false);
     attn_ptx_mbar_arrive(&e->p, x->bar_qready);
     close_tiles(e, x);
@@ -530,8 +261,8 @@ static void producer(struct em *e, const struct ids *tiles, int wt) {
                            e->kv_off);
   int pos0 = attn_ptx_addc(&e->p, attn_ptx_mulc(&e->p, j2, k->block_n),
                            k->rope_offset_k);
-  rope_rows(e, x->smem, base, k->block_n, attn_ptx_ci32(&e->p, 0), k->block_n,
-            pos0, &r);
+  attn_hopper_rope_rows(&e->p, e->k, x->smem, base, k->block_n,
+                        attn_ptx_ci32(&e->p, 0), k->block_n, pos0, &r);
   attn_ptx_fence_proxy_async(&e->p, false);
   attn_ptx_mbar_arrive(&e->p, bar_at(e, x->bar_kready, s2));
   attn_ptx_line(&e->p, "}");
@@ -708,10 +439,11 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   c.sched_other = attn_ptx_op(&e->p, "arith.subi %%v%d, %%v%d : i32",
                               attn_ptx_ci32(&e->p, 4), c.cw);
   // Each thread owns two RoPE pairs of Q and steps cos/sin down its rows.
-  bool q_steps = k->rope && !e->q_by_producer && 128 % rope_slots(k) == 0;
-  struct rope_k_state rq;
+  bool q_steps =
+      k->rope && !e->q_by_producer && 128 % attn_hopper_rope_slots(k) == 0;
+  struct attn_hopper_rope_rows rq;
   if (q_steps)
-    rope_k_setup(e, wt, 128, &rq);
+    attn_hopper_rope_rows_setup(&e->p, e->k, wt, 128, &rq);
   // The first consumer goes first: the second opens its barrier.
   int second = attn_ptx_cmpc(&e->p, "eq", c.cw, 1);
   attn_ptx_line(&e->p, "scf.if %%v%d {", second);
@@ -728,12 +460,12 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   if (k->rope && !e->q_by_producer) {
     if (q_steps) {
       int first = attn_ptx_mulc(&e->p, c.cw, 64);
-      rope_rows(e, x->smem, attn_ptx_ci32(&e->p, (int)e->q_off), k->block_m,
-                first, 64, attn_ptx_addc(&e->p, c.wg_row, k->rope_offset),
-                &rq);
+      attn_hopper_rope_rows(
+          &e->p, e->k, x->smem, attn_ptx_ci32(&e->p, (int)e->q_off), k->block_m,
+          first, 64, attn_ptx_addc(&e->p, c.wg_row, k->rope_offset), &rq);
       attn_ptx_fence_proxy_async(&e->p, false);
     } else {
-      rope_q(e, x->smem, wt, x->q_row, c.cw);
+      attn_hopper_rope_q_pairs(&e->p, e->k, x->smem, wt, x->q_row, c.cw);
     }
     attn_ptx_asm_r(&e->p, "bar.sync $0, 128;", attn_ptx_addc(&e->p, c.cw, 1));
   }
@@ -1029,7 +761,7 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
   struct em e = {.k = k};
   e.q_by_producer = k->rope && !k->rope_k_in_kernel && k->persistent_ctas &&
                     k->rope_q_by_producer;
-  if (k->persistent_ctas && !emit_schedule(b, k))
+  if (k->persistent_ctas && !attn_hopper_emit_schedule(b, k))
     return false;
   attn_ptx_init(&e.p, b, k->bf16);
   e.ns = k->block_n / 2;

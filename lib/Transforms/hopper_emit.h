@@ -64,10 +64,19 @@ struct attn_hopper_kernel {
 /// Bytes of dynamic shared memory the kernel needs.
 int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k);
 
-/// The tiles (query blocks x heads x batch) and the launch grid: (query
-/// blocks, heads, batch), or (CTAs, 1, 1) for a persistent kernel.
+//===-- The grid and the persistent schedule (hopper_schedule.c) ---------===//
+
+/// Query blocks, tiles (query blocks x heads x batch) and the launch grid:
+/// (query blocks, heads, batch), or (CTAs, 1, 1) for a persistent kernel.
+int64_t attn_hopper_query_blocks(const struct attn_hopper_kernel *k);
 int64_t attn_hopper_tiles(const struct attn_hopper_kernel *k);
 void attn_hopper_grid(const struct attn_hopper_kernel *k, int64_t grid[3]);
+
+/// Writes the persistent kernel's schedule as the global @<name>__tiles (i32:
+/// G + 1 offsets, then the tiles of each CTA in order); false when out of
+/// memory.
+bool attn_hopper_emit_schedule(struct attn_strbuf *b,
+                               const struct attn_hopper_kernel *k);
 
 /// Appends the kernel's llvm.func (with its attn.launch manifest entry) to b,
 /// preceded for a persistent kernel by its schedule, the global
@@ -110,6 +119,46 @@ void attn_hopper_emit_launch_open(struct attn_strbuf *b,
                                   int out_align);
 void attn_hopper_emit_launch_close(struct attn_strbuf *b,
                                    const char *attention);
+
+//===-- RoPE in shared memory, inside the attention kernel (hopper_rope.c) ===//
+
+/// One thread's part of rotating rows of a swizzled shared-memory tile: it
+/// owns two adjacent RoPE pairs ("a slot") and rows g, g + groups, ...;
+/// cos/sin advance by a rotation per row step, so a tile costs two sincos
+/// per thread. All fields are SSA ids (i32 or f32) but groups.
+struct attn_hopper_rope_rows {
+  int slot_c1, slot_c2; // first columns of the slot's two words
+  int g;                // first row (within the rows rotated)
+  int groups;           // rows advance by this many per step (a constant)
+  int f0, f1;           // inverse frequencies of the two pairs
+  int step_c0, step_s0, step_c1, step_s1;
+};
+
+/// Slots of a row: rotary_dim / 4.
+int attn_hopper_rope_slots(const struct attn_hopper_kernel *k);
+
+/// Thread rt (i32) of nthreads owns slot rt % slots and rows rt / slots + i *
+/// (nthreads / slots); nthreads must be a multiple of the slots.
+void attn_hopper_rope_rows_setup(struct attn_ptx *p,
+                                 const struct attn_hopper_kernel *k, int rt,
+                                 int nthreads, struct attn_hopper_rope_rows *r);
+
+/// Rotates rows [first, first + nrows) of a swizzled tile of tile_rows rows
+/// at tile_base (i32 offsets from the shared-memory base smem); row `first`
+/// has position pos_first.
+void attn_hopper_rope_rows(struct attn_ptx *p,
+                           const struct attn_hopper_kernel *k, int smem,
+                           int tile_base, int tile_rows, int first, int nrows,
+                           int pos_first,
+                           const struct attn_hopper_rope_rows *r);
+
+/// A consumer warpgroup (thread wt of 128, warpgroup cw) rotates its 64 Q
+/// rows of the Q tile at shared-memory offset 0, one pair per item, for
+/// rotary dims whose slots do not divide 128; then fences for the async
+/// proxy.
+void attn_hopper_rope_q_pairs(struct attn_ptx *p,
+                              const struct attn_hopper_kernel *k, int smem,
+                              int wt, int q_row, int cw);
 
 /// inv_freq(pair) = theta^(-2 pair/rotary_dim) for pair index pair (i32),
 /// in f32.

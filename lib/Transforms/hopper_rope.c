@@ -1,9 +1,10 @@
 //===- hopper_rope.c - RoPE for the Hopper kernels ------------------------===//
 //
-// The rotary embedding's math, shared by the fused placement (hopper_emit.c
-// rotates Q and K tiles in shared memory) and the split and pre placements:
-// a kernel of its own that rotates every row of K (or Q) once, before the
-// attention kernel, with 16-byte loads and stores and cos/sin stepped down
+// The rotary embedding for the Hopper kernels: its math; the rotation of Q
+// and K tiles in shared memory that the attention kernel (hopper_emit.c)
+// does for Q, and for K in the fused placement; and the kernel of the split
+// and pre placements, which rotates every row of K (or Q) once, before the
+// attention kernel, with 16-byte loads and stores. Both step cos/sin down
 // the rows by a rotation per step.
 //
 //===----------------------------------------------------------------------===//
@@ -236,4 +237,146 @@ void attn_hopper_emit_rope(struct attn_strbuf *b,
   attn_ptx_line(&p, "}");
   attn_ptx_line(&p, "llvm.return");
   attn_strbuf_printf(b, "}\n");
+}
+
+//===-- RoPE in shared memory, inside the attention kernel ----------------===//
+
+/// Consumer warpgroup: rotates its 64 Q rows in shared memory, one pair per
+/// item (done once per CTA), then fences for the async proxy.
+void attn_hopper_rope_q_pairs(struct attn_ptx *p,
+                              const struct attn_hopper_kernel *k, int smem,
+                              int wt, int q_row, int cw) {
+  int pairs = (int)(k->rotary_dim / 2);
+  int lo = attn_ptx_to_index(p, wt), hi = attn_ptx_cidx(p, 64LL * pairs),
+      st = attn_ptx_cidx(p, 128);
+  int it = p->next++;
+  attn_ptx_line(p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it, lo, hi,
+                st);
+  int item = attn_ptx_from_index(p, it);
+  int row = attn_ptx_divc(p, item, pairs), pair = attn_ptx_remc(p, item, pairs);
+  int c1, c2;
+  attn_hopper_rope_pair_cols(p, k, pair, &c1, &c2);
+  int tile_row = attn_ptx_addi(p, attn_ptx_mulc(p, cw, 64), row);
+  int pos = attn_ptx_addi(p, attn_ptx_addc(p, q_row, k->rope_offset), tile_row);
+  int angle =
+      attn_ptx_fmul(p, attn_ptx_op(p, "arith.uitofp %%v%d : i32 to f32", pos),
+                    attn_hopper_rope_inv_freq(p, k, pair));
+  int cs, sn;
+  attn_ptx_sincos(p, angle, &cs, &sn);
+  int a1 = attn_ptx_smem_ptr(
+      p, smem, attn_ptx_swz(p, attn_ptx_ci32(p, 0), k->block_m, tile_row, c1));
+  int a2 = attn_ptx_smem_ptr(
+      p, smem, attn_ptx_swz(p, attn_ptx_ci32(p, 0), k->block_m, tile_row, c2));
+  int x1 = attn_ptx_to_f32_16(
+      p, attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i16", a1));
+  int x2 = attn_ptx_to_f32_16(
+      p, attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i16", a2));
+  int y1 = attn_ptx_fsub(p, attn_ptx_fmul(p, x1, cs), attn_ptx_fmul(p, x2, sn));
+  int y2 = attn_ptx_fadd(p, attn_ptx_fmul(p, x2, cs), attn_ptx_fmul(p, x1, sn));
+  attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i16, !llvm.ptr<3>",
+                attn_ptx_from_f32_16(p, y1), a1);
+  attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i16, !llvm.ptr<3>",
+                attn_ptx_from_f32_16(p, y2), a2);
+  attn_ptx_line(p, "}");
+  attn_ptx_fence_proxy_async(p, false);
+}
+
+int attn_hopper_rope_slots(const struct attn_hopper_kernel *k) {
+  return (int)(k->rotary_dim / 4);
+}
+
+/// Thread rt of nthreads owns slot rt % slots and rows rt / slots + i *
+/// (nthreads / slots).
+void attn_hopper_rope_rows_setup(struct attn_ptx *p,
+                                 const struct attn_hopper_kernel *k, int rt,
+                                 int nthreads,
+                                 struct attn_hopper_rope_rows *r) {
+  int slots = attn_hopper_rope_slots(k);
+  r->groups = nthreads / slots;
+  int slot = attn_ptx_remc(p, rt, slots);
+  r->g = attn_ptx_divc(p, rt, slots);
+  int p0 = attn_ptx_mulc(p, slot, 2), p1 = attn_ptx_addc(p, p0, 1);
+  r->f0 = attn_hopper_rope_inv_freq(p, k, p0);
+  r->f1 = attn_hopper_rope_inv_freq(p, k, p1);
+  if (k->interleaved) {
+    r->slot_c1 = attn_ptx_mulc(p, slot, 4);       // pair p0: (4s, 4s+1)
+    r->slot_c2 = attn_ptx_addc(p, r->slot_c1, 2); // pair p1: (4s+2, 4s+3)
+  } else {
+    r->slot_c1 = attn_ptx_mulc(p, slot, 2); // x1 of p0, p1: (2s, 2s+1)
+    r->slot_c2 = attn_ptx_addc(p, r->slot_c1, k->rotary_dim / 2);
+  }
+  int gf = attn_ptx_cf32(p, (float)r->groups);
+  attn_ptx_sincos(p, attn_ptx_fmul(p, gf, r->f0), &r->step_c0, &r->step_s0);
+  attn_ptx_sincos(p, attn_ptx_fmul(p, gf, r->f1), &r->step_c1, &r->step_s1);
+}
+
+/// Rotates rows [first, first + nrows) of a swizzled tile of tile_rows rows
+/// at tile_base (i32 offset); row `first` has position pos_first.
+void attn_hopper_rope_rows(struct attn_ptx *p,
+                           const struct attn_hopper_kernel *k, int smem,
+                           int tile_base, int tile_rows, int first, int nrows,
+                           int pos_first,
+                           const struct attn_hopper_rope_rows *r) {
+  int pos = attn_ptx_op(p, "arith.uitofp %%v%d : i32 to f32",
+                        attn_ptx_addi(p, pos_first, r->g));
+  int c0, s0, c1, s1;
+  attn_ptx_sincos(p, attn_ptx_fmul(p, pos, r->f0), &c0, &s0);
+  attn_ptx_sincos(p, attn_ptx_fmul(p, pos, r->f1), &c1, &s1);
+  int lo = attn_ptx_to_index(p, attn_ptx_addi(p, first, r->g));
+  int hi = attn_ptx_to_index(p, attn_ptx_addc(p, first, nrows)),
+      st = attn_ptx_cidx(p, r->groups);
+  int it = p->next++, ac0 = p->next++, as0 = p->next++, ac1 = p->next++,
+      as1 = p->next++;
+  int res = p->next++;
+  attn_ptx_line(
+      p,
+      "%%v%d:4 = scf.for %%v%d = %%v%d to %%v%d step %%v%d iter_args(%%v%d = "
+      "%%v%d, %%v%d = %%v%d, %%v%d = %%v%d, %%v%d = %%v%d) -> (f32, f32, "
+      "f32, f32) {",
+      res, it, lo, hi, st, ac0, c0, as0, s0, ac1, c1, as1, s1);
+  int row = attn_ptx_from_index(p, it);
+  int pa = attn_ptx_smem_ptr(
+      p, smem, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c1));
+  int pb = attn_ptx_smem_ptr(
+      p, smem, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c2));
+  int wa = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pa);
+  int wb = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pb);
+  int alo, ahi, blo, bhi;
+  attn_ptx_unpack2(p, wa, &alo, &ahi);
+  attn_ptx_unpack2(p, wb, &blo, &bhi);
+  int nalo, nahi, nblo, nbhi;
+  if (k->interleaved) {
+    nalo = attn_ptx_fsub(p, attn_ptx_fmul(p, alo, ac0),
+                         attn_ptx_fmul(p, ahi, as0));
+    nahi = attn_ptx_fadd(p, attn_ptx_fmul(p, ahi, ac0),
+                         attn_ptx_fmul(p, alo, as0));
+    nblo = attn_ptx_fsub(p, attn_ptx_fmul(p, blo, ac1),
+                         attn_ptx_fmul(p, bhi, as1));
+    nbhi = attn_ptx_fadd(p, attn_ptx_fmul(p, bhi, ac1),
+                         attn_ptx_fmul(p, blo, as1));
+  } else {
+    nalo = attn_ptx_fsub(p, attn_ptx_fmul(p, alo, ac0),
+                         attn_ptx_fmul(p, blo, as0));
+    nblo = attn_ptx_fadd(p, attn_ptx_fmul(p, blo, ac0),
+                         attn_ptx_fmul(p, alo, as0));
+    nahi = attn_ptx_fsub(p, attn_ptx_fmul(p, ahi, ac1),
+                         attn_ptx_fmul(p, bhi, as1));
+    nbhi = attn_ptx_fadd(p, attn_ptx_fmul(p, bhi, ac1),
+                         attn_ptx_fmul(p, ahi, as1));
+  }
+  attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
+                attn_ptx_pack2(p, nalo, nahi), pa);
+  attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
+                attn_ptx_pack2(p, nblo, nbhi), pb);
+  int n0 = attn_ptx_fsub(p, attn_ptx_fmul(p, ac0, r->step_c0),
+                         attn_ptx_fmul(p, as0, r->step_s0));
+  int m0 = attn_ptx_fadd(p, attn_ptx_fmul(p, as0, r->step_c0),
+                         attn_ptx_fmul(p, ac0, r->step_s0));
+  int n1 = attn_ptx_fsub(p, attn_ptx_fmul(p, ac1, r->step_c1),
+                         attn_ptx_fmul(p, as1, r->step_s1));
+  int m1 = attn_ptx_fadd(p, attn_ptx_fmul(p, as1, r->step_c1),
+                         attn_ptx_fmul(p, ac1, r->step_s1));
+  attn_ptx_line(p, "scf.yield %%v%d, %%v%d, %%v%d, %%v%d : f32, f32, f32, f32",
+                n0, m0, n1, m1);
+  attn_ptx_line(p, "}");
 }
