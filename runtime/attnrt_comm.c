@@ -1,4 +1,4 @@
-// attnrt_comm.c - communicators over NCCL (dlopen'ed): non-blocking init polled with a timeout, symmetric windows, host-launched collectives; the ranks find each other in attnrt_rendezvous.c.
+// attnrt_comm.c - communicators over NCCL (dlopen'ed): non-blocking init polled with a timeout, symmetric windows, host-launched collectives; the ranks find each other in attnrt_rendezvous.c, kernels reach them through attnrt_comm_device.c.
 
 #include "attnrt_comm_internal.h"
 
@@ -10,55 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-//===-- The NCCL ABI attnrt uses --===//
-//
-// Declared here (and ncclUniqueId in attnrt_comm_internal.h) rather than
-// taken from nccl.h, which machines without the NCCL development files lack;
-// when the build finds nccl.h (ATTNRT_HAVE_NCCL_H) the static assertions
-// below check these against it. Enums are passed as int, which is their ABI.
-
-typedef int nccl_result;
-enum {
-  NCCL_SUCCESS = 0,
-  NCCL_INVALID_ARGUMENT = 4,
-  NCCL_IN_PROGRESS = 7,
-};
-typedef struct nccl_comm_opaque *nccl_comm;
-
-// ncclConfig_t as of NCCL 2.28 (ncclConfig_v22800). Older libraries get the
-// prefix they know (up to net_name, the NCCL 2.14 layout) with that version.
-#define NCCL_CONFIG_MAGIC 0xcafebeefu
-#define NCCL_CONFIG_UNDEF INT_MIN
-struct nccl_config {
-  size_t size;
-  unsigned magic;
-  unsigned version;
-  int blocking;
-  int cga_cluster_size, min_ctas, max_ctas;
-  const char *net_name;
-  int split_share, traffic_class;
-  const char *comm_name;
-  int collnet_enable, cta_policy, shrink_share, nvls_ctas;
-  int channels_per_net_peer, nvlink_centric_sched;
-};
-#define NCCL_WIN_COLL_SYMMETRIC 0x01
-
-// The device API's host side (nccl_device/core.h, C++ only as a header, C
-// callable as a library). ncclTeam is three ints in NCCL 2.28; the
-// requirement structs grew between 2.28.3 and 2.28.9 but keep their first
-// fields, so attnrt hands NCCL zeroed buffers larger than either and sets
-// only the resource list (runtime/nccl/attn_nccl_device.cu checks these
-// assumptions when it is built).
-struct nccl_team {
-  int n_ranks, rank, stride;
-};
-#define NCCL_REQUIREMENTS_BYTES 256
-
-/// NCCL_VERSION(x, y, z) of nccl.h: the code scheme changed after 2.8.
-static int nccl_version_code(int major, int minor, int patch) {
-  return (major <= 2 && minor <= 8) ? major * 1000 + minor * 100 + patch
-                                    : major * 10000 + minor * 100 + patch;
-}
+//===-- The NCCL ABI attnrt uses (declared in attnrt_comm_internal.h) --===//
 
 #ifdef ATTNRT_HAVE_NCCL_H
 #include <nccl.h>
@@ -77,35 +29,6 @@ _Static_assert((int)ATTNRT_COMM_BF16 == 9 && (int)ncclBfloat16 == 9, "dtype");
 _Static_assert((int)ATTNRT_COMM_F32 == (int)ncclFloat32, "dtype");
 _Static_assert((int)ATTNRT_COMM_AVG == (int)ncclAvg, "op");
 #endif
-
-/// Entry points of libnccl; optional ones (marked) are NULL when missing.
-struct nccl_api {
-  nccl_result (*GetVersion)(int *);
-  const char *(*GetErrorString)(nccl_result);
-  const char *(*GetLastError)(nccl_comm); // optional (2.13)
-  nccl_result (*GetUniqueId)(nccl_unique_id *);
-  nccl_result (*CommInitRank)(nccl_comm *, int, nccl_unique_id, int);
-  nccl_result (*CommInitRankConfig)(nccl_comm *, int, nccl_unique_id, int,
-                                    struct nccl_config *); // optional (2.14)
-  nccl_result (*CommGetAsyncError)(nccl_comm, nccl_result *);
-  nccl_result (*CommAbort)(nccl_comm);
-  nccl_result (*CommFinalize)(nccl_comm); // optional (2.14)
-  nccl_result (*CommDestroy)(nccl_comm);
-  nccl_result (*MemAlloc)(void **, size_t);                        // optional (2.19)
-  nccl_result (*MemFree)(void *);                                  // optional (2.19)
-  nccl_result (*CommWindowRegister)(nccl_comm, void *, size_t, void **, int); // optional (2.27)
-  nccl_result (*CommWindowDeregister)(nccl_comm, void *);         // optional (2.27)
-  nccl_result (*AllReduce)(const void *, void *, size_t, int, int, nccl_comm,
-                           CUstream);
-  nccl_result (*AllGather)(const void *, void *, size_t, int, nccl_comm, CUstream);
-  nccl_result (*ReduceScatter)(const void *, void *, size_t, int, int, nccl_comm,
-                               CUstream);
-  nccl_result (*DevCommCreate)(nccl_comm, const void *, void *); // optional (2.28)
-  nccl_result (*DevCommDestroy)(nccl_comm, const void *);        // optional (2.28)
-  struct nccl_team (*TeamLsa)(nccl_comm);                        // optional (2.28)
-  nccl_result (*LsaBarrierCreateRequirement)(struct nccl_team, int, void *,
-                                             void *); // optional (2.28)
-};
 
 struct nccl_entry {
   const char *symbol;
@@ -142,55 +65,10 @@ static const struct nccl_entry nccl_entries[] = {
 
 #undef NCCL_ENTRY
 
-//===-- Objects --===//
-
-struct attnrt_comm {
-  attnrt_runtime *rt; // owned; NULL while init has not created it
-  void *library;      // dlopen handle of libnccl
-  struct nccl_api nccl;
-  int version;        // ncclGetVersion
-  nccl_comm comm;     // NULL before init and after an abort
-  int rank, size;
-  double timeout_s;
-  bool aborted;
-  int live_buffers;
-  struct dev_comm *dev_comms; // attnrt_comm_dev_create's, newest first
-  // The NCCL device shim loaded on its own (for attn_nccl_peer_table); NULL
-  // until the first attnrt_comm_buffer_peers.
-  CUmodule shim;
-  CUfunction peer_table;
-};
-
-/// A device communicator: the host copy NCCL wrote and ncclDevCommDestroy
-/// reads back, and its device copy.
-struct dev_comm {
-  struct dev_comm *next;
-  attnrt_devptr device; // 0 until copied
-  // attnrt's barrier handle at 0, the ncclDevComm at
-  // ATTNRT_DEV_COMM_NCCL_OFFSET (attnrt_internal.h). NCCL writes the handle's
-  // buffer and the ncclDevComm when creation completes, possibly later than
-  // ncclDevCommCreate returns, so both live here.
-  _Alignas(64) unsigned char blob[ATTNRT_DEV_COMM_BYTES];
-};
-
-struct attnrt_comm_buffer {
-  attnrt_comm *c;
-  void *ptr;
-  size_t bytes;
-  void *window;
-  attnrt_devptr peers; // attnrt_comm_buffer_peers's table; 0 until made
-};
-
 //===-- Errors --===//
 
-/// Records "<what> failed: <ncclGetErrorString> (<ncclGetLastError>)" in c's
-/// error slot and returns ATTNRT_ERR_NCCL.
-static enum attnrt_status fail_nccl(attnrt_comm *c, nccl_result res,
-                                    const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static enum attnrt_status fail_nccl(attnrt_comm *c, nccl_result res,
-                                    const char *fmt, ...) {
+enum attnrt_status attnrt_comm_fail_nccl(attnrt_comm *c, nccl_result res,
+                                         const char *fmt, ...) {
   char what[256];
   va_list ap;
   va_start(ap, fmt);
@@ -219,8 +97,7 @@ static void abort_comm(attnrt_comm *c) {
   c->aborted = true;
 }
 
-/// Fails unless c can take NCCL calls; caller names the API function.
-static enum attnrt_status check_usable(attnrt_comm *c, const char *caller) {
+enum attnrt_status attnrt_comm_check_usable(attnrt_comm *c, const char *caller) {
   if (c->aborted || !c->comm)
     return attnrt_fail(c->rt, ATTNRT_ERR_NCCL,
                        "%s: the communicator was aborted after an earlier error",
@@ -237,7 +114,7 @@ static enum attnrt_status check_async(attnrt_comm *c, const char *what,
   nccl_result async = NCCL_SUCCESS;
   nccl_result res = c->nccl.CommGetAsyncError(c->comm, &async);
   if (res != NCCL_SUCCESS) {
-    enum attnrt_status st = fail_nccl(c, res, "ncclCommGetAsyncError (%s)", what);
+    enum attnrt_status st = attnrt_comm_fail_nccl(c, res, "ncclCommGetAsyncError (%s)", what);
     abort_comm(c);
     return st;
   }
@@ -245,7 +122,7 @@ static enum attnrt_status check_async(attnrt_comm *c, const char *what,
     *pending = true;
   else if (async != NCCL_SUCCESS) {
     enum attnrt_status st =
-        fail_nccl(c, async, "%s: NCCL reported an asynchronous error; it", what);
+        attnrt_comm_fail_nccl(c, async, "%s: NCCL reported an asynchronous error; it", what);
     attnrt_append_error(c->rt, "; the communicator was aborted");
     abort_comm(c);
     return st;
@@ -285,10 +162,10 @@ static enum attnrt_status poll_async(attnrt_comm *c, double timeout_s,
 /// next call then fails with "Attempt to use communicator before the
 /// previous operation returned ncclSuccess"), so the state is polled after
 /// every call.
-static enum attnrt_status finish_call(attnrt_comm *c, nccl_result res,
-                                      const char *what) {
+enum attnrt_status attnrt_comm_finish_call(attnrt_comm *c, nccl_result res,
+                                           const char *what) {
   if (res != NCCL_SUCCESS && res != NCCL_IN_PROGRESS)
-    return fail_nccl(c, res, "%s", what);
+    return attnrt_comm_fail_nccl(c, res, "%s", what);
   return poll_async(c, c->timeout_s, what);
 }
 
@@ -322,7 +199,7 @@ static enum attnrt_status load_nccl(attnrt_comm *c) {
   }
   nccl_result res = c->nccl.GetVersion(&c->version);
   if (res != NCCL_SUCCESS)
-    return fail_nccl(c, res, "ncclGetVersion");
+    return attnrt_comm_fail_nccl(c, res, "ncclGetVersion");
   if (c->version < nccl_version_code(2, 12, 0))
     return attnrt_fail(NULL, ATTNRT_ERR_NCCL,
                        "NCCL library '%s' is version %d: attnrt needs 2.12 or later",
@@ -363,7 +240,7 @@ static enum attnrt_status init_nccl(attnrt_comm *c, nccl_unique_id id) {
   }
   c->comm = comm;
   if (res != NCCL_SUCCESS && res != NCCL_IN_PROGRESS) {
-    enum attnrt_status st = fail_nccl(c, res, "%s(rank %d of %d)", what, c->rank,
+    enum attnrt_status st = attnrt_comm_fail_nccl(c, res, "%s(rank %d of %d)", what, c->rank,
                                       c->size);
     abort_comm(c);
     return st;
@@ -411,7 +288,7 @@ attnrt_comm_init(const struct attnrt_comm_config *cfg, attnrt_comm **out) {
   if (cfg->rank == 0) {
     nccl_result res = c->nccl.GetUniqueId(&id);
     if (res != NCCL_SUCCESS) {
-      st = fail_nccl(c, res, "ncclGetUniqueId");
+      st = attnrt_comm_fail_nccl(c, res, "ncclGetUniqueId");
       goto out_destroy_runtime;
     }
     if (cfg->world_size > 1)
@@ -459,18 +336,15 @@ ATTNRT_API void attnrt_comm_abort(attnrt_comm *c) {
     abort_comm(c);
 }
 
-static void free_dev_comms(attnrt_comm *c);
-static void unload_shim(attnrt_comm *c);
-
 ATTNRT_API void attnrt_comm_destroy(attnrt_comm *c) {
   if (!c)
     return;
-  free_dev_comms(c);
-  unload_shim(c);
+  attnrt_comm_free_dev_comms(c);
+  attnrt_comm_unload_shim(c);
   if (c->comm && attnrt_ctx_enter(c->rt) == ATTNRT_OK) {
     enum attnrt_status st = ATTNRT_OK;
     if (c->nccl.CommFinalize)
-      st = finish_call(c, c->nccl.CommFinalize(c->comm), "ncclCommFinalize");
+      st = attnrt_comm_finish_call(c, c->nccl.CommFinalize(c->comm), "ncclCommFinalize");
     if (st == ATTNRT_OK && c->comm) {
       // Whatever it answers, the handle is NCCL's to release from here on:
       // aborting it as well could free it twice.
@@ -501,7 +375,7 @@ ATTNRT_API enum attnrt_status attnrt_comm_poll(attnrt_comm *c, double timeout_s)
   if (!c)
     return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
                        "attnrt_comm_poll: communicator is NULL");
-  enum attnrt_status st = check_usable(c, "attnrt_comm_poll");
+  enum attnrt_status st = attnrt_comm_check_usable(c, "attnrt_comm_poll");
   if (st != ATTNRT_OK)
     return st;
   return poll_async(c, timeout_s < 0 ? c->timeout_s : timeout_s,
@@ -512,7 +386,7 @@ ATTNRT_API enum attnrt_status attnrt_comm_wait(attnrt_comm *c, attnrt_stream *s)
   if (!c)
     return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
                        "attnrt_comm_wait: communicator is NULL");
-  enum attnrt_status st = check_usable(c, "attnrt_comm_wait");
+  enum attnrt_status st = attnrt_comm_check_usable(c, "attnrt_comm_wait");
   if (st != ATTNRT_OK)
     return st;
   CUstream stream = NULL;
@@ -574,7 +448,7 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_alloc(attnrt_comm *c,
   if (bytes == 0)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "attnrt_comm_buffer_alloc: size is 0");
-  enum attnrt_status st = check_usable(c, "attnrt_comm_buffer_alloc");
+  enum attnrt_status st = attnrt_comm_check_usable(c, "attnrt_comm_buffer_alloc");
   if (st != ATTNRT_OK)
     return st;
   if (!c->nccl.MemAlloc || !c->nccl.MemFree || !c->nccl.CommWindowRegister ||
@@ -594,7 +468,7 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_alloc(attnrt_comm *c,
     goto out_free;
   nccl_result res = c->nccl.MemAlloc(&b->ptr, bytes);
   if (res != NCCL_SUCCESS) {
-    st = fail_nccl(c, res, "ncclMemAlloc(%zu bytes)", bytes);
+    st = attnrt_comm_fail_nccl(c, res, "ncclMemAlloc(%zu bytes)", bytes);
     goto out_leave;
   }
   // Zero-filled and finished before the (collective) registration returns
@@ -611,7 +485,7 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_alloc(attnrt_comm *c,
   }
   res = c->nccl.CommWindowRegister(c->comm, b->ptr, bytes, &b->window,
                                    NCCL_WIN_COLL_SYMMETRIC);
-  st = finish_call(c, res, "ncclCommWindowRegister");
+  st = attnrt_comm_finish_call(c, res, "ncclCommWindowRegister");
   if (st != ATTNRT_OK) {
     c->nccl.MemFree(b->ptr);
     goto out_leave;
@@ -643,11 +517,11 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_free(attnrt_comm_buffer *b) {
   bool entered = st == ATTNRT_OK;
   // After an abort the window went with the communicator; only memory is left.
   if (entered && c->comm && b->window)
-    st = finish_call(c, c->nccl.CommWindowDeregister(c->comm, b->window),
+    st = attnrt_comm_finish_call(c, c->nccl.CommWindowDeregister(c->comm, b->window),
                      "ncclCommWindowDeregister");
   nccl_result res = c->nccl.MemFree(b->ptr);
   if (res != NCCL_SUCCESS && st == ATTNRT_OK)
-    st = fail_nccl(c, res, "ncclMemFree");
+    st = attnrt_comm_fail_nccl(c, res, "ncclMemFree");
   if (entered && b->peers) {
     enum attnrt_status freed = attnrt_check_cu(
         c->rt, c->rt->cu.MemFree((CUdeviceptr)b->peers), "cuMemFree(peer table)");
@@ -659,317 +533,6 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_free(attnrt_comm_buffer *b) {
   --c->live_buffers;
   free(b);
   return st;
-}
-
-//===-- Device communicators --===//
-
-/// Frees what attnrt_comm_dev_destroy was not called for: device and host
-/// memory only, since NCCL releases its side with the communicator.
-static void free_dev_comms(attnrt_comm *c) {
-  if (!c->dev_comms)
-    return;
-  bool entered = attnrt_ctx_enter(c->rt) == ATTNRT_OK;
-  while (c->dev_comms) {
-    struct dev_comm *d = c->dev_comms;
-    c->dev_comms = d->next;
-    if (entered && d->device)
-      attnrt_check_cu(c->rt, c->rt->cu.MemFree((CUdeviceptr)d->device),
-                      "cuMemFree(device communicator)");
-    free(d);
-  }
-  if (entered)
-    attnrt_ctx_leave(c->rt, ATTNRT_OK);
-}
-
-/// Fails unless the loaded NCCL has the 2.28 device API the shim follows.
-static enum attnrt_status check_device_api(attnrt_comm *c, const char *caller) {
-  if (c->version < nccl_version_code(2, 28, 0) || c->version >= nccl_version_code(2, 29, 0))
-    return attnrt_fail(c->rt, ATTNRT_ERR_NCCL,
-                       "%s: NCCL %d is not 2.28: attnrt's device communicators "
-                       "and the NCCL device shim follow the NCCL 2.28 device ABI",
-                       caller, c->version);
-  if (!c->nccl.DevCommCreate || !c->nccl.DevCommDestroy || !c->nccl.TeamLsa ||
-      !c->nccl.LsaBarrierCreateRequirement)
-    return attnrt_fail(c->rt, ATTNRT_ERR_NCCL,
-                       "%s: NCCL %d lacks the device API (%s)", caller, c->version,
-                       !c->nccl.DevCommCreate    ? "ncclDevCommCreate"
-                       : !c->nccl.DevCommDestroy ? "ncclDevCommDestroy"
-                       : !c->nccl.TeamLsa        ? "ncclTeamLsa"
-                                                 : "ncclLsaBarrierCreateRequirement");
-  return ATTNRT_OK;
-}
-
-/// Runs ncclDevCommCreate into d->blob with lsa_barriers barriers of
-/// attnrt's own over the LSA team. Needs the runtime's context current.
-static enum attnrt_status create_nccl_dev_comm(attnrt_comm *c, struct dev_comm *d,
-                                               int lsa_barriers) {
-  // Zeroed and larger than NCCL 2.28's structs, which NCCL copies whole.
-  _Alignas(16) unsigned char requirements[NCCL_REQUIREMENTS_BYTES];
-  _Alignas(16) unsigned char barrier[NCCL_REQUIREMENTS_BYTES];
-  memset(requirements, 0, sizeof requirements);
-  memset(barrier, 0, sizeof barrier);
-  if (lsa_barriers > 0) {
-    // attnrt's barriers rather than requirements.lsaBarrierCount, whose
-    // offset and ncclDevComm::lsaBarrier's changed within 2.28; the handle's
-    // buffer is assigned when creation completes.
-    struct nccl_team lsa = c->nccl.TeamLsa(c->comm);
-    nccl_result res =
-        c->nccl.LsaBarrierCreateRequirement(lsa, lsa_barriers, d->blob, barrier);
-    if (res != NCCL_SUCCESS)
-      return fail_nccl(c, res, "ncclLsaBarrierCreateRequirement(%d barriers)",
-                       lsa_barriers);
-    void *list = barrier;
-    memcpy(requirements, &list, sizeof list); // resourceRequirementsList
-  }
-  return finish_call(c,
-                     c->nccl.DevCommCreate(c->comm, requirements,
-                                           d->blob + ATTNRT_DEV_COMM_NCCL_OFFSET),
-                     "ncclDevCommCreate");
-}
-
-ATTNRT_API enum attnrt_status attnrt_comm_dev_create(attnrt_comm *c,
-                                                     int lsa_barriers,
-                                                     attnrt_devptr *dev_comm) {
-  if (!c)
-    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_dev_create: communicator is NULL");
-  if (!dev_comm)
-    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_dev_create: dev_comm is NULL");
-  *dev_comm = 0;
-  if (lsa_barriers < 0)
-    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_dev_create: barrier count %d is negative",
-                       lsa_barriers);
-  enum attnrt_status st = check_usable(c, "attnrt_comm_dev_create");
-  if (st == ATTNRT_OK)
-    st = check_device_api(c, "attnrt_comm_dev_create");
-  if (st != ATTNRT_OK)
-    return st;
-  struct dev_comm *d = aligned_alloc(_Alignof(struct dev_comm), sizeof *d);
-  if (!d)
-    return attnrt_fail(c->rt, ATTNRT_ERR_OUT_OF_MEMORY,
-                       "attnrt_comm_dev_create: out of host memory");
-  memset(d, 0, sizeof *d);
-  st = attnrt_ctx_enter(c->rt);
-  if (st != ATTNRT_OK)
-    goto out_free;
-  st = create_nccl_dev_comm(c, d, lsa_barriers);
-  if (st != ATTNRT_OK)
-    goto out_leave;
-  CUdeviceptr p = 0;
-  st = attnrt_check_cu(c->rt, c->rt->cu.MemAlloc(&p, sizeof d->blob),
-                       "cuMemAlloc(device communicator, %zu bytes)", sizeof d->blob);
-  if (st == ATTNRT_OK) {
-    st = attnrt_check_cu(c->rt, c->rt->cu.MemcpyHtoD(p, d->blob, sizeof d->blob),
-                         "cuMemcpyHtoD(device communicator)");
-    if (st != ATTNRT_OK)
-      c->rt->cu.MemFree(p);
-  }
-  if (st != ATTNRT_OK) {
-    // The message stays the driver's; NCCL's side goes back regardless.
-    c->nccl.DevCommDestroy(c->comm, d->blob + ATTNRT_DEV_COMM_NCCL_OFFSET);
-    goto out_leave;
-  }
-  d->device = (attnrt_devptr)p;
-  d->next = c->dev_comms;
-  c->dev_comms = d;
-  *dev_comm = d->device;
-  return attnrt_ctx_leave(c->rt, ATTNRT_OK);
-
-out_leave:
-  attnrt_ctx_leave(c->rt, st);
-out_free:
-  free(d);
-  return st;
-}
-
-ATTNRT_API enum attnrt_status attnrt_comm_dev_destroy(attnrt_comm *c,
-                                                      attnrt_devptr dev_comm) {
-  if (!c)
-    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_dev_destroy: communicator is NULL");
-  if (dev_comm == 0)
-    return ATTNRT_OK;
-  struct dev_comm **link = &c->dev_comms;
-  while (*link && (*link)->device != dev_comm)
-    link = &(*link)->next;
-  struct dev_comm *d = *link;
-  if (!d)
-    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_dev_destroy: 0x%llx is not a device "
-                       "communicator of this communicator",
-                       (unsigned long long)dev_comm);
-  *link = d->next;
-  enum attnrt_status st = attnrt_ctx_enter(c->rt);
-  bool entered = st == ATTNRT_OK;
-  // After an abort NCCL's side went with the communicator.
-  if (entered && c->comm)
-    st = finish_call(c,
-                     c->nccl.DevCommDestroy(c->comm, d->blob + ATTNRT_DEV_COMM_NCCL_OFFSET),
-                     "ncclDevCommDestroy");
-  if (entered) {
-    enum attnrt_status freed = attnrt_check_cu(
-        c->rt, c->rt->cu.MemFree((CUdeviceptr)d->device), "cuMemFree(device communicator)");
-    st = attnrt_ctx_leave(c->rt, st != ATTNRT_OK ? st : freed);
-  }
-  free(d);
-  return st;
-}
-
-//===-- Peer tables --===//
-
-/// Unloads the shim module of attnrt_comm_buffer_peers, if loaded.
-static void unload_shim(attnrt_comm *c) {
-  if (!c->shim || attnrt_ctx_enter(c->rt) != ATTNRT_OK)
-    return;
-  attnrt_check_cu(c->rt, c->rt->cu.ModuleUnload(c->shim), "cuModuleUnload(NCCL device shim)");
-  c->shim = NULL;
-  c->peer_table = NULL;
-  attnrt_ctx_leave(c->rt, ATTNRT_OK);
-}
-
-/// Loads the NCCL device shim as a module of c's runtime (once) and finds
-/// its attn_nccl_peer_table kernel. The shim defines every function it
-/// calls, so the driver compiles it alone, without nvJitLink. Needs the
-/// runtime's context current.
-static enum attnrt_status load_shim(attnrt_comm *c) {
-  if (c->shim)
-    return ATTNRT_OK;
-  const char *ptx = attnrt_nccl_shim_ptx(NULL);
-  char log[2048] = "";
-  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void *values[] = {log, (void *)(uintptr_t)sizeof log};
-  CUmodule m = NULL;
-  enum attnrt_status st = attnrt_check_cu(
-      c->rt, c->rt->cu.ModuleLoadDataEx(&m, ptx, 2, options, values),
-      "cuModuleLoadDataEx(NCCL device shim)");
-  if (st != ATTNRT_OK) {
-    log[sizeof log - 1] = '\0';
-    if (log[0])
-      attnrt_append_error(c->rt, "; JIT log:\n%s", log);
-    return st;
-  }
-  CUfunction f = NULL;
-  st = attnrt_check_cu(c->rt, c->rt->cu.ModuleGetFunction(&f, m, "attn_nccl_peer_table"),
-                       "cuModuleGetFunction(attn_nccl_peer_table)");
-  if (st != ATTNRT_OK) {
-    c->rt->cu.ModuleUnload(m);
-    return st;
-  }
-  c->shim = m;
-  c->peer_table = f;
-  return ATTNRT_OK;
-}
-
-/// Fails naming the ranks whose entries in table (n entries) are 0.
-static enum attnrt_status check_reachable(attnrt_comm *c, const uint64_t *table, int n) {
-  int missing = 0;
-  for (int p = 0; p < n; ++p)
-    missing += table[p] == 0;
-  if (missing == 0)
-    return ATTNRT_OK;
-  attnrt_fail(c->rt, ATTNRT_ERR_NCCL,
-              "attnrt_comm_buffer_peers: rank %d cannot reach the buffer of %d "
-              "of %d ranks by load/store (NCCL gives no peer pointer: they are "
-              "outside its LSA team, e.g. on another node or without NVLink); "
-              "unreachable ranks:",
-              c->rank, missing, n);
-  const char *sep = " ";
-  for (int p = 0; p < n; ++p)
-    if (table[p] == 0) {
-      attnrt_append_error(c->rt, "%s%d", sep, p);
-      sep = ", ";
-    }
-  return ATTNRT_ERR_NCCL;
-}
-
-/// Runs attn_nccl_peer_table for b into new device memory, reads it back and
-/// checks it. Needs the runtime's context current.
-static enum attnrt_status make_peer_table(attnrt_comm_buffer *b, attnrt_devptr dev_comm,
-                                          CUdeviceptr *out) {
-  attnrt_comm *c = b->c;
-  attnrt_runtime *rt = c->rt;
-  size_t bytes = (size_t)c->size * sizeof(uint64_t);
-  uint64_t *host = malloc(bytes);
-  if (!host)
-    return attnrt_fail(rt, ATTNRT_ERR_OUT_OF_MEMORY,
-                       "attnrt_comm_buffer_peers: out of host memory");
-  CUdeviceptr table = 0;
-  enum attnrt_status st = attnrt_check_cu(rt, rt->cu.MemAlloc(&table, bytes),
-                                          "cuMemAlloc(peer table, %zu bytes)", bytes);
-  if (st != ATTNRT_OK) {
-    free(host);
-    return st;
-  }
-  CUdeviceptr comm_arg = (CUdeviceptr)dev_comm, local = (CUdeviceptr)(uintptr_t)b->ptr;
-  void *window = b->window;
-  int nranks = c->size;
-  void *params[] = {&comm_arg, &window, &local, &table, &nranks};
-  unsigned threads = nranks < 128 ? 32u * (unsigned)((nranks + 31) / 32) : 128u;
-  st = attnrt_check_cu(rt,
-                       rt->cu.LaunchKernel(c->peer_table, 1, 1, 1, threads, 1, 1, 0,
-                                           NULL, params, NULL),
-                       "cuLaunchKernel(attn_nccl_peer_table)");
-  // Synchronous on the legacy stream: it waits for the kernel, and reports
-  // its failure.
-  if (st == ATTNRT_OK)
-    st = attnrt_check_cu(rt, rt->cu.MemcpyDtoH(host, table, bytes),
-                         "cuMemcpyDtoH(peer table)");
-  if (st == ATTNRT_OK)
-    st = check_reachable(c, host, nranks);
-  free(host);
-  if (st != ATTNRT_OK) {
-    rt->cu.MemFree(table);
-    return st;
-  }
-  *out = table;
-  return ATTNRT_OK;
-}
-
-ATTNRT_API enum attnrt_status attnrt_comm_buffer_peers(attnrt_comm_buffer *b,
-                                                       attnrt_devptr dev_comm,
-                                                       attnrt_devptr *peers) {
-  if (!b)
-    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_buffer_peers: buffer is NULL");
-  attnrt_comm *c = b->c;
-  if (!peers)
-    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_buffer_peers: peers is NULL");
-  *peers = 0;
-  if (b->peers) {
-    *peers = b->peers;
-    return ATTNRT_OK;
-  }
-  struct dev_comm *d = c->dev_comms;
-  while (d && (dev_comm == 0 || d->device != dev_comm))
-    d = d->next;
-  if (!d)
-    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_buffer_peers: dev_comm 0x%llx is not a device "
-                       "communicator of the buffer's communicator (make one with "
-                       "attnrt_comm_dev_create)",
-                       (unsigned long long)dev_comm);
-  enum attnrt_status st = check_usable(c, "attnrt_comm_buffer_peers");
-  if (st != ATTNRT_OK)
-    return st;
-  if (!attnrt_nccl_shim_available())
-    return attnrt_fail(c->rt, ATTNRT_ERR_NOT_FOUND,
-                       "attnrt_comm_buffer_peers: this libattnrt was built without "
-                       "the NCCL device shim, whose attn_nccl_peer_table computes the "
-                       "table (CMake found no nvcc or no NCCL 2.28 nccl_device.h; see "
-                       "docs/runtime.md)");
-  st = attnrt_ctx_enter(c->rt);
-  if (st != ATTNRT_OK)
-    return st;
-  CUdeviceptr table = 0;
-  st = load_shim(c);
-  if (st == ATTNRT_OK)
-    st = make_peer_table(b, dev_comm, &table);
-  if (st == ATTNRT_OK)
-    *peers = b->peers = (attnrt_devptr)table;
-  return attnrt_ctx_leave(c->rt, st);
 }
 
 //===-- Collectives --===//
@@ -995,7 +558,7 @@ static enum attnrt_status check_collective(attnrt_comm *c, const char *caller,
   if (op < (int)ATTNRT_COMM_SUM || op > (int)ATTNRT_COMM_AVG)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "%s: unknown reduction %d", caller, op);
-  enum attnrt_status st = check_usable(c, caller);
+  enum attnrt_status st = attnrt_comm_check_usable(c, caller);
   if (st != ATTNRT_OK)
     return st;
   return attnrt_stream_resolve(c->rt, s, caller, stream);
@@ -1019,7 +582,7 @@ attnrt_comm_all_reduce(attnrt_comm *c, attnrt_devptr send, attnrt_devptr recv,
   nccl_result res = c->nccl.AllReduce((const void *)(uintptr_t)send,
                                       (void *)(uintptr_t)recv, count, (int)dtype,
                                       (int)op, c->comm, stream);
-  return attnrt_ctx_leave(c->rt, finish_call(c, res, "ncclAllReduce"));
+  return attnrt_ctx_leave(c->rt, attnrt_comm_finish_call(c, res, "ncclAllReduce"));
 }
 
 ATTNRT_API enum attnrt_status
@@ -1038,7 +601,7 @@ attnrt_comm_all_gather(attnrt_comm *c, attnrt_devptr send, attnrt_devptr recv,
   nccl_result res = c->nccl.AllGather((const void *)(uintptr_t)send,
                                       (void *)(uintptr_t)recv, send_count,
                                       (int)dtype, c->comm, stream);
-  return attnrt_ctx_leave(c->rt, finish_call(c, res, "ncclAllGather"));
+  return attnrt_ctx_leave(c->rt, attnrt_comm_finish_call(c, res, "ncclAllGather"));
 }
 
 ATTNRT_API enum attnrt_status
@@ -1058,5 +621,5 @@ attnrt_comm_reduce_scatter(attnrt_comm *c, attnrt_devptr send,
   nccl_result res = c->nccl.ReduceScatter((const void *)(uintptr_t)send,
                                           (void *)(uintptr_t)recv, recv_count,
                                           (int)dtype, (int)op, c->comm, stream);
-  return attnrt_ctx_leave(c->rt, finish_call(c, res, "ncclReduceScatter"));
+  return attnrt_ctx_leave(c->rt, attnrt_comm_finish_call(c, res, "ncclReduceScatter"));
 }
