@@ -284,15 +284,21 @@ static int check(struct comm *c, size_t bytes, int t) {
   return SUCCESS;
 }
 
-int ncclAllReduce(const void *send, void *recv, size_t count, int t, int op,
-                  struct comm *c, void *stream) {
-  (void)stream;
-  size_t bytes = count * dtype_bytes(t);
+/// The first half of every collective: checks the call, copies this rank's
+/// bytes of send into its slot and waits until every rank has.
+static int publish(struct comm *c, const void *send, size_t bytes, int t) {
   int st = check(c, bytes, t);
   if (st != SUCCESS)
     return st;
   memcpy(slot(c, c->rank), send, bytes);
-  if ((st = barrier(c)) != SUCCESS)
+  return barrier(c);
+}
+
+int ncclAllReduce(const void *send, void *recv, size_t count, int t, int op,
+                  struct comm *c, void *stream) {
+  (void)stream;
+  int st = publish(c, send, count * dtype_bytes(t), t);
+  if (st != SUCCESS)
     return st;
   reduce_slots(c, recv, 0, count, t, op);
   return barrier(c);
@@ -302,11 +308,8 @@ int ncclAllGather(const void *send, void *recv, size_t count, int t,
                   struct comm *c, void *stream) {
   (void)stream;
   size_t bytes = count * dtype_bytes(t);
-  int st = check(c, bytes, t);
+  int st = publish(c, send, bytes, t);
   if (st != SUCCESS)
-    return st;
-  memcpy(slot(c, c->rank), send, bytes);
-  if ((st = barrier(c)) != SUCCESS)
     return st;
   for (int q = 0; q < c->nranks; ++q)
     memcpy((unsigned char *)recv + (size_t)q * bytes, slot(c, q), bytes);
@@ -316,12 +319,9 @@ int ncclAllGather(const void *send, void *recv, size_t count, int t,
 int ncclReduceScatter(const void *send, void *recv, size_t count, int t, int op,
                       struct comm *c, void *stream) {
   (void)stream;
-  size_t bytes = count * dtype_bytes(t);
-  int st = check(c, bytes * (size_t)(c ? c->nranks : 1), t);
+  int st = publish(c, send, count * dtype_bytes(t) * (size_t)(c ? c->nranks : 1),
+                   t);
   if (st != SUCCESS)
-    return st;
-  memcpy(slot(c, c->rank), send, bytes * (size_t)c->nranks);
-  if ((st = barrier(c)) != SUCCESS)
     return st;
   reduce_slots(c, recv, (size_t)c->rank * count, count, t, op);
   return barrier(c);
