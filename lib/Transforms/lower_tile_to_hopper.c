@@ -70,7 +70,7 @@ struct hopper_options {
   enum placement rope;  // auto: the program's rope.strategy, else split
   bool persistent;      // a few CTAs looping over the tiles
   long ctas;            // how many (0: one per SM of gpu)
-  int q_rope;           // who rotates Q: 1 producer, 2 consumers
+  bool q_by_producer;   // q-rope=producer (else consumers)
   long tile_overhead;   // the schedule's cost of a tile beyond its key blocks
 };
 
@@ -108,7 +108,7 @@ static void hopper_init(void *opts) {
   o->rope = PLACE_AUTO;
   o->persistent = true;
   o->ctas = 0;
-  o->q_rope = 2;
+  o->q_by_producer = false;
   o->tile_overhead = 0;
 }
 
@@ -150,12 +150,9 @@ static bool hopper_set(void *opts, const char *name, const char *value,
     return true;
   }
   if (!strcmp(name, "q-rope")) {
-    static const char *names[] = {"", "producer", "consumers"};
-    for (int i = 1; i < 3; ++i)
-      if (!strcmp(value, names[i])) {
-        o->q_rope = i;
-        return true;
-      }
+    o->q_by_producer = !strcmp(value, "producer");
+    if (o->q_by_producer || !strcmp(value, "consumers"))
+      return true;
     snprintf(err, errlen,
              "option 'q-rope' expects producer or consumers, found '%s'",
              value);
@@ -246,10 +243,11 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   if (attn_hopper_tiles(k) > ATTN_HOPPER_MAX_SCHEDULED_TILES)
     k->persistent_ctas = 0;
   // Producer warps could rotate Q while the consumers finish the previous
-  // tile, but 96 threads take about three times as long as the consumers'
-  // 256; on an H200 (bench/RESULTS.md) that was never consistently faster,
-  // so the consumers rotate Q unless asked otherwise.
-  k->rope_q_by_producer = o->q_rope == 1;
+  // tile, but 96 threads rotate 128 rows where each consumer warpgroup's 128
+  // rotate 64, 2.7 times the rows per thread; on an H200 (bench/RESULTS.md)
+  // that was never consistently faster, so the consumers rotate Q unless
+  // asked otherwise.
+  k->rope_q_by_producer = o->q_by_producer;
   // A tile's own work (see attn_hopper_kernel::tile_overhead): 2 key blocks
   // measured best or within noise of the best of 1, 2, 4 and 8 on an H200
   // at d 64 and 128, N 1K to 8K (8 was best at N = 1K only).
