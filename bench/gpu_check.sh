@@ -32,7 +32,7 @@ run examples/rope_causal.mlir
 run examples/rope_causal.mlir --tile-options="block-m=16 block-n=16 threads=256"
 for f in "$root"/test/Inputs/*.mlir "$root"/test/Inputs/hopper/*.mlir; do run "${f#$root/}"; done
 # Every RoPE placement of the Hopper lowering.
-for place in fused split pre ahead; do
+for place in fused split pre; do
   run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options=rope=$place
   run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options=rope=$place
 done
@@ -45,10 +45,6 @@ run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options=ctas=3
 run test/Inputs/hopper/h128_interleaved_partial.mlir --hopper-options=ctas=2
 run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options="rope=fused ctas=2"
 run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="rope=pre ctas=7"
-run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options="rope=ahead ctas=5"
-run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="rope=ahead ctas=3"
-run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="rope=ahead ctas=1"
-run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options="rope=ahead persistent=false"
 run test/Inputs/hopper/h64_causal.mlir --hopper-options=ctas=1
 run test/Inputs/hopper/h128_plain_f16.mlir --hopper-options=ctas=3
 run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options=persistent=false

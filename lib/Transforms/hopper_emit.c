@@ -41,14 +41,6 @@
 #define PRODUCER_REGS_NO_ROPE 40
 #define CONSUMER_REGS 224
 #define CONSUMER_REGS_NO_ROPE 232
-// The ahead placement: the consumers rotate nothing, the producer's spare
-// warps load AHEAD_ROWS rows at a time (hopper_rope.c).
-#define PRODUCER_REGS_AHEAD 72
-#define CONSUMER_REGS_AHEAD 216
-// A chunk the TMA thread waits for is being rotated by a running warp (warps
-// take chunks from a queue, and never wait): this is a bound, not a timeout
-// expected to fire.
-#define AHEAD_WAIT_NS 10000000000LL
 
 struct em {
   struct attn_ptx p; // the text, SSA counter and element type
@@ -57,7 +49,6 @@ struct em {
   // are free when K comes rotated, and the rotation of the next tile's Q
   // overlaps the consumers' last P V and epilogue), else by the consumers.
   bool q_by_producer;
-  bool q_by_consumers; // each consumer warpgroup its rows, per tile
   int ns, no;     // S and O accumulator registers per thread
   int regions;    // D / 64
   // Shared-memory layout (byte offsets from the 1024-aligned base).
@@ -86,7 +77,6 @@ int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k) {
 
 struct ids {
   int smem, sbase, tid, bx, gx, qmap, kmap, vmap, out;
-  int flags; // %rope_flags as i64 (the ahead placement)
   int bar_q, bar_qempty, bar_qready, bar_full, bar_kready,
       bar_empty; // i32 addresses (stage 0)
   // The tile (open_tiles): its first query row, head, batch, K/V head and
@@ -196,30 +186,13 @@ static int tile_k(struct em *e, const struct ids *x, int s) {
                        attn_ptx_mulc(&e->p, s, 2 * e->tile_bytes));
 }
 
-/// The ahead placement's TMA thread: waits until chunk c (i32) is rotated,
-/// then orders the rotating warp's stores before its own TMA reads.
-static void wait_chunk(struct em *e, const struct ids *x, int c) {
-  int addr = attn_ptx_op(
-      &e->p, "arith.addi %%v%d, %%v%d : i64", x->flags,
-      attn_ptx_op(&e->p, "arith.extui %%v%d : i32 to i64",
-                  attn_ptx_mulc(&e->p, attn_ptx_addc(&e->p, c, 1), 4)));
-  attn_ptx_wait_ge(&e->p, addr, attn_ptx_ci32(&e->p, 1), "gpu", AHEAD_WAIT_NS);
-  attn_ptx_fence_proxy_async(&e->p, true);
-}
-
 static void producer(struct em *e, const struct ids *tiles, int wt) {
   const struct attn_hopper_kernel *k = e->k;
   int is_tma = attn_ptx_cmpc(&e->p, "eq", wt, 0);
   attn_ptx_line(&e->p, "scf.if %%v%d {", is_tma);
   struct ids t = *tiles, *x = &t;
   open_tiles(e, x);
-  // Q once per tile, once the consumers are done with the last one's (and,
-  // ahead, once it is rotated: polled first, so that the waits overlap).
-  if (k->rope_ahead)
-    wait_chunk(e, x,
-               attn_hopper_ahead_q_chunk(&e->p, k, x->b, x->h,
-                                         attn_ptx_divc(&e->p, x->q_row,
-                                                       k->block_m)));
+  // Q once per tile, once the consumers are done with the last one's.
   attn_ptx_mbar_wait(&e->p, x->bar_qempty, flip(e, q_parity(e, x)));
   attn_ptx_mbar_expect_tx(&e->p, x->bar_q,
                           (long long)k->block_m * k->head_dim * 2);
@@ -236,9 +209,6 @@ static void producer(struct em *e, const struct ids *tiles, int wt) {
   attn_ptx_line(&e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it, lo,
                 hi, st);
   int j = attn_ptx_from_index(&e->p, it), ph;
-  // Ahead: the K block is rotated, polled before the slot is free.
-  if (k->rope_ahead)
-    wait_chunk(e, x, attn_hopper_ahead_k_chunk(&e->p, k, x->b, x->kh, j));
   int s = stage_of(e, x, j, &ph);
   attn_ptx_mbar_wait(&e->p, bar_at(e, x->bar_empty, s), flip(e, ph));
   int full = bar_at(e, x->bar_full, s);
@@ -257,17 +227,10 @@ static void producer(struct em *e, const struct ids *tiles, int wt) {
   attn_ptx_line(&e->p, "}");
   close_tiles(e, x);
   attn_ptx_line(&e->p, "}");
-  if (!k->rope ||
-      (!k->rope_k_in_kernel && !e->q_by_producer && !k->rope_ahead))
+  if (!k->rope || (!k->rope_k_in_kernel && !e->q_by_producer))
     return;
   int is_rot = attn_ptx_cmpc(&e->p, "uge", wt, 32);
   attn_ptx_line(&e->p, "scf.if %%v%d {", is_rot);
-  if (k->rope_ahead) {
-    attn_hopper_rope_ahead(&e->p, k, attn_ptx_remc(&e->p, wt, 32),
-                           tiles->flags);
-    attn_ptx_line(&e->p, "}");
-    return;
-  }
   struct attn_hopper_rope_rows r;
   attn_hopper_rope_rows_setup(&e->p, e->k, attn_ptx_addc(&e->p, wt, -32), 96,
                               &r);
@@ -435,11 +398,8 @@ static void softmax(struct em *e, const struct cons *c, const int *sv,
                 attn_ptx_op(&e->p, "arith.negf %%v%d : f32", m_use[1])};
   for (int i = 0; i < ns; ++i) {
     int r = (i >> 1) & 1;
-    int x = attn_ptx_fma3(&e->p, sv[i], c->scale_log2, neg[r]);
-    // Spread the polynomial ones over the 8: positions 7, 3, 5, 1, ...
-    static const int rank[8] = {7, 3, 5, 1, 6, 2, 4, 0};
-    p[i] = rank[i % 8] < e->k->exp_poly ? attn_ptx_ex2_poly(&e->p, x)
-                                        : attn_ptx_ex2(&e->p, x);
+    p[i] =
+        attn_ptx_ex2(&e->p, attn_ptx_fma3(&e->p, sv[i], c->scale_log2, neg[r]));
     sum[r] = attn_ptx_fadd(&e->p, sum[r], p[i]);
   }
   for (int r = 0; r < 2; ++r)
@@ -480,7 +440,7 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
                               attn_ptx_ci32(&e->p, 4), c.cw);
   // Each thread owns two RoPE pairs of Q and steps cos/sin down its rows.
   bool q_steps =
-      e->q_by_consumers && 128 % attn_hopper_rope_slots(k) == 0;
+      k->rope && !e->q_by_producer && 128 % attn_hopper_rope_slots(k) == 0;
   struct attn_hopper_rope_rows rq;
   if (q_steps)
     attn_hopper_rope_rows_setup(&e->p, e->k, wt, 128, &rq);
@@ -497,7 +457,7 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
       attn_ptx_addi(&e->p, c.wg_row, wrow); // query row of register pairs 0-1
   attn_ptx_mbar_wait(&e->p, e->q_by_producer ? x->bar_qready : x->bar_q,
                      q_parity(e, x));
-  if (e->q_by_consumers) {
+  if (k->rope && !e->q_by_producer) {
     if (q_steps) {
       int first = attn_ptx_mulc(&e->p, c.cw, 64);
       attn_hopper_rope_rows(
@@ -784,24 +744,12 @@ static void emit_launch(struct attn_strbuf *b,
   int64_t kv[4] = {k->batch, k->kv_heads, k->seq_k, k->head_dim};
   int64_t grid[3];
   attn_hopper_grid(k, grid);
-  // The ahead placement reads q and k with 8-byte loads (v is read through
-  // a tensor map, which needs 16 bytes too).
   attn_hopper_emit_launch_open(b, k, "hopper-wgmma", grid, ATTN_HOPPER_THREADS,
-                               attn_hopper_smem_bytes(k),
-                               k->rope_ahead ? 16 : 0, 0);
-  if (k->rope_ahead) {
-    int64_t flags[4] = {1, 1, 1, attn_hopper_ahead_flag_words(k)};
-    attn_strbuf_printf(b, ", ");
-    attn_hopper_emit_param(b, "q_rot", ty, q, 16);
-    attn_strbuf_printf(b, ", ");
-    attn_hopper_emit_param(b, "k_rot", ty, kv, 16);
-    attn_strbuf_printf(b, ", ");
-    attn_hopper_emit_param(b, "rope_flags", "i32", flags, 4);
-  }
+                               attn_hopper_smem_bytes(k), 0, 0);
   attn_strbuf_printf(b, ", ");
-  emit_map(b, "q_map", k->rope_ahead ? "q_rot" : "q", ty, q, k->block_m);
+  emit_map(b, "q_map", "q", ty, q, k->block_m);
   attn_strbuf_printf(b, ", ");
-  emit_map(b, "k_map", k->rope_ahead ? "k_rot" : "k", ty, kv, k->block_n);
+  emit_map(b, "k_map", "k", ty, kv, k->block_n);
   attn_strbuf_printf(b, ", ");
   emit_map(b, "v_map", "v", ty, kv, k->block_n);
   attn_hopper_emit_launch_close(b, attention);
@@ -811,9 +759,8 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
                              const struct attn_hopper_kernel *k,
                              const char *attention_attr) {
   struct em e = {.k = k};
-  e.q_by_producer = k->rope && !k->rope_k_in_kernel && !k->rope_ahead &&
-                    k->persistent_ctas && k->rope_q_by_producer;
-  e.q_by_consumers = k->rope && !e.q_by_producer && !k->rope_ahead;
+  e.q_by_producer = k->rope && !k->rope_k_in_kernel && k->persistent_ctas &&
+                    k->rope_q_by_producer;
   if (k->persistent_ctas && !attn_hopper_emit_schedule(b, k))
     return false;
   attn_ptx_init(&e.p, b, k->bf16);
@@ -826,9 +773,6 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
                      "llvm.func @%s(%%q: !llvm.ptr, %%k: !llvm.ptr, %%v: "
                      "!llvm.ptr, %%out: !llvm.ptr",
                      k->name);
-  if (k->rope_ahead)
-    attn_strbuf_printf(
-        b, ", %%q_rot: !llvm.ptr, %%k_rot: !llvm.ptr, %%rope_flags: !llvm.ptr");
   static const char *maps[3] = {"q_map", "k_map", "v_map"};
   for (int i = 0; i < 3; ++i)
     attn_strbuf_printf(b,
@@ -862,9 +806,6 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
   x.vmap = attn_ptx_op(&e.p, "llvm.ptrtoint %%v_map : !llvm.ptr to i64");
   x.out = attn_ptx_op(
       &e.p, "llvm.getelementptr %%out[0] : (!llvm.ptr) -> !llvm.ptr, i8");
-  if (k->rope_ahead)
-    x.flags =
-        attn_ptx_op(&e.p, "llvm.ptrtoint %%rope_flags : !llvm.ptr to i64");
   int bars = attn_ptx_addc(&e.p, x.sbase, e.bar_off);
   x.bar_q = bars;
   x.bar_qempty = attn_ptx_addc(&e.p, bars, 8);
@@ -891,18 +832,13 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
       wt = attn_ptx_remc(&e.p, x.tid, 128);
   int is_producer = attn_ptx_cmpc(&e.p, "eq", wg, 0);
   attn_ptx_line(&e.p, "scf.if %%v%d {", is_producer);
-  bool rotators =
-      k->rope && (k->rope_k_in_kernel || e.q_by_producer || k->rope_ahead);
+  bool rotators = k->rope && (k->rope_k_in_kernel || e.q_by_producer);
   attn_ptx_setmaxnreg(&e.p, false,
-                      k->rope_ahead ? PRODUCER_REGS_AHEAD
-                      : rotators    ? PRODUCER_REGS
-                                    : PRODUCER_REGS_NO_ROPE);
+                      rotators ? PRODUCER_REGS : PRODUCER_REGS_NO_ROPE);
   producer(&e, &x, wt);
   attn_ptx_line(&e.p, "} else {");
   attn_ptx_setmaxnreg(&e.p, true,
-                      k->rope_ahead ? CONSUMER_REGS_AHEAD
-                      : rotators    ? CONSUMER_REGS
-                                    : CONSUMER_REGS_NO_ROPE);
+                      rotators ? CONSUMER_REGS : CONSUMER_REGS_NO_ROPE);
   consumer(&e, &x, wg, wt);
   attn_ptx_line(&e.p, "}");
   attn_ptx_line(&e.p, "llvm.return");

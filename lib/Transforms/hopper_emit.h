@@ -42,13 +42,6 @@ struct attn_hopper_kernel {
   /// RoPE of K: in this kernel per tile (fused), or by a separate kernel
   /// (attn_hopper_emit_rope) before it, once per K row (split).
   bool rope_k_in_kernel;
-  /// RoPE of Q and K once per row inside this kernel, ahead of their use
-  /// (the ahead placement): producer warps 1-3 take chunks (a query or key
-  /// block of one head) from a queue in %rope_flags, rotate them into %q_rot
-  /// and %k_rot and flag each; the producer's TMA thread waits for a chunk's
-  /// flag before loading it from there, and the consumers rotate nothing.
-  /// The flags must be zero at launch (the program's @<name>__zero kernel).
-  bool rope_ahead;
   /// 0: one CTA per (query block, head, batch). Otherwise a persistent
   /// kernel: min(tiles, persistent_ctas) CTAs loop over the tiles (longest
   /// query blocks of each head first), so that one tile's last P V and
@@ -61,9 +54,6 @@ struct attn_hopper_kernel {
   /// 1-3 rotate each tile's Q while the consumers finish the previous tile
   /// (else the consumers rotate their rows).
   bool rope_q_by_producer;
-  /// Of every 8 probabilities of a thread, how many 2^x the FMA pipes
-  /// compute with a polynomial (attn_ptx_ex2_poly) instead of the MUFU.
-  int exp_poly;
 };
 
 /// The most tiles a persistent kernel schedules (its schedule is a table of
@@ -100,60 +90,11 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
                              const struct attn_hopper_kernel *k,
                              const char *attention_attr);
 
-/// Chunks the ahead placement rotates (query blocks of every head, key
-/// blocks of every K/V head) and the 4-byte words of its %rope_flags: a queue
-/// counter, then a flag per chunk (word 1 + chunk).
-int64_t attn_hopper_ahead_chunks(const struct attn_hopper_kernel *k);
-int64_t attn_hopper_ahead_flag_words(const struct attn_hopper_kernel *k);
-/// The chunk (i32) of key block j of K/V head kh of batch b, and of query
-/// block qb of head h (all i32).
-int attn_hopper_ahead_k_chunk(struct attn_ptx *p,
-                              const struct attn_hopper_kernel *k, int b,
-                              int kh, int j);
-int attn_hopper_ahead_q_chunk(struct attn_ptx *p,
-                              const struct attn_hopper_kernel *k, int b, int h,
-                              int qb);
-/// Producer warps 1-3 of the ahead placement: each warp (lane = its lane)
-/// takes chunks from the queue at flags (i64 address of %rope_flags) until
-/// it is empty, rotates each from %q or %k into %q_rot or %k_rot and flags
-/// it (release, gpu scope).
-void attn_hopper_rope_ahead(struct attn_ptx *p,
-                            const struct attn_hopper_kernel *k, int lane,
-                            int flags);
-/// `@<name>__zero(x)`: zeroes attn_hopper_ahead_flag_words(k) words at x.
-void attn_hopper_emit_zero(struct attn_strbuf *b,
-                           const struct attn_hopper_kernel *k);
-
 /// The split and pre placements: a kernel `@<name>__rope_k(x, x_rot)` (or
 /// `__rope_q` when q is true) rotating every row of K (Q) once, 16-byte
 /// loads and stores, cos/sin stepped down the rows. Supported when the
 /// rotary dim is the head dim (see attn_hopper_rope_k_supported).
 bool attn_hopper_rope_k_supported(const struct attn_hopper_kernel *k);
-/// Rotation of rows of a global tensor by the split kernel and the ahead
-/// placement's spare warps: a thread rotates its unit `unit` (i32, below
-/// attn_hopper_rope_units(k, words)) of `words` 4-byte words (4 or 2) of
-/// rows `step` apart, `rows` (1 to 4) rows per loop step. The unit's
-/// frequencies and the rotation by `step` positions, set up once
-/// (attn_hopper_rope_global_setup).
-struct attn_hopper_rope_global {
-  int unit, step, words, rows, nf;
-  int f[8], sc[8], ss[8]; // frequency, cos and sin of step times it (f32)
-};
-void attn_hopper_rope_global_setup(struct attn_ptx *p,
-                                   const struct attn_hopper_kernel *k,
-                                   int unit, int step, int words, int rows,
-                                   struct attn_hopper_rope_global *g);
-/// Rotates rows first, first + step, ... below end (i32) of the head whose
-/// row 0 is row head (i64) of the global tensor %<x>, into %<x_rot> (names
-/// of !llvm.ptr values); row first is at position pos_first (i32). cos/sin
-/// start there and step down by g's rotation.
-void attn_hopper_rope_global_rows(struct attn_ptx *p,
-                                  const struct attn_hopper_kernel *k,
-                                  const char *x, const char *x_rot, int head,
-                                  int first, int pos_first, int end,
-                                  const struct attn_hopper_rope_global *g);
-/// Units of `words` 4-byte words per row of attn_hopper_rope_global_rows.
-int attn_hopper_rope_units(const struct attn_hopper_kernel *k, int words);
 void attn_hopper_emit_rope(struct attn_strbuf *b,
                            const struct attn_hopper_kernel *k, bool q);
 

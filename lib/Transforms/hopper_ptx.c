@@ -235,22 +235,6 @@ void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
                 to, desc, mbar, c[0], c[1], c[2], c[3]);
 }
 
-void attn_ptx_wait_ge(struct attn_ptx *p, int addr, int target,
-                      const char *scope, long long timeout_ns) {
-  char text[512];
-  snprintf(text, sizeof text,
-           "{ .reg .pred p; .reg .u32 v; .reg .u64 t0, t1; "
-           "mov.u64 t0, %%globaltimer; "
-           "POLL: ld.acquire.%s.global.u32 v, [$0]; setp.ge.u32 p, v, $1; "
-           "@p bra.uni DONE; nanosleep.u32 64; mov.u64 t1, %%globaltimer; "
-           "sub.u64 t1, t1, t0; setp.gt.u64 p, t1, %lld; @p trap; "
-           "bra.uni POLL; DONE: }",
-           scope, timeout_ns);
-  int ids[] = {addr, target};
-  const char *t[] = {"i64", "i32"};
-  attn_ptx_asmv(p, NULL, "l,r", text, 2, ids, t);
-}
-
 int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask) {
   int ids[] = {v, attn_ptx_ci32(p, lane_mask)};
   const char *t[] = {"f32", "i32"};
@@ -263,33 +247,6 @@ int attn_ptx_ex2(struct attn_ptx *p, int v) {
   const char *t[] = {"f32"};
   return attn_ptx_asmv(p, "f32", "=f,f", "ex2.approx.ftz.f32 $0, $1;", 1, &v,
                        t);
-}
-
-/// 2^v for v <= 0 on the FMA pipes instead of the MUFU: v = j + f with j =
-/// floor(v) (an add rounding down against 1.5 * 2^23 leaves j in the low
-/// bits), 2^f by a cubic on [0, 1) (relative error 8.8e-5, against bf16's
-/// 3.9e-3), and j added to the exponent bits. v is clamped to -127, so -inf
-/// gives 2^-127 (about 6e-39), not 0: a softmax whose row maximum is an
-/// element of the block keeps such values at a relative 1e-38.
-int attn_ptx_ex2_poly(struct attn_ptx *p, int v) {
-  int x = attn_ptx_op(p, "arith.maxnumf %%v%d, %%v%d : f32", v,
-                      attn_ptx_cf32(p, -127.0f));
-  int magic = attn_ptx_cf32(p, 12582912.0f); // 1.5 * 2^23
-  int ids[] = {x, magic};
-  const char *t[] = {"f32", "f32"};
-  int tj = attn_ptx_asmv(p, "f32", "=f,f,f", "add.rm.f32 $0, $1, $2;", 2, ids,
-                         t);
-  int f = attn_ptx_fsub(p, x, attn_ptx_fsub(p, tj, magic));
-  int c = attn_ptx_cf32(p, 0.077119089663028717041015625f);
-  c = attn_ptx_fma3(p, c, f, attn_ptx_cf32(p, 0.227564394474029541015625f));
-  c = attn_ptx_fma3(p, c, f, attn_ptx_cf32(p, 0.695146143436431884765625f));
-  c = attn_ptx_fma3(p, c, f, attn_ptx_cf32(p, 1.0f));
-  int jb = attn_ptx_op(p, "arith.bitcast %%v%d : f32 to i32", tj);
-  int cb = attn_ptx_op(p, "arith.bitcast %%v%d : f32 to i32", c);
-  int r = attn_ptx_op(p, "arith.addi %%v%d, %%v%d : i32", cb,
-                      attn_ptx_op(p, "arith.shli %%v%d, %%v%d : i32", jb,
-                                  attn_ptx_ci32(p, 23)));
-  return attn_ptx_op(p, "arith.bitcast %%v%d : i32 to f32", r);
 }
 
 /// Packs (lo, hi) f32 into one register of two 16-bit floats.

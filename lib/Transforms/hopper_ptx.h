@@ -117,17 +117,10 @@ void attn_ptx_wgmma_wait(struct attn_ptx *p, int n);
 void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
                        int bar);
 
-/// One thread: waits until the u32 at global address addr (i64) is at least
-/// target (i32), loading with acquire order at scope ("gpu" or "sys") and
-/// sleeping between polls; traps (the launch fails) after timeout_ns.
-void attn_ptx_wait_ge(struct attn_ptx *p, int addr, int target,
-                      const char *scope, long long timeout_ns);
 /// Butterfly shuffle of an f32 across the warp.
 int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask);
 /// 2^v, approximate.
 int attn_ptx_ex2(struct attn_ptx *p, int v);
-/// 2^v (v <= 0) by a polynomial on the FMA pipes; see hopper_ptx.c.
-int attn_ptx_ex2_poly(struct attn_ptx *p, int v);
 
 /// Packs (lo, hi) f32 into one register of two 16-bit floats.
 int attn_ptx_pack2(struct attn_ptx *p, int lo, int hi);

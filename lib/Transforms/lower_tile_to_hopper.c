@@ -20,11 +20,7 @@
 //          the attention kernel `@f__attn`, which rotates Q once per CTA.
 //   pre    Q and K rotated by `@f__rope_q` and `@f__rope_k`; `@f__attn`
 //          sees rotated inputs.
-//   ahead  Q and K rotated once per row into workspaces inside `@f__attn`,
-//          by the producer warps the split kernel leaves idle, ahead of the
-//          TMA loads that wait for each block's flag; `@f__zero` clears the
-//          flags first.
-// split, pre and ahead record a launch program `@f` (attn.programs on the
+// split and pre record a launch program `@f` (attn.programs on the
 // gpu.module: inputs q, k, v, out; workspaces; steps) that callers run with
 // attnrt_program_launch; the kernels have other names so that no kernel
 // can be launched alone by mistake. They need rotary_dim == head dim;
@@ -64,7 +60,7 @@
 #define SMEM_LIMIT (227 * 1024)
 
 /// Where RoPE runs: see the file comment.
-enum placement { PLACE_AUTO, PLACE_FUSED, PLACE_SPLIT, PLACE_PRE, PLACE_AHEAD };
+enum placement { PLACE_AUTO, PLACE_FUSED, PLACE_SPLIT, PLACE_PRE };
 
 struct hopper_options {
   char chip[16];        // must be sm_90a: the kernel uses wgmma and setmaxnreg
@@ -76,7 +72,6 @@ struct hopper_options {
   long ctas;            // how many (0: one per SM of gpu)
   bool q_by_producer;   // q-rope=producer (else consumers)
   long tile_overhead;   // the schedule's cost of a tile beyond its key blocks
-  long exp_poly;        // of every 8 exponentials, how many by polynomial
 };
 
 static const struct attn_pass_option hopper_options_help[] = {
@@ -92,8 +87,6 @@ static const struct attn_pass_option hopper_options_help[] = {
              "default)"},
     {"tile-overhead", "what a tile costs the persistent kernel's schedule "
                       "beyond its key blocks, in key blocks (0: 2)"},
-    {"exp-poly", "of every 8 exponentials of the softmax, how many the FMA "
-                 "pipes compute with a polynomial instead of the MUFU (0 to 8)"},
     {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
                "(split): producer (warps 1-3, overlapping the previous "
                "tile) or consumers (each its rows at the start of the tile, "
@@ -102,8 +95,7 @@ static const struct attn_pass_option hopper_options_help[] = {
              "cost model's choice), fused (Q and K in the kernel, K per tile), "
              "split (K by a "
              "kernel before, once per row; Q in the kernel), pre (Q and K by "
-             "kernels before), ahead (Q and K once per row inside the kernel by "
-             "the producer's spare warps, ahead of their loads)"},
+             "kernels before)"},
     {NULL, NULL},
 };
 
@@ -118,12 +110,11 @@ static void hopper_init(void *opts) {
   o->ctas = 0;
   o->q_by_producer = false;
   o->tile_overhead = 0;
-  o->exp_poly = 0;
 }
 
 static bool parse_placement(const char *v, enum placement *out) {
-  static const char *names[] = {"auto", "fused", "split", "pre", "ahead"};
-  for (int i = 0; i < 5; ++i)
+  static const char *names[] = {"auto", "fused", "split", "pre"};
+  for (int i = 0; i < 4; ++i)
     if (!strcmp(v, names[i])) {
       *out = (enum placement)i;
       return true;
@@ -167,8 +158,6 @@ static bool hopper_set(void *opts, const char *name, const char *value,
              value);
     return false;
   }
-  if (!strcmp(name, "exp-poly"))
-    return attn_parse_int_option(name, value, 0, 8, &o->exp_poly, err, errlen);
   if (!strcmp(name, "tile-overhead"))
     return attn_parse_int_option(name, value, 0, 64, &o->tile_overhead, err,
                                  errlen);
@@ -181,15 +170,14 @@ static bool hopper_set(void *opts, const char *name, const char *value,
     if (parse_placement(value, &o->rope))
       return true;
     snprintf(err, errlen,
-             "option 'rope' expects auto, fused, split, pre or ahead, found "
-             "'%s'",
+             "option 'rope' expects auto, fused, split or pre, found '%s'",
              value);
     return false;
   }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
-           "chip, gpu, fallback, stages, rope, persistent, ctas, q-rope, "
-           "tile-overhead or exp-poly)",
+           "chip, gpu, fallback, stages, rope, persistent, ctas, q-rope or "
+           "tile-overhead)",
            name);
   return false;
 }
@@ -207,7 +195,7 @@ static bool check_rope(MlirAttribute rope, struct attn_hopper_kernel *k,
     char buf[16];
     snprintf(buf, sizeof buf, "%.*s", (int)sv.length, sv.data);
     if (!parse_placement(buf, strategy) || *strategy == PLACE_AUTO) {
-      snprintf(why, wlen, "the Hopper kernel places RoPE fused, split, pre or ahead");
+      snprintf(why, wlen, "the Hopper kernel places RoPE fused, split or pre");
       snprintf(detail, dlen, "strategy '%s'", buf);
       return false;
     }
@@ -260,7 +248,6 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // that was never consistently faster, so the consumers rotate Q unless
   // asked otherwise.
   k->rope_q_by_producer = o->q_by_producer;
-  k->exp_poly = (int)o->exp_poly;
   // A tile's own work (see attn_hopper_kernel::tile_overhead): 2 key blocks
   // measured best or within noise of the best of 1, 2, 4 and 8 on an H200
   // at d 64 and 128, N 1K to 8K (8 was best at N = 1K only).
@@ -311,8 +298,7 @@ static MlirAttribute without_rope(MlirAttribute dict) {
 }
 
 /// Appends to the gpu.module's attn.programs the program that runs the
-/// rotation kernels into workspaces, then attention on them (ahead: clears
-/// the flags, then runs attention, which rotates K itself).
+/// rotation kernels into workspaces, then attention on them.
 static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
                         bool rotate_q) {
   MlirContext ctx = mlirOperationGetContext(gm);
@@ -335,19 +321,8 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
                      k->name);
   if (rotate_q)
     attn_strbuf_printf(&t, "{name = \"q_rot\", bytes = %lld : i64}, ", qbytes);
-  attn_strbuf_printf(&t, "{name = \"k_rot\", bytes = %lld : i64}", kbytes);
-  if (k->rope_ahead) {
-    attn_strbuf_printf(
-        &t,
-        ", {name = \"q_rot\", bytes = %lld : i64}, {name = \"rope_flags\", "
-        "bytes = %lld : i64}], steps = [{kernel = \"%s__zero\", args = "
-        "[\"rope_flags\"]}, {kernel = \"%s__attn\", args = [\"q\", \"k\", "
-        "\"v\", \"out\", \"q_rot\", \"k_rot\", \"rope_flags\"]}]}]",
-        qbytes, (long long)(4 * attn_hopper_ahead_flag_words(k)), k->name,
-        k->name);
-    goto parse;
-  }
-  attn_strbuf_printf(&t, "], steps = [");
+  attn_strbuf_printf(&t, "{name = \"k_rot\", bytes = %lld : i64}], steps = [",
+                     kbytes);
   if (rotate_q)
     attn_strbuf_printf(&t,
                        "{kernel = \"%s__rope_q\", args = [\"q\", \"q_rot\"]}, ",
@@ -357,7 +332,6 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
       "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, {kernel = "
       "\"%s__attn\", args = [\"%s\", \"k_rot\", \"v\", \"out\"]}]}]",
       k->name, k->name, rotate_q ? "q_rot" : "q");
-parse:;
   MlirAttribute a =
       t.failed ? (MlirAttribute){NULL}
                : mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString(t.buf));
@@ -399,9 +373,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   if (!k.rope || !attn_hopper_rope_k_supported(&k))
     place = PLACE_FUSED;
   bool split = k.rope && place == PLACE_SPLIT, pre = k.rope && place == PLACE_PRE;
-  bool ahead = k.rope && place == PLACE_AHEAD;
   k.rope_k_in_kernel = k.rope && place == PLACE_FUSED;
-  k.rope_ahead = ahead;
   MlirOperation module = mlirOperationGetParentOperation(kernel);
   MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
                                              mlirOperationGetLocation(kernel));
@@ -420,7 +392,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   struct attn_hopper_kernel main = k;
   char attn_name[300];
   snprintf(attn_name, sizeof attn_name, "%s__attn", name);
-  if (split || pre || ahead)
+  if (split || pre)
     main.name = attn_name;
   main.rope = k.rope && !pre;
   if (pre) {
@@ -436,8 +408,6 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   }
   if (split || pre)
     attn_hopper_emit_rope(&text, &k, false);
-  if (ahead)
-    attn_hopper_emit_zero(&text, &k);
   if (pre)
     attn_hopper_emit_rope(&text, &k, true);
   attn_strbuf_printf(&text, "}\n");
@@ -445,7 +415,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   if (!attn_parse_kernel_shell(kernel, gm, &text, "lower-tile-to-hopper",
                                "ATTN_DUMP_HOPPER"))
     return false;
-  if ((split || pre || ahead) && !add_program(gm, &k, pre))
+  if ((split || pre) && !add_program(gm, &k, pre))
     return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);
   *lowered = true;
