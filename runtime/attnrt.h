@@ -126,6 +126,19 @@ struct attnrt_param_info {
 };
 
 /// One kernel as the manifest describes it. Owned by the manifest.
+/// The "comm" entry of a fused GEMM + collective kernel (what attn's
+/// comm-schedule writes), which attnrt_comm_launch checks and completes the
+/// launch with. Owned by the manifest.
+struct attnrt_kernel_comm {
+  /// "matmul_all_reduce", "all_gather_matmul" or "matmul_reduce_scatter"
+  const char *pattern;
+  unsigned world_size;      ///< the ranks the kernel was compiled for
+  size_t workspace_bytes;   ///< the symmetric workspace it needs, at least
+  const char *split;        ///< "static" or "adaptive"; NULL when absent
+  unsigned compute_ctas;    ///< CTAs running the GEMM (0 when absent)
+  unsigned comm_ctas;       ///< CTAs moving data (0 when absent)
+};
+
 struct attnrt_kernel_info {
   const char *name;                ///< entry point name in the image
   unsigned grid[3];                ///< grid dimensions (missing trailing ones are 1)
@@ -137,6 +150,11 @@ struct attnrt_kernel_info {
   /// number of arguments attnrt_launch takes: nparams less the parameters
   /// attnrt derives (tensormaps)
   size_t nargs;
+  /// the kernel's "comm" entry; NULL unless it is a fused communication
+  /// kernel, whose last four arguments are then its symmetric workspace
+  /// (ptr), the workspace's peer table (ptr), its rank and its launch number
+  /// (i32), in that order: attnrt_comm_launch passes them
+  const struct attnrt_kernel_comm *comm;
 };
 
 /// One program as the manifest describes it: kernels launched in order over
@@ -775,6 +793,32 @@ ATTNRT_API enum attnrt_status attnrt_comm_dev_destroy(attnrt_comm *c,
 ATTNRT_API enum attnrt_status attnrt_comm_buffer_peers(attnrt_comm_buffer *b,
                                                        attnrt_devptr dev_comm,
                                                        attnrt_devptr *peers);
+
+/// Launches the fused communication kernel `name` of m (a kernel whose
+/// manifest entry has "comm": attn's GEMM + all-reduce, all-gather or
+/// reduce-scatter) on s (NULL: legacy default stream) with the caller's
+/// nargs arguments (its a, b, c) followed by what attnrt keeps: workspace's
+/// address, its peer table (attnrt_comm_buffer_peers, made with dev_comm on
+/// the first launch on this workspace; dev_comm may be 0 afterwards), the
+/// communicator's rank and the workspace's launch number (1, 2, ...; the
+/// kernel's flags count against it, so the zero-filled workspace is never
+/// cleared). Every rank must make the same launches on its copy of the
+/// workspace, in the same order; a workspace serves one kernel (its flags
+/// are laid out for it). m must be loaded on the communicator's runtime
+/// (attnrt_comm_runtime). Returns ATTNRT_ERR_NOT_FOUND when m has no kernel
+/// of that name; ATTNRT_ERR_INVALID_ARGUMENT for a NULL m, name or
+/// workspace, a kernel without a "comm" entry, one compiled for another
+/// number of ranks than the workspace's communicator has, a workspace
+/// smaller than the kernel's comm.workspace_bytes or one that served
+/// another kernel, a module of another runtime, or nargs other than the
+/// kernel's arguments less those four; the errors of
+/// attnrt_comm_buffer_peers and attnrt_launch. The launch number advances
+/// only when the launch was queued.
+ATTNRT_API enum attnrt_status
+attnrt_comm_launch(attnrt_module *m, const char *name,
+                   attnrt_comm_buffer *workspace, attnrt_devptr dev_comm,
+                   const struct attnrt_arg *args, size_t nargs,
+                   attnrt_stream *s);
 
 //===-- Collectives (host-launched NCCL) --===//
 

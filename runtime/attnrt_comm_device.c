@@ -1,4 +1,4 @@
-// attnrt_comm_device.c - what kernels use to reach the other ranks: NCCL device communicators (attnrt_comm_dev_create, for kernels that call NCCL's device API through the shim) and per-buffer tables of the peers' addresses (attnrt_comm_buffer_peers, computed once by the shim's attn_nccl_peer_table kernel, for attn's fused kernels, which call nothing).
+// attnrt_comm_device.c - what kernels use to reach the other ranks: NCCL device communicators (attnrt_comm_dev_create, for kernels that call NCCL's device API through the shim), per-buffer tables of the peers' addresses (attnrt_comm_buffer_peers, computed once by the shim's attn_nccl_peer_table kernel, for attn's fused kernels, which call nothing), and the launch of those fused kernels with their workspace, table, rank and launch number (attnrt_comm_launch).
 
 #include "attnrt_comm_internal.h"
 
@@ -315,4 +315,106 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_peers(attnrt_comm_buffer *b,
   if (st == ATTNRT_OK)
     *peers = b->peers = (attnrt_devptr)table;
   return attnrt_ctx_leave(c->rt, st);
+}
+
+//===-- Launching fused communication kernels --===//
+
+/// Checks that kernel k of m can run on workspace b with nargs caller
+/// arguments (see attnrt_comm_launch).
+static enum attnrt_status check_comm_launch(const attnrt_module *m,
+                                            const char *name,
+                                            const struct attnrt_kernel_info *k,
+                                            const attnrt_comm_buffer *b,
+                                            const struct attnrt_arg *args,
+                                            size_t nargs) {
+  attnrt_comm *c = b->c;
+  const struct attnrt_kernel_comm *kc = k->comm;
+  if (!kc)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_launch: kernel '%s' is not a fused "
+                       "communication kernel (its manifest entry has no "
+                       "\"comm\"); launch it with attnrt_launch",
+                       name);
+  if (m->rt != c->rt)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_launch: the module of '%s' was loaded on "
+                       "another runtime than the workspace's communicator's "
+                       "(load it on attnrt_comm_runtime)",
+                       name);
+  if (kc->world_size != (unsigned)c->size)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_launch: kernel '%s' was compiled for %u "
+                       "ranks, but the workspace's communicator has %d "
+                       "(compile the program with world_size = %d)",
+                       name, kc->world_size, c->size, c->size);
+  if (b->bytes < kc->workspace_bytes)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_launch: the workspace has %zu bytes, "
+                       "kernel '%s' needs %zu (its comm.workspace_bytes)",
+                       b->bytes, name, kc->workspace_bytes);
+  if (b->kernel && strcmp(b->kernel, name) != 0)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_launch: the workspace holds the flags of "
+                       "kernel '%s'; a workspace serves one kernel (allocate "
+                       "another for '%s')",
+                       b->kernel, name);
+  if (nargs + 4 != k->nargs || (nargs && !args))
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_launch: kernel '%s' takes %zu arguments "
+                       "before its workspace, peers, rank and epoch; got %zu%s",
+                       name, k->nargs - 4, nargs,
+                       nargs && !args ? " and no array" : "");
+  if (b->launches == INT32_MAX)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_launch: the workspace has served 2^31 - 1 "
+                       "launches, the most its flags count; allocate another");
+  return ATTNRT_OK;
+}
+
+ATTNRT_API enum attnrt_status
+attnrt_comm_launch(attnrt_module *m, const char *name,
+                   attnrt_comm_buffer *workspace, attnrt_devptr dev_comm,
+                   const struct attnrt_arg *args, size_t nargs,
+                   attnrt_stream *s) {
+  if (!workspace)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_launch: workspace is NULL");
+  attnrt_comm *c = workspace->c;
+  if (!m || !name)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_launch: %s is NULL", m ? "name" : "module");
+  const struct attnrt_kernel_info *k = attnrt_module_kernel(m, name);
+  if (!k)
+    return attnrt_fail(c->rt, ATTNRT_ERR_NOT_FOUND,
+                       "attnrt_comm_launch: the module has no kernel '%s'",
+                       name);
+  enum attnrt_status st = check_comm_launch(m, name, k, workspace, args, nargs);
+  if (st != ATTNRT_OK)
+    return st;
+  attnrt_devptr peers = 0;
+  st = attnrt_comm_buffer_peers(workspace, dev_comm, &peers);
+  if (st != ATTNRT_OK)
+    return st;
+  char *kernel = workspace->kernel ? NULL : attnrt_dup_string(name);
+  if (!workspace->kernel && !kernel)
+    return attnrt_fail(c->rt, ATTNRT_ERR_OUT_OF_MEMORY,
+                       "attnrt_comm_launch: out of host memory");
+  struct attnrt_arg all[ATTNRT_MAX_KERNEL_PARAMS];
+  if (nargs)
+    memcpy(all, args, nargs * sizeof *args);
+  all[nargs].kind = all[nargs + 1].kind = ATTNRT_ARG_PTR;
+  all[nargs].v.ptr = attnrt_comm_buffer_ptr(workspace);
+  all[nargs + 1].v.ptr = peers;
+  all[nargs + 2].kind = all[nargs + 3].kind = ATTNRT_ARG_I32;
+  all[nargs + 2].v.i32 = c->rank;
+  all[nargs + 3].v.i32 = workspace->launches + 1;
+  st = attnrt_launch(m, name, all, nargs + 4, s);
+  if (st != ATTNRT_OK) {
+    free(kernel);
+    return st;
+  }
+  ++workspace->launches;
+  if (kernel)
+    workspace->kernel = kernel;
+  return ATTNRT_OK;
 }

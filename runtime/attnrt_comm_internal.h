@@ -134,6 +134,10 @@ struct attnrt_comm_buffer {
   size_t bytes;
   void *window;
   attnrt_devptr peers; // attnrt_comm_buffer_peers's table; 0 until made
+  // attnrt_comm_launch: launches queued on this workspace, and the kernel
+  // they ran (malloc'd; NULL before the first), whose flags it holds.
+  int32_t launches;
+  char *kernel;
 };
 
 //===-- Shared by attnrt_comm.c and attnrt_comm_device.c --===//

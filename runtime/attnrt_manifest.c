@@ -213,6 +213,86 @@ static enum attnrt_status read_param(const cJSON *obj, const char *where,
   return attnrt_tensormap_read(obj, where, kernel, p);
 }
 
+/// The four parameters a fused communication kernel ends with, which
+/// attnrt_comm_launch fills in.
+static const struct {
+  const char *name;
+  enum attnrt_arg_kind kind;
+} comm_params[4] = {{"workspace", ATTNRT_ARG_PTR},
+                    {"peers", ATTNRT_ARG_PTR},
+                    {"rank", ATTNRT_ARG_I32},
+                    {"epoch", ATTNRT_ARG_I32}};
+
+/// Reads the optional obj["comm"] of kernel k (whose params are read) into
+/// k->comm: pattern and world_size required, workspace_bytes positive, and
+/// the kernel's last arguments (parameters other than tensor maps)
+/// comm_params.
+static enum attnrt_status read_comm(const cJSON *obj, const char *where,
+                                    struct attnrt_kernel_info *k) {
+  char path[128];
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "comm");
+  if (!v)
+    return ATTNRT_OK;
+  attnrt_field_path(path, sizeof path, where, "comm");
+  if (!cJSON_IsObject(v))
+    return attnrt_manifest_error(path, "expected an object");
+  struct attnrt_kernel_comm *c = calloc(1, sizeof *c);
+  if (!c)
+    return attnrt_fail(NULL, ATTNRT_ERR_OUT_OF_MEMORY,
+                       "manifest: out of host memory");
+  k->comm = c;
+  char *pattern = NULL, *split = NULL;
+  enum attnrt_status st = attnrt_read_string(v, "pattern", path, true, &pattern);
+  c->pattern = pattern;
+  if (st == ATTNRT_OK)
+    st = attnrt_read_string(v, "split", path, false, &split);
+  c->split = split;
+  if (st == ATTNRT_OK)
+    st = read_unsigned(v, "world_size", path, &c->world_size);
+  if (st == ATTNRT_OK)
+    st = read_unsigned(v, "compute_ctas", path, &c->compute_ctas);
+  if (st == ATTNRT_OK)
+    st = read_unsigned(v, "comm_ctas", path, &c->comm_ctas);
+  if (st != ATTNRT_OK)
+    return st;
+  char field[160];
+  if (c->world_size == 0)
+    return attnrt_manifest_error(
+        attnrt_field_path(field, sizeof field, path, "world_size"),
+        "expected a positive integer");
+  const cJSON *wb = cJSON_GetObjectItemCaseSensitive(v, "workspace_bytes");
+  if (!attnrt_is_integer_in(wb, 1, 9007199254740992.0))
+    return attnrt_manifest_error(
+        attnrt_field_path(field, sizeof field, path, "workspace_bytes"),
+        "expected a positive integer");
+  c->workspace_bytes = (size_t)wb->valuedouble;
+  if (k->nargs < 4)
+    return attnrt_manifest_error(path,
+                                 "a communication kernel ends with the "
+                                 "parameters workspace, peers, rank and epoch; "
+                                 "kernel '%s' has %zu arguments",
+                                 k->name, k->nargs);
+  // The last four arguments: parameters that are not tensor maps (which
+  // the generated kernels list last).
+  const struct attnrt_param_info *tail[4];
+  int found = 4;
+  for (size_t j = k->nparams; j-- > 0 && found > 0;)
+    if (k->params[j].kind != ATTNRT_ARG_TENSORMAP)
+      tail[--found] = &k->params[j];
+  for (int i = 0; i < 4; ++i) {
+    const struct attnrt_param_info *p = tail[i];
+    if (strcmp(p->name, comm_params[i].name) != 0 ||
+        p->kind != comm_params[i].kind)
+      return attnrt_manifest_error(
+          path,
+          "a communication kernel ends with the parameters workspace (ptr), "
+          "peers (ptr), rank (i32) and epoch (i32); kernel '%s' has '%s' (%s) "
+          "where '%s' belongs",
+          k->name, p->name, attnrt_arg_kind_name(p->kind), comm_params[i].name);
+  }
+  return ATTNRT_OK;
+}
+
 static enum attnrt_status read_kernel(const cJSON *obj, const char *where,
                                       struct attnrt_kernel_info *k) {
   if (!cJSON_IsObject(obj))
@@ -247,7 +327,7 @@ static enum attnrt_status read_kernel(const cJSON *obj, const char *where,
         attnrt_field_path(path, sizeof path, where, "params"),
         "%d parameters exceed the maximum of %d", n, ATTNRT_MAX_KERNEL_PARAMS);
   if (n == 0)
-    return ATTNRT_OK;
+    return read_comm(obj, where, k);
   struct attnrt_param_info *infos = calloc((size_t)n, sizeof *infos);
   if (!infos)
     return attnrt_fail(NULL, ATTNRT_ERR_OUT_OF_MEMORY,
@@ -275,7 +355,7 @@ static enum attnrt_status read_kernel(const cJSON *obj, const char *where,
     }
     ++i;
   }
-  return ATTNRT_OK;
+  return read_comm(obj, where, k);
 }
 //===-- Manifest --===//
 
@@ -394,6 +474,11 @@ ATTNRT_API void attnrt_manifest_destroy(attnrt_manifest *m) {
     }
     free((struct attnrt_param_info *)k->params);
     free((char *)k->name);
+    if (k->comm) {
+      free((char *)k->comm->pattern);
+      free((char *)k->comm->split);
+      free((struct attnrt_kernel_comm *)k->comm);
+    }
   }
   free(m->kernels);
   for (size_t i = 0; i < m->nprograms; ++i) {

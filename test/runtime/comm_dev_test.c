@@ -377,6 +377,137 @@ static int test_peer_table_errors(void) {
   return 0;
 }
 
+//===-- attnrt_comm_launch --===//
+
+// Fused communication kernels as attn writes them (a, b, c, then workspace,
+// peers, rank, epoch), for one rank ("g", "g2") and for four ("g4"), and a
+// kernel without a "comm" entry.
+static const char *const fused_ptx =
+    ".version 8.0\n.target sm_90a\n.address_size 64\n"
+#define FUSED_ENTRY(n)                                                         \
+  ".visible .entry " n "(.param .u64 " n "_a, .param .u64 " n "_b, "           \
+  ".param .u64 " n "_c, .param .u64 " n "_w, .param .u64 " n "_p, "            \
+  ".param .u32 " n "_r, .param .u32 " n "_e)\n{\n  ret;\n}\n"
+    FUSED_ENTRY("g") FUSED_ENTRY("g2") FUSED_ENTRY("g4")
+    ".visible .entry plain(.param .u64 plain_x)\n{\n  ret;\n}\n";
+#define FUSED_KERNEL(n, world)                                                 \
+  "{\"name\": \"" n "\", \"grid\": [2], \"block\": [128], \"params\": ["      \
+  "{\"name\": \"a\", \"kind\": \"ptr\"}, {\"name\": \"b\", \"kind\": \"ptr\"}, " \
+  "{\"name\": \"c\", \"kind\": \"ptr\"}, {\"name\": \"workspace\", \"kind\": " \
+  "\"ptr\", \"align\": 256}, {\"name\": \"peers\", \"kind\": \"ptr\"}, "       \
+  "{\"name\": \"rank\", \"kind\": \"i32\"}, {\"name\": \"epoch\", \"kind\": "  \
+  "\"i32\"}], \"comm\": {\"pattern\": \"matmul_all_reduce\", \"world_size\": " \
+  world ", \"workspace_bytes\": 4096}}"
+static const char *const fused_manifest =
+    "{\"version\": 1, \"format\": \"ptx\", \"kernels\": [" FUSED_KERNEL("g", "1")
+    ", " FUSED_KERNEL("g2", "1") ", " FUSED_KERNEL("g4", "4")
+    ", {\"name\": \"plain\", \"grid\": [1], \"block\": [32], \"params\": "
+    "[{\"name\": \"x\", \"kind\": \"ptr\"}]}]}";
+
+static int test_comm_launch(void) {
+  CHECK(attnrt_comm_launch(NULL, "g", NULL, 0, NULL, 0, NULL) ==
+        ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(NULL), "attnrt_comm_launch: workspace is NULL"));
+  attnrt_comm *c = init_one_rank();
+  CHECK(c != NULL);
+  attnrt_runtime *rt = attnrt_comm_runtime(c);
+  attnrt_module *m = NULL;
+  CHECK(attnrt_module_load_ptx(rt, fused_ptx, 0, fused_manifest, &m) == ATTNRT_OK);
+  attnrt_comm_buffer *w = NULL, *small = NULL;
+  attnrt_devptr dev = 0, abc = 0;
+  CHECK(attnrt_comm_buffer_alloc(c, 4096, &w) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_alloc(c, 1024, &small) == ATTNRT_OK);
+  CHECK(attnrt_comm_dev_create(c, 0, &dev) == ATTNRT_OK);
+  CHECK(attnrt_mem_alloc(rt, 3 * 256, &abc) == ATTNRT_OK);
+  struct attnrt_arg args[3];
+  for (int i = 0; i < 3; ++i) {
+    args[i].kind = ATTNRT_ARG_PTR;
+    args[i].v.ptr = abc + 256 * (attnrt_devptr)i;
+  }
+
+  // What the caller gets wrong is named before anything runs.
+  static const struct {
+    const char *kernel;
+    int small, nargs;
+    enum attnrt_status status;
+    const char *message;
+  } bad[] = {
+      {"absent", 0, 3, ATTNRT_ERR_NOT_FOUND,
+       "attnrt_comm_launch: the module has no kernel 'absent'"},
+      {"plain", 0, 1, ATTNRT_ERR_INVALID_ARGUMENT,
+       "kernel 'plain' is not a fused communication kernel"},
+      {"g4", 0, 3, ATTNRT_ERR_INVALID_ARGUMENT,
+       "kernel 'g4' was compiled for 4 ranks, but the workspace's communicator "
+       "has 1 (compile the program with world_size = 1)"},
+      {"g", 1, 3, ATTNRT_ERR_INVALID_ARGUMENT,
+       "the workspace has 1024 bytes, kernel 'g' needs 4096"},
+      {"g", 0, 2, ATTNRT_ERR_INVALID_ARGUMENT,
+       "kernel 'g' takes 3 arguments before its workspace, peers, rank and "
+       "epoch; got 2"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    enum attnrt_status st =
+        attnrt_comm_launch(m, bad[i].kernel, bad[i].small ? small : w, dev,
+                           args, (size_t)bad[i].nargs, NULL);
+    if (st != bad[i].status || !contains(attnrt_last_error(rt), bad[i].message)) {
+      fprintf(stderr, "case %zu: status %d, message: %s\n", i, (int)st,
+              attnrt_last_error(rt));
+      return 1;
+    }
+  }
+  CHECK(mock_cuda_state()->launches == 0);
+  if (!attnrt_nccl_shim_available()) {
+    // No table, no launch.
+    CHECK(attnrt_comm_launch(m, "g", w, dev, args, 3, NULL) == ATTNRT_ERR_NOT_FOUND);
+    CHECK(contains(attnrt_last_error(rt), "built without the NCCL device shim"));
+  } else {
+    mock_cuda_set_kernel("attn_nccl_peer_table", peer_table_kernel);
+    // The first launch makes the table, then runs the kernel with the
+    // caller's arguments, the workspace, its table, the rank and launch 1.
+    CHECK(attnrt_comm_launch(m, "g", w, dev, args, 3, NULL) == ATTNRT_OK);
+    const struct mock_cuda_state *s = mock_cuda_state();
+    const struct mock_cuda_launch *l = &s->last_launch;
+    attnrt_devptr peers = 0;
+    CHECK(attnrt_comm_buffer_peers(w, 0, &peers) == ATTNRT_OK && peers != 0);
+    CHECK(s->launches == 2 && strcmp(l->kernel, "g") == 0 && l->nparams == 7);
+    CHECK(l->params[0] == abc && l->params[2] == abc + 512);
+    CHECK(l->params[3] == attnrt_comm_buffer_ptr(w) && l->params[4] == peers);
+    CHECK(l->params[5] == 0 && l->params[6] == 1);
+    // Later launches keep the table (dev_comm may be 0) and count on.
+    CHECK(attnrt_comm_launch(m, "g", w, 0, args, 3, NULL) == ATTNRT_OK);
+    CHECK(s->launches == 3 && l->params[6] == 2);
+    // A launch the driver refuses is not counted.
+    setenv("MOCK_CUDA_FAIL", "cuLaunchKernel", 1);
+    CHECK(attnrt_comm_launch(m, "g", w, 0, args, 3, NULL) == ATTNRT_ERR_CUDA);
+    unsetenv("MOCK_CUDA_FAIL");
+    CHECK(attnrt_comm_launch(m, "g", w, 0, args, 3, NULL) == ATTNRT_OK);
+    CHECK(l->params[6] == 3);
+    // The workspace holds g's flags: another kernel is refused.
+    CHECK(attnrt_comm_launch(m, "g2", w, 0, args, 3, NULL) ==
+          ATTNRT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(attnrt_last_error(rt),
+                   "the workspace holds the flags of kernel 'g'; a workspace "
+                   "serves one kernel (allocate another for 'g2')"));
+  }
+  // A module of another runtime.
+  CREATE_RUNTIME(rt2);
+  attnrt_module *m2 = NULL;
+  CHECK(attnrt_module_load_ptx(rt2, fused_ptx, 0, fused_manifest, &m2) == ATTNRT_OK);
+  CHECK(attnrt_comm_launch(m2, "g", w, dev, args, 3, NULL) == ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(rt), "loaded on another runtime"));
+  CHECK(attnrt_comm_launch(m, NULL, w, dev, args, 3, NULL) == ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(rt), "attnrt_comm_launch: name is NULL"));
+  attnrt_module_destroy(m2);
+  attnrt_runtime_destroy(rt2);
+  CHECK(attnrt_mem_free(rt, abc) == ATTNRT_OK);
+  CHECK(attnrt_comm_dev_destroy(c, dev) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_free(w) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_free(small) == ATTNRT_OK);
+  attnrt_module_destroy(m);
+  attnrt_comm_destroy(c);
+  return 0;
+}
+
 /// Rank 0 of a two-rank communicator over the mocks (rank 1, a child
 /// process, joins and leaves), with LSA teams of lsa_size ranks: the peer
 /// table of a buffer. Stores the table's entries in got (0, 0 when it
@@ -464,6 +595,7 @@ int main(void) {
       TEST(test_peer_table),
       TEST(test_peer_table_errors),
       TEST(test_peer_table_two_ranks),
+      TEST(test_comm_launch),
   };
   mock_nccl_fixture_init();
   return run_tests(tests, sizeof tests / sizeof tests[0],

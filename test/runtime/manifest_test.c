@@ -545,6 +545,92 @@ static int test_workspace_total_overflow(void) {
   return 0;
 }
 
+// A fused communication kernel "g": a, b, c, then the four parameters
+// attnrt_comm_launch fills in (or the ones given), and the comm fields given.
+#define COMM_TAIL                                                              \
+  "{\"name\": \"workspace\", \"kind\": \"ptr\"}, {\"name\": \"peers\", "        \
+  "\"kind\": \"ptr\"}, {\"name\": \"rank\", \"kind\": \"i32\"}, {\"name\": "    \
+  "\"epoch\", \"kind\": \"i32\"}"
+#define COMM_KERNEL(tail, comm)                                                \
+  K("{\"name\": \"g\", \"grid\": [132], \"block\": [384], \"params\": ["       \
+    "{\"name\": \"a\", \"kind\": \"ptr\"}, {\"name\": \"b\", \"kind\": \"ptr\"}, " \
+    "{\"name\": \"c\", \"kind\": \"ptr\"}, " tail                              \
+    ", {\"name\": \"a_map\", \"kind\": \"tensormap\", \"tensor\": \"a\", "      \
+    "\"dtype\": \"bf16\", \"dims\": [64, 64], \"box\": [64, 64]}], "             \
+    "\"comm\": {" comm "}}")
+#define COMM_OK                                                                \
+  "\"pattern\": \"matmul_all_reduce\", \"world_size\": 4, \"compute_ctas\": "  \
+  "128, \"comm_ctas\": 4, \"workspace_bytes\": 1048832, \"split\": "          \
+  "\"adaptive\""
+
+static int test_parse_comm(void) {
+  attnrt_manifest *m = NULL;
+  CHECK(attnrt_manifest_parse(COMM_KERNEL(COMM_TAIL, COMM_OK), &m) == ATTNRT_OK);
+  const struct attnrt_kernel_info *k = attnrt_manifest_kernel(m, "g");
+  CHECK(k && k->nparams == 8 && k->nargs == 7 && k->comm);
+  CHECK(strcmp(k->comm->pattern, "matmul_all_reduce") == 0);
+  CHECK(k->comm->world_size == 4 && k->comm->workspace_bytes == 1048832);
+  CHECK(strcmp(k->comm->split, "adaptive") == 0);
+  CHECK(k->comm->compute_ctas == 128 && k->comm->comm_ctas == 4);
+  attnrt_manifest_destroy(m);
+  // Kernels without the entry have none.
+  CHECK(attnrt_manifest_parse(full_manifest, &m) == ATTNRT_OK);
+  CHECK(attnrt_manifest_kernel(m, "k")->comm == NULL);
+  attnrt_manifest_destroy(m);
+  return 0;
+}
+
+static const struct {
+  const char *json, *message;
+} bad_comm[] = {
+    {COMM_KERNEL(COMM_TAIL, "\"world_size\": 2, \"workspace_bytes\": 64"),
+     "manifest: kernels[0].comm: missing \"pattern\""},
+    {COMM_KERNEL(COMM_TAIL, "\"pattern\": \"x\", \"workspace_bytes\": 64"),
+     "manifest: kernels[0].comm.world_size: expected a positive integer"},
+    {COMM_KERNEL(COMM_TAIL, "\"pattern\": \"x\", \"world_size\": -2, "
+                            "\"workspace_bytes\": 64"),
+     "manifest: kernels[0].comm.world_size: expected a non-negative integer"},
+    {COMM_KERNEL(COMM_TAIL, "\"pattern\": \"x\", \"world_size\": 2"),
+     "manifest: kernels[0].comm.workspace_bytes: expected a positive integer"},
+    {COMM_KERNEL(COMM_TAIL, "\"pattern\": \"x\", \"world_size\": 2, "
+                            "\"workspace_bytes\": 0"),
+     "manifest: kernels[0].comm.workspace_bytes: expected a positive integer"},
+    {COMM_KERNEL(COMM_TAIL, "\"pattern\": \"x\", \"world_size\": 2, "
+                            "\"workspace_bytes\": 64, \"split\": 1"),
+     "manifest: kernels[0].comm.split: expected a non-empty string"},
+    {COMM_KERNEL("{\"name\": \"workspace\", \"kind\": \"ptr\"}, {\"name\": "
+                 "\"peers\", \"kind\": \"ptr\"}, {\"name\": \"epoch\", "
+                 "\"kind\": \"i32\"}, {\"name\": \"rank\", \"kind\": \"i32\"}",
+                 COMM_OK),
+     "manifest: kernels[0].comm: a communication kernel ends with the parameters "
+     "workspace (ptr), peers (ptr), rank (i32) and epoch (i32); kernel 'g' has "
+     "'epoch' (i32) where 'rank' belongs"},
+    {COMM_KERNEL("{\"name\": \"workspace\", \"kind\": \"ptr\"}, {\"name\": "
+                 "\"peers\", \"kind\": \"i64\"}, {\"name\": \"rank\", \"kind\": "
+                 "\"i32\"}, {\"name\": \"epoch\", \"kind\": \"i32\"}",
+                 COMM_OK),
+     "kernel 'g' has 'peers' (i64) where 'peers' belongs"},
+    {K("{" GOOD_DIMS ", \"params\": [], \"comm\": {" COMM_OK "}}"),
+     "manifest: kernels[0].comm: a communication kernel ends with the parameters "
+     "workspace, peers, rank and epoch; kernel 'k' has 0 arguments"},
+    {K("{" GOOD_DIMS ", \"params\": [], \"comm\": []}"),
+     "manifest: kernels[0].comm: expected an object"},
+};
+
+static int test_comm_errors(void) {
+  for (size_t i = 0; i < sizeof bad_comm / sizeof bad_comm[0]; ++i) {
+    attnrt_manifest *m = (attnrt_manifest *)&m; // must be reset to NULL
+    enum attnrt_status st = attnrt_manifest_parse(bad_comm[i].json, &m);
+    if (st != ATTNRT_ERR_PARSE || m != NULL ||
+        !contains(attnrt_last_error(NULL), bad_comm[i].message)) {
+      fprintf(stderr, "case %zu: status %d, message '%s', expected '%s'\n", i,
+              (int)st, attnrt_last_error(NULL), bad_comm[i].message);
+      CHECK(0);
+    }
+  }
+  return 0;
+}
+
 static int test_null_arguments(void) {
   attnrt_manifest *m = NULL;
   CHECK(attnrt_manifest_parse(NULL, &m) == ATTNRT_ERR_INVALID_ARGUMENT);
@@ -575,6 +661,8 @@ int main(void) {
       TEST(test_program_errors),
       TEST(test_workspace_total_overflow),
       TEST(test_null_arguments),
+      TEST(test_parse_comm),
+      TEST(test_comm_errors),
   };
   return run_tests(tests, sizeof tests / sizeof tests[0], NULL, NULL);
 }
