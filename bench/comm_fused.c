@@ -19,8 +19,6 @@
 
 #include "attn/attn.h"
 
-#include <cjson/cJSON.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +30,6 @@ struct comm_fused {
   attnrt_devptr dev_comm;
   char name[32];
   enum comm_pattern pattern;
-  int rank;
-  int32_t epoch;
-  size_t nargs; // the kernel's arguments (without its tensor maps)
 };
 
 /// The program of p, as MLIR text (malloc'd), with its function name.
@@ -157,20 +152,8 @@ enum attnrt_status comm_fused_prepare(const struct comm_fused_problem *p,
     comm_fused_release(f);
     return ATTNRT_ERR_NOT_FOUND;
   }
-  f->nargs = ki->nargs;
-  // The workspace size is in the kernel's "comm" entry of the manifest,
-  // which the runtime's manifest view does not keep.
-  long long bytes = 0;
-  cJSON *root = cJSON_Parse(manifest);
-  cJSON *kernels = cJSON_GetObjectItemCaseSensitive(root, "kernels");
-  cJSON *k0 = cJSON_IsArray(kernels) ? cJSON_GetArrayItem(kernels, 0) : NULL;
-  cJSON *comm = cJSON_GetObjectItemCaseSensitive(k0, "comm");
-  cJSON *wb = cJSON_GetObjectItemCaseSensitive(comm, "workspace_bytes");
-  if (cJSON_IsNumber(wb))
-    bytes = (long long)wb->valuedouble;
-  cJSON_Delete(root);
-  if (bytes <= 0) {
-    snprintf(why, why_len, "the manifest's kernel has no comm.workspace_bytes");
+  if (!ki->comm) {
+    snprintf(why, why_len, "kernel '%s' has no comm entry", name);
     comm_fused_release(f);
     return ATTNRT_ERR_INVALID_ARGUMENT;
   }
@@ -184,8 +167,7 @@ enum attnrt_status comm_fused_prepare(const struct comm_fused_problem *p,
   f->comm = p->comm;
   snprintf(f->name, sizeof f->name, "%s", name);
   f->pattern = p->pattern;
-  f->rank = p->rank;
-  *work_bytes = (size_t)bytes;
+  *work_bytes = ki->comm->workspace_bytes;
   *out = f;
   return ATTNRT_OK;
 }
@@ -193,39 +175,20 @@ enum attnrt_status comm_fused_prepare(const struct comm_fused_problem *p,
 enum attnrt_status comm_fused_run(struct comm_fused *f,
                                   const struct comm_fused_buffers *b,
                                   attnrt_stream *s, char *why, size_t why_len) {
-  // The first run makes the table (a small kernel and a copy, waited for:
-  // the harness's untimed check run); later runs get it back at once.
-  attnrt_devptr peers = 0;
-  enum attnrt_status st = attnrt_comm_buffer_peers(b->work, f->dev_comm, &peers);
-  if (st != ATTNRT_OK) {
-    snprintf(why, why_len, "attnrt_comm_buffer_peers: %s",
-             attnrt_last_error(attnrt_comm_runtime(f->comm)));
-    return st;
+  // attnrt adds the workspace, its peer table (made, synchronously, by the
+  // first run: the harness's untimed check run), the rank and the launch
+  // number.
+  struct attnrt_arg args[3];
+  attnrt_comm_buffer *abc[3] = {b->a, b->b, b->out};
+  for (int i = 0; i < 3; ++i) {
+    args[i].kind = ATTNRT_ARG_PTR;
+    args[i].v.ptr = attnrt_comm_buffer_ptr(abc[i]);
   }
-  struct attnrt_arg args[8];
-  size_t n = 0;
-  args[n].kind = ATTNRT_ARG_PTR;
-  args[n++].v.ptr = attnrt_comm_buffer_ptr(b->a);
-  args[n].kind = ATTNRT_ARG_PTR;
-  args[n++].v.ptr = attnrt_comm_buffer_ptr(b->b);
-  args[n].kind = ATTNRT_ARG_PTR;
-  args[n++].v.ptr = attnrt_comm_buffer_ptr(b->out);
-  args[n].kind = ATTNRT_ARG_PTR;
-  args[n++].v.ptr = attnrt_comm_buffer_ptr(b->work);
-  args[n].kind = ATTNRT_ARG_PTR;
-  args[n++].v.ptr = peers;
-  args[n].kind = ATTNRT_ARG_I32;
-  args[n++].v.i32 = f->rank;
-  args[n].kind = ATTNRT_ARG_I32;
-  args[n++].v.i32 = ++f->epoch;
-  if (n != f->nargs) {
-    snprintf(why, why_len, "kernel %s takes %zu arguments, comm_fused has %zu",
-             f->name, f->nargs, n);
-    return ATTNRT_ERR_INVALID_ARGUMENT;
-  }
-  st = attnrt_launch(f->module, f->name, args, n, s);
+  enum attnrt_status st =
+      attnrt_comm_launch(f->module, f->name, b->work, f->dev_comm, args, 3, s);
   if (st != ATTNRT_OK)
-    snprintf(why, why_len, "attnrt_launch: %s", attnrt_last_error(attnrt_comm_runtime(f->comm)));
+    snprintf(why, why_len, "attnrt_comm_launch: %s",
+             attnrt_last_error(attnrt_comm_runtime(f->comm)));
   return st;
 }
 

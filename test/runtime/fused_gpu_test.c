@@ -1,4 +1,4 @@
-// fused_gpu_test.c - two-GPU check of attn's fused GEMM + collective kernels: forks one process per rank, loads the PTX attn-translate made from test/Inputs/comm/*_small.mlir (no link step: the kernel reads its peers' addresses from the workspace's peer table, attnrt_comm_buffer_peers), runs it three times and compares C with a float64 host reference; with --dead-peer, rank 1 leaves before launching and rank 0's launch must fail, not hang.
+// fused_gpu_test.c - two-GPU check of attn's fused GEMM + collective kernels: forks one process per rank, loads the PTX attn-translate made from test/Inputs/comm/*_small.mlir (no link step: the kernel reads its peers' addresses from the workspace's peer table, attnrt_comm_buffer_peers), runs it three times with attnrt_comm_launch and compares C with a float64 host reference; with --dead-peer, rank 1 leaves before launching and rank 0's launch must fail, not hang.
 //
 // Usage: attnrt-fused-gpu-test [--dead-peer] PATTERN PTX MANIFEST, PATTERN
 // being ar, rs or ag (the programs' shapes are fixed below). Needs two GPUs,
@@ -118,7 +118,7 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
          c_elems = (size_t)(sh->c_rows * sh->n);
   uint16_t *h = malloc(2 * (a_elems > b_elems ? (a_elems > c_elems ? a_elems : c_elems)
                                               : (b_elems > c_elems ? b_elems : c_elems)));
-  attnrt_devptr a = 0, b = 0, out = 0, dev = 0, peers = 0;
+  attnrt_devptr a = 0, b = 0, out = 0, dev = 0;
   TRY(attnrt_mem_alloc(rt, a_elems * 2, &a));
   TRY(attnrt_mem_alloc(rt, b_elems * 2, &b));
   TRY(attnrt_mem_alloc(rt, c_elems * 2, &out));
@@ -133,15 +133,17 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
   TRY(attnrt_module_load_ptx(rt, ptx, 0, manifest, &m));
   const struct attnrt_kernel_info *ki =
       attnrt_manifest_kernel_at(attnrt_module_manifest(m), 0);
-  const char *ws_text = strstr(manifest, "\"workspace_bytes\"");
-  long long ws_bytes = ws_text ? atoll(strchr(ws_text, ':') + 1) : 0;
+  if (!ki->comm) {
+    printf("rank %d: kernel %s has no comm entry FAIL\n", rank, ki->name);
+    _exit(1);
+  }
   attnrt_comm_buffer *ws = NULL;
-  TRY(attnrt_comm_buffer_alloc(c, (size_t)ws_bytes, &ws));
+  TRY(attnrt_comm_buffer_alloc(c, ki->comm->workspace_bytes, &ws));
   // The kernel reads its peers' workspace addresses from the workspace's
-  // peer table (it calls no NCCL device shim function); the device
-  // communicator is only needed to make the table.
+  // peer table (it calls no NCCL device shim function), which the first
+  // attnrt_comm_launch makes with the device communicator (made by every
+  // rank together, so before rank 1 may leave).
   TRY(attnrt_comm_dev_create(c, 0, &dev));
-  TRY(attnrt_comm_buffer_peers(ws, dev, &peers));
   if (dead_peer && rank == 1) {
     printf("rank 1: leaves before launching\n");
     fflush(stdout);
@@ -152,17 +154,14 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
   int bad = 0;
   for (int32_t epoch = 1; epoch <= LAUNCHES; ++epoch) {
     TRY(attnrt_memset_d8(rt, out, 0xff, c_elems * 2, NULL)); // NaN
-    struct attnrt_arg args[7] = {
-        {.kind = ATTNRT_ARG_PTR, .v.ptr = a},
-        {.kind = ATTNRT_ARG_PTR, .v.ptr = b},
-        {.kind = ATTNRT_ARG_PTR, .v.ptr = out},
-        {.kind = ATTNRT_ARG_PTR, .v.ptr = attnrt_comm_buffer_ptr(ws)},
-        {.kind = ATTNRT_ARG_PTR, .v.ptr = peers},
-        {.kind = ATTNRT_ARG_I32, .v.i32 = rank},
-        {.kind = ATTNRT_ARG_I32, .v.i32 = epoch}};
+    // attnrt adds the workspace, its peer table, the rank and the launch
+    // number (epoch) to a, b and c.
+    struct attnrt_arg args[3] = {{.kind = ATTNRT_ARG_PTR, .v.ptr = a},
+                                 {.kind = ATTNRT_ARG_PTR, .v.ptr = b},
+                                 {.kind = ATTNRT_ARG_PTR, .v.ptr = out}};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    enum attnrt_status st = attnrt_launch(m, ki->name, args, 7, NULL);
+    enum attnrt_status st = attnrt_comm_launch(m, ki->name, ws, dev, args, 3, NULL);
     if (st == ATTNRT_OK)
       st = attnrt_comm_wait(c, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
