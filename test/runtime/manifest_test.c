@@ -132,9 +132,27 @@ static int test_minimal_manifest(void) {
 #define K(body) "{\"version\": 1, \"kernels\": [" body "]}"
 #define GOOD_DIMS "\"name\": \"k\", \"grid\": [1], \"block\": [32]"
 
-static const struct {
+/// A manifest attnrt_manifest_parse must refuse, and its message.
+struct bad_manifest {
   const char *json, *message;
-} bad_manifests[] = {
+};
+
+/// Parses each of the n cases: ATTNRT_ERR_PARSE, no manifest, the message.
+static int expect_parse_errors(const struct bad_manifest *cases, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    attnrt_manifest *m = (attnrt_manifest *)&m; // must be reset to NULL
+    enum attnrt_status st = attnrt_manifest_parse(cases[i].json, &m);
+    if (st != ATTNRT_ERR_PARSE || m != NULL ||
+        !contains(attnrt_last_error(NULL), cases[i].message)) {
+      fprintf(stderr, "case %zu: status %d, message '%s', expected '%s'\n", i,
+              (int)st, attnrt_last_error(NULL), cases[i].message);
+      CHECK(0);
+    }
+  }
+  return 0;
+}
+
+static const struct bad_manifest bad_manifests[] = {
     {"", "manifest: invalid JSON at line 1, column 1"},
     {"{\"version\": 1,", "manifest: invalid JSON at line 1"},
     {"{\"version\": 1,\n \"kernels\": [\n  oops]}", "invalid JSON at line 3, column 3"},
@@ -196,9 +214,7 @@ static const struct {
 #define TM_WHERE "manifest: kernels[0].params[2]"
 #define TM_WHO "tensor map 'q_map' of kernel 'k': "
 
-static const struct {
-  const char *json, *message;
-} bad_tensormaps[] = {
+static const struct bad_manifest bad_tensormaps[] = {
     {TM(", \"dtype\": \"bf16\", \"dims\": [64], \"box\": [64]"),
      TM_WHERE ": " TM_WHO "missing \"tensor\""},
     {TM(", \"tensor\": 1, \"dtype\": \"bf16\", \"dims\": [64], \"box\": [64]"),
@@ -264,16 +280,8 @@ static const struct {
 };
 
 static int test_tensormap_errors(void) {
-  for (size_t i = 0; i < sizeof bad_tensormaps / sizeof bad_tensormaps[0]; ++i) {
-    attnrt_manifest *m = (attnrt_manifest *)&m; // must be reset to NULL
-    enum attnrt_status st = attnrt_manifest_parse(bad_tensormaps[i].json, &m);
-    if (st != ATTNRT_ERR_PARSE || m != NULL ||
-        !contains(attnrt_last_error(NULL), bad_tensormaps[i].message)) {
-      fprintf(stderr, "case %zu: status %d, message '%s', expected '%s'\n", i,
-              (int)st, attnrt_last_error(NULL), bad_tensormaps[i].message);
-      CHECK(0);
-    }
-  }
+  if (expect_parse_errors(bad_tensormaps, sizeof bad_tensormaps / sizeof bad_tensormaps[0]))
+    return 1;
   // Every dtype of the list is accepted, with its element size.
   static const struct {
     const char *dtype;
@@ -298,16 +306,8 @@ static int test_tensormap_errors(void) {
 }
 
 static int test_parse_errors(void) {
-  for (size_t i = 0; i < sizeof bad_manifests / sizeof bad_manifests[0]; ++i) {
-    attnrt_manifest *m = (attnrt_manifest *)&m; // must be reset to NULL
-    enum attnrt_status st = attnrt_manifest_parse(bad_manifests[i].json, &m);
-    if (st != ATTNRT_ERR_PARSE || m != NULL ||
-        !contains(attnrt_last_error(NULL), bad_manifests[i].message)) {
-      fprintf(stderr, "case %zu: status %d, message '%s', expected '%s'\n", i,
-              (int)st, attnrt_last_error(NULL), bad_manifests[i].message);
-      CHECK(0);
-    }
-  }
+  if (expect_parse_errors(bad_manifests, sizeof bad_manifests / sizeof bad_manifests[0]))
+    return 1;
   return 0;
 }
 
@@ -413,9 +413,7 @@ static int test_parse_programs(void) {
 #define W(name, bytes) "{\"name\": \"" name "\", \"bytes\": " bytes "}"
 #define PW "manifest: programs[0]"
 
-static const struct {
-  const char *json, *message;
-} bad_programs[] = {
+static const struct bad_manifest bad_programs[] = {
     {"{\"version\": 1, \"kernels\": [], \"programs\": {}}",
      "manifest: programs: expected an array"},
     {PK("7"), PW ": expected an object"},
@@ -490,16 +488,8 @@ static const struct {
 };
 
 static int test_program_errors(void) {
-  for (size_t i = 0; i < sizeof bad_programs / sizeof bad_programs[0]; ++i) {
-    attnrt_manifest *m = (attnrt_manifest *)&m; // must be reset to NULL
-    enum attnrt_status st = attnrt_manifest_parse(bad_programs[i].json, &m);
-    if (st != ATTNRT_ERR_PARSE || m != NULL ||
-        !contains(attnrt_last_error(NULL), bad_programs[i].message)) {
-      fprintf(stderr, "case %zu: status %d, message '%s', expected '%s'\n", i,
-              (int)st, attnrt_last_error(NULL), bad_programs[i].message);
-      CHECK(0);
-    }
-  }
+  if (expect_parse_errors(bad_programs, sizeof bad_programs / sizeof bad_programs[0]))
+    return 1;
   // The sizes that just fit are accepted; a workspace bound where no shape or
   // map says what is read needs only to exist, and a program may share a
   // kernel's name.
@@ -580,9 +570,7 @@ static int test_parse_comm(void) {
   return 0;
 }
 
-static const struct {
-  const char *json, *message;
-} bad_comm[] = {
+static const struct bad_manifest bad_comm[] = {
     {COMM_KERNEL(COMM_TAIL, "\"world_size\": 2, \"workspace_bytes\": 64"),
      "manifest: kernels[0].comm: missing \"pattern\""},
     {COMM_KERNEL(COMM_TAIL, "\"pattern\": \"x\", \"workspace_bytes\": 64"),
@@ -618,16 +606,8 @@ static const struct {
 };
 
 static int test_comm_errors(void) {
-  for (size_t i = 0; i < sizeof bad_comm / sizeof bad_comm[0]; ++i) {
-    attnrt_manifest *m = (attnrt_manifest *)&m; // must be reset to NULL
-    enum attnrt_status st = attnrt_manifest_parse(bad_comm[i].json, &m);
-    if (st != ATTNRT_ERR_PARSE || m != NULL ||
-        !contains(attnrt_last_error(NULL), bad_comm[i].message)) {
-      fprintf(stderr, "case %zu: status %d, message '%s', expected '%s'\n", i,
-              (int)st, attnrt_last_error(NULL), bad_comm[i].message);
-      CHECK(0);
-    }
-  }
+  if (expect_parse_errors(bad_comm, sizeof bad_comm / sizeof bad_comm[0]))
+    return 1;
   return 0;
 }
 
