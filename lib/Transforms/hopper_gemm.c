@@ -413,6 +413,17 @@ static void producer(struct attn_gemm_em *e, int wt) {
 
 //===-- Consumers ---------------------------------------------------------===//
 
+/// v (of type ty, whose asm constraint is cons) passed through an empty asm
+/// with side effects: the same value in the same register, but LLVM cannot
+/// move the asm, so nor what is computed from its result, out of the loop
+/// that it is written in. Emits no PTX.
+static int pin(struct attn_gemm_em *e, int v, const char *ty,
+               const char *cons) {
+  char tied[16];
+  snprintf(tied, sizeof tied, "=%s,0", cons);
+  return attn_ptx_asmv(e->p, ty, tied, "", 1, &v, &ty);
+}
+
 /// Issues the four k16 steps of one K block for this consumer's 64 rows.
 static void issue_block(struct attn_gemm_em *e, int slot, int cw, int *acc) {
   int a = attn_ptx_addi(e->p, slot, attn_ptx_mulc(e->p, cw, 64 * 128));
@@ -475,6 +486,13 @@ static void rope_epilogue(struct attn_gemm_em *e, int *acc, int col0, const int 
         e->p, "arith.uitofp %%v%d : i32 to f64",
         attn_ptx_addc(e->p, attn_ptx_remc(e->p, rows[r], g->seq_len),
                       g->rope_offset));
+  // Each column's inv_freq is ft times a constant, a per-thread value that
+  // LLVM would hoist out of the tile loop: rotary_dim / 8 f64 (32
+  // registers at rotary_dim = 128) held through the wgmma K loop beside
+  // the 128 accumulators, which made the projections of
+  // test/Inputs/project/layer_gqa.mlir spill 40 bytes. Pinned, they are
+  // computed here, one multiply each per tile.
+  ft = pin(e, ft, "f64", "d");
   int half = (int)(g->rotary_dim / 2);
   for (int c = 0; c < g->block_n / 8; ++c) {
     int hc = (8 * c) % (int)g->head_dim;
@@ -610,6 +628,13 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
                           int wt, bool waited) {
   int n = e->nacc, tm, tn;
   attn_gemm_tile_coords(e, t, &tm, &tn);
+  // The wgmma descriptors depend on the ring slot only, and LLVM hoists
+  // those of every slot it can name out of the tile loop: the first
+  // block's when nk is a multiple of stages, all of them (64 registers)
+  // when it also unrolls a short K loop (nk = stages = 4, K = 256). The
+  // plain epilogue leaves room for them; RoPE's sin/cos does not, so with
+  // RoPE they are recomputed per tile (a few integer ops per K block).
+  int sbase = e->g->rope ? pin(e, e->sbase, "i32", "r") : e->sbase;
   int zero = attn_ptx_cf32(e->p, 0.0f);
   int acc[256];
   const char *tys[256];
@@ -622,7 +647,7 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
     int ph, s = slot_of(e, kb0, &ph);
     if (!waited)
       attn_ptx_mbar_wait(e->p, bar_at(e, e->full, s), ph);
-    issue_block(e, attn_ptx_addi(e->p, e->sbase,
+    issue_block(e, attn_ptx_addi(e->p, sbase,
                                  attn_ptx_mulc(e->p, s, e->stage_bytes)),
                 cw, acc);
   }
@@ -638,7 +663,7 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
     int s = slot_of(e, kb, &ph);
     int sp = slot_of(e, attn_ptx_addc(e->p, kb, -1), &php);
     attn_ptx_mbar_wait(e->p, bar_at(e, e->full, s), ph);
-    issue_block(e, attn_ptx_addi(e->p, e->sbase,
+    issue_block(e, attn_ptx_addi(e->p, sbase,
                                  attn_ptx_mulc(e->p, s, e->stage_bytes)),
                 cw, a2);
     // The previous block's wgmmas are done once at most one group is left.
