@@ -462,13 +462,26 @@ static void sincos_reduced(struct attn_gemm_em *e, int angle, int *c, int *s) {
                      &rf, tf);
 }
 
+/// Rotates the pair (acc[i1], acc[i2]) in place by the angle whose cosine
+/// is cs and sine sn.
+static void rotate_pair(struct attn_gemm_em *e, int *acc, int i1, int i2,
+                        int cs, int sn) {
+  int x1 = acc[i1], x2 = acc[i2];
+  acc[i1] = attn_ptx_fsub(e->p, attn_ptx_fmul(e->p, x1, cs),
+                          attn_ptx_fmul(e->p, x2, sn));
+  acc[i2] = attn_ptx_fadd(e->p, attn_ptx_fmul(e->p, x2, cs),
+                          attn_ptx_fmul(e->p, x1, sn));
+}
+
 /// Rotates the accumulators in place. Register i holds column col0 +
 /// 8 (i / 4) + (i & 1) of row rows[(i >> 1) & 1], col0 = tile column +
 /// 2 (lane % 4). A tile holds whole heads (head_dim divides block_n and is
 /// a multiple of 16), so chunk c's in-head column is 8c % head_dim + col0 %
 /// 8, and both columns of every pair are in this thread's registers.
 /// inv_freq(pair) = theta^(-2 pair / rotary_dim) splits into a per-thread
-/// factor (of col0 % 8) and a constant per chunk.
+/// factor (of col0 % 8) and a constant per chunk. The angle depends on the
+/// in-head column only, so each cos/sin is computed once and rotates that
+/// column of every head of the tile (block_n / head_dim of them).
 static void rope_epilogue(struct attn_gemm_em *e, int *acc, int col0, const int rows[2]) {
   const struct attn_hopper_gemm *g = e->g;
   double cexp = -2.0 * log2(g->theta) / (double)g->rotary_dim;
@@ -494,13 +507,12 @@ static void rope_epilogue(struct attn_gemm_em *e, int *acc, int col0, const int 
   // computed here, one multiply each per tile.
   ft = pin(e, ft, "f64", "d");
   int half = (int)(g->rotary_dim / 2);
-  for (int c = 0; c < g->block_n / 8; ++c) {
-    int hc = (8 * c) % (int)g->head_dim;
+  int heads = (int)(g->block_n / g->head_dim), hchunks = (int)(g->head_dim / 8);
+  for (int hc8 = 0; hc8 < hchunks; ++hc8) {
+    int hc = 8 * hc8;
     if (hc >= g->rotary_dim || (!g->interleaved && hc >= half))
       continue; // not rotated, or written with its partner chunk
     for (int b = 0; b < (g->interleaved ? 1 : 2); ++b) {
-      int i1 = g->interleaved ? 4 * c : 4 * c + b;
-      int i2 = g->interleaved ? 4 * c + 1 : 4 * (c + half / 8) + b;
       double pconst = g->interleaved ? hc / 2 : hc + b;
       int f = attn_ptx_op(
           e->p, "arith.mulf %%v%d, %%v%d : f64", ft,
@@ -511,11 +523,12 @@ static void rope_epilogue(struct attn_gemm_em *e, int *acc, int col0, const int 
         sincos_reduced(
             e, attn_ptx_op(e->p, "arith.mulf %%v%d, %%v%d : f64", pos[r], f),
             &cs, &sn);
-        int x1 = acc[i1 + 2 * r], x2 = acc[i2 + 2 * r];
-        acc[i1 + 2 * r] = attn_ptx_fsub(e->p, attn_ptx_fmul(e->p, x1, cs),
-                                        attn_ptx_fmul(e->p, x2, sn));
-        acc[i2 + 2 * r] = attn_ptx_fadd(e->p, attn_ptx_fmul(e->p, x2, cs),
-                                        attn_ptx_fmul(e->p, x1, sn));
+        for (int h = 0; h < heads; ++h) {
+          int c = h * hchunks + hc8;
+          int i1 = g->interleaved ? 4 * c : 4 * c + b;
+          int i2 = g->interleaved ? 4 * c + 1 : 4 * (c + half / 8) + b;
+          rotate_pair(e, acc, i1 + 2 * r, i2 + 2 * r, cs, sn);
+        }
       }
     }
   }

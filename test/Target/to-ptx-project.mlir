@@ -14,12 +14,18 @@
 // bytes. With K = 256 (the program below) the K loop is four blocks, one
 // per ring slot; LLVM unrolled it and hoisted every slot's wgmma
 // descriptors as well, and the projections spilled 72 and 80 bytes.
+//
+// A 256-column tile holds two heads, which share their angles: a thread
+// computes one cos/sin for each of its 16 rotated pair columns (of 64 per
+// head) in each of its 2 rows, 32 in all, and applies each to both heads.
 // CHECK: .visible .entry layer__proj_q(
 // CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
-// CHECK: cos.approx.ftz.f32
+// CHECK-COUNT-32: cos.approx.ftz.f32
+// CHECK-NOT: cos.approx.ftz.f32
 // CHECK: .visible .entry layer__proj_k(
 // CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
-// CHECK: cos.approx.ftz.f32
+// CHECK-COUNT-32: cos.approx.ftz.f32
+// CHECK-NOT: cos.approx.ftz.f32
 // CHECK: .visible .entry layer__attn(
 // CHECK-NOT: cos.approx
 
