@@ -413,6 +413,17 @@ static void producer(struct attn_gemm_em *e, int wt) {
 
 //===-- Consumers ---------------------------------------------------------===//
 
+/// v (of type ty, whose asm constraint is cons) passed through an empty asm
+/// with side effects: the same value in the same register, but LLVM cannot
+/// move the asm, so nor what is computed from its result, out of the loop
+/// that it is written in. Emits no PTX.
+static int pin(struct attn_gemm_em *e, int v, const char *ty,
+               const char *cons) {
+  char tied[16];
+  snprintf(tied, sizeof tied, "=%s,0", cons);
+  return attn_ptx_asmv(e->p, ty, tied, "", 1, &v, &ty);
+}
+
 /// Issues the four k16 steps of one K block for this consumer's 64 rows.
 static void issue_block(struct attn_gemm_em *e, int slot, int cw, int *acc) {
   int a = attn_ptx_addi(e->p, slot, attn_ptx_mulc(e->p, cw, 64 * 128));
@@ -451,13 +462,26 @@ static void sincos_reduced(struct attn_gemm_em *e, int angle, int *c, int *s) {
                      &rf, tf);
 }
 
+/// Rotates the pair (acc[i1], acc[i2]) in place by the angle whose cosine
+/// is cs and sine sn.
+static void rotate_pair(struct attn_gemm_em *e, int *acc, int i1, int i2,
+                        int cs, int sn) {
+  int x1 = acc[i1], x2 = acc[i2];
+  acc[i1] = attn_ptx_fsub(e->p, attn_ptx_fmul(e->p, x1, cs),
+                          attn_ptx_fmul(e->p, x2, sn));
+  acc[i2] = attn_ptx_fadd(e->p, attn_ptx_fmul(e->p, x2, cs),
+                          attn_ptx_fmul(e->p, x1, sn));
+}
+
 /// Rotates the accumulators in place. Register i holds column col0 +
 /// 8 (i / 4) + (i & 1) of row rows[(i >> 1) & 1], col0 = tile column +
 /// 2 (lane % 4). A tile holds whole heads (head_dim divides block_n and is
 /// a multiple of 16), so chunk c's in-head column is 8c % head_dim + col0 %
 /// 8, and both columns of every pair are in this thread's registers.
 /// inv_freq(pair) = theta^(-2 pair / rotary_dim) splits into a per-thread
-/// factor (of col0 % 8) and a constant per chunk.
+/// factor (of col0 % 8) and a constant per chunk. The angle depends on the
+/// in-head column only, so each cos/sin is computed once and rotates that
+/// column of every head of the tile (block_n / head_dim of them).
 static void rope_epilogue(struct attn_gemm_em *e, int *acc, int col0, const int rows[2]) {
   const struct attn_hopper_gemm *g = e->g;
   double cexp = -2.0 * log2(g->theta) / (double)g->rotary_dim;
@@ -475,14 +499,20 @@ static void rope_epilogue(struct attn_gemm_em *e, int *acc, int col0, const int 
         e->p, "arith.uitofp %%v%d : i32 to f64",
         attn_ptx_addc(e->p, attn_ptx_remc(e->p, rows[r], g->seq_len),
                       g->rope_offset));
+  // Each column's inv_freq is ft times a constant, a per-thread value that
+  // LLVM would hoist out of the tile loop: rotary_dim / 8 f64 (32
+  // registers at rotary_dim = 128) held through the wgmma K loop beside
+  // the 128 accumulators, which made the projections of
+  // test/Inputs/project/layer_gqa.mlir spill 40 bytes. Pinned, they are
+  // computed here, one multiply each per tile.
+  ft = pin(e, ft, "f64", "d");
   int half = (int)(g->rotary_dim / 2);
-  for (int c = 0; c < g->block_n / 8; ++c) {
-    int hc = (8 * c) % (int)g->head_dim;
+  int heads = (int)(g->block_n / g->head_dim), hchunks = (int)(g->head_dim / 8);
+  for (int hc8 = 0; hc8 < hchunks; ++hc8) {
+    int hc = 8 * hc8;
     if (hc >= g->rotary_dim || (!g->interleaved && hc >= half))
       continue; // not rotated, or written with its partner chunk
     for (int b = 0; b < (g->interleaved ? 1 : 2); ++b) {
-      int i1 = g->interleaved ? 4 * c : 4 * c + b;
-      int i2 = g->interleaved ? 4 * c + 1 : 4 * (c + half / 8) + b;
       double pconst = g->interleaved ? hc / 2 : hc + b;
       int f = attn_ptx_op(
           e->p, "arith.mulf %%v%d, %%v%d : f64", ft,
@@ -493,11 +523,12 @@ static void rope_epilogue(struct attn_gemm_em *e, int *acc, int col0, const int 
         sincos_reduced(
             e, attn_ptx_op(e->p, "arith.mulf %%v%d, %%v%d : f64", pos[r], f),
             &cs, &sn);
-        int x1 = acc[i1 + 2 * r], x2 = acc[i2 + 2 * r];
-        acc[i1 + 2 * r] = attn_ptx_fsub(e->p, attn_ptx_fmul(e->p, x1, cs),
-                                        attn_ptx_fmul(e->p, x2, sn));
-        acc[i2 + 2 * r] = attn_ptx_fadd(e->p, attn_ptx_fmul(e->p, x2, cs),
-                                        attn_ptx_fmul(e->p, x1, sn));
+        for (int h = 0; h < heads; ++h) {
+          int c = h * hchunks + hc8;
+          int i1 = g->interleaved ? 4 * c : 4 * c + b;
+          int i2 = g->interleaved ? 4 * c + 1 : 4 * (c + half / 8) + b;
+          rotate_pair(e, acc, i1 + 2 * r, i2 + 2 * r, cs, sn);
+        }
       }
     }
   }
@@ -610,6 +641,13 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
                           int wt, bool waited) {
   int n = e->nacc, tm, tn;
   attn_gemm_tile_coords(e, t, &tm, &tn);
+  // The wgmma descriptors depend on the ring slot only, and LLVM hoists
+  // those of every slot it can name out of the tile loop: the first
+  // block's when nk is a multiple of stages, all of them (64 registers)
+  // when it also unrolls a short K loop (nk = stages = 4, K = 256). The
+  // plain epilogue leaves room for them; RoPE's sin/cos does not, so with
+  // RoPE they are recomputed per tile (a few integer ops per K block).
+  int sbase = e->g->rope ? pin(e, e->sbase, "i32", "r") : e->sbase;
   int zero = attn_ptx_cf32(e->p, 0.0f);
   int acc[256];
   const char *tys[256];
@@ -622,7 +660,7 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
     int ph, s = slot_of(e, kb0, &ph);
     if (!waited)
       attn_ptx_mbar_wait(e->p, bar_at(e, e->full, s), ph);
-    issue_block(e, attn_ptx_addi(e->p, e->sbase,
+    issue_block(e, attn_ptx_addi(e->p, sbase,
                                  attn_ptx_mulc(e->p, s, e->stage_bytes)),
                 cw, acc);
   }
@@ -638,7 +676,7 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
     int s = slot_of(e, kb, &ph);
     int sp = slot_of(e, attn_ptx_addc(e->p, kb, -1), &php);
     attn_ptx_mbar_wait(e->p, bar_at(e, e->full, s), ph);
-    issue_block(e, attn_ptx_addi(e->p, e->sbase,
+    issue_block(e, attn_ptx_addi(e->p, sbase,
                                  attn_ptx_mulc(e->p, s, e->stage_bytes)),
                 cw, a2);
     // The previous block's wgmmas are done once at most one group is left.
