@@ -97,6 +97,9 @@ static void usage(FILE *f) {
           "all)\n"
           "  --iters=N         timed iterations per variant (default 30)\n"
           "  --warmup=N        untimed iterations first (default 10)\n"
+          "  --cooldown-ms=N   idle time before each variant's warm-up, so that\n"
+          "                    every variant starts at the same clocks (default\n"
+          "                    1000; the H200s lower theirs under sustained load)\n"
           "  --check-rows=N    rows compared with float64 (default 8)\n"
           "  --seed=N          input seed (default 1234)\n"
           "  --json=PATH       rank 0's results (default "
@@ -136,6 +139,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
   memset(o, 0, sizeof *o);
   o->iters = 30;
   o->warmup = 10;
+  o->cooldown_ms = 1000;
   o->check_rows = 8;
   o->seed = 1234;
   o->symmetric = o->fused = true;
@@ -156,6 +160,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
       ok = bench_parse_int(v, 1, 10000, &o->iters);
     else if ((v = bench_flag_value(a, "--warmup")))
       ok = bench_parse_int(v, 0, 10000, &o->warmup);
+    else if ((v = bench_flag_value(a, "--cooldown-ms")))
+      ok = bench_parse_int(v, 0, 60000, &o->cooldown_ms);
     else if ((v = bench_flag_value(a, "--check-rows")))
       ok = bench_parse_int(v, 1, 1024, &o->check_rows);
     else if ((v = bench_flag_value(a, "--seed")))
@@ -402,6 +408,15 @@ static void time_variant(struct bench *b, bench_step_fn step,
   if (!ms)
     fatal("out of host memory");
   char err[600] = "";
+  // The GPUs idle first: timed back to back, each variant would start as hot
+  // as the last one left them, and the H200s' clocks step down under
+  // sustained load (a fused kernel measured 1.62 ms for 19 iterations, then
+  // 1.81), which favoured whichever variant ran first. The per-iteration
+  // barriers line the ranks up again afterwards.
+  step_finish(b, NULL, 0);
+  struct timespec rest = {b->o->cooldown_ms / 1000,
+                          (b->o->cooldown_ms % 1000) * 1000000L};
+  nanosleep(&rest, NULL);
   if (!bench_time(b->rt, b->main.s, step, step_barrier, step_finish, b,
                   (int)b->o->warmup, iters, ms, err, sizeof err))
     fatal("%s", err);
@@ -435,6 +450,8 @@ static void time_variant(struct bench *b, bench_step_fn step,
       mx = fmaxf(mx, ms[(size_t)q * (size_t)iters + (size_t)i]);
     aligned[i] = mx;
   }
+  r->nsamples = iters < MAX_SAMPLES ? iters : MAX_SAMPLES;
+  memcpy(r->samples, aligned, (size_t)r->nsamples * sizeof *aligned);
   struct bench_stats st;
   bench_stats_of(aligned, iters, &st);
   r->ms_aligned = st.median;

@@ -28,9 +28,12 @@ struct options {
   int nshapes;
   bool pattern[NPATTERNS];
   long iters, warmup, check_rows, seed;
+  long cooldown_ms; // idle GPU time before each variant's warm-up
   bool symmetric, fused;
   const char *json_path;
 };
+
+#define MAX_SAMPLES 256
 
 struct variant_result {
   const char *status; // "ok", "check failed", "not built", "error", "skipped"
@@ -42,6 +45,10 @@ struct variant_result {
   double ms_min;          // smallest iteration of any rank
   double ms_aligned;      // median over iterations of the max over ranks
   double ms_rank[MAX_WORLD];
+  // The max over ranks of each timed iteration, in order (the first
+  // MAX_SAMPLES): the JSON's ms_iterations, to see a spread, not just a median.
+  int nsamples;
+  float samples[MAX_SAMPLES];
 };
 
 struct pattern_result {

@@ -101,6 +101,9 @@ static cJSON *variant_json(const struct pattern_result *pr,
     cJSON *per = cJSON_AddArrayToObject(j, "ms_per_rank");
     for (int q = 0; q < world; ++q)
       cJSON_AddItemToArray(per, cJSON_CreateNumber(r->ms_rank[q]));
+    cJSON *it = cJSON_AddArrayToObject(j, "ms_iterations");
+    for (int i = 0; i < r->nsamples; ++i)
+      cJSON_AddItemToArray(it, cJSON_CreateNumber(r->samples[i]));
     if (r != &pr->v[V_COMM]) // the GEMM's flops over the variant's time
       cJSON_AddNumberToObject(j, "tflops", tflops_of(pr, r->ms));
   }
@@ -121,6 +124,7 @@ void write_results(struct bench *b) {
   cJSON_AddStringToObject(meta, "cublas_library", b->vendor.cublas_path);
   cJSON_AddNumberToObject(meta, "iters", (double)b->o->iters);
   cJSON_AddNumberToObject(meta, "warmup", (double)b->o->warmup);
+  cJSON_AddNumberToObject(meta, "cooldown_ms", (double)b->o->cooldown_ms);
   cJSON_AddNumberToObject(meta, "check_rows", (double)b->o->check_rows);
   cJSON_AddNumberToObject(meta, "seed", (double)b->o->seed);
   cJSON_AddNumberToObject(meta, "tol_rel_l2", BENCH_TOL_REL_L2);
@@ -132,7 +136,8 @@ void write_results(struct bench *b) {
       "a one-element all_reduce barrier before each iteration; CUDA events "
       "around the iteration on the main stream; median per rank, max over "
       "ranks (ms); ms_aligned_median: median over iterations of the max over "
-      "ranks");
+      "ranks; ms_iterations: that max for each timed iteration, in order (the "
+      "first 256)");
   cJSON *rows = cJSON_AddArrayToObject(root, "rows");
   for (int i = 0; i < b->nresults; ++i) {
     const struct pattern_result *pr = &b->results[i];
