@@ -136,7 +136,9 @@ def comm_section(c):
     lines = [f"### GEMM + collective on {m.get('world')} GPUs, per rank (shapes and patterns as B4)", ""]
     lines.append(
         f"`comm_bench`, one process per GPU: a one-element all_reduce barrier before each of "
-        f"{m.get('iters')} iterations (after {m.get('warmup')} warm-up iterations), CUDA events on the main stream, "
+        f"{m.get('iters')} iterations (after {m.get('warmup')} warm-up iterations"
+        + (f", the GPUs idle for {m['cooldown_ms']:.0f} ms before each variant" if m.get("cooldown_ms") else "")
+        + "), CUDA events on the main stream, "
         "median per rank, max over ranks. comm MiB = the collective's full buffer. ideal = max(gemm, comm). "
         "'X vs B4' = the anchors' torch time / the time here (above 1: this harness is faster). "
         "'fused vs X' = X ms / fused ms. NCCL symmetric = the sequential baseline on buffers from "
