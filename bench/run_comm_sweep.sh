@@ -18,6 +18,9 @@ source "$(dirname "$0")/gpu_env.sh"
 setup
 out=${OUT:-/tmp/attn-comm-sweep}
 ranks=${RANKS:-2}
+# Idle time before each variant (comm_bench --cooldown-ms): shorter than
+# comm_bench's 1 s default, which would add 210 s to the 210 variants here.
+cooldown=${COOLDOWN_MS:-500}
 shapes=${SWEEP_SHAPES:-8192x8192x8192,4096x8192x4096,8192x8192x4096,4096x4096x8192,8192x4096x8192,16384x8192x4096,4096x16384x4096}
 export NCCL_NVLS_ENABLE=0 ATTN_COMM_TIMEOUT_S=${ATTN_COMM_TIMEOUT_S:-60}
 [ -n "${ATTNRT_NVJITLINK_LIBRARY:-}" ] ||
@@ -40,7 +43,7 @@ for split in static adaptive; do
     COMM_FUSED_SPLIT=$split RANK=$r WORLD_SIZE=$ranks LOCAL_RANK=$r LOCAL_WORLD_SIZE=$ranks \
       MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
       timeout -k 10 300 "$carry/bin/comm_bench" --json="$out/$split/comm_bench.json" \
-      --no-symmetric --iters=20 --warmup=5 --shapes="$shapes" > "$out/$split/rank$r.log" 2>&1 &
+      --no-symmetric --iters=20 --warmup=5 --cooldown-ms="$cooldown" --shapes="$shapes" > "$out/$split/rank$r.log" 2>&1 &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p" || fail=1; done
