@@ -693,6 +693,12 @@ void bench_first_error(void *user, int severity, const char *file, int line,
     snprintf(first, BENCH_DIAG_LEN, "%s", message);
 }
 
+void bench_cooldown(long ms) {
+  struct timespec rest = {ms / 1000, (ms % 1000) * 1000000L};
+  while (ms > 0 && nanosleep(&rest, &rest) != 0)
+    ; // interrupted by a signal: sleep the rest
+}
+
 double bench_now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);

@@ -232,6 +232,12 @@ void bench_attnrt_error(char *err, size_t errlen, const char *what,
 /// Seconds on the monotonic clock, for progress lines and compile times.
 double bench_now_s(void);
 
+/// Lets the GPU idle for ms milliseconds (after the caller synchronized it)
+/// before a variant is timed: under sustained load an H200 steps its clocks
+/// down, so back-to-back variants would each start as hot as the previous
+/// one left it (bench/RESULTS.md has the steps).
+void bench_cooldown(long ms);
+
 /// Size of the buffer bench_first_error writes into.
 #define BENCH_DIAG_LEN 600
 

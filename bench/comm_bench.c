@@ -41,7 +41,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static struct bench *fatal_bench; // for fatal(): the one bench of main
@@ -414,9 +413,7 @@ static void time_variant(struct bench *b, bench_step_fn step,
   // 1.81), which favoured whichever variant ran first. The per-iteration
   // barriers line the ranks up again afterwards.
   step_finish(b, NULL, 0);
-  struct timespec rest = {b->o->cooldown_ms / 1000,
-                          (b->o->cooldown_ms % 1000) * 1000000L};
-  nanosleep(&rest, NULL);
+  bench_cooldown(b->o->cooldown_ms);
   if (!bench_time(b->rt, b->main.s, step, step_barrier, step_finish, b,
                   (int)b->o->warmup, iters, ms, err, sizeof err))
     fatal("%s", err);

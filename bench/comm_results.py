@@ -98,7 +98,9 @@ def gemm_section(g):
     m = g["meta"]
     lines.append(
         f"`gemm_bench` on GPU {m.get('device', 0)}: median of {m.get('iters')} launches after "
-        f"{m.get('warmup')} warm-up launches (CUDA events, no L2 flush). 'attn vs cuBLAS' = cuBLAS ms / attn ms "
+        f"{m.get('warmup')} warm-up launches"
+        + (f", the GPU idle for {m['cooldown_ms']:.0f} ms before each" if m.get("cooldown_ms") else "")
+        + " (CUDA events, no L2 flush). 'attn vs cuBLAS' = cuBLAS ms / attn ms "
         "(above 1: attn is faster); 'cuBLAS vs A1' = the anchors' torch.matmul 8192^3 (1.553 ms, "
         "sustained) / cuBLAS ms here.")
     lines.append("")

@@ -36,6 +36,7 @@ static void usage(FILE *f) {
           "  --shapes=MxNxK[,MxNxK...]  (default " DEFAULT_SHAPES ")\n"
           "  --iters=N         timed launches per implementation (default 50)\n"
           "  --warmup=N        untimed launches first (default 10)\n"
+          "  --cooldown-ms=N   idle time before each warm-up (default 1000)\n"
           "  --device=N        GPU ordinal (default 0)\n"
           "  --check-rows=N    rows of C compared with float64 (default 16)\n"
           "  --seed=N          input seed (default 1234)\n"
@@ -62,6 +63,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
   memset(o, 0, sizeof *o);
   o->iters = 50;
   o->warmup = 10;
+  o->cooldown_ms = 1000;
   o->check_rows = 16;
   o->seed = 1234;
   o->run_attn = o->run_cublas = true;
@@ -78,6 +80,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
       ok = bench_parse_int(v, 1, 100000, &o->iters);
     else if ((v = bench_flag_value(a, "--warmup")))
       ok = bench_parse_int(v, 0, 100000, &o->warmup);
+    else if ((v = bench_flag_value(a, "--cooldown-ms")))
+      ok = bench_parse_int(v, 0, 60000, &o->cooldown_ms);
     else if ((v = bench_flag_value(a, "--device")))
       ok = bench_parse_int(v, 0, 1023, &o->device);
     else if ((v = bench_flag_value(a, "--check-rows")))
@@ -190,6 +194,8 @@ static void measure(struct shape_ctx *x, bench_step_fn step, const double *ref,
     free(ms);
     return;
   }
+  // The check's launch was synchronized above: the GPU is idle.
+  bench_cooldown(x->o->cooldown_ms);
   if (!bench_time(x->rt, x->stream.s, step, NULL, NULL, x,
                   (int)x->o->warmup, (int)x->o->iters, ms, err, sizeof err))
     goto fail;

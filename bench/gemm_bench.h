@@ -22,6 +22,7 @@ struct options {
   int64_t shape[MAX_SHAPES][3];
   int nshapes;
   long iters, warmup, device, check_rows, seed;
+  long cooldown_ms; // idle GPU time before each implementation's warm-up
   bool run_attn, run_cublas, compile_only;
   const char *json_path;
   const char *ir_path;      // --attn-ir: a template file instead of default_ir

@@ -137,6 +137,7 @@ bool write_results(const char *path, const struct results *res) {
   cJSON_AddStringToObject(meta, "attn_version", attn_version());
   cJSON_AddNumberToObject(meta, "iters", (double)o->iters);
   cJSON_AddNumberToObject(meta, "warmup", (double)o->warmup);
+  cJSON_AddNumberToObject(meta, "cooldown_ms", (double)o->cooldown_ms);
   cJSON_AddNumberToObject(meta, "check_rows", (double)o->check_rows);
   cJSON_AddNumberToObject(meta, "seed", (double)o->seed);
   cJSON_AddNumberToObject(meta, "tol_rel_l2", BENCH_TOL_REL_L2);
