@@ -693,6 +693,26 @@ void bench_first_error(void *user, int severity, const char *file, int line,
     snprintf(first, BENCH_DIAG_LEN, "%s", message);
 }
 
+bool bench_parse_common_flag(const char *arg, const struct bench_common_flags *f,
+                             bool *ok) {
+  const char *v;
+  if ((v = bench_flag_value(arg, "--iters")))
+    *ok = bench_parse_int(v, 1, f->max_iters, f->iters);
+  else if ((v = bench_flag_value(arg, "--warmup")))
+    *ok = bench_parse_int(v, 0, f->max_iters, f->warmup);
+  else if ((v = bench_flag_value(arg, "--cooldown-ms")))
+    *ok = bench_parse_int(v, 0, 60000, f->cooldown_ms);
+  else if ((v = bench_flag_value(arg, "--check-rows")))
+    *ok = bench_parse_int(v, 1, f->max_check_rows, f->check_rows);
+  else if ((v = bench_flag_value(arg, "--seed")))
+    *ok = bench_parse_int(v, 0, 1L << 30, f->seed);
+  else if ((v = bench_flag_value(arg, "--json")))
+    *ok = (*f->json_path = v) != NULL;
+  else
+    return false;
+  return true;
+}
+
 void bench_cooldown(long ms) {
   struct timespec rest = {ms / 1000, (ms % 1000) * 1000000L};
   while (ms > 0 && nanosleep(&rest, &rest) != 0)

@@ -222,6 +222,21 @@ const char *bench_flag_value(const char *arg, const char *name);
 /// Parses a positive int from text into *out; false when malformed.
 bool bench_parse_int(const char *text, long min, long max, long *out);
 
+/// The timing and checking flags gemm_bench and comm_bench share, where
+/// they go and the largest values each program takes.
+struct bench_common_flags {
+  long *iters, *warmup, *cooldown_ms, *check_rows, *seed;
+  const char **json_path;
+  long max_iters, max_check_rows;
+};
+
+/// When arg is one of --iters, --warmup (at most max_iters too),
+/// --cooldown-ms (0 to 60000), --check-rows, --seed or --json, stores its
+/// value, sets *ok to whether it was good and returns true; false for any
+/// other argument.
+bool bench_parse_common_flag(const char *arg, const struct bench_common_flags *f,
+                             bool *ok);
+
 /// The current UTC date as "YYYY-MM-DD HH:MM UTC" into buf.
 void bench_utc_date(char *buf, size_t len);
 

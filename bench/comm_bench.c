@@ -145,28 +145,21 @@ static int parse_options(int argc, char **argv, struct options *o) {
   for (int p = 0; p < NPATTERNS; ++p)
     o->pattern[p] = true;
   bench_parse_shapes(DEFAULT_SHAPES, o->shape, MAX_SHAPES, &o->nshapes);
+  const struct bench_common_flags common = {
+      &o->iters, &o->warmup, &o->cooldown_ms, &o->check_rows, &o->seed,
+      &o->json_path, 10000, 1024};
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *v;
     bool ok = true;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage(stdout);
       return 1;
+    } else if (bench_parse_common_flag(a, &common, &ok)) {
+      // stored, or not ok
     } else if ((v = bench_flag_value(a, "--shapes")))
       ok = bench_parse_shapes(v, o->shape, MAX_SHAPES, &o->nshapes);
     else if ((v = bench_flag_value(a, "--patterns")))
       ok = parse_patterns(v, o);
-    else if ((v = bench_flag_value(a, "--iters")))
-      ok = bench_parse_int(v, 1, 10000, &o->iters);
-    else if ((v = bench_flag_value(a, "--warmup")))
-      ok = bench_parse_int(v, 0, 10000, &o->warmup);
-    else if ((v = bench_flag_value(a, "--cooldown-ms")))
-      ok = bench_parse_int(v, 0, 60000, &o->cooldown_ms);
-    else if ((v = bench_flag_value(a, "--check-rows")))
-      ok = bench_parse_int(v, 1, 1024, &o->check_rows);
-    else if ((v = bench_flag_value(a, "--seed")))
-      ok = bench_parse_int(v, 0, 1L << 30, &o->seed);
-    else if ((v = bench_flag_value(a, "--json")))
-      o->json_path = v;
     else if (strcmp(a, "--no-symmetric") == 0)
       o->symmetric = false;
     else if (strcmp(a, "--no-fused") == 0)

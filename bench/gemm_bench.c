@@ -68,28 +68,21 @@ static int parse_options(int argc, char **argv, struct options *o) {
   o->seed = 1234;
   o->run_attn = o->run_cublas = true;
   bench_parse_shapes(DEFAULT_SHAPES, o->shape, MAX_SHAPES, &o->nshapes);
+  const struct bench_common_flags common = {
+      &o->iters, &o->warmup, &o->cooldown_ms, &o->check_rows, &o->seed,
+      &o->json_path, 100000, 4096};
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *v;
     bool ok = true;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage(stdout);
       return 1;
+    } else if (bench_parse_common_flag(a, &common, &ok)) {
+      // stored, or not ok
     } else if ((v = bench_flag_value(a, "--shapes")))
       ok = bench_parse_shapes(v, o->shape, MAX_SHAPES, &o->nshapes);
-    else if ((v = bench_flag_value(a, "--iters")))
-      ok = bench_parse_int(v, 1, 100000, &o->iters);
-    else if ((v = bench_flag_value(a, "--warmup")))
-      ok = bench_parse_int(v, 0, 100000, &o->warmup);
-    else if ((v = bench_flag_value(a, "--cooldown-ms")))
-      ok = bench_parse_int(v, 0, 60000, &o->cooldown_ms);
     else if ((v = bench_flag_value(a, "--device")))
       ok = bench_parse_int(v, 0, 1023, &o->device);
-    else if ((v = bench_flag_value(a, "--check-rows")))
-      ok = bench_parse_int(v, 1, 4096, &o->check_rows);
-    else if ((v = bench_flag_value(a, "--seed")))
-      ok = bench_parse_int(v, 0, 1L << 30, &o->seed);
-    else if ((v = bench_flag_value(a, "--json")))
-      o->json_path = v;
     else if ((v = bench_flag_value(a, "--attn-ir")))
       o->ir_path = v;
     else if ((v = bench_flag_value(a, "--tile-options")))
