@@ -462,17 +462,6 @@ static void sincos_reduced(struct attn_gemm_em *e, int angle, int *c, int *s) {
                      &rf, tf);
 }
 
-/// Rotates the pair (acc[i1], acc[i2]) in place by the angle whose cosine
-/// is cs and sine sn.
-static void rotate_pair(struct attn_gemm_em *e, int *acc, int i1, int i2,
-                        int cs, int sn) {
-  int x1 = acc[i1], x2 = acc[i2];
-  acc[i1] = attn_ptx_fsub(e->p, attn_ptx_fmul(e->p, x1, cs),
-                          attn_ptx_fmul(e->p, x2, sn));
-  acc[i2] = attn_ptx_fadd(e->p, attn_ptx_fmul(e->p, x2, cs),
-                          attn_ptx_fmul(e->p, x1, sn));
-}
-
 /// Rotates the accumulators in place. Register i holds column col0 +
 /// 8 (i / 4) + (i & 1) of row rows[(i >> 1) & 1], col0 = tile column +
 /// 2 (lane % 4). A tile holds whole heads (head_dim divides block_n and is
@@ -527,7 +516,8 @@ static void rope_epilogue(struct attn_gemm_em *e, int *acc, int col0, const int 
           int c = h * hchunks + hc8;
           int i1 = g->interleaved ? 4 * c : 4 * c + b;
           int i2 = g->interleaved ? 4 * c + 1 : 4 * (c + half / 8) + b;
-          rotate_pair(e, acc, i1 + 2 * r, i2 + 2 * r, cs, sn);
+          attn_ptx_rotate(e->p, acc[i1 + 2 * r], acc[i2 + 2 * r], cs, sn,
+                          &acc[i1 + 2 * r], &acc[i2 + 2 * r]);
         }
       }
     }

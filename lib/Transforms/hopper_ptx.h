@@ -63,6 +63,11 @@ int attn_ptx_fmul(struct attn_ptx *p, int a, int b);
 int attn_ptx_fadd(struct attn_ptx *p, int a, int b);
 int attn_ptx_fsub(struct attn_ptx *p, int a, int b);
 int attn_ptx_fma3(struct attn_ptx *p, int a, int b, int c);
+/// The pair (x1, x2) rotated by the angle whose cosine is c and sine s
+/// (f32): y1 = x1 c - x2 s, y2 = x2 c + x1 s. RoPE's rotation, and the step
+/// of a cos/sin recurrence (x1, x2 = cos, sin).
+void attn_ptx_rotate(struct attn_ptx *p, int x1, int x2, int c, int s,
+                     int *y1, int *y2);
 /// c ? a : b, both of type ty.
 int attn_ptx_sel(struct attn_ptx *p, int c, int a, int b, const char *ty);
 /// i32 <-> index.

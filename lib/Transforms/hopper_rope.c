@@ -175,10 +175,7 @@ void attn_hopper_emit_rope(struct attn_strbuf *b,
   }
   int y1[8], y2[8];
   for (int i = 0; i < nf; ++i) {
-    y1[i] = attn_ptx_fsub(&p, attn_ptx_fmul(&p, x1[i], ac[i]),
-                          attn_ptx_fmul(&p, x2[i], as[i]));
-    y2[i] = attn_ptx_fadd(&p, attn_ptx_fmul(&p, x2[i], ac[i]),
-                          attn_ptx_fmul(&p, x1[i], as[i]));
+    attn_ptx_rotate(&p, x1[i], x2[i], ac[i], as[i], &y1[i], &y2[i]);
   }
   int undef = attn_ptx_op(&p, "llvm.mlir.undef : vector<4xi32>");
   if (k->interleaved) {
@@ -225,10 +222,8 @@ void attn_hopper_emit_rope(struct attn_strbuf *b,
   }
   int nxt[16];
   for (int i = 0; i < nf; ++i) {
-    nxt[2 * i] = attn_ptx_fsub(&p, attn_ptx_fmul(&p, ac[i], sc[i]),
-                               attn_ptx_fmul(&p, as[i], ss[i]));
-    nxt[2 * i + 1] = attn_ptx_fadd(&p, attn_ptx_fmul(&p, as[i], sc[i]),
-                                   attn_ptx_fmul(&p, ac[i], ss[i]));
+    attn_ptx_rotate(&p, ac[i], as[i], sc[i], ss[i], &nxt[2 * i],
+                    &nxt[2 * i + 1]);
   }
   const char *tys[16];
   for (int i = 0; i < 2 * nf; ++i)
@@ -271,8 +266,8 @@ void attn_hopper_rope_q_pairs(struct attn_ptx *p,
       p, attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i16", a1));
   int x2 = attn_ptx_to_f32_16(
       p, attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i16", a2));
-  int y1 = attn_ptx_fsub(p, attn_ptx_fmul(p, x1, cs), attn_ptx_fmul(p, x2, sn));
-  int y2 = attn_ptx_fadd(p, attn_ptx_fmul(p, x2, cs), attn_ptx_fmul(p, x1, sn));
+  int y1, y2;
+  attn_ptx_rotate(p, x1, x2, cs, sn, &y1, &y2);
   attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i16, !llvm.ptr<3>",
                 attn_ptx_from_f32_16(p, y1), a1);
   attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i16, !llvm.ptr<3>",
@@ -346,36 +341,19 @@ void attn_hopper_rope_rows(struct attn_ptx *p,
   attn_ptx_unpack2(p, wb, &blo, &bhi);
   int nalo, nahi, nblo, nbhi;
   if (k->interleaved) {
-    nalo = attn_ptx_fsub(p, attn_ptx_fmul(p, alo, ac0),
-                         attn_ptx_fmul(p, ahi, as0));
-    nahi = attn_ptx_fadd(p, attn_ptx_fmul(p, ahi, ac0),
-                         attn_ptx_fmul(p, alo, as0));
-    nblo = attn_ptx_fsub(p, attn_ptx_fmul(p, blo, ac1),
-                         attn_ptx_fmul(p, bhi, as1));
-    nbhi = attn_ptx_fadd(p, attn_ptx_fmul(p, bhi, ac1),
-                         attn_ptx_fmul(p, blo, as1));
+    attn_ptx_rotate(p, alo, ahi, ac0, as0, &nalo, &nahi);
+    attn_ptx_rotate(p, blo, bhi, ac1, as1, &nblo, &nbhi);
   } else {
-    nalo = attn_ptx_fsub(p, attn_ptx_fmul(p, alo, ac0),
-                         attn_ptx_fmul(p, blo, as0));
-    nblo = attn_ptx_fadd(p, attn_ptx_fmul(p, blo, ac0),
-                         attn_ptx_fmul(p, alo, as0));
-    nahi = attn_ptx_fsub(p, attn_ptx_fmul(p, ahi, ac1),
-                         attn_ptx_fmul(p, bhi, as1));
-    nbhi = attn_ptx_fadd(p, attn_ptx_fmul(p, bhi, ac1),
-                         attn_ptx_fmul(p, ahi, as1));
+    attn_ptx_rotate(p, alo, blo, ac0, as0, &nalo, &nblo);
+    attn_ptx_rotate(p, ahi, bhi, ac1, as1, &nahi, &nbhi);
   }
   attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
                 attn_ptx_pack2(p, nalo, nahi), pa);
   attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
                 attn_ptx_pack2(p, nblo, nbhi), pb);
-  int n0 = attn_ptx_fsub(p, attn_ptx_fmul(p, ac0, r->step_c0),
-                         attn_ptx_fmul(p, as0, r->step_s0));
-  int m0 = attn_ptx_fadd(p, attn_ptx_fmul(p, as0, r->step_c0),
-                         attn_ptx_fmul(p, ac0, r->step_s0));
-  int n1 = attn_ptx_fsub(p, attn_ptx_fmul(p, ac1, r->step_c1),
-                         attn_ptx_fmul(p, as1, r->step_s1));
-  int m1 = attn_ptx_fadd(p, attn_ptx_fmul(p, as1, r->step_c1),
-                         attn_ptx_fmul(p, ac1, r->step_s1));
+  int n0, m0, n1, m1;
+  attn_ptx_rotate(p, ac0, as0, r->step_c0, r->step_s0, &n0, &m0);
+  attn_ptx_rotate(p, ac1, as1, r->step_c1, r->step_s1, &n1, &m1);
   attn_ptx_line(p, "scf.yield %%v%d, %%v%d, %%v%d, %%v%d : f32, f32, f32, f32",
                 n0, m0, n1, m1);
   attn_ptx_line(p, "}");

@@ -275,10 +275,7 @@ static void rotate_slot(struct em *e, const struct ids *x, int tile, int row,
   }
   int cs[2] = {cs0, cs1}, sn[2] = {sn0, sn1}, y1[2], y2[2];
   for (int i = 0; i < 2; ++i) {
-    y1[i] = attn_ptx_fsub(p, attn_ptx_fmul(p, x1[i], cs[i]),
-                          attn_ptx_fmul(p, x2[i], sn[i]));
-    y2[i] = attn_ptx_fadd(p, attn_ptx_fmul(p, x2[i], cs[i]),
-                          attn_ptx_fmul(p, x1[i], sn[i]));
+    attn_ptx_rotate(p, x1[i], x2[i], cs[i], sn[i], &y1[i], &y2[i]);
   }
   int na = e->k->interleaved ? attn_ptx_pack2(p, y1[0], y2[0])
                              : attn_ptx_pack2(p, y1[0], y1[1]);
@@ -310,14 +307,9 @@ static void rope_tile(struct em *e, const struct ids *x, const struct rope *r,
                   res, it, lo, hi, st, a0, c0, b0, s0, a1, c1, b1, s1);
     int row = attn_ptx_from_index(p, it);
     rotate_slot(e, x, tile, row, r->c1, r->c2, a0, b0, a1, b1);
-    int n0 = attn_ptx_fsub(p, attn_ptx_fmul(p, a0, r->sc0),
-                           attn_ptx_fmul(p, b0, r->ss0));
-    int m0 = attn_ptx_fadd(p, attn_ptx_fmul(p, b0, r->sc0),
-                           attn_ptx_fmul(p, a0, r->ss0));
-    int n1 = attn_ptx_fsub(p, attn_ptx_fmul(p, a1, r->sc1),
-                           attn_ptx_fmul(p, b1, r->ss1));
-    int m1 = attn_ptx_fadd(p, attn_ptx_fmul(p, b1, r->sc1),
-                           attn_ptx_fmul(p, a1, r->ss1));
+    int n0, m0, n1, m1;
+    attn_ptx_rotate(p, a0, b0, r->sc0, r->ss0, &n0, &m0);
+    attn_ptx_rotate(p, a1, b1, r->sc1, r->ss1, &n1, &m1);
     attn_ptx_line(p, "scf.yield %%v%d, %%v%d, %%v%d, %%v%d : f32, f32, f32, f32",
                   n0, m0, n1, m1);
     attn_ptx_line(p, "}");
