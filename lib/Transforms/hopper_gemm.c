@@ -14,8 +14,9 @@
 //                           transposed: it is N-major), one group kept in
 //                           flight, the previous slot released; then the
 //                           epilogue: optional C read (accumulate), optional
-//                           RoPE, one rounding, stores straight from
-//                           registers, masked only on tail tiles.
+//                           RoPE (hopper_gemm_rope.c), one rounding, stores
+//                           straight from registers, masked only on tail
+//                           tiles.
 //
 // A CTA runs tiles bid, bid + ctas, ...; tile t maps to (tile row, tile
 // column) in groups of group_m tile rows so that the CTAs running at once
@@ -25,12 +26,10 @@
 #include "lib/Transforms/hopper_gemm.h"
 #include "lib/Transforms/hopper_ptx.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #define BLOCK_K 64
-#define TWO_PI 6.283185307179586476925
 #define PRODUCER_REGS 40
 #define CONSUMER_REGS 232
 
@@ -413,17 +412,6 @@ static void producer(struct attn_gemm_em *e, int wt) {
 
 //===-- Consumers ---------------------------------------------------------===//
 
-/// v (of type ty, whose asm constraint is cons) passed through an empty asm
-/// with side effects: the same value in the same register, but LLVM cannot
-/// move the asm, so nor what is computed from its result, out of the loop
-/// that it is written in. Emits no PTX.
-static int pin(struct attn_gemm_em *e, int v, const char *ty,
-               const char *cons) {
-  char tied[16];
-  snprintf(tied, sizeof tied, "=%s,0", cons);
-  return attn_ptx_asmv(e->p, ty, tied, "", 1, &v, &ty);
-}
-
 /// Issues the four k16 steps of one K block for this consumer's 64 rows.
 static void issue_block(struct attn_gemm_em *e, int slot, int cw, int *acc) {
   int a = attn_ptx_addi(e->p, slot, attn_ptx_mulc(e->p, cw, 64 * 128));
@@ -438,90 +426,6 @@ static void issue_block(struct attn_gemm_em *e, int slot, int cw, int *acc) {
                       attn_ptx_desc_add(e->p, desc_b, (long long)kk * 16 * 128),
                       one, true);
   attn_ptx_wgmma_commit(e->p);
-}
-
-/// cos and sin of an f64 angle: reduced to [-pi, pi] in f64 (exact enough
-/// for angles up to 2^24 rad), then the f32 approximations (absolute error
-/// below 1e-6, far under a 16-bit output's rounding).
-static void sincos_reduced(struct attn_gemm_em *e, int angle, int *c, int *s) {
-  const char *t[] = {"f64"};
-  int turns = attn_ptx_op(
-      e->p, "arith.mulf %%v%d, %%v%d : f64", angle,
-      attn_ptx_op(e->p, "arith.constant %.17e : f64", 1.0 / TWO_PI));
-  int k = attn_ptx_asmv(e->p, "f64", "=d,d", "cvt.rni.f64.f64 $0, $1;", 1,
-                        &turns, t);
-  int r = attn_ptx_op(
-      e->p, "arith.subf %%v%d, %%v%d : f64", angle,
-      attn_ptx_op(e->p, "arith.mulf %%v%d, %%v%d : f64", k,
-                  attn_ptx_op(e->p, "arith.constant %.17e : f64", TWO_PI)));
-  int rf = attn_ptx_op(e->p, "arith.truncf %%v%d : f64 to f32", r);
-  const char *tf[] = {"f32"};
-  *c = attn_ptx_asmv(e->p, "f32", "=f,f", "cos.approx.ftz.f32 $0, $1;", 1,
-                     &rf, tf);
-  *s = attn_ptx_asmv(e->p, "f32", "=f,f", "sin.approx.ftz.f32 $0, $1;", 1,
-                     &rf, tf);
-}
-
-/// Rotates the accumulators in place. Register i holds column col0 +
-/// 8 (i / 4) + (i & 1) of row rows[(i >> 1) & 1], col0 = tile column +
-/// 2 (lane % 4). A tile holds whole heads (head_dim divides block_n and is
-/// a multiple of 16), so chunk c's in-head column is 8c % head_dim + col0 %
-/// 8, and both columns of every pair are in this thread's registers.
-/// inv_freq(pair) = theta^(-2 pair / rotary_dim) splits into a per-thread
-/// factor (of col0 % 8) and a constant per chunk. The angle depends on the
-/// in-head column only, so each cos/sin is computed once and rotates that
-/// column of every head of the tile (block_n / head_dim of them).
-static void rope_epilogue(struct attn_gemm_em *e, int *acc, int col0, const int rows[2]) {
-  const struct attn_hopper_gemm *g = e->g;
-  double cexp = -2.0 * log2(g->theta) / (double)g->rotary_dim;
-  int lr2 = attn_ptx_remc(e->p, col0, 8); // 2 * (lane % 4)
-  // Pair index of the thread's first column: lr2 (rotate-half) or lr2 / 2.
-  int tp = g->interleaved ? attn_ptx_divc(e->p, lr2, 2) : lr2;
-  int ft = attn_ptx_op(
-      e->p, "llvm.call @__nv_exp2(%%v%d) : (f64) -> f64",
-      attn_ptx_op(e->p, "arith.mulf %%v%d, %%v%d : f64",
-                  attn_ptx_op(e->p, "arith.uitofp %%v%d : i32 to f64", tp),
-                  attn_ptx_op(e->p, "arith.constant %.17e : f64", cexp)));
-  int pos[2];
-  for (int r = 0; r < 2; ++r)
-    pos[r] = attn_ptx_op(
-        e->p, "arith.uitofp %%v%d : i32 to f64",
-        attn_ptx_addc(e->p, attn_ptx_remc(e->p, rows[r], g->seq_len),
-                      g->rope_offset));
-  // Each column's inv_freq is ft times a constant, a per-thread value that
-  // LLVM would hoist out of the tile loop: rotary_dim / 8 f64 (32
-  // registers at rotary_dim = 128) held through the wgmma K loop beside
-  // the 128 accumulators, which made the projections of
-  // test/Inputs/project/layer_gqa.mlir spill 40 bytes. Pinned, they are
-  // computed here, one multiply each per tile.
-  ft = pin(e, ft, "f64", "d");
-  int half = (int)(g->rotary_dim / 2);
-  int heads = (int)(g->block_n / g->head_dim), hchunks = (int)(g->head_dim / 8);
-  for (int hc8 = 0; hc8 < hchunks; ++hc8) {
-    int hc = 8 * hc8;
-    if (hc >= g->rotary_dim || (!g->interleaved && hc >= half))
-      continue; // not rotated, or written with its partner chunk
-    for (int b = 0; b < (g->interleaved ? 1 : 2); ++b) {
-      double pconst = g->interleaved ? hc / 2 : hc + b;
-      int f = attn_ptx_op(
-          e->p, "arith.mulf %%v%d, %%v%d : f64", ft,
-          attn_ptx_op(e->p, "arith.constant %.17e : f64",
-                      exp2(cexp * pconst)));
-      for (int r = 0; r < 2; ++r) {
-        int cs, sn;
-        sincos_reduced(
-            e, attn_ptx_op(e->p, "arith.mulf %%v%d, %%v%d : f64", pos[r], f),
-            &cs, &sn);
-        for (int h = 0; h < heads; ++h) {
-          int c = h * hchunks + hc8;
-          int i1 = g->interleaved ? 4 * c : 4 * c + b;
-          int i2 = g->interleaved ? 4 * c + 1 : 4 * (c + half / 8) + b;
-          attn_ptx_rotate(e->p, acc[i1 + 2 * r], acc[i2 + 2 * r], cs, sn,
-                          &acc[i1 + 2 * r], &acc[i2 + 2 * r]);
-        }
-      }
-    }
-  }
 }
 
 /// Byte address of element (row, col) of C, i32 row and column: row-major,
@@ -604,7 +508,7 @@ static void epilogue(struct attn_gemm_em *e, int *acc, int tm,
     }
   }
   if (g->rope)
-    rope_epilogue(e, acc, col0, rows);
+    attn_gemm_rope_epilogue(e, acc, col0, rows);
   for (int r = 0; r < 2; ++r) {
     if (tail_m)
       attn_ptx_line(e->p, "scf.if %%v%d {",
@@ -637,7 +541,7 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
   // when it also unrolls a short K loop (nk = stages = 4, K = 256). The
   // plain epilogue leaves room for them; RoPE's sin/cos does not, so with
   // RoPE they are recomputed per tile (a few integer ops per K block).
-  int sbase = e->g->rope ? pin(e, e->sbase, "i32", "r") : e->sbase;
+  int sbase = e->g->rope ? attn_ptx_pin(e->p, e->sbase, "i32", "r") : e->sbase;
   int zero = attn_ptx_cf32(e->p, 0.0f);
   int acc[256];
   const char *tys[256];

@@ -126,7 +126,7 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
                                   const struct attn_hopper_gemm *g,
                                   const char *matmul_attr);
 
-//===-- Shared by hopper_gemm.c and hopper_comm.c -------------------------===//
+//===-- Shared by hopper_gemm.c, hopper_gemm_rope.c and hopper_comm.c -----===//
 
 struct attn_ptx;
 
@@ -170,6 +170,12 @@ void attn_gemm_comm_wait_rows(struct attn_gemm_em *e, int tm, int mine);
 /// Adaptive split: the 256 consumer threads (team thread tid, i32) of a
 /// compute CTA that found no tile left take communication tasks.
 void attn_gemm_comm_help(struct attn_gemm_em *e, int tid);
+
+/// RoPE in the epilogue (hopper_gemm_rope.c): rotates this consumer
+/// thread's accumulators acc in place; its first column is col0 (i32, the
+/// tile column + 2 (lane % 4)), its two rows rows[0] and rows[1] (i32).
+void attn_gemm_rope_epilogue(struct attn_gemm_em *e, int *acc, int col0,
+                             const int rows[2]);
 
 /// Control words of the workspace (byte offsets in its ctl block) that
 /// hopper_gemm.c claims from: next tile, next communication task.

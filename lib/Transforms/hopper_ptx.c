@@ -240,6 +240,12 @@ void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
                 to, desc, mbar, c[0], c[1], c[2], c[3]);
 }
 
+int attn_ptx_pin(struct attn_ptx *p, int v, const char *ty, const char *cons) {
+  char tied[16];
+  snprintf(tied, sizeof tied, "=%s,0", cons);
+  return attn_ptx_asmv(p, ty, tied, "", 1, &v, &ty);
+}
+
 int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask) {
   int ids[] = {v, attn_ptx_ci32(p, lane_mask)};
   const char *t[] = {"f32", "i32"};

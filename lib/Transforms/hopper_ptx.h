@@ -122,6 +122,12 @@ void attn_ptx_wgmma_wait(struct attn_ptx *p, int n);
 void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
                        int bar);
 
+/// v (of MLIR type ty, whose asm constraint is cons) passed through an empty
+/// asm with side effects: the same value in the same register, but LLVM
+/// cannot move the asm, nor what is computed from its result, out of the
+/// loop it is written in (to keep loop-invariant values from living, and
+/// spilling, across a loop). Emits no PTX.
+int attn_ptx_pin(struct attn_ptx *p, int v, const char *ty, const char *cons);
 /// Butterfly shuffle of an f32 across the warp.
 int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask);
 /// 2^v, approximate.
