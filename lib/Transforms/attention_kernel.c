@@ -158,6 +158,12 @@ static bool describe_attention(MlirAttribute att,
   return f->check_rope(rope, k, user, why, wlen, detail, dlen);
 }
 
+bool attn_attention_rope_positions_ok(const struct attn_hopper_kernel *k) {
+  return k->rope_offset >= 0 && k->rope_offset_k >= 0 &&
+         k->rope_offset + k->seq_q <= (1LL << 24) &&
+         k->rope_offset_k + k->seq_k <= (1LL << 24);
+}
+
 bool attn_attention_describe(MlirOperation kernel,
                              const struct attn_attention_family *f,
                              struct attn_hopper_kernel *k, void *user,

@@ -200,9 +200,7 @@ static bool check_rope(MlirAttribute rope, struct attn_hopper_kernel *k,
       return false;
     }
   }
-  if (k->rope_offset < 0 || k->rope_offset_k < 0 ||
-      k->rope_offset + k->seq_q > (1LL << 24) ||
-      k->rope_offset_k + k->seq_k > (1LL << 24)) {
+  if (!attn_attention_rope_positions_ok(k)) {
     snprintf(why, wlen,
              "the Hopper kernel's RoPE positions must lie in [0, 2^24)");
     return false;

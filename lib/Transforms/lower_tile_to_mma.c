@@ -154,9 +154,7 @@ static bool check_rope(MlirAttribute rope, struct attn_hopper_kernel *k,
     return false;
   }
   k->rope_k_in_kernel = true;
-  if (!(k->theta > 0) || k->rope_offset < 0 || k->rope_offset_k < 0 ||
-      k->rope_offset + k->seq_q > (1LL << 24) ||
-      k->rope_offset_k + k->seq_k > (1LL << 24)) {
+  if (!(k->theta > 0) || !attn_attention_rope_positions_ok(k)) {
     snprintf(why, wlen, "the mma.sync kernel's RoPE needs theta > 0 and "
                         "positions in [0, 2^24)");
     return false;

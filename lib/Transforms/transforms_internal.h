@@ -234,4 +234,9 @@ bool attn_attention_describe(MlirOperation kernel,
                              char *why, size_t wlen, char *detail,
                              size_t dlen);
 
+/// Whether every RoPE position of k (its row plus rope_offset for q,
+/// rope_offset_k for k) lies in [0, 2^24), where an f32 holds it exactly:
+/// what the GPU kernels, which compute angles from f32 positions, need.
+bool attn_attention_rope_positions_ok(const struct attn_hopper_kernel *k);
+
 #endif // ATTN_TRANSFORMS_INTERNAL_H
