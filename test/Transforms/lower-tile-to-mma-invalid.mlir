@@ -48,3 +48,13 @@ func.func @rotary_6(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v
   %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 6 : i64, layout = "rotate_half"}} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16>
   return %o : tensor<1x2x256x64xbf16>
 }
+
+// -----
+
+// RoPE positions past 2^24 (offset + row) are not exact in an f32.
+// FALLBACK-LABEL: func.func @far_positions
+func.func @far_positions(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
+  // expected-error@+1 {{no mma.sync kernel for 'far_positions': the mma.sync kernel's RoPE needs theta > 0 and positions in [0, 2^24)}}
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half", offset = 16777000 : i64}} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16>
+  return %o : tensor<1x2x256x64xbf16>
+}
