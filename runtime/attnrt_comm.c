@@ -532,6 +532,7 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_free(attnrt_comm_buffer *b) {
     st = attnrt_ctx_leave(c->rt, st);
   --c->live_buffers;
   free(b->kernel);
+  free(b->layout);
   free(b);
   return st;
 }

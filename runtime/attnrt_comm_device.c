@@ -3,6 +3,7 @@
 #include "attnrt_comm_internal.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -319,6 +320,16 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_peers(attnrt_comm_buffer *b,
 
 //===-- Launching fused communication kernels --===//
 
+/// The comm entry of a kernel as one string: two kernels whose entries
+/// differ lay out a workspace's flags differently, even under one name (a
+/// program recompiled for another shape).
+static void comm_layout(const struct attnrt_kernel_comm *kc, char *buf,
+                        size_t len) {
+  snprintf(buf, len, "%s, %u ranks, %zu bytes, %u+%u CTAs, %s split",
+           kc->pattern, kc->world_size, kc->workspace_bytes, kc->compute_ctas,
+           kc->comm_ctas, kc->split ? kc->split : "default");
+}
+
 /// Checks that kernel k of m can run on workspace b with nargs caller
 /// arguments (see attnrt_comm_launch).
 static enum attnrt_status check_comm_launch(const attnrt_module *m,
@@ -358,6 +369,14 @@ static enum attnrt_status check_comm_launch(const attnrt_module *m,
                        "kernel '%s'; a workspace serves one kernel (allocate "
                        "another for '%s')",
                        b->kernel, name);
+  char layout[256];
+  comm_layout(kc, layout, sizeof layout);
+  if (b->layout && strcmp(b->layout, layout) != 0)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_launch: the workspace holds the flags of "
+                       "another build of kernel '%s' (%s; this one: %s); a "
+                       "workspace serves one kernel (allocate another)",
+                       name, b->layout, layout);
   if (nargs + 4 != k->nargs || (nargs && !args))
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "attnrt_comm_launch: kernel '%s' takes %zu arguments "
@@ -395,10 +414,20 @@ attnrt_comm_launch(attnrt_module *m, const char *name,
   st = attnrt_comm_buffer_peers(workspace, dev_comm, &peers);
   if (st != ATTNRT_OK)
     return st;
-  char *kernel = workspace->kernel ? NULL : attnrt_dup_string(name);
-  if (!workspace->kernel && !kernel)
-    return attnrt_fail(c->rt, ATTNRT_ERR_OUT_OF_MEMORY,
-                       "attnrt_comm_launch: out of host memory");
+  // The first launch records the kernel the workspace will serve.
+  char *kernel = NULL, *layout = NULL;
+  if (!workspace->kernel) {
+    char text[256];
+    comm_layout(k->comm, text, sizeof text);
+    kernel = attnrt_dup_string(name);
+    layout = attnrt_dup_string(text);
+    if (!kernel || !layout) {
+      free(kernel);
+      free(layout);
+      return attnrt_fail(c->rt, ATTNRT_ERR_OUT_OF_MEMORY,
+                         "attnrt_comm_launch: out of host memory");
+    }
+  }
   struct attnrt_arg all[ATTNRT_MAX_KERNEL_PARAMS];
   if (nargs)
     memcpy(all, args, nargs * sizeof *args);
@@ -411,10 +440,13 @@ attnrt_comm_launch(attnrt_module *m, const char *name,
   st = attnrt_launch(m, name, all, nargs + 4, s);
   if (st != ATTNRT_OK) {
     free(kernel);
+    free(layout);
     return st;
   }
   ++workspace->launches;
-  if (kernel)
+  if (kernel) {
     workspace->kernel = kernel;
+    workspace->layout = layout;
+  }
   return ATTNRT_OK;
 }

@@ -404,6 +404,17 @@ static const char *const fused_manifest =
     ", {\"name\": \"plain\", \"grid\": [1], \"block\": [32], \"params\": "
     "[{\"name\": \"x\", \"kind\": \"ptr\"}]}]}";
 
+// g again, compiled for a smaller problem: the same name, another layout.
+static const char *const other_g_manifest =
+    "{\"version\": 1, \"format\": \"ptx\", \"kernels\": ["
+    "{\"name\": \"g\", \"grid\": [2], \"block\": [128], \"params\": ["
+    "{\"name\": \"a\", \"kind\": \"ptr\"}, {\"name\": \"b\", \"kind\": \"ptr\"}, "
+    "{\"name\": \"c\", \"kind\": \"ptr\"}, {\"name\": \"workspace\", \"kind\": "
+    "\"ptr\"}, {\"name\": \"peers\", \"kind\": \"ptr\"}, {\"name\": \"rank\", "
+    "\"kind\": \"i32\"}, {\"name\": \"epoch\", \"kind\": \"i32\"}], \"comm\": "
+    "{\"pattern\": \"matmul_all_reduce\", \"world_size\": 1, "
+    "\"workspace_bytes\": 2048}}]}";
+
 static int test_comm_launch(void) {
   CHECK(attnrt_comm_launch(NULL, "g", NULL, 0, NULL, 0, NULL) ==
         ATTNRT_ERR_INVALID_ARGUMENT);
@@ -488,6 +499,20 @@ static int test_comm_launch(void) {
     CHECK(contains(attnrt_last_error(rt),
                    "the workspace holds the flags of kernel 'g'; a workspace "
                    "serves one kernel (allocate another for 'g2')"));
+    // So is another build of g (recompiled for another shape: its flags are
+    // laid out differently), though its name is the same.
+    attnrt_module *other = NULL;
+    CHECK(attnrt_module_load_ptx(rt, fused_ptx, 0, other_g_manifest, &other) ==
+          ATTNRT_OK);
+    CHECK(attnrt_comm_launch(other, "g", w, 0, args, 3, NULL) ==
+          ATTNRT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(attnrt_last_error(rt),
+                   "the workspace holds the flags of another build of kernel "
+                   "'g' (matmul_all_reduce, 1 ranks, 4096 bytes, 0+0 CTAs, "
+                   "default split; this one: matmul_all_reduce, 1 ranks, 2048 "
+                   "bytes"));
+    CHECK(s->launches == 4 && l->params[6] == 3);
+    attnrt_module_destroy(other);
   }
   // A module of another runtime.
   CREATE_RUNTIME(rt2);
