@@ -810,7 +810,7 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_peers(attnrt_comm_buffer *b,
 /// workspace, a kernel without a "comm" entry, one compiled for another
 /// number of ranks than the workspace's communicator has, a workspace
 /// smaller than the kernel's comm.workspace_bytes or one that served
-/// another kernel, a module of another runtime, or nargs other than the
+/// another kernel (or another build of it: same name, other comm entry), a module of another runtime, or nargs other than the
 /// kernel's arguments less those four; the errors of
 /// attnrt_comm_buffer_peers and attnrt_launch. The launch number advances
 /// only when the launch was queued.
