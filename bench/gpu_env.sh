@@ -12,6 +12,9 @@ stage() {
   rm -rf "$carry/bin" "$carry/lib" && mkdir -p "$carry/bin" "$carry/lib" "$carry/debs"
   cp "$build"/bin/attn-run "$build"/bin/attn-translate "$build"/bin/attn-opt "$carry/bin/"
   cp "$build"/lib/libattnrt.so "$build"/lib/libattn.so* "$carry/lib/"
+  # Debug info is most of a RelWithDebInfo build, and the device tool
+  # carries 64 MiB in all.
+  strip --strip-debug "$carry"/bin/* "$carry"/lib/*
   if ! ls "$carry"/debs/libmlir-22_*.deb >/dev/null 2>&1; then
     (cd "$carry/debs" && apt-get download libmlir-22 libllvm22 libz3-4 libcjson1 >/dev/null 2>&1)
   fi

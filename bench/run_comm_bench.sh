@@ -31,6 +31,7 @@ if [ "${1:-}" = "--stage" ]; then
     attn-opt attnrt attn
   stage "$build"
   cp "$build"/bin/gemm_bench "$build"/bin/comm_bench "$carry/bin/"
+  strip --strip-debug "$carry"/bin/gemm_bench "$carry"/bin/comm_bench
   # The GPU machine's copy of the tree may have no .git.
   echo "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
     [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] && echo ' (with uncommitted changes)')" \
