@@ -48,6 +48,8 @@ static void usage(FILE *f) {
           "@M@ @N@ @K@\n"
           "                    in it are replaced by the shape\n"
           "  --tile-options=S  attn_compile's tile options\n"
+          "  --hopper-options=S  attn_compile's options of lower-tile-to-hopper "
+          "(e.g.\n                    'stages=3')\n"
           "  --compile-only    only compile attn's kernel for each shape and "
           "print its\n                    manifest entry (no GPU needed)\n"
           "  --dump-dir=DIR    write each kernel as DIR/gemm_MxNxK.ptx and "
@@ -87,6 +89,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
       o->ir_path = v;
     else if ((v = bench_flag_value(a, "--tile-options")))
       o->tile_options = v;
+    else if ((v = bench_flag_value(a, "--hopper-options")))
+      o->hopper_options = v;
     else if ((v = bench_flag_value(a, "--dump-dir")))
       o->dump_dir = v;
     else if (strcmp(a, "--no-attn") == 0)

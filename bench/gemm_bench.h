@@ -27,6 +27,7 @@ struct options {
   const char *json_path;
   const char *ir_path;      // --attn-ir: a template file instead of default_ir
   const char *tile_options; // --tile-options for attn_compile
+  const char *hopper_options; // --hopper-options for attn_compile
   const char *dump_dir;     // --dump-dir: write each kernel's PTX and manifest
 };
 

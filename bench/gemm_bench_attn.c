@@ -255,6 +255,7 @@ bool attn_gemm_build(const struct options *o, attnrt_runtime *rt,
   opts.target = "sm_90a";
   opts.format = ATTN_OUTPUT_PTX;
   opts.tile_options = o->tile_options;
+  opts.hopper_options = o->hopper_options;
   opts.source_name = o->ir_path ? o->ir_path : "gemm_bench.mlir";
   char first[BENCH_DIAG_LEN] = "";
   double t0 = bench_now_s();
