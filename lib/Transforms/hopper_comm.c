@@ -264,45 +264,78 @@ static int slabs(const struct attn_gemm_em *e) {
   return e->g->block_m / SLAB_ROWS;
 }
 
-/// The tile number (i32) of tile row tm and column tn, the same on every
-/// rank: it names the tile's flags.
-static int tile_id(struct attn_gemm_em *e, int tm, int tn) {
-  return attn_ptx_addi(e->p, attn_ptx_mulc(e->p, tm, e->tiles_n), tn);
-}
-
-/// All-reduce task q: slab q % slabs of the q / slabs-th tile owned by a
-/// peer, the peers' tiles interleaved in the order their owners finish them
-/// (each owner walks its own shard last, in shard order). Once the owner
-/// counted the slab in this rank's flags1, the sum is in this rank's result
-/// region: copy it into C.
-static void task_copy(struct attn_gemm_em *e, const struct team *tm,
-                      const struct comm_ctx *x, int q) {
+/// Tasks of the reduce patterns, one slab of SLAB_ROWS rows each: task q is
+/// slab q % slabs of tile ordinal i = q / slabs (all-reduce: every tile;
+/// reduce-scatter: this rank's ordinals rank + world i). Every rank's
+/// partial of the tile is in the owner's workspace, one slot per rank, once
+/// flags0[t] there reached 2 world epoch. The owner sums the slots into C;
+/// for all-reduce it also writes the sum into every peer's result region
+/// and counts the slab in the peer's flags1[q]; a rank that does not own
+/// the tile copies its result region into C once the slab is counted.
+/// Every access to another GPU is a store: no warp waits for an NVLink
+/// round trip except to read a flag.
+static void task_reduce(struct attn_gemm_em *e, const struct team *tm,
+                        const struct comm_ctx *x, int q) {
   const struct attn_hopper_gemm *g = e->g;
+  bool all = g->comm == ATTN_GEMM_ALL_REDUCE;
   int64_t mn = g->m * g->n * 2;
-  int k = attn_ptx_divc(e->p, q, slabs(e));
+  int i = attn_ptx_divc(e->p, q, slabs(e));
   int slab = attn_ptx_remc(e->p, q, slabs(e));
-  int owner = attn_ptx_remc(
-      e->p,
-      attn_ptx_addi(e->p, e->rank,
-                    attn_ptx_addc(e->p, attn_ptx_remc(e->p, k, g->world - 1), 1)),
-      g->world);
-  int trow, tcol;
-  attn_gemm_shard_tile(e, owner, attn_ptx_divc(e->p, k, g->world - 1), &trow,
-                       &tcol);
-  int row0 = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, trow, g->block_m),
+  int t = all ? i
+              : attn_ptx_addi(e->p, e->rank, attn_ptx_mulc(e->p, i, g->world));
+  int tr, tc;
+  attn_gemm_tile_coords(e, t, &tr, &tc);
+  int row0 = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, tr, g->block_m),
                            attn_ptx_mulc(e->p, slab, SLAB_ROWS));
-  int col0 = attn_ptx_mulc(e->p, tcol, g->block_n);
-  int flag = attn_ptx_addi(
-      e->p, attn_ptx_mulc(e->p, tile_id(e, trow, tcol), slabs(e)), slab);
+  int col0 = attn_ptx_mulc(e->p, tc, g->block_n);
+  int srcs[8];
+  for (int p = 0; p < g->world; ++p)
+    srcs[p] = at(e, x->local, e->ws_at.data + (int64_t)p * mn);
+  int mine = 1;
+  if (all) {
+    mine = attn_ptx_op(e->p, "arith.cmpi eq, %%v%d, %%v%d : i32",
+                       attn_ptx_remc(e->p, t, g->world), e->rank);
+    attn_ptx_line(e->p, "scf.if %%v%d {", mine);
+  }
+  if_first(e, tm);
+  wait_ge(e,
+          addv(e, at(e, x->local, e->ws_at.flags0),
+               ext64(e, attn_ptx_mulc(e->p, t, 4))),
+          attn_ptx_mulc(e->p, e->epoch, 2 * g->world), "sys");
+  attn_ptx_line(e->p, "}");
+  sync_team(e);
+  if (!all) {
+    int drow = attn_ptx_op(e->p, "arith.subi %%v%d, %%v%d : i32", row0,
+                           attn_ptx_mulc(e->p, e->rank, g->m / g->world));
+    move_slab(e, tm, srcs, g->world, &x->c, &drow, 1, row0, col0);
+    return;
+  }
+  // C here, and the result region of every rank (this one's is not read).
+  int dsts[9], drow[9];
+  dsts[0] = x->c;
+  drow[0] = row0;
+  for (int p = 0; p < g->world; ++p) {
+    dsts[1 + p] = at(e, x->bases[p], e->ws_at.data + (int64_t)g->world * mn);
+    drow[1 + p] = row0;
+  }
+  move_slab(e, tm, srcs, g->world, dsts, drow, 1 + g->world, row0, col0);
+  sync_team(e);
+  if_first(e, tm);
+  int foff = ext64(e, attn_ptx_mulc(e->p, q, 4));
+  for (int p = 0; p < g->world; ++p)
+    signal_add(e, addv(e, at(e, x->bases[p], e->ws_at.flags1), foff), "sys");
+  attn_ptx_line(e->p, "}");
+  attn_ptx_line(e->p, "} else {");
   if_first(e, tm);
   wait_ge(e,
           addv(e, at(e, x->local, e->ws_at.flags1),
-               ext64(e, attn_ptx_mulc(e->p, flag, 4))),
+               ext64(e, attn_ptx_mulc(e->p, q, 4))),
           e->epoch, "sys");
   attn_ptx_line(e->p, "}");
   sync_team(e);
   int src = at(e, x->local, e->ws_at.data + (int64_t)g->world * mn);
   move_slab(e, tm, &src, 1, &x->c, &row0, 1, row0, col0);
+  attn_ptx_line(e->p, "}");
 }
 
 static int gather_parts(const struct attn_gemm_em *e) {
@@ -374,10 +407,9 @@ static int64_t ntasks(const struct attn_gemm_em *e) {
   int64_t tiles = e->tiles_m * e->tiles_n;
   switch (g->comm) {
   case ATTN_GEMM_ALL_REDUCE:
-    // The peers' tiles; the reduction itself is in the owners' epilogues.
-    return tiles / g->world * (g->world - 1) * slabs(e);
+    return tiles * slabs(e);
   case ATTN_GEMM_REDUCE_SCATTER:
-    return 0; // all of it in the owners' epilogues
+    return tiles / g->world * slabs(e);
   case ATTN_GEMM_ALL_GATHER:
     return (int64_t)(g->world - 1) * (e->tiles_m / g->world) * gather_parts(e);
   default:
@@ -389,8 +421,8 @@ static void task(struct attn_gemm_em *e, const struct team *tm,
                  const struct comm_ctx *x, int q) {
   if (e->g->comm == ATTN_GEMM_ALL_GATHER)
     task_gather(e, tm, x, q);
-  else if (ntasks(e))
-    task_copy(e, tm, x, q);
+  else
+    task_reduce(e, tm, x, q);
 }
 
 static void comm_ctx_init(struct attn_gemm_em *e, struct comm_ctx *x) {
@@ -468,207 +500,41 @@ void attn_gemm_comm_help(struct attn_gemm_em *e, int tid) {
 
 //===-- Hooks in the compute CTAs -----------------------------------------===//
 
-/// Shared address (i32) of warpgroup cw's pending signal: 0, or 2 (id + 1)
-/// + own for tile id's copies still in flight (own: the results of an
-/// all-reduce tile this rank owns, else a partial for the tile's owner).
-static int pending_at(struct attn_gemm_em *e, int cw) {
-  return attn_ptx_addi(
-      e->p,
-      attn_ptx_addc(e->p, e->sbase, e->stage_off + 2 * 64 * e->stage_pitch),
-      attn_ptx_mulc(e->p, cw, 4));
+/// The owner of tile t (tile row tm): t % world for all-reduce, the rank
+/// whose rows it holds for reduce-scatter.
+static int owner_of(struct attn_gemm_em *e, int t, int tm) {
+  const struct attn_hopper_gemm *g = e->g;
+  return g->comm == ATTN_GEMM_ALL_REDUCE
+             ? attn_ptx_remc(e->p, t, g->world)
+             : attn_ptx_divc(e->p, tm, e->tiles_m / g->world);
 }
 
-static void st_shared(struct attn_gemm_em *e, int addr, int v) {
-  int ids[] = {addr, v};
-  const char *t[] = {"i32", "i32"};
-  attn_ptx_asmv(e->p, NULL, "r,r", "st.shared.b32 [$0], $1;", 2, ids, t);
-}
-
-/// The owner of tile row tm: the rank whose shard of rows holds it.
-static int owner_of(struct attn_gemm_em *e, int tm) {
-  return attn_ptx_divc(e->p, tm, e->tiles_m / e->g->world);
-}
-
-void attn_gemm_comm_consumer_init(struct attn_gemm_em *e, int cw, int wt) {
+void attn_gemm_comm_consumer_init(struct attn_gemm_em *e) {
   for (int p = 0; p < e->g->world; ++p)
     e->pbase[p] = peer_base(e, p);
-  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
-  st_shared(e, pending_at(e, cw), attn_ptx_ci32(e->p, 0));
-  attn_ptx_line(e->p, "}");
 }
 
-/// The i64 base of a region (constant byte offset off) of rank (rank + j) %
-/// world's workspace, in the consumers' (e->pbase).
-static int region_of_next(struct attn_gemm_em *e, int j, int64_t off) {
-  int r = attn_ptx_remc(e->p, attn_ptx_addc(e->p, e->rank, j), e->g->world);
-  return at(e, select_base(e, e->pbase, r), off);
-}
-
-void attn_gemm_comm_own_open(struct attn_gemm_em *e, int tm, int tn, int cw,
-                             int wt) {
-  const struct attn_hopper_gemm *g = e->g;
-  int64_t mn = g->m * g->n * 2;
-  int id = tile_id(e, tm, tn);
-  attn_ptx_line(e->p, "scf.if %%v%d {",
-                attn_ptx_op(e->p, "arith.cmpi eq, %%v%d, %%v%d : i32",
-                            owner_of(e, tm), e->rank));
-  // Every peer's two warpgroups counted their half of the partial here.
-  // Peers computed this rank's shard before their own, so this rarely waits.
-  int local = ptr_i64(e, e->ws);
-  if (g->world > 1) {
-    attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
-    wait_ge(e,
-            addv(e, at(e, local, e->ws_at.flags0),
-                 ext64(e, attn_ptx_mulc(e->p, id, 4))),
-            attn_ptx_mulc(e->p, e->epoch, 2 * (g->world - 1)), "sys");
-    attn_ptx_line(e->p, "}");
-    attn_ptx_asm_r(e->p, "bar.sync $0, 128;", attn_ptx_addc(e->p, cw, 1));
-  }
-  // C: all rows, or (reduce-scatter) this rank's m / world from row 0.
-  int c = ptr_i64(e, e->c);
-  if (g->comm == ATTN_GEMM_REDUCE_SCATTER)
-    c = attn_ptx_op(e->p, "arith.subi %%v%d, %%v%d : i64", c,
-                    attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64",
-                                ext64(e, e->rank),
-                                attn_ptx_ci64(e->p, g->m / g->world * g->n * 2)));
-  e->out = attn_ptx_op(e->p, "llvm.inttoptr %%v%d : i64 to !llvm.ptr", c);
-  e->nadd = e->npush = 0;
-  e->skip_c = false;
-  for (int j = 1; j < g->world; ++j) {
-    int r = attn_ptx_remc(e->p, attn_ptx_addc(e->p, e->rank, j), g->world);
-    e->add[e->nadd++] =
-        addv(e, at(e, local, e->ws_at.data),
-             attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64", ext64(e, r),
-                         attn_ptx_ci64(e->p, mn)));
-    if (g->comm == ATTN_GEMM_ALL_REDUCE)
-      e->push[e->npush++] =
-          region_of_next(e, j, e->ws_at.data + (int64_t)g->world * mn);
-  }
-}
-
-void attn_gemm_comm_own_close(struct attn_gemm_em *e, int tm, int tn, int cw,
-                              int wt) {
-  (void)tn, (void)cw, (void)wt;
+int attn_gemm_comm_out(struct attn_gemm_em *e, int t, int tm) {
   int64_t mn = e->g->m * e->g->n * 2;
-  e->nadd = 0;
-  attn_ptx_line(e->p, "} else {");
-  // A peer's tile: this rank's partial goes into its slot at the owner.
+  int base = select_base(e, e->pbase, owner_of(e, t, tm));
   int slot = attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64",
                          ext64(e, e->rank), attn_ptx_ci64(e->p, mn));
-  e->skip_c = true;
-  e->npush = 1;
-  e->push[0] = addv(
-      e, at(e, select_base(e, e->pbase, owner_of(e, tm)), e->ws_at.data), slot);
+  return attn_ptx_op(e->p, "llvm.inttoptr %%v%d : i64 to !llvm.ptr",
+                     addv(e, at(e, base, e->ws_at.data), slot));
 }
 
-void attn_gemm_comm_partial_done(struct attn_gemm_em *e) {
-  e->npush = 0;
-  e->skip_c = false;
-  attn_ptx_line(e->p, "}");
-}
-
-/// Shared address (i32) of the first staging row of warpgroup cw.
-static int staging_rows(struct attn_gemm_em *e, int cw) {
-  return attn_ptx_addi(e->p, attn_ptx_addc(e->p, e->sbase, e->stage_off),
-                       attn_ptx_mulc(e->p, cw, 64 * e->stage_pitch));
-}
-
-void attn_gemm_comm_stage_word(struct attn_gemm_em *e, int cw, int wt, int r,
-                               int c, int w) {
-  // The word of row 16 warp + lane / 4 + 8 r, columns 8 c + 2 (lane % 4).
-  int warp = attn_ptx_divc(e->p, wt, 32), lane = attn_ptx_remc(e->p, wt, 32);
-  int row = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, warp, 16),
-                          attn_ptx_addc(e->p, attn_ptx_divc(e->p, lane, 4), 8 * r));
-  int addr = attn_ptx_addi(
-      e->p, staging_rows(e, cw),
-      attn_ptx_addi(e->p, attn_ptx_mulc(e->p, row, e->stage_pitch),
-                    attn_ptx_addc(e->p,
-                                  attn_ptx_mulc(e->p, attn_ptx_remc(e->p, lane, 4), 4),
-                                  16 * c)));
-  int ids[] = {addr, w};
-  const char *t[] = {"i32", "i32"};
-  attn_ptx_asmv(e->p, NULL, "r,r", "st.shared.b32 [$0], $1;", 2, ids, t);
-}
-
-void attn_gemm_comm_push_rows(struct attn_gemm_em *e, int tm, int tn, int cw,
+void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int tm, int cw,
                               int wt) {
-  const struct attn_hopper_gemm *g = e->g;
-  // The staging rows are complete: thread 0 hands them to the bulk-copy
-  // engine, one copy of block_n * 2 bytes per row and destination, and the
-  // warpgroup goes on to its next tile while they cross NVLink. The signal
-  // waits for the next epilogue (attn_gemm_comm_flush).
-  attn_ptx_fence_proxy_async(e->p, false);
+  // This warpgroup's 64 rows are in the owner's slot: count them there.
   attn_ptx_asm_r(e->p, "bar.sync $0, 128;", attn_ptx_addc(e->p, cw, 1));
   attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
-  int base = staging_rows(e, cw);
-  int row0 = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, tm, g->block_m),
-                           attn_ptx_mulc(e->p, cw, 64));
-  int col0 = attn_ptx_mulc(e->p, tn, g->block_n);
-  int it = e->p->next++;
-  attn_ptx_line(e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it,
-                attn_ptx_cidx(e->p, 0), attn_ptx_cidx(e->p, 64),
-                attn_ptx_cidx(e->p, 1));
-  int row = attn_ptx_from_index(e->p, it);
-  int src = attn_ptx_addi(e->p, base, attn_ptx_mulc(e->p, row, e->stage_pitch));
-  int off = chunk_off(e, attn_ptx_ci32(e->p, 0), attn_ptx_addi(e->p, row0, row),
-                      col0);
-  char text[128];
-  snprintf(text, sizeof text,
-           "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], %d;",
-           g->block_n * 2);
-  for (int d = 0; d < e->npush; ++d) {
-    int ids[] = {addv(e, e->push[d], off), src};
-    const char *t[] = {"i64", "i32"};
-    attn_ptx_asmv(e->p, NULL, "l,r", text, 2, ids, t);
-  }
-  attn_ptx_line(e->p, "}");
-  attn_ptx_asm0(e->p, "cp.async.bulk.commit_group;");
-  int own = g->comm == ATTN_GEMM_ALL_REDUCE && !e->skip_c;
-  st_shared(e, pending_at(e, cw),
-            attn_ptx_addc(e->p, attn_ptx_mulc(e->p, tile_id(e, tm, tn), 2),
-                          2 + own));
-  attn_ptx_line(e->p, "}");
-}
-
-void attn_gemm_comm_flush(struct attn_gemm_em *e, int cw, int wt) {
-  const struct attn_hopper_gemm *g = e->g;
-  const char *ti[] = {"i32"};
-  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
-  int at_p = pending_at(e, cw);
-  int pend = attn_ptx_asmv(e->p, "i32", "=r,r", "ld.shared.b32 $0, [$1];", 1,
-                           &at_p, ti);
-  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "ne", pend, 0));
-  // The copies have landed; order them (async proxy) before the signal.
-  attn_ptx_asm0(e->p, "cp.async.bulk.wait_group 0;");
-  attn_ptx_fence_proxy_async(e->p, true);
-  int id = attn_ptx_addc(e->p, attn_ptx_divc(e->p, pend, 2), -1);
-  int tm = attn_ptx_divc(e->p, id, e->tiles_n);
-  if (g->comm == ATTN_GEMM_ALL_REDUCE) {
-    attn_ptx_line(e->p, "scf.if %%v%d {",
-                  attn_ptx_cmpc(e->p, "eq", attn_ptx_remc(e->p, pend, 2), 1));
-    // Results of this rank's tile, in every peer's result region.
-    int foff = ext64(
-        e, attn_ptx_mulc(e->p,
-                         attn_ptx_addi(e->p, attn_ptx_mulc(e->p, id, slabs(e)), cw),
-                         4));
-    for (int j = 1; j < g->world; ++j)
-      signal_add(e, addv(e, region_of_next(e, j, e->ws_at.flags1), foff), "sys");
-    attn_ptx_line(e->p, "} else {");
-  }
-  // This warpgroup's half of a partial, in the owner's slot.
   signal_add(e,
              addv(e,
-                  at(e, select_base(e, e->pbase, owner_of(e, tm)),
+                  at(e, select_base(e, e->pbase, owner_of(e, t, tm)),
                      e->ws_at.flags0),
-                  ext64(e, attn_ptx_mulc(e->p, id, 4))),
+                  ext64(e, attn_ptx_mulc(e->p, t, 4))),
              "sys");
-  if (g->comm == ATTN_GEMM_ALL_REDUCE)
-    attn_ptx_line(e->p, "}");
-  st_shared(e, at_p, attn_ptx_ci32(e->p, 0));
   attn_ptx_line(e->p, "}");
-  attn_ptx_line(e->p, "}");
-  // The staging rows are free again (their copies were read).
-  attn_ptx_asm_r(e->p, "bar.sync $0, 128;", attn_ptx_addc(e->p, cw, 1));
 }
 
 void attn_gemm_comm_wait_rows(struct attn_gemm_em *e, int tm, int mine) {

@@ -44,18 +44,6 @@ static void layout(struct attn_gemm_em *e) {
   e->tiles_n = (g->n + g->block_n - 1) / g->block_n;
   e->nk = (g->k + BLOCK_K - 1) / BLOCK_K;
   attn_hopper_gemm_workspace(g, &e->ws_at);
-  // After the ring, its mbarriers and the ring slots' tile numbers.
-  e->stage_off = (e->bar_off + 16LL * g->stages + 64 + 127) / 128 * 128;
-  e->stage_pitch = (int64_t)g->block_n * 2 + 16;
-}
-
-int64_t attn_gemm_staging_bytes(const struct attn_hopper_gemm *g) {
-  bool push = g->comm == ATTN_GEMM_ALL_REDUCE ||
-              g->comm == ATTN_GEMM_REDUCE_SCATTER;
-  // Two warpgroups of 64 rows, each row padded by 16 bytes so that the
-  // epilogue's writes of eight rows at a time miss each other's banks, and
-  // a word per warpgroup for its pending signal.
-  return push ? 2LL * 64 * (g->block_n * 2 + 16) + 16 : 0;
 }
 
 static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
@@ -103,9 +91,7 @@ static int64_t attn_gemm_tileq_off(const struct attn_hopper_gemm *g) {
 int64_t attn_hopper_gemm_smem_bytes(const struct attn_hopper_gemm *g) {
   struct attn_gemm_em e = {.g = g};
   layout(&e);
-  int64_t staging = attn_gemm_staging_bytes(g);
-  return (staging ? e.stage_off + staging : attn_gemm_tileq_off(g) + 64) +
-         1024;
+  return attn_gemm_tileq_off(g) + 64 + 1024;
 }
 
 void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
@@ -116,7 +102,7 @@ void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
   if (!g->stages) {
     // As deep as 227 KiB allows, at most 6.
     int64_t stage = (int64_t)(g->block_m + g->block_n) * BLOCK_K * 2;
-    g->stages = (int)((227 * 1024 - 2048 - attn_gemm_staging_bytes(g)) / stage);
+    g->stages = (int)((227 * 1024 - 2048) / stage);
     if (g->stages > 6)
       g->stages = 6;
   }
@@ -271,30 +257,30 @@ static void grouped(struct attn_gemm_em *e, int t, int64_t rows, int *tm,
   *tn = attn_ptx_op(e->p, "arith.divui %%v%d, %%v%d : i32", in, size);
 }
 
-void attn_gemm_shard_tile(struct attn_gemm_em *e, int shard, int in, int *tm,
-                          int *tn) {
-  int64_t srows = e->tiles_m / e->g->world;
-  int r;
-  grouped(e, in, srows, &r, tn);
-  *tm = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, shard, srows), r);
-}
-
 void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn) {
   const struct attn_hopper_gemm *g = e->g;
-  if (g->comm == ATTN_GEMM_LOCAL) {
+  if (g->comm != ATTN_GEMM_REDUCE_SCATTER && g->comm != ATTN_GEMM_ALL_GATHER) {
     grouped(e, t, e->tiles_m, tm, tn);
     return;
   }
-  // Shards of tiles_m / world tile rows (m is a multiple of block_m *
-  // world), from this rank's (all-gather) or the next rank's (reduce).
-  int64_t per_shard = e->tiles_m / g->world * e->tiles_n;
-  int first = g->comm == ATTN_GEMM_ALL_GATHER ? 0 : 1;
-  int shard = attn_ptx_remc(
-      e->p, attn_ptx_addi(e->p, e->rank,
-                          attn_ptx_addc(e->p, attn_ptx_divc(e->p, t, per_shard),
-                                        first)),
-      g->world);
-  attn_gemm_shard_tile(e, shard, attn_ptx_remc(e->p, t, per_shard), tm, tn);
+  // Row shards of tiles_m / world tile rows. Reduce-scatter interleaves them
+  // (ordinal t is shard t % world), so every rank reduces its shard while
+  // the GEMM runs; all-gather starts with this rank's rows, then the next
+  // rank's, in the order the communication CTAs gather them.
+  int64_t srows = e->tiles_m / g->world, per_shard = srows * e->tiles_n;
+  int shard, in;
+  if (g->comm == ATTN_GEMM_REDUCE_SCATTER) {
+    shard = attn_ptx_remc(e->p, t, g->world);
+    in = attn_ptx_divc(e->p, t, g->world);
+  } else {
+    shard = attn_ptx_remc(
+        e->p, attn_ptx_addi(e->p, e->rank, attn_ptx_divc(e->p, t, per_shard)),
+        g->world);
+    in = attn_ptx_remc(e->p, t, per_shard);
+  }
+  int r;
+  grouped(e, in, srows, &r, tn);
+  *tm = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, shard, srows), r);
 }
 
 /// Opens `scf.for %i = 0 to e->ntiles` and returns the tile (i32) and its
@@ -442,18 +428,6 @@ static void issue_block(struct attn_gemm_em *e, int slot, int cw, int *acc) {
   attn_ptx_wgmma_commit(e->p);
 }
 
-/// Byte offset (i64) of element (row, col) (i32) of a row-major m x n
-/// matrix.
-static int c_off(struct attn_gemm_em *e, int row, int col) {
-  int rowb = attn_ptx_op(
-      e->p, "arith.muli %%v%d, %%v%d : i64",
-      attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64", row),
-      attn_ptx_ci64(e->p, e->g->n * 2));
-  int colb = attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64",
-                         attn_ptx_mulc(e->p, col, 2));
-  return attn_ptx_op(e->p, "arith.addi %%v%d, %%v%d : i64", rowb, colb);
-}
-
 /// Byte address of element (row, col) of C, i32 row and column: row-major,
 /// or in the heads layout of a projection (out_seq, out_head_dim).
 static int c_addr(struct attn_gemm_em *e, int row, int col) {
@@ -480,21 +454,17 @@ static int c_addr(struct attn_gemm_em *e, int row, int col) {
         "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
         e->out, off);
   }
+  int rowb = attn_ptx_op(
+      e->p, "arith.muli %%v%d, %%v%d : i64",
+      attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64", row),
+      attn_ptx_ci64(e->p, e->g->n * 2));
+  int colb = attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64",
+                         attn_ptx_mulc(e->p, col, 2));
   return attn_ptx_op(
       e->p,
       "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
-      e->out, c_off(e, row, col));
+      e->out, attn_ptx_op(e->p, "arith.addi %%v%d, %%v%d : i64", rowb, colb));
 }
-
-/// 4-byte word at byte offset off (i64) of the m x n matrix at base (i64),
-/// from L2 (peers write there during the kernel).
-static int ld_word(struct attn_gemm_em *e, int base, int off) {
-  int addr = attn_ptx_op(e->p, "arith.addi %%v%d, %%v%d : i64", base, off);
-  const char *t[] = {"i64"};
-  return attn_ptx_asmv(e->p, "i32", "=r,l", "ld.global.cg.u32 $0, [$1];", 1,
-                       &addr, t);
-}
-
 
 /// Writes (and with accumulate, first reads) this thread's part of the
 /// tile: register i holds row row0 + 8 ((i >> 1) & 1) and column col0 +
@@ -540,27 +510,6 @@ static void epilogue(struct attn_gemm_em *e, int *acc, int tm,
   if (g->rope)
     attn_gemm_rope_epilogue(e, acc, col0, rows);
   for (int r = 0; r < 2; ++r) {
-    // A reduce pattern's own tile (no tails there): the peers' partials,
-    // 32 loads in flight at a time (more spill beside the accumulators).
-    int batch = 32;
-    while (e->nadd && batch > 1 && batch * e->nadd > 32)
-      batch /= 2;
-    for (int c0 = 0; c0 < chunks && e->nadd; c0 += batch) {
-      int words[32][8], end = c0 + batch < chunks ? c0 + batch : chunks;
-      for (int c = c0; c < end; ++c)
-        for (int s = 0; s < e->nadd; ++s)
-          words[c - c0][s] =
-              ld_word(e, e->add[s],
-                      c_off(e, rows[r], attn_ptx_addc(e->p, col0, 8 * c)));
-      for (int c = c0; c < end; ++c)
-        for (int s = 0; s < e->nadd; ++s) {
-          int lo, hi;
-          attn_ptx_unpack2(e->p, words[c - c0][s], &lo, &hi);
-          acc[4 * c + 2 * r] = attn_ptx_fadd(e->p, acc[4 * c + 2 * r], lo);
-          acc[4 * c + 2 * r + 1] =
-              attn_ptx_fadd(e->p, acc[4 * c + 2 * r + 1], hi);
-        }
-    }
     if (tail_m)
       attn_ptx_line(e->p, "scf.if %%v%d {",
                     attn_ptx_cmpc(e->p, "ult", rows[r], g->m));
@@ -570,19 +519,14 @@ static void epilogue(struct attn_gemm_em *e, int *acc, int tm,
         attn_ptx_line(e->p, "scf.if %%v%d {",
                       attn_ptx_cmpc(e->p, "ult", col, g->n));
       int w = attn_ptx_pack2(e->p, acc[4 * c + 2 * r], acc[4 * c + 2 * r + 1]);
-      if (!e->skip_c)
-        attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr", w,
-                      c_addr(e, rows[r], col));
-      if (e->npush)
-        attn_gemm_comm_stage_word(e, cw, wt, r, c, w);
+      attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr", w,
+                    c_addr(e, rows[r], col));
       if (tail_n)
         attn_ptx_line(e->p, "}");
     }
     if (tail_m)
       attn_ptx_line(e->p, "}");
   }
-  if (e->npush)
-    attn_gemm_comm_push_rows(e, tm, tn, cw, wt);
 }
 
 /// One tile t (i32) from ring blocks kb0, kb0 + 1, ...; with waited, the
@@ -644,42 +588,29 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
     int ph, s = slot_of(e, attn_ptx_addc(e->p, kb0, e->nk - 1), &ph);
     attn_ptx_mbar_arrive(e->p, bar_at(e, e->empty, s));
   }
-  if (e->g->comm != ATTN_GEMM_ALL_REDUCE &&
-      e->g->comm != ATTN_GEMM_REDUCE_SCATTER) {
-    epilogue(e, acc, tm, tn, cw, wt);
-    return;
-  }
-  // A reduce pattern: this rank's own tile is reduced here, a peer's is
-  // sent to it (hopper_comm.c).
-  int own[256];
-  memcpy(own, acc, sizeof(int) * (size_t)n); // the epilogue adds in place
-  attn_gemm_comm_flush(e, cw, wt);
-  attn_gemm_comm_own_open(e, tm, tn, cw, wt);
-  epilogue(e, own, tm, tn, cw, wt);
-  attn_gemm_comm_own_close(e, tm, tn, cw, wt);
+  bool reduce = e->g->comm == ATTN_GEMM_ALL_REDUCE ||
+                e->g->comm == ATTN_GEMM_REDUCE_SCATTER;
+  if (reduce)
+    e->out = attn_gemm_comm_out(e, t, tm);
   epilogue(e, acc, tm, tn, cw, wt);
-  attn_gemm_comm_partial_done(e);
+  if (reduce)
+    attn_gemm_comm_tile_done(e, t, tm, cw, wt);
 }
 
 static void consumer(struct attn_gemm_em *e, int wg, int wt) {
   int cw = attn_ptx_addc(e->p, wg, -1);
-  bool reduce = e->g->comm == ATTN_GEMM_ALL_REDUCE ||
-                e->g->comm == ATTN_GEMM_REDUCE_SCATTER;
-  if (reduce)
-    attn_gemm_comm_consumer_init(e, cw, wt);
+  if (e->g->comm == ATTN_GEMM_ALL_REDUCE ||
+      e->g->comm == ATTN_GEMM_REDUCE_SCATTER)
+    attn_gemm_comm_consumer_init(e);
   if (!e->g->adaptive) {
     int ord, t = open_tile_loop(e, &ord);
     consumer_tile(e, t, attn_ptx_mulc(e->p, ord, e->nk), cw, wt, false);
     attn_ptx_line(e->p, "}");
-    if (reduce)
-      attn_gemm_comm_flush(e, cw, wt);
     return;
   }
   int kb, res, t = open_claim_loop(e, false, &kb, &res);
   consumer_tile(e, t, kb, cw, wt, true);
   close_claim_loop(e, kb);
-  if (reduce)
-    attn_gemm_comm_flush(e, cw, wt);
   // The GEMM is done on this SM: its consumers help communicate.
   if (e->g->comm != ATTN_GEMM_LOCAL)
     attn_gemm_comm_help(e, attn_ptx_addc(e->p, e->tid, -128));
@@ -822,6 +753,10 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
     if (g->comm == ATTN_GEMM_ALL_GATHER) {
       e.g_map = attn_ptx_op(e.p, "llvm.ptrtoint %%g_map : !llvm.ptr to i64");
     }
+    if (g->comm != ATTN_GEMM_ALL_GATHER)
+      e.out = attn_ptx_op(
+          e.p, "llvm.getelementptr %%v%d[%lld] : (!llvm.ptr) -> !llvm.ptr, i8",
+          e.ws, (long long)e.ws_at.data);
   }
   // Tiles of this compute CTA: ceil((tiles - cbid) / ctas).
   e.ntiles = attn_ptx_to_index(

@@ -146,72 +146,27 @@ struct attn_gemm_em {
   int ws;              ///< the workspace pointer (fused kernels only)
   int peers;           ///< i64 address of the ranks' workspace bases (fused)
   int pbase[8];        ///< compute CTAs of reduce patterns: ranks' workspaces (i64)
-  // The epilogue of a reduce pattern (hopper_comm.c): each 4-byte word of
-  // the tile is the sum of the accumulators and of the word at the same
-  // offset of add[0 .. nadd) (the peers' partials), stored in C unless
-  // skip_c, and at push[0 .. npush) (a peer's workspace), i64 bases of m x
-  // n matrices. Pushes go through the warpgroup's staging rows in shared
-  // memory (stage_off), so that each warp stores whole rows to the peer:
-  // NVLink moves 4-byte stores scattered over eight rows slowly.
-  int nadd, add[8], npush, push[8];
-  bool skip_c;
-  int64_t stage_off, stage_pitch; ///< staging rows: offset from sbase, bytes per row
   int g_map;           ///< all-gather: map of the gathered rows (i64)
   int rank, epoch;
 };
 
 /// Tile ordinal t (i32) -> tile row *tm and column *tn: grouped by group_m
-/// tile rows. In fused kernels the rows are cut into `world` shards, one per
-/// rank, walked one after the other: all-gather starts with this rank's
-/// shard (its own rows of A are there first); the reduce patterns start
-/// with the next rank's and end with this rank's own, which it reduces in
-/// its epilogue from the partials the others sent while it computed theirs.
+/// tile rows; shards of rows interleaved (reduce-scatter) or starting at
+/// this rank's (all-gather).
 void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn);
-/// Tile in (i32) of shard shard (i32), in the grouped order of one shard.
-void attn_gemm_shard_tile(struct attn_gemm_em *e, int shard, int in, int *tm,
-                          int *tn);
 
-/// Fused kernels (hopper_comm.c): the communication role of CTA bid <
-/// comm_ctas; the consumers' peer bases (once, reduce patterns); the
-/// producer's wait for the gathered rows of tile row tm unless they are
-/// this rank's (mine, i1).
+/// Fused kernels (hopper_comm.c), in order: the communication role of CTA
+/// bid < comm_ctas; the compute epilogue's signal that the consumer
+/// warpgroup's half of tile t is in the workspace; the consumers' peer bases
+/// (once, reduce patterns); where tile t (tile row tm) goes: this rank's slot
+/// of the owner's workspace (a pointer); the producer's wait for the
+/// gathered rows of tile row tm unless they are this rank's (mine, i1).
 void attn_gemm_comm_role(struct attn_gemm_em *e);
-void attn_gemm_comm_consumer_init(struct attn_gemm_em *e, int cw, int wt);
+void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int tm, int cw,
+                              int wt);
+void attn_gemm_comm_consumer_init(struct attn_gemm_em *e);
+int attn_gemm_comm_out(struct attn_gemm_em *e, int t, int tm);
 void attn_gemm_comm_wait_rows(struct attn_gemm_em *e, int tm, int mine);
-/// The epilogue of a reduce pattern, around two copies of the plain one
-/// (hopper_gemm.c's epilogue, which reads e->out, e->add, e->push and
-/// e->skip_c):
-///
-///   attn_gemm_comm_flush              signal what the previous tile's
-///                                     copies carried, now that they landed
-///   attn_gemm_comm_own_open(tile)     if this rank owns the tile: wait
-///                                     for the peers' partials; out = C,
-///                                     add = their slots, push = (all-
-///                                     reduce) the peers' result regions
-///   epilogue
-///   attn_gemm_comm_own_close(tile)    else: push = this rank's slot in
-///                                     the owner's workspace, no C
-///   epilogue
-///   attn_gemm_comm_partial_done
-///
-/// and attn_gemm_comm_flush once more after the warpgroup's last tile.
-/// The epilogue stages the words it pushes (attn_gemm_comm_stage_word) and
-/// hands whole rows to the bulk-copy engine (attn_gemm_comm_push_rows); the
-/// signal for them waits for the next flush, so that no warp waits for
-/// NVLink while the GEMM could run.
-void attn_gemm_comm_flush(struct attn_gemm_em *e, int cw, int wt);
-void attn_gemm_comm_own_open(struct attn_gemm_em *e, int tm, int tn, int cw,
-                             int wt);
-void attn_gemm_comm_own_close(struct attn_gemm_em *e, int tm, int tn, int cw,
-                              int wt);
-void attn_gemm_comm_partial_done(struct attn_gemm_em *e);
-void attn_gemm_comm_stage_word(struct attn_gemm_em *e, int cw, int wt, int r,
-                               int c, int w);
-void attn_gemm_comm_push_rows(struct attn_gemm_em *e, int tm, int tn, int cw,
-                              int wt);
-/// Bytes of shared memory the staging rows take (0 for kernels that push
-/// nothing from the epilogue).
-int64_t attn_gemm_staging_bytes(const struct attn_hopper_gemm *g);
 /// Adaptive split: the 256 consumer threads (team thread tid, i32) of a
 /// compute CTA that found no tile left take communication tasks.
 void attn_gemm_comm_help(struct attn_gemm_em *e, int tid);

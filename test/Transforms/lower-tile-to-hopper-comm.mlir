@@ -26,15 +26,12 @@
 // NOCALL-NOT: llvm.call
 // NOCALL-NOT: attn_nccl
 // CHECK: ld.acquire.sys.global.u32
-// CHECK: bar.warp.sync -1;
 // CHECK: ld.global.cg.v4.u32
 // CHECK: st.global.v4.u32
-// CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
-// CHECK: cp.async.bulk.wait_group 0;
+// CHECK: bar.warp.sync -1;
 // CHECK: red.release.sys.global.add.u32
-// CHECK: ld.acquire.sys.global.u32
-// CHECK: ld.global.cg.u32
-// CHECK: cp.async.bulk.global.shared::cta.bulk_group
+// CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// CHECK: red.release.sys.global.add.u32
 // CHECK: atom.acq_rel.gpu.global.add.u32
 // ADAPT-LABEL: llvm.func @ar(
 // ADAPT-SAME: split = "adaptive"
