@@ -257,8 +257,26 @@ ATTNRT_API enum attnrt_status attnrt_runtime_sm_count(attnrt_runtime *rt,
                                                       int *count);
 
 /// Blocks until all work in rt's context has finished (cuCtxSynchronize).
-/// Returns ATTNRT_ERR_CUDA with the driver's message when earlier work failed.
+/// Returns ATTNRT_ERR_CUDA with the driver's message when earlier work failed,
+/// ATTNRT_ERR_TIMEOUT when rt has a sync timeout and the work is still
+/// running after it (below).
 ATTNRT_API enum attnrt_status attnrt_runtime_synchronize(attnrt_runtime *rt);
+
+/// Environment variable holding the default sync timeout of a new runtime,
+/// in seconds (unset, empty or 0: wait as long as the work runs).
+#define ATTNRT_SYNC_TIMEOUT_ENV "ATTNRT_SYNC_TIMEOUT_S"
+
+/// Bounds attnrt_runtime_synchronize and attnrt_stream_synchronize on rt:
+/// once seconds have passed with the GPU work still running they return
+/// ATTNRT_ERR_TIMEOUT instead of waiting on. 0 waits as long as the work
+/// runs (the default unless ATTNRT_SYNC_TIMEOUT_S is set). A kernel that
+/// never ends cannot be stopped from the host: after a timeout the context
+/// cannot be used again (freeing, unloading or destroying may block), and
+/// the process should end, which frees the GPU. Returns
+/// ATTNRT_ERR_INVALID_ARGUMENT for a NULL rt or a negative or non-finite
+/// number of seconds.
+ATTNRT_API enum attnrt_status attnrt_runtime_set_sync_timeout(attnrt_runtime *rt,
+                                                              double seconds);
 
 //===-- Manifest --===//
 
@@ -508,7 +526,8 @@ ATTNRT_API void attnrt_stream_destroy(attnrt_stream *s);
 
 /// Blocks until all work queued on s has finished. s must not be NULL; use
 /// attnrt_runtime_synchronize for the whole context. Returns
-/// ATTNRT_ERR_CUDA when queued work failed.
+/// ATTNRT_ERR_CUDA when queued work failed, ATTNRT_ERR_TIMEOUT as
+/// attnrt_runtime_synchronize does.
 ATTNRT_API enum attnrt_status attnrt_stream_synchronize(attnrt_stream *s);
 
 /// Creates an event with timing enabled, storing it in *out. Caller owns the

@@ -164,24 +164,6 @@ enum attnrt_status attnrt_comm_finish_call(attnrt_comm *c, nccl_result res,
 void attnrt_comm_free_dev_comms(attnrt_comm *c);
 void attnrt_comm_unload_shim(attnrt_comm *c);
 
-//===-- Time --===//
-
-static inline double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static inline void sleep_s(double s) {
-  if (s <= 0)
-    return;
-  struct timespec ts;
-  ts.tv_sec = (time_t)s;
-  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
 //===-- Configuration and rendezvous (attnrt_rendezvous.c) --===//
 
 /// Checks a configuration; caller names the API function. Errors go to the

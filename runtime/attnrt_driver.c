@@ -178,6 +178,7 @@ static const struct entry_point entry_points[] = {
     ENTRY(EventCreate, "cuEventCreate"),
     ENTRY(EventDestroy, "cuEventDestroy_v2"),
     ENTRY(EventRecord, "cuEventRecord"),
+    ENTRY(EventQuery, "cuEventQuery"),
     ENTRY(EventElapsedTime, "cuEventElapsedTime"),
     // Only kernels with tensormap parameters need it (CUDA 12.0 and later).
     OPTIONAL_ENTRY(TensorMapEncodeTiled, "cuTensorMapEncodeTiled"),
@@ -259,7 +260,22 @@ ATTNRT_API enum attnrt_status attnrt_runtime_create(int device_ordinal,
                        "attnrt_runtime_create: out of host memory");
   rt->ordinal = device_ordinal;
 
-  enum attnrt_status st = load_driver(rt);
+  enum attnrt_status st = ATTNRT_OK;
+  const char *t = getenv(ATTNRT_SYNC_TIMEOUT_ENV);
+  if (t && *t) {
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(t, &end);
+    if (end == t || *end != '\0' || errno == ERANGE || !(x >= 0) || x > 1e9) {
+      st = attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "%s='%s' is not a number of seconds from 0 (no limit) "
+                       "to 1e9",
+                       ATTNRT_SYNC_TIMEOUT_ENV, t);
+      goto out_free;
+    }
+    rt->sync_timeout_s = x;
+  }
+  st = load_driver(rt);
   if (st != ATTNRT_OK)
     goto out_free;
   st = attnrt_check_cu(rt, rt->cu.Init(0), "cuInit");
@@ -387,8 +403,59 @@ ATTNRT_API enum attnrt_status attnrt_runtime_synchronize(attnrt_runtime *rt) {
   enum attnrt_status st = attnrt_ctx_enter(rt);
   if (st != ATTNRT_OK)
     return st;
+  if (rt->sync_timeout_s > 0) {
+    // An event on the legacy default stream completes once the work queued
+    // before it on every blocking stream has (attnrt's streams all block).
+    CUevent ev = NULL;
+    st = attnrt_check_cu(rt, rt->cu.EventCreate(&ev, CU_EVENT_DISABLE_TIMING),
+                         "cuEventCreate");
+    if (st == ATTNRT_OK)
+      st = attnrt_check_cu(rt, rt->cu.EventRecord(ev, NULL), "cuEventRecord");
+    if (st == ATTNRT_OK)
+      st = attnrt_wait_idle(rt, NULL, ev, "attnrt_runtime_synchronize");
+    if (ev)
+      rt->cu.EventDestroy(ev);
+    if (st != ATTNRT_OK)
+      return attnrt_ctx_leave(rt, st);
+  }
   st = attnrt_check_cu(rt, rt->cu.CtxSynchronize(), "cuCtxSynchronize");
   return attnrt_ctx_leave(rt, st);
+}
+
+ATTNRT_API enum attnrt_status attnrt_runtime_set_sync_timeout(attnrt_runtime *rt,
+                                                              double seconds) {
+  if (!rt)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_runtime_set_sync_timeout: runtime is NULL");
+  if (!(seconds >= 0) || seconds > 1e9)
+    return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_runtime_set_sync_timeout: %g is not a number "
+                       "of seconds from 0 (no limit) to 1e9",
+                       seconds);
+  rt->sync_timeout_s = seconds;
+  return ATTNRT_OK;
+}
+
+enum attnrt_status attnrt_wait_idle(attnrt_runtime *rt, CUstream stream,
+                                    CUevent event, const char *caller) {
+  double start = now_s(), pause = 10e-6;
+  for (;;) {
+    CUresult res =
+        event ? rt->cu.EventQuery(event) : rt->cu.StreamQuery(stream);
+    if (res != CUDA_ERROR_NOT_READY)
+      return attnrt_check_cu(rt, res,
+                             event ? "cuEventQuery" : "cuStreamQuery");
+    if (now_s() - start >= rt->sync_timeout_s)
+      return attnrt_fail(
+          rt, ATTNRT_ERR_TIMEOUT,
+          "%s: the GPU work is still running after %g s (%s); a kernel that "
+          "never ends cannot be stopped from the host: end the process to "
+          "free the GPU",
+          caller, rt->sync_timeout_s, ATTNRT_SYNC_TIMEOUT_ENV);
+    sleep_s(pause);
+    if (pause < 1e-3)
+      pause *= 2;
+  }
 }
 
 //===-- Context scope --===//

@@ -8,7 +8,9 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <errno.h>
 #include <stdbool.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,6 +59,7 @@ struct attnrt_driver {
   PFN_cuEventCreate_v2000 EventCreate;
   PFN_cuEventDestroy_v4000 EventDestroy;
   PFN_cuEventRecord_v2000 EventRecord;
+  PFN_cuEventQuery_v2000 EventQuery;
   PFN_cuEventElapsedTime_v2000 EventElapsedTime;
   PFN_cuTensorMapEncodeTiled_v12000 TensorMapEncodeTiled; // optional (12.0+)
 };
@@ -71,6 +74,7 @@ struct attnrt_runtime {
   int ordinal;
   int cc_major, cc_minor;
   int driver_version;
+  double sync_timeout_s; // 0: synchronize waits as long as the work runs
   char last_error[ATTNRT_ERROR_CAP];
 };
 
@@ -167,6 +171,30 @@ enum attnrt_status attnrt_ctx_enter(attnrt_runtime *rt);
 /// failure when status was ATTNRT_OK.
 enum attnrt_status attnrt_ctx_leave(attnrt_runtime *rt,
                                     enum attnrt_status status);
+
+/// Waits until the work event (when not NULL) or else stream marks has
+/// finished, polling, for at most rt->sync_timeout_s seconds; caller names
+/// the API function in the timeout's message. The context must be current.
+enum attnrt_status attnrt_wait_idle(attnrt_runtime *rt, CUstream stream,
+                                    CUevent event, const char *caller);
+
+//===-- Time --===//
+
+static inline double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline void sleep_s(double s) {
+  if (s <= 0)
+    return;
+  struct timespec ts;
+  ts.tv_sec = (time_t)s;
+  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
 
 /// Resolves s to its CUstream for work on rt (NULL -> legacy default stream).
 /// Returns ATTNRT_ERR_INVALID_ARGUMENT naming caller when s belongs to another

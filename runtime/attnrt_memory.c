@@ -206,8 +206,11 @@ ATTNRT_API enum attnrt_status attnrt_stream_synchronize(attnrt_stream *s) {
   enum attnrt_status st = attnrt_ctx_enter(rt);
   if (st != ATTNRT_OK)
     return st;
-  st = attnrt_check_cu(rt, rt->cu.StreamSynchronize(s->stream),
-                       "cuStreamSynchronize");
+  if (rt->sync_timeout_s > 0)
+    st = attnrt_wait_idle(rt, s->stream, NULL, "attnrt_stream_synchronize");
+  if (st == ATTNRT_OK)
+    st = attnrt_check_cu(rt, rt->cu.StreamSynchronize(s->stream),
+                         "cuStreamSynchronize");
   return attnrt_ctx_leave(rt, st);
 }
 

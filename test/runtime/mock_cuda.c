@@ -673,6 +673,12 @@ CUresult CUDAAPI cuEventCreate(CUevent *event, unsigned int flags) {
   return CUDA_SUCCESS;
 }
 
+CUresult CUDAAPI cuEventQuery(CUevent event) {
+  MOCK_ENTER("cuEventQuery");
+  (void)event;
+  return getenv("MOCK_CUDA_STREAM_BUSY") ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuEventDestroy(CUevent event) {
   MOCK_ENTER("cuEventDestroy");
   if (!event)
@@ -739,6 +745,7 @@ static const struct {
     ENTRY("cuStreamQuery", cuStreamQuery),
     ENTRY("cuEventCreate", cuEventCreate),
     ENTRY("cuEventDestroy", cuEventDestroy),
+    ENTRY("cuEventQuery", cuEventQuery),
     ENTRY("cuEventRecord", cuEventRecord),
     ENTRY("cuEventElapsedTime", cuEventElapsedTime),
     ENTRY("cuTensorMapEncodeTiled", tensor_map_encode_tiled),

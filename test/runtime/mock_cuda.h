@@ -10,7 +10,7 @@
 //                                     less: CUDA_ERROR_INVALID_VALUE)
 //   MOCK_CUDA_JIT_LOG=text            error log a failing cuModuleLoadDataEx writes
 //   MOCK_CUDA_NO_PROC_ADDRESS=1       cuGetProcAddress_v2 finds nothing (dlsym fallback)
-//   MOCK_CUDA_STREAM_BUSY=1           cuStreamQuery answers CUDA_ERROR_NOT_READY
+//   MOCK_CUDA_STREAM_BUSY=1           cuStreamQuery and cuEventQuery answer CUDA_ERROR_NOT_READY
 // Calls that need a context fail with CUDA_ERROR_INVALID_CONTEXT unless one is
 // pushed; cuModuleGetFunction reads the kernel's .param list from the PTX text
 // (".param .u64 p", ".param .align 64 .b8 p[128]") so cuLaunchKernel can

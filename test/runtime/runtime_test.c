@@ -153,6 +153,59 @@ static int test_runtime_synchronize_failure(void) {
   return 0;
 }
 
+/// A sync timeout turns GPU work that never finishes into ATTNRT_ERR_TIMEOUT
+/// (the mock's queries answer "not ready" while MOCK_CUDA_STREAM_BUSY is
+/// set); 0, the default, waits as the driver does.
+static int test_sync_timeout(void) {
+  CREATE_RUNTIME(rt);
+  CHECK(attnrt_runtime_set_sync_timeout(rt, -1) == ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(rt),
+                 "attnrt_runtime_set_sync_timeout: -1 is not a number of seconds"));
+  CHECK(attnrt_runtime_set_sync_timeout(rt, 0.0 / 0.0) ==
+        ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(attnrt_runtime_set_sync_timeout(NULL, 1) == ATTNRT_ERR_INVALID_ARGUMENT);
+  attnrt_stream *s = NULL;
+  CHECK(attnrt_stream_create(rt, &s) == ATTNRT_OK);
+  setenv("MOCK_CUDA_STREAM_BUSY", "1", 1);
+  // No limit: the driver's own synchronize (which the mock answers at once).
+  CHECK(attnrt_runtime_synchronize(rt) == ATTNRT_OK);
+  CHECK(attnrt_stream_synchronize(s) == ATTNRT_OK);
+  CHECK(attnrt_runtime_set_sync_timeout(rt, 0.05) == ATTNRT_OK);
+  CHECK(attnrt_runtime_synchronize(rt) == ATTNRT_ERR_TIMEOUT);
+  CHECK(contains(attnrt_last_error(rt),
+                 "attnrt_runtime_synchronize: the GPU work is still running "
+                 "after 0.05 s (ATTNRT_SYNC_TIMEOUT_S)"));
+  CHECK(attnrt_stream_synchronize(s) == ATTNRT_ERR_TIMEOUT);
+  CHECK(contains(attnrt_last_error(rt),
+                 "attnrt_stream_synchronize: the GPU work is still running"));
+  unsetenv("MOCK_CUDA_STREAM_BUSY");
+  CHECK(attnrt_runtime_synchronize(rt) == ATTNRT_OK);
+  CHECK(attnrt_stream_synchronize(s) == ATTNRT_OK);
+  // A failed query is the driver's error, not a timeout.
+  setenv("MOCK_CUDA_FAIL", "cuEventQuery", 1);
+  setenv("MOCK_CUDA_FAIL_CODE", "700", 1);
+  CHECK(attnrt_runtime_synchronize(rt) == ATTNRT_ERR_CUDA);
+  CHECK(contains(attnrt_last_error(rt), "cuEventQuery failed"));
+  unsetenv("MOCK_CUDA_FAIL");
+  attnrt_stream_destroy(s);
+  attnrt_runtime_destroy(rt);
+
+  // The default of a new runtime comes from ATTNRT_SYNC_TIMEOUT_S.
+  setenv(ATTNRT_SYNC_TIMEOUT_ENV, "soon", 1);
+  attnrt_runtime *bad = NULL;
+  CHECK(attnrt_runtime_create(0, &bad) == ATTNRT_ERR_INVALID_ARGUMENT && !bad);
+  CHECK(contains(attnrt_last_error(NULL),
+                 "ATTNRT_SYNC_TIMEOUT_S='soon' is not a number of seconds"));
+  setenv(ATTNRT_SYNC_TIMEOUT_ENV, "0.05", 1);
+  CREATE_RUNTIME(env);
+  unsetenv(ATTNRT_SYNC_TIMEOUT_ENV);
+  setenv("MOCK_CUDA_STREAM_BUSY", "1", 1);
+  CHECK(attnrt_runtime_synchronize(env) == ATTNRT_ERR_TIMEOUT);
+  unsetenv("MOCK_CUDA_STREAM_BUSY");
+  attnrt_runtime_destroy(env);
+  return 0;
+}
+
 static int test_context_push_failure(void) {
   CREATE_RUNTIME(rt);
   setenv("MOCK_CUDA_FAIL", "cuCtxPushCurrent", 1);
@@ -391,6 +444,7 @@ int main(void) {
       TEST(test_dlsym_fallback),
       TEST(test_real_stub_library),
       TEST(test_runtime_synchronize_failure),
+      TEST(test_sync_timeout),
       TEST(test_context_push_failure),
       TEST(test_memory_round_trip),
       TEST(test_memory_errors),

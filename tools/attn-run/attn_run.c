@@ -35,6 +35,7 @@ struct options {
   double tolerance; // <= 0: pick by element type
   bool gpu;
   int iters;        // timed launches on the GPU (0: none)
+  double timeout_s; // GPU: how long the work may run (0: no limit)
   enum attn_gpu_kernel kernel;
 };
 
@@ -47,6 +48,10 @@ static void usage(FILE *f) {
           "reference.\n\n"
           "  --target=cpu|gpu       run on the CPU (JIT, default) or on GPU 0\n"
           "  --iters=<n>            GPU only: also time n launches (median)\n"
+          "  --timeout=<s>          GPU only: fail when the GPU work queued "
+          "between two waits\n"
+          "                         runs longer than this (default 300; 0: no "
+          "limit)\n"
           "  --kernel=auto|hopper|mma|plain  GPU kernel family (default "
           "auto: Hopper on\n"
           "                         sm_90a, mma.sync on other chips from "
@@ -80,6 +85,7 @@ static bool sets_ctas(const char *opts) {
 
 static int parse_args(int argc, char **argv, struct options *o) {
   o->seed = attn_fresh_seed();
+  o->timeout_s = 300;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     char *end;
@@ -114,6 +120,14 @@ static int parse_args(int argc, char **argv, struct options *o) {
         return 1;
       }
       o->iters = (int)n;
+    } else if (!strncmp(a, "--timeout=", 10)) {
+      o->timeout_s = strtod(a + 10, &end);
+      if (*end || !a[10] || !(o->timeout_s >= 0) || o->timeout_s > 1e9) {
+        fprintf(stderr, "%s: error: --timeout expects a number of seconds in "
+                        "[0, 1e9]\n",
+                tool);
+        return 1;
+      }
     } else if (!strncmp(a, "--kernel=", 9)) {
       const char *k = a + 9;
       if (!strcmp(k, "auto") || !strcmp(k, "hopper") || !strcmp(k, "mma") ||
@@ -177,7 +191,7 @@ int main(int argc, char **argv) {
          attn_tool_run_pipeline(tool, module, "attn-fuse") &&
          attn_run_collect_jobs(module, jobs, 64, &njobs);
   }
-  struct attn_executor x = {.iters = o.iters};
+  struct attn_executor x = {.iters = o.iters, .timeout_s = o.timeout_s};
   if (ok && o.gpu)
     ok = attn_gpu_executor_init(&x); // fail fast when there is no GPU
   if (ok && o.gpu && o.chip) // the driver JIT-compiles older targets' PTX

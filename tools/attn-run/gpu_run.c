@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *tool = "attn-run";
 
@@ -14,6 +15,14 @@ static bool fail(struct attn_executor *x, const char *what,
                  enum attnrt_status st) {
   fprintf(stderr, "%s: error: %s: %s (%s)\n", tool, what,
           attnrt_last_error(x->rt), attnrt_status_string(st));
+  if (st == ATTNRT_ERR_TIMEOUT) {
+    // A kernel still running cannot be stopped, and unloading its module or
+    // releasing the context would wait for it: end the process, which frees
+    // the GPU.
+    fflush(stdout);
+    fflush(stderr);
+    _exit(1);
+  }
   return false;
 }
 
@@ -26,7 +35,8 @@ bool attn_gpu_executor_init(struct attn_executor *x) {
     return false;
   }
   int major = 0, minor = 0;
-  if ((st = attnrt_runtime_compute_capability(x->rt, &major, &minor)) ||
+  if ((st = attnrt_runtime_set_sync_timeout(x->rt, x->timeout_s)) ||
+      (st = attnrt_runtime_compute_capability(x->rt, &major, &minor)) ||
       (st = attnrt_runtime_device_name(x->rt, x->device, sizeof x->device)) ||
       (st = attnrt_runtime_sm_count(x->rt, &x->sms)))
     return fail(x, "cannot query the GPU", st);
