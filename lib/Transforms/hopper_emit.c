@@ -83,8 +83,6 @@ struct ids {
   // key blocks; kc = key blocks this CTA loaded before it, qn = tiles before
   // it (the parity of the Q barriers).
   int q_row, h, b, kh, nkb, kc, qn;
-  // Persistent kernels: the tile's entry in the list and the list's end.
-  int ti, tend;
 };
 
 /// Entry i (i32) of the persistent schedule @<name>__tiles.
@@ -99,21 +97,6 @@ static int load_tile(struct em *e, int i) {
                      ptr);
 }
 
-/// The query block (i32) of tile t (i32) as hopper_schedule.c numbers
-/// tiles: longest causal query blocks first.
-static int tile_q_block(struct em *e, int t) {
-  int64_t nq = attn_hopper_query_blocks(e->k);
-  return attn_ptx_op(&e->p, "arith.subi %%v%d, %%v%d : i32",
-                     attn_ptx_ci32(&e->p, nq - 1), attn_ptx_remc(&e->p, t, nq));
-}
-
-/// Tile t (i32) of entry i of the persistent schedule.
-static int tile_at(struct em *e, int i) {
-  int64_t g[3];
-  attn_hopper_grid(e->k, g);
-  return load_tile(e, attn_ptx_addc(&e->p, i, g[0] + 1));
-}
-
 /// Opens the loop over this CTA's tiles and sets x's tile values (tile t as
 /// hopper_schedule.c numbers them). A persistent kernel's CTA bx runs the
 /// tiles its list in @<name>__tiles holds; otherwise the CTA's one tile comes
@@ -121,33 +104,37 @@ static int tile_at(struct em *e, int i) {
 static void open_tiles(struct em *e, struct ids *x) {
   const struct attn_hopper_kernel *k = e->k;
   int64_t nq = attn_hopper_query_blocks(k);
+  int qb;
   if (!k->persistent_ctas) {
     x->kc = x->qn = attn_ptx_ci32(&e->p, 0);
     // Longest causal query blocks first: block x runs query block gx-1-x.
-    int qb = attn_ptx_op(&e->p, "arith.subi %%v%d, %%v%d : i32",
-                         attn_ptx_addc(&e->p, x->gx, -1), x->bx);
+    qb = attn_ptx_op(&e->p, "arith.subi %%v%d, %%v%d : i32",
+                     attn_ptx_addc(&e->p, x->gx, -1), x->bx);
     x->h = attn_ptx_op(&e->p, "nvvm.read.ptx.sreg.ctaid.y : i32");
     x->b = attn_ptx_op(&e->p, "nvvm.read.ptx.sreg.ctaid.z : i32");
-    x->q_row = attn_ptx_mulc(&e->p, qb, k->block_m);
   } else {
     int zero = attn_ptx_ci32(&e->p, 0);
     int init[2] = {zero, zero}, arg[2];
     const char *tys[2] = {"i32", "i32"};
-    int lo = attn_ptx_to_index(&e->p, load_tile(e, x->bx));
-    x->tend = load_tile(e, attn_ptx_addc(&e->p, x->bx, 1));
-    int hi = attn_ptx_to_index(&e->p, x->tend), st = attn_ptx_cidx(&e->p, 1);
+    int64_t g[3];
+    attn_hopper_grid(k, g);
+    int lo = attn_ptx_to_index(&e->p, load_tile(e, x->bx)),
+        hi = attn_ptx_to_index(&e->p,
+                               load_tile(e, attn_ptx_addc(&e->p, x->bx, 1))),
+        st = attn_ptx_cidx(&e->p, 1);
     int it = e->p.next++, res = e->p.next++;
     attn_ptx_open_for(&e->p, res, it, lo, hi, st, 2, init, arg, tys);
     x->kc = arg[0];
     x->qn = arg[1];
-    x->ti = attn_ptx_from_index(&e->p, it);
-    int t = tile_at(e, x->ti);
+    int i = attn_ptx_from_index(&e->p, it);
+    int t = load_tile(e, attn_ptx_addc(&e->p, i, g[0] + 1));
     int hb = attn_ptx_divc(&e->p, t, nq);
-    int qb = tile_q_block(e, t);
+    qb = attn_ptx_op(&e->p, "arith.subi %%v%d, %%v%d : i32",
+                     attn_ptx_ci32(&e->p, nq - 1), attn_ptx_remc(&e->p, t, nq));
     x->h = attn_ptx_remc(&e->p, hb, k->heads);
     x->b = attn_ptx_divc(&e->p, hb, k->heads);
-    x->q_row = attn_ptx_mulc(&e->p, qb, k->block_m);
   }
+  x->q_row = attn_ptx_mulc(&e->p, qb, k->block_m);
   x->kh = attn_ptx_divc(&e->p, x->h, k->heads / k->kv_heads);
   int64_t blocks = (k->seq_k + k->block_n - 1) / k->block_n;
   x->nkb = attn_ptx_ci32(&e->p, blocks);
@@ -433,20 +420,6 @@ static void rescale(struct em *e, int *ov, const int alpha[2]) {
     ov[i] = attn_ptx_fmul(&e->p, ov[i], alpha[(i >> 1) & 1]);
 }
 
-/// The consumer warpgroup's 64 rows of the Q tile whose first query row is
-/// q_row (i32), rotated in shared memory and made visible to wgmma.
-static void rotate_q_rows(struct em *e, const struct cons *c,
-                          const struct ids *x, int q_row,
-                          const struct attn_hopper_rope_rows *rq) {
-  const struct attn_hopper_kernel *k = e->k;
-  int wg_row = attn_ptx_addi(&e->p, q_row, attn_ptx_mulc(&e->p, c->cw, 64));
-  attn_hopper_rope_rows(&e->p, k, x->smem, attn_ptx_ci32(&e->p, (int)e->q_off),
-                        k->block_m, attn_ptx_mulc(&e->p, c->cw, 64), 64,
-                        attn_ptx_addc(&e->p, wg_row, k->rope_offset), rq);
-  attn_ptx_fence_proxy_async(&e->p, false);
-  attn_ptx_asm_r(&e->p, "bar.sync $0, 128;", attn_ptx_addc(&e->p, c->cw, 1));
-}
-
 /// Consumer warpgroups, FlashAttention-3 schedule: in step j each issues
 /// S_j = Q K_j^T and O += P_{j-1} V_{j-1} back to back, then lets the other
 /// warpgroup issue its pair (ping-pong on named barriers) and computes the
@@ -482,23 +455,20 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   c.wg_row = attn_ptx_addi(&e->p, x->q_row, attn_ptx_mulc(&e->p, c.cw, 64));
   c.row0 =
       attn_ptx_addi(&e->p, c.wg_row, wrow); // query row of register pairs 0-1
-  // With q-rope=next, a tile's Q was waited for and rotated during the
-  // previous tile's last P V; only the CTA's first tile does it here.
-  bool next = q_steps && k->persistent_ctas && k->rope_q_next;
-  if (next)
-    attn_ptx_line(&e->p, "scf.if %%v%d {", attn_ptx_cmpc(&e->p, "eq", x->qn, 0));
   attn_ptx_mbar_wait(&e->p, e->q_by_producer ? x->bar_qready : x->bar_q,
                      q_parity(e, x));
   if (k->rope && !e->q_by_producer) {
     if (q_steps) {
-      rotate_q_rows(e, &c, x, x->q_row, &rq);
+      int first = attn_ptx_mulc(&e->p, c.cw, 64);
+      attn_hopper_rope_rows(
+          &e->p, e->k, x->smem, attn_ptx_ci32(&e->p, (int)e->q_off), k->block_m,
+          first, 64, attn_ptx_addc(&e->p, c.wg_row, k->rope_offset), &rq);
+      attn_ptx_fence_proxy_async(&e->p, false);
     } else {
       attn_hopper_rope_q_pairs(&e->p, e->k, x->smem, wt, x->q_row, c.cw);
-      attn_ptx_asm_r(&e->p, "bar.sync $0, 128;", attn_ptx_addc(&e->p, c.cw, 1));
     }
+    attn_ptx_asm_r(&e->p, "bar.sync $0, 128;", attn_ptx_addc(&e->p, c.cw, 1));
   }
-  if (next)
-    attn_ptx_line(&e->p, "}");
   int qaddr = attn_ptx_addi(&e->p, attn_ptx_addc(&e->p, x->sbase, e->q_off),
                             attn_ptx_mulc(&e->p, c.cw, 64 * 128));
   c.desc_q = attn_ptx_make_desc(&e->p, qaddr, 16, 1024);
@@ -632,18 +602,6 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   attn_ptx_wgmma_fence(&e->p);
   issue_pv(e, vl, ov, pa);
   attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", c.sched_other);
-  if (next) {
-    // The next tile's Q: the producer loads it once both warpgroups are past
-    // their last Q K^T, so it is usually there while this P V runs.
-    attn_ptx_line(&e->p, "scf.if %%v%d {",
-                  attn_ptx_op(&e->p, "arith.cmpi ult, %%v%d, %%v%d : i32",
-                              attn_ptx_addc(&e->p, x->ti, 1), x->tend));
-    attn_ptx_mbar_wait(&e->p, x->bar_q, flip(e, q_parity(e, x)));
-    int t = tile_at(e, attn_ptx_addc(&e->p, x->ti, 1));
-    rotate_q_rows(e, &c, x,
-                  attn_ptx_mulc(&e->p, tile_q_block(e, t), k->block_m), &rq);
-    attn_ptx_line(&e->p, "}");
-  }
   attn_ptx_wgmma_wait(&e->p, 0);
   attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
   attn_ptx_mbar_arrive(&e->p, bar_at(e, x->bar_empty, sl));

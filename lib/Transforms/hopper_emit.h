@@ -54,10 +54,6 @@ struct attn_hopper_kernel {
   /// 1-3 rotate each tile's Q while the consumers finish the previous tile
   /// (else the consumers rotate their rows).
   bool rope_q_by_producer;
-  /// In a persistent kernel with RoPE: each consumer warpgroup rotates its
-  /// rows of the next tile's Q while its last P V of the tile runs (else at
-  /// the start of the tile).
-  bool rope_q_next;
 };
 
 /// The most tiles a persistent kernel schedules (its schedule is a table of

@@ -70,8 +70,7 @@ struct hopper_options {
   enum placement rope;  // auto: the program's rope.strategy, else split
   bool persistent;      // a few CTAs looping over the tiles
   long ctas;            // how many (0: one per SM of gpu)
-  bool q_by_producer;   // q-rope=producer
-  bool q_next;          // q-rope=next (else consumers)
+  bool q_by_producer;   // q-rope=producer (else consumers)
   long tile_overhead;   // the schedule's cost of a tile beyond its key blocks
 };
 
@@ -90,9 +89,8 @@ static const struct attn_pass_option hopper_options_help[] = {
                       "beyond its key blocks, in key blocks (0: 2)"},
     {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
                "(split): producer (warps 1-3, overlapping the previous "
-               "tile), consumers (each its rows at the start of the tile, "
-               "the default) or next (each its rows of the next tile, "
-               "during its last P V)"},
+               "tile) or consumers (each its rows at the start of the tile, "
+               "the default)"},
     {"rope", "where RoPE runs: auto (the program's rope.strategy, else the "
              "cost model's choice), fused (Q and K in the kernel, K per tile), "
              "split (K by a "
@@ -111,7 +109,6 @@ static void hopper_init(void *opts) {
   o->persistent = true;
   o->ctas = 0;
   o->q_by_producer = false;
-  o->q_next = false;
   o->tile_overhead = 0;
 }
 
@@ -154,11 +151,10 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   }
   if (!strcmp(name, "q-rope")) {
     o->q_by_producer = !strcmp(value, "producer");
-    o->q_next = !strcmp(value, "next");
-    if (o->q_by_producer || o->q_next || !strcmp(value, "consumers"))
+    if (o->q_by_producer || !strcmp(value, "consumers"))
       return true;
     snprintf(err, errlen,
-             "option 'q-rope' expects producer, consumers or next, found '%s'",
+             "option 'q-rope' expects producer or consumers, found '%s'",
              value);
     return false;
   }
@@ -250,7 +246,6 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // that was never consistently faster, so the consumers rotate Q unless
   // asked otherwise.
   k->rope_q_by_producer = o->q_by_producer;
-  k->rope_q_next = o->q_next;
   // A tile's own work (see attn_hopper_kernel::tile_overhead): 2 key blocks
   // measured best or within noise of the best of 1, 2, 4 and 8 on an H200
   // at d 64 and 128, N 1K to 8K (8 was best at N = 1K only).

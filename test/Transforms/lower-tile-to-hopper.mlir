@@ -78,7 +78,7 @@ func.func @attn(%q: tensor<2x8x512x128xbf16>, %k: tensor<2x8x512x128xbf16>, %v: 
 // PRODQ: nvvm.setmaxregister increase 224
 // PRODQ-NOT: llvm.call @__nv_sinf
 // PRODQ: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// BADQ: option 'q-rope' expects producer, consumers or next, found 'both'
+// BADQ: option 'q-rope' expects producer or consumers, found 'both'
 // With 5 CTAs the schedule is decided at compile time, as the block
 // scheduler would place the 64 tiles (costs 4, 3, 2, 1 key blocks for
 // query blocks 3..0 of each head, + 2 for the tile): 6 offsets, then the
