@@ -32,4 +32,7 @@ setup() {
     done
   fi
   export ATTN_CARRY="$carry"
+  # A kernel that never ends fails the wait for it after 2 minutes instead
+  # of hanging the session (docs/runtime.md; attn-run has --timeout).
+  export ATTNRT_SYNC_TIMEOUT_S=${ATTNRT_SYNC_TIMEOUT_S:-120}
 }
