@@ -35,7 +35,8 @@ struct options {
   double tolerance; // <= 0: pick by element type
   bool gpu;
   int iters;        // timed launches on the GPU (0: none)
-  double timeout_s; // GPU: how long the work may run (0: no limit)
+  double timeout_s; // GPU: how long the work may run (0: no limit; < 0: the
+                    // environment's ATTNRT_SYNC_TIMEOUT_S, else 300)
   enum attn_gpu_kernel kernel;
 };
 
@@ -50,8 +51,9 @@ static void usage(FILE *f) {
           "  --iters=<n>            GPU only: also time n launches (median)\n"
           "  --timeout=<s>          GPU only: fail when the GPU work queued "
           "between two waits\n"
-          "                         runs longer than this (default 300; 0: no "
-          "limit)\n"
+          "                         runs longer than this (default: "
+          "ATTNRT_SYNC_TIMEOUT_S, else\n"
+          "                         300; 0: no limit)\n"
           "  --kernel=auto|hopper|mma|plain  GPU kernel family (default "
           "auto: Hopper on\n"
           "                         sm_90a, mma.sync on other chips from "
@@ -85,7 +87,7 @@ static bool sets_ctas(const char *opts) {
 
 static int parse_args(int argc, char **argv, struct options *o) {
   o->seed = attn_fresh_seed();
-  o->timeout_s = 300;
+  o->timeout_s = -1;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     char *end;

@@ -34,8 +34,12 @@ bool attn_gpu_executor_init(struct attn_executor *x) {
     x->rt = NULL;
     return false;
   }
+  // --timeout, else the runtime's ATTNRT_SYNC_TIMEOUT_S, else 5 minutes.
+  const char *env = getenv(ATTNRT_SYNC_TIMEOUT_ENV);
+  double timeout = x->timeout_s >= 0 ? x->timeout_s : env && *env ? -1 : 300;
   int major = 0, minor = 0;
-  if ((st = attnrt_runtime_set_sync_timeout(x->rt, x->timeout_s)) ||
+  if ((timeout >= 0 &&
+       (st = attnrt_runtime_set_sync_timeout(x->rt, timeout))) ||
       (st = attnrt_runtime_compute_capability(x->rt, &major, &minor)) ||
       (st = attnrt_runtime_device_name(x->rt, x->device, sizeof x->device)) ||
       (st = attnrt_runtime_sm_count(x->rt, &x->sms)))
