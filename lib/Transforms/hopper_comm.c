@@ -92,10 +92,9 @@ static int peer_base(struct attn_gemm_em *e, int peer) {
   int addr = at(e, e->peers, 8LL * peer);
   int remote = attn_ptx_asmv(e->p, "i64", "=l,l", "ld.global.nc.u64 $0, [$1];",
                              1, &addr, t);
-  return attn_ptx_sel(e->p,
-                      attn_ptx_op(e->p, "arith.cmpi eq, %%v%d, %%v%d : i32",
-                                  attn_ptx_ci32(e->p, peer), e->rank),
-                      ptr_i64(e, e->ws), remote, "i64");
+  return attn_ptx_sel(
+      e->p, attn_ptx_cmp(e->p, "eq", attn_ptx_ci32(e->p, peer), e->rank),
+      ptr_i64(e, e->ws), remote, "i64");
 }
 
 /// One thread: waits until the u32 at addr is at least target (acquire at
@@ -293,8 +292,7 @@ static void task_reduce(struct attn_gemm_em *e, const struct team *tm,
     srcs[p] = at(e, x->local, e->ws_at.data + (int64_t)p * mn);
   int mine = 1;
   if (all) {
-    mine = attn_ptx_op(e->p, "arith.cmpi eq, %%v%d, %%v%d : i32",
-                       attn_ptx_remc(e->p, t, g->world), e->rank);
+    mine = attn_ptx_cmp(e->p, "eq", attn_ptx_remc(e->p, t, g->world), e->rank);
     attn_ptx_line(e->p, "scf.if %%v%d {", mine);
   }
   if_first(e, tm);
@@ -560,9 +558,8 @@ void attn_gemm_comm_finish(struct attn_gemm_em *e) {
                           "atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;", 1,
                           &addr, t);
   int grid = g->ctas + g->comm_ctas;
-  int last = attn_ptx_op(e->p, "arith.cmpi eq, %%v%d, %%v%d : i32",
-                         attn_ptx_addc(e->p, old, 1),
-                         attn_ptx_mulc(e->p, e->epoch, grid));
+  int last = attn_ptx_cmp(e->p, "eq", attn_ptx_addc(e->p, old, 1),
+                          attn_ptx_mulc(e->p, e->epoch, grid));
   attn_ptx_line(e->p, "scf.if %%v%d {", last);
   if (g->adaptive) {
     // Every CTA of this rank is past its last claim: reset for the next

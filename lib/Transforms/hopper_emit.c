@@ -285,8 +285,7 @@ static void mask_scores(struct em *e, int *sv, int j, int lr, int row0) {
     int bad = attn_ptx_cmpc(&e->p, "uge", col, k->seq_k);
     if (k->causal)
       bad = attn_ptx_op(&e->p, "arith.ori %%v%d, %%v%d : i1", bad,
-                        attn_ptx_op(&e->p, "arith.cmpi ugt, %%v%d, %%v%d : i32",
-                                    col, rows[(i >> 1) & 1]));
+                        attn_ptx_cmp(&e->p, "ugt", col, rows[(i >> 1) & 1]));
     sv[i] = attn_ptx_sel(&e->p, bad, ninf, sv[i], "f32");
   }
 }
@@ -345,9 +344,9 @@ static void maybe_mask(struct em *e, const struct cons *c, int j, int *sv) {
                           k->block_n); // one past the block
   int need = attn_ptx_cmpc(&e->p, "ugt", end, k->seq_k);
   if (k->causal)
-    need = attn_ptx_op(&e->p, "arith.ori %%v%d, %%v%d : i1", need,
-                       attn_ptx_op(&e->p, "arith.cmpi ugt, %%v%d, %%v%d : i32",
-                                   end, attn_ptx_addc(&e->p, c->wg_row, 1)));
+    need = attn_ptx_op(
+        &e->p, "arith.ori %%v%d, %%v%d : i1", need,
+        attn_ptx_cmp(&e->p, "ugt", end, attn_ptx_addc(&e->p, c->wg_row, 1)));
   int r = e->p.next++;
   struct attn_strbuf h = {0};
   attn_strbuf_printf(&h, "%%v%d:%d = scf.if %%v%d -> (", r, ns, need);

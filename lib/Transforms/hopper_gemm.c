@@ -307,8 +307,8 @@ static void producer_tile(struct attn_gemm_em *e, int t, int kb0) {
     // This rank's rows come from a (its shard), the others' from the
     // gathered copy in the workspace once they have arrived.
     int64_t rows = g->m / g->world;
-    int mine = attn_ptx_op(e->p, "arith.cmpi eq, %%v%d, %%v%d : i32",
-                           attn_ptx_divc(e->p, tm, rows / g->block_m), e->rank);
+    int mine = attn_ptx_cmp(
+        e->p, "eq", attn_ptx_divc(e->p, tm, rows / g->block_m), e->rank);
     attn_gemm_comm_wait_rows(e, tm, mine);
     a_map = attn_ptx_sel(e->p, mine, e->a_map, e->g_map, "i64");
     row = attn_ptx_sel(

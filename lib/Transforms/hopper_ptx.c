@@ -83,8 +83,10 @@ int attn_ptx_remc(struct attn_ptx *p, int a, long long c) {
   return attn_ptx_bin(p, "arith.remui", a, attn_ptx_ci32(p, c), "i32");
 }
 int attn_ptx_cmpc(struct attn_ptx *p, const char *pred, int a, long long c) {
-  return attn_ptx_op(p, "arith.cmpi %s, %%v%d, %%v%d : i32", pred, a,
-                     attn_ptx_ci32(p, c));
+  return attn_ptx_cmp(p, pred, a, attn_ptx_ci32(p, c));
+}
+int attn_ptx_cmp(struct attn_ptx *p, const char *pred, int a, int b) {
+  return attn_ptx_op(p, "arith.cmpi %s, %%v%d, %%v%d : i32", pred, a, b);
 }
 int attn_ptx_fmul(struct attn_ptx *p, int a, int b) {
   return attn_ptx_bin(p, "arith.mulf", a, b, "f32");

@@ -57,7 +57,10 @@ int attn_ptx_addc(struct attn_ptx *p, int a, long long c);
 int attn_ptx_mulc(struct attn_ptx *p, int a, long long c);
 int attn_ptx_divc(struct attn_ptx *p, int a, long long c);
 int attn_ptx_remc(struct attn_ptx *p, int a, long long c);
+/// i1: a pred c for a constant c (cmpc) or a pred b for a value b (cmp), i32
+/// operands; pred is arith.cmpi's ("eq", "ult", ...).
 int attn_ptx_cmpc(struct attn_ptx *p, const char *pred, int a, long long c);
+int attn_ptx_cmp(struct attn_ptx *p, const char *pred, int a, int b);
 /// f32 arithmetic; fma3 is a * b + c.
 int attn_ptx_fmul(struct attn_ptx *p, int a, int b);
 int attn_ptx_fadd(struct attn_ptx *p, int a, int b);

@@ -192,7 +192,7 @@ static int tile_k(struct em *e, int s) {
 /// block owns one group).
 static void load_block(struct em *e, const struct ids *x, int j) {
   const struct attn_hopper_kernel *k = e->k;
-  int ok = attn_ptx_op(&e->p, "arith.cmpi ult, %%v%d, %%v%d : i32", j, x->kend);
+  int ok = attn_ptx_cmp(&e->p, "ult", j, x->kend);
   attn_ptx_line(&e->p, "scf.if %%v%d {", ok);
   int kt = tile_k(e, attn_ptx_remc(&e->p, j, k->stages));
   int row0 = attn_ptx_mulc(&e->p, j, k->block_n);
@@ -395,9 +395,9 @@ static void mask(struct em *e, const struct ids *x, int j, int *sv) {
   int end = attn_ptx_mulc(p, attn_ptx_addc(p, j, 1), k->block_n);
   int need = attn_ptx_cmpc(p, "ugt", end, k->seq_k);
   if (k->causal)
-    need = attn_ptx_op(p, "arith.ori %%v%d, %%v%d : i1", need,
-                       attn_ptx_op(p, "arith.cmpi ugt, %%v%d, %%v%d : i32", end,
-                                   attn_ptx_addc(p, x->warp_row0, 1)));
+    need = attn_ptx_op(
+        p, "arith.ori %%v%d, %%v%d : i1", need,
+        attn_ptx_cmp(p, "ugt", end, attn_ptx_addc(p, x->warp_row0, 1)));
   const char *tys[MAX_REGS];
   for (int i = 0; i < e->ns; ++i)
     tys[i] = "f32";
@@ -412,8 +412,7 @@ static void mask(struct em *e, const struct ids *x, int j, int *sv) {
     int bad = attn_ptx_cmpc(p, "uge", col, k->seq_k);
     if (k->causal)
       bad = attn_ptx_op(p, "arith.ori %%v%d, %%v%d : i1", bad,
-                        attn_ptx_op(p, "arith.cmpi ugt, %%v%d, %%v%d : i32",
-                                    col, rows[(i >> 1) & 1]));
+                        attn_ptx_cmp(p, "ugt", col, rows[(i >> 1) & 1]));
     masked[i] = attn_ptx_sel(p, bad, x->ninf, sv[i], "f32");
   }
   attn_ptx_yield_list(p, "scf.yield", masked, e->ns, tys);
@@ -682,9 +681,8 @@ void attn_mma_emit_kernel(struct attn_strbuf *b,
     int skip = -1;
     if (k->causal) {
       // Blocks entirely above this warp's rows change nothing.
-      skip = attn_ptx_op(p, "arith.cmpi ugt, %%v%d, %%v%d : i32",
-                         attn_ptx_mulc(p, j, k->block_n),
-                         attn_ptx_addc(p, x.warp_row0, 15));
+      skip = attn_ptx_cmp(p, "ugt", attn_ptx_mulc(p, j, k->block_n),
+                          attn_ptx_addc(p, x.warp_row0, 15));
       int rr = open_if(&e, skip, ncarry, tys);
       attn_ptx_yield_list(p, "scf.yield", arg, ncarry, tys);
       attn_ptx_line(p, "} else {");
