@@ -143,6 +143,19 @@ void attn_hopper_rope_rows_setup(struct attn_ptx *p,
                                  const struct attn_hopper_kernel *k, int rt,
                                  int nthreads, struct attn_hopper_rope_rows *r);
 
+/// Rotates, in shared memory, a slot's two 32-bit words at pa and pb
+/// (!llvm.ptr<3>): pair 0 by (c0, s0), pair 1 by (c1, s1). Interleaved, each
+/// word is one pair; rotate-half, pa holds both pairs' x1 and pb their x2.
+void attn_hopper_rope_rotate_words(struct attn_ptx *p,
+                                   const struct attn_hopper_kernel *k, int pa,
+                                   int pb, int c0, int s0, int c1, int s1);
+
+/// Ends a loop down the rows whose iteration arguments are the two pairs'
+/// cos/sin (c0, s0, c1, s1): yields them advanced by the step's rotation
+/// (sc0, ss0, sc1, ss1) and closes the loop.
+void attn_hopper_rope_step_rows(struct attn_ptx *p, int c0, int s0, int c1,
+                                int s1, int sc0, int ss0, int sc1, int ss1);
+
 /// Rotates rows [first, first + nrows) of a swizzled tile of tile_rows rows
 /// at tile_base (i32 offsets from the shared-memory base smem); row `first`
 /// has position pos_first.

@@ -334,6 +334,14 @@ void attn_hopper_rope_rows(struct attn_ptx *p,
       p, smem, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c1));
   int pb = attn_ptx_smem_ptr(
       p, smem, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c2));
+  attn_hopper_rope_rotate_words(p, k, pa, pb, ac0, as0, ac1, as1);
+  attn_hopper_rope_step_rows(p, ac0, as0, ac1, as1, r->step_c0, r->step_s0,
+                             r->step_c1, r->step_s1);
+}
+
+void attn_hopper_rope_rotate_words(struct attn_ptx *p,
+                                   const struct attn_hopper_kernel *k, int pa,
+                                   int pb, int c0, int s0, int c1, int s1) {
   int wa = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pa);
   int wb = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pb);
   int alo, ahi, blo, bhi;
@@ -341,19 +349,23 @@ void attn_hopper_rope_rows(struct attn_ptx *p,
   attn_ptx_unpack2(p, wb, &blo, &bhi);
   int nalo, nahi, nblo, nbhi;
   if (k->interleaved) {
-    attn_ptx_rotate(p, alo, ahi, ac0, as0, &nalo, &nahi);
-    attn_ptx_rotate(p, blo, bhi, ac1, as1, &nblo, &nbhi);
+    attn_ptx_rotate(p, alo, ahi, c0, s0, &nalo, &nahi);
+    attn_ptx_rotate(p, blo, bhi, c1, s1, &nblo, &nbhi);
   } else {
-    attn_ptx_rotate(p, alo, blo, ac0, as0, &nalo, &nblo);
-    attn_ptx_rotate(p, ahi, bhi, ac1, as1, &nahi, &nbhi);
+    attn_ptx_rotate(p, alo, blo, c0, s0, &nalo, &nblo);
+    attn_ptx_rotate(p, ahi, bhi, c1, s1, &nahi, &nbhi);
   }
   attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
                 attn_ptx_pack2(p, nalo, nahi), pa);
   attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
                 attn_ptx_pack2(p, nblo, nbhi), pb);
+}
+
+void attn_hopper_rope_step_rows(struct attn_ptx *p, int c0, int s0, int c1,
+                                int s1, int sc0, int ss0, int sc1, int ss1) {
   int n0, m0, n1, m1;
-  attn_ptx_rotate(p, ac0, as0, r->step_c0, r->step_s0, &n0, &m0);
-  attn_ptx_rotate(p, ac1, as1, r->step_c1, r->step_s1, &n1, &m1);
+  attn_ptx_rotate(p, c0, s0, sc0, ss0, &n0, &m0);
+  attn_ptx_rotate(p, c1, s1, sc1, ss1, &n1, &m1);
   attn_ptx_line(p, "scf.yield %%v%d, %%v%d, %%v%d, %%v%d : f32, f32, f32, f32",
                 n0, m0, n1, m1);
   attn_ptx_line(p, "}");

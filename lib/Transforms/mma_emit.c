@@ -259,30 +259,8 @@ static int word_ptr(struct em *e, const struct ids *x, int tile, int row,
 /// pair 1 by (cs1, sn1).
 static void rotate_slot(struct em *e, const struct ids *x, int tile, int row,
                         int c1, int c2, int cs0, int sn0, int cs1, int sn1) {
-  struct attn_ptx *p = &e->p;
   int pa = word_ptr(e, x, tile, row, c1), pb = word_ptr(e, x, tile, row, c2);
-  int wa = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pa);
-  int wb = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pb);
-  int alo, ahi, blo, bhi;
-  attn_ptx_unpack2(p, wa, &alo, &ahi);
-  attn_ptx_unpack2(p, wb, &blo, &bhi);
-  // (x1, x2) of pair 0 and pair 1 in each layout.
-  int x1[2], x2[2];
-  if (e->k->interleaved) {
-    x1[0] = alo, x2[0] = ahi, x1[1] = blo, x2[1] = bhi;
-  } else {
-    x1[0] = alo, x2[0] = blo, x1[1] = ahi, x2[1] = bhi;
-  }
-  int cs[2] = {cs0, cs1}, sn[2] = {sn0, sn1}, y1[2], y2[2];
-  for (int i = 0; i < 2; ++i) {
-    attn_ptx_rotate(p, x1[i], x2[i], cs[i], sn[i], &y1[i], &y2[i]);
-  }
-  int na = e->k->interleaved ? attn_ptx_pack2(p, y1[0], y2[0])
-                             : attn_ptx_pack2(p, y1[0], y1[1]);
-  int nb = e->k->interleaved ? attn_ptx_pack2(p, y1[1], y2[1])
-                             : attn_ptx_pack2(p, y2[0], y2[1]);
-  attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>", na, pa);
-  attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>", nb, pb);
+  attn_hopper_rope_rotate_words(&e->p, e->k, pa, pb, cs0, sn0, cs1, sn1);
 }
 
 /// Rotates rows [0, rows) of the tile at shared offset tile (i32); row 0 is
@@ -307,12 +285,8 @@ static void rope_tile(struct em *e, const struct ids *x, const struct rope *r,
                   res, it, lo, hi, st, a0, c0, b0, s0, a1, c1, b1, s1);
     int row = attn_ptx_from_index(p, it);
     rotate_slot(e, x, tile, row, r->c1, r->c2, a0, b0, a1, b1);
-    int n0, m0, n1, m1;
-    attn_ptx_rotate(p, a0, b0, r->sc0, r->ss0, &n0, &m0);
-    attn_ptx_rotate(p, a1, b1, r->sc1, r->ss1, &n1, &m1);
-    attn_ptx_line(p, "scf.yield %%v%d, %%v%d, %%v%d, %%v%d : f32, f32, f32, f32",
-                  n0, m0, n1, m1);
-    attn_ptx_line(p, "}");
+    attn_hopper_rope_step_rows(p, a0, b0, a1, b1, r->sc0, r->ss0, r->sc1,
+                               r->ss1);
     return;
   }
   // Per item: the slot's frequencies and angles from scratch.
