@@ -135,6 +135,11 @@ bool write_results(const char *path, const struct results *res) {
     cJSON_AddStringToObject(meta, "cublas_library", res->vendor->cublas_path);
   }
   cJSON_AddStringToObject(meta, "attn_version", attn_version());
+  // How attn's kernel was compiled, when not with the defaults.
+  if (o->tile_options)
+    cJSON_AddStringToObject(meta, "tile_options", o->tile_options);
+  if (o->hopper_options)
+    cJSON_AddStringToObject(meta, "hopper_options", o->hopper_options);
   cJSON_AddNumberToObject(meta, "iters", (double)o->iters);
   cJSON_AddNumberToObject(meta, "warmup", (double)o->warmup);
   cJSON_AddNumberToObject(meta, "cooldown_ms", (double)o->cooldown_ms);
