@@ -261,19 +261,12 @@ ATTNRT_API enum attnrt_status attnrt_runtime_create(int device_ordinal,
   rt->ordinal = device_ordinal;
 
   enum attnrt_status st = ATTNRT_OK;
-  const char *t = getenv(ATTNRT_SYNC_TIMEOUT_ENV);
-  if (t && *t) {
-    char *end = NULL;
-    errno = 0;
-    double x = strtod(t, &end);
-    if (end == t || *end != '\0' || errno == ERANGE || !(x >= 0) || x > 1e9) {
-      st = attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "%s='%s' is not a number of seconds from 0 (no limit) "
-                       "to 1e9",
-                       ATTNRT_SYNC_TIMEOUT_ENV, t);
-      goto out_free;
-    }
-    rt->sync_timeout_s = x;
+  if (!attnrt_env_seconds(ATTNRT_SYNC_TIMEOUT_ENV, true, &rt->sync_timeout_s)) {
+    st = attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                     "%s='%s' is not a number of seconds from 0 (no limit) "
+                     "to 1e9",
+                     ATTNRT_SYNC_TIMEOUT_ENV, getenv(ATTNRT_SYNC_TIMEOUT_ENV));
+    goto out_free;
   }
   st = load_driver(rt);
   if (st != ATTNRT_OK)
@@ -434,6 +427,20 @@ ATTNRT_API enum attnrt_status attnrt_runtime_set_sync_timeout(attnrt_runtime *rt
                        seconds);
   rt->sync_timeout_s = seconds;
   return ATTNRT_OK;
+}
+
+bool attnrt_env_seconds(const char *name, bool zero, double *out) {
+  const char *t = getenv(name);
+  if (!t || !*t)
+    return true;
+  char *end = NULL;
+  errno = 0;
+  double x = strtod(t, &end);
+  if (end == t || *end != '\0' || errno == ERANGE || !(zero ? x >= 0 : x > 0) ||
+      x > 1e9)
+    return false;
+  *out = x;
+  return true;
 }
 
 enum attnrt_status attnrt_wait_idle(attnrt_runtime *rt, CUstream stream,

@@ -180,6 +180,12 @@ enum attnrt_status attnrt_wait_idle(attnrt_runtime *rt, CUstream stream,
 
 //===-- Time --===//
 
+/// Parses the environment variable name, a number of seconds, into *out:
+/// unset or empty leaves *out alone; otherwise it must be a number in
+/// (0, 1e9], or [0, 1e9] when zero is allowed. Returns false for anything
+/// else (the caller says what the value means).
+bool attnrt_env_seconds(const char *name, bool zero, double *out);
+
 static inline double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

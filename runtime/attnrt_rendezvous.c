@@ -122,17 +122,10 @@ attnrt_comm_config_from_env(struct attnrt_comm_config *cfg) {
     return st;
 
   cfg->timeout_s = ATTNRT_COMM_TIMEOUT_DEFAULT_S;
-  const char *t = getenv(ATTNRT_COMM_TIMEOUT_ENV);
-  if (t && *t) {
-    char *end = NULL;
-    errno = 0;
-    double x = strtod(t, &end);
-    if (end == t || *end != '\0' || errno == ERANGE || !(x > 0) || x > 1e9)
-      return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
-                         "%s='%s' is not a positive number of seconds",
-                         ATTNRT_COMM_TIMEOUT_ENV, t);
-    cfg->timeout_s = x;
-  }
+  if (!attnrt_env_seconds(ATTNRT_COMM_TIMEOUT_ENV, false, &cfg->timeout_s))
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "%s='%s' is not a positive number of seconds",
+                       ATTNRT_COMM_TIMEOUT_ENV, getenv(ATTNRT_COMM_TIMEOUT_ENV));
   return ATTNRT_OK;
 }
 
