@@ -532,7 +532,8 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_free(attnrt_comm_buffer *b) {
     st = attnrt_ctx_leave(c->rt, st);
   --c->live_buffers;
   free(b->kernel);
-  free(b->layout);
+  free((char *)b->served.pattern);
+  free((char *)b->served.split);
   free(b);
   return st;
 }

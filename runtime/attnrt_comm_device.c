@@ -320,9 +320,22 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_peers(attnrt_comm_buffer *b,
 
 //===-- Launching fused communication kernels --===//
 
-/// The comm entry of a kernel as one string: two kernels whose entries
-/// differ lay out a workspace's flags differently, even under one name (a
-/// program recompiled for another shape).
+static bool same_string(const char *a, const char *b) {
+  return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
+/// Two kernels whose comm entries differ lay out a workspace's flags
+/// differently, even under one name (a program recompiled for another
+/// shape).
+static bool same_comm(const struct attnrt_kernel_comm *a,
+                      const struct attnrt_kernel_comm *b) {
+  return same_string(a->pattern, b->pattern) && a->world_size == b->world_size &&
+         a->workspace_bytes == b->workspace_bytes &&
+         same_string(a->split, b->split) && a->compute_ctas == b->compute_ctas &&
+         a->comm_ctas == b->comm_ctas;
+}
+
+/// The comm entry of a kernel as text, for messages.
 static void comm_layout(const struct attnrt_kernel_comm *kc, char *buf,
                         size_t len) {
   snprintf(buf, len, "%s, %u ranks, %zu bytes, %u+%u CTAs, %s split",
@@ -369,14 +382,16 @@ static enum attnrt_status check_comm_launch(const attnrt_module *m,
                        "kernel '%s'; a workspace serves one kernel (allocate "
                        "another for '%s')",
                        b->kernel, name);
-  char layout[256];
-  comm_layout(kc, layout, sizeof layout);
-  if (b->layout && strcmp(b->layout, layout) != 0)
+  if (b->kernel && !same_comm(&b->served, kc)) {
+    char served[256], layout[256];
+    comm_layout(&b->served, served, sizeof served);
+    comm_layout(kc, layout, sizeof layout);
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "attnrt_comm_launch: the workspace holds the flags of "
                        "another build of kernel '%s' (%s; this one: %s); a "
                        "workspace serves one kernel (allocate another)",
-                       name, b->layout, layout);
+                       name, served, layout);
+  }
   if (nargs + 4 != k->nargs || (nargs && !args))
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "attnrt_comm_launch: kernel '%s' takes %zu arguments "
@@ -415,15 +430,17 @@ attnrt_comm_launch(attnrt_module *m, const char *name,
   if (st != ATTNRT_OK)
     return st;
   // The first launch records the kernel the workspace will serve.
-  char *kernel = NULL, *layout = NULL;
+  char *kernel = NULL;
+  struct attnrt_kernel_comm served = *k->comm;
   if (!workspace->kernel) {
-    char text[256];
-    comm_layout(k->comm, text, sizeof text);
     kernel = attnrt_dup_string(name);
-    layout = attnrt_dup_string(text);
-    if (!kernel || !layout) {
+    served.pattern = k->comm->pattern ? attnrt_dup_string(k->comm->pattern) : NULL;
+    served.split = k->comm->split ? attnrt_dup_string(k->comm->split) : NULL;
+    if (!kernel || (k->comm->pattern && !served.pattern) ||
+        (k->comm->split && !served.split)) {
       free(kernel);
-      free(layout);
+      free((char *)served.pattern);
+      free((char *)served.split);
       return attnrt_fail(c->rt, ATTNRT_ERR_OUT_OF_MEMORY,
                          "attnrt_comm_launch: out of host memory");
     }
@@ -439,14 +456,17 @@ attnrt_comm_launch(attnrt_module *m, const char *name,
   all[nargs + 3].v.i32 = workspace->launches + 1;
   st = attnrt_launch(m, name, all, nargs + 4, s);
   if (st != ATTNRT_OK) {
-    free(kernel);
-    free(layout);
+    if (kernel) {
+      free(kernel);
+      free((char *)served.pattern);
+      free((char *)served.split);
+    }
     return st;
   }
   ++workspace->launches;
   if (kernel) {
     workspace->kernel = kernel;
-    workspace->layout = layout;
+    workspace->served = served;
   }
   return ATTNRT_OK;
 }

@@ -135,10 +135,11 @@ struct attnrt_comm_buffer {
   void *window;
   attnrt_devptr peers; // attnrt_comm_buffer_peers's table; 0 until made
   // attnrt_comm_launch: launches queued on this workspace, and the kernel
-  // they ran, whose flags it holds: its name and its comm entry (layout, see
-  // comm_layout; both malloc'd, NULL before the first launch).
+  // they ran, whose flags it holds: its name and its comm entry (kernel and
+  // the entry's strings malloc'd; kernel NULL before the first launch).
   int32_t launches;
-  char *kernel, *layout;
+  char *kernel;
+  struct attnrt_kernel_comm served;
 };
 
 //===-- Shared by attnrt_comm.c and attnrt_comm_device.c --===//
