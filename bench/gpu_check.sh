@@ -48,6 +48,16 @@ run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="rope=pre ctas=
 run test/Inputs/hopper/h64_causal.mlir --hopper-options=ctas=1
 run test/Inputs/hopper/h128_plain_f16.mlir --hopper-options=ctas=3
 run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options=persistent=false
+# Three consumer warpgroups (192-row query blocks), in every placement,
+# several tiles per CTA and one per tile, tails, f16 and not causal.
+for place in fused split pre; do
+  run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="consumers=3 rope=$place ctas=3"
+done
+run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="consumers=3 q-rope=producer ctas=3"
+run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="consumers=3 persistent=false"
+run test/Inputs/hopper/h64_causal.mlir --hopper-options="consumers=3 ctas=1"
+run test/Inputs/hopper/h64_plain_f16.mlir --hopper-options="consumers=3 ctas=2"
+run test/Inputs/hopper/h64_interleaved_partial.mlir --hopper-options="consumers=3 ctas=2"
 # The mma.sync kernel (lower-tile-to-mma), compiled for sm_80 (3 stages) and
 # sm_86 (2 stages at d 128) and JIT-compiled by the driver: every input it
 # takes, then its small tiles (4 warps, 32 and 128 keys).

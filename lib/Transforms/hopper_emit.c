@@ -37,10 +37,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PRODUCER_REGS 56
-#define PRODUCER_REGS_NO_ROPE 40
-#define CONSUMER_REGS 224
-#define CONSUMER_REGS_NO_ROPE 232
+// Registers per thread after setmaxnreg, [consumers - 2]: the CTA's 64K
+// registers split between the producer warpgroup (more when its warps rotate
+// K or Q) and the consumers (FlashAttention-3 gives 3 consumers 160).
+static const int PRODUCER_REGS[2] = {56, 56};
+static const int PRODUCER_REGS_NO_ROPE[2] = {40, 32};
+static const int CONSUMER_REGS[2] = {224, 152};
+static const int CONSUMER_REGS_NO_ROPE[2] = {232, 160};
 
 struct em {
   struct attn_ptx p; // the text, SSA counter and element type
@@ -52,7 +55,7 @@ struct em {
   int ns, no;     // S and O accumulator registers per thread
   int regions;    // D / 64
   // Shared-memory layout (byte offsets from the 1024-aligned base).
-  int64_t q_off, kv_off, tile_bytes, bar_off;
+  int64_t q_off, kv_off, tile_bytes, bar_off, stash_off;
 };
 
 //===-- Layout ------------------------------------------------------------===//
@@ -63,6 +66,19 @@ static void layout(struct em *e) {
   e->kv_off = (int64_t)k->block_m * k->head_dim * 2;
   e->tile_bytes = (int64_t)k->block_n * k->head_dim * 2;
   e->bar_off = e->kv_off + 2 * e->tile_bytes * k->stages;
+  e->stash_off = e->bar_off + 24 + 24 * k->stages;
+}
+
+/// Whether each consumer thread keeps its RoPE constants for Q (inverse
+/// frequencies and the per-step rotations, six f32) in shared memory rather
+/// than in registers across the tile loop: with three consumers their 160
+/// registers do not hold them besides the block loop's (ptxas spilled).
+static bool stashes_rope(const struct attn_hopper_kernel *k) {
+  return k->rope && k->consumers == 3;
+}
+
+int attn_hopper_threads(const struct attn_hopper_kernel *k) {
+  return 128 * (1 + k->consumers);
 }
 
 int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k) {
@@ -70,7 +86,8 @@ int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k) {
   layout(&e);
   // qfull, qempty and qready, then full, kready and empty per stage; plus
   // slack to align the base to 1024 bytes at run time.
-  return e.bar_off + 24 + 24 * k->stages + 1024;
+  int64_t stash = stashes_rope(k) ? 24LL * 128 * k->consumers : 0;
+  return e.stash_off + stash + 1024;
 }
 
 //===-- Producer ----------------------------------------------------------===//
@@ -419,6 +436,26 @@ static void rescale(struct em *e, int *ov, const int alpha[2]) {
     ov[i] = attn_ptx_fmul(&e->p, ov[i], alpha[(i >> 1) & 1]);
 }
 
+/// Stores (store) or loads this consumer thread's RoPE constants of r in its
+/// 24 bytes of the stash (see stashes_rope).
+static void stash_rope(struct em *e, const struct ids *x, int wg, int wt,
+                       struct attn_hopper_rope_rows *r, bool store) {
+  int *v[6] = {&r->f0, &r->f1, &r->step_c0, &r->step_s0, &r->step_c1,
+               &r->step_s1};
+  int slot = attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, wg, 128), wt);
+  int base = attn_ptx_addc(&e->p, attn_ptx_mulc(&e->p, slot, 24),
+                           e->stash_off - 128 * 4 * 6);
+  for (int i = 0; i < 6; ++i) {
+    int ptr = attn_ptx_smem_ptr(&e->p, x->smem, attn_ptx_addc(&e->p, base,
+                                                              4 * i));
+    if (store)
+      attn_ptx_line(&e->p, "llvm.store %%v%d, %%v%d : f32, !llvm.ptr<3>",
+                    *v[i], ptr);
+    else
+      *v[i] = attn_ptx_op(&e->p, "llvm.load %%v%d : !llvm.ptr<3> -> f32", ptr);
+  }
+}
+
 /// Consumer warpgroups, FlashAttention-3 schedule: in step j each issues
 /// S_j = Q K_j^T and O += P_{j-1} V_{j-1} back to back, then lets the other
 /// warpgroup issue its pair (ping-pong on named barriers) and computes the
@@ -434,19 +471,25 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   c.lr = attn_ptx_remc(&e->p, lane, 4);
   int wrow = attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, warp, 16),
                            lq); // row in the warpgroup
-  c.sched_me = attn_ptx_addc(&e->p, c.cw, 3);
-  c.sched_other = attn_ptx_op(&e->p, "arith.subi %%v%d, %%v%d : i32",
-                              attn_ptx_ci32(&e->p, 4), c.cw);
+  // Named barriers: 0 the CTA's, 1 .. W each consumer's own (RoPE of Q),
+  // W + 1 + cw the turn of consumer cw, which hands it to cw + 1 (mod W).
+  int W = k->consumers;
+  c.sched_me = attn_ptx_addc(&e->p, c.cw, W + 1);
+  c.sched_other = attn_ptx_addc(
+      &e->p, attn_ptx_remc(&e->p, attn_ptx_addc(&e->p, c.cw, 1), W), W + 1);
   // Each thread owns two RoPE pairs of Q and steps cos/sin down its rows.
   bool q_steps =
       k->rope && !e->q_by_producer && 128 % attn_hopper_rope_slots(k) == 0;
   struct attn_hopper_rope_rows rq;
-  if (q_steps)
+  if (q_steps) {
     attn_hopper_rope_rows_setup(&e->p, e->k, wt, 128, &rq);
-  // The first consumer goes first: the second opens its barrier.
-  int second = attn_ptx_cmpc(&e->p, "eq", c.cw, 1);
-  attn_ptx_line(&e->p, "scf.if %%v%d {", second);
-  attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", attn_ptx_ci32(&e->p, 3));
+    if (stashes_rope(k))
+      stash_rope(e, tiles, wg, wt, &rq, true);
+  }
+  // The first consumer goes first: the last opens its barrier.
+  int last_cw = attn_ptx_cmpc(&e->p, "eq", c.cw, W - 1);
+  attn_ptx_line(&e->p, "scf.if %%v%d {", last_cw);
+  attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", attn_ptx_ci32(&e->p, W + 1));
   attn_ptx_line(&e->p, "}");
 
   struct ids t = *tiles, *x = &t;
@@ -458,6 +501,8 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
                      q_parity(e, x));
   if (k->rope && !e->q_by_producer) {
     if (q_steps) {
+      if (stashes_rope(k))
+        stash_rope(e, x, wg, wt, &rq, false);
       int first = attn_ptx_mulc(&e->p, c.cw, 64);
       attn_hopper_rope_rows(
           &e->p, e->k, x->smem, attn_ptx_ci32(&e->p, (int)e->q_off), k->block_m,
@@ -645,10 +690,10 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
     attn_ptx_line(&e->p, "}");
   }
   close_tiles(e, x);
-  // The second consumer's last arrive has no partner: the first takes it.
+  // The last consumer's last arrive has no partner: the first takes it.
   int first = attn_ptx_cmpc(&e->p, "eq", c.cw, 0);
   attn_ptx_line(&e->p, "scf.if %%v%d {", first);
-  attn_ptx_asm_r(&e->p, "bar.sync $0, 256;", attn_ptx_ci32(&e->p, 3));
+  attn_ptx_asm_r(&e->p, "bar.sync $0, 256;", attn_ptx_ci32(&e->p, W + 1));
   attn_ptx_line(&e->p, "}");
 }
 
@@ -743,7 +788,8 @@ static void emit_launch(struct attn_strbuf *b,
   int64_t kv[4] = {k->batch, k->kv_heads, k->seq_k, k->head_dim};
   int64_t grid[3];
   attn_hopper_grid(k, grid);
-  attn_hopper_emit_launch_open(b, k, "hopper-wgmma", grid, ATTN_HOPPER_THREADS,
+  attn_hopper_emit_launch_open(b, k, "hopper-wgmma", grid,
+                               attn_hopper_threads(k),
                                attn_hopper_smem_bytes(k), 0, 0);
   attn_strbuf_printf(b, ", ");
   emit_map(b, "q_map", "q", ty, q, k->block_m);
@@ -781,7 +827,7 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
   attn_strbuf_printf(b,
                      ") attributes {nvvm.kernel, nvvm.maxntid = array<i32: "
                      "%d, 1, 1>, nvvm.minctasm = 1 : i32, ",
-                     ATTN_HOPPER_THREADS);
+                     attn_hopper_threads(k));
   emit_launch(b, k, attention_attr);
   attn_strbuf_printf(b, "} {\n");
 
@@ -816,12 +862,13 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
   int first = attn_ptx_cmpc(&e.p, "eq", x.tid, 0);
   attn_ptx_line(&e.p, "scf.if %%v%d {", first);
   attn_ptx_mbar_init(&e.p, x.bar_q, 1);
-  attn_ptx_mbar_init(&e.p, x.bar_qempty, 256);
+  attn_ptx_mbar_init(&e.p, x.bar_qempty, 128 * k->consumers);
   attn_ptx_mbar_init(&e.p, x.bar_qready, 96);
   for (int s = 0; s < k->stages; ++s) {
     attn_ptx_mbar_init(&e.p, attn_ptx_addc(&e.p, x.bar_full, 8 * s), 1);
     attn_ptx_mbar_init(&e.p, attn_ptx_addc(&e.p, x.bar_kready, 8 * s), 96);
-    attn_ptx_mbar_init(&e.p, attn_ptx_addc(&e.p, x.bar_empty, 8 * s), 256);
+    attn_ptx_mbar_init(&e.p, attn_ptx_addc(&e.p, x.bar_empty, 8 * s),
+                       128 * k->consumers);
   }
   attn_ptx_fence_mbar_init(&e.p);
   attn_ptx_line(&e.p, "}");
@@ -832,12 +879,13 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
   int is_producer = attn_ptx_cmpc(&e.p, "eq", wg, 0);
   attn_ptx_line(&e.p, "scf.if %%v%d {", is_producer);
   bool rotators = k->rope && (k->rope_k_in_kernel || e.q_by_producer);
+  int w = k->consumers - 2;
   attn_ptx_setmaxnreg(&e.p, false,
-                      rotators ? PRODUCER_REGS : PRODUCER_REGS_NO_ROPE);
+                      rotators ? PRODUCER_REGS[w] : PRODUCER_REGS_NO_ROPE[w]);
   producer(&e, &x, wt);
   attn_ptx_line(&e.p, "} else {");
   attn_ptx_setmaxnreg(&e.p, true,
-                      rotators ? CONSUMER_REGS : CONSUMER_REGS_NO_ROPE);
+                      rotators ? CONSUMER_REGS[w] : CONSUMER_REGS_NO_ROPE[w]);
   consumer(&e, &x, wg, wt);
   attn_ptx_line(&e.p, "}");
   attn_ptx_line(&e.p, "llvm.return");

@@ -20,16 +20,16 @@
 
 struct attn_ptx;
 
-/// Threads of a CTA: one producer warpgroup (TMA and RoPE of K tiles) and
-/// two consumer warpgroups of 64 query rows each.
-#define ATTN_HOPPER_THREADS 384
-
 /// Everything the kernel depends on; all of it is compile-time constant.
 struct attn_hopper_kernel {
   const char *name;
   bool bf16;              ///< element type: bf16 (true) or f16
   int64_t batch, heads, kv_heads, seq_q, seq_k, head_dim;
-  int block_m, block_n;   ///< 128 and 64/128
+  int block_m, block_n;   ///< 64 * consumers, and 64/128
+  /// Consumer warpgroups of 64 query rows each: 2, or 3 at head dim 64
+  /// (FlashAttention-3's 192-row tiles). The CTA has one producer warpgroup
+  /// more (attn_hopper_threads).
+  int consumers;
   int stages;             ///< K/V shared-memory pipeline depth
   bool causal;
   double scale;
@@ -60,6 +60,10 @@ struct attn_hopper_kernel {
 /// 4-byte entries in the kernel's module); larger problems run one CTA per
 /// tile.
 #define ATTN_HOPPER_MAX_SCHEDULED_TILES (1 << 16)
+
+/// Threads of a CTA: one producer warpgroup (TMA and RoPE of K tiles) and
+/// k->consumers consumer warpgroups of 64 query rows each.
+int attn_hopper_threads(const struct attn_hopper_kernel *k);
 
 /// Bytes of dynamic shared memory the kernel needs.
 int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k);

@@ -72,6 +72,7 @@ struct hopper_options {
   long ctas;            // how many (0: one per SM of gpu)
   bool q_by_producer;   // q-rope=producer (else consumers)
   long tile_overhead;   // the schedule's cost of a tile beyond its key blocks
+  long consumers;       // consumer warpgroups (0: by head dim)
 };
 
 static const struct attn_pass_option hopper_options_help[] = {
@@ -85,6 +86,8 @@ static const struct attn_pass_option hopper_options_help[] = {
                    "(default true; false: one CTA per query block)"},
     {"ctas", "CTAs of the persistent kernel (0: one per SM of gpu, the "
              "default)"},
+    {"consumers", "consumer warpgroups of 64 query rows: 2 or 3 (3 only at "
+                  "head dim 64; 0: by head dim, the default)"},
     {"tile-overhead", "what a tile costs the persistent kernel's schedule "
                       "beyond its key blocks, in key blocks (0: 2)"},
     {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
@@ -110,6 +113,7 @@ static void hopper_init(void *opts) {
   o->ctas = 0;
   o->q_by_producer = false;
   o->tile_overhead = 0;
+  o->consumers = 0;
 }
 
 static bool parse_placement(const char *v, enum placement *out) {
@@ -161,6 +165,15 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   if (!strcmp(name, "tile-overhead"))
     return attn_parse_int_option(name, value, 0, 64, &o->tile_overhead, err,
                                  errlen);
+  if (!strcmp(name, "consumers")) {
+    if (!strcmp(value, "0") || !strcmp(value, "2") || !strcmp(value, "3")) {
+      o->consumers = value[0] - '0';
+      return true;
+    }
+    snprintf(err, errlen, "option 'consumers' expects 0, 2 or 3, found '%s'",
+             value);
+    return false;
+  }
   if (!strcmp(name, "ctas"))
     return attn_parse_int_option(name, value, 0, 1 << 16, &o->ctas, err,
                                  errlen);
@@ -176,8 +189,8 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
-           "chip, gpu, fallback, stages, rope, persistent, ctas, q-rope or "
-           "tile-overhead)",
+           "chip, gpu, fallback, stages, rope, persistent, ctas, q-rope, "
+           "tile-overhead or consumers)",
            name);
   return false;
 }
@@ -233,6 +246,25 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
                                detail, dlen))
     return false;
   k->stages = o->stages ? (int)o->stages : k->head_dim == 128 ? 3 : 4;
+  // The kernel's query block is its consumers' 64 rows each, whatever
+  // block-m attn-tile chose. A third consumer leaves each 152-160 registers
+  // (hopper_emit.c): room for S and O of head dim 64, not 128. At head dim 64
+  // the softmax's exponentials take the MUFU as long as the two GEMMs take
+  // the tensor cores, and with three consumers each has two others' GEMMs
+  // to hide its softmax under: on an H200 (bench/RESULTS.md) 3-9% faster
+  // from N = 4K, slower at 1K (a sixth of the 192-row tiles is padding) and
+  // even at 2K. lower_kernel goes back to 2 when K is rotated in the kernel.
+  k->consumers = o->consumers            ? (int)o->consumers
+                 : k->head_dim == 64 && k->seq_q >= 4096 ? 3
+                                                           : 2;
+  if (k->consumers == 3 && k->head_dim != 64) {
+    snprintf(why, wlen,
+             "3 consumer warpgroups need head dim 64 (their registers do "
+             "not hold the accumulators of a larger one)");
+    snprintf(detail, dlen, "head dim %lld", (long long)k->head_dim);
+    return false;
+  }
+  k->block_m = 64 * k->consumers;
   const struct attn_cost_gpu *g = attn_cost_gpu_lookup(o->gpu, NULL, 0);
   k->persistent_ctas = !o->persistent ? 0
                        : o->ctas      ? o->ctas
@@ -372,6 +404,12 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
     place = PLACE_FUSED;
   bool split = k.rope && place == PLACE_SPLIT, pre = k.rope && place == PLACE_PRE;
   k.rope_k_in_kernel = k.rope && place == PLACE_FUSED;
+  // Producer warps that rotate K need 56 registers, which leaves three
+  // consumers 152 and ptxas then serialises their wgmma.
+  if (!o->consumers && k.rope_k_in_kernel && k.consumers == 3) {
+    k.consumers = 2;
+    k.block_m = 128;
+  }
   MlirOperation module = mlirOperationGetParentOperation(kernel);
   MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
                                              mlirOperationGetLocation(kernel));

@@ -1,0 +1,62 @@
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper | FileCheck %s
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="consumers=2" | FileCheck %s --check-prefix=TWO
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=fused" | FileCheck %s --check-prefix=FUSED
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="consumers=3 rope=fused" | FileCheck %s --check-prefix=FUSED3
+// RUN: not attn-opt %s --lower-tile-to-hopper="consumers=4" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not attn-opt %S/../Inputs/hopper/h128_rope_causal.mlir --attn-fuse --attn-tile="kernel=hopper" --lower-tile-to-hopper="consumers=3" 2>&1 | FileCheck %s --check-prefix=D128
+
+// Head dim 64 from N = 4096 on: three consumer warpgroups of 64 query rows
+// (192-row query blocks, 512 threads), the registers split 32 / 160, the
+// empty barriers waiting for 384 consumer threads, and each consumer's RoPE
+// constants for Q kept in shared memory across the tile loop (24 bytes per
+// consumer thread: 166,008 bytes in all). 2 heads x 22 query blocks = 44
+// tiles. The hand-off of the tensor cores goes round the three: the last
+// consumer opens the first one's barrier (4) before any tile.
+// CHECK: llvm.func @long__attn(
+// CHECK-SAME: block = array<i32: 512, 1, 1>, dynamic_shared_bytes = 166008 : i64, grid = array<i32: 44, 1, 1>
+// CHECK-SAME: {box = array<i64: 64, 192, 1, 1>, dims = array<i64: 64, 4096, 2, 1>, dtype = "bf16", kind = "tensormap", name = "q_map"
+// CHECK-SAME: nvvm.maxntid = array<i32: 512, 1, 1>
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c384_i32
+// CHECK: nvvm.setmaxregister  decrease 32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c24576_i32
+// CHECK: nvvm.setmaxregister  increase 160
+// CHECK: llvm.call @__nv_sinf
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
+// CHECK: "bar.arrive $0, 256;", "r" %c4_i32
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// Below 4096 rows two consumers, as at head dim 128.
+// CHECK: llvm.func @short__attn(
+// CHECK-SAME: block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 148600 : i64, grid = array<i32: 16, 1, 1>
+// CHECK-SAME: nvvm.maxntid = array<i32: 384, 1, 1>
+// CHECK: nvvm.setmaxregister  decrease 40
+// CHECK: nvvm.setmaxregister  increase 232
+
+// consumers=2 asks for two at any length.
+// TWO: llvm.func @long__attn(
+// TWO-SAME: block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 148600 : i64, grid = array<i32: 64, 1, 1>
+// TWO-SAME: {box = array<i64: 64, 128, 1, 1>
+
+// When the producer warps rotate K (fused), they need 56 registers, which
+// would leave three consumers 152: the default goes back to two.
+// FUSED: llvm.func @long(
+// FUSED-SAME: block = array<i32: 384, 1, 1>
+// FUSED: nvvm.setmaxregister  decrease 56
+// FUSED: nvvm.setmaxregister  increase 224
+// Asked for, three consumers get 152.
+// FUSED3: llvm.func @long(
+// FUSED3-SAME: block = array<i32: 512, 1, 1>
+// FUSED3: nvvm.setmaxregister  decrease 56
+// FUSED3: nvvm.setmaxregister  increase 152
+
+// BAD: option 'consumers' expects 0, 2 or 3, found '4'
+// D128: error: no Hopper kernel for 'h128_rope_causal': 3 consumer warpgroups need head dim 64 (their registers do not hold the accumulators of a larger one) (found head dim 128)
+func.func @long(%q: tensor<1x2x4096x64xbf16>, %k: tensor<1x2x4096x64xbf16>, %v: tensor<1x2x4096x64xbf16>) -> tensor<1x2x4096x64xbf16> {
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<1x2x4096x64xbf16>, tensor<1x2x4096x64xbf16>, tensor<1x2x4096x64xbf16>) -> tensor<1x2x4096x64xbf16>
+  return %o : tensor<1x2x4096x64xbf16>
+}
+
+func.func @short(%q: tensor<1x2x1024x64xbf16>, %k: tensor<1x2x1024x64xbf16>, %v: tensor<1x2x1024x64xbf16>) -> tensor<1x2x1024x64xbf16> {
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<1x2x1024x64xbf16>, tensor<1x2x1024x64xbf16>, tensor<1x2x1024x64xbf16>) -> tensor<1x2x1024x64xbf16>
+  return %o : tensor<1x2x1024x64xbf16>
+}
