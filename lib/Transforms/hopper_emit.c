@@ -12,8 +12,9 @@
 //                           buffers, each completing on a "full" mbarrier;
 //                           warps 1-3: RoPE of each K tile in shared memory
 //                           (position recurrence per thread), then "kready"
-//   warpgroups 1, 2         64 query rows each: RoPE of their Q rows once,
-//   (consumers)             then per key block S = Q.K^T (wgmma, both from
+//   warpgroups 1 .. W       64 query rows each (W = 2, or 3 at head dim 64):
+//   (consumers)             RoPE of their Q rows once,
+//                           then per key block S = Q.K^T (wgmma, both from
 //                           shared memory), mask only on diagonal/tail
 //                           blocks, online softmax in exp2 form in registers,
 //                           O += P.V (wgmma, P from registers), "empty".
@@ -457,10 +458,11 @@ static void stash_rope(struct em *e, const struct ids *x, int wg, int wt,
 }
 
 /// Consumer warpgroups, FlashAttention-3 schedule: in step j each issues
-/// S_j = Q K_j^T and O += P_{j-1} V_{j-1} back to back, then lets the other
-/// warpgroup issue its pair (ping-pong on named barriers) and computes the
-/// softmax of S_j while both GEMMs and the other's run. The two keep
-/// alternating across the tiles of a persistent kernel.
+/// S_j = Q K_j^T and O += P_{j-1} V_{j-1} back to back, then lets the next
+/// warpgroup issue its pair (ping-pong on named barriers, round a ring when
+/// there are three) and computes the softmax of S_j while its GEMMs and the
+/// others' run. They keep taking turns across the tiles of a persistent
+/// kernel.
 static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   const struct attn_hopper_kernel *k = e->k;
   int ns = e->ns, no = e->no, np = ns / 2;

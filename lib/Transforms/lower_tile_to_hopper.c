@@ -3,7 +3,8 @@
 // Lowers an attention tile kernel, as attn-tile writes it, to one
 // warp-specialised sm_90a kernel (hopper_emit.c): TMA loads into a
 // multi-stage shared-memory ring completing on mbarriers, a producer
-// warpgroup, two consumer warpgroups running wgmma for Q.K^T and P.V with
+// warpgroup, two consumer warpgroups (three at head dim 64 from N = 4096,
+// option consumers) running wgmma for Q.K^T and P.V with
 // an exp2 online softmax in registers, masks only on diagonal and tail
 // blocks, and no visit to fully masked causal blocks. The result is an
 // llvm.func in `gpu.module @attn_kernels` whose `attn.launch` attribute is
@@ -35,7 +36,8 @@
 //         nvvm.maxntid = array<i32: 384, 1, 1>, attn.launch = {...}}
 //   }
 //
-// Supported: bf16/f16, head dim 64 or 128 (v's equal to q's), block-m 128,
+// Supported: bf16/f16, head dim 64 or 128 (v's equal to q's), block-m 128
+// (the kernel's query block is 64 rows per consumer),
 // block-n 64 or 128, MHA or GQA, any sequence length, causal or not, RoPE
 // with rotary_dim/4 dividing 96 (64, 128, 32, ...). Anything else is a
 // diagnostic, or with fallback=true is left to lower-tile-to-gpu.
