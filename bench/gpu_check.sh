@@ -35,6 +35,7 @@ for f in "$root"/test/Inputs/*.mlir "$root"/test/Inputs/hopper/*.mlir; do run "$
 for place in fused split pre; do
   run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options=rope=$place
   run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options=rope=$place
+  run test/Inputs/hopper/h128_interleaved_full.mlir --hopper-options=rope=$place
 done
 # The persistent kernel with fewer CTAs than tiles, so that each CTA runs
 # several (uneven counts), in every placement, Q rotated by either role.

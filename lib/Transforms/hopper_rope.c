@@ -60,6 +60,97 @@ static int vec_elem(struct attn_ptx *p, int v, int i) {
                      v, attn_ptx_ci32(p, i));
 }
 
+/// Byte offset of row `row` (i32) of head `head` (i64, its first row), plus
+/// the thread's column offset ucol (i64).
+static int row_offset(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                      int head, int row, int ucol) {
+  int r64 = attn_ptx_op(p, "arith.extui %%v%d : i32 to i64", row);
+  return attn_ptx_op(
+      p, "arith.addi %%v%d, %%v%d : i64",
+      attn_ptx_op(p, "arith.muli %%v%d, %%v%d : i64",
+                  attn_ptx_op(p, "arith.addi %%v%d, %%v%d : i64", head, r64),
+                  attn_ptx_ci64(p, k->head_dim * 2)),
+      ucol);
+}
+
+static const char *const rope_gep =
+    "llvm.getelementptr %%%s[%%v%d] : (!llvm.ptr, i64) -> !llvm.ptr, i8";
+
+/// Pointer `x` or `x_rot` plus off (i64), and, for rotate-half, its partner
+/// r/2 columns on.
+static void row_ptrs(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                     const char *buf, int off, int *pa, int *pb) {
+  char fmt[160];
+  snprintf(fmt, sizeof fmt, rope_gep, buf, off);
+  *pa = attn_ptx_op(p, "%s", fmt);
+  if (k->interleaved)
+    return;
+  int offb = attn_ptx_op(p, "arith.addi %%v%d, %%v%d : i64", off,
+                         attn_ptx_ci64(p, k->rotary_dim)); // r/2 cols, 2 B
+  snprintf(fmt, sizeof fmt, rope_gep, buf, offb);
+  *pb = attn_ptx_op(p, "%s", fmt);
+}
+
+static int load16(struct attn_ptx *p, int ptr) {
+  return attn_ptx_op(p,
+                     "llvm.load %%v%d {alignment = 16 : i64} : !llvm.ptr -> "
+                     "vector<4xi32>",
+                     ptr);
+}
+
+static void store16(struct attn_ptx *p, int v, int ptr) {
+  attn_ptx_line(p,
+                "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : "
+                "vector<4xi32>, !llvm.ptr",
+                v, ptr);
+}
+
+/// A thread's 16 bytes (interleaved: 4 pairs) or 2 x 16 bytes (rotate-half:
+/// 8 pairs) of the row at off, as the pairs' f32 x1 and x2.
+static void load_row(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                     int off, int *x1, int *x2) {
+  int pa, pb;
+  row_ptrs(p, k, "x", off, &pa, &pb);
+  int va = load16(p, pa);
+  if (k->interleaved) {
+    for (int i = 0; i < 4; ++i)
+      attn_ptx_unpack2(p, vec_elem(p, va, i), &x1[i], &x2[i]);
+    return;
+  }
+  int vb = load16(p, pb);
+  for (int i = 0; i < 4; ++i) {
+    attn_ptx_unpack2(p, vec_elem(p, va, i), &x1[2 * i], &x1[2 * i + 1]);
+    attn_ptx_unpack2(p, vec_elem(p, vb, i), &x2[2 * i], &x2[2 * i + 1]);
+  }
+}
+
+/// Stores load_row's pairs, rotated (y1, y2), into x_rot at off.
+static void store_row(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                      int off, const int *y1, const int *y2) {
+  int pa, pb;
+  row_ptrs(p, k, "x_rot", off, &pa, &pb);
+  int undef = attn_ptx_op(p, "llvm.mlir.undef : vector<4xi32>");
+  const char *ins =
+      "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : vector<4xi32>";
+  if (k->interleaved) {
+    int v = undef;
+    for (int i = 0; i < 4; ++i)
+      v = attn_ptx_op(p, ins, attn_ptx_pack2(p, y1[i], y2[i]), v,
+                      attn_ptx_ci32(p, i));
+    store16(p, v, pa);
+    return;
+  }
+  int va = undef, vb = undef;
+  for (int i = 0; i < 4; ++i) {
+    va = attn_ptx_op(p, ins, attn_ptx_pack2(p, y1[2 * i], y1[2 * i + 1]), va,
+                     attn_ptx_ci32(p, i));
+    vb = attn_ptx_op(p, ins, attn_ptx_pack2(p, y2[2 * i], y2[2 * i + 1]), vb,
+                     attn_ptx_ci32(p, i));
+  }
+  store16(p, va, pa);
+  store16(p, vb, pb);
+}
+
 void attn_hopper_emit_rope(struct attn_strbuf *b,
                            const struct attn_hopper_kernel *k, bool q) {
   struct attn_ptx p;
@@ -72,7 +163,7 @@ void attn_hopper_emit_rope(struct attn_strbuf *b,
   int nf = k->interleaved ? 4 : 8; // frequencies per unit
   attn_strbuf_printf(
       b,
-      "llvm.func @%s__rope_%s(%%x: !llvm.ptr, %%x_rot: !llvm.ptr) attributes "
+      "llvm.func @%s__rope_%s(%%x: !llvm.ptr {llvm.noalias, llvm.readonly}, %%x_rot: !llvm.ptr {llvm.noalias, llvm.writeonly}) attributes "
       "{nvvm.kernel, nvvm.maxntid = array<i32: %d, 1, 1>, attn.launch = "
       "{grid = array<i32: %lld, %lld, %lld>, block = array<i32: %d, 1, 1>, "
       "static_shared_bytes = 0 : i64, dynamic_shared_bytes = 0 : i64, "
@@ -116,8 +207,11 @@ void attn_hopper_emit_rope(struct attn_strbuf *b,
                     seq));
   int ucol = attn_ptx_op(&p, "arith.extui %%v%d : i32 to i64",
                          attn_ptx_mulc(&p, unit, 16));
+  // Two rows per iteration (row and row + groups), so that each thread has
+  // four 16-byte loads in flight rather than two: the kernel is bound by
+  // memory latency. cos/sin step by one row, twice per iteration.
   int lo = attn_ptx_to_index(&p, first), hi = attn_ptx_to_index(&p, end),
-      st = attn_ptx_cidx(&p, groups);
+      st = attn_ptx_cidx(&p, 2 * groups);
   int it = p.next++, res = p.next++;
   int ac[8], as[8], init[16], arg[16];
   for (int i = 0; i < nf; ++i) {
@@ -129,100 +223,31 @@ void attn_hopper_emit_rope(struct attn_strbuf *b,
     ac[i] = arg[2 * i];
     as[i] = arg[2 * i + 1];
   }
-  int row = attn_ptx_op(&p, "arith.index_cast %%v%d : index to i64", it);
-  int off = attn_ptx_op(
-      &p, "arith.addi %%v%d, %%v%d : i64",
-      attn_ptx_op(&p, "arith.muli %%v%d, %%v%d : i64",
-                  attn_ptx_op(&p, "arith.addi %%v%d, %%v%d : i64", head, row),
-                  attn_ptx_ci64(&p, k->head_dim * 2)),
-      ucol);
-  static const char *gep =
-      "llvm.getelementptr %%%s[%%v%d] : (!llvm.ptr, i64) -> !llvm.ptr, i8";
-  char fmt[160];
-  int x1[8], x2[8];
-  if (k->interleaved) {
-    snprintf(fmt, sizeof fmt, gep, "x", off);
-    int pa = attn_ptx_op(&p, "%s", fmt);
-    int va =
-        attn_ptx_op(&p,
-                    "llvm.load %%v%d {alignment = 16 : i64} : !llvm.ptr -> "
-                    "vector<4xi32>",
-                    pa);
-    for (int i = 0; i < 4; ++i)
-      attn_ptx_unpack2(&p, vec_elem(&p, va, i), &x1[i], &x2[i]);
-  } else {
-    snprintf(fmt, sizeof fmt, gep, "x", off);
-    int pa = attn_ptx_op(&p, "%s", fmt);
-    int offb =
-        attn_ptx_op(&p, "arith.addi %%v%d, %%v%d : i64", off,
-                    attn_ptx_ci64(&p, k->rotary_dim)); // r/2 columns of 2 bytes
-    snprintf(fmt, sizeof fmt, gep, "x", offb);
-    int pb = attn_ptx_op(&p, "%s", fmt);
-    int va =
-        attn_ptx_op(&p,
-                    "llvm.load %%v%d {alignment = 16 : i64} : !llvm.ptr -> "
-                    "vector<4xi32>",
-                    pa);
-    int vb =
-        attn_ptx_op(&p,
-                    "llvm.load %%v%d {alignment = 16 : i64} : !llvm.ptr -> "
-                    "vector<4xi32>",
-                    pb);
-    for (int i = 0; i < 4; ++i) {
-      attn_ptx_unpack2(&p, vec_elem(&p, va, i), &x1[2 * i], &x1[2 * i + 1]);
-      attn_ptx_unpack2(&p, vec_elem(&p, vb, i), &x2[2 * i], &x2[2 * i + 1]);
-    }
-  }
-  int y1[8], y2[8];
+  int row = attn_ptx_op(&p, "arith.index_cast %%v%d : index to i32", it);
+  // The second row, when it is past the end, loads the first again and
+  // stores nothing.
+  int row2 = attn_ptx_addc(&p, row, groups);
+  int has2 = attn_ptx_cmp(&p, "ult", row2, end);
+  int row2c = attn_ptx_sel(&p, has2, row2, row, "i32");
+  int off = row_offset(&p, k, head, row, ucol);
+  int off2 = row_offset(&p, k, head, row2c, ucol);
+  int x1[8], x2[8], z1[8], z2[8];
+  load_row(&p, k, off, x1, x2);
+  load_row(&p, k, off2, z1, z2);
+  int y1[8], y2[8], bc[8], bs[8];
   for (int i = 0; i < nf; ++i) {
     attn_ptx_rotate(&p, x1[i], x2[i], ac[i], as[i], &y1[i], &y2[i]);
+    attn_ptx_rotate(&p, ac[i], as[i], sc[i], ss[i], &bc[i], &bs[i]);
   }
-  int undef = attn_ptx_op(&p, "llvm.mlir.undef : vector<4xi32>");
-  if (k->interleaved) {
-    int v = undef;
-    for (int i = 0; i < 4; ++i)
-      v = attn_ptx_op(
-          &p, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : vector<4xi32>",
-          attn_ptx_pack2(&p, y1[i], y2[i]), v, attn_ptx_ci32(&p, i));
-    snprintf(fmt, sizeof fmt, gep, "x_rot", off);
-    int pd = attn_ptx_op(&p, "%s", fmt);
-    attn_ptx_line(
-        &p,
-        "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : vector<4xi32>, "
-        "!llvm.ptr",
-        v, pd);
-  } else {
-    int va = undef, vb = undef;
-    for (int i = 0; i < 4; ++i) {
-      va = attn_ptx_op(
-          &p, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : vector<4xi32>",
-          attn_ptx_pack2(&p, y1[2 * i], y1[2 * i + 1]), va,
-          attn_ptx_ci32(&p, i));
-      vb = attn_ptx_op(
-          &p, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : vector<4xi32>",
-          attn_ptx_pack2(&p, y2[2 * i], y2[2 * i + 1]), vb,
-          attn_ptx_ci32(&p, i));
-    }
-    snprintf(fmt, sizeof fmt, gep, "x_rot", off);
-    int pa = attn_ptx_op(&p, "%s", fmt);
-    int offb = attn_ptx_op(&p, "arith.addi %%v%d, %%v%d : i64", off,
-                           attn_ptx_ci64(&p, k->rotary_dim));
-    snprintf(fmt, sizeof fmt, gep, "x_rot", offb);
-    int pb = attn_ptx_op(&p, "%s", fmt);
-    attn_ptx_line(
-        &p,
-        "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : vector<4xi32>, "
-        "!llvm.ptr",
-        va, pa);
-    attn_ptx_line(
-        &p,
-        "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : vector<4xi32>, "
-        "!llvm.ptr",
-        vb, pb);
-  }
+  store_row(&p, k, off, y1, y2);
+  for (int i = 0; i < nf; ++i)
+    attn_ptx_rotate(&p, z1[i], z2[i], bc[i], bs[i], &y1[i], &y2[i]);
+  attn_ptx_line(&p, "scf.if %%v%d {", has2);
+  store_row(&p, k, off2, y1, y2);
+  attn_ptx_line(&p, "}");
   int nxt[16];
   for (int i = 0; i < nf; ++i) {
-    attn_ptx_rotate(&p, ac[i], as[i], sc[i], ss[i], &nxt[2 * i],
+    attn_ptx_rotate(&p, bc[i], bs[i], sc[i], ss[i], &nxt[2 * i],
                     &nxt[2 * i + 1]);
   }
   const char *tys[16];

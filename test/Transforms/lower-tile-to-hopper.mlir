@@ -39,8 +39,15 @@
 // CHECK: ex2.approx.ftz.f32
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
-// CHECK: llvm.func @attn__rope_k(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {attn.launch = {{{.*}}kernel = "rope-k"
-// CHECK: vector<4xi32>
+// The rotation kernel reads and writes 16 bytes at a time, two rows per
+// iteration (four loads before the stores), through pointers that alias
+// nothing.
+// CHECK: llvm.func @attn__rope_k(%{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.writeonly}) attributes {attn.launch = {{{.*}}kernel = "rope-k"
+// CHECK: scf.for
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xi32>
+// CHECK-COUNT-2: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr
+// CHECK: scf.if
+// CHECK-COUNT-2: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr
 // CHECK-NOT: "tile.
 
 // Fused: K rotated by the producer warps in shared memory, one kernel.
