@@ -163,7 +163,10 @@ void attn_hopper_emit_rope(struct attn_strbuf *b,
   int nf = k->interleaved ? 4 : 8; // frequencies per unit
   attn_strbuf_printf(
       b,
-      "llvm.func @%s__rope_%s(%%x: !llvm.ptr {llvm.noalias, llvm.readonly}, %%x_rot: !llvm.ptr {llvm.noalias, llvm.writeonly}) attributes "
+      // x and x_rot are distinct buffers: the loads of the next rows may
+      // pass the stores of this one.
+      "llvm.func @%s__rope_%s(%%x: !llvm.ptr {llvm.noalias, llvm.readonly}, "
+      "%%x_rot: !llvm.ptr {llvm.noalias, llvm.writeonly}) attributes "
       "{nvvm.kernel, nvvm.maxntid = array<i32: %d, 1, 1>, attn.launch = "
       "{grid = array<i32: %lld, %lld, %lld>, block = array<i32: %d, 1, 1>, "
       "static_shared_bytes = 0 : i64, dynamic_shared_bytes = 0 : i64, "
