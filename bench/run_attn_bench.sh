@@ -18,6 +18,9 @@ export ATTN_BENCH_VARIANTS=${ATTN_BENCH_VARIANTS-"fused:rope:--hopper-options=ro
 if [ -n "${ATTN_BENCH_PROJECT:-}" ]; then
   # The placements of a layer computed from its input (bench/project_bench.py).
   python3 "$root/bench/project_bench.py"
+elif [ -n "${ATTN_BENCH_PROFILE:-}" ]; then
+  # Each kernel of the program timed apart (bench/attn_profile.py).
+  python3 "$root/bench/attn_profile.py"
 else
   python3 "$root/bench/attn_bench.py"
 fi
