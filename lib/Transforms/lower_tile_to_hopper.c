@@ -255,7 +255,7 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // the tensor cores, and with three consumers each has two others' GEMMs
   // to hide its softmax under: on an H200 (bench/RESULTS.md) 3-9% faster
   // from N = 4K, slower at 1K (a sixth of the 192-row tiles is padding) and
-  // even at 2K. lower_kernel goes back to 2 when K is rotated in the kernel.
+  // even at 2K. lower_kernel goes back to 2 when producer warps rotate K or Q.
   k->consumers = o->consumers            ? (int)o->consumers
                  : k->head_dim == 64 && k->seq_q >= 4096 ? 3
                                                            : 2;
@@ -406,9 +406,13 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
     place = PLACE_FUSED;
   bool split = k.rope && place == PLACE_SPLIT, pre = k.rope && place == PLACE_PRE;
   k.rope_k_in_kernel = k.rope && place == PLACE_FUSED;
-  // Producer warps that rotate K need 56 registers, which leaves three
-  // consumers 152 and ptxas then serialises their wgmma.
-  if (!o->consumers && k.rope_k_in_kernel && k.consumers == 3) {
+  // Producer warps that rotate K (or Q, q-rope=producer) need 56
+  // registers, which leaves three consumers 152 and ptxas then serialises
+  // their wgmma.
+  bool rotators = k.rope && !pre &&
+                  (k.rope_k_in_kernel ||
+                   (k.rope_q_by_producer && k.persistent_ctas));
+  if (!o->consumers && rotators && k.consumers == 3) {
     k.consumers = 2;
     k.block_m = 128;
   }

@@ -2,6 +2,7 @@
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="consumers=2" | FileCheck %s --check-prefix=TWO
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=fused" | FileCheck %s --check-prefix=FUSED
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="consumers=3 rope=fused" | FileCheck %s --check-prefix=FUSED3
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="q-rope=producer" | FileCheck %s --check-prefix=QPROD
 // RUN: not attn-opt %s --lower-tile-to-hopper="consumers=4" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not attn-opt %S/../Inputs/hopper/h128_rope_causal.mlir --attn-fuse --attn-tile="kernel=hopper" --lower-tile-to-hopper="consumers=3" 2>&1 | FileCheck %s --check-prefix=D128
 
@@ -43,6 +44,10 @@
 // FUSED-SAME: block = array<i32: 384, 1, 1>
 // FUSED: nvvm.setmaxregister  decrease 56
 // FUSED: nvvm.setmaxregister  increase 224
+// So does it when the producer warps rotate Q (q-rope=producer).
+// QPROD: llvm.func @long__attn(
+// QPROD-SAME: block = array<i32: 384, 1, 1>
+// QPROD: nvvm.setmaxregister  decrease 56
 // Asked for, three consumers get 152.
 // FUSED3: llvm.func @long(
 // FUSED3-SAME: block = array<i32: 512, 1, 1>
