@@ -254,8 +254,9 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // the softmax's exponentials take the MUFU as long as the two GEMMs take
   // the tensor cores, and with three consumers each has two others' GEMMs
   // to hide its softmax under: on an H200 (bench/RESULTS.md) 3-9% faster
-  // from N = 4K, slower at 1K (a sixth of the 192-row tiles is padding) and
-  // even at 2K. lower_kernel goes back to 2 when producer warps rotate K or Q.
+  // from N = 4K, slower at 1K (a sixth of the 192-row tiles is padding),
+  // no faster at 2K. lower_kernel goes back to 2 when producer warps rotate
+  // K or Q.
   k->consumers = o->consumers            ? (int)o->consumers
                  : k->head_dim == 64 && k->seq_q >= 4096 ? 3
                                                            : 2;
