@@ -17,6 +17,7 @@ import ctypes
 import datetime
 import json
 import math
+import statistics
 import os
 import subprocess
 import sys
@@ -236,7 +237,7 @@ def one_shape(rt, B, N, d, Hkv, rows):
     anchors = {}
     if os.environ.get("ATTN_BENCH_NO_ANCHORS"):
         row["ratios"] = {}
-        run_variants(rt, row, rows, base, q, k, v, out, stream, heads, B, N, d, Hkv)
+        run_variants(rt, row, rows, base, q, k, v, out, stream, heads, B, N, d, Hkv, attn)
         return
     bm = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, N, N, device=DEV)
 
@@ -271,20 +272,25 @@ def one_shape(rt, B, N, d, Hkv, rows):
                 return F.scaled_dot_product_attention(rq, rk, vx, is_causal=True)
         add(f"sdpa_{be_name} alone", sa, alone=True)
     row["ratios"] = {name: ms / row["ms"] for name, ms in anchors.items()}
-    run_variants(rt, row, rows, base, q, k, v, out, stream, heads, B, N, d, Hkv)
+    run_variants(rt, row, rows, base, q, k, v, out, stream, heads, B, N, d, Hkv, attn)
     del q, k, v, kx, vx, out, rq, rk
 
 
-def run_variants(rt, row, rows, base, q, k, v, out, stream, heads, B, N, d, Hkv):
+def run_variants(rt, row, rows, base, q, k, v, out, stream, heads, B, N, d, Hkv, attn):
     """Times the ATTN_BENCH_VARIANTS ("label:rope|norope[:attn-translate flag]...;...")
-    on the same inputs, each checked against its float64 reference first."""
+    on the same inputs, each checked against its float64 reference first. With
+    ATTN_BENCH_ROUNDS=R > 1 the default (row, launched by attn) and every correct
+    variant are then timed R - 1 more times, in turn, and each keeps the median
+    of its R times: identical kernels timed one after the other differed by up
+    to 9% in one run (the clocks drift), which rounds in turn even out."""
+    timed = [(row, attn)]
     for spec in filter(None, os.environ.get("ATTN_BENCH_VARIANTS", "").split(";")):
         label, rope_flag, *extra = spec.split(":")
         rope_on = rope_flag == "rope"
         ptx2, man2, _ = compile_attn(B, H, Hkv, N, d, extra=tuple(extra), rope_on=rope_on)
         mod2 = rt.load(ptx2, man2)
         out.fill_(float("nan"))
-        def var():
+        def var(mod2=mod2):  # bound now: in_rounds calls it after the loop has moved on
             rt.launch(mod2, "attn", [q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()], stream)
         var()
         torch.cuda.synchronize()
@@ -292,6 +298,29 @@ def run_variants(rt, row, rows, base, q, k, v, out, stream, heads, B, N, d, Hkv)
         ms2 = bench(var) if e2 < 2e-2 else None
         rows.append(dict(impl=f"attn variant {label}", ms=ms2, relerr=e2, **base))
         print(f"  variant {label}: err={e2:.2e} ms={ms2}", flush=True)
+        if ms2 is not None:
+            timed.append((rows[-1], var))
+    in_rounds(timed, flops(B, N, d))
+
+
+def in_rounds(timed, fl):
+    """ATTN_BENCH_ROUNDS (see run_variants): more rounds of (row, fn) in turn;
+    each row's ms becomes the median, its ratios follow, ms_rounds keeps all."""
+    rounds = int(os.environ.get("ATTN_BENCH_ROUNDS", "1"))
+    if rounds <= 1 or timed[0][0].get("ms") is None:
+        return
+    for r, _ in timed:
+        r["ms_rounds"] = [r["ms"]]
+    for _ in range(rounds - 1):
+        for r, fn in timed:
+            r["ms_rounds"].append(bench(fn))
+    for r, _ in timed:
+        first, r["ms"] = r["ms"], statistics.median(r["ms_rounds"])
+        if "tflops" in r:
+            r["tflops"] = fl / r["ms"] / 1e9
+        if "ratios" in r:
+            r["ratios"] = {n: x * first / r["ms"] for n, x in r["ratios"].items()}
+        print(f"  {r['impl']}: rounds {' '.join(f'{x:.3f}' for x in r['ms_rounds'])}", flush=True)
 
 
 # The attn rows (the first runs of 2026-11-30 called them "attn (fused
@@ -363,8 +392,11 @@ def variant_table(rows):
             labels.append(lab)
     if not labels:
         return []
+    rounds = int(os.environ.get("ATTN_BENCH_ROUNDS", "1"))
+    how = (f"; each the median of {rounds} rounds timed in turn, the default's included"
+           if rounds > 1 else "")
     out = ["", "All variants, same inputs (ms; ATTN_BENCH_VARIANTS = "
-           f"`{os.environ.get('ATTN_BENCH_VARIANTS', '')}`):",
+           f"`{os.environ.get('ATTN_BENCH_VARIANTS', '')}`{how}):",
            "| d | N | Hkv | attn (default) | " + " | ".join(labels) + " |",
            "|---" * (4 + len(labels)) + "|"]
     for r in rows:
