@@ -49,10 +49,6 @@ static const int CONSUMER_REGS_NO_ROPE[2] = {232, 160};
 struct em {
   struct attn_ptx p; // the text, SSA counter and element type
   const struct attn_hopper_kernel *k;
-  // Q is rotated by producer warps 1-3 (see rope_q_by_producer: the warps
-  // are free when K comes rotated, and the rotation of the next tile's Q
-  // overlaps the consumers' last P V and epilogue), else by the consumers.
-  bool q_by_producer;
   int ns, no;     // S and O accumulator registers per thread
   int regions;    // D / 64
   // Shared-memory layout (byte offsets from the 1024-aligned base).
@@ -70,12 +66,31 @@ static void layout(struct em *e) {
   e->stash_off = e->bar_off + 24 + 24 * k->stages;
 }
 
-/// Whether each consumer thread keeps its RoPE constants for Q (inverse
+/// Whether producer warps 1-3 rotate each tile's Q (rope_q_by_producer): in
+/// a persistent kernel whose K comes rotated those warps are free, and the
+/// rotation of the next tile's Q overlaps the consumers' last P V and
+/// epilogue. Otherwise the consumers rotate their rows.
+static bool q_by_producer(const struct attn_hopper_kernel *k) {
+  return k->rope && !k->rope_k_in_kernel && k->persistent_ctas &&
+         k->rope_q_by_producer;
+}
+
+bool attn_hopper_producer_rotates(const struct attn_hopper_kernel *k) {
+  return k->rope && (k->rope_k_in_kernel || q_by_producer(k));
+}
+
+/// Whether the consumers rotate Q stepping cos/sin down their rows (each
+/// thread owns a slot of every row it rotates), rather than pair by pair.
+static bool q_steps(const struct attn_hopper_kernel *k) {
+  return k->rope && !q_by_producer(k) && 128 % attn_hopper_rope_slots(k) == 0;
+}
+
+/// Whether each consumer thread keeps those steps' constants for Q (inverse
 /// frequencies and the per-step rotations, six f32) in shared memory rather
 /// than in registers across the tile loop: with three consumers their 160
 /// registers do not hold them besides the block loop's (ptxas spilled).
 static bool stashes_rope(const struct attn_hopper_kernel *k) {
-  return k->rope && k->consumers == 3;
+  return q_steps(k) && k->consumers == 3;
 }
 
 int attn_hopper_threads(const struct attn_hopper_kernel *k) {
@@ -245,7 +260,7 @@ static void producer(struct em *e, const struct ids *tiles, int wt) {
   attn_ptx_line(&e->p, "}");
   close_tiles(e, x);
   attn_ptx_line(&e->p, "}");
-  if (!k->rope || (!k->rope_k_in_kernel && !e->q_by_producer))
+  if (!attn_hopper_producer_rotates(k))
     return;
   int is_rot = attn_ptx_cmpc(&e->p, "uge", wt, 32);
   attn_ptx_line(&e->p, "scf.if %%v%d {", is_rot);
@@ -254,7 +269,7 @@ static void producer(struct em *e, const struct ids *tiles, int wt) {
                               &r);
   t = *tiles;
   open_tiles(e, x);
-  if (e->q_by_producer) {
+  if (q_by_producer(e->k)) {
     // The tile's Q, all block_m rows, then "qready".
     attn_ptx_mbar_wait(&e->p, x->bar_q, q_parity(e, x));
     attn_hopper_rope_rows(&e->p, e->k, x->smem,
@@ -480,10 +495,9 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   c.sched_other = attn_ptx_addc(
       &e->p, attn_ptx_remc(&e->p, attn_ptx_addc(&e->p, c.cw, 1), W), W + 1);
   // Each thread owns two RoPE pairs of Q and steps cos/sin down its rows.
-  bool q_steps =
-      k->rope && !e->q_by_producer && 128 % attn_hopper_rope_slots(k) == 0;
+  bool steps = q_steps(k);
   struct attn_hopper_rope_rows rq;
-  if (q_steps) {
+  if (steps) {
     attn_hopper_rope_rows_setup(&e->p, e->k, wt, 128, &rq);
     if (stashes_rope(k))
       stash_rope(e, tiles, wg, wt, &rq, true);
@@ -499,10 +513,10 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   c.wg_row = attn_ptx_addi(&e->p, x->q_row, attn_ptx_mulc(&e->p, c.cw, 64));
   c.row0 =
       attn_ptx_addi(&e->p, c.wg_row, wrow); // query row of register pairs 0-1
-  attn_ptx_mbar_wait(&e->p, e->q_by_producer ? x->bar_qready : x->bar_q,
+  attn_ptx_mbar_wait(&e->p, q_by_producer(k) ? x->bar_qready : x->bar_q,
                      q_parity(e, x));
-  if (k->rope && !e->q_by_producer) {
-    if (q_steps) {
+  if (k->rope && !q_by_producer(k)) {
+    if (steps) {
       if (stashes_rope(k))
         stash_rope(e, x, wg, wt, &rq, false);
       int first = attn_ptx_mulc(&e->p, c.cw, 64);
@@ -806,8 +820,6 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
                              const struct attn_hopper_kernel *k,
                              const char *attention_attr) {
   struct em e = {.k = k};
-  e.q_by_producer = k->rope && !k->rope_k_in_kernel && k->persistent_ctas &&
-                    k->rope_q_by_producer;
   if (k->persistent_ctas && !attn_hopper_emit_schedule(b, k))
     return false;
   attn_ptx_init(&e.p, b, k->bf16);
@@ -880,7 +892,7 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
       wt = attn_ptx_remc(&e.p, x.tid, 128);
   int is_producer = attn_ptx_cmpc(&e.p, "eq", wg, 0);
   attn_ptx_line(&e.p, "scf.if %%v%d {", is_producer);
-  bool rotators = k->rope && (k->rope_k_in_kernel || e.q_by_producer);
+  bool rotators = attn_hopper_producer_rotates(k);
   int w = k->consumers - 2;
   attn_ptx_setmaxnreg(&e.p, false,
                       rotators ? PRODUCER_REGS[w] : PRODUCER_REGS_NO_ROPE[w]);

@@ -65,6 +65,10 @@ struct attn_hopper_kernel {
 /// k->consumers consumer warpgroups of 64 query rows each.
 int attn_hopper_threads(const struct attn_hopper_kernel *k);
 
+/// Whether producer warps 1-3 rotate (K per tile, or each tile's Q), which
+/// takes registers from the consumers (hopper_emit.c's table).
+bool attn_hopper_producer_rotates(const struct attn_hopper_kernel *k);
+
 /// Bytes of dynamic shared memory the kernel needs.
 int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k);
 

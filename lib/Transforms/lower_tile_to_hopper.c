@@ -410,10 +410,9 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   // Producer warps that rotate K (or Q, q-rope=producer) need 56
   // registers, which leaves three consumers 152 and ptxas then serialises
   // their wgmma.
-  bool rotators = k.rope && !pre &&
-                  (k.rope_k_in_kernel ||
-                   (k.rope_q_by_producer && k.persistent_ctas));
-  if (!o->consumers && rotators && k.consumers == 3) {
+  // (The pre placement's attention kernel has no RoPE: nothing rotates.)
+  if (!o->consumers && !pre && attn_hopper_producer_rotates(&k) &&
+      k.consumers == 3) {
     k.consumers = 2;
     k.block_m = 128;
   }
