@@ -253,10 +253,10 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // (hopper_emit.c): room for S and O of head dim 64, not 128. At head dim 64
   // the softmax's exponentials take the MUFU as long as the two GEMMs take
   // the tensor cores, and with three consumers each has two others' GEMMs
-  // to hide its softmax under: on an H200 (bench/RESULTS.md) 3-9% faster
-  // from N = 4K, slower at 1K (a sixth of the 192-row tiles is padding),
-  // no faster at 2K. lower_kernel goes back to 2 when producer warps rotate
-  // K or Q.
+  // to hide its softmax under: on an H200 (bench/RESULTS.md) from N = 4K
+  // 3-9% faster without RoPE and 0-6% with it, slower at 1K (a sixth of the
+  // 192-row tiles is padding), no faster at 2K. lower_kernel goes back to 2
+  // when producer warps rotate K or Q.
   k->consumers = o->consumers            ? (int)o->consumers
                  : k->head_dim == 64 && k->seq_q >= 4096 ? 3
                                                            : 2;
