@@ -5,7 +5,8 @@
 // for the H200 topology; COMM_FUSED_SPLIT=static|adaptive and
 // COMM_FUSED_COMM_SMS=n in the environment pin the split and the
 // communication CTAs with a comm.schedule attribute on the collective, which
-// is how the static-versus-adaptive comparison is run), loads it with
+// is how the static-versus-adaptive comparison is run;
+// COMM_FUSED_HOPPER_OPTIONS passes lower-tile-to-hopper options), loads it with
 // attnrt_module_load_ptx (plain PTX: the kernel calls no NCCL device shim
 // function) and creates the device communicator that the workspace's peer
 // table is made with. comm_fused_run launches the kernel with the buffers a,
@@ -122,6 +123,11 @@ enum attnrt_status comm_fused_prepare(const struct comm_fused_problem *p,
   opts.target = "sm_90a";
   opts.format = ATTN_OUTPUT_PTX;
   opts.source_name = "comm_fused.mlir";
+  // lower-tile-to-hopper's options for the A/B runs of a kernel change
+  // (e.g. gemm-epilogue=staged).
+  const char *hopper = getenv("COMM_FUSED_HOPPER_OPTIONS");
+  if (hopper && *hopper)
+    opts.hopper_options = hopper;
   char first[BENCH_DIAG_LEN] = "";
   enum attn_status st = attn_compile(ir, 0, &opts, bench_first_error, first, &f->result);
   free(ir);
