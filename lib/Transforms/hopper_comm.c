@@ -521,17 +521,21 @@ int attn_gemm_comm_out(struct attn_gemm_em *e, int t, int tm) {
                      addv(e, at(e, base, e->ws_at.data), slot));
 }
 
-void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int tm, int cw,
-                              int wt) {
-  // This warpgroup's 64 rows are in the owner's slot: count them there.
-  attn_ptx_asm_r(e->p, "bar.sync $0, 128;", attn_ptx_addc(e->p, cw, 1));
-  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
+void attn_gemm_comm_signal(struct attn_gemm_em *e, int t, int tm) {
   signal_add(e,
              addv(e,
                   at(e, select_base(e, e->pbase, owner_of(e, t, tm)),
                      e->ws_at.flags0),
                   ext64(e, attn_ptx_mulc(e->p, t, 4))),
              "sys");
+}
+
+void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int tm, int cw,
+                              int wt) {
+  // This warpgroup's 64 rows are in the owner's slot: count them there.
+  attn_ptx_asm_r(e->p, "bar.sync $0, 128;", attn_ptx_addc(e->p, cw, 1));
+  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
+  attn_gemm_comm_signal(e, t, tm);
   attn_ptx_line(e->p, "}");
 }
 

@@ -34,19 +34,29 @@
 #define CONSUMER_REGS 232
 
 
+static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+/// Bytes of a staging row of the staged epilogue: block_n elements and 16
+/// bytes more, so that the eight rows a warp writes at once start in
+/// different banks.
+static int64_t staging_pitch(const struct attn_hopper_gemm *g) {
+  return (int64_t)g->block_n * 2 + 16;
+}
+
 static void layout(struct attn_gemm_em *e) {
   const struct attn_hopper_gemm *g = e->g;
   e->a_bytes = (int64_t)g->block_m * BLOCK_K * 2;
   e->b_bytes = (int64_t)BLOCK_K * g->block_n * 2;
   e->stage_bytes = e->a_bytes + e->b_bytes;
   e->bar_off = e->stage_bytes * g->stages;
+  // After the mbarriers and the 64 bytes of tile numbers and pending tiles.
+  e->pitch = staging_pitch(g);
+  e->staging_off = align_up(e->bar_off + 16LL * g->stages + 64, 128);
   e->tiles_m = (g->m + g->block_m - 1) / g->block_m;
   e->tiles_n = (g->n + g->block_n - 1) / g->block_n;
   e->nk = (g->k + BLOCK_K - 1) / BLOCK_K;
   attn_hopper_gemm_workspace(g, &e->ws_at);
 }
-
-static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 void attn_hopper_gemm_workspace(const struct attn_hopper_gemm *g,
                                 struct attn_gemm_workspace *w) {
@@ -91,7 +101,9 @@ static int64_t attn_gemm_tileq_off(const struct attn_hopper_gemm *g) {
 int64_t attn_hopper_gemm_smem_bytes(const struct attn_hopper_gemm *g) {
   struct attn_gemm_em e = {.g = g};
   layout(&e);
-  return attn_gemm_tileq_off(g) + 64 + 1024;
+  int64_t end = g->staged ? e.staging_off + g->block_m * e.pitch
+                           : attn_gemm_tileq_off(g) + 64;
+  return end + 1024;
 }
 
 void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
@@ -100,9 +112,10 @@ void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
   if (!g->block_n)
     g->block_n = g->n <= 128 ? 128 : 256;
   if (!g->stages) {
-    // As deep as 227 KiB allows, at most 6.
+    // As deep as 227 KiB allows (beside the staging rows), at most 6.
     int64_t stage = (int64_t)(g->block_m + g->block_n) * BLOCK_K * 2;
-    g->stages = (int)((227 * 1024 - 2048) / stage);
+    int64_t staging = g->staged ? g->block_m * staging_pitch(g) + 128 : 0;
+    g->stages = (int)((227 * 1024 - 2048 - staging) / stage);
     if (g->stages > 6)
       g->stages = 6;
   }
@@ -116,6 +129,10 @@ void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
     int64_t waves = (tiles + sms - 1) / sms;
     g->ctas = (int)((tiles + waves - 1) / (waves ? waves : 1));
   }
+}
+
+bool attn_hopper_gemm_stages_tiles(const struct attn_hopper_gemm *g) {
+  return !g->accumulate && !g->rope && !g->out_seq;
 }
 
 bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
@@ -185,6 +202,12 @@ bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
                "a fused kernel neither accumulates into C nor applies RoPE");
       return false;
     }
+  }
+  if (g->staged && !attn_hopper_gemm_stages_tiles(g)) {
+    snprintf(why, why_len,
+             "the staged epilogue writes row-major C as the GEMM made it: "
+             "not with accumulate, RoPE or the heads layout");
+    return false;
   }
   if (g->out_seq &&
       (g->out_seq < 0 || g->m % g->out_seq || g->out_head_dim <= 0 ||
@@ -466,11 +489,11 @@ static int c_addr(struct attn_gemm_em *e, int row, int col) {
       e->out, attn_ptx_op(e->p, "arith.addi %%v%d, %%v%d : i64", rowb, colb));
 }
 
-/// Writes (and with accumulate, first reads) this thread's part of the
-/// tile: register i holds row row0 + 8 ((i >> 1) & 1) and column col0 +
-/// 8 (i / 4) + (i & 1).
-static void epilogue(struct attn_gemm_em *e, int *acc, int tm,
-                     int tn, int cw, int wt) {
+/// The first column (i32) of this consumer thread's part of tile (tm, tn)
+/// and its two rows: register i holds row rows[(i >> 1) & 1] and column
+/// col0 + 8 (i / 4) + (i & 1).
+static void thread_coords(struct attn_gemm_em *e, int tm, int tn, int cw,
+                          int wt, int *col0, int rows[2]) {
   const struct attn_hopper_gemm *g = e->g;
   int warp = attn_ptx_divc(e->p, wt, 32), lane = attn_ptx_remc(e->p, wt, 32);
   int row0 = attn_ptx_addi(
@@ -478,9 +501,134 @@ static void epilogue(struct attn_gemm_em *e, int *acc, int tm,
       attn_ptx_addi(e->p, attn_ptx_mulc(e->p, cw, 64),
                     attn_ptx_addi(e->p, attn_ptx_mulc(e->p, warp, 16),
                                   attn_ptx_divc(e->p, lane, 4))));
-  int col0 = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, tn, g->block_n),
-                           attn_ptx_mulc(e->p, attn_ptx_remc(e->p, lane, 4), 2));
-  int rows[2] = {row0, attn_ptx_addc(e->p, row0, 8)};
+  *col0 = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, tn, g->block_n),
+                        attn_ptx_mulc(e->p, attn_ptx_remc(e->p, lane, 4), 2));
+  rows[0] = row0;
+  rows[1] = attn_ptx_addc(e->p, row0, 8);
+}
+
+static bool reduces(const struct attn_hopper_gemm *g) {
+  return g->comm == ATTN_GEMM_ALL_REDUCE ||
+         g->comm == ATTN_GEMM_REDUCE_SCATTER;
+}
+
+//===-- The staged epilogue -----------------------------------------------===//
+
+/// Shared address (i32) of the first staging row of consumer warpgroup cw.
+static int staging_rows(struct attn_gemm_em *e, int cw) {
+  return attn_ptx_addi(e->p, attn_ptx_addc(e->p, e->sbase, e->staging_off),
+                       attn_ptx_mulc(e->p, cw, 64 * e->pitch));
+}
+
+/// Shared pointer of warpgroup cw's pending tile (fused reduce patterns):
+/// t + 1 for a tile whose copies may still be in flight, 0 for none.
+static int pending_ptr(struct attn_gemm_em *e, int cw) {
+  return attn_ptx_smem_ptr(
+      e->p, e->smem,
+      attn_ptx_addc(e->p, attn_ptx_mulc(e->p, cw, 4),
+                    attn_gemm_tileq_off(e->g) + 48));
+}
+
+/// Before the staging rows of warpgroup cw are written again (last: at the
+/// end of the tile loop): the threads that issued the copies of the
+/// previous tile wait until the bulk-copy engine has read them (a fused
+/// reduce pattern, and the end of the kernel: until they have landed), and
+/// the warpgroup meets. A reduce pattern then counts the previous tile at
+/// its owner, so that no warp waits for NVLink while its copies cross.
+static void staged_flush(struct attn_gemm_em *e, int cw, int wt, bool last) {
+  bool reduce = reduces(e->g);
+  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "ult", wt, 64));
+  attn_ptx_asm0(e->p, reduce || last ? "cp.async.bulk.wait_group 0;"
+                                     : "cp.async.bulk.wait_group.read 0;");
+  if (reduce)
+    attn_ptx_fence_proxy_async(e->p, true); // the copies before the signal
+  attn_ptx_line(e->p, "}");
+  attn_ptx_asm_r(e->p, "bar.sync $0, 128;", attn_ptx_addc(e->p, cw, 1));
+  if (!reduce)
+    return;
+  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
+  int at = pending_ptr(e, cw);
+  int pend = attn_ptx_op(e->p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", at);
+  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "ne", pend, 0));
+  int t = attn_ptx_addc(e->p, pend, -1), tm, tn;
+  attn_gemm_tile_coords(e, t, &tm, &tn);
+  attn_gemm_comm_signal(e, t, tm);
+  attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
+                attn_ptx_ci32(e->p, 0), at);
+  attn_ptx_line(e->p, "}");
+  attn_ptx_line(e->p, "}");
+}
+
+/// The staged epilogue of tile t (tile row tm, column tn): this thread's
+/// words into the warpgroup's staging rows (conflict-free: a warp writes 16
+/// bytes of each of eight rows, one pitch apart), then thread r of the
+/// warpgroup hands row r to the bulk-copy engine. A fused reduce pattern
+/// counts the tile at the next flush.
+static void staged_epilogue(struct attn_gemm_em *e, int *acc, int t, int tm,
+                            int tn, int cw, int wt) {
+  const struct attn_hopper_gemm *g = e->g;
+  staged_flush(e, cw, wt, false);
+  int stg = staging_rows(e, cw);
+  int warp = attn_ptx_divc(e->p, wt, 32), lane = attn_ptx_remc(e->p, wt, 32);
+  int row = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, warp, 16),
+                          attn_ptx_divc(e->p, lane, 4));
+  int base = attn_ptx_addi(
+      e->p, stg,
+      attn_ptx_addi(e->p, attn_ptx_mulc(e->p, row, e->pitch),
+                    attn_ptx_mulc(e->p, attn_ptx_remc(e->p, lane, 4), 4)));
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < g->block_n / 8; ++c)
+      attn_ptx_asm_rr(e->p, "st.shared.b32 [$0], $1;",
+                      attn_ptx_addc(e->p, base, 8 * r * e->pitch + 16 * c),
+                      attn_ptx_pack2(e->p, acc[4 * c + 2 * r],
+                                     acc[4 * c + 2 * r + 1]));
+  attn_ptx_fence_proxy_async(e->p, false);
+  attn_ptx_asm_r(e->p, "bar.sync $0, 128;", attn_ptx_addc(e->p, cw, 1));
+  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "ult", wt, 64));
+  int grow = attn_ptx_addi(
+      e->p, attn_ptx_mulc(e->p, tm, g->block_m),
+      attn_ptx_addi(e->p, attn_ptx_mulc(e->p, cw, 64), wt));
+  int col = attn_ptx_mulc(e->p, tn, g->block_n);
+  bool tail_m = g->m % g->block_m != 0, tail_n = g->n % g->block_n != 0;
+  if (tail_m)
+    attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "ult", grow, g->m));
+  int bytes = attn_ptx_ci32(e->p, g->block_n * 2);
+  if (tail_n)
+    bytes = attn_ptx_mulc(
+        e->p,
+        attn_ptx_op(e->p, "arith.minui %%v%d, %%v%d : i32",
+                    attn_ptx_op(e->p, "arith.subi %%v%d, %%v%d : i32",
+                                attn_ptx_ci32(e->p, g->n), col),
+                    attn_ptx_ci32(e->p, g->block_n)),
+        2);
+  int ids[] = {attn_ptx_op(e->p, "llvm.ptrtoint %%v%d : !llvm.ptr to i64",
+                           c_addr(e, grow, col)),
+               attn_ptx_addi(e->p, stg, attn_ptx_mulc(e->p, wt, e->pitch)),
+               bytes};
+  const char *ty[] = {"i64", "i32", "i32"};
+  attn_ptx_asmv(e->p, NULL, "l,r,r",
+                "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], $2;",
+                3, ids, ty);
+  if (tail_m)
+    attn_ptx_line(e->p, "}");
+  attn_ptx_asm0(e->p, "cp.async.bulk.commit_group;");
+  attn_ptx_line(e->p, "}");
+  if (reduces(g)) {
+    attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
+    attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
+                  attn_ptx_addc(e->p, t, 1), pending_ptr(e, cw));
+    attn_ptx_line(e->p, "}");
+  }
+}
+
+/// Writes (and with accumulate, first reads) this thread's part of the
+/// tile: register i holds row row0 + 8 ((i >> 1) & 1) and column col0 +
+/// 8 (i / 4) + (i & 1).
+static void epilogue(struct attn_gemm_em *e, int *acc, int tm,
+                     int tn, int cw, int wt) {
+  const struct attn_hopper_gemm *g = e->g;
+  int col0, rows[2];
+  thread_coords(e, tm, tn, cw, wt, &col0, rows);
   bool tail_m = g->m % g->block_m != 0, tail_n = g->n % g->block_n != 0;
   int chunks = g->block_n / 8;
   if (g->accumulate) {
@@ -588,10 +736,13 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
     int ph, s = slot_of(e, attn_ptx_addc(e->p, kb0, e->nk - 1), &ph);
     attn_ptx_mbar_arrive(e->p, bar_at(e, e->empty, s));
   }
-  bool reduce = e->g->comm == ATTN_GEMM_ALL_REDUCE ||
-                e->g->comm == ATTN_GEMM_REDUCE_SCATTER;
+  bool reduce = reduces(e->g);
   if (reduce)
     e->out = attn_gemm_comm_out(e, t, tm);
+  if (e->g->staged) {
+    staged_epilogue(e, acc, t, tm, tn, cw, wt);
+    return;
+  }
   epilogue(e, acc, tm, tn, cw, wt);
   if (reduce)
     attn_gemm_comm_tile_done(e, t, tm, cw, wt);
@@ -599,18 +750,28 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
 
 static void consumer(struct attn_gemm_em *e, int wg, int wt) {
   int cw = attn_ptx_addc(e->p, wg, -1);
-  if (e->g->comm == ATTN_GEMM_ALL_REDUCE ||
-      e->g->comm == ATTN_GEMM_REDUCE_SCATTER)
+  if (reduces(e->g))
     attn_gemm_comm_consumer_init(e);
+  if (e->g->staged && reduces(e->g)) {
+    // No tile pending yet (shared memory starts undefined).
+    attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
+    attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
+                  attn_ptx_ci32(e->p, 0), pending_ptr(e, cw));
+    attn_ptx_line(e->p, "}");
+  }
   if (!e->g->adaptive) {
     int ord, t = open_tile_loop(e, &ord);
     consumer_tile(e, t, attn_ptx_mulc(e->p, ord, e->nk), cw, wt, false);
     attn_ptx_line(e->p, "}");
+    if (e->g->staged)
+      staged_flush(e, cw, wt, true);
     return;
   }
   int kb, res, t = open_claim_loop(e, false, &kb, &res);
   consumer_tile(e, t, kb, cw, wt, true);
   close_claim_loop(e, kb);
+  if (e->g->staged)
+    staged_flush(e, cw, wt, true);
   // The GEMM is done on this SM: its consumers help communicate.
   if (e->g->comm != ATTN_GEMM_LOCAL)
     attn_gemm_comm_help(e, attn_ptx_addc(e->p, e->tid, -128));

@@ -70,6 +70,14 @@ struct attn_hopper_gemm {
   // out_head_dim] of a [M / out_seq, N / out_head_dim, out_seq,
   // out_head_dim] tensor. out_seq 0: C is row-major M x N.
   int64_t out_seq, out_head_dim;
+  /// The staged epilogue: each consumer warpgroup writes its rows of the
+  /// tile into shared memory and hands them, a row per thread, to the
+  /// bulk-copy engine (cp.async.bulk), so that C (or a peer's slot) is
+  /// written in whole rows while the warps go on to the next tile, instead
+  /// of by 4-byte stores straight from registers. Only where
+  /// attn_hopper_gemm_stages_tiles; its rows take the shared memory of
+  /// about one ring slot (the default depth drops from 4 to 3 at 128x256).
+  bool staged;
   // The fused collective: the kernel runs `ctas` compute CTAs and
   // `comm_ctas` communication CTAs (launched first) on `world` ranks of one
   // NVLink domain. m, n, k are one rank's GEMM (m: all gathered rows for
@@ -107,6 +115,9 @@ void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms);
 bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
                                 size_t why_len);
 
+/// True when the staged epilogue can write g's tiles: no accumulate, no
+/// RoPE and no heads layout (C row-major, written as the GEMM made it).
+bool attn_hopper_gemm_stages_tiles(const struct attn_hopper_gemm *g);
 /// Bytes of dynamic shared memory the kernel needs.
 int64_t attn_hopper_gemm_smem_bytes(const struct attn_hopper_gemm *g);
 
@@ -136,6 +147,7 @@ struct attn_gemm_em {
   const struct attn_hopper_gemm *g;
   int nacc;            ///< accumulators per consumer thread: block_n / 2
   int64_t a_bytes, b_bytes, stage_bytes, bar_off, tiles_m, tiles_n, nk;
+  int64_t staging_off, pitch; ///< staged epilogue: its rows, and their stride
   struct attn_gemm_workspace ws_at;
   // SSA values (i32 unless noted).
   int smem, sbase, tid, bid, a_map, b_map, c; // a_map, b_map: i64; c: ptr
@@ -164,6 +176,10 @@ void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn);
 void attn_gemm_comm_role(struct attn_gemm_em *e);
 void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int tm, int cw,
                               int wt);
+/// One thread: counts a warpgroup's half of tile t (tile row tm) in the
+/// owner's flags0[t] (what attn_gemm_comm_tile_done does after its barrier;
+/// the staged epilogue calls it once its copies of the tile have landed).
+void attn_gemm_comm_signal(struct attn_gemm_em *e, int t, int tm);
 void attn_gemm_comm_consumer_init(struct attn_gemm_em *e);
 int attn_gemm_comm_out(struct attn_gemm_em *e, int t, int tm);
 void attn_gemm_comm_wait_rows(struct attn_gemm_em *e, int tm, int mine);

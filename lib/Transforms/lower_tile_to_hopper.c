@@ -64,6 +64,13 @@
 /// Where RoPE runs: see the file comment.
 enum placement { PLACE_AUTO, PLACE_FUSED, PLACE_SPLIT, PLACE_PRE };
 
+/// How the GEMM writes its tiles (hopper_gemm.h: staged).
+enum gemm_epilogue {
+  GEMM_EPILOGUE_AUTO,
+  GEMM_EPILOGUE_REGISTERS,
+  GEMM_EPILOGUE_STAGED
+};
+
 struct hopper_options {
   char chip[16];        // must be sm_90a: the kernel uses wgmma and setmaxnreg
   char gpu[32];         // the cost model's hardware for rope=auto
@@ -75,6 +82,7 @@ struct hopper_options {
   bool q_by_producer;   // q-rope=producer (else consumers)
   long tile_overhead;   // the schedule's cost of a tile beyond its key blocks
   long consumers;       // consumer warpgroups (0: by head dim)
+  enum gemm_epilogue gemm_epilogue;
 };
 
 static const struct attn_pass_option hopper_options_help[] = {
@@ -90,6 +98,11 @@ static const struct attn_pass_option hopper_options_help[] = {
              "default)"},
     {"consumers", "consumer warpgroups of 64 query rows: 2 or 3 (3 only at "
                   "head dim 64; 0: by head dim, the default)"},
+    {"gemm-epilogue",
+     "how the GEMM writes its tiles: registers (4-byte stores straight "
+     "from the accumulators), staged (through shared memory, whole rows by "
+     "the bulk-copy engine; not with accumulate, RoPE or the heads "
+     "layout) or auto (the default: staged where it can be)"},
     {"tile-overhead", "what a tile costs the persistent kernel's schedule "
                       "beyond its key blocks, in key blocks (0: 2)"},
     {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
@@ -116,6 +129,7 @@ static void hopper_init(void *opts) {
   o->q_by_producer = false;
   o->tile_overhead = 0;
   o->consumers = 0;
+  o->gemm_epilogue = GEMM_EPILOGUE_AUTO;
 }
 
 static bool parse_placement(const char *v, enum placement *out) {
@@ -176,6 +190,19 @@ static bool hopper_set(void *opts, const char *name, const char *value,
              value);
     return false;
   }
+  if (!strcmp(name, "gemm-epilogue")) {
+    static const char *names[] = {"auto", "registers", "staged"};
+    for (int i = 0; i < 3; ++i)
+      if (!strcmp(value, names[i])) {
+        o->gemm_epilogue = (enum gemm_epilogue)i;
+        return true;
+      }
+    snprintf(err, errlen,
+             "option 'gemm-epilogue' expects auto, registers or staged, "
+             "found '%s'",
+             value);
+    return false;
+  }
   if (!strcmp(name, "ctas"))
     return attn_parse_int_option(name, value, 0, 1 << 16, &o->ctas, err,
                                  errlen);
@@ -192,7 +219,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
            "chip, gpu, fallback, stages, rope, persistent, ctas, q-rope, "
-           "tile-overhead or consumers)",
+           "tile-overhead, consumers or gemm-epilogue)",
            name);
   return false;
 }
@@ -568,6 +595,11 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
       return false;
     }
   }
+  // Before the defaults, which leave room for the staging rows. Staged where it can be (auto), or as the option says: an explicit
+  // staged on a tile it cannot write fails in attn_hopper_gemm_supported.
+  g->staged = o->gemm_epilogue == GEMM_EPILOGUE_STAGED ||
+              (o->gemm_epilogue == GEMM_EPILOGUE_AUTO &&
+               attn_hopper_gemm_stages_tiles(g));
   MlirAttribute comm = mlirDictionaryAttrGetElementByName(
       mm, mlirStringRefCreateFromCString("comm"));
   if (!mlirAttributeIsNull(comm)) {
