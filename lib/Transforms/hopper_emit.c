@@ -53,9 +53,17 @@ struct em {
   int regions;    // D / 64
   // Shared-memory layout (byte offsets from the 1024-aligned base).
   int64_t q_off, kv_off, tile_bytes, bar_off, stash_off;
+  int64_t staging_off, pitch; // staged_out: the rows of O, and their stride
 };
 
 //===-- Layout ------------------------------------------------------------===//
+
+static bool stashes_rope(const struct attn_hopper_kernel *k);
+
+/// Bytes of the consumers' stash of RoPE constants (stashes_rope).
+static int64_t stash_bytes(const struct attn_hopper_kernel *k) {
+  return stashes_rope(k) ? 24LL * 128 * k->consumers : 0;
+}
 
 static void layout(struct em *e) {
   const struct attn_hopper_kernel *k = e->k;
@@ -64,6 +72,11 @@ static void layout(struct em *e) {
   e->tile_bytes = (int64_t)k->block_n * k->head_dim * 2;
   e->bar_off = e->kv_off + 2 * e->tile_bytes * k->stages;
   e->stash_off = e->bar_off + 24 + 24 * k->stages;
+  // O's staging rows after the stash, a row of head_dim elements and 16
+  // bytes more, so that the eight rows a warp writes start in different
+  // banks.
+  e->pitch = k->head_dim * 2 + 16;
+  e->staging_off = (e->stash_off + stash_bytes(k) + 127) / 128 * 128;
 }
 
 /// Whether producer warps 1-3 rotate each tile's Q (rope_q_by_producer): in
@@ -100,10 +113,13 @@ int attn_hopper_threads(const struct attn_hopper_kernel *k) {
 int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k) {
   struct em e = {.k = k};
   layout(&e);
-  // qfull, qempty and qready, then full, kready and empty per stage; plus
-  // slack to align the base to 1024 bytes at run time.
-  int64_t stash = stashes_rope(k) ? 24LL * 128 * k->consumers : 0;
-  return e.stash_off + stash + 1024;
+  // qfull, qempty and qready, then full, kready and empty per stage, the
+  // stash, O's staging rows; plus slack to align the base to 1024 bytes at
+  // run time.
+  int64_t end = k->staged_out
+                    ? e.staging_off + 64LL * k->consumers * e.pitch
+                    : e.stash_off + stash_bytes(k);
+  return end + 1024;
 }
 
 //===-- Producer ----------------------------------------------------------===//
@@ -472,6 +488,104 @@ static void stash_rope(struct em *e, const struct ids *x, int wg, int wt,
   }
 }
 
+/// The epilogue of a tile without staging: this thread's normalised words
+/// of O, 4-byte stores straight from registers, rows < seq_q only.
+static void registers_out(struct em *e, const struct ids *x,
+                          const struct cons *c, const int *ov,
+                          const int inv[2], int bh) {
+  const struct attn_hopper_kernel *k = e->k;
+  for (int r = 0; r < 2; ++r) {
+    int grow = attn_ptx_addc(&e->p, c->row0, 8 * r);
+    int ok = attn_ptx_cmpc(&e->p, "ult", grow, k->seq_q);
+    attn_ptx_line(&e->p, "scf.if %%v%d {", ok);
+    int rowi = attn_ptx_op(
+        &e->p, "arith.extui %%v%d : i32 to i64",
+        attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, bh, k->seq_q), grow));
+    int rowb = attn_ptx_op(&e->p, "arith.muli %%v%d, %%v%d : i64", rowi,
+                           attn_ptx_ci64(&e->p, k->head_dim * 2));
+    for (int i = 0; i < e->no; i += 4) {
+      int idx = i + 2 * r; // registers of row r in this 8-column chunk
+      int col =
+          attn_ptx_addc(&e->p, attn_ptx_mulc(&e->p, c->lr, 2), 8 * (i >> 2));
+      int colb = attn_ptx_op(&e->p, "arith.extui %%v%d : i32 to i64",
+                             attn_ptx_mulc(&e->p, col, 2));
+      int off = attn_ptx_op(&e->p, "arith.addi %%v%d, %%v%d : i64", rowb, colb);
+      int ptr =
+          attn_ptx_op(&e->p,
+                      "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> "
+                      "!llvm.ptr, i8",
+                      x->out, off);
+      int w = attn_ptx_pack2(&e->p, attn_ptx_fmul(&e->p, ov[idx], inv[r]),
+                             attn_ptx_fmul(&e->p, ov[idx + 1], inv[r]));
+      attn_ptx_line(&e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr", w, ptr);
+    }
+    attn_ptx_line(&e->p, "}");
+  }
+}
+
+/// The staged epilogue of a tile (k->staged_out): once the previous tile's
+/// copies have read the warpgroup's staging rows, this thread's normalised
+/// words of O go into them (a warp writes 16 bytes of each of eight rows,
+/// one pitch apart: no bank conflict), and thread r < 64 hands row r to the
+/// bulk-copy engine if it is a query row (< seq_q). The warpgroup's own
+/// named barrier (cw + 1) orders the steps; the kernel waits for the last
+/// copies before it ends.
+static void staged_out(struct em *e, const struct ids *x, const struct cons *c,
+                       const int *ov, const int inv[2], int bh, int wt) {
+  const struct attn_hopper_kernel *k = e->k;
+  int bar = attn_ptx_addc(&e->p, c->cw, 1);
+  int issuer = attn_ptx_cmpc(&e->p, "ult", wt, 64);
+  attn_ptx_line(&e->p, "scf.if %%v%d {", issuer);
+  attn_ptx_asm0(&e->p, "cp.async.bulk.wait_group.read 0;");
+  attn_ptx_line(&e->p, "}");
+  attn_ptx_asm_r(&e->p, "bar.sync $0, 128;", bar);
+  int stg = attn_ptx_addi(&e->p, attn_ptx_addc(&e->p, x->sbase, e->staging_off),
+                          attn_ptx_mulc(&e->p, c->cw, 64 * e->pitch));
+  int wrow = attn_ptx_op(&e->p, "arith.subi %%v%d, %%v%d : i32", c->row0,
+                         c->wg_row);
+  int base = attn_ptx_addi(
+      &e->p, stg,
+      attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, wrow, e->pitch),
+                    attn_ptx_mulc(&e->p, c->lr, 4)));
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < e->no; i += 4) {
+      int idx = i + 2 * r; // registers of row r in this 8-column chunk
+      int w = attn_ptx_pack2(&e->p, attn_ptx_fmul(&e->p, ov[idx], inv[r]),
+                             attn_ptx_fmul(&e->p, ov[idx + 1], inv[r]));
+      attn_ptx_asm_rr(&e->p, "st.shared.b32 [$0], $1;",
+                      attn_ptx_addc(&e->p, base,
+                                    8 * r * e->pitch + 16LL * (i >> 2)),
+                      w);
+    }
+  attn_ptx_fence_proxy_async(&e->p, false);
+  attn_ptx_asm_r(&e->p, "bar.sync $0, 128;", bar);
+  attn_ptx_line(&e->p, "scf.if %%v%d {", issuer);
+  int grow = attn_ptx_addi(&e->p, c->wg_row, wt);
+  attn_ptx_line(&e->p, "scf.if %%v%d {",
+                attn_ptx_cmpc(&e->p, "ult", grow, k->seq_q));
+  int rowi = attn_ptx_op(
+      &e->p, "arith.extui %%v%d : i32 to i64",
+      attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, bh, k->seq_q), grow));
+  int off = attn_ptx_op(&e->p, "arith.muli %%v%d, %%v%d : i64", rowi,
+                        attn_ptx_ci64(&e->p, k->head_dim * 2));
+  int dst = attn_ptx_op(
+      &e->p, "llvm.ptrtoint %%v%d : !llvm.ptr to i64",
+      attn_ptx_op(&e->p,
+                  "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> "
+                  "!llvm.ptr, i8",
+                  x->out, off));
+  int ids[] = {dst, attn_ptx_addi(&e->p, stg, attn_ptx_mulc(&e->p, wt, e->pitch))};
+  const char *ty[] = {"i64", "i32"};
+  char text[96];
+  snprintf(text, sizeof text,
+           "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], %lld;",
+           (long long)k->head_dim * 2);
+  attn_ptx_asmv(&e->p, NULL, "l,r", text, 2, ids, ty);
+  attn_ptx_line(&e->p, "}");
+  attn_ptx_asm0(&e->p, "cp.async.bulk.commit_group;");
+  attn_ptx_line(&e->p, "}");
+}
+
 /// Consumer warpgroups, FlashAttention-3 schedule: in step j each issues
 /// S_j = Q K_j^T and O += P_{j-1} V_{j-1} back to back, then lets the next
 /// warpgroup issue its pair (ping-pong on named barriers, round a ring when
@@ -678,34 +792,17 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
     inv[r] = attn_ptx_sel(&e->p, empty, c.zero, q, "f32");
   }
   int bh = attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, x->b, k->heads), x->h);
-  for (int r = 0; r < 2; ++r) {
-    int grow = attn_ptx_addc(&e->p, c.row0, 8 * r);
-    int ok = attn_ptx_cmpc(&e->p, "ult", grow, k->seq_q);
-    attn_ptx_line(&e->p, "scf.if %%v%d {", ok);
-    int rowi = attn_ptx_op(
-        &e->p, "arith.extui %%v%d : i32 to i64",
-        attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, bh, k->seq_q), grow));
-    int rowb = attn_ptx_op(&e->p, "arith.muli %%v%d, %%v%d : i64", rowi,
-                           attn_ptx_ci64(&e->p, k->head_dim * 2));
-    for (int i = 0; i < no; i += 4) {
-      int idx = i + 2 * r; // registers of row r in this 8-column chunk
-      int col =
-          attn_ptx_addc(&e->p, attn_ptx_mulc(&e->p, c.lr, 2), 8 * (i >> 2));
-      int colb = attn_ptx_op(&e->p, "arith.extui %%v%d : i32 to i64",
-                             attn_ptx_mulc(&e->p, col, 2));
-      int off = attn_ptx_op(&e->p, "arith.addi %%v%d, %%v%d : i64", rowb, colb);
-      int ptr =
-          attn_ptx_op(&e->p,
-                      "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> "
-                      "!llvm.ptr, i8",
-                      x->out, off);
-      int w = attn_ptx_pack2(&e->p, attn_ptx_fmul(&e->p, ov[idx], inv[r]),
-                             attn_ptx_fmul(&e->p, ov[idx + 1], inv[r]));
-      attn_ptx_line(&e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr", w, ptr);
-    }
+  if (k->staged_out)
+    staged_out(e, x, &c, ov, inv, bh, wt);
+  else
+    registers_out(e, x, &c, ov, inv, bh);
+  close_tiles(e, x);
+  if (k->staged_out) {
+    // The last tile's rows land before the kernel ends.
+    attn_ptx_line(&e->p, "scf.if %%v%d {", attn_ptx_cmpc(&e->p, "ult", wt, 64));
+    attn_ptx_asm0(&e->p, "cp.async.bulk.wait_group 0;");
     attn_ptx_line(&e->p, "}");
   }
-  close_tiles(e, x);
   // The last consumer's last arrive has no partner: the first takes it.
   int first = attn_ptx_cmpc(&e->p, "eq", c.cw, 0);
   attn_ptx_line(&e->p, "scf.if %%v%d {", first);

@@ -54,6 +54,11 @@ struct attn_hopper_kernel {
   /// 1-3 rotate each tile's Q while the consumers finish the previous tile
   /// (else the consumers rotate their rows).
   bool rope_q_by_producer;
+  /// The staged epilogue: each consumer warpgroup writes its 64 rows of O
+  /// into shared memory and hands them, a row per thread, to the bulk-copy
+  /// engine (cp.async.bulk) instead of storing 4-byte words straight from
+  /// registers (hopper_gemm.h's staged, for O).
+  bool staged_out;
 };
 
 /// The most tiles a persistent kernel schedules (its schedule is a table of

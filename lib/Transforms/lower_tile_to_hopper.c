@@ -64,12 +64,9 @@
 /// Where RoPE runs: see the file comment.
 enum placement { PLACE_AUTO, PLACE_FUSED, PLACE_SPLIT, PLACE_PRE };
 
-/// How the GEMM writes its tiles (hopper_gemm.h: staged).
-enum gemm_epilogue {
-  GEMM_EPILOGUE_AUTO,
-  GEMM_EPILOGUE_REGISTERS,
-  GEMM_EPILOGUE_STAGED
-};
+/// How the kernels write their output tiles (hopper_gemm.h's staged,
+/// hopper_emit.h's staged_out).
+enum epilogue { EPILOGUE_AUTO, EPILOGUE_REGISTERS, EPILOGUE_STAGED };
 
 struct hopper_options {
   char chip[16];        // must be sm_90a: the kernel uses wgmma and setmaxnreg
@@ -82,7 +79,8 @@ struct hopper_options {
   bool q_by_producer;   // q-rope=producer (else consumers)
   long tile_overhead;   // the schedule's cost of a tile beyond its key blocks
   long consumers;       // consumer warpgroups (0: by head dim)
-  enum gemm_epilogue gemm_epilogue;
+  enum epilogue epilogue;
+  long group_m;         // GEMM: tile rows walked together (0: 16)
 };
 
 static const struct attn_pass_option hopper_options_help[] = {
@@ -98,11 +96,16 @@ static const struct attn_pass_option hopper_options_help[] = {
              "default)"},
     {"consumers", "consumer warpgroups of 64 query rows: 2 or 3 (3 only at "
                   "head dim 64; 0: by head dim, the default)"},
-    {"gemm-epilogue",
-     "how the GEMM writes its tiles: registers (4-byte stores straight "
-     "from the accumulators), staged (through shared memory, whole rows by "
-     "the bulk-copy engine; not with accumulate, RoPE or the heads "
-     "layout) or auto (the default: staged where it can be)"},
+    {"epilogue",
+     "how the kernels write their output tiles: registers (4-byte stores "
+     "straight from the accumulators), staged (through shared memory, "
+     "whole rows by the bulk-copy engine; not for a GEMM that accumulates, "
+     "applies RoPE or writes the heads layout, nor where the rows do not "
+     "fit, as at attention head dim 128) or auto (the default: staged for "
+     "every GEMM that can be, registers for attention)"},
+    {"group-m", "the GEMM's tile rows walked together, so that the CTAs "
+                "running at once share A rows and B columns in L2 (0: 16, "
+                "the default; for reduce-scatter, per shard)"},
     {"tile-overhead", "what a tile costs the persistent kernel's schedule "
                       "beyond its key blocks, in key blocks (0: 2)"},
     {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
@@ -129,7 +132,8 @@ static void hopper_init(void *opts) {
   o->q_by_producer = false;
   o->tile_overhead = 0;
   o->consumers = 0;
-  o->gemm_epilogue = GEMM_EPILOGUE_AUTO;
+  o->epilogue = EPILOGUE_AUTO;
+  o->group_m = 0;
 }
 
 static bool parse_placement(const char *v, enum placement *out) {
@@ -190,19 +194,22 @@ static bool hopper_set(void *opts, const char *name, const char *value,
              value);
     return false;
   }
-  if (!strcmp(name, "gemm-epilogue")) {
+  if (!strcmp(name, "epilogue")) {
     static const char *names[] = {"auto", "registers", "staged"};
     for (int i = 0; i < 3; ++i)
       if (!strcmp(value, names[i])) {
-        o->gemm_epilogue = (enum gemm_epilogue)i;
+        o->epilogue = (enum epilogue)i;
         return true;
       }
     snprintf(err, errlen,
-             "option 'gemm-epilogue' expects auto, registers or staged, "
+             "option 'epilogue' expects auto, registers or staged, "
              "found '%s'",
              value);
     return false;
   }
+  if (!strcmp(name, "group-m"))
+    return attn_parse_int_option(name, value, 0, 1 << 16, &o->group_m, err,
+                                 errlen);
   if (!strcmp(name, "ctas"))
     return attn_parse_int_option(name, value, 0, 1 << 16, &o->ctas, err,
                                  errlen);
@@ -219,7 +226,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
            "chip, gpu, fallback, stages, rope, persistent, ctas, q-rope, "
-           "tile-overhead, consumers or gemm-epilogue)",
+           "tile-overhead, consumers, epilogue or group-m)",
            name);
   return false;
 }
@@ -443,6 +450,20 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
     k.consumers = 2;
     k.block_m = 128;
   }
+  // O through shared memory only when asked: at head dim 64 on an H200
+  // (bench/RESULTS.md) it was 2-4% slower at N = 1K-2K and without RoPE,
+  // 2-3% faster with RoPE from 4K, so auto keeps the registers. At head dim
+  // 128 the rows do not fit beside three stages.
+  k.staged_out = o->epilogue == EPILOGUE_STAGED;
+  int64_t staged_bytes = attn_hopper_smem_bytes(&k);
+  if (k.staged_out && staged_bytes > SMEM_LIMIT) {
+    return attn_emit_errorf(
+        kernel,
+        "no Hopper kernel for '%s': the staged epilogue's rows do not fit "
+        "the 227 KiB of shared memory beside the tiles (found %lld bytes "
+        "with %d stages)",
+        name, (long long)staged_bytes, k.stages);
+  }
   MlirOperation module = mlirOperationGetParentOperation(kernel);
   MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
                                              mlirOperationGetLocation(kernel));
@@ -550,7 +571,7 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
   g->accumulate = !mlirAttributeIsNull(acc) && mlirAttributeIsABool(acc) &&
                   mlirBoolAttrGetValue(acc);
   g->stages = (int)attn_dict_int(mm, "stages", o->stages);
-  g->group_m = (int)attn_dict_int(mm, "group_m", 0);
+  g->group_m = (int)attn_dict_int(mm, "group_m", o->group_m);
   g->ctas = (int)attn_dict_int(mm, "ctas", 0);
   MlirAttribute rope = mlirDictionaryAttrGetElementByName(
       mm, mlirStringRefCreateFromCString("rope"));
@@ -597,8 +618,8 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
   }
   // Before the defaults, which leave room for the staging rows. Staged where it can be (auto), or as the option says: an explicit
   // staged on a tile it cannot write fails in attn_hopper_gemm_supported.
-  g->staged = o->gemm_epilogue == GEMM_EPILOGUE_STAGED ||
-              (o->gemm_epilogue == GEMM_EPILOGUE_AUTO &&
+  g->staged = o->epilogue == EPILOGUE_STAGED ||
+              (o->epilogue == EPILOGUE_AUTO &&
                attn_hopper_gemm_stages_tiles(g));
   MlirAttribute comm = mlirDictionaryAttrGetElementByName(
       mm, mlirStringRefCreateFromCString("comm"));

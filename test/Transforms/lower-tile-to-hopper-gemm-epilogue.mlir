@@ -1,9 +1,9 @@
 // RUN: attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper | FileCheck %s
-// RUN: attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="gemm-epilogue=registers" | FileCheck %s --check-prefix=REGS
-// RUN: not attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="gemm-epilogue=staged" 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGED-ERR
-// RUN: not attn-opt %s --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="gemm-epilogue=rows" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="epilogue=registers" | FileCheck %s --check-prefix=REGS
+// RUN: not attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="epilogue=staged" 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGED-ERR
+// RUN: not attn-opt %s --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="epilogue=rows" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// The GEMM's epilogue (lower-tile-to-hopper's gemm-epilogue option). By
+// The GEMM's epilogue (lower-tile-to-hopper's epilogue option). By
 // default (auto) a tile the GEMM writes as it made it is staged: each
 // consumer warpgroup waits until the bulk-copy engine has read its last
 // tile's rows, writes its words into shared memory (one pitch of 528 bytes
@@ -11,7 +11,7 @@
 // orders them for the async proxy, and 64 of its threads hand one row each
 // to cp.async.bulk; the end of the tile loop waits for the copies to land.
 // The staging rows take 67,584 bytes, so the ring is 3 deep instead of 4:
-// 216,192 bytes of shared memory against 197,760. gemm-epilogue=registers
+// 216,192 bytes of shared memory against 197,760. epilogue=registers
 // keeps the 4-byte stores straight from the accumulators.
 // CHECK-LABEL: llvm.func @plain(
 // CHECK-SAME: dynamic_shared_bytes = 216192 : i64
@@ -63,8 +63,9 @@ func.func @tails(%a: tensor<8000x8000xbf16>, %b: tensor<8000x8000xbf16>) -> tens
 // slot; the tile is counted at the owner only at the warpgroup's next
 // flush, once its copies have landed (wait_group 0, then a proxy fence
 // before the release), so no warp waits for NVLink while they cross.
+// Its shards interleave, so it walks 16 / 2 tile rows of each together.
 // CHECK-LABEL: llvm.func @rs(
-// CHECK-SAME: dynamic_shared_bytes = 216192 : i64
+// CHECK-SAME: dynamic_shared_bytes = 216192 : i64, gemm = {epilogue = "staged", group_m = 8 : i64, stages = 3 : i64}
 // CHECK: cp.async.bulk.wait_group 0;
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
 // CHECK: "bar.sync $0, 128;"
@@ -91,4 +92,4 @@ func.func @acc(%a: tensor<1024x1024xf16>, %b: tensor<1024x1024xf16>, %c: tensor<
   return %r : tensor<1024x1024xf16>
 }
 
-// BAD: option 'gemm-epilogue' expects auto, registers or staged, found 'rows'
+// BAD: option 'epilogue' expects auto, registers or staged, found 'rows'
