@@ -1,4 +1,6 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="kernel=hopper" --lower-tile-to-hopper | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-tile="kernel=hopper" --lower-tile-to-hopper="group-m=4 stages=2" | FileCheck %s --check-prefix=OPTS
+// RUN: not attn-opt %s --attn-tile="kernel=hopper" --lower-tile-to-hopper="group-m=-1" 2>&1 | FileCheck %s --check-prefix=BADGROUP
 
 // A bf16 linalg.matmul becomes the persistent warp-specialised GEMM: 384
 // threads, TMA descriptors for A (128x64 boxes) and B (64x64 boxes, four
@@ -6,10 +8,15 @@
 // epilogue's rows (216,192 bytes of shared memory; the epilogue is
 // lower-tile-to-hopper-gemm-epilogue.mlir's), wgmma m64n256k16 with B
 // transposed (it is N-major), and as many CTAs as keep the wave count of
-// 132 SMs: 2048 tiles in 16 waves of 128.
+// 132 SMs: 2048 tiles in 16 waves of 128. The launch entry says what the
+// defaults chose (gemm = {...}): 16 tile rows walked together. The options
+// group-m and stages override them.
+// OPTS-LABEL: llvm.func @mm8k(
+// OPTS-SAME: gemm = {epilogue = "staged", group_m = 4 : i64, stages = 2 : i64}
+// BADGROUP: error: option 'group-m' expects an integer in [0, 65536], found '-1'
 // CHECK-LABEL: llvm.func @mm8k(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
-// CHECK-SAME: attn.launch = {block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 216192 : i64, grid = array<i32: 128, 1, 1>, kernel = "hopper-gemm"
+// CHECK-SAME: attn.launch = {block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 216192 : i64, gemm = {epilogue = "staged", group_m = 16 : i64, stages = 3 : i64}, grid = array<i32: 128, 1, 1>, kernel = "hopper-gemm"
 // CHECK-SAME: matmul = {accumulate = false, block_k = 64 : i64, block_m = 128 : i64, block_n = 256 : i64, k = 8192 : i64, m = 8192 : i64, n = 8192 : i64}
 // CHECK-SAME: {align = 16 : i64, dtype = "bf16", kind = "ptr", name = "c", shape = array<i64: 8192, 8192>}
 // CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, dims = array<i64: 8192, 8192, 1, 1>, dtype = "bf16", kind = "tensormap", name = "a_map", swizzle = 128 : i64, tensor = "a"}
