@@ -13,8 +13,10 @@
 //   (consumers)             m64n<block_n>k16 x 4 from shared memory (B
 //                           transposed: it is N-major), one group kept in
 //                           flight, the previous slot released; then the
-//                           epilogue: optional C read (accumulate), optional
-//                           RoPE (hopper_gemm_rope.c), one rounding, stores
+//                           epilogue: staged (the rows into shared memory,
+//                           then a bulk copy per row, g->staged), or: an
+//                           optional C read (accumulate), optional RoPE
+//                           (hopper_gemm_rope.c), one rounding, stores
 //                           straight from registers, masked only on tail
 //                           tiles.
 //

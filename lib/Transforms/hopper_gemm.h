@@ -8,7 +8,8 @@
 // warpgroup issues TMA loads of A (block_m x 64) and B (64 x block_n) into a
 // ring of `stages` shared-memory slots completing on mbarriers; two consumer
 // warpgroups of block_m/2 rows each run wgmma m64nNk16 from shared memory
-// and write their tile straight from registers. CTAs walk the output tiles
+// and write their tile through shared memory and the bulk-copy engine
+// (staged), or straight from registers. CTAs walk the output tiles
 // in a grouped order (group_m tile rows at a time) so that neighbours share
 // A and B in L2.
 //
