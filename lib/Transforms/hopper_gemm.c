@@ -174,9 +174,10 @@ bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
   }
   if (g->stages < 2 || attn_hopper_gemm_smem_bytes(g) > 227 * 1024) {
     snprintf(why, why_len,
-             "%d stages of %dx%d tiles do not fit 227 KiB of shared memory "
-             "(need at least 2)",
-             g->stages, g->block_m, g->block_n);
+             "%d stages of %dx%d tiles%s do not fit 227 KiB of shared "
+             "memory (need at least 2)",
+             g->stages, g->block_m, g->block_n,
+             g->staged ? " and the staged epilogue's rows" : "");
     return false;
   }
   if (g->ctas < 1 || g->group_m < 1) {

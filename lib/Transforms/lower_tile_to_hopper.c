@@ -659,6 +659,11 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
     return false;
   }
   attn_hopper_gemm_defaults(g, 132);
+  // The default depth leaves room for the staging rows; a depth the caller
+  // chose may not (stages=4 at 128 x 256): auto then keeps the registers.
+  if (o->epilogue == EPILOGUE_AUTO && g->staged &&
+      attn_hopper_gemm_smem_bytes(g) > SMEM_LIMIT)
+    g->staged = false;
   return attn_hopper_gemm_supported(g, why, wlen);
 }
 

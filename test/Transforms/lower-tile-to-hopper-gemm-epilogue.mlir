@@ -2,6 +2,8 @@
 // RUN: attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="epilogue=registers" | FileCheck %s --check-prefix=REGS
 // RUN: not attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="epilogue=staged" 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGED-ERR
 // RUN: not attn-opt %s --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="epilogue=rows" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="stages=4" | FileCheck %s --check-prefix=DEEP
+// RUN: not attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="stages=4 epilogue=staged" 2>&1 >/dev/null | FileCheck %s --check-prefix=DEEP-ERR
 
 // The GEMM's epilogue (lower-tile-to-hopper's epilogue option). By
 // default (auto) a tile the GEMM writes as it made it is staged: each
@@ -25,6 +27,11 @@
 // CHECK: cp.async.bulk.wait_group 0;
 // CHECK-NOT: : i32, !llvm.ptr{{$}}
 // CHECK: llvm.return
+// A ring 4 deep leaves no room for the rows: auto keeps the registers, and
+// an explicit staged is refused.
+// DEEP-LABEL: llvm.func @plain(
+// DEEP-SAME: dynamic_shared_bytes = 197760 : i64, gemm = {epilogue = "registers", group_m = 16 : i64, stages = 4 : i64}
+// DEEP-ERR: error: no Hopper GEMM for 'plain': 4 stages of 128x256 tiles and the staged epilogue's rows do not fit 227 KiB of shared memory (need at least 2)
 // REGS-LABEL: llvm.func @plain(
 // REGS-SAME: dynamic_shared_bytes = 197760 : i64
 // REGS-NOT: cp.async.bulk.global
