@@ -574,7 +574,8 @@ static void staged_out(struct em *e, const struct ids *x, const struct cons *c,
                   "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> "
                   "!llvm.ptr, i8",
                   x->out, off));
-  int ids[] = {dst, attn_ptx_addi(&e->p, stg, attn_ptx_mulc(&e->p, wt, e->pitch))};
+  int src = attn_ptx_addi(&e->p, stg, attn_ptx_mulc(&e->p, wt, e->pitch));
+  int ids[] = {dst, src};
   const char *ty[] = {"i64", "i32"};
   char text[96];
   snprintf(text, sizeof text,

@@ -602,7 +602,8 @@ static void staged_epilogue(struct attn_gemm_em *e, int *acc, int t, int tm,
   int col = attn_ptx_mulc(e->p, tn, g->block_n);
   bool tail_m = g->m % g->block_m != 0, tail_n = g->n % g->block_n != 0;
   if (tail_m)
-    attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "ult", grow, g->m));
+    attn_ptx_line(e->p, "scf.if %%v%d {",
+                  attn_ptx_cmpc(e->p, "ult", grow, g->m));
   int bytes = attn_ptx_ci32(e->p, g->block_n * 2);
   if (tail_n)
     bytes = attn_ptx_mulc(

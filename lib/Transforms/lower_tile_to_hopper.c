@@ -616,8 +616,9 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
       return false;
     }
   }
-  // Before the defaults, which leave room for the staging rows. Staged where it can be (auto), or as the option says: an explicit
+  // Staged where it can be (auto), or as the option says: an explicit
   // staged on a tile it cannot write fails in attn_hopper_gemm_supported.
+  // Set before the defaults, which leave room for the staging rows.
   g->staged = o->epilogue == EPILOGUE_STAGED ||
               (o->epilogue == EPILOGUE_AUTO &&
                attn_hopper_gemm_stages_tiles(g));
