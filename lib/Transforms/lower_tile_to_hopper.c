@@ -104,8 +104,9 @@ static const struct attn_pass_option hopper_options_help[] = {
      "fit, as at attention head dim 128) or auto (the default: staged for "
      "every GEMM that can be, registers for attention)"},
     {"group-m", "the GEMM's tile rows walked together, so that the CTAs "
-                "running at once share A rows and B columns in L2 (0: 16, "
-                "the default; for reduce-scatter, per shard)"},
+                "running at once share A rows and B columns in L2 (for "
+                "reduce-scatter, per shard; 0, the default: 16, and 16 / "
+                "world per shard for reduce-scatter)"},
     {"tile-overhead", "what a tile costs the persistent kernel's schedule "
                       "beyond its key blocks, in key blocks (0: 2)"},
     {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
@@ -451,9 +452,10 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
     k.block_m = 128;
   }
   // O through shared memory only when asked: at head dim 64 on an H200
-  // (bench/RESULTS.md) it was 2-4% slower at N = 1K-2K and without RoPE,
-  // 2-3% faster with RoPE from 4K, so auto keeps the registers. At head dim
-  // 128 the rows do not fit beside three stages.
+  // (bench/RESULTS.md) it was, with RoPE, 2-4% slower at N = 1K-2K and 3%
+  // faster from 4K; without RoPE level at 1K-2K and 2-3% slower from 4K. So
+  // auto keeps the registers. At head dim 128 the rows do not fit beside
+  // three stages.
   k.staged_out = o->epilogue == EPILOGUE_STAGED;
   int64_t staged_bytes = attn_hopper_smem_bytes(&k);
   if (k.staged_out && staged_bytes > SMEM_LIMIT) {
