@@ -72,10 +72,8 @@ static void layout(struct em *e) {
   e->tile_bytes = (int64_t)k->block_n * k->head_dim * 2;
   e->bar_off = e->kv_off + 2 * e->tile_bytes * k->stages;
   e->stash_off = e->bar_off + 24 + 24 * k->stages;
-  // O's staging rows after the stash, a row of head_dim elements and 16
-  // bytes more, so that the eight rows a warp writes start in different
-  // banks.
-  e->pitch = k->head_dim * 2 + 16;
+  // O's staging rows after the stash.
+  e->pitch = attn_ptx_rows_pitch(k->head_dim * 2);
   e->staging_off = (e->stash_off + stash_bytes(k) + 127) / 128 * 128;
 }
 
@@ -523,43 +521,32 @@ static void registers_out(struct em *e, const struct ids *x,
   }
 }
 
-/// The staged epilogue of a tile (k->staged_out): once the previous tile's
-/// copies have read the warpgroup's staging rows, this thread's normalised
-/// words of O go into them (a warp writes 16 bytes of each of eight rows,
-/// one pitch apart: no bank conflict), and thread r < 64 hands row r to the
-/// bulk-copy engine if it is a query row (< seq_q). The warpgroup's own
-/// named barrier (cw + 1) orders the steps; the kernel waits for the last
-/// copies before it ends.
+/// Consumer cw's staging rows of O (k->staged_out).
+static struct attn_ptx_rows out_rows(struct em *e, const struct ids *x,
+                                     const struct cons *c, int wt) {
+  int rows = attn_ptx_addc(&e->p, x->sbase, e->staging_off);
+  struct attn_ptx_rows r = {
+      .base = attn_ptx_addi(&e->p, rows,
+                            attn_ptx_mulc(&e->p, c->cw, 64 * e->pitch)),
+      .wt = wt,
+      .bar = attn_ptx_addc(&e->p, c->cw, 1),
+      .pitch = e->pitch};
+  return r;
+}
+
+/// The staged epilogue of a tile (k->staged_out, hopper_ptx.h's staged
+/// output rows): once the previous tile's copies have read the warpgroup's
+/// rows, this thread's normalised words of O go into them, and thread r <
+/// 64 copies row r if it is a query row (< seq_q). The kernel waits for the
+/// last copies before it ends.
 static void staged_out(struct em *e, const struct ids *x, const struct cons *c,
                        const int *ov, const int inv[2], int bh, int wt) {
   const struct attn_hopper_kernel *k = e->k;
-  int bar = attn_ptx_addc(&e->p, c->cw, 1);
-  int issuer = attn_ptx_cmpc(&e->p, "ult", wt, 64);
-  attn_ptx_line(&e->p, "scf.if %%v%d {", issuer);
-  attn_ptx_asm0(&e->p, "cp.async.bulk.wait_group.read 0;");
-  attn_ptx_line(&e->p, "}");
-  attn_ptx_asm_r(&e->p, "bar.sync $0, 128;", bar);
-  int stg = attn_ptx_addi(&e->p, attn_ptx_addc(&e->p, x->sbase, e->staging_off),
-                          attn_ptx_mulc(&e->p, c->cw, 64 * e->pitch));
-  int wrow = attn_ptx_op(&e->p, "arith.subi %%v%d, %%v%d : i32", c->row0,
-                         c->wg_row);
-  int base = attn_ptx_addi(
-      &e->p, stg,
-      attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, wrow, e->pitch),
-                    attn_ptx_mulc(&e->p, c->lr, 4)));
-  for (int r = 0; r < 2; ++r)
-    for (int i = 0; i < e->no; i += 4) {
-      int idx = i + 2 * r; // registers of row r in this 8-column chunk
-      int w = attn_ptx_pack2(&e->p, attn_ptx_fmul(&e->p, ov[idx], inv[r]),
-                             attn_ptx_fmul(&e->p, ov[idx + 1], inv[r]));
-      attn_ptx_asm_rr(&e->p, "st.shared.b32 [$0], $1;",
-                      attn_ptx_addc(&e->p, base,
-                                    8 * r * e->pitch + 16LL * (i >> 2)),
-                      w);
-    }
-  attn_ptx_fence_proxy_async(&e->p, false);
-  attn_ptx_asm_r(&e->p, "bar.sync $0, 128;", bar);
-  attn_ptx_line(&e->p, "scf.if %%v%d {", issuer);
+  struct attn_ptx_rows r = out_rows(e, x, c, wt);
+  attn_ptx_rows_drain(&e->p, &r, ATTN_PTX_DRAIN_READ, true);
+  attn_ptx_rows_put(&e->p, &r, ov, e->no, inv);
+  attn_ptx_rows_ready(&e->p, &r);
+  attn_ptx_rows_copy_open(&e->p, &r);
   int grow = attn_ptx_addi(&e->p, c->wg_row, wt);
   attn_ptx_line(&e->p, "scf.if %%v%d {",
                 attn_ptx_cmpc(&e->p, "ult", grow, k->seq_q));
@@ -574,17 +561,9 @@ static void staged_out(struct em *e, const struct ids *x, const struct cons *c,
                   "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> "
                   "!llvm.ptr, i8",
                   x->out, off));
-  int src = attn_ptx_addi(&e->p, stg, attn_ptx_mulc(&e->p, wt, e->pitch));
-  int ids[] = {dst, src};
-  const char *ty[] = {"i64", "i32"};
-  char text[96];
-  snprintf(text, sizeof text,
-           "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], %lld;",
-           (long long)k->head_dim * 2);
-  attn_ptx_asmv(&e->p, NULL, "l,r", text, 2, ids, ty);
+  attn_ptx_rows_copy_n(&e->p, &r, dst, k->head_dim * 2);
   attn_ptx_line(&e->p, "}");
-  attn_ptx_asm0(&e->p, "cp.async.bulk.commit_group;");
-  attn_ptx_line(&e->p, "}");
+  attn_ptx_rows_copy_close(&e->p);
 }
 
 /// Consumer warpgroups, FlashAttention-3 schedule: in step j each issues
@@ -800,9 +779,8 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   close_tiles(e, x);
   if (k->staged_out) {
     // The last tile's rows land before the kernel ends.
-    attn_ptx_line(&e->p, "scf.if %%v%d {", attn_ptx_cmpc(&e->p, "ult", wt, 64));
-    attn_ptx_asm0(&e->p, "cp.async.bulk.wait_group 0;");
-    attn_ptx_line(&e->p, "}");
+    struct attn_ptx_rows r = out_rows(e, x, &c, wt);
+    attn_ptx_rows_drain(&e->p, &r, ATTN_PTX_DRAIN_LANDED, false);
   }
   // The last consumer's last arrive has no partner: the first takes it.
   int first = attn_ptx_cmpc(&e->p, "eq", c.cw, 0);

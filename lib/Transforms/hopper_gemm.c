@@ -13,12 +13,9 @@
 //   (consumers)             m64n<block_n>k16 x 4 from shared memory (B
 //                           transposed: it is N-major), one group kept in
 //                           flight, the previous slot released; then the
-//                           epilogue: staged (the rows into shared memory,
-//                           then a bulk copy per row, g->staged), or: an
-//                           optional C read (accumulate), optional RoPE
-//                           (hopper_gemm_rope.c), one rounding, stores
-//                           straight from registers, masked only on tail
-//                           tiles.
+//                           epilogue (hopper_gemm_epilogue.c): staged
+//                           through shared memory and the bulk-copy engine,
+//                           or stores straight from registers.
 //
 // A CTA runs tiles bid, bid + ctas, ...; tile t maps to (tile row, tile
 // column) in groups of group_m tile rows so that the CTAs running at once
@@ -38,11 +35,9 @@
 
 static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
-/// Bytes of a staging row of the staged epilogue: block_n elements and 16
-/// bytes more, so that the eight rows a warp writes at once start in
-/// different banks.
+/// Bytes between the staged epilogue's rows.
 static int64_t staging_pitch(const struct attn_hopper_gemm *g) {
-  return (int64_t)g->block_n * 2 + 16;
+  return attn_ptx_rows_pitch((int64_t)g->block_n * 2);
 }
 
 static void layout(struct attn_gemm_em *e) {
@@ -51,7 +46,9 @@ static void layout(struct attn_gemm_em *e) {
   e->b_bytes = (int64_t)BLOCK_K * g->block_n * 2;
   e->stage_bytes = e->a_bytes + e->b_bytes;
   e->bar_off = e->stage_bytes * g->stages;
-  // After the mbarriers and the 64 bytes of tile numbers and pending tiles.
+  // After the mbarriers and the 64 bytes of tile numbers (4 per stage) and
+  // the two consumers' pending tiles (at 48).
+  e->pending_off = e->bar_off + 16LL * g->stages + 48;
   e->pitch = staging_pitch(g);
   e->staging_off = align_up(e->bar_off + 16LL * g->stages + 64, 128);
   e->tiles_m = (g->m + g->block_m - 1) / g->block_m;
@@ -462,233 +459,6 @@ static void issue_block(struct attn_gemm_em *e, int slot, int cw, int *acc) {
   attn_ptx_wgmma_commit(e->p);
 }
 
-/// Byte address of element (row, col) of C, i32 row and column: row-major,
-/// or in the heads layout of a projection (out_seq, out_head_dim).
-static int c_addr(struct attn_gemm_em *e, int row, int col) {
-  const struct attn_hopper_gemm *g = e->g;
-  if (g->out_seq) {
-    // ((b * H + h) * S + t) * D + d with b, t = row / S, row % S and h, d =
-    // col / D, col % D; an 8-column chunk never crosses a head (D % 8 == 0).
-    int64_t S = g->out_seq, D = g->out_head_dim, H = g->n / D;
-    int bh = attn_ptx_addi(
-        e->p, attn_ptx_mulc(e->p, attn_ptx_divc(e->p, row, S), H),
-        attn_ptx_divc(e->p, col, D));
-    int head_row = attn_ptx_op(
-        e->p, "arith.extui %%v%d : i32 to i64",
-        attn_ptx_addi(e->p, attn_ptx_mulc(e->p, bh, S),
-                      attn_ptx_remc(e->p, row, S)));
-    int off = attn_ptx_op(
-        e->p, "arith.addi %%v%d, %%v%d : i64",
-        attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64", head_row,
-                    attn_ptx_ci64(e->p, D * 2)),
-        attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64",
-                    attn_ptx_mulc(e->p, attn_ptx_remc(e->p, col, D), 2)));
-    return attn_ptx_op(
-        e->p,
-        "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
-        e->out, off);
-  }
-  int rowb = attn_ptx_op(
-      e->p, "arith.muli %%v%d, %%v%d : i64",
-      attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64", row),
-      attn_ptx_ci64(e->p, e->g->n * 2));
-  int colb = attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64",
-                         attn_ptx_mulc(e->p, col, 2));
-  return attn_ptx_op(
-      e->p,
-      "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
-      e->out, attn_ptx_op(e->p, "arith.addi %%v%d, %%v%d : i64", rowb, colb));
-}
-
-/// The first column (i32) of this consumer thread's part of tile (tm, tn)
-/// and its two rows: register i holds row rows[(i >> 1) & 1] and column
-/// col0 + 8 (i / 4) + (i & 1).
-static void thread_coords(struct attn_gemm_em *e, int tm, int tn, int cw,
-                          int wt, int *col0, int rows[2]) {
-  const struct attn_hopper_gemm *g = e->g;
-  int warp = attn_ptx_divc(e->p, wt, 32), lane = attn_ptx_remc(e->p, wt, 32);
-  int row0 = attn_ptx_addi(
-      e->p, attn_ptx_mulc(e->p, tm, g->block_m),
-      attn_ptx_addi(e->p, attn_ptx_mulc(e->p, cw, 64),
-                    attn_ptx_addi(e->p, attn_ptx_mulc(e->p, warp, 16),
-                                  attn_ptx_divc(e->p, lane, 4))));
-  *col0 = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, tn, g->block_n),
-                        attn_ptx_mulc(e->p, attn_ptx_remc(e->p, lane, 4), 2));
-  rows[0] = row0;
-  rows[1] = attn_ptx_addc(e->p, row0, 8);
-}
-
-static bool reduces(const struct attn_hopper_gemm *g) {
-  return g->comm == ATTN_GEMM_ALL_REDUCE ||
-         g->comm == ATTN_GEMM_REDUCE_SCATTER;
-}
-
-//===-- The staged epilogue -----------------------------------------------===//
-
-/// Shared address (i32) of the first staging row of consumer warpgroup cw.
-static int staging_rows(struct attn_gemm_em *e, int cw) {
-  return attn_ptx_addi(e->p, attn_ptx_addc(e->p, e->sbase, e->staging_off),
-                       attn_ptx_mulc(e->p, cw, 64 * e->pitch));
-}
-
-/// Shared pointer of warpgroup cw's pending tile (fused reduce patterns):
-/// t + 1 for a tile whose copies may still be in flight, 0 for none.
-static int pending_ptr(struct attn_gemm_em *e, int cw) {
-  return attn_ptx_smem_ptr(
-      e->p, e->smem,
-      attn_ptx_addc(e->p, attn_ptx_mulc(e->p, cw, 4),
-                    attn_gemm_tileq_off(e->g) + 48));
-}
-
-/// Before the staging rows of warpgroup cw are written again (last: at the
-/// end of the tile loop): the threads that issued the copies of the
-/// previous tile wait until the bulk-copy engine has read them (a fused
-/// reduce pattern, and the end of the kernel: until they have landed), and
-/// the warpgroup meets. A reduce pattern then counts the previous tile at
-/// its owner, so that no warp waits for NVLink while its copies cross.
-static void staged_flush(struct attn_gemm_em *e, int cw, int wt, bool last) {
-  bool reduce = reduces(e->g);
-  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "ult", wt, 64));
-  attn_ptx_asm0(e->p, reduce || last ? "cp.async.bulk.wait_group 0;"
-                                     : "cp.async.bulk.wait_group.read 0;");
-  if (reduce)
-    attn_ptx_fence_proxy_async(e->p, true); // the copies before the signal
-  attn_ptx_line(e->p, "}");
-  attn_ptx_asm_r(e->p, "bar.sync $0, 128;", attn_ptx_addc(e->p, cw, 1));
-  if (!reduce)
-    return;
-  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
-  int at = pending_ptr(e, cw);
-  int pend = attn_ptx_op(e->p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", at);
-  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "ne", pend, 0));
-  int t = attn_ptx_addc(e->p, pend, -1), tm, tn;
-  attn_gemm_tile_coords(e, t, &tm, &tn);
-  attn_gemm_comm_signal(e, t, tm);
-  attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
-                attn_ptx_ci32(e->p, 0), at);
-  attn_ptx_line(e->p, "}");
-  attn_ptx_line(e->p, "}");
-}
-
-/// The staged epilogue of tile t (tile row tm, column tn): this thread's
-/// words into the warpgroup's staging rows (conflict-free: a warp writes 16
-/// bytes of each of eight rows, one pitch apart), then thread r of the
-/// warpgroup hands row r to the bulk-copy engine. A fused reduce pattern
-/// counts the tile at the next flush.
-static void staged_epilogue(struct attn_gemm_em *e, int *acc, int t, int tm,
-                            int tn, int cw, int wt) {
-  const struct attn_hopper_gemm *g = e->g;
-  staged_flush(e, cw, wt, false);
-  int stg = staging_rows(e, cw);
-  int warp = attn_ptx_divc(e->p, wt, 32), lane = attn_ptx_remc(e->p, wt, 32);
-  int row = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, warp, 16),
-                          attn_ptx_divc(e->p, lane, 4));
-  int base = attn_ptx_addi(
-      e->p, stg,
-      attn_ptx_addi(e->p, attn_ptx_mulc(e->p, row, e->pitch),
-                    attn_ptx_mulc(e->p, attn_ptx_remc(e->p, lane, 4), 4)));
-  for (int r = 0; r < 2; ++r)
-    for (int c = 0; c < g->block_n / 8; ++c)
-      attn_ptx_asm_rr(e->p, "st.shared.b32 [$0], $1;",
-                      attn_ptx_addc(e->p, base, 8 * r * e->pitch + 16 * c),
-                      attn_ptx_pack2(e->p, acc[4 * c + 2 * r],
-                                     acc[4 * c + 2 * r + 1]));
-  attn_ptx_fence_proxy_async(e->p, false);
-  attn_ptx_asm_r(e->p, "bar.sync $0, 128;", attn_ptx_addc(e->p, cw, 1));
-  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "ult", wt, 64));
-  int grow = attn_ptx_addi(
-      e->p, attn_ptx_mulc(e->p, tm, g->block_m),
-      attn_ptx_addi(e->p, attn_ptx_mulc(e->p, cw, 64), wt));
-  int col = attn_ptx_mulc(e->p, tn, g->block_n);
-  bool tail_m = g->m % g->block_m != 0, tail_n = g->n % g->block_n != 0;
-  if (tail_m)
-    attn_ptx_line(e->p, "scf.if %%v%d {",
-                  attn_ptx_cmpc(e->p, "ult", grow, g->m));
-  int bytes = attn_ptx_ci32(e->p, g->block_n * 2);
-  if (tail_n)
-    bytes = attn_ptx_mulc(
-        e->p,
-        attn_ptx_op(e->p, "arith.minui %%v%d, %%v%d : i32",
-                    attn_ptx_op(e->p, "arith.subi %%v%d, %%v%d : i32",
-                                attn_ptx_ci32(e->p, g->n), col),
-                    attn_ptx_ci32(e->p, g->block_n)),
-        2);
-  int ids[] = {attn_ptx_op(e->p, "llvm.ptrtoint %%v%d : !llvm.ptr to i64",
-                           c_addr(e, grow, col)),
-               attn_ptx_addi(e->p, stg, attn_ptx_mulc(e->p, wt, e->pitch)),
-               bytes};
-  const char *ty[] = {"i64", "i32", "i32"};
-  attn_ptx_asmv(e->p, NULL, "l,r,r",
-                "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], $2;",
-                3, ids, ty);
-  if (tail_m)
-    attn_ptx_line(e->p, "}");
-  attn_ptx_asm0(e->p, "cp.async.bulk.commit_group;");
-  attn_ptx_line(e->p, "}");
-  if (reduces(g)) {
-    attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
-    attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
-                  attn_ptx_addc(e->p, t, 1), pending_ptr(e, cw));
-    attn_ptx_line(e->p, "}");
-  }
-}
-
-/// Writes (and with accumulate, first reads) this thread's part of the
-/// tile: register i holds row row0 + 8 ((i >> 1) & 1) and column col0 +
-/// 8 (i / 4) + (i & 1).
-static void epilogue(struct attn_gemm_em *e, int *acc, int tm,
-                     int tn, int cw, int wt) {
-  const struct attn_hopper_gemm *g = e->g;
-  int col0, rows[2];
-  thread_coords(e, tm, tn, cw, wt, &col0, rows);
-  bool tail_m = g->m % g->block_m != 0, tail_n = g->n % g->block_n != 0;
-  int chunks = g->block_n / 8;
-  if (g->accumulate) {
-    // Read C first (RoPE rotates the whole sum); rows and columns past the
-    // end read element (0, 0) instead, and are not stored.
-    int zero = attn_ptx_ci32(e->p, 0);
-    for (int r = 0; r < 2; ++r) {
-      int row = tail_m ? attn_ptx_sel(e->p,
-                                      attn_ptx_cmpc(e->p, "ult", rows[r], g->m),
-                                      rows[r], zero, "i32")
-                       : rows[r];
-      for (int c = 0; c < chunks; ++c) {
-        int col = attn_ptx_addc(e->p, col0, 8 * c);
-        if (tail_n)
-          col = attn_ptx_sel(e->p, attn_ptx_cmpc(e->p, "ult", col, g->n), col,
-                             zero, "i32");
-        int w = attn_ptx_op(e->p, "llvm.load %%v%d : !llvm.ptr -> i32",
-                            c_addr(e, row, col));
-        int lo, hi;
-        attn_ptx_unpack2(e->p, w, &lo, &hi);
-        acc[4 * c + 2 * r] = attn_ptx_fadd(e->p, acc[4 * c + 2 * r], lo);
-        acc[4 * c + 2 * r + 1] =
-            attn_ptx_fadd(e->p, acc[4 * c + 2 * r + 1], hi);
-      }
-    }
-  }
-  if (g->rope)
-    attn_gemm_rope_epilogue(e, acc, col0, rows);
-  for (int r = 0; r < 2; ++r) {
-    if (tail_m)
-      attn_ptx_line(e->p, "scf.if %%v%d {",
-                    attn_ptx_cmpc(e->p, "ult", rows[r], g->m));
-    for (int c = 0; c < chunks; ++c) {
-      int col = attn_ptx_addc(e->p, col0, 8 * c);
-      if (tail_n)
-        attn_ptx_line(e->p, "scf.if %%v%d {",
-                      attn_ptx_cmpc(e->p, "ult", col, g->n));
-      int w = attn_ptx_pack2(e->p, acc[4 * c + 2 * r], acc[4 * c + 2 * r + 1]);
-      attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr", w,
-                    c_addr(e, rows[r], col));
-      if (tail_n)
-        attn_ptx_line(e->p, "}");
-    }
-    if (tail_m)
-      attn_ptx_line(e->p, "}");
-  }
-}
-
 /// One tile t (i32) from ring blocks kb0, kb0 + 1, ...; with waited, the
 /// first block's full barrier has been waited for already.
 static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
@@ -748,42 +518,23 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
     int ph, s = slot_of(e, attn_ptx_addc(e->p, kb0, e->nk - 1), &ph);
     attn_ptx_mbar_arrive(e->p, bar_at(e, e->empty, s));
   }
-  bool reduce = reduces(e->g);
-  if (reduce)
-    e->out = attn_gemm_comm_out(e, t, tm);
-  if (e->g->staged) {
-    staged_epilogue(e, acc, t, tm, tn, cw, wt);
-    return;
-  }
-  epilogue(e, acc, tm, tn, cw, wt);
-  if (reduce)
-    attn_gemm_comm_tile_done(e, t, tm, cw, wt);
+  attn_gemm_epilogue(e, acc, t, tm, tn, cw, wt);
 }
 
 static void consumer(struct attn_gemm_em *e, int wg, int wt) {
   int cw = attn_ptx_addc(e->p, wg, -1);
-  if (reduces(e->g))
-    attn_gemm_comm_consumer_init(e);
-  if (e->g->staged && reduces(e->g)) {
-    // No tile pending yet (shared memory starts undefined).
-    attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
-    attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
-                  attn_ptx_ci32(e->p, 0), pending_ptr(e, cw));
-    attn_ptx_line(e->p, "}");
-  }
+  attn_gemm_epilogue_open(e, cw, wt);
   if (!e->g->adaptive) {
     int ord, t = open_tile_loop(e, &ord);
     consumer_tile(e, t, attn_ptx_mulc(e->p, ord, e->nk), cw, wt, false);
     attn_ptx_line(e->p, "}");
-    if (e->g->staged)
-      staged_flush(e, cw, wt, true);
+    attn_gemm_epilogue_close(e, cw, wt);
     return;
   }
   int kb, res, t = open_claim_loop(e, false, &kb, &res);
   consumer_tile(e, t, kb, cw, wt, true);
   close_claim_loop(e, kb);
-  if (e->g->staged)
-    staged_flush(e, cw, wt, true);
+  attn_gemm_epilogue_close(e, cw, wt);
   // The GEMM is done on this SM: its consumers help communicate.
   if (e->g->comm != ATTN_GEMM_LOCAL)
     attn_gemm_comm_help(e, attn_ptx_addc(e->p, e->tid, -128));

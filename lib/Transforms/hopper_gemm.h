@@ -149,6 +149,7 @@ struct attn_gemm_em {
   int nacc;            ///< accumulators per consumer thread: block_n / 2
   int64_t a_bytes, b_bytes, stage_bytes, bar_off, tiles_m, tiles_n, nk;
   int64_t staging_off, pitch; ///< staged epilogue: its rows, and their stride
+  int64_t pending_off;        ///< staged reduce patterns: pending tiles
   struct attn_gemm_workspace ws_at;
   // SSA values (i32 unless noted).
   int smem, sbase, tid, bid, a_map, b_map, c; // a_map, b_map: i64; c: ptr
@@ -188,6 +189,13 @@ void attn_gemm_comm_wait_rows(struct attn_gemm_em *e, int tm, int mine);
 /// compute CTA that found no tile left take communication tasks.
 void attn_gemm_comm_help(struct attn_gemm_em *e, int tid);
 
+/// The consumers' epilogue (hopper_gemm_epilogue.c): set-up before the
+/// tile loop (warpgroup cw, thread wt in it), the tile t (tile row tm,
+/// column tn) from the final accumulators acc, and the end of the loop.
+void attn_gemm_epilogue_open(struct attn_gemm_em *e, int cw, int wt);
+void attn_gemm_epilogue(struct attn_gemm_em *e, int *acc, int t, int tm,
+                        int tn, int cw, int wt);
+void attn_gemm_epilogue_close(struct attn_gemm_em *e, int cw, int wt);
 /// RoPE in the epilogue (hopper_gemm_rope.c): rotates this consumer
 /// thread's accumulators acc in place; its first column is col0 (i32, the
 /// tile column + 2 (lane % 4)), its two rows rows[0] and rows[1] (i32).

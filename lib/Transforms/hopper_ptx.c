@@ -501,3 +501,86 @@ void attn_ptx_yield_list(struct attn_ptx *p, const char *kw, const int *ids,
   attn_ptx_line(p, "%s", y.buf);
   attn_strbuf_free(&y);
 }
+
+//===-- Staged output rows ------------------------------------------------===//
+
+int64_t attn_ptx_rows_pitch(int64_t bytes) { return bytes + 16; }
+
+static void if_copier(struct attn_ptx *p, const struct attn_ptx_rows *r) {
+  attn_ptx_line(p, "scf.if %%v%d {", attn_ptx_cmpc(p, "ult", r->wt, 64));
+}
+
+void attn_ptx_rows_drain(struct attn_ptx *p, const struct attn_ptx_rows *r,
+                         enum attn_ptx_drain how, bool meet) {
+  if_copier(p, r);
+  attn_ptx_asm0(p, how == ATTN_PTX_DRAIN_READ
+                       ? "cp.async.bulk.wait_group.read 0;"
+                       : "cp.async.bulk.wait_group 0;");
+  if (how == ATTN_PTX_DRAIN_PUBLISHED)
+    attn_ptx_fence_proxy_async(p, true);
+  attn_ptx_line(p, "}");
+  if (meet)
+    attn_ptx_asm_r(p, "bar.sync $0, 128;", r->bar);
+}
+
+void attn_ptx_rows_put(struct attn_ptx *p, const struct attn_ptx_rows *r,
+                       const int *acc, int n, const int *scale) {
+  int warp = attn_ptx_divc(p, r->wt, 32), lane = attn_ptx_remc(p, r->wt, 32);
+  int row = attn_ptx_addi(p, attn_ptx_mulc(p, warp, 16),
+                          attn_ptx_divc(p, lane, 4));
+  int base = attn_ptx_addi(
+      p, r->base,
+      attn_ptx_addi(p, attn_ptx_mulc(p, row, r->pitch),
+                    attn_ptx_mulc(p, attn_ptx_remc(p, lane, 4), 4)));
+  // Register i + 2 h (i % 4 < 2) is row + 8 h, 16-byte chunk i / 4.
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < n; i += 4) {
+      int lo = acc[i + 2 * h], hi = acc[i + 2 * h + 1];
+      if (scale) {
+        hi = attn_ptx_fmul(p, hi, scale[h]);
+        lo = attn_ptx_fmul(p, lo, scale[h]);
+      }
+      int w = attn_ptx_pack2(p, lo, hi);
+      attn_ptx_asm_rr(p, "st.shared.b32 [$0], $1;",
+                      attn_ptx_addc(p, base, 8 * h * r->pitch + 4LL * i), w);
+    }
+}
+
+void attn_ptx_rows_ready(struct attn_ptx *p, const struct attn_ptx_rows *r) {
+  attn_ptx_fence_proxy_async(p, false);
+  attn_ptx_asm_r(p, "bar.sync $0, 128;", r->bar);
+}
+
+void attn_ptx_rows_copy_open(struct attn_ptx *p,
+                             const struct attn_ptx_rows *r) {
+  if_copier(p, r);
+}
+
+/// The shared address (i32) of this thread's row.
+static int own_row(struct attn_ptx *p, const struct attn_ptx_rows *r) {
+  return attn_ptx_addi(p, r->base, attn_ptx_mulc(p, r->wt, r->pitch));
+}
+
+void attn_ptx_rows_copy(struct attn_ptx *p, const struct attn_ptx_rows *r,
+                        int dst, int bytes) {
+  int ids[] = {dst, own_row(p, r), bytes};
+  const char *ty[] = {"i64", "i32", "i32"};
+  attn_ptx_asmv(p, NULL, "l,r,r",
+                "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], $2;",
+                3, ids, ty);
+}
+
+void attn_ptx_rows_copy_n(struct attn_ptx *p, const struct attn_ptx_rows *r,
+                          int dst, long long n) {
+  int ids[] = {dst, own_row(p, r)};
+  const char *ty[] = {"i64", "i32"};
+  char text[96];
+  snprintf(text, sizeof text,
+           "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], %lld;", n);
+  attn_ptx_asmv(p, NULL, "l,r", text, 2, ids, ty);
+}
+
+void attn_ptx_rows_copy_close(struct attn_ptx *p) {
+  attn_ptx_asm0(p, "cp.async.bulk.commit_group;");
+  attn_ptx_line(p, "}");
+}

@@ -173,4 +173,59 @@ int attn_ptx_desc_add(struct attn_ptx *p, int desc, long long bytes);
 /// 128-byte swizzle at base with `rows` rows; row and col are i32 values.
 int attn_ptx_swz(struct attn_ptx *p, int base, int rows, int row, int col);
 
+//===-- Staged output rows ------------------------------------------------===//
+//
+// The staged epilogues of the GEMM (hopper_gemm_epilogue.c) and of
+// attention (hopper_emit.c): a consumer warpgroup writes its 64 output rows
+// into shared memory, and its threads 0-63 each hand one row to the
+// bulk-copy engine (cp.async.bulk), then go on while the rows are written.
+// Per tile: attn_ptx_rows_drain (the last tile's rows were read), _put,
+// _ready, then _copy_open, _copy per row, _copy_close; at the end a drain
+// that waits for the rows to land.
+
+/// A warpgroup's staging rows: row 0 at shared address base (i32), rows
+/// pitch bytes apart; wt is the thread in the warpgroup (i32), bar the
+/// warpgroup's own named barrier (i32).
+struct attn_ptx_rows {
+  int base, wt, bar;
+  int64_t pitch;
+};
+
+/// The pitch of rows of `bytes` bytes: 16 more, so that the eight rows a
+/// warp writes at once start in different banks.
+int64_t attn_ptx_rows_pitch(int64_t bytes);
+
+/// What attn_ptx_rows_drain waits for: the engine has read the rows (they
+/// may be written again), the copies have landed, or landed and are ordered
+/// (a proxy fence) before a release that tells another thread or GPU.
+enum attn_ptx_drain {
+  ATTN_PTX_DRAIN_READ,
+  ATTN_PTX_DRAIN_LANDED,
+  ATTN_PTX_DRAIN_PUBLISHED
+};
+
+/// Threads 0-63 wait for their copies as `how` says; with meet, the
+/// warpgroup then meets on its barrier.
+void attn_ptx_rows_drain(struct attn_ptx *p, const struct attn_ptx_rows *r,
+                         enum attn_ptx_drain how, bool meet);
+/// Writes this thread's part of the wgmma accumulator fragment acc (n f32,
+/// m64nNk16 layout: register i is row 16 warp + lane / 4 + 8 ((i >> 1) & 1),
+/// column 8 (i / 4) + 2 (lane % 4) + (i & 1)), times scale[row half] when
+/// scale is not NULL, rounded to 16-bit pairs.
+void attn_ptx_rows_put(struct attn_ptx *p, const struct attn_ptx_rows *r,
+                       const int *acc, int n, const int *scale);
+/// Orders the rows for the async proxy and meets: they may be copied.
+void attn_ptx_rows_ready(struct attn_ptx *p, const struct attn_ptx_rows *r);
+/// Opens the copying threads' region (wt < 64): thread wt copies row wt.
+void attn_ptx_rows_copy_open(struct attn_ptx *p,
+                             const struct attn_ptx_rows *r);
+/// Copies this thread's row to global address dst (i64): bytes (an i32
+/// value) or n bytes (a constant; both multiples of 16).
+void attn_ptx_rows_copy(struct attn_ptx *p, const struct attn_ptx_rows *r,
+                        int dst, int bytes);
+void attn_ptx_rows_copy_n(struct attn_ptx *p, const struct attn_ptx_rows *r,
+                          int dst, long long n);
+/// Commits the thread's copies as one bulk group and closes the region.
+void attn_ptx_rows_copy_close(struct attn_ptx *p);
+
 #endif // ATTN_HOPPER_PTX_H
