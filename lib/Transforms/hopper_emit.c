@@ -566,6 +566,57 @@ static void staged_out(struct em *e, const struct ids *x, const struct cons *c,
   attn_ptx_rows_copy_close(&e->p);
 }
 
+/// The end of a tile: the last block's P V (from the loop's results res),
+/// l summed across the quad, O normalised and written.
+static void finish_tile(struct em *e, const struct ids *x,
+                        const struct cons *c, int res, int wt) {
+  const struct attn_hopper_kernel *k = e->k;
+  int no = e->no, np = e->ns / 2;
+  int ov[256], al[2], pa[128], lf[2];
+  for (int i = 0; i < no; ++i)
+    ov[i] =
+        attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", res, i, c->nz);
+  for (int r = 0; r < 2; ++r) {
+    lf[r] = attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", res,
+                        no + 2 + r, c->nz);
+    al[r] = attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", res,
+                        no + 4 + r, c->nz);
+  }
+  for (int i = 0; i < np; ++i)
+    pa[i] = attn_ptx_op(&e->p, "arith.addi %%v%d#%d, %%v%d : i32", res,
+                        no + 6 + i, attn_ptx_ci32(&e->p, 0));
+  int last = attn_ptx_addc(&e->p, x->nkb, -1), phl;
+  int sl = stage_of(e, x, last, &phl);
+  rescale(e, ov, al);
+  attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
+  attn_ptx_reg_fence(&e->p, pa, np, "i32", "r");
+  int vl = attn_ptx_addc(&e->p, tile_k(e, x, sl), e->tile_bytes);
+  attn_ptx_asm_r(&e->p, "bar.sync $0, 256;", c->sched_me);
+  attn_ptx_wgmma_fence(&e->p);
+  issue_pv(e, vl, ov, pa);
+  attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", c->sched_other);
+  attn_ptx_wgmma_wait(&e->p, 0);
+  attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
+  attn_ptx_mbar_arrive(&e->p, bar_at(e, x->bar_empty, sl));
+
+  // Finish l across the quad, normalise, store rows < N.
+  int inv[2];
+  for (int r = 0; r < 2; ++r) {
+    int lsum = attn_ptx_fadd(&e->p, lf[r], attn_ptx_shfl_xor(&e->p, lf[r], 1));
+    lsum = attn_ptx_fadd(&e->p, lsum, attn_ptx_shfl_xor(&e->p, lsum, 2));
+    int empty =
+        attn_ptx_op(&e->p, "arith.cmpf oeq, %%v%d, %%v%d : f32", lsum, c->zero);
+    int q = attn_ptx_op(&e->p, "arith.divf %%v%d, %%v%d : f32",
+                        attn_ptx_cf32(&e->p, 1.0f), lsum);
+    inv[r] = attn_ptx_sel(&e->p, empty, c->zero, q, "f32");
+  }
+  int bh = attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, x->b, k->heads), x->h);
+  if (k->staged_out)
+    staged_out(e, x, c, ov, inv, bh, wt);
+  else
+    registers_out(e, x, c, ov, inv, bh);
+}
+
 /// Consumer warpgroups, FlashAttention-3 schedule: in step j each issues
 /// S_j = Q K_j^T and O += P_{j-1} V_{j-1} back to back, then lets the next
 /// warpgroup issue its pair (ping-pong on named barriers, round a ring when
@@ -732,50 +783,7 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   // Every S of the tile is done: the producer may load the next tile's Q.
   attn_ptx_mbar_arrive(&e->p, x->bar_qempty);
 
-  // Last block's P V, then the epilogue.
-  int ov[256], al[2], pa[128], lf[2];
-  for (int i = 0; i < no; ++i)
-    ov[i] =
-        attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", res, i, c.nz);
-  for (int r = 0; r < 2; ++r) {
-    lf[r] = attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", res,
-                        no + 2 + r, c.nz);
-    al[r] = attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", res,
-                        no + 4 + r, c.nz);
-  }
-  for (int i = 0; i < np; ++i)
-    pa[i] = attn_ptx_op(&e->p, "arith.addi %%v%d#%d, %%v%d : i32", res,
-                        no + 6 + i, attn_ptx_ci32(&e->p, 0));
-  int last = attn_ptx_addc(&e->p, x->nkb, -1), phl;
-  int sl = stage_of(e, x, last, &phl);
-  rescale(e, ov, al);
-  attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
-  attn_ptx_reg_fence(&e->p, pa, np, "i32", "r");
-  int vl = attn_ptx_addc(&e->p, tile_k(e, x, sl), e->tile_bytes);
-  attn_ptx_asm_r(&e->p, "bar.sync $0, 256;", c.sched_me);
-  attn_ptx_wgmma_fence(&e->p);
-  issue_pv(e, vl, ov, pa);
-  attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", c.sched_other);
-  attn_ptx_wgmma_wait(&e->p, 0);
-  attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
-  attn_ptx_mbar_arrive(&e->p, bar_at(e, x->bar_empty, sl));
-
-  // Finish l across the quad, normalise, store rows < N.
-  int inv[2];
-  for (int r = 0; r < 2; ++r) {
-    int lsum = attn_ptx_fadd(&e->p, lf[r], attn_ptx_shfl_xor(&e->p, lf[r], 1));
-    lsum = attn_ptx_fadd(&e->p, lsum, attn_ptx_shfl_xor(&e->p, lsum, 2));
-    int empty =
-        attn_ptx_op(&e->p, "arith.cmpf oeq, %%v%d, %%v%d : f32", lsum, c.zero);
-    int q = attn_ptx_op(&e->p, "arith.divf %%v%d, %%v%d : f32",
-                        attn_ptx_cf32(&e->p, 1.0f), lsum);
-    inv[r] = attn_ptx_sel(&e->p, empty, c.zero, q, "f32");
-  }
-  int bh = attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, x->b, k->heads), x->h);
-  if (k->staged_out)
-    staged_out(e, x, &c, ov, inv, bh, wt);
-  else
-    registers_out(e, x, &c, ov, inv, bh);
+  finish_tile(e, x, &c, res, wt);
   close_tiles(e, x);
   if (k->staged_out) {
     // The last tile's rows land before the kernel ends.
