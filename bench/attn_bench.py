@@ -17,8 +17,8 @@ import ctypes
 import datetime
 import json
 import math
-import statistics
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -276,6 +276,15 @@ def one_shape(rt, B, N, d, Hkv, rows):
     del q, k, v, kx, vx, out, rq, rk
 
 
+def parse_variants(spec):
+    """(label, rope_on, extra attn-translate flags) of each item of a
+    "label:rope|norope[:flag]...;..." spec (ATTN_BENCH_VARIANTS, and
+    attn_profile.py's ATTN_PROFILE_PLACEMENTS)."""
+    for item in filter(None, spec.split(";")):
+        label, rope_flag, *extra = item.split(":")
+        yield label, rope_flag == "rope", tuple(extra)
+
+
 def run_variants(rt, row, rows, base, q, k, v, out, stream, heads, B, N, d, Hkv, attn):
     """Times the ATTN_BENCH_VARIANTS ("label:rope|norope[:attn-translate flag]...;...")
     on the same inputs, each checked against its float64 reference first. With
@@ -284,10 +293,8 @@ def run_variants(rt, row, rows, base, q, k, v, out, stream, heads, B, N, d, Hkv,
     of its R times: identical kernels timed one after the other differed by up
     to 9% in one run (the clocks drift), which rounds in turn even out."""
     timed = [(row, attn)]
-    for spec in filter(None, os.environ.get("ATTN_BENCH_VARIANTS", "").split(";")):
-        label, rope_flag, *extra = spec.split(":")
-        rope_on = rope_flag == "rope"
-        ptx2, man2, _ = compile_attn(B, H, Hkv, N, d, extra=tuple(extra), rope_on=rope_on)
+    for label, rope_on, extra in parse_variants(os.environ.get("ATTN_BENCH_VARIANTS", "")):
+        ptx2, man2, _ = compile_attn(B, H, Hkv, N, d, extra=extra, rope_on=rope_on)
         mod2 = rt.load(ptx2, man2)
         out.fill_(float("nan"))
         def var(mod2=mod2):  # bound now: in_rounds calls it after the loop has moved on

@@ -33,11 +33,8 @@ LAUNCHES = 20
 
 
 def placements():
-    spec = os.environ.get("ATTN_PROFILE_PLACEMENTS",
-                          "split:rope;pre:rope:--hopper-options=rope=pre;norope:norope")
-    for item in filter(None, spec.split(";")):
-        label, rope_flag, *extra = item.split(":")
-        yield label, rope_flag == "rope", tuple(extra)
+    return ab.parse_variants(os.environ.get(
+        "ATTN_PROFILE_PLACEMENTS", "split:rope;pre:rope:--hopper-options=rope=pre;norope:norope"))
 
 
 def kernel_times(fn):
