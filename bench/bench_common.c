@@ -693,8 +693,8 @@ void bench_first_error(void *user, int severity, const char *file, int line,
     snprintf(first, BENCH_DIAG_LEN, "%s", message);
 }
 
-bool bench_parse_common_flag(const char *arg, const struct bench_common_flags *f,
-                             bool *ok) {
+bool bench_parse_common_flag(const char *arg,
+                             const struct bench_common_flags *f, bool *ok) {
   const char *v;
   if ((v = bench_flag_value(arg, "--iters")))
     *ok = bench_parse_int(v, 1, f->max_iters, f->iters);

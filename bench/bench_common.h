@@ -234,8 +234,8 @@ struct bench_common_flags {
 /// --cooldown-ms (0 to 60000), --check-rows, --seed or --json, stores its
 /// value, sets *ok to whether it was good and returns true; false for any
 /// other argument.
-bool bench_parse_common_flag(const char *arg, const struct bench_common_flags *f,
-                             bool *ok);
+bool bench_parse_common_flag(const char *arg,
+                             const struct bench_common_flags *f, bool *ok);
 
 /// The current UTC date as "YYYY-MM-DD HH:MM UTC" into buf.
 void bench_utc_date(char *buf, size_t len);

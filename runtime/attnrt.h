@@ -275,8 +275,8 @@ ATTNRT_API enum attnrt_status attnrt_runtime_synchronize(attnrt_runtime *rt);
 /// the process should end, which frees the GPU. Returns
 /// ATTNRT_ERR_INVALID_ARGUMENT for a NULL rt or a negative or non-finite
 /// number of seconds.
-ATTNRT_API enum attnrt_status attnrt_runtime_set_sync_timeout(attnrt_runtime *rt,
-                                                              double seconds);
+ATTNRT_API enum attnrt_status
+attnrt_runtime_set_sync_timeout(attnrt_runtime *rt, double seconds);
 
 //===-- Manifest --===//
 
@@ -829,8 +829,9 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_peers(attnrt_comm_buffer *b,
 /// workspace, a kernel without a "comm" entry, one compiled for another
 /// number of ranks than the workspace's communicator has, a workspace
 /// smaller than the kernel's comm.workspace_bytes or one that served
-/// another kernel (or another build of it: same name, other comm entry), a module of another runtime, or nargs other than the
-/// kernel's arguments less those four; the errors of
+/// another kernel (or another build of it: same name, other comm entry),
+/// a module of another runtime, or nargs other than the kernel's arguments
+/// less those four; the errors of
 /// attnrt_comm_buffer_peers and attnrt_launch. The launch number advances
 /// only when the launch was queued.
 ATTNRT_API enum attnrt_status

@@ -329,10 +329,11 @@ static bool same_string(const char *a, const char *b) {
 /// shape).
 static bool same_comm(const struct attnrt_kernel_comm *a,
                       const struct attnrt_kernel_comm *b) {
-  return same_string(a->pattern, b->pattern) && a->world_size == b->world_size &&
+  return same_string(a->pattern, b->pattern) &&
+         a->world_size == b->world_size &&
          a->workspace_bytes == b->workspace_bytes &&
-         same_string(a->split, b->split) && a->compute_ctas == b->compute_ctas &&
-         a->comm_ctas == b->comm_ctas;
+         same_string(a->split, b->split) &&
+         a->compute_ctas == b->compute_ctas && a->comm_ctas == b->comm_ctas;
 }
 
 /// The comm entry of a kernel as text, for messages.
@@ -434,7 +435,8 @@ attnrt_comm_launch(attnrt_module *m, const char *name,
   struct attnrt_kernel_comm served = *k->comm;
   if (!workspace->kernel) {
     kernel = attnrt_dup_string(name);
-    served.pattern = k->comm->pattern ? attnrt_dup_string(k->comm->pattern) : NULL;
+    served.pattern =
+        k->comm->pattern ? attnrt_dup_string(k->comm->pattern) : NULL;
     served.split = k->comm->split ? attnrt_dup_string(k->comm->split) : NULL;
     if (!kernel || (k->comm->pattern && !served.pattern) ||
         (k->comm->split && !served.split)) {

@@ -415,8 +415,8 @@ ATTNRT_API enum attnrt_status attnrt_runtime_synchronize(attnrt_runtime *rt) {
   return attnrt_ctx_leave(rt, st);
 }
 
-ATTNRT_API enum attnrt_status attnrt_runtime_set_sync_timeout(attnrt_runtime *rt,
-                                                              double seconds) {
+ATTNRT_API enum attnrt_status
+attnrt_runtime_set_sync_timeout(attnrt_runtime *rt, double seconds) {
   if (!rt)
     return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
                        "attnrt_runtime_set_sync_timeout: runtime is NULL");

@@ -125,7 +125,8 @@ attnrt_comm_config_from_env(struct attnrt_comm_config *cfg) {
   if (!attnrt_env_seconds(ATTNRT_COMM_TIMEOUT_ENV, false, &cfg->timeout_s))
     return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
                        "%s='%s' is not a positive number of seconds",
-                       ATTNRT_COMM_TIMEOUT_ENV, getenv(ATTNRT_COMM_TIMEOUT_ENV));
+                       ATTNRT_COMM_TIMEOUT_ENV,
+                       getenv(ATTNRT_COMM_TIMEOUT_ENV));
   return ATTNRT_OK;
 }
 

@@ -64,7 +64,8 @@ struct attn_executor {
                   void *const bufs[ATTN_RUN_ROLES],
                   const size_t bytes[ATTN_RUN_ROLES], double *ms);
   int iters;
-  double timeout_s;             // GPU: how long a synchronize may wait (< 0: default)
+  double timeout_s;             // GPU: how long a synchronize may wait
+                                // (< 0: the default)
   MlirExecutionEngine jit;      // CPU
   struct attnrt_runtime *rt;    // GPU
   struct attnrt_module *module; // GPU
