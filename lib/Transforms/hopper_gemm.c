@@ -128,8 +128,6 @@ void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
     if (g->comm == ATTN_GEMM_REDUCE_SCATTER && g->world > 1)
       g->group_m = 16 / g->world > 1 ? 16 / g->world : 1;
   }
-  if (!g->cluster)
-    g->cluster = 1;
   if (!g->ctas) {
     // As many waves as 132 SMs need, then as few CTAs as keep that count:
     // 2048 tiles on 132 SMs is 16 waves either way, so 128 CTAs.
@@ -137,9 +135,6 @@ void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
     int64_t sms = gpu_sms > 0 ? gpu_sms : 132;
     int64_t waves = (tiles + sms - 1) / sms;
     g->ctas = (int)((tiles + waves - 1) / (waves ? waves : 1));
-    // Clusters of two take whole pairs of tiles.
-    if (g->cluster == 2 && g->ctas % 2 && g->ctas < sms)
-      ++g->ctas;
   }
 }
 
@@ -213,23 +208,6 @@ bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
     if (g->accumulate || g->rope) {
       snprintf(why, why_len,
                "a fused kernel neither accumulates into C nor applies RoPE");
-      return false;
-    }
-  }
-  if (g->cluster != 1 && g->cluster != 2) {
-    snprintf(why, why_len, "cluster must be 1 or 2, found %d", g->cluster);
-    return false;
-  }
-  if (g->cluster == 2) {
-    int64_t tiles_m = (g->m + g->block_m - 1) / g->block_m;
-    if (g->comm != ATTN_GEMM_LOCAL || tiles_m % 2 || g->group_m % 2 ||
-        g->ctas % 2 || g->block_n % 128) {
-      snprintf(why, why_len,
-               "cluster 2 pairs the tiles of two neighbouring tile rows: it "
-               "needs an even number of tile rows (%lld), an even group-m "
-               "(%d) and CTA count (%d), block-n 128 or 256 (%d), and no "
-               "fused collective",
-               (long long)tiles_m, g->group_m, g->ctas, g->block_n);
       return false;
     }
   }
@@ -391,27 +369,11 @@ static void producer_tile(struct attn_gemm_em *e, int t, int kb0) {
   int kcol = attn_ptx_mulc(e->p, j, BLOCK_K), zero = attn_ptx_ci32(e->p, 0);
   int ca[4] = {kcol, row, zero, zero};
   attn_ptx_tma_load(e->p, slot, a_map, ca, full);
-  // B in 64-column regions; in a cluster of two, this CTA loads its half of
-  // them into both CTAs' slots.
-  int regions = g->block_n / 64, per = regions / g->cluster;
-  for (int h = 0; h < per; ++h) {
-    int r = h, dst;
-    if (g->cluster > 1)
-      r = attn_ptx_addc(e->p, attn_ptx_mulc(e->p, e->crank, per), h);
-    int cb[4] = {g->cluster > 1
-                     ? attn_ptx_addi(e->p, col, attn_ptx_mulc(e->p, r, 64))
-                     : attn_ptx_addc(e->p, col, 64 * h),
-                 kcol, zero, zero};
-    if (g->cluster > 1) {
-      dst = attn_ptx_addi(
-          e->p, attn_ptx_addc(e->p, slot, e->a_bytes),
-          attn_ptx_mulc(e->p, r, BLOCK_K * 128));
-      attn_ptx_tma_load_multicast(e->p, dst, e->b_map, cb, full,
-                                  (1 << g->cluster) - 1);
-    } else {
-      dst = attn_ptx_addc(e->p, slot, e->a_bytes + (int64_t)h * BLOCK_K * 128);
-      attn_ptx_tma_load(e->p, dst, e->b_map, cb, full);
-    }
+  for (int r = 0; r < g->block_n / 64; ++r) {
+    int cb[4] = {attn_ptx_addc(e->p, col, 64 * r), kcol, zero, zero};
+    attn_ptx_tma_load(
+        e->p, attn_ptx_addc(e->p, slot, e->a_bytes + (int64_t)r * BLOCK_K * 128),
+        e->b_map, cb, full);
   }
   attn_ptx_line(e->p, "}");
 }
@@ -481,19 +443,6 @@ static void producer(struct attn_gemm_em *e, int wt) {
 
 //===-- Consumers ---------------------------------------------------------===//
 
-/// The consumer's release of ring slot s: every thread arrives on the
-/// slot's empty barrier; in a cluster, lane r of each warp arrives on the
-/// barrier of the CTA of rank r (their producers multicast into this CTA's
-/// slot).
-static void release_slot(struct attn_gemm_em *e, int s) {
-  int bar = bar_at(e, e->empty, s);
-  if (e->g->cluster == 1) {
-    attn_ptx_mbar_arrive(e->p, bar);
-    return;
-  }
-  attn_ptx_mbar_arrive_lanes(e->p, bar, e->lane, e->g->cluster);
-}
-
 /// Issues the four k16 steps of one K block for this consumer's 64 rows.
 static void issue_block(struct attn_gemm_em *e, int slot, int cw, int *acc) {
   int a = attn_ptx_addi(e->p, slot, attn_ptx_mulc(e->p, cw, 64 * 128));
@@ -556,7 +505,7 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
                 cw, a2);
     // The previous block's wgmmas are done once at most one group is left.
     attn_ptx_wgmma_wait(e->p, 1);
-    release_slot(e, sp);
+    attn_ptx_mbar_arrive(e->p, bar_at(e, e->empty, sp));
     attn_ptx_yield_list(e->p, "scf.yield", a2, n, tys);
   }
   attn_ptx_line(e->p, "}");
@@ -567,14 +516,13 @@ static void consumer_tile(struct attn_gemm_em *e, int t, int kb0, int cw,
   attn_ptx_reg_fence(e->p, acc, n, "f32", "f");
   {
     int ph, s = slot_of(e, attn_ptx_addc(e->p, kb0, e->nk - 1), &ph);
-    release_slot(e, s);
+    attn_ptx_mbar_arrive(e->p, bar_at(e, e->empty, s));
   }
   attn_gemm_epilogue(e, acc, t, tm, tn, cw, wt);
 }
 
 static void consumer(struct attn_gemm_em *e, int wg, int wt) {
   int cw = attn_ptx_addc(e->p, wg, -1);
-  e->lane = attn_ptx_remc(e->p, wt, 32);
   attn_gemm_epilogue_open(e, cw, wt);
   if (!e->g->adaptive) {
     int ord, t = open_tile_loop(e, &ord);
@@ -697,12 +645,10 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
   attn_strbuf_printf(
       b,
       ") attributes {nvvm.kernel, nvvm.maxntid = array<i32: %d, 1, 1>, "
-      "nvvm.minctasm = 1 : i32, %sattn.launch = {grid = array<i32: %d, 1, "
-      "1>, block = array<i32: %d, 1, 1>, static_shared_bytes = 0 : i64, "
+      "nvvm.minctasm = 1 : i32, attn.launch = {grid = array<i32: %d, 1, 1>, "
+      "block = array<i32: %d, 1, 1>, static_shared_bytes = 0 : i64, "
       "dynamic_shared_bytes = %lld : i64, kernel = \"%s\", params = [",
-      ATTN_HOPPER_GEMM_THREADS,
-      g->cluster > 1 ? "nvvm.cluster_dim = array<i32: 2, 1, 1>, " : "", grid,
-      ATTN_HOPPER_GEMM_THREADS,
+      ATTN_HOPPER_GEMM_THREADS, grid, ATTN_HOPPER_GEMM_THREADS,
       (long long)attn_hopper_gemm_smem_bytes(g),
       fused ? "hopper-gemm-comm" : "hopper-gemm");
   emit_params(b, &e);
@@ -711,9 +657,8 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
   // The choices the defaults made, for the manifest's reader.
   attn_strbuf_printf(b,
                      ", gemm = {stages = %d : i64, group_m = %d : i64, "
-                     "epilogue = \"%s\", cluster = %d : i64}",
-                     g->stages, g->group_m, g->staged ? "staged" : "registers",
-                     g->cluster);
+                     "epilogue = \"%s\"}",
+                     g->stages, g->group_m, g->staged ? "staged" : "registers");
   if (matmul_attr)
     attn_strbuf_printf(b, ", matmul = %s", matmul_attr);
   attn_strbuf_printf(b, "}} {\n");
@@ -770,24 +715,14 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
     attn_gemm_comm_role(&e);
     attn_ptx_line(e.p, "} else {");
   }
-  if (g->cluster > 1)
-    e.crank = attn_ptx_cluster_rank(e.p);
   attn_ptx_line(e.p, "scf.if %%v%d {", attn_ptx_cmpc(e.p, "eq", e.tid, 0));
-  // Empty: every consumer thread, or in a cluster one lane per consumer
-  // warp of every CTA of the cluster.
-  int releases = g->cluster > 1 ? 8 * g->cluster : 256;
   for (int s = 0; s < g->stages; ++s) {
     attn_ptx_mbar_init(e.p, attn_ptx_addc(e.p, e.full, 8 * s), 1);
-    attn_ptx_mbar_init(e.p, attn_ptx_addc(e.p, e.empty, 8 * s), releases);
+    attn_ptx_mbar_init(e.p, attn_ptx_addc(e.p, e.empty, 8 * s), 256);
   }
   attn_ptx_fence_mbar_init(e.p);
   attn_ptx_line(e.p, "}");
-  // In a cluster, the peer's barriers must be initialised before this
-  // CTA's multicasts and arrivals reach them.
-  if (g->cluster > 1)
-    attn_ptx_cluster_sync(e.p);
-  else
-    attn_ptx_asm0(e.p, "bar.sync 0;");
+  attn_ptx_asm0(e.p, "bar.sync 0;");
 
   int wg = attn_ptx_divc(e.p, e.tid, 128),
       wt = attn_ptx_remc(e.p, e.tid, 128);
@@ -802,9 +737,6 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
     attn_ptx_line(e.p, "}");
     attn_gemm_comm_finish(&e);
   }
-  // No CTA leaves while its peer may still arrive on its barriers.
-  if (g->cluster > 1)
-    attn_ptx_cluster_sync(e.p);
   attn_ptx_line(e.p, "llvm.return");
   attn_strbuf_printf(b, "}\n");
 }

@@ -93,11 +93,6 @@ struct attn_hopper_gemm {
   /// as the GEMM drains. Fused kernels only (the counters live in the
   /// workspace).
   bool adaptive;
-  /// CTAs per cluster (1 or 2). With 2, the CTAs of a cluster run tiles
-  /// 2p and 2p + 1, neighbours in one tile column, and each loads half of
-  /// their common B block by TMA multicast into both CTAs' ring slots: a
-  /// slot is free again once the consumers of both CTAs have released it.
-  int cluster;
 };
 
 /// Byte offsets in the symmetric workspace of a fused kernel (every rank
@@ -167,8 +162,6 @@ struct attn_gemm_em {
   int pbase[8];        ///< compute CTAs of reduce patterns: ranks' workspaces (i64)
   int g_map;           ///< all-gather: map of the gathered rows (i64)
   int rank, epoch;
-  int crank;           ///< rank of this CTA in its cluster (cluster 2)
-  int lane;            ///< consumers: lane of this thread in its warp
 };
 
 /// Tile ordinal t (i32) -> tile row *tm and column *tn: grouped by group_m

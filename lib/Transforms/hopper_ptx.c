@@ -197,32 +197,6 @@ void attn_ptx_mbar_wait(struct attn_ptx *p, int addr, int parity) {
       addr, parity);
 }
 
-void attn_ptx_mbar_arrive_lanes(struct attn_ptx *p, int addr, int lane,
-                                int ranks) {
-  // Lane r < ranks arrives at rank r, predicated rather than branched on so
-  // that the warp does not diverge in the caller's loop. Default semantics
-  // (release at CTA scope): what the arrival publishes is that this CTA's
-  // wgmma reads of a slot are done, which wgmma.wait_group has ordered
-  // already; .release.cluster fences the thread's memory operations first
-  // and made a cluster-2 GEMM 1.85x slower on an H200.
-  char text[256];
-  snprintf(text, sizeof text,
-           "{ .reg .pred p; .reg .b32 r, a; setp.lt.u32 p, $1, %d; "
-           "rem.u32 r, $1, %d; mapa.shared::cluster.u32 a, $0, r; "
-           "@p mbarrier.arrive.shared::cluster.b64 _, [a]; }",
-           ranks, ranks);
-  attn_ptx_asm_rr(p, text, addr, lane);
-}
-
-void attn_ptx_cluster_sync(struct attn_ptx *p) {
-  attn_ptx_asm0(p, "barrier.cluster.arrive.release; "
-                   "barrier.cluster.wait.acquire;");
-}
-
-int attn_ptx_cluster_rank(struct attn_ptx *p) {
-  return attn_ptx_op(p, "nvvm.read.ptx.sreg.cluster.ctarank : i32");
-}
-
 void attn_ptx_fence_mbar_init(struct attn_ptx *p) {
   attn_ptx_line(p, "nvvm.fence.mbarrier.init");
 }
@@ -266,19 +240,6 @@ void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
                 "%%v%d, box [%%v%d, %%v%d, %%v%d, %%v%d] : !llvm.ptr<7>, "
                 "!llvm.ptr",
                 to, desc, mbar, c[0], c[1], c[2], c[3]);
-}
-
-void attn_ptx_tma_load_multicast(struct attn_ptx *p, int dst, int map,
-                                 const int c[4], int bar, int mask) {
-  int to = attn_ptx_op(p, "llvm.inttoptr %%v%d : i32 to !llvm.ptr<7>", dst);
-  int desc = attn_ptx_op(p, "llvm.inttoptr %%v%d : i64 to !llvm.ptr", map);
-  int mbar = shared_ptr(p, bar);
-  int m = attn_ptx_op(p, "arith.constant %d : i16", mask);
-  attn_ptx_line(p,
-                "nvvm.cp.async.bulk.tensor.shared.cluster.global %%v%d, %%v%d, "
-                "%%v%d, box [%%v%d, %%v%d, %%v%d, %%v%d] multicast_mask = "
-                "%%v%d : !llvm.ptr<7>, !llvm.ptr",
-                to, desc, mbar, c[0], c[1], c[2], c[3], m);
 }
 
 int attn_ptx_pin(struct attn_ptx *p, int v, const char *ty, const char *cons) {

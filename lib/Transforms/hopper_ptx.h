@@ -106,16 +106,6 @@ void attn_ptx_mbar_init(struct attn_ptx *p, int addr, int count);
 void attn_ptx_mbar_expect_tx(struct attn_ptx *p, int addr, long long bytes);
 void attn_ptx_mbar_arrive(struct attn_ptx *p, int addr);
 void attn_ptx_mbar_wait(struct attn_ptx *p, int addr, int parity);
-/// One arrival on the mbarrier at addr (a shared::cta offset) of each CTA
-/// of ranks 0..ranks-1 of the cluster: lane r (i32 `lane`) of the calling
-/// warp arrives at rank r.
-void attn_ptx_mbar_arrive_lanes(struct attn_ptx *p, int addr, int lane,
-                                int ranks);
-/// Every thread of every CTA of the cluster meets here (barrier.cluster
-/// arrive.release, then wait.acquire).
-void attn_ptx_cluster_sync(struct attn_ptx *p);
-/// This CTA's rank in its cluster (i32).
-int attn_ptx_cluster_rank(struct attn_ptx *p);
 
 /// Fence after mbarrier initialisation (fence.mbarrier_init.release.cluster).
 void attn_ptx_fence_mbar_init(struct attn_ptx *p);
@@ -134,10 +124,6 @@ void attn_ptx_wgmma_wait(struct attn_ptx *p, int n);
 /// address) into shared memory at dst, completing on mbarrier bar.
 void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
                        int bar);
-/// The same box written to offset dst of every CTA of the cluster in mask
-/// (bit r: rank r), completing on the mbarrier at bar's offset in each.
-void attn_ptx_tma_load_multicast(struct attn_ptx *p, int dst, int map,
-                                 const int c[4], int bar, int mask);
 
 /// v (of MLIR type ty, whose asm constraint is cons) passed through an empty
 /// asm with side effects: the same value in the same register, but LLVM

@@ -81,7 +81,6 @@ struct hopper_options {
   long consumers;       // consumer warpgroups (0: by head dim)
   enum epilogue epilogue;
   long group_m;         // GEMM: tile rows walked together (0: 16)
-  long cluster;         // GEMM: CTAs per cluster sharing B (0: 1)
 };
 
 static const struct attn_pass_option hopper_options_help[] = {
@@ -108,10 +107,6 @@ static const struct attn_pass_option hopper_options_help[] = {
                 "running at once share A rows and B columns in L2 (for "
                 "reduce-scatter, per shard; 0, the default: 16, and 16 / "
                 "world per shard for reduce-scatter)"},
-    {"cluster", "the GEMM's CTAs per cluster: 2 runs neighbouring tiles of "
-                "one tile column on two CTAs that each load half of their "
-                "common B block into both by TMA multicast (local GEMMs "
-                "with an even number of tile rows; 0, the default: 1)"},
     {"tile-overhead", "what a tile costs the persistent kernel's schedule "
                       "beyond its key blocks, in key blocks (0: 2)"},
     {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
@@ -140,7 +135,6 @@ static void hopper_init(void *opts) {
   o->consumers = 0;
   o->epilogue = EPILOGUE_AUTO;
   o->group_m = 0;
-  o->cluster = 0;
 }
 
 static bool parse_placement(const char *v, enum placement *out) {
@@ -217,8 +211,6 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   if (!strcmp(name, "group-m"))
     return attn_parse_int_option(name, value, 0, 1 << 16, &o->group_m, err,
                                  errlen);
-  if (!strcmp(name, "cluster"))
-    return attn_parse_int_option(name, value, 0, 2, &o->cluster, err, errlen);
   if (!strcmp(name, "ctas"))
     return attn_parse_int_option(name, value, 0, 1 << 16, &o->ctas, err,
                                  errlen);
@@ -235,7 +227,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
            "chip, gpu, fallback, stages, rope, persistent, ctas, q-rope, "
-           "tile-overhead, consumers, epilogue, group-m or cluster)",
+           "tile-overhead, consumers, epilogue or group-m)",
            name);
   return false;
 }
@@ -582,7 +574,6 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
                   mlirBoolAttrGetValue(acc);
   g->stages = (int)attn_dict_int(mm, "stages", o->stages);
   g->group_m = (int)attn_dict_int(mm, "group_m", o->group_m);
-  g->cluster = (int)attn_dict_int(mm, "cluster", o->cluster);
   g->ctas = (int)attn_dict_int(mm, "ctas", 0);
   MlirAttribute rope = mlirDictionaryAttrGetElementByName(
       mm, mlirStringRefCreateFromCString("rope"));

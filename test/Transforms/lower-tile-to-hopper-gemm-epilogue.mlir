@@ -30,7 +30,7 @@
 // A ring 4 deep leaves no room for the rows: auto keeps the registers, and
 // an explicit staged is refused.
 // DEEP-LABEL: llvm.func @plain(
-// DEEP-SAME: dynamic_shared_bytes = 197760 : i64, gemm = {cluster = 1 : i64, epilogue = "registers", group_m = 16 : i64, stages = 4 : i64}
+// DEEP-SAME: dynamic_shared_bytes = 197760 : i64, gemm = {epilogue = "registers", group_m = 16 : i64, stages = 4 : i64}
 // DEEP-ERR: error: no Hopper GEMM for 'plain': 4 stages of 128x256 tiles and the staged epilogue's rows do not fit 227 KiB of shared memory (need at least 2)
 // REGS-LABEL: llvm.func @plain(
 // REGS-SAME: dynamic_shared_bytes = 197760 : i64
@@ -72,7 +72,7 @@ func.func @tails(%a: tensor<8000x8000xbf16>, %b: tensor<8000x8000xbf16>) -> tens
 // before the release), so no warp waits for NVLink while they cross.
 // Its shards interleave, so it walks 16 / 2 tile rows of each together.
 // CHECK-LABEL: llvm.func @rs(
-// CHECK-SAME: dynamic_shared_bytes = 216192 : i64, gemm = {cluster = 1 : i64, epilogue = "staged", group_m = 8 : i64, stages = 3 : i64}
+// CHECK-SAME: dynamic_shared_bytes = 216192 : i64, gemm = {epilogue = "staged", group_m = 8 : i64, stages = 3 : i64}
 // CHECK: cp.async.bulk.wait_group 0;
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
 // CHECK: "bar.sync $0, 128;"

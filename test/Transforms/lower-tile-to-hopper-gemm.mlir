@@ -12,11 +12,11 @@
 // defaults chose (gemm = {...}): 16 tile rows walked together. The options
 // group-m and stages override them.
 // OPTS-LABEL: llvm.func @mm8k(
-// OPTS-SAME: gemm = {cluster = 1 : i64, epilogue = "staged", group_m = 4 : i64, stages = 2 : i64}
+// OPTS-SAME: gemm = {epilogue = "staged", group_m = 4 : i64, stages = 2 : i64}
 // BADGROUP: error: option 'group-m' expects an integer in [0, 65536], found '-1'
 // CHECK-LABEL: llvm.func @mm8k(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
-// CHECK-SAME: attn.launch = {block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 216192 : i64, gemm = {cluster = 1 : i64, epilogue = "staged", group_m = 16 : i64, stages = 3 : i64}, grid = array<i32: 128, 1, 1>, kernel = "hopper-gemm"
+// CHECK-SAME: attn.launch = {block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 216192 : i64, gemm = {epilogue = "staged", group_m = 16 : i64, stages = 3 : i64}, grid = array<i32: 128, 1, 1>, kernel = "hopper-gemm"
 // CHECK-SAME: matmul = {accumulate = false, block_k = 64 : i64, block_m = 128 : i64, block_n = 256 : i64, k = 8192 : i64, m = 8192 : i64, n = 8192 : i64}
 // CHECK-SAME: {align = 16 : i64, dtype = "bf16", kind = "ptr", name = "c", shape = array<i64: 8192, 8192>}
 // CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, dims = array<i64: 8192, 8192, 1, 1>, dtype = "bf16", kind = "tensormap", name = "a_map", swizzle = 128 : i64, tensor = "a"}
