@@ -83,6 +83,7 @@ static void row_ptrs(struct attn_ptx *p, const struct attn_hopper_kernel *k,
   char fmt[160];
   snprintf(fmt, sizeof fmt, rope_gep, buf, off);
   *pa = attn_ptx_op(p, "%s", fmt);
+  *pb = *pa; // interleaved: one 16-byte span, so no second pointer
   if (k->interleaved)
     return;
   int offb = attn_ptx_op(p, "arith.addi %%v%d, %%v%d : i64", off,
