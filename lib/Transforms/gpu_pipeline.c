@@ -85,7 +85,7 @@ static bool hopper_computes_matmul(const struct attn_matmul_info *mm) {
   g.n = mm->n;
   g.k = mm->k;
   g.block_m = ATTN_TILE_HOPPER_GEMM_BM;
-  g.block_n = ATTN_TILE_HOPPER_GEMM_BN;
+  g.block_n = attn_tile_hopper_gemm_block_n(mm->m, mm->n, 132);
   g.accumulate = mm->accumulate;
   attn_hopper_gemm_defaults(&g, 132);
   char why[256];
@@ -116,6 +116,22 @@ static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
     s->all_hopper &= found == 0 || (found > 0 && hopper_computes_matmul(&mm));
   }
   return MlirWalkResultAdvance;
+}
+
+/// True when the attn-tile options (space-separated name=value) hold
+/// kernel=hopper.
+static bool asks_hopper(const char *opts) {
+  static const char want[] = "kernel=hopper";
+  size_t n = sizeof want - 1;
+  for (const char *p = opts; *p;) {
+    while (*p == ' ')
+      ++p;
+    size_t len = strcspn(p, " ");
+    if (len == n && !strncmp(p, want, n))
+      return true;
+    p += len;
+  }
+  return false;
 }
 
 /// True for the chips lower-tile-to-mma compiles for (mma.sync on bf16 and
@@ -160,9 +176,11 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
     return ATTN_GPU_KERNEL_PLAIN;
   }
   // Explicit tile options are for the plain path unless Hopper is asked
-  // for: its tiles are fixed by the kernel.
+  // for, by the caller or by `kernel=hopper` among the options (a GEMM's
+  // block-n, say; attention's tiles are fixed by the kernel).
   const char *user = tile_options ? tile_options : "";
   bool hopper = kind == ATTN_GPU_KERNEL_HOPPER ||
+                (kind == ATTN_GPU_KERNEL_AUTO && asks_hopper(user)) ||
                 (kind == ATTN_GPU_KERNEL_AUTO && s.any && s.all_hopper &&
                  !strcmp(chip, "sm_90a") && !*user);
   // Other chips from sm_80 on: the mma.sync kernel for the same programs.

@@ -41,8 +41,11 @@
 // plain paths, min(64, M) x min(64, N) output tiles and K steps of
 // min(32, K) (rounded up to powers of two): at most 32 KiB of f32 tiles,
 // within the 48 KiB of static shared memory of lower-tile-to-gpu. With
-// kernel=hopper, 16-bit matmuls get 128 x 256 tiles, K steps of 64 and 384
-// threads: what lower-tile-to-hopper's GEMM takes.
+// kernel=hopper, 16-bit matmuls get 128-row tiles, K steps of 64 and 384
+// threads: what lower-tile-to-hopper's GEMM takes. Their width is 256
+// columns unless the output has too few such tiles to fill an H200's 132
+// SMs; then 128 or 64 (attn_tile_hopper_gemm_block_n). Projections
+// (attn_tile_emit_gemm) and fused collectives keep 256.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
@@ -362,15 +365,43 @@ static long pow2_at_most(int64_t x, long cap) {
   return p;
 }
 
+int attn_tile_hopper_gemm_block_n(int64_t m, int64_t n, int sms) {
+  // Time ~ waves x the time of one K step of a tile. Per K step a 128 x bn
+  // tile reads 16 KiB of A and bn x 128 bytes of B from L2 and multiplies
+  // 128 x bn x 64: at about 110 GB/s of L2 reads per SM and 7.5 TFLOP/s of
+  // tensor cores per SM, 0.56 us at 256 (the tensor cores), 0.30 at 128
+  // and 0.22 at 64 (the loads); per 256: 1, 0.54, 0.39.
+  static const struct {
+    int bn;
+    double step;
+  } widths[] = {{256, 1.0}, {128, 0.54}, {64, 0.39}};
+  int64_t rows = (m + ATTN_TILE_HOPPER_GEMM_BM - 1) / ATTN_TILE_HOPPER_GEMM_BM;
+  int best = ATTN_TILE_HOPPER_GEMM_BN;
+  double best_cost = 0;
+  for (size_t i = 0; i < sizeof widths / sizeof *widths; ++i) {
+    int64_t tiles = rows * ((n + widths[i].bn - 1) / widths[i].bn);
+    double cost = (double)((tiles + sms - 1) / sms) * widths[i].step;
+    if (i == 0 || cost < best_cost) {
+      best = widths[i].bn;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
 /// Block sizes and threads: the options, else the defaults of the file
-/// comment.
-static void pick_blocks(struct gemm *g, const struct attn_tile_options *o) {
+/// comment (`plain`: a matmul of its own, whose Hopper tile width follows
+/// its shape).
+static void pick_blocks(struct gemm *g, const struct attn_tile_options *o,
+                        bool plain) {
   bool hopper = o->hopper && !mlirTypeIsAF32(g->mm.elem);
   g->bm = o->block_m ? o->block_m
           : hopper   ? ATTN_TILE_HOPPER_GEMM_BM
                      : pow2_at_most(g->mm.m, 64);
   g->bn = o->block_n ? o->block_n
-          : hopper   ? ATTN_TILE_HOPPER_GEMM_BN
+          : hopper   ? (plain ? attn_tile_hopper_gemm_block_n(g->mm.m,
+                                                              g->mm.n, 132)
+                              : ATTN_TILE_HOPPER_GEMM_BN)
                      : pow2_at_most(g->mm.n, 64);
   g->bk = o->block_k ? o->block_k
           : hopper   ? ATTN_TILE_HOPPER_GEMM_BK
@@ -492,7 +523,7 @@ bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o) {
   int found = attn_matmul_find(func, &g.mm, true);
   if (found <= 0)
     return found == 0;
-  pick_blocks(&g, o);
+  pick_blocks(&g, o, !g.mm.fused);
   set_types(&g);
   MlirStringRef sym;
   if (!attn_attr_str(func, "sym_name", &sym))
@@ -528,7 +559,7 @@ void attn_tile_emit_gemm(struct attn_strbuf *b, const char *name,
   g.mm.n = n;
   g.mm.k = k;
   g.mm.elem = elem;
-  pick_blocks(&g, o);
+  pick_blocks(&g, o, false);
   set_types(&g);
   emit_gemm(b, name, &g, extra);
 }

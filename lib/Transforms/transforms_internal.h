@@ -49,6 +49,12 @@ enum {
   ATTN_TILE_HOPPER_GEMM_BK = 64,
 };
 
+/// The Hopper GEMM's tile width for an m x n output on `sms` SMs: 256 (the
+/// widest, most efficient tile) unless a narrower one finishes sooner
+/// because 256-wide tiles leave SMs idle (tile_matmul.c says how it is
+/// priced). Plain matmuls only: projections and fused collectives keep 256.
+int attn_tile_hopper_gemm_block_n(int64_t m, int64_t n, int sms);
+
 /// attn-tile's options; a size of 0 means "pick one".
 struct attn_tile_options {
   long block_m, block_n, block_k, threads;

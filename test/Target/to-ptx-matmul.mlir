@@ -3,6 +3,7 @@
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: attn-translate --to-manifest %s | FileCheck %s --check-prefix=MANIFEST
 // RUN: attn-translate --to-manifest %S/../Inputs/matmul_bf16.mlir | FileCheck %s --check-prefix=AUTO
+// RUN: attn-translate --to-manifest --tile-options="kernel=hopper block-n=256" %S/../Inputs/matmul_bf16.mlir | FileCheck %s --check-prefix=WIDE
 // RUN: attn-translate --to-manifest --kernel=plain %S/../Inputs/matmul_bf16.mlir | FileCheck %s --check-prefix=PLAIN
 // RUN: attn-translate --to-manifest --chip=sm_80 %S/../Inputs/matmul_bf16.mlir | FileCheck %s --check-prefix=PLAIN
 
@@ -45,14 +46,18 @@
 // MANIFEST-NEXT: "dtype": "bf16",
 // MANIFEST-NEXT: "shape": [130, 70]
 
-// A bf16 GEMM the Hopper GEMM computes takes it on sm_90a by default (the
-// 128 x 256 x 64 tiles of attn-tile's kernel=hopper), and the plain path
-// when asked or on another chip.
+// A bf16 GEMM the Hopper GEMM computes takes it on sm_90a by default
+// (attn-tile's kernel=hopper tiles: 128 rows, K steps of 64, and here 64
+// columns, as 256 x 512 has too few wider tiles to fill the GPU), and the
+// plain path when asked or on another chip. Tile options that name
+// kernel=hopper keep the Hopper path: block-n=256 the wide tile.
 // AUTO: "name": "gemm"
 // AUTO: "kernel": "hopper-gemm"
 // AUTO: "block_k": 64,
 // AUTO-NEXT: "block_m": 128,
-// AUTO-NEXT: "block_n": 256,
+// AUTO-NEXT: "block_n": 64,
+// WIDE: "kernel": "hopper-gemm"
+// WIDE: "block_n": 256,
 // PLAIN: "name": "gemm"
 // PLAIN: "block": [128, 1, 1]
 // PLAIN-NOT: hopper-gemm

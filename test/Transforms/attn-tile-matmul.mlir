@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --split-input-file --attn-tile | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=32 block-k=8 threads=64" | FileCheck %s --check-prefix=OPT
 // RUN: attn-opt %s --split-input-file --attn-tile="kernel=hopper" | FileCheck %s --check-prefix=HOPPER
+// RUN: attn-opt %s --split-input-file --attn-tile="kernel=hopper block-n=256" | FileCheck %s --check-prefix=WIDE
 
 // A linalg.matmul initialised to zero becomes a GEMM tile kernel in
 // destination-passing style: (a, b, c), c only written. Tails: 130 x 70 x 50
@@ -40,13 +41,20 @@
 // OPT: "tile.alloc"() : () -> memref<16x8xf32>
 // OPT: "tile.alloc"() : () -> memref<8x32xf32>
 // OPT: "tile.alloc"() : () -> memref<16x32xf32>
+// With kernel=hopper, 128-row tiles, K steps of 64 and 384 threads; four
+// 128 x 64 tiles cover this output on four SMs sooner than two 128 x 256
+// tiles on two (the width rule is at the end of the file). An explicit
+// block-n wins.
 // HOPPER-LABEL: func.func @zero_init(
-// HOPPER-SAME: tile.grid = array<i64: 2, 1, 1>
-// HOPPER-SAME: tile.matmul = {accumulate = false, block_k = 64 : i64, block_m = 128 : i64, block_n = 256 : i64, k = 50 : i64, m = 130 : i64, n = 70 : i64}
+// HOPPER-SAME: tile.grid = array<i64: 2, 2, 1>
+// HOPPER-SAME: tile.matmul = {accumulate = false, block_k = 64 : i64, block_m = 128 : i64, block_n = 64 : i64, k = 50 : i64, m = 130 : i64, n = 70 : i64}
 // HOPPER-SAME: tile.threads = 384 : i64
 // HOPPER: "tile.alloc"() : () -> memref<128x64xf32>
-// HOPPER: "tile.alloc"() : () -> memref<64x256xf32>
-// HOPPER: "tile.alloc"() : () -> memref<128x256xf32>
+// HOPPER: "tile.alloc"() : () -> memref<64x64xf32>
+// HOPPER: "tile.alloc"() : () -> memref<128x64xf32>
+// WIDE-LABEL: func.func @zero_init(
+// WIDE-SAME: tile.grid = array<i64: 2, 1, 1>
+// WIDE-SAME: block_n = 256 : i64
 func.func @zero_init(%a: tensor<130x50xbf16>, %b: tensor<50x70xbf16>) -> tensor<130x70xbf16> {
   %zero = arith.constant 0.0 : bf16
   %empty = tensor.empty() : tensor<130x70xbf16>
@@ -87,7 +95,7 @@ func.func @accumulate(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>, %c0: tensor<
 // CHECK-SAME: tile.matmul = {accumulate = false, block_k = 8 : i64, block_m = 8 : i64, block_n = 4 : i64, k = 7 : i64, m = 5 : i64, n = 3 : i64}
 // CHECK: "tile.fill"
 // HOPPER-LABEL: func.func @small_f16(
-// HOPPER-SAME: tile.matmul = {accumulate = false, block_k = 64 : i64, block_m = 128 : i64, block_n = 256 : i64, k = 7 : i64, m = 5 : i64, n = 3 : i64}
+// HOPPER-SAME: tile.matmul = {accumulate = false, block_k = 64 : i64, block_m = 128 : i64, block_n = 64 : i64, k = 7 : i64, m = 5 : i64, n = 3 : i64}
 func.func @small_f16(%a: tensor<5x7xf16>, %b: tensor<7x3xf16>) -> tensor<5x3xf16> {
   %empty = tensor.empty() : tensor<5x3xf16>
   %c = linalg.matmul ins(%a, %b : tensor<5x7xf16>, tensor<7x3xf16>) outs(%empty : tensor<5x3xf16>) -> tensor<5x3xf16>
@@ -111,4 +119,37 @@ func.func @explicit_maps(%a: tensor<8x4xf32>, %b: tensor<4x8xf32>, %c0: tensor<8
 func.func @not_a_matmul(%x: f32) -> f32 {
   %y = arith.addf %x, %x : f32
   return %y : f32
+}
+
+// -----
+
+// The Hopper GEMM's tile width (attn_tile_hopper_gemm_block_n): waves on
+// 132 SMs times the time of a K step, which a 128 x 64 or 128 x 128 tile
+// takes 0.39 or 0.54 of a 128 x 256 tile's. 4096 x 4096 has 512 wide
+// tiles (4 waves): 256. 512 x 4096 has 64 wide tiles, 128 of 128 columns (one
+// wave, 0.54) and 256 of 64 (two waves, 0.78): 128. 1024 x 1024 has 32
+// wide tiles and 128 narrow ones, still one wave: 64. Measured on an H200
+// (bench/RESULTS.md): the rule picked the fastest of the three each time.
+// HOPPER-LABEL: func.func @square(
+// HOPPER-SAME: block_n = 256 : i64
+// HOPPER-LABEL: func.func @short(
+// HOPPER-SAME: block_n = 128 : i64
+// HOPPER-LABEL: func.func @small(
+// HOPPER-SAME: block_n = 64 : i64
+// WIDE-LABEL: func.func @small(
+// WIDE-SAME: block_n = 256 : i64
+func.func @square(%a: tensor<4096x64xbf16>, %b: tensor<64x4096xbf16>) -> tensor<4096x4096xbf16> {
+  %e = tensor.empty() : tensor<4096x4096xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<4096x64xbf16>, tensor<64x4096xbf16>) outs(%e : tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>
+  return %c : tensor<4096x4096xbf16>
+}
+func.func @short(%a: tensor<512x64xbf16>, %b: tensor<64x4096xbf16>) -> tensor<512x4096xbf16> {
+  %e = tensor.empty() : tensor<512x4096xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<512x64xbf16>, tensor<64x4096xbf16>) outs(%e : tensor<512x4096xbf16>) -> tensor<512x4096xbf16>
+  return %c : tensor<512x4096xbf16>
+}
+func.func @small(%a: tensor<1024x64xbf16>, %b: tensor<64x1024xbf16>) -> tensor<1024x1024xbf16> {
+  %e = tensor.empty() : tensor<1024x1024xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<1024x64xbf16>, tensor<64x1024xbf16>) outs(%e : tensor<1024x1024xbf16>) -> tensor<1024x1024xbf16>
+  return %c : tensor<1024x1024xbf16>
 }

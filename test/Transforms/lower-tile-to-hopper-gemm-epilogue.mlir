@@ -94,9 +94,9 @@ func.func @rs(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<
 // CHECK-NOT: cp.async.bulk.global
 // CHECK: llvm.return
 // STAGED-ERR: error: no Hopper GEMM for 'acc': the staged epilogue writes row-major C as the GEMM made it: not with accumulate, RoPE or the heads layout
-func.func @acc(%a: tensor<1024x1024xf16>, %b: tensor<1024x1024xf16>, %c: tensor<1024x1024xf16>) -> tensor<1024x1024xf16> {
-  %r = linalg.matmul ins(%a, %b : tensor<1024x1024xf16>, tensor<1024x1024xf16>) outs(%c : tensor<1024x1024xf16>) -> tensor<1024x1024xf16>
-  return %r : tensor<1024x1024xf16>
+func.func @acc(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>, %c: tensor<4096x4096xf16>) -> tensor<4096x4096xf16> {
+  %r = linalg.matmul ins(%a, %b : tensor<4096x4096xf16>, tensor<4096x4096xf16>) outs(%c : tensor<4096x4096xf16>) -> tensor<4096x4096xf16>
+  return %r : tensor<4096x4096xf16>
 }
 
 // BAD: option 'epilogue' expects auto, registers or staged, found 'rows'
