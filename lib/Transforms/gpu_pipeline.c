@@ -22,7 +22,8 @@
 bool attn_hopper_supports(MlirOperation fused, const char **why) {
   int64_t q[8], v[8];
   MlirType qt = mlirValueGetType(mlirOperationGetOperand(fused, 0));
-  if (mlirOperationGetNumOperands(fused) != 3 || attn_static_shape(qt, q) != 4 ||
+  if (mlirOperationGetNumOperands(fused) != 3 ||
+      attn_static_shape(qt, q) != 4 ||
       attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 2)),
                         v) != 4) {
     *why = "extra inputs have no Hopper kernel";

@@ -267,7 +267,8 @@ static int slot_of(struct attn_gemm_em *e, int kb, int *phase) {
 static int tileq_ptr(struct attn_gemm_em *e, int s) {
   return attn_ptx_smem_ptr(
       e->p, e->smem,
-      attn_ptx_addc(e->p, attn_ptx_mulc(e->p, s, 4), attn_gemm_tileq_off(e->g)));
+      attn_ptx_addc(e->p, attn_ptx_mulc(e->p, s, 4),
+                    attn_gemm_tileq_off(e->g)));
 }
 
 /// Grouped order over `rows` tile rows: tile t (i32) -> tile row *tm (from
@@ -372,7 +373,8 @@ static void producer_tile(struct attn_gemm_em *e, int t, int kb0) {
   for (int r = 0; r < g->block_n / 64; ++r) {
     int cb[4] = {attn_ptx_addc(e->p, col, 64 * r), kcol, zero, zero};
     attn_ptx_tma_load(
-        e->p, attn_ptx_addc(e->p, slot, e->a_bytes + (int64_t)r * BLOCK_K * 128),
+        e->p,
+        attn_ptx_addc(e->p, slot, e->a_bytes + (int64_t)r * BLOCK_K * 128),
         e->b_map, cb, full);
   }
   attn_ptx_line(e->p, "}");
@@ -673,7 +675,8 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
   e.out = e.c;
   if (fused) {
     e.ws = attn_ptx_op(e.p,
-                       "llvm.getelementptr %%ws[0] : (!llvm.ptr) -> !llvm.ptr, i8");
+                       "llvm.getelementptr %%ws[0] : (!llvm.ptr) -> "
+                       "!llvm.ptr, i8");
     e.peers = attn_ptx_op(e.p, "llvm.ptrtoint %%peers : !llvm.ptr to i64");
     e.rank = attn_ptx_op(e.p, "arith.addi %%rank, %%v%d : i32",
                          attn_ptx_ci32(e.p, 0));

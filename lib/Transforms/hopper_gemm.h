@@ -43,7 +43,7 @@
 enum attn_gemm_comm {
   ATTN_GEMM_LOCAL,          ///< C = A * B on one GPU
   ATTN_GEMM_ALL_REDUCE,     ///< C = sum over ranks of A_r * B_r, on every rank
-  ATTN_GEMM_ALL_GATHER,     ///< C = [A_0; ...; A_{W-1}] * B, A_r = rows of rank r
+  ATTN_GEMM_ALL_GATHER,     ///< C = [A_0; ...; A_{W-1}] * B, A_r: rank r's rows
   ATTN_GEMM_REDUCE_SCATTER, ///< C_r = rows r of the sum over ranks of A_r * B_r
 };
 
@@ -159,7 +159,7 @@ struct attn_gemm_em {
   int cbid;            ///< compute CTA number (bid - comm_ctas)
   int ws;              ///< the workspace pointer (fused kernels only)
   int peers;           ///< i64 address of the ranks' workspace bases (fused)
-  int pbase[8];        ///< compute CTAs of reduce patterns: ranks' workspaces (i64)
+  int pbase[8];        ///< reduce patterns: the ranks' workspaces (i64)
   int g_map;           ///< all-gather: map of the gathered rows (i64)
   int rank, epoch;
 };
