@@ -169,6 +169,13 @@ bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
              g->block_n);
     return false;
   }
+  // The ring's tile numbers take 4 bytes per stage before the pending
+  // tiles at 48 (layout): 12 stages at most, which no tile that fits
+  // reaches (6 is the default's cap).
+  if (g->stages > 12) {
+    snprintf(why, why_len, "at most 12 stages, found %d", g->stages);
+    return false;
+  }
   if (g->stages < 2 || attn_hopper_gemm_smem_bytes(g) > 227 * 1024) {
     snprintf(why, why_len,
              "%d stages of %dx%d tiles%s do not fit 227 KiB of shared "

@@ -1,6 +1,11 @@
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper
 // RUN: not attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="fallback=true" 2>/dev/null | FileCheck %s --check-prefix=FALLBACK
 // RUN: not attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="fallback=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=FALLBACK-ERR
+// RUN: attn-opt %S/../Inputs/matmul_bf16.mlir --attn-tile="kernel=hopper" | sed "s/block_k = 64 : i64/block_k = 64 : i64, stages = 13 : i64/" | not attn-opt --lower-tile-to-hopper 2>&1 | FileCheck %s --check-prefix=STAGES
+
+// A tile.matmul asking for more stages than the ring's tile numbers have
+// room for (4 bytes each before the pending tiles at 48) is refused.
+// STAGES: error: no Hopper GEMM for 'gemm': at most 12 stages, found 13
 
 // GEMMs the Hopper kernel cannot compute are rejected at the user's op;
 // with fallback=true plain GEMMs are left for lower-tile-to-gpu, but a
