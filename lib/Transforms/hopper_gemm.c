@@ -322,6 +322,33 @@ void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn) {
   *tm = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, shard, srows), r);
 }
 
+int attn_gemm_ordinal(struct attn_gemm_em *e, int p) {
+  const struct attn_hopper_gemm *g = e->g;
+  if (!g->own_last || (g->comm != ATTN_GEMM_ALL_REDUCE &&
+                       g->comm != ATTN_GEMM_REDUCE_SCATTER))
+    return p;
+  // Ordinal t belongs to shard (owner) t % world at position t / world of
+  // it. Positions before S run ordinal p (interleaved shards); the last
+  // world x L (L: one wave, at most a shard) run the tail of shard rank +
+  // 1, rank + 2, ..., rank: every peer has run this rank's tail a wave or
+  // more before this rank does.
+  int64_t tiles = e->tiles_m * e->tiles_n, per = tiles / g->world;
+  int64_t tail = g->ctas < per ? g->ctas : per;
+  int64_t start = tiles - (int64_t)g->world * tail;
+  int j = attn_ptx_op(e->p, "arith.subi %%v%d, %%v%d : i32", p,
+                      attn_ptx_ci32(e->p, start));
+  int blk = attn_ptx_divc(e->p, j, tail);
+  int k = attn_ptx_remc(e->p, j, tail);
+  int shard = attn_ptx_remc(
+      e->p, attn_ptx_addi(e->p, e->rank, attn_ptx_addc(e->p, blk, 1)),
+      g->world);
+  int t = attn_ptx_addi(
+      e->p, shard,
+      attn_ptx_mulc(e->p, attn_ptx_addc(e->p, k, per - tail), g->world));
+  int in_tail = attn_ptx_cmpc(e->p, "sge", p, start);
+  return attn_ptx_sel(e->p, in_tail, t, p, "i32");
+}
+
 /// Opens `scf.for %i = 0 to e->ntiles` and returns the tile (i32) and its
 /// ordinal i (i32) in *ord.
 static int open_tile_loop(struct attn_gemm_em *e, int *ord) {
@@ -330,7 +357,8 @@ static int open_tile_loop(struct attn_gemm_em *e, int *ord) {
   attn_ptx_line(e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it, lo,
                 e->ntiles, st);
   *ord = attn_ptx_from_index(e->p, it);
-  return attn_ptx_addi(e->p, e->cbid, attn_ptx_mulc(e->p, *ord, e->g->ctas));
+  return attn_gemm_ordinal(
+      e, attn_ptx_addi(e->p, e->cbid, attn_ptx_mulc(e->p, *ord, e->g->ctas)));
 }
 
 //===-- Producer ----------------------------------------------------------===//
@@ -433,7 +461,7 @@ static void producer(struct attn_gemm_em *e, int wt) {
     attn_ptx_line(e->p, "}");
   } else {
     int kb, res, t = open_claim_loop(e, true, &kb, &res);
-    producer_tile(e, t, kb);
+    producer_tile(e, attn_gemm_ordinal(e, t), kb);
     close_claim_loop(e, kb);
     // No tile left: a slot holding -1 tells the consumers.
     int ph, s = slot_of(
@@ -666,8 +694,12 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
   // The choices the defaults made, for the manifest's reader.
   attn_strbuf_printf(b,
                      ", gemm = {stages = %d : i64, group_m = %d : i64, "
-                     "epilogue = \"%s\"}",
+                     "epilogue = \"%s\"",
                      g->stages, g->group_m, g->staged ? "staged" : "registers");
+  if (g->comm == ATTN_GEMM_ALL_REDUCE || g->comm == ATTN_GEMM_REDUCE_SCATTER)
+    attn_strbuf_printf(b, ", order = \"%s\"",
+                       g->own_last ? "own-last" : "interleaved");
+  attn_strbuf_printf(b, "}");
   if (matmul_attr)
     attn_strbuf_printf(b, ", matmul = %s", matmul_attr);
   attn_strbuf_printf(b, "}} {\n");

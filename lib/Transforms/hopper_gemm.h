@@ -93,6 +93,12 @@ struct attn_hopper_gemm {
   /// as the GEMM drains. Fused kernels only (the counters live in the
   /// workspace).
   bool adaptive;
+  /// Reduce patterns: each rank computes the tiles it owns in its last wave
+  /// (the peers' tiles of those rows in the waves before), so that no
+  /// partial of the last wave crosses NVLink after the GEMM: tile ordinals
+  /// keep their meaning (owner, slot, flags); only the order in which a
+  /// rank runs them changes (attn_gemm_ordinal).
+  bool own_last;
 };
 
 /// Byte offsets in the symmetric workspace of a fused kernel (every rank
@@ -168,6 +174,10 @@ struct attn_gemm_em {
 /// tile rows; shards of rows interleaved (reduce-scatter) or starting at
 /// this rank's (all-gather).
 void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn);
+/// The tile ordinal this rank runs at position p (i32) of its schedule: p,
+/// except with own_last, where the last wave of every shard is run peers'
+/// shards first and this rank's last.
+int attn_gemm_ordinal(struct attn_gemm_em *e, int p);
 
 /// Fused kernels (hopper_comm.c), in order: the communication role of CTA
 /// bid < comm_ctas; the compute epilogue's signal that the consumer

@@ -81,6 +81,8 @@ struct hopper_options {
   long consumers;       // consumer warpgroups (0: by head dim)
   enum epilogue epilogue;
   long group_m;         // GEMM: tile rows walked together (0: 16)
+  int own_last;         // fused reduce patterns: own tiles in the last
+                        // wave (1), not (0), for all-reduce only (-1)
 };
 
 static const struct attn_pass_option hopper_options_help[] = {
@@ -107,6 +109,12 @@ static const struct attn_pass_option hopper_options_help[] = {
                 "running at once share A rows and B columns in L2 (for "
                 "reduce-scatter, per shard; 0, the default: 16, and 16 / "
                 "world per shard for reduce-scatter)"},
+    {"own-last", "fused all-reduce and reduce-scatter: each rank runs the "
+                 "tiles it owns in its last wave and the peers' tiles of "
+                 "those rows in the waves before, so that no partial of the "
+                 "last wave crosses NVLink after the GEMM: true, false or "
+                 "auto (the default: all-reduce only, measured faster there "
+                 "and slower for reduce-scatter)"},
     {"tile-overhead", "what a tile costs the persistent kernel's schedule "
                       "beyond its key blocks, in key blocks (0: 2)"},
     {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
@@ -135,6 +143,7 @@ static void hopper_init(void *opts) {
   o->consumers = 0;
   o->epilogue = EPILOGUE_AUTO;
   o->group_m = 0;
+  o->own_last = -1;
 }
 
 static bool parse_placement(const char *v, enum placement *out) {
@@ -154,6 +163,21 @@ static bool hopper_set(void *opts, const char *name, const char *value,
     if (attn_parse_bool_option(value, &o->fallback))
       return true;
     snprintf(err, errlen, "option 'fallback' expects true or false, found '%s'",
+             value);
+    return false;
+  }
+  if (!strcmp(name, "own-last")) {
+    bool b;
+    if (!strcmp(value, "auto")) {
+      o->own_last = -1;
+      return true;
+    }
+    if (attn_parse_bool_option(value, &b)) {
+      o->own_last = b;
+      return true;
+    }
+    snprintf(err, errlen,
+             "option 'own-last' expects auto, true or false, found '%s'",
              value);
     return false;
   }
@@ -227,7 +251,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
            "chip, gpu, fallback, stages, rope, persistent, ctas, q-rope, "
-           "tile-overhead, consumers, epilogue or group-m)",
+           "tile-overhead, consumers, epilogue, group-m or own-last)",
            name);
   return false;
 }
@@ -647,6 +671,8 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
     g->adaptive = !mlirAttributeIsNull(split) && mlirAttributeIsAString(split) &&
                   attn_str_eq(mlirStringAttrGetValue(split), "adaptive");
     g->comm_ctas = (int)attn_dict_int(comm, "comm_sms", 0);
+    g->own_last = o->own_last < 0 ? g->comm == ATTN_GEMM_ALL_REDUCE
+                                  : o->own_last == 1;
     int64_t compute = attn_dict_int(comm, "compute_sms", 0);
     if (g->comm_ctas < 1 || compute < 1) {
       snprintf(why, wlen, "the fused kernel needs comm_sms and compute_sms "

@@ -72,7 +72,7 @@ func.func @tails(%a: tensor<8000x8000xbf16>, %b: tensor<8000x8000xbf16>) -> tens
 // before the release), so no warp waits for NVLink while they cross.
 // Its shards interleave, so it walks 16 / 2 tile rows of each together.
 // CHECK-LABEL: llvm.func @rs(
-// CHECK-SAME: dynamic_shared_bytes = 216192 : i64, gemm = {epilogue = "staged", group_m = 8 : i64, stages = 3 : i64}
+// CHECK-SAME: dynamic_shared_bytes = 216192 : i64, gemm = {epilogue = "staged", group_m = 8 : i64, order = "interleaved", stages = 3 : i64}
 // CHECK: cp.async.bulk.wait_group 0;
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
 // CHECK: "bar.sync $0, 128;"
