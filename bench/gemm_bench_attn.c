@@ -168,7 +168,8 @@ static bool pick_entry(const attnrt_manifest *mf, int64_t m, int64_t n,
 }
 
 /// The first kernel's lowering and tiles as the manifest records them
-/// ("hopper-gemm 128x256x64, grid 126, 384 threads, 197696 B smem"), or "".
+/// ("hopper-gemm 128x256x64, grid 126, 384 threads, 197696 B smem", and
+/// ", K split 4 ways" where a second kernel sums K slices), or "".
 static void describe_kernel(const char *manifest, char *buf, size_t len) {
   buf[0] = 0;
   cJSON *root = cJSON_Parse(manifest);
@@ -198,7 +199,12 @@ static void describe_kernel(const char *manifest, char *buf, size_t len) {
     used += (size_t)snprintf(buf + used, len - used, ", %d threads",
                              cJSON_GetArrayItem(block, 0)->valueint);
   if (used < len && cJSON_IsNumber(smem))
-    snprintf(buf + used, len - used, ", %d B smem", smem->valueint);
+    used += (size_t)snprintf(buf + used, len - used, ", %d B smem",
+                             smem->valueint);
+  const cJSON *split = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(k0, "gemm"), "split_k");
+  if (used < len && cJSON_IsNumber(split))
+    snprintf(buf + used, len - used, ", K split %d ways", split->valueint);
   cJSON_Delete(root);
 }
 

@@ -49,6 +49,12 @@ run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="rope=pre ctas=
 run test/Inputs/hopper/h64_causal.mlir --hopper-options=ctas=1
 run test/Inputs/hopper/h128_plain_f16.mlir --hopper-options=ctas=3
 run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options=persistent=false
+# The GEMM with its K split (the input's default is 4 slices): 2 and 8
+# slices, and none; the 128 x 256 tile split 2 ways.
+run test/Inputs/matmul_split.mlir --hopper-options=split-k=2
+run test/Inputs/matmul_split.mlir --hopper-options=split-k=8
+run test/Inputs/matmul_split.mlir --hopper-options=split-k=1
+run test/Inputs/matmul_split.mlir --tile-options="kernel=hopper block-n=256" --hopper-options=split-k=2
 # Three consumer warpgroups (192-row query blocks), in every placement,
 # several tiles per CTA and one per tile, tails, f16 and not causal.
 for place in fused split pre; do

@@ -53,7 +53,8 @@ static void layout(struct attn_gemm_em *e) {
   e->staging_off = align_up(e->bar_off + 16LL * g->stages + 64, 128);
   e->tiles_m = (g->m + g->block_m - 1) / g->block_m;
   e->tiles_n = (g->n + g->block_n - 1) / g->block_n;
-  e->nk = (g->k + BLOCK_K - 1) / BLOCK_K;
+  // K blocks per unit: a tile's, or a slice's when K is split.
+  e->nk = (g->k + BLOCK_K - 1) / BLOCK_K / (g->split_k > 1 ? g->split_k : 1);
   attn_hopper_gemm_workspace(g, &e->ws_at);
 }
 
@@ -128,10 +129,13 @@ void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
     if (g->comm == ATTN_GEMM_REDUCE_SCATTER && g->world > 1)
       g->group_m = 16 / g->world > 1 ? 16 / g->world : 1;
   }
+  if (!g->split_k)
+    g->split_k = attn_hopper_gemm_split_k(g, gpu_sms > 0 ? gpu_sms : 132);
   if (!g->ctas) {
     // As many waves as 132 SMs need, then as few CTAs as keep that count:
-    // 2048 tiles on 132 SMs is 16 waves either way, so 128 CTAs.
-    int64_t tiles = attn_hopper_gemm_tiles(g);
+    // 2048 tiles on 132 SMs is 16 waves either way, so 128 CTAs. A split
+    // K runs split_k units per tile.
+    int64_t tiles = attn_hopper_gemm_tiles(g) * g->split_k;
     int64_t sms = gpu_sms > 0 ? gpu_sms : 132;
     int64_t waves = (tiles + sms - 1) / sms;
     g->ctas = (int)((tiles + waves - 1) / (waves ? waves : 1));
@@ -139,7 +143,7 @@ void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
 }
 
 bool attn_hopper_gemm_stages_tiles(const struct attn_hopper_gemm *g) {
-  return !g->accumulate && !g->rope && !g->out_seq;
+  return !g->accumulate && !g->rope && !g->out_seq && g->split_k <= 1;
 }
 
 bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
@@ -218,10 +222,26 @@ bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
       return false;
     }
   }
+  if (g->split_k < 1 || g->split_k > 64) {
+    snprintf(why, why_len, "split-k must be 1 to 64, found %d", g->split_k);
+    return false;
+  }
+  if (g->split_k > 1) {
+    int64_t nk = (g->k + BLOCK_K - 1) / BLOCK_K;
+    if (nk % g->split_k || g->comm != ATTN_GEMM_LOCAL || g->accumulate ||
+        g->rope || g->out_seq || g->split_k * g->m * g->n >= (1LL << 31)) {
+      snprintf(why, why_len,
+               "split-k %d needs a plain local GEMM (no collective, "
+               "accumulate, RoPE or heads layout) whose %lld K blocks of 64 "
+               "it divides, with fewer than 2^31 partial sums",
+               g->split_k, (long long)nk);
+      return false;
+    }
+  }
   if (g->staged && !attn_hopper_gemm_stages_tiles(g)) {
     snprintf(why, why_len,
              "the staged epilogue writes row-major C as the GEMM made it: "
-             "not with accumulate, RoPE or the heads layout");
+             "not with accumulate, RoPE, the heads layout or a split K");
     return false;
   }
   if (g->out_seq &&
@@ -361,6 +381,17 @@ static int open_tile_loop(struct attn_gemm_em *e, int *ord) {
       e, attn_ptx_addi(e->p, e->cbid, attn_ptx_mulc(e->p, *ord, e->g->ctas)));
 }
 
+/// The tile of unit u (i32): u itself, or with a split K tile u % tiles,
+/// its slice (e->slice) u / tiles and first K block (e->kblk0).
+static int unit_tile(struct attn_gemm_em *e, int u) {
+  if (e->g->split_k <= 1)
+    return u;
+  int64_t tiles = e->tiles_m * e->tiles_n;
+  e->slice = attn_ptx_divc(e->p, u, tiles);
+  e->kblk0 = attn_ptx_mulc(e->p, e->slice, e->nk);
+  return attn_ptx_remc(e->p, u, tiles);
+}
+
 //===-- Producer ----------------------------------------------------------===//
 
 /// The producer's loads of tile t (i32) into ring blocks kb0, kb0 + 1, ...
@@ -402,7 +433,9 @@ static void producer_tile(struct attn_gemm_em *e, int t, int kb0) {
   attn_ptx_mbar_expect_tx(e->p, full, e->stage_bytes);
   int slot = attn_ptx_addi(e->p, e->sbase,
                            attn_ptx_mulc(e->p, s, e->stage_bytes));
-  int kcol = attn_ptx_mulc(e->p, j, BLOCK_K), zero = attn_ptx_ci32(e->p, 0);
+  int kcol = attn_ptx_mulc(
+          e->p, g->split_k > 1 ? attn_ptx_addi(e->p, e->kblk0, j) : j, BLOCK_K),
+      zero = attn_ptx_ci32(e->p, 0);
   int ca[4] = {kcol, row, zero, zero};
   attn_ptx_tma_load(e->p, slot, a_map, ca, full);
   for (int r = 0; r < g->block_n / 64; ++r) {
@@ -456,7 +489,7 @@ static void close_claim_loop(struct attn_gemm_em *e, int kb) {
 static void producer(struct attn_gemm_em *e, int wt) {
   attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
   if (!e->g->adaptive) {
-    int ord, t = open_tile_loop(e, &ord);
+    int ord, t = unit_tile(e, open_tile_loop(e, &ord));
     producer_tile(e, t, attn_ptx_mulc(e->p, ord, e->nk));
     attn_ptx_line(e->p, "}");
   } else {
@@ -562,7 +595,7 @@ static void consumer(struct attn_gemm_em *e, int wg, int wt) {
   int cw = attn_ptx_addc(e->p, wg, -1);
   attn_gemm_epilogue_open(e, cw, wt);
   if (!e->g->adaptive) {
-    int ord, t = open_tile_loop(e, &ord);
+    int ord, t = unit_tile(e, open_tile_loop(e, &ord));
     consumer_tile(e, t, attn_ptx_mulc(e->p, ord, e->nk), cw, wt, false);
     attn_ptx_line(e->p, "}");
     attn_gemm_epilogue_close(e, cw, wt);
@@ -588,8 +621,8 @@ void attn_hopper_gemm_emit_aliases(struct attn_strbuf *b,
   attn_strbuf_printf(b, ")>\n");
 }
 
-static void emit_matrix(struct attn_strbuf *b, const char *name, const char *ty,
-                        int64_t rows, int64_t cols) {
+void attn_hopper_gemm_emit_matrix(struct attn_strbuf *b, const char *name,
+                                  const char *ty, int64_t rows, int64_t cols) {
   attn_strbuf_printf(b,
                      "{name = \"%s\", kind = \"ptr\", dtype = \"%s\", shape = "
                      "array<i64: %lld, %lld>, align = 16 : i64}",
@@ -615,11 +648,14 @@ static void emit_params(struct attn_strbuf *b, const struct attn_gemm_em *e) {
   int64_t c_rows = g->comm == ATTN_GEMM_REDUCE_SCATTER ? g->m / g->world : g->m;
   bool ag = g->comm == ATTN_GEMM_ALL_GATHER;
   int64_t a_rows = ag ? g->m / g->world : g->m;
-  emit_matrix(b, "a", ty, a_rows, g->k);
+  attn_hopper_gemm_emit_matrix(b, "a", ty, a_rows, g->k);
   attn_strbuf_printf(b, ", ");
-  emit_matrix(b, "b", ty, g->k, g->n);
+  attn_hopper_gemm_emit_matrix(b, "b", ty, g->k, g->n);
   attn_strbuf_printf(b, ", ");
-  emit_matrix(b, "c", ty, c_rows, g->n);
+  if (g->split_k > 1)
+    attn_hopper_gemm_emit_matrix(b, "partials", "f32", g->split_k * g->m, g->n);
+  else
+    attn_hopper_gemm_emit_matrix(b, "c", ty, c_rows, g->n);
   if (fused)
     attn_strbuf_printf(
         b,
@@ -699,6 +735,8 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
   if (g->comm == ATTN_GEMM_ALL_REDUCE || g->comm == ATTN_GEMM_REDUCE_SCATTER)
     attn_strbuf_printf(b, ", order = \"%s\"",
                        g->own_last ? "own-last" : "interleaved");
+  if (g->split_k > 1)
+    attn_strbuf_printf(b, ", split_k = %d : i64", g->split_k);
   attn_strbuf_printf(b, "}");
   if (matmul_attr)
     attn_strbuf_printf(b, ", matmul = %s", matmul_attr);
@@ -708,7 +746,7 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
   e.bid = attn_ptx_op(e.p, "nvvm.read.ptx.sreg.ctaid.x : i32");
   // Communication CTAs come first (lowest block numbers start first).
   e.cbid = fused ? attn_ptx_addc(e.p, e.bid, -g->comm_ctas) : e.bid;
-  int64_t tiles = e.tiles_m * e.tiles_n;
+  int64_t tiles = e.tiles_m * e.tiles_n * g->split_k;
   e.c = attn_ptx_op(e.p,
                     "llvm.getelementptr %%c[0] : (!llvm.ptr) -> !llvm.ptr, i8");
   e.out = e.c;

@@ -99,6 +99,14 @@ struct attn_hopper_gemm {
   /// keep their meaning (owner, slot, flags); only the order in which a
   /// rank runs them changes (attn_gemm_ordinal).
   bool own_last;
+  /// Slices of K (1: none). With split_k > 1 the kernel runs split_k x
+  /// tiles units, unit u = tile u % tiles over K blocks [s nk/split_k, (s +
+  /// 1) nk/split_k) of slice s = u / tiles, and writes each tile's f32 sum
+  /// of its slice into `partials` (split_k x m rows of n, row-major); a
+  /// second kernel (attn_hopper_gemm_emit_reduce) sums the slices into C.
+  /// For outputs with too few tiles to fill the GPU and a long K; local,
+  /// plain GEMMs only (no accumulate, RoPE, heads layout or collective).
+  int split_k;
 };
 
 /// Byte offsets in the symmetric workspace of a fused kernel (every rank
@@ -130,6 +138,23 @@ int64_t attn_hopper_gemm_smem_bytes(const struct attn_hopper_gemm *g);
 
 /// Number of output tiles (the persistent CTAs walk these).
 int64_t attn_hopper_gemm_tiles(const struct attn_hopper_gemm *g);
+
+/// The number of K slices for g on gpu_sms SMs (hopper_gemm_splitk.c): 1
+/// unless g's tiles fill fewer than half of the SMs; then the largest power
+/// of two that keeps the units within one wave, divides the K blocks and
+/// leaves each slice at least 16 of them (1 where g cannot be split).
+int attn_hopper_gemm_split_k(const struct attn_hopper_gemm *g, int gpu_sms);
+
+/// Appends a row-major matrix parameter of the manifest: {name, kind =
+/// "ptr", dtype = ty, shape = [rows, cols], align = 16}.
+void attn_hopper_gemm_emit_matrix(struct attn_strbuf *b, const char *name,
+                                  const char *ty, int64_t rows, int64_t cols);
+
+/// Appends the kernel `@<name>(partials, c)` that sums a split GEMM's
+/// split_k f32 slices into C (16-bit), with its attn.launch entry.
+void attn_hopper_gemm_emit_reduce(struct attn_strbuf *b,
+                                  const struct attn_hopper_gemm *g,
+                                  const char *name);
 
 /// Appends the type aliases the kernel needs to b; must come first in the
 /// text, before any gpu.module.
@@ -168,6 +193,8 @@ struct attn_gemm_em {
   int pbase[8];        ///< reduce patterns: the ranks' workspaces (i64)
   int g_map;           ///< all-gather: map of the gathered rows (i64)
   int rank, epoch;
+  int slice;           ///< split K: the unit's slice (i32; per role)
+  int kblk0;           ///< split K: its first K block (i32; producer)
 };
 
 /// Tile ordinal t (i32) -> tile row *tm and column *tn: grouped by group_m

@@ -13,6 +13,8 @@
 //              tail tiles; it can first read C (accumulate), rotate the
 //              output (RoPE, hopper_gemm_rope.c) and store in the heads
 //              layout of a projection.
+//   partial    (split K, hopper_gemm_splitk.c) the unit's f32 sums, 8-byte
+//              stores into its slice of the workspace, masked the same way.
 //
 // Fused reduce patterns write into this rank's slot of the tile's owner
 // (hopper_comm.c) instead of C.
@@ -224,6 +226,63 @@ static void registers_epilogue(struct attn_gemm_em *e, int *acc, int tm,
   }
 }
 
+/// Split K: the unit's f32 sums into slice e->slice of `partials` (rows s m
+/// + row), two adjacent columns per store.
+static void partial_epilogue(struct attn_gemm_em *e, int *acc, int tm, int tn,
+                             int cw, int wt) {
+  const struct attn_hopper_gemm *g = e->g;
+  int warp = attn_ptx_divc(e->p, wt, 32), lane = attn_ptx_remc(e->p, wt, 32);
+  int row0 = attn_ptx_addi(
+      e->p, attn_ptx_mulc(e->p, tm, g->block_m),
+      attn_ptx_addi(e->p, attn_ptx_mulc(e->p, cw, 64),
+                    attn_ptx_addi(e->p, attn_ptx_mulc(e->p, warp, 16),
+                                  attn_ptx_divc(e->p, lane, 4))));
+  int col0 =
+      attn_ptx_addi(e->p, attn_ptx_mulc(e->p, tn, g->block_n),
+                    attn_ptx_mulc(e->p, attn_ptx_remc(e->p, lane, 4), 2));
+  int rows[2] = {row0, attn_ptx_addc(e->p, row0, 8)};
+  bool tail_m = g->m % g->block_m != 0, tail_n = g->n % g->block_n != 0;
+  // Element (s m + row, col) at ((s m + row) n + col) * 4 bytes.
+  int srow = attn_ptx_mulc(e->p, e->slice, g->m);
+  for (int r = 0; r < 2; ++r) {
+    if (tail_m)
+      attn_ptx_line(e->p, "scf.if %%v%d {",
+                    attn_ptx_cmpc(e->p, "ult", rows[r], g->m));
+    int base = attn_ptx_op(
+        e->p, "arith.muli %%v%d, %%v%d : i64",
+        attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64",
+                    attn_ptx_addi(e->p, srow, rows[r])),
+        attn_ptx_ci64(e->p, g->n));
+    for (int c = 0; c < g->block_n / 8; ++c) {
+      int col = attn_ptx_addc(e->p, col0, 8 * c);
+      if (tail_n)
+        attn_ptx_line(e->p, "scf.if %%v%d {",
+                      attn_ptx_cmpc(e->p, "ult", col, g->n));
+      int idx = attn_ptx_op(
+          e->p, "arith.addi %%v%d, %%v%d : i64", base,
+          attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64", col));
+      int ptr = attn_ptx_op(e->p,
+                            "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, "
+                            "i64) -> !llvm.ptr, f32",
+                            e->out, idx);
+      int v = attn_ptx_op(e->p, "llvm.mlir.undef : vector<2xf32>");
+      for (int j = 0; j < 2; ++j)
+        v = attn_ptx_op(e->p,
+                        "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : "
+                        "vector<2xf32>",
+                        acc[4 * c + 2 * r + j], v, attn_ptx_ci32(e->p, j));
+      attn_ptx_line(e->p,
+                    "llvm.store %%v%d, %%v%d {alignment = 8 : i64} : "
+                    "vector<2xf32>, !llvm.ptr",
+                    v, ptr);
+      if (tail_n)
+        attn_ptx_line(e->p, "}");
+    }
+    if (tail_m)
+      attn_ptx_line(e->p, "}");
+  }
+}
+
 //===-- The epilogue ------------------------------------------------------===//
 
 void attn_gemm_epilogue_open(struct attn_gemm_em *e, int cw, int wt) {
@@ -246,6 +305,10 @@ void attn_gemm_epilogue(struct attn_gemm_em *e, int *acc, int t, int tm,
     e->out = attn_gemm_comm_out(e, t, tm);
   if (e->g->staged) {
     staged_epilogue(e, acc, t, tm, tn, cw, wt);
+    return;
+  }
+  if (e->g->split_k > 1) {
+    partial_epilogue(e, acc, tm, tn, cw, wt);
     return;
   }
   registers_epilogue(e, acc, tm, tn, cw, wt);

@@ -83,6 +83,7 @@ struct hopper_options {
   long group_m;         // GEMM: tile rows walked together (0: 16)
   int own_last;         // fused reduce patterns: own tiles in the last
                         // wave (1), not (0), for all-reduce only (-1)
+  long split_k;         // GEMM: K slices (0: by shape)
 };
 
 static const struct attn_pass_option hopper_options_help[] = {
@@ -109,6 +110,10 @@ static const struct attn_pass_option hopper_options_help[] = {
                 "running at once share A rows and B columns in L2 (for "
                 "reduce-scatter, per shard; 0, the default: 16, and 16 / "
                 "world per shard for reduce-scatter)"},
+    {"split-k", "the GEMM's K slices: 1 none, 2 to 64 that many (a second "
+                "kernel sums them into C), 0 (the default) as many as "
+                "fill the GPU where an output has too few tiles to, with at "
+                "least 16 K steps per slice"},
     {"own-last", "fused all-reduce and reduce-scatter: each rank runs the "
                  "tiles it owns in its last wave and the peers' tiles of "
                  "those rows in the waves before, so that no partial of the "
@@ -144,6 +149,7 @@ static void hopper_init(void *opts) {
   o->epilogue = EPILOGUE_AUTO;
   o->group_m = 0;
   o->own_last = -1;
+  o->split_k = 0;
 }
 
 static bool parse_placement(const char *v, enum placement *out) {
@@ -235,6 +241,9 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   if (!strcmp(name, "group-m"))
     return attn_parse_int_option(name, value, 0, 1 << 16, &o->group_m, err,
                                  errlen);
+  if (!strcmp(name, "split-k"))
+    return attn_parse_int_option(name, value, 0, 64, &o->split_k, err,
+                                 errlen);
   if (!strcmp(name, "ctas"))
     return attn_parse_int_option(name, value, 0, 1 << 16, &o->ctas, err,
                                  errlen);
@@ -251,7 +260,8 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
            "chip, gpu, fallback, stages, rope, persistent, ctas, q-rope, "
-           "tile-overhead, consumers, epilogue, group-m or own-last)",
+           "tile-overhead, consumers, epilogue, group-m, own-last or "
+           "split-k)",
            name);
   return false;
 }
@@ -389,24 +399,44 @@ static MlirAttribute without_rope(MlirAttribute dict) {
   return mlirDictionaryAttrGet(mlirAttributeGetContext(dict), m, kept);
 }
 
+/// Opens the text of the gpu.module's attn.programs with the programs it
+/// has: the caller appends one and closes it (append_program).
+static void open_programs(MlirOperation gm, struct attn_strbuf *t) {
+  attn_strbuf_printf(t, "[");
+  MlirAttribute old = mlirOperationGetAttributeByName(
+      gm, mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR));
+  if (!mlirAttributeIsNull(old) && mlirAttributeIsAArray(old))
+    for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(old); ++i) {
+      attn_strbuf_attr(t, mlirArrayAttrGetElement(old, i));
+      attn_strbuf_printf(t, ", ");
+    }
+}
+
+/// Parses t (open_programs' text with one program appended and closed) and
+/// sets it as the gpu.module's attn.programs; frees t.
+static bool set_programs(MlirOperation gm, struct attn_strbuf *t) {
+  MlirAttribute a =
+      t->failed ? (MlirAttribute){NULL}
+                : mlirAttributeParseGet(mlirOperationGetContext(gm),
+                                        mlirStringRefCreateFromCString(t->buf));
+  attn_strbuf_free(t);
+  if (mlirAttributeIsNull(a))
+    return false;
+  mlirOperationSetAttributeByName(
+      gm, mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR), a);
+  return true;
+}
+
 /// Appends to the gpu.module's attn.programs the program that runs the
 /// rotation kernels into workspaces, then attention on them.
 static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
                         bool rotate_q) {
-  MlirContext ctx = mlirOperationGetContext(gm);
   long long kbytes = (long long)(k->batch * k->kv_heads * k->seq_k *
                                  k->head_dim * 2);
   long long qbytes = (long long)(k->batch * k->heads * k->seq_q *
                                  k->head_dim * 2);
   struct attn_strbuf t = {0};
-  attn_strbuf_printf(&t, "[");
-  MlirAttribute old = mlirOperationGetAttributeByName(
-      gm, mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR));
-  if (!mlirAttributeIsNull(old) && mlirAttributeIsAArray(old))
-    for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(old); ++i) {
-      attn_strbuf_attr(&t, mlirArrayAttrGetElement(old, i));
-      attn_strbuf_printf(&t, ", ");
-    }
+  open_programs(gm, &t);
   attn_strbuf_printf(&t,
                      "{name = \"%s\", inputs = [\"q\", \"k\", \"v\", \"out\"], "
                      "workspace = [",
@@ -424,15 +454,24 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
       "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, {kernel = "
       "\"%s__attn\", args = [\"%s\", \"k_rot\", \"v\", \"out\"]}]}]",
       k->name, k->name, rotate_q ? "q_rot" : "q");
-  MlirAttribute a =
-      t.failed ? (MlirAttribute){NULL}
-               : mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString(t.buf));
-  attn_strbuf_free(&t);
-  if (mlirAttributeIsNull(a))
-    return false;
-  mlirOperationSetAttributeByName(
-      gm, mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR), a);
-  return true;
+  return set_programs(gm, &t);
+}
+
+/// Appends the program of a GEMM with its K split: the GEMM's f32 slices
+/// into the workspace `partials`, then their sum into c.
+static bool add_split_program(MlirOperation gm,
+                              const struct attn_hopper_gemm *g,
+                              const char *name) {
+  struct attn_strbuf t = {0};
+  open_programs(gm, &t);
+  attn_strbuf_printf(
+      &t,
+      "{name = \"%s\", inputs = [\"a\", \"b\", \"c\"], workspace = "
+      "[{name = \"partials\", bytes = %lld : i64}], steps = [{kernel = "
+      "\"%s__partial\", args = [\"a\", \"b\", \"partials\"]}, {kernel = "
+      "\"%s__reduce\", args = [\"partials\", \"c\"]}]}]",
+      name, (long long)(g->split_k * g->m * g->n * 4), name, name);
+  return set_programs(gm, &t);
 }
 
 static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
@@ -598,6 +637,7 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
                   mlirBoolAttrGetValue(acc);
   g->stages = (int)attn_dict_int(mm, "stages", o->stages);
   g->group_m = (int)attn_dict_int(mm, "group_m", o->group_m);
+  g->split_k = (int)attn_dict_int(mm, "split_k", o->split_k);
   g->ctas = (int)attn_dict_int(mm, "ctas", 0);
   MlirAttribute rope = mlirDictionaryAttrGetElementByName(
       mm, mlirStringRefCreateFromCString("rope"));
@@ -687,12 +727,20 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
                         "writes");
     return false;
   }
+  int stages = g->stages;
   attn_hopper_gemm_defaults(g, 132);
   // The default depth leaves room for the staging rows; a depth the caller
   // chose may not (stages=4 at 128 x 256): auto then keeps the registers.
   if (o->epilogue == EPILOGUE_AUTO && g->staged &&
       attn_hopper_gemm_smem_bytes(g) > SMEM_LIMIT)
     g->staged = false;
+  // A split K writes f32 partials from registers: auto drops the staging
+  // rows and deepens the ring into their room.
+  if (o->epilogue == EPILOGUE_AUTO && g->staged && g->split_k > 1) {
+    g->staged = false;
+    g->stages = stages;
+    attn_hopper_gemm_defaults(g, 132);
+  }
   return attn_hopper_gemm_supported(g, why, wlen);
 }
 
@@ -711,7 +759,12 @@ static bool lower_gemm_kernel(MlirOperation kernel, MlirAttribute mm,
       return true;
     return attn_emit_errorf(kernel, "no Hopper GEMM for '%s': %s", name, why);
   }
-  g.name = name;
+  // A split K: kernels <name>__partial and <name>__reduce, run by the
+  // launch program <name>.
+  char partial[280], reduce[280];
+  snprintf(partial, sizeof partial, "%s__partial", name);
+  snprintf(reduce, sizeof reduce, "%s__reduce", name);
+  g.name = g.split_k > 1 ? partial : name;
   MlirOperation module = mlirOperationGetParentOperation(kernel);
   MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
                                              mlirOperationGetLocation(kernel));
@@ -722,11 +775,16 @@ static bool lower_gemm_kernel(MlirOperation kernel, MlirAttribute mm,
   attn_hopper_gemm_emit_aliases(&text, &g);
   attn_open_kernel_shell(&text, 1024);
   attn_hopper_gemm_emit_kernel(&text, &g, att.buf);
+  if (g.split_k > 1)
+    attn_hopper_gemm_emit_reduce(&text, &g, reduce);
   attn_strbuf_printf(&text, "}\n");
   attn_strbuf_free(&att);
   if (!attn_parse_kernel_shell(kernel, gm, &text, "lower-tile-to-hopper",
                                "ATTN_DUMP_HOPPER"))
     return false;
+  if (g.split_k > 1 && !add_split_program(gm, &g, name))
+    return attn_emit_errorf(kernel, "cannot record the launch program of '%s'",
+                            name);
   mlirOperationDestroy(kernel);
   *lowered = true;
   return true;

@@ -93,7 +93,7 @@ func.func @rs(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<
 // CHECK-SAME: dynamic_shared_bytes = 197760 : i64
 // CHECK-NOT: cp.async.bulk.global
 // CHECK: llvm.return
-// STAGED-ERR: error: no Hopper GEMM for 'acc': the staged epilogue writes row-major C as the GEMM made it: not with accumulate, RoPE or the heads layout
+// STAGED-ERR: error: no Hopper GEMM for 'acc': the staged epilogue writes row-major C as the GEMM made it: not with accumulate, RoPE, the heads layout or a split K
 func.func @acc(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>, %c: tensor<4096x4096xf16>) -> tensor<4096x4096xf16> {
   %r = linalg.matmul ins(%a, %b : tensor<4096x4096xf16>, tensor<4096x4096xf16>) outs(%c : tensor<4096x4096xf16>) -> tensor<4096x4096xf16>
   return %r : tensor<4096x4096xf16>

@@ -1,0 +1,107 @@
+//===- hopper_gemm_splitk.c - The Hopper GEMM with its K split ------------===//
+//
+// An output with few tiles leaves most SMs idle however narrow its tiles
+// (512 x 512 has 32 of 128 x 64): hopper_gemm.c then runs split_k units per
+// tile, each over a slice of K, and writes each unit's f32 sum into a
+// workspace of split_k slices; the kernel here sums the slices into C and
+// rounds once. lower_tile_to_hopper.c records the two as one launch
+// program (`partials` is its workspace), so callers launch the GEMM by its
+// name as before.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/hopper_gemm.h"
+#include "lib/Transforms/hopper_ptx.h"
+
+#include <stdio.h>
+
+#define BLOCK_K 64
+#define REDUCE_THREADS 256
+
+int attn_hopper_gemm_split_k(const struct attn_hopper_gemm *g, int gpu_sms) {
+  if (g->comm != ATTN_GEMM_LOCAL || g->accumulate || g->rope || g->out_seq)
+    return 1;
+  int64_t tiles = attn_hopper_gemm_tiles(g);
+  int64_t nk = (g->k + BLOCK_K - 1) / BLOCK_K;
+  // At least 16 K blocks per slice, so that a unit fills the ring several
+  // times over and the f32 traffic stays small beside its GEMM.
+  int s = 1;
+  while (tiles * s * 2 <= gpu_sms && nk % (s * 2) == 0 && nk / (s * 2) >= 16)
+    s *= 2;
+  return s;
+}
+
+void attn_hopper_gemm_emit_reduce(struct attn_strbuf *b,
+                                  const struct attn_hopper_gemm *g,
+                                  const char *name) {
+  struct attn_ptx ptx, *p = &ptx;
+  attn_ptx_init(p, b, g->bf16);
+  const char *ty = g->bf16 ? "bf16" : "f16";
+  int64_t mn = g->m * g->n; // a multiple of 8: n is
+  int64_t per_block = (int64_t)REDUCE_THREADS * 4;
+  attn_strbuf_printf(
+      b,
+      "llvm.func @%s(%%partials: !llvm.ptr {llvm.noalias, llvm.readonly}, "
+      "%%c: !llvm.ptr {llvm.noalias, llvm.writeonly}) attributes "
+      "{nvvm.kernel, nvvm.maxntid = array<i32: %d, 1, 1>, attn.launch = "
+      "{grid = array<i32: %lld, 1, 1>, block = array<i32: %d, 1, 1>, "
+      "static_shared_bytes = 0 : i64, dynamic_shared_bytes = 0 : i64, "
+      "kernel = \"gemm-split-reduce\", split_k = %d : i64, params = [",
+      name, REDUCE_THREADS, (long long)((mn + per_block - 1) / per_block),
+      REDUCE_THREADS, g->split_k);
+  attn_hopper_gemm_emit_matrix(b, "partials", "f32", g->split_k * g->m, g->n);
+  attn_strbuf_printf(b, ", ");
+  attn_hopper_gemm_emit_matrix(b, "c", ty, g->m, g->n);
+  attn_strbuf_printf(b, "]}} {\n");
+
+  // Thread i sums elements 4i .. 4i + 3 of every slice (16-byte loads) and
+  // stores them rounded (8 bytes).
+  int tid = attn_ptx_op(p, "nvvm.read.ptx.sreg.tid.x : i32");
+  int bid = attn_ptx_op(p, "nvvm.read.ptx.sreg.ctaid.x : i32");
+  int i = attn_ptx_op(
+      p, "arith.extui %%v%d : i32 to i64",
+      attn_ptx_mulc(p, attn_ptx_addi(p, attn_ptx_mulc(p, bid, REDUCE_THREADS),
+                                     tid),
+                    4));
+  int in = attn_ptx_op(p, "arith.cmpi ult, %%v%d, %%v%d : i64", i,
+                       attn_ptx_ci64(p, mn));
+  attn_ptx_line(p, "scf.if %%v%d {", in);
+  const char *gep =
+      "llvm.getelementptr %%%s[%%v%d] : (!llvm.ptr, i64) -> !llvm.ptr, %s";
+  int sum[4];
+  for (int s = 0; s < g->split_k; ++s) {
+    int at = attn_ptx_op(p, "arith.addi %%v%d, %%v%d : i64", i,
+                         attn_ptx_ci64(p, (long long)s * mn));
+    char fmt[128];
+    snprintf(fmt, sizeof fmt, gep, "partials", at, "f32");
+    int ptr = attn_ptx_op(p, "%s", fmt);
+    int v = attn_ptx_op(p,
+                        "llvm.load %%v%d {alignment = 16 : i64} : !llvm.ptr "
+                        "-> vector<4xf32>",
+                        ptr);
+    for (int j = 0; j < 4; ++j) {
+      int x = attn_ptx_op(p, "llvm.extractelement %%v%d[%%v%d : i32] : "
+                             "vector<4xf32>",
+                          v, attn_ptx_ci32(p, j));
+      sum[j] = s ? attn_ptx_fadd(p, sum[j], x) : x;
+    }
+  }
+  int w0 = attn_ptx_pack2(p, sum[0], sum[1]);
+  int w1 = attn_ptx_pack2(p, sum[2], sum[3]);
+  int vec = attn_ptx_op(p, "llvm.mlir.undef : vector<2xi32>");
+  vec = attn_ptx_op(p, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : "
+                       "vector<2xi32>",
+                    w0, vec, attn_ptx_ci32(p, 0));
+  vec = attn_ptx_op(p, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : "
+                       "vector<2xi32>",
+                    w1, vec, attn_ptx_ci32(p, 1));
+  char fmt[128];
+  snprintf(fmt, sizeof fmt, gep, "c", i, g->bf16 ? "bf16" : "f16");
+  int out = attn_ptx_op(p, "%s", fmt);
+  attn_ptx_line(p,
+                "llvm.store %%v%d, %%v%d {alignment = 8 : i64} : "
+                "vector<2xi32>, !llvm.ptr",
+                vec, out);
+  attn_ptx_line(p, "}");
+  attn_ptx_line(p, "llvm.return");
+  attn_strbuf_printf(b, "}\n");
+}
