@@ -86,7 +86,8 @@ static bool hopper_computes_matmul(const struct attn_matmul_info *mm) {
   g.n = mm->n;
   g.k = mm->k;
   g.block_m = ATTN_TILE_HOPPER_GEMM_BM;
-  g.block_n = attn_tile_hopper_gemm_block_n(mm->m, mm->n, 132);
+  attn_tile_hopper_gemm_shape(mm->m, mm->n, mm->k, 132, 0, !mm->accumulate,
+                              &g.block_n, &g.split_k);
   g.accumulate = mm->accumulate;
   attn_hopper_gemm_defaults(&g, 132);
   char why[256];

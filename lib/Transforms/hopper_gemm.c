@@ -130,7 +130,7 @@ void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
       g->group_m = 16 / g->world > 1 ? 16 / g->world : 1;
   }
   if (!g->split_k)
-    g->split_k = attn_hopper_gemm_split_k(g, gpu_sms > 0 ? gpu_sms : 132);
+    g->split_k = 1;
   if (!g->ctas) {
     // As many waves as 132 SMs need, then as few CTAs as keep that count:
     // 2048 tiles on 132 SMs is 16 waves either way, so 128 CTAs. A split

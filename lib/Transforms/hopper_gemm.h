@@ -139,12 +139,6 @@ int64_t attn_hopper_gemm_smem_bytes(const struct attn_hopper_gemm *g);
 /// Number of output tiles (the persistent CTAs walk these).
 int64_t attn_hopper_gemm_tiles(const struct attn_hopper_gemm *g);
 
-/// The number of K slices for g on gpu_sms SMs (hopper_gemm_splitk.c): 1
-/// unless g's tiles fill fewer than half of the SMs; then the largest power
-/// of two that keeps the units within one wave, divides the K blocks and
-/// leaves each slice at least 16 of them (1 where g cannot be split).
-int attn_hopper_gemm_split_k(const struct attn_hopper_gemm *g, int gpu_sms);
-
 /// Appends a row-major matrix parameter of the manifest: {name, kind =
 /// "ptr", dtype = ty, shape = [rows, cols], align = 16}.
 void attn_hopper_gemm_emit_matrix(struct attn_strbuf *b, const char *name,

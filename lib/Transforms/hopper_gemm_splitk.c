@@ -1,10 +1,11 @@
 //===- hopper_gemm_splitk.c - The Hopper GEMM with its K split ------------===//
 //
 // An output with few tiles leaves most SMs idle however narrow its tiles
-// (512 x 512 has 32 of 128 x 64): hopper_gemm.c then runs split_k units per
-// tile, each over a slice of K, and writes each unit's f32 sum into a
-// workspace of split_k slices; the kernel here sums the slices into C and
-// rounds once. lower_tile_to_hopper.c records the two as one launch
+// (512 x 512 has 32 of 128 x 64): attn-tile then records split_k K slices
+// in tile.matmul (tile_matmul.c prices them), hopper_gemm.c runs split_k
+// units per tile, each over a slice of K, and writes each unit's f32 sum
+// into a workspace of split_k slices; the kernel here sums the slices into
+// C and rounds once. lower_tile_to_hopper.c records the two as one launch
 // program (`partials` is its workspace), so callers launch the GEMM by its
 // name as before.
 //
@@ -16,19 +17,6 @@
 
 #define BLOCK_K 64
 #define REDUCE_THREADS 256
-
-int attn_hopper_gemm_split_k(const struct attn_hopper_gemm *g, int gpu_sms) {
-  if (g->comm != ATTN_GEMM_LOCAL || g->accumulate || g->rope || g->out_seq)
-    return 1;
-  int64_t tiles = attn_hopper_gemm_tiles(g);
-  int64_t nk = (g->k + BLOCK_K - 1) / BLOCK_K;
-  // At least 16 K blocks per slice, so that a unit fills the ring several
-  // times over and the f32 traffic stays small beside its GEMM.
-  int s = 1;
-  while (tiles * s * 2 <= gpu_sms && nk % (s * 2) == 0 && nk / (s * 2) >= 16)
-    s *= 2;
-  return s;
-}
 
 void attn_hopper_gemm_emit_reduce(struct attn_strbuf *b,
                                   const struct attn_hopper_gemm *g,

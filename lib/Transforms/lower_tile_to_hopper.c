@@ -111,9 +111,9 @@ static const struct attn_pass_option hopper_options_help[] = {
                 "reduce-scatter, per shard; 0, the default: 16, and 16 / "
                 "world per shard for reduce-scatter)"},
     {"split-k", "the GEMM's K slices: 1 none, 2 to 64 that many (a second "
-                "kernel sums them into C), 0 (the default) as many as "
-                "fill the GPU where an output has too few tiles to, with at "
-                "least 16 K steps per slice"},
+                "kernel sums them into C), 0 (the default) what attn-tile "
+                "chose (tile.matmul's split_k: slices where an output has "
+                "too few tiles to fill the GPU)"},
     {"own-last", "fused all-reduce and reduce-scatter: each rank runs the "
                  "tiles it owns in its last wave and the peers' tiles of "
                  "those rows in the waves before, so that no partial of the "
@@ -637,7 +637,9 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
                   mlirBoolAttrGetValue(acc);
   g->stages = (int)attn_dict_int(mm, "stages", o->stages);
   g->group_m = (int)attn_dict_int(mm, "group_m", o->group_m);
-  g->split_k = (int)attn_dict_int(mm, "split_k", o->split_k);
+  // attn-tile's K slices, unless the option says otherwise.
+  g->split_k = o->split_k ? (int)o->split_k
+                          : (int)attn_dict_int(mm, "split_k", 1);
   g->ctas = (int)attn_dict_int(mm, "ctas", 0);
   MlirAttribute rope = mlirDictionaryAttrGetElementByName(
       mm, mlirStringRefCreateFromCString("rope"));

@@ -353,6 +353,7 @@ bool attn_has_matmul(MlirOperation module) {
 struct gemm {
   struct attn_matmul_info mm;
   long bm, bn, bk, threads;
+  int split_k; ///< kernel=hopper: K slices (recorded in tile.matmul when > 1)
   char a_ty[96], b_ty[96], c_ty[96];    // global memrefs
   char at_ty[64], bt_ty[64], ct_ty[64]; // f32 tiles
 };
@@ -365,44 +366,73 @@ static long pow2_at_most(int64_t x, long cap) {
   return p;
 }
 
-int attn_tile_hopper_gemm_block_n(int64_t m, int64_t n, int sms) {
-  // Time ~ waves x the time of one K step of a tile. Per K step a 128 x bn
-  // tile reads 16 KiB of A and bn x 128 bytes of B from L2 and multiplies
-  // 128 x bn x 64: at about 110 GB/s of L2 reads per SM and 7.5 TFLOP/s of
-  // tensor cores per SM, 0.56 us at 256 (the tensor cores), 0.30 at 128
-  // and 0.22 at 64 (the loads); per 256: 1, 0.54, 0.39.
+void attn_tile_hopper_gemm_shape(int64_t m, int64_t n, int64_t k, int sms,
+                                 int width, bool split, int *block_n,
+                                 int *split_k) {
+  // Time ~ waves x K steps per unit x the time of one K step of a tile.
+  // Per K step a 128 x bn tile reads 16 KiB of A and bn x 128 bytes of B
+  // from L2 and multiplies 128 x bn x 64: at about 110 GB/s of L2 reads per
+  // SM and 7.5 TFLOP/s of tensor cores per SM, 0.56 us at 256 (the tensor
+  // cores), 0.30 at 128 and 0.22 at 64 (the loads); per 256: 1, 0.54, 0.39.
+  // Splitting K into s slices runs s units per tile of nk / s steps each,
+  // and costs a second kernel (its launch and latency, about 3.4 us: 6
+  // wide K steps) and the f32 partials' traffic (s m n x 8 bytes written
+  // and read, at about 2.5 TB/s). Fitted to an H200's times of every width
+  // and slice count on 8 shapes (bench/RESULTS.md), where the rule picks
+  // the fastest within 0.001 ms at all but one (4096 x 128 x 4096: 0.018
+  // ms against 0.017). Only outputs whose tiles do not fill the SMs are
+  // split, each slice keeping at least 16 K steps.
   static const struct {
     int bn;
     double step;
   } widths[] = {{256, 1.0}, {128, 0.54}, {64, 0.39}};
+  const double launch_cost = 6, bytes_per_step = 8 * 175000.0;
   int64_t rows = (m + ATTN_TILE_HOPPER_GEMM_BM - 1) / ATTN_TILE_HOPPER_GEMM_BM;
-  int best = ATTN_TILE_HOPPER_GEMM_BN;
-  double best_cost = 0;
+  int64_t nk = (k + ATTN_TILE_HOPPER_GEMM_BK - 1) / ATTN_TILE_HOPPER_GEMM_BK;
+  double best_cost = -1;
+  *block_n = width ? width : ATTN_TILE_HOPPER_GEMM_BN;
+  *split_k = 1;
   for (size_t i = 0; i < sizeof widths / sizeof *widths; ++i) {
+    if (width && widths[i].bn != width)
+      continue;
     int64_t tiles = rows * ((n + widths[i].bn - 1) / widths[i].bn);
-    double cost = (double)((tiles + sms - 1) / sms) * widths[i].step;
-    if (i == 0 || cost < best_cost) {
-      best = widths[i].bn;
-      best_cost = cost;
+    for (int s = 1; s <= 64; s *= 2) {
+      if (s > 1 && (!split || tiles >= sms || nk % s || nk / s < 16))
+        break;
+      double waves = (double)((tiles * s + sms - 1) / sms);
+      double cost = waves * (double)(nk / s) * widths[i].step;
+      if (s > 1)
+        cost += launch_cost + (double)s * m * n * 8 / bytes_per_step;
+      if (best_cost < 0 || cost < best_cost) {
+        *block_n = widths[i].bn;
+        *split_k = s;
+        best_cost = cost;
+      }
     }
   }
-  return best;
 }
 
 /// Block sizes and threads: the options, else the defaults of the file
-/// comment (`plain`: a matmul of its own, whose Hopper tile width follows
-/// its shape).
+/// comment (`plain`: a matmul of its own, whose Hopper tile width and K
+/// slices follow its shape).
 static void pick_blocks(struct gemm *g, const struct attn_tile_options *o,
                         bool plain) {
   bool hopper = o->hopper && !mlirTypeIsAF32(g->mm.elem);
+  g->split_k = 1;
   g->bm = o->block_m ? o->block_m
           : hopper   ? ATTN_TILE_HOPPER_GEMM_BM
                      : pow2_at_most(g->mm.m, 64);
-  g->bn = o->block_n ? o->block_n
-          : hopper   ? (plain ? attn_tile_hopper_gemm_block_n(g->mm.m,
-                                                              g->mm.n, 132)
-                              : ATTN_TILE_HOPPER_GEMM_BN)
-                     : pow2_at_most(g->mm.n, 64);
+  if (hopper && plain && (!o->block_m || o->block_m == 128)) {
+    int bn;
+    attn_tile_hopper_gemm_shape(g->mm.m, g->mm.n, g->mm.k, 132,
+                                (int)o->block_n, !g->mm.accumulate, &bn,
+                                &g->split_k);
+    g->bn = o->block_n ? o->block_n : bn;
+  } else {
+    g->bn = o->block_n ? o->block_n
+            : hopper   ? ATTN_TILE_HOPPER_GEMM_BN
+                       : pow2_at_most(g->mm.n, 64);
+  }
   g->bk = o->block_k ? o->block_k
           : hopper   ? ATTN_TILE_HOPPER_GEMM_BK
                      : pow2_at_most(g->mm.k, 32);
@@ -534,7 +564,12 @@ bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o) {
   if (g.mm.fused)
     emit_fused(&text, name, &g);
   else
-    emit_gemm(&text, name, &g, "");
+  {
+    char extra[32] = "";
+    if (g.split_k > 1)
+      snprintf(extra, sizeof extra, "split_k = %d : i64", g.split_k);
+    emit_gemm(&text, name, &g, extra);
+  }
   if (text.failed) {
     attn_strbuf_free(&text);
     return attn_emit_errorf(func, "attn-tile: out of memory");

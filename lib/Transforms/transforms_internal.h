@@ -49,11 +49,16 @@ enum {
   ATTN_TILE_HOPPER_GEMM_BK = 64,
 };
 
-/// The Hopper GEMM's tile width for an m x n output on `sms` SMs: 256 (the
-/// widest, most efficient tile) unless a narrower one finishes sooner
-/// because 256-wide tiles leave SMs idle (tile_matmul.c says how it is
-/// priced). Plain matmuls only: projections and fused collectives keep 256.
-int attn_tile_hopper_gemm_block_n(int64_t m, int64_t n, int sms);
+/// The Hopper GEMM's tile width (*block_n) and K slices (*split_k, 1 for
+/// none) for an m x n x k product on `sms` SMs: 256 wide and unsplit (the
+/// most efficient tile) unless narrower tiles or slices of K finish sooner
+/// because too few wide tiles leave SMs idle (tile_matmul.c says how it is
+/// priced). width != 0 fixes the width; split false forbids slices (an
+/// accumulating GEMM). Plain matmuls only: projections and fused
+/// collectives keep 256.
+void attn_tile_hopper_gemm_shape(int64_t m, int64_t n, int64_t k, int sms,
+                                 int width, bool split, int *block_n,
+                                 int *split_k);
 
 /// attn-tile's options; a size of 0 means "pick one".
 struct attn_tile_options {

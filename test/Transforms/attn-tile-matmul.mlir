@@ -153,3 +153,28 @@ func.func @small(%a: tensor<1024x64xbf16>, %b: tensor<64x1024xbf16>) -> tensor<1
   %c = linalg.matmul ins(%a, %b : tensor<1024x64xbf16>, tensor<64x1024xbf16>) outs(%e : tensor<1024x1024xbf16>) -> tensor<1024x1024xbf16>
   return %c : tensor<1024x1024xbf16>
 }
+
+// -----
+
+// Where even 128 x 64 tiles leave SMs idle and K is long, the rule splits K
+// too (waves x K steps per unit x the step's cost, plus 6 wide steps for
+// the second kernel and the f32 partials' traffic) and records the slices:
+// 512 x 512 x 8192 is 32 tiles of 128 x 64, run as 4 slices of 32 K steps.
+// An accumulating GEMM is not split.
+// HOPPER-LABEL: func.func @split(
+// HOPPER-SAME: tile.matmul = {accumulate = false, block_k = 64 : i64, block_m = 128 : i64, block_n = 64 : i64, k = 8192 : i64, m = 512 : i64, n = 512 : i64, split_k = 4 : i64}
+// HOPPER-LABEL: func.func @split_acc(
+// HOPPER-NOT: split_k
+// HOPPER-SAME: block_n = 64 : i64
+// WIDE-LABEL: func.func @split(
+// WIDE-SAME: block_n = 256 : i64
+// WIDE-SAME: split_k = 8 : i64
+func.func @split(%a: tensor<512x8192xbf16>, %b: tensor<8192x512xbf16>) -> tensor<512x512xbf16> {
+  %e = tensor.empty() : tensor<512x512xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<512x8192xbf16>, tensor<8192x512xbf16>) outs(%e : tensor<512x512xbf16>) -> tensor<512x512xbf16>
+  return %c : tensor<512x512xbf16>
+}
+func.func @split_acc(%a: tensor<512x8192xbf16>, %b: tensor<8192x512xbf16>, %c0: tensor<512x512xbf16>) -> tensor<512x512xbf16> {
+  %c = linalg.matmul ins(%a, %b : tensor<512x8192xbf16>, tensor<8192x512xbf16>) outs(%c0 : tensor<512x512xbf16>) -> tensor<512x512xbf16>
+  return %c : tensor<512x512xbf16>
+}

@@ -5,8 +5,9 @@
 // RUN: not attn-opt %s --attn-tile="kernel=hopper" --lower-tile-to-hopper="split-k=2 epilogue=staged" 2>&1 | FileCheck %s --check-prefix=STAGED
 
 // 512 x 512 x 8192 has 32 tiles of 128 x 64 (attn-tile's width for it), a
-// quarter of the SMs: the K blocks are split 4 ways (4 x 32 units on 128
-// CTAs, 32 K blocks each; hopper_gemm_splitk.c). @mm becomes a launch
+// quarter of the SMs: attn-tile splits the K blocks 4 ways (tile.matmul's
+// split_k; 4 x 32 units on 128 CTAs, 32 K blocks each;
+// hopper_gemm_splitk.c). @mm becomes a launch
 // program: mm__partial writes each unit's f32 sums into its slice of the
 // workspace `partials` (4 x 512 rows of 512), 8-byte stores from the
 // registers (no staged epilogue: the ring takes its room, 6 stages), and
@@ -28,11 +29,13 @@
 // CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
 // CHECK: cvt.rn.bf16x2.f32
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr
-// split-k=1: one kernel, as before.
+// split-k=1 overrides attn-tile's slices (tile.matmul, copied into the
+// manifest's matmul entry, keeps what attn-tile chose): one kernel, staged.
 // ONE-NOT: attn.programs
 // ONE-LABEL: llvm.func @mm(
-// ONE-SAME: grid = array<i32: 32, 1, 1>
-// ONE-NOT: split_k
+// ONE-SAME: gemm = {epilogue = "staged", group_m = 16 : i64, stages = 6 : i64}, grid = array<i32: 32, 1, 1>
+// ONE-SAME: split_k = 4 : i64
+// ONE-NOT: llvm.func
 // ONE: llvm.return
 // NODIV: error: no Hopper GEMM for 'mm': split-k 3 needs a plain local GEMM (no collective, accumulate, RoPE or heads layout) whose 128 K blocks of 64 it divides, with fewer than 2^31 partial sums
 // RANGE: error: option 'split-k' expects an integer in [0, 64], found '65'
