@@ -162,11 +162,11 @@ static void staged_epilogue(struct attn_gemm_em *e, int *acc, int t, int tm,
 
 //===-- The register epilogue ---------------------------------------------===//
 
-/// Writes (and with accumulate, first reads) this thread's part of the
-/// tile: register i holds row row0 + 8 ((i >> 1) & 1) and column col0 +
-/// 8 (i / 4) + (i & 1).
-static void registers_epilogue(struct attn_gemm_em *e, int *acc, int tm,
-                               int tn, int cw, int wt) {
+/// The accumulator fragment of thread wt of consumer warpgroup cw in tile
+/// (tm, tn): the two rows its registers hold (rows[0], rows[0] + 8) and the
+/// first column, returned.
+static int fragment_origin(struct attn_gemm_em *e, int tm, int tn, int cw,
+                           int wt, int rows[2]) {
   const struct attn_hopper_gemm *g = e->g;
   int warp = attn_ptx_divc(e->p, wt, 32), lane = attn_ptx_remc(e->p, wt, 32);
   int row0 = attn_ptx_addi(
@@ -177,7 +177,18 @@ static void registers_epilogue(struct attn_gemm_em *e, int *acc, int tm,
   int col0 =
       attn_ptx_addi(e->p, attn_ptx_mulc(e->p, tn, g->block_n),
                     attn_ptx_mulc(e->p, attn_ptx_remc(e->p, lane, 4), 2));
-  int rows[2] = {row0, attn_ptx_addc(e->p, row0, 8)};
+  rows[0] = row0;
+  rows[1] = attn_ptx_addc(e->p, row0, 8);
+  return col0;
+}
+
+/// Writes (and with accumulate, first reads) this thread's part of the
+/// tile: register i holds row row0 + 8 ((i >> 1) & 1) and column col0 +
+/// 8 (i / 4) + (i & 1).
+static void registers_epilogue(struct attn_gemm_em *e, int *acc, int tm,
+                               int tn, int cw, int wt) {
+  const struct attn_hopper_gemm *g = e->g;
+  int rows[2], col0 = fragment_origin(e, tm, tn, cw, wt, rows);
   bool tail_m = g->m % g->block_m != 0, tail_n = g->n % g->block_n != 0;
   int chunks = g->block_n / 8;
   if (g->accumulate) {
@@ -231,16 +242,7 @@ static void registers_epilogue(struct attn_gemm_em *e, int *acc, int tm,
 static void partial_epilogue(struct attn_gemm_em *e, int *acc, int tm, int tn,
                              int cw, int wt) {
   const struct attn_hopper_gemm *g = e->g;
-  int warp = attn_ptx_divc(e->p, wt, 32), lane = attn_ptx_remc(e->p, wt, 32);
-  int row0 = attn_ptx_addi(
-      e->p, attn_ptx_mulc(e->p, tm, g->block_m),
-      attn_ptx_addi(e->p, attn_ptx_mulc(e->p, cw, 64),
-                    attn_ptx_addi(e->p, attn_ptx_mulc(e->p, warp, 16),
-                                  attn_ptx_divc(e->p, lane, 4))));
-  int col0 =
-      attn_ptx_addi(e->p, attn_ptx_mulc(e->p, tn, g->block_n),
-                    attn_ptx_mulc(e->p, attn_ptx_remc(e->p, lane, 4), 2));
-  int rows[2] = {row0, attn_ptx_addc(e->p, row0, 8)};
+  int rows[2], col0 = fragment_origin(e, tm, tn, cw, wt, rows);
   bool tail_m = g->m % g->block_m != 0, tail_n = g->n % g->block_n != 0;
   // Element (s m + row, col) at ((s m + row) n + col) * 4 bytes.
   int srow = attn_ptx_mulc(e->p, e->slice, g->m);
