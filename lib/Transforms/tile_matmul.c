@@ -381,7 +381,9 @@ void attn_tile_hopper_gemm_shape(int64_t m, int64_t n, int64_t k, int sms,
   // and slice count on 8 shapes (bench/RESULTS.md), where the rule picks
   // the fastest within 0.001 ms at all but one (4096 x 128 x 4096: 0.018
   // ms against 0.017). Only outputs whose tiles do not fill the SMs are
-  // split, each slice keeping at least 16 K steps.
+  // split, each slice keeping at least 16 K steps; any count that divides
+  // the K steps (768 x 768 x 12288: 36 tiles x 3 slices fill 108 SMs, and
+  // ran 1.27x faster than 2 slices).
   static const struct {
     int bn;
     double step;
@@ -396,9 +398,11 @@ void attn_tile_hopper_gemm_shape(int64_t m, int64_t n, int64_t k, int sms,
     if (width && widths[i].bn != width)
       continue;
     int64_t tiles = rows * ((n + widths[i].bn - 1) / widths[i].bn);
-    for (int s = 1; s <= 64; s *= 2) {
-      if (s > 1 && (!split || tiles >= sms || nk % s || nk / s < 16))
+    for (int s = 1; s <= 64; ++s) {
+      if (s > 1 && (!split || tiles >= sms || nk / s < 16))
         break;
+      if (nk % s)
+        continue;
       double waves = (double)((tiles * s + sms - 1) / sms);
       double cost = waves * (double)(nk / s) * widths[i].step;
       if (s > 1)
