@@ -3,6 +3,7 @@
 // RUN: not attn-opt %s --attn-tile="kernel=hopper" --lower-tile-to-hopper="split-k=3" 2>&1 | FileCheck %s --check-prefix=NODIV
 // RUN: not attn-opt %s --attn-tile="kernel=hopper" --lower-tile-to-hopper="split-k=65" 2>&1 | FileCheck %s --check-prefix=RANGE
 // RUN: not attn-opt %s --attn-tile="kernel=hopper" --lower-tile-to-hopper="split-k=2 epilogue=staged" 2>&1 | FileCheck %s --check-prefix=STAGED
+// RUN: sed 's/bf16/f16/g' %s | attn-opt --attn-tile="kernel=hopper" --lower-tile-to-hopper | FileCheck %s --check-prefix=F16
 
 // 512 x 512 x 8192 has 32 tiles of 128 x 64 (attn-tile's width for it), a
 // quarter of the SMs: attn-tile splits the K blocks 4 ways (tile.matmul's
@@ -38,6 +39,11 @@
 // ONE-NOT: llvm.func
 // ONE: llvm.return
 // NODIV: error: no Hopper GEMM for 'mm': split-k 3 needs a plain local GEMM (no collective, accumulate, RoPE or heads layout) whose 128 K blocks of 64 it divides, with fewer than 2^31 partial sums
+// An f16 GEMM rounds its sums to f16.
+// F16-LABEL: llvm.func @mm__reduce(
+// F16-SAME: {align = 16 : i64, dtype = "f16", kind = "ptr", name = "c", shape = array<i64: 512, 512>}
+// F16: cvt.rn.f16x2.f32
+// F16-NOT: bf16x2
 // RANGE: error: option 'split-k' expects an integer in [0, 64], found '65'
 // STAGED: error: no Hopper GEMM for 'mm': the staged epilogue writes row-major C as the GEMM made it: not with accumulate, RoPE, the heads layout or a split K
 func.func @mm(%a: tensor<512x8192xbf16>, %b: tensor<8192x512xbf16>) -> tensor<512x512xbf16> {
