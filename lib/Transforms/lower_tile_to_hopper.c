@@ -23,8 +23,9 @@
 //          sees rotated inputs.
 // split and pre record a launch program `@f` (attn.programs on the
 // gpu.module: inputs q, k, v, out; workspaces; steps) that callers run with
-// attnrt_program_launch; the kernels have other names so that no kernel
-// can be launched alone by mistake. They need rotary_dim == head dim;
+// attnrt_program_launch (launch_programs.c keeps attn.programs); the
+// kernels have other names so that no kernel can be launched alone by
+// mistake. They need rotary_dim == head dim;
 // other programs use fused.
 //
 //   func.func @f(%q: memref<BxHxNx128xbf16>, ...) attributes {tile.kernel,
@@ -399,34 +400,6 @@ static MlirAttribute without_rope(MlirAttribute dict) {
   return mlirDictionaryAttrGet(mlirAttributeGetContext(dict), m, kept);
 }
 
-/// Opens the text of the gpu.module's attn.programs with the programs it
-/// has: the caller appends one and closes it (append_program).
-static void open_programs(MlirOperation gm, struct attn_strbuf *t) {
-  attn_strbuf_printf(t, "[");
-  MlirAttribute old = mlirOperationGetAttributeByName(
-      gm, mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR));
-  if (!mlirAttributeIsNull(old) && mlirAttributeIsAArray(old))
-    for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(old); ++i) {
-      attn_strbuf_attr(t, mlirArrayAttrGetElement(old, i));
-      attn_strbuf_printf(t, ", ");
-    }
-}
-
-/// Parses t (open_programs' text with one program appended and closed) and
-/// sets it as the gpu.module's attn.programs; frees t.
-static bool set_programs(MlirOperation gm, struct attn_strbuf *t) {
-  MlirAttribute a =
-      t->failed ? (MlirAttribute){NULL}
-                : mlirAttributeParseGet(mlirOperationGetContext(gm),
-                                        mlirStringRefCreateFromCString(t->buf));
-  attn_strbuf_free(t);
-  if (mlirAttributeIsNull(a))
-    return false;
-  mlirOperationSetAttributeByName(
-      gm, mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR), a);
-  return true;
-}
-
 /// Appends to the gpu.module's attn.programs the program that runs the
 /// rotation kernels into workspaces, then attention on them.
 static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
@@ -436,7 +409,6 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   long long qbytes = (long long)(k->batch * k->heads * k->seq_q *
                                  k->head_dim * 2);
   struct attn_strbuf t = {0};
-  open_programs(gm, &t);
   attn_strbuf_printf(&t,
                      "{name = \"%s\", inputs = [\"q\", \"k\", \"v\", \"out\"], "
                      "workspace = [",
@@ -452,9 +424,9 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   attn_strbuf_printf(
       &t,
       "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, {kernel = "
-      "\"%s__attn\", args = [\"%s\", \"k_rot\", \"v\", \"out\"]}]}]",
+      "\"%s__attn\", args = [\"%s\", \"k_rot\", \"v\", \"out\"]}]}",
       k->name, k->name, rotate_q ? "q_rot" : "q");
-  return set_programs(gm, &t);
+  return attn_programs_append(gm, &t);
 }
 
 /// Appends the program of a GEMM with its K split: the GEMM's f32 slices
@@ -463,15 +435,14 @@ static bool add_split_program(MlirOperation gm,
                               const struct attn_hopper_gemm *g,
                               const char *name) {
   struct attn_strbuf t = {0};
-  open_programs(gm, &t);
   attn_strbuf_printf(
       &t,
       "{name = \"%s\", inputs = [\"a\", \"b\", \"c\"], workspace = "
       "[{name = \"partials\", bytes = %lld : i64}], steps = [{kernel = "
       "\"%s__partial\", args = [\"a\", \"b\", \"partials\"]}, {kernel = "
-      "\"%s__reduce\", args = [\"partials\", \"c\"]}]}]",
+      "\"%s__reduce\", args = [\"partials\", \"c\"]}]}",
       name, (long long)(g->split_k * g->m * g->n * 4), name, name);
-  return set_programs(gm, &t);
+  return attn_programs_append(gm, &t);
 }
 
 static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
@@ -792,158 +763,6 @@ static bool lower_gemm_kernel(MlirOperation kernel, MlirAttribute mm,
   return true;
 }
 
-/// The program named name in programs (an array attribute), or null.
-static MlirAttribute find_program(MlirAttribute programs, MlirStringRef name) {
-  for (intptr_t i = 0; !mlirAttributeIsNull(programs) &&
-                       i < mlirArrayAttrGetNumElements(programs);
-       ++i) {
-    MlirAttribute n =
-        attn_dict_get(mlirArrayAttrGetElement(programs, i), "name");
-    if (mlirAttributeIsAString(n) &&
-        mlirStringRefEqual(mlirStringAttrGetValue(n), name))
-      return mlirArrayAttrGetElement(programs, i);
-  }
-  return (MlirAttribute){NULL};
-}
-
-/// Writes `"<prefix><s>"` where s names an input of inner: the outer
-/// step's argument bound to it; else (a workspace) s prefixed by the inner
-/// program's name.
-static void bound_name(struct attn_strbuf *t, MlirAttribute inner,
-                       MlirAttribute step_args, MlirStringRef s) {
-  MlirAttribute in = attn_dict_get(inner, "inputs");
-  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(in); ++i)
-    if (mlirStringRefEqual(
-            mlirStringAttrGetValue(mlirArrayAttrGetElement(in, i)), s)) {
-      attn_strbuf_attr(t, mlirArrayAttrGetElement(step_args, i));
-      return;
-    }
-  MlirStringRef p = mlirStringAttrGetValue(attn_dict_get(inner, "name"));
-  attn_strbuf_printf(t, "\"%.*s.%.*s\"", (int)p.length, p.data,
-                     (int)s.length, s.data);
-}
-
-/// Writes program p, each step whose kernel is a program in have replaced
-/// by that program's steps (see move_programs): one walk over the steps
-/// collects the spliced workspaces and steps side by side.
-static void splice_program(struct attn_strbuf *t, MlirAttribute p,
-                           MlirAttribute have) {
-  struct attn_strbuf ws = {0}, st = {0};
-  MlirAttribute own = attn_dict_get(p, "workspace");
-  for (intptr_t w = 0; w < mlirArrayAttrGetNumElements(own); ++w) {
-    attn_strbuf_printf(&ws, "%s", w ? ", " : "");
-    attn_strbuf_attr(&ws, mlirArrayAttrGetElement(own, w));
-  }
-  MlirAttribute steps = attn_dict_get(p, "steps");
-  for (intptr_t s = 0; s < mlirArrayAttrGetNumElements(steps); ++s) {
-    MlirAttribute step = mlirArrayAttrGetElement(steps, s);
-    MlirAttribute inner = find_program(
-        have, mlirStringAttrGetValue(attn_dict_get(step, "kernel")));
-    if (mlirAttributeIsNull(inner)) {
-      attn_strbuf_printf(&st, "%s", st.len ? ", " : "");
-      attn_strbuf_attr(&st, step);
-      continue;
-    }
-    MlirAttribute iws = attn_dict_get(inner, "workspace");
-    for (intptr_t w = 0; w < mlirArrayAttrGetNumElements(iws); ++w) {
-      MlirAttribute e = mlirArrayAttrGetElement(iws, w);
-      attn_strbuf_printf(&ws, "%s{name = ", ws.len ? ", " : "");
-      bound_name(&ws, inner, (MlirAttribute){NULL},
-                 mlirStringAttrGetValue(attn_dict_get(e, "name")));
-      attn_strbuf_printf(&ws, ", bytes = ");
-      attn_strbuf_attr(&ws, attn_dict_get(e, "bytes"));
-      attn_strbuf_printf(&ws, "}");
-    }
-    MlirAttribute isteps = attn_dict_get(inner, "steps");
-    for (intptr_t j = 0; j < mlirArrayAttrGetNumElements(isteps); ++j) {
-      MlirAttribute is = mlirArrayAttrGetElement(isteps, j);
-      MlirAttribute args = attn_dict_get(is, "args");
-      attn_strbuf_printf(&st, "%s{kernel = ", st.len ? ", " : "");
-      attn_strbuf_attr(&st, attn_dict_get(is, "kernel"));
-      attn_strbuf_printf(&st, ", args = [");
-      for (intptr_t a = 0; a < mlirArrayAttrGetNumElements(args); ++a) {
-        attn_strbuf_printf(&st, "%s", a ? ", " : "");
-        bound_name(&st, inner, attn_dict_get(step, "args"),
-                   mlirStringAttrGetValue(mlirArrayAttrGetElement(args, a)));
-      }
-      attn_strbuf_printf(&st, "]}");
-    }
-  }
-  attn_strbuf_printf(t, "{name = ");
-  attn_strbuf_attr(t, attn_dict_get(p, "name"));
-  attn_strbuf_printf(t, ", inputs = ");
-  attn_strbuf_attr(t, attn_dict_get(p, "inputs"));
-  attn_strbuf_printf(t, ", workspace = [%s], steps = [%s]}",
-                     ws.buf ? ws.buf : "", st.buf ? st.buf : "");
-  if (ws.failed || st.failed)
-    t->failed = true;
-  attn_strbuf_free(&ws);
-  attn_strbuf_free(&st);
-}
-
-/// Moves attn-tile's launch programs (tile.programs on module) into gm's
-/// attn.programs. A step whose kernel is itself a program there (an
-/// attention whose RoPE placement added rotation kernels before it) is
-/// replaced by that program's steps, with its inputs bound to the step's
-/// arguments and its workspaces renamed "<program>.<name>"; the inner
-/// program is then dropped, since only the outer one is meant to run.
-static bool move_programs(MlirOperation module) {
-  MlirStringRef key = mlirStringRefCreateFromCString(ATTN_TILE_PROGRAMS_ATTR);
-  MlirAttribute progs = mlirOperationGetAttributeByName(module, key);
-  if (mlirAttributeIsNull(progs))
-    return true;
-  MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
-                                             mlirOperationGetLocation(module));
-  if (mlirOperationIsNull(gm) || !mlirAttributeIsAArray(progs))
-    return attn_emit_errorf(module, "cannot record the launch programs");
-  MlirStringRef gkey = mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR);
-  MlirAttribute have = mlirOperationGetAttributeByName(gm, gkey);
-  struct attn_strbuf t = {0};
-  attn_strbuf_printf(&t, "[");
-  bool first = true;
-  // The outer programs, with inner programs' steps spliced in.
-  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(progs); ++i) {
-    attn_strbuf_printf(&t, "%s", first ? "" : ", ");
-    first = false;
-    splice_program(&t, mlirArrayAttrGetElement(progs, i), have);
-  }
-  // The programs already there that no outer program took in.
-  for (intptr_t i = 0; !mlirAttributeIsNull(have) &&
-                       i < mlirArrayAttrGetNumElements(have);
-       ++i) {
-    MlirAttribute p = mlirArrayAttrGetElement(have, i);
-    MlirStringRef n = mlirStringAttrGetValue(attn_dict_get(p, "name"));
-    bool inner = false;
-    for (intptr_t j = 0; j < mlirArrayAttrGetNumElements(progs) && !inner;
-         ++j) {
-      MlirAttribute steps =
-          attn_dict_get(mlirArrayAttrGetElement(progs, j), "steps");
-      for (intptr_t s = 0; s < mlirArrayAttrGetNumElements(steps); ++s)
-        inner |= mlirStringRefEqual(
-            mlirStringAttrGetValue(
-                attn_dict_get(mlirArrayAttrGetElement(steps, s), "kernel")),
-            n);
-    }
-    if (!inner) {
-      attn_strbuf_printf(&t, "%s", first ? "" : ", ");
-      attn_strbuf_attr(&t, p);
-      first = false;
-    }
-  }
-  attn_strbuf_printf(&t, "]");
-  MlirAttribute a =
-      t.failed ? (MlirAttribute){NULL}
-               : mlirAttributeParseGet(mlirOperationGetContext(module),
-                                       mlirStringRefCreateFromCString(t.buf));
-  attn_strbuf_free(&t);
-  if (mlirAttributeIsNull(a))
-    return attn_emit_errorf(module, "cannot record the launch programs (a "
-                                    "bug in attn)");
-  mlirOperationSetAttributeByName(gm, gkey, a);
-  mlirOperationRemoveAttributeByName(module, key);
-  return true;
-}
-
 static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
   const struct hopper_options *o = opts;
   if (strcmp(o->chip, "sm_90a") && !o->fallback)
@@ -967,7 +786,7 @@ static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
              : lower_kernel(funcs.ops[i], o, &lowered);
   }
   free(funcs.ops);
-  return ok && move_programs(module);
+  return ok && attn_programs_move(module);
 }
 
 const struct attn_pass_def lower_tile_to_hopper_pass = {

@@ -92,6 +92,19 @@ bool attn_tile_program(MlirOperation func, const struct attn_tile_options *o);
 /// lower-tile-to-hopper moves them into the gpu.module's attn.programs.
 #define ATTN_TILE_PROGRAMS_ATTR "tile.programs"
 
+/// Appends one launch program (the text of its dictionary, which this
+/// frees) to gm's attn.programs (launch_programs.c); false when the text
+/// does not parse.
+bool attn_programs_append(MlirOperation gm, struct attn_strbuf *program);
+/// Moves attn-tile's launch programs (tile.programs on module) into the
+/// gpu.module's attn.programs. A step whose kernel is itself a program
+/// there (an attention whose RoPE placement added rotation kernels before
+/// it) is replaced by that program's steps, with its inputs bound to the
+/// step's arguments and its workspaces renamed "<program>.<name>"; the
+/// inner program is then dropped, since only the outer one is meant to
+/// run. False after a diagnostic.
+bool attn_programs_move(MlirOperation module);
+
 //===-- Small helpers -----------------------------------------------------===//
 
 /// A growable list of borrowed operations; `failed` is set on allocation

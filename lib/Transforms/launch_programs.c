@@ -1,0 +1,189 @@
+//===- launch_programs.c - The launch programs of a gpu.module ------------===//
+//
+// A launch program runs several kernels in order over its inputs and its
+// own workspaces (attn.programs on the gpu.module: {name, inputs,
+// workspace = [{name, bytes}], steps = [{kernel, args}]}), so that callers
+// launch an attention with RoPE kernels before it, a split-K GEMM, or an
+// attn.project layer by one name (attnrt_program_launch). lower-tile-to-
+// hopper appends the programs it makes and moves attn-tile's (tile.programs
+// on the module) in, splicing inner programs into the outer ones.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Target/attn_target.h"
+#include "lib/Transforms/transforms_internal.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+
+#include <stdio.h>
+
+bool attn_programs_append(MlirOperation gm, struct attn_strbuf *program) {
+  struct attn_strbuf t = {0};
+  attn_strbuf_printf(&t, "[");
+  MlirAttribute old = mlirOperationGetAttributeByName(
+      gm, mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR));
+  if (!mlirAttributeIsNull(old) && mlirAttributeIsAArray(old))
+    for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(old); ++i) {
+      attn_strbuf_attr(&t, mlirArrayAttrGetElement(old, i));
+      attn_strbuf_printf(&t, ", ");
+    }
+  attn_strbuf_printf(&t, "%s]", program->buf ? program->buf : "");
+  if (program->failed)
+    t.failed = true;
+  attn_strbuf_free(program);
+  MlirAttribute a =
+      t.failed ? (MlirAttribute){NULL}
+               : mlirAttributeParseGet(mlirOperationGetContext(gm),
+                                       mlirStringRefCreateFromCString(t.buf));
+  attn_strbuf_free(&t);
+  if (mlirAttributeIsNull(a))
+    return false;
+  mlirOperationSetAttributeByName(
+      gm, mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR), a);
+  return true;
+}
+
+/// The program named name in programs (an array attribute), or null.
+static MlirAttribute find_program(MlirAttribute programs, MlirStringRef name) {
+  for (intptr_t i = 0; !mlirAttributeIsNull(programs) &&
+                       i < mlirArrayAttrGetNumElements(programs);
+       ++i) {
+    MlirAttribute n =
+        attn_dict_get(mlirArrayAttrGetElement(programs, i), "name");
+    if (mlirAttributeIsAString(n) &&
+        mlirStringRefEqual(mlirStringAttrGetValue(n), name))
+      return mlirArrayAttrGetElement(programs, i);
+  }
+  return (MlirAttribute){NULL};
+}
+
+/// Writes `"<prefix><s>"` where s names an input of inner: the outer
+/// step's argument bound to it; else (a workspace) s prefixed by the inner
+/// program's name.
+static void bound_name(struct attn_strbuf *t, MlirAttribute inner,
+                       MlirAttribute step_args, MlirStringRef s) {
+  MlirAttribute in = attn_dict_get(inner, "inputs");
+  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(in); ++i)
+    if (mlirStringRefEqual(
+            mlirStringAttrGetValue(mlirArrayAttrGetElement(in, i)), s)) {
+      attn_strbuf_attr(t, mlirArrayAttrGetElement(step_args, i));
+      return;
+    }
+  MlirStringRef p = mlirStringAttrGetValue(attn_dict_get(inner, "name"));
+  attn_strbuf_printf(t, "\"%.*s.%.*s\"", (int)p.length, p.data,
+                     (int)s.length, s.data);
+}
+
+/// Writes program p, each step whose kernel is a program in have replaced
+/// by that program's steps (see attn_programs_move): one walk over the steps
+/// collects the spliced workspaces and steps side by side.
+static void splice_program(struct attn_strbuf *t, MlirAttribute p,
+                           MlirAttribute have) {
+  struct attn_strbuf ws = {0}, st = {0};
+  MlirAttribute own = attn_dict_get(p, "workspace");
+  for (intptr_t w = 0; w < mlirArrayAttrGetNumElements(own); ++w) {
+    attn_strbuf_printf(&ws, "%s", w ? ", " : "");
+    attn_strbuf_attr(&ws, mlirArrayAttrGetElement(own, w));
+  }
+  MlirAttribute steps = attn_dict_get(p, "steps");
+  for (intptr_t s = 0; s < mlirArrayAttrGetNumElements(steps); ++s) {
+    MlirAttribute step = mlirArrayAttrGetElement(steps, s);
+    MlirAttribute inner = find_program(
+        have, mlirStringAttrGetValue(attn_dict_get(step, "kernel")));
+    if (mlirAttributeIsNull(inner)) {
+      attn_strbuf_printf(&st, "%s", st.len ? ", " : "");
+      attn_strbuf_attr(&st, step);
+      continue;
+    }
+    MlirAttribute iws = attn_dict_get(inner, "workspace");
+    for (intptr_t w = 0; w < mlirArrayAttrGetNumElements(iws); ++w) {
+      MlirAttribute e = mlirArrayAttrGetElement(iws, w);
+      attn_strbuf_printf(&ws, "%s{name = ", ws.len ? ", " : "");
+      bound_name(&ws, inner, (MlirAttribute){NULL},
+                 mlirStringAttrGetValue(attn_dict_get(e, "name")));
+      attn_strbuf_printf(&ws, ", bytes = ");
+      attn_strbuf_attr(&ws, attn_dict_get(e, "bytes"));
+      attn_strbuf_printf(&ws, "}");
+    }
+    MlirAttribute isteps = attn_dict_get(inner, "steps");
+    for (intptr_t j = 0; j < mlirArrayAttrGetNumElements(isteps); ++j) {
+      MlirAttribute is = mlirArrayAttrGetElement(isteps, j);
+      MlirAttribute args = attn_dict_get(is, "args");
+      attn_strbuf_printf(&st, "%s{kernel = ", st.len ? ", " : "");
+      attn_strbuf_attr(&st, attn_dict_get(is, "kernel"));
+      attn_strbuf_printf(&st, ", args = [");
+      for (intptr_t a = 0; a < mlirArrayAttrGetNumElements(args); ++a) {
+        attn_strbuf_printf(&st, "%s", a ? ", " : "");
+        bound_name(&st, inner, attn_dict_get(step, "args"),
+                   mlirStringAttrGetValue(mlirArrayAttrGetElement(args, a)));
+      }
+      attn_strbuf_printf(&st, "]}");
+    }
+  }
+  attn_strbuf_printf(t, "{name = ");
+  attn_strbuf_attr(t, attn_dict_get(p, "name"));
+  attn_strbuf_printf(t, ", inputs = ");
+  attn_strbuf_attr(t, attn_dict_get(p, "inputs"));
+  attn_strbuf_printf(t, ", workspace = [%s], steps = [%s]}",
+                     ws.buf ? ws.buf : "", st.buf ? st.buf : "");
+  if (ws.failed || st.failed)
+    t->failed = true;
+  attn_strbuf_free(&ws);
+  attn_strbuf_free(&st);
+}
+
+bool attn_programs_move(MlirOperation module) {
+  MlirStringRef key = mlirStringRefCreateFromCString(ATTN_TILE_PROGRAMS_ATTR);
+  MlirAttribute progs = mlirOperationGetAttributeByName(module, key);
+  if (mlirAttributeIsNull(progs))
+    return true;
+  MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
+                                             mlirOperationGetLocation(module));
+  if (mlirOperationIsNull(gm) || !mlirAttributeIsAArray(progs))
+    return attn_emit_errorf(module, "cannot record the launch programs");
+  MlirStringRef gkey = mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR);
+  MlirAttribute have = mlirOperationGetAttributeByName(gm, gkey);
+  struct attn_strbuf t = {0};
+  attn_strbuf_printf(&t, "[");
+  bool first = true;
+  // The outer programs, with inner programs' steps spliced in.
+  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(progs); ++i) {
+    attn_strbuf_printf(&t, "%s", first ? "" : ", ");
+    first = false;
+    splice_program(&t, mlirArrayAttrGetElement(progs, i), have);
+  }
+  // The programs already there that no outer program took in.
+  for (intptr_t i = 0; !mlirAttributeIsNull(have) &&
+                       i < mlirArrayAttrGetNumElements(have);
+       ++i) {
+    MlirAttribute p = mlirArrayAttrGetElement(have, i);
+    MlirStringRef n = mlirStringAttrGetValue(attn_dict_get(p, "name"));
+    bool inner = false;
+    for (intptr_t j = 0; j < mlirArrayAttrGetNumElements(progs) && !inner;
+         ++j) {
+      MlirAttribute steps =
+          attn_dict_get(mlirArrayAttrGetElement(progs, j), "steps");
+      for (intptr_t s = 0; s < mlirArrayAttrGetNumElements(steps); ++s)
+        inner |= mlirStringRefEqual(
+            mlirStringAttrGetValue(
+                attn_dict_get(mlirArrayAttrGetElement(steps, s), "kernel")),
+            n);
+    }
+    if (!inner) {
+      attn_strbuf_printf(&t, "%s", first ? "" : ", ");
+      attn_strbuf_attr(&t, p);
+      first = false;
+    }
+  }
+  attn_strbuf_printf(&t, "]");
+  MlirAttribute a =
+      t.failed ? (MlirAttribute){NULL}
+               : mlirAttributeParseGet(mlirOperationGetContext(module),
+                                       mlirStringRefCreateFromCString(t.buf));
+  attn_strbuf_free(&t);
+  if (mlirAttributeIsNull(a))
+    return attn_emit_errorf(module, "cannot record the launch programs (a "
+                                    "bug in attn)");
+  mlirOperationSetAttributeByName(gm, gkey, a);
+  mlirOperationRemoveAttributeByName(module, key);
+  return true;
+}
