@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/hopper_emit.h"
+#include "lib/Transforms/hopper_launch.h"
 #include "lib/Transforms/hopper_ptx.h"
 
 #include <math.h>
@@ -823,63 +824,6 @@ void attn_hopper_emit_aliases(struct attn_strbuf *b,
   attn_strbuf_printf(b, ")>\n");
 }
 
-void attn_hopper_emit_param(struct attn_strbuf *b, const char *name,
-                            const char *ty, const int64_t shape[4], int align) {
-  attn_strbuf_printf(b,
-                     "{name = \"%s\", kind = \"ptr\", dtype = \"%s\", shape = "
-                     "array<i64: %lld, %lld, %lld, %lld>",
-                     name, ty, (long long)shape[0], (long long)shape[1],
-                     (long long)shape[2], (long long)shape[3]);
-  if (align > 1)
-    attn_strbuf_printf(b, ", align = %d : i64", align);
-  attn_strbuf_printf(b, "}");
-}
-
-void attn_hopper_emit_launch_open(struct attn_strbuf *b,
-                                  const struct attn_hopper_kernel *k,
-                                  const char *kernel, const int64_t grid[3],
-                                  int threads, int64_t smem_bytes, int align,
-                                  int out_align) {
-  const char *ty = k->bf16 ? "bf16" : "f16";
-  int64_t q[4] = {k->batch, k->heads, k->seq_q, k->head_dim};
-  int64_t kv[4] = {k->batch, k->kv_heads, k->seq_k, k->head_dim};
-  attn_strbuf_printf(b,
-                     "attn.launch = {grid = array<i32: %lld, %lld, %lld>, "
-                     "block = array<i32: %d, 1, 1>, static_shared_bytes = 0 "
-                     ": i64, dynamic_shared_bytes = %lld : i64, kernel = "
-                     "\"%s\", params = [",
-                     (long long)grid[0], (long long)grid[1],
-                     (long long)grid[2], threads, (long long)smem_bytes,
-                     kernel);
-  attn_hopper_emit_param(b, "q", ty, q, align);
-  attn_strbuf_printf(b, ", ");
-  attn_hopper_emit_param(b, "k", ty, kv, align);
-  attn_strbuf_printf(b, ", ");
-  attn_hopper_emit_param(b, "v", ty, kv, align);
-  attn_strbuf_printf(b, ", ");
-  attn_hopper_emit_param(b, "out", ty, q, out_align);
-}
-
-void attn_hopper_emit_launch_close(struct attn_strbuf *b,
-                                   const char *attention) {
-  attn_strbuf_printf(b, "]");
-  if (attention)
-    attn_strbuf_printf(b, ", attention = %s", attention);
-  attn_strbuf_printf(b, "}");
-}
-
-static void emit_map(struct attn_strbuf *b, const char *name,
-                     const char *tensor, const char *ty, const int64_t shape[4],
-                     int rows) {
-  attn_strbuf_printf(
-      b,
-      "{name = \"%s\", kind = \"tensormap\", tensor = \"%s\", dtype = \"%s\", "
-      "dims = array<i64: %lld, %lld, %lld, %lld>, box = array<i64: 64, %d, 1, "
-      "1>, swizzle = 128 : i64}",
-      name, tensor, ty, (long long)shape[3], (long long)shape[2],
-      (long long)shape[1], (long long)shape[0], rows);
-}
-
 static void emit_launch(struct attn_strbuf *b,
                         const struct attn_hopper_kernel *k,
                         const char *attention) {
@@ -892,11 +836,14 @@ static void emit_launch(struct attn_strbuf *b,
                                attn_hopper_threads(k),
                                attn_hopper_smem_bytes(k), 0, 0);
   attn_strbuf_printf(b, ", ");
-  emit_map(b, "q_map", "q", ty, q, k->block_m);
+  // Tensor map dims run innermost first: d, N, heads, batch.
+  int64_t qd[4] = {q[3], q[2], q[1], q[0]};
+  int64_t kvd[4] = {kv[3], kv[2], kv[1], kv[0]};
+  attn_hopper_emit_map(b, "q_map", "q", ty, qd, k->block_m);
   attn_strbuf_printf(b, ", ");
-  emit_map(b, "k_map", "k", ty, kv, k->block_n);
+  attn_hopper_emit_map(b, "k_map", "k", ty, kvd, k->block_n);
   attn_strbuf_printf(b, ", ");
-  emit_map(b, "v_map", "v", ty, kv, k->block_n);
+  attn_hopper_emit_map(b, "v_map", "v", ty, kvd, k->block_n);
   attn_hopper_emit_launch_close(b, attention);
 }
 

@@ -111,28 +111,6 @@ bool attn_hopper_rope_k_supported(const struct attn_hopper_kernel *k);
 void attn_hopper_emit_rope(struct attn_strbuf *b,
                            const struct attn_hopper_kernel *k, bool q);
 
-//===-- Shared by hopper_emit.c, hopper_rope.c and mma_emit.c -------------===//
-
-/// Appends a pointer parameter's attn.launch entry: name, element type,
-/// 4-D shape, and the alignment the kernel assumes when align > 1.
-void attn_hopper_emit_param(struct attn_strbuf *b, const char *name,
-                            const char *ty, const int64_t shape[4], int align);
-
-/// Opens an attention kernel's attn.launch entry: grid, block (threads),
-/// dynamic shared memory (smem_bytes), the kernel
-/// family's name, and the params q, k, v and out with k's shapes and element
-/// type (align: the alignment q, k and v must have, out_align out's; 0 for
-/// none). More params may follow, each after ", "; then
-/// attn_hopper_emit_launch_close ends the list and the entry, adding
-/// `attention = <attention>` unless attention is NULL.
-void attn_hopper_emit_launch_open(struct attn_strbuf *b,
-                                  const struct attn_hopper_kernel *k,
-                                  const char *kernel, const int64_t grid[3],
-                                  int threads, int64_t smem_bytes, int align,
-                                  int out_align);
-void attn_hopper_emit_launch_close(struct attn_strbuf *b,
-                                   const char *attention);
-
 //===-- RoPE in shared memory, inside the attention kernel (hopper_rope.c) ===//
 
 /// One thread's part of rotating rows of a swizzled shared-memory tile: it

@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/hopper_gemm.h"
+#include "lib/Transforms/hopper_launch.h"
 #include "lib/Transforms/hopper_ptx.h"
 
 #include <stdio.h>
@@ -621,23 +622,19 @@ void attn_hopper_gemm_emit_aliases(struct attn_strbuf *b,
   attn_strbuf_printf(b, ")>\n");
 }
 
-void attn_hopper_gemm_emit_matrix(struct attn_strbuf *b, const char *name,
-                                  const char *ty, int64_t rows, int64_t cols) {
-  attn_strbuf_printf(b,
-                     "{name = \"%s\", kind = \"ptr\", dtype = \"%s\", shape = "
-                     "array<i64: %lld, %lld>, align = 16 : i64}",
-                     name, ty, (long long)rows, (long long)cols);
+/// A row-major matrix parameter, 16-byte aligned (TMA and the bulk copies).
+static void emit_matrix(struct attn_strbuf *b, const char *name,
+                        const char *ty, int64_t rows, int64_t cols) {
+  int64_t shape[2] = {rows, cols};
+  attn_hopper_emit_param(b, name, ty, 2, shape, 16);
 }
 
+/// The tensor map of a row-major rows x cols matrix, box_rows x 64 boxes.
 static void emit_map(struct attn_strbuf *b, const char *name,
                      const char *tensor, const char *ty, int64_t rows,
                      int64_t cols, int box_rows) {
-  attn_strbuf_printf(
-      b,
-      "{name = \"%s\", kind = \"tensormap\", tensor = \"%s\", dtype = \"%s\", "
-      "dims = array<i64: %lld, %lld, 1, 1>, box = array<i64: 64, %d, 1, 1>, "
-      "swizzle = 128 : i64}",
-      name, tensor, ty, (long long)cols, (long long)rows, box_rows);
+  int64_t dims[4] = {cols, rows, 1, 1};
+  attn_hopper_emit_map(b, name, tensor, ty, dims, box_rows);
 }
 
 /// The kernel's parameters in the manifest (params = [...]).
@@ -648,14 +645,14 @@ static void emit_params(struct attn_strbuf *b, const struct attn_gemm_em *e) {
   int64_t c_rows = g->comm == ATTN_GEMM_REDUCE_SCATTER ? g->m / g->world : g->m;
   bool ag = g->comm == ATTN_GEMM_ALL_GATHER;
   int64_t a_rows = ag ? g->m / g->world : g->m;
-  attn_hopper_gemm_emit_matrix(b, "a", ty, a_rows, g->k);
+  emit_matrix(b, "a", ty, a_rows, g->k);
   attn_strbuf_printf(b, ", ");
-  attn_hopper_gemm_emit_matrix(b, "b", ty, g->k, g->n);
+  emit_matrix(b, "b", ty, g->k, g->n);
   attn_strbuf_printf(b, ", ");
   if (g->split_k > 1)
-    attn_hopper_gemm_emit_matrix(b, "partials", "f32", g->split_k * g->m, g->n);
+    emit_matrix(b, "partials", "f32", g->split_k * g->m, g->n);
   else
-    attn_hopper_gemm_emit_matrix(b, "c", ty, c_rows, g->n);
+    emit_matrix(b, "c", ty, c_rows, g->n);
   if (fused)
     attn_strbuf_printf(
         b,
@@ -715,15 +712,14 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
                        ", %%%s: !llvm.ptr {llvm.align = 64 : i64, llvm.byval "
                        "= !llvm.array<128 x i8>, nvvm.grid_constant}",
                        maps[i]);
-  attn_strbuf_printf(
-      b,
-      ") attributes {nvvm.kernel, nvvm.maxntid = array<i32: %d, 1, 1>, "
-      "nvvm.minctasm = 1 : i32, attn.launch = {grid = array<i32: %d, 1, 1>, "
-      "block = array<i32: %d, 1, 1>, static_shared_bytes = 0 : i64, "
-      "dynamic_shared_bytes = %lld : i64, kernel = \"%s\", params = [",
-      ATTN_HOPPER_GEMM_THREADS, grid, ATTN_HOPPER_GEMM_THREADS,
-      (long long)attn_hopper_gemm_smem_bytes(g),
-      fused ? "hopper-gemm-comm" : "hopper-gemm");
+  attn_strbuf_printf(b,
+                     ") attributes {nvvm.kernel, nvvm.maxntid = array<i32: "
+                     "%d, 1, 1>, nvvm.minctasm = 1 : i32, ",
+                     ATTN_HOPPER_GEMM_THREADS);
+  int64_t grid3[3] = {grid, 1, 1};
+  attn_hopper_emit_launch_head(b, fused ? "hopper-gemm-comm" : "hopper-gemm",
+                               grid3, ATTN_HOPPER_GEMM_THREADS,
+                               attn_hopper_gemm_smem_bytes(g));
   emit_params(b, &e);
   if (fused)
     emit_comm(b, &e);

@@ -139,11 +139,6 @@ int64_t attn_hopper_gemm_smem_bytes(const struct attn_hopper_gemm *g);
 /// Number of output tiles (the persistent CTAs walk these).
 int64_t attn_hopper_gemm_tiles(const struct attn_hopper_gemm *g);
 
-/// Appends a row-major matrix parameter of the manifest: {name, kind =
-/// "ptr", dtype = ty, shape = [rows, cols], align = 16}.
-void attn_hopper_gemm_emit_matrix(struct attn_strbuf *b, const char *name,
-                                  const char *ty, int64_t rows, int64_t cols);
-
 /// Appends the kernel `@<name>(partials, c)` that sums a split GEMM's
 /// split_k f32 slices into C (16-bit), with its attn.launch entry.
 void attn_hopper_gemm_emit_reduce(struct attn_strbuf *b,

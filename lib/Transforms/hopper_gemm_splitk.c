@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/hopper_gemm.h"
+#include "lib/Transforms/hopper_launch.h"
 #include "lib/Transforms/hopper_ptx.h"
 
 #include <stdio.h>
@@ -30,16 +31,16 @@ void attn_hopper_gemm_emit_reduce(struct attn_strbuf *b,
       b,
       "llvm.func @%s(%%partials: !llvm.ptr {llvm.noalias, llvm.readonly}, "
       "%%c: !llvm.ptr {llvm.noalias, llvm.writeonly}) attributes "
-      "{nvvm.kernel, nvvm.maxntid = array<i32: %d, 1, 1>, attn.launch = "
-      "{grid = array<i32: %lld, 1, 1>, block = array<i32: %d, 1, 1>, "
-      "static_shared_bytes = 0 : i64, dynamic_shared_bytes = 0 : i64, "
-      "kernel = \"gemm-split-reduce\", split_k = %d : i64, params = [",
-      name, REDUCE_THREADS, (long long)((mn + per_block - 1) / per_block),
-      REDUCE_THREADS, g->split_k);
-  attn_hopper_gemm_emit_matrix(b, "partials", "f32", g->split_k * g->m, g->n);
+      "{nvvm.kernel, nvvm.maxntid = array<i32: %d, 1, 1>, ",
+      name, REDUCE_THREADS);
+  int64_t grid[3] = {(mn + per_block - 1) / per_block, 1, 1};
+  attn_hopper_emit_launch_head(b, "gemm-split-reduce", grid, REDUCE_THREADS,
+                               0);
+  int64_t partials[2] = {g->split_k * g->m, g->n}, c[2] = {g->m, g->n};
+  attn_hopper_emit_param(b, "partials", "f32", 2, partials, 16);
   attn_strbuf_printf(b, ", ");
-  attn_hopper_gemm_emit_matrix(b, "c", ty, g->m, g->n);
-  attn_strbuf_printf(b, "]}} {\n");
+  attn_hopper_emit_param(b, "c", ty, 2, c, 16);
+  attn_strbuf_printf(b, "], split_k = %d : i64}} {\n", g->split_k);
 
   // Thread i sums elements 4i .. 4i + 3 of every slice (16-byte loads) and
   // stores them rounded (8 bytes).

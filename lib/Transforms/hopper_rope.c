@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/hopper_emit.h"
+#include "lib/Transforms/hopper_launch.h"
 #include "lib/Transforms/hopper_ptx.h"
 
 #include <math.h>
@@ -168,20 +169,19 @@ void attn_hopper_emit_rope(struct attn_strbuf *b,
       // pass the stores of this one.
       "llvm.func @%s__rope_%s(%%x: !llvm.ptr {llvm.noalias, llvm.readonly}, "
       "%%x_rot: !llvm.ptr {llvm.noalias, llvm.writeonly}) attributes "
-      "{nvvm.kernel, nvvm.maxntid = array<i32: %d, 1, 1>, attn.launch = "
-      "{grid = array<i32: %lld, %lld, %lld>, block = array<i32: %d, 1, 1>, "
-      "static_shared_bytes = 0 : i64, dynamic_shared_bytes = 0 : i64, "
-      "kernel = \"rope-%s\", params = [",
-      k->name, x, ROPE_K_THREADS,
-      (long long)((seq + ROPE_K_ROWS - 1) / ROPE_K_ROWS), (long long)heads,
-      (long long)k->batch, ROPE_K_THREADS, x);
+      "{nvvm.kernel, nvvm.maxntid = array<i32: %d, 1, 1>, ",
+      k->name, x, ROPE_K_THREADS);
+  int64_t grid[3] = {(seq + ROPE_K_ROWS - 1) / ROPE_K_ROWS, heads, k->batch};
+  char kind[8];
+  snprintf(kind, sizeof kind, "rope-%s", x);
+  attn_hopper_emit_launch_head(b, kind, grid, ROPE_K_THREADS, 0);
   int64_t shape[4] = {k->batch, heads, seq, k->head_dim};
   char rot[8];
   snprintf(rot, sizeof rot, "%s_rot", x);
   // 16-byte vector loads and stores: attnrt checks the pointers.
-  attn_hopper_emit_param(b, x, p.ty, shape, 16);
+  attn_hopper_emit_param(b, x, p.ty, 4, shape, 16);
   attn_strbuf_printf(b, ", ");
-  attn_hopper_emit_param(b, rot, p.ty, shape, 16);
+  attn_hopper_emit_param(b, rot, p.ty, 4, shape, 16);
   attn_strbuf_printf(b, "]}} {\n");
 
   int tid = attn_ptx_op(&p, "nvvm.read.ptx.sreg.tid.x : i32");

@@ -6,7 +6,8 @@
 // launch an attention with RoPE kernels before it, a split-K GEMM, or an
 // attn.project layer by one name (attnrt_program_launch). lower-tile-to-
 // hopper appends the programs it makes and moves attn-tile's (tile.programs
-// on the module) in, splicing inner programs into the outer ones.
+// on the module, which attn-tile appends to the same way) in, splicing
+// inner programs into the outer ones.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Target/attn_target.h"
@@ -16,11 +17,27 @@
 
 #include <stdio.h>
 
-bool attn_programs_append(MlirOperation gm, struct attn_strbuf *program) {
+/// Parses t (an array of programs' text, freed here) and sets it as op's
+/// attribute attr; false when it does not parse.
+static bool set_programs(MlirOperation op, const char *attr,
+                         struct attn_strbuf *t) {
+  MlirAttribute a =
+      t->failed ? (MlirAttribute){NULL}
+                : mlirAttributeParseGet(mlirOperationGetContext(op),
+                                        mlirStringRefCreateFromCString(t->buf));
+  attn_strbuf_free(t);
+  if (mlirAttributeIsNull(a))
+    return false;
+  mlirOperationSetAttributeByName(op, mlirStringRefCreateFromCString(attr), a);
+  return true;
+}
+
+bool attn_programs_append(MlirOperation op, const char *attr,
+                          struct attn_strbuf *program) {
   struct attn_strbuf t = {0};
   attn_strbuf_printf(&t, "[");
-  MlirAttribute old = mlirOperationGetAttributeByName(
-      gm, mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR));
+  MlirAttribute old =
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(attr));
   if (!mlirAttributeIsNull(old) && mlirAttributeIsAArray(old))
     for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(old); ++i) {
       attn_strbuf_attr(&t, mlirArrayAttrGetElement(old, i));
@@ -30,16 +47,7 @@ bool attn_programs_append(MlirOperation gm, struct attn_strbuf *program) {
   if (program->failed)
     t.failed = true;
   attn_strbuf_free(program);
-  MlirAttribute a =
-      t.failed ? (MlirAttribute){NULL}
-               : mlirAttributeParseGet(mlirOperationGetContext(gm),
-                                       mlirStringRefCreateFromCString(t.buf));
-  attn_strbuf_free(&t);
-  if (mlirAttributeIsNull(a))
-    return false;
-  mlirOperationSetAttributeByName(
-      gm, mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR), a);
-  return true;
+  return set_programs(op, attr, &t);
 }
 
 /// The program named name in programs (an array attribute), or null.
@@ -175,15 +183,9 @@ bool attn_programs_move(MlirOperation module) {
     }
   }
   attn_strbuf_printf(&t, "]");
-  MlirAttribute a =
-      t.failed ? (MlirAttribute){NULL}
-               : mlirAttributeParseGet(mlirOperationGetContext(module),
-                                       mlirStringRefCreateFromCString(t.buf));
-  attn_strbuf_free(&t);
-  if (mlirAttributeIsNull(a))
+  if (!set_programs(gm, ATTN_PROGRAMS_ATTR, &t))
     return attn_emit_errorf(module, "cannot record the launch programs (a "
                                     "bug in attn)");
-  mlirOperationSetAttributeByName(gm, gkey, a);
   mlirOperationRemoveAttributeByName(module, key);
   return true;
 }

@@ -426,7 +426,7 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
       "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, {kernel = "
       "\"%s__attn\", args = [\"%s\", \"k_rot\", \"v\", \"out\"]}]}",
       k->name, k->name, rotate_q ? "q_rot" : "q");
-  return attn_programs_append(gm, &t);
+  return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 
 /// Appends the program of a GEMM with its K split: the GEMM's f32 slices
@@ -442,7 +442,7 @@ static bool add_split_program(MlirOperation gm,
       "\"%s__partial\", args = [\"a\", \"b\", \"partials\"]}, {kernel = "
       "\"%s__reduce\", args = [\"partials\", \"c\"]}]}",
       name, (long long)(g->split_k * g->m * g->n * 4), name, name);
-  return attn_programs_append(gm, &t);
+  return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 
 static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,

@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/mma_emit.h"
+#include "lib/Transforms/hopper_launch.h"
 #include "lib/Transforms/hopper_ptx.h"
 
 #include <math.h>

@@ -240,16 +240,7 @@ static bool emit_projection(struct program *p, int r, const char *fname,
 /// Records the launch program on the module (appended to tile.programs).
 static bool record_program(struct program *p, const char *fname) {
   MlirOperation module = mlirOperationGetParentOperation(p->func);
-  MlirContext ctx = mlirOperationGetContext(p->func);
   struct attn_strbuf t = {0};
-  attn_strbuf_printf(&t, "[");
-  MlirAttribute old = mlirOperationGetAttributeByName(
-      module, mlirStringRefCreateFromCString(ATTN_TILE_PROGRAMS_ATTR));
-  if (!mlirAttributeIsNull(old) && mlirAttributeIsAArray(old))
-    for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(old); ++i) {
-      attn_strbuf_attr(&t, mlirArrayAttrGetElement(old, i));
-      attn_strbuf_printf(&t, ", ");
-    }
   attn_strbuf_printf(&t, "{name = \"%s\", inputs = [", fname);
   for (intptr_t i = 0; i < p->nargs; ++i)
     attn_strbuf_printf(&t, "\"%s\", ", p->arg_name[i]);
@@ -281,16 +272,10 @@ static bool record_program(struct program *p, const char *fname) {
   attn_strbuf_printf(&t, "{kernel = \"%s__attn\", args = [", fname);
   for (intptr_t i = 0; i < p->noperands; ++i)
     attn_strbuf_printf(&t, "\"%s\", ", p->operand[i]);
-  attn_strbuf_printf(&t, "\"out\"]}]}]");
-  MlirAttribute a =
-      t.failed ? (MlirAttribute){NULL}
-               : mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString(t.buf));
-  attn_strbuf_free(&t);
-  if (mlirAttributeIsNull(a))
+  attn_strbuf_printf(&t, "\"out\"]}]}");
+  if (!attn_programs_append(module, ATTN_TILE_PROGRAMS_ATTR, &t))
     return attn_emit_errorf(p->func, "attn-tile: cannot record the launch "
                                      "program (a bug in attn)");
-  mlirOperationSetAttributeByName(
-      module, mlirStringRefCreateFromCString(ATTN_TILE_PROGRAMS_ATTR), a);
   return true;
 }
 

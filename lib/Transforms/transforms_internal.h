@@ -93,9 +93,11 @@ bool attn_tile_program(MlirOperation func, const struct attn_tile_options *o);
 #define ATTN_TILE_PROGRAMS_ATTR "tile.programs"
 
 /// Appends one launch program (the text of its dictionary, which this
-/// frees) to gm's attn.programs (launch_programs.c); false when the text
-/// does not parse.
-bool attn_programs_append(MlirOperation gm, struct attn_strbuf *program);
+/// frees) to the array attribute attr of op (launch_programs.c): a
+/// gpu.module's attn.programs, or the module's tile.programs. False when
+/// the text does not parse.
+bool attn_programs_append(MlirOperation op, const char *attr,
+                          struct attn_strbuf *program);
 /// Moves attn-tile's launch programs (tile.programs on module) into the
 /// gpu.module's attn.programs. A step whose kernel is itself a program
 /// there (an attention whose RoPE placement added rotation kernels before
