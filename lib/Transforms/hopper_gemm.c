@@ -343,7 +343,10 @@ void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn) {
   *tm = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, shard, srows), r);
 }
 
-int attn_gemm_ordinal(struct attn_gemm_em *e, int p) {
+/// The tile ordinal this rank runs at position p (i32) of its schedule: p,
+/// except with own_last, where the last wave of every shard is run peers'
+/// shards first and this rank's last.
+static int ordinal_of(struct attn_gemm_em *e, int p) {
   const struct attn_hopper_gemm *g = e->g;
   if (!g->own_last || (g->comm != ATTN_GEMM_ALL_REDUCE &&
                        g->comm != ATTN_GEMM_REDUCE_SCATTER))
@@ -378,7 +381,7 @@ static int open_tile_loop(struct attn_gemm_em *e, int *ord) {
   attn_ptx_line(e->p, "scf.for %%v%d = %%v%d to %%v%d step %%v%d {", it, lo,
                 e->ntiles, st);
   *ord = attn_ptx_from_index(e->p, it);
-  return attn_gemm_ordinal(
+  return ordinal_of(
       e, attn_ptx_addi(e->p, e->cbid, attn_ptx_mulc(e->p, *ord, e->g->ctas)));
 }
 
@@ -495,7 +498,7 @@ static void producer(struct attn_gemm_em *e, int wt) {
     attn_ptx_line(e->p, "}");
   } else {
     int kb, res, t = open_claim_loop(e, true, &kb, &res);
-    producer_tile(e, attn_gemm_ordinal(e, t), kb);
+    producer_tile(e, ordinal_of(e, t), kb);
     close_claim_loop(e, kb);
     // No tile left: a slot holding -1 tells the consumers.
     int ph, s = slot_of(

@@ -97,7 +97,7 @@ struct attn_hopper_gemm {
   /// (the peers' tiles of those rows in the waves before), so that no
   /// partial of the last wave crosses NVLink after the GEMM: tile ordinals
   /// keep their meaning (owner, slot, flags); only the order in which a
-  /// rank runs them changes (attn_gemm_ordinal).
+  /// rank runs them changes (hopper_gemm.c's ordinal_of).
   bool own_last;
   /// Slices of K (1: none). With split_k > 1 the kernel runs split_k x
   /// tiles units, unit u = tile u % tiles over K blocks [s nk/split_k, (s +
@@ -190,10 +190,6 @@ struct attn_gemm_em {
 /// tile rows; shards of rows interleaved (reduce-scatter) or starting at
 /// this rank's (all-gather).
 void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn);
-/// The tile ordinal this rank runs at position p (i32) of its schedule: p,
-/// except with own_last, where the last wave of every shard is run peers'
-/// shards first and this rank's last.
-int attn_gemm_ordinal(struct attn_gemm_em *e, int p);
 
 /// Fused kernels (hopper_comm.c), in order: the communication role of CTA
 /// bid < comm_ctas; the compute epilogue's signal that the consumer

@@ -700,20 +700,12 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
                         "writes");
     return false;
   }
-  int stages = g->stages;
   attn_hopper_gemm_defaults(g, 132);
   // The default depth leaves room for the staging rows; a depth the caller
   // chose may not (stages=4 at 128 x 256): auto then keeps the registers.
   if (o->epilogue == EPILOGUE_AUTO && g->staged &&
       attn_hopper_gemm_smem_bytes(g) > SMEM_LIMIT)
     g->staged = false;
-  // A split K writes f32 partials from registers: auto drops the staging
-  // rows and deepens the ring into their room.
-  if (o->epilogue == EPILOGUE_AUTO && g->staged && g->split_k > 1) {
-    g->staged = false;
-    g->stages = stages;
-    attn_hopper_gemm_defaults(g, 132);
-  }
   return attn_hopper_gemm_supported(g, why, wlen);
 }
 
