@@ -371,24 +371,27 @@ void attn_tile_hopper_gemm_shape(int64_t m, int64_t n, int64_t k, int sms,
                                  int *split_k) {
   // Time ~ waves x K steps per unit x the time of one K step of a tile.
   // Per K step a 128 x bn tile reads 16 KiB of A and bn x 128 bytes of B
-  // from L2 and multiplies 128 x bn x 64: at about 110 GB/s of L2 reads per
-  // SM and 7.5 TFLOP/s of tensor cores per SM, 0.56 us at 256 (the tensor
-  // cores), 0.30 at 128 and 0.22 at 64 (the loads); per 256: 1, 0.54, 0.39.
+  // from L2 and multiplies 128 x bn x 64: assuming about 110 GB/s of L2
+  // reads per SM and 7.5 TFLOP/s of tensor cores per SM (989 / 132), 0.56
+  // us at 256 (the tensor cores), 0.30 at 128 and 0.22 at 64 (the loads);
+  // per 256: 1, 0.54, 0.39. (Measured: 0.21 us per step at 64, 512 x 512 x
+  // 8192 unsplit, one wave.)
   // Splitting K into s slices runs s units per tile of nk / s steps each,
   // and costs a second kernel (its launch and latency, about 3.4 us: 6
   // wide K steps) and the f32 partials' traffic (s m n x 8 bytes written
-  // and read, at about 2.5 TB/s). Fitted to an H200's times of every width
+  // and read, assuming about 2.5 TB/s). The two split costs were fitted to an H200's times of every width
   // and slice count on 8 shapes (bench/RESULTS.md), where the rule picks
   // the fastest within 0.001 ms at all but one (4096 x 128 x 4096: 0.018
   // ms against 0.017). Only outputs whose tiles do not fill the SMs are
   // split, each slice keeping at least 16 K steps; any count that divides
   // the K steps (768 x 768 x 12288: 36 tiles x 3 slices fill 108 SMs, and
-  // ran 1.27x faster than 2 slices).
+  // ran 1.25-1.3x faster than 2 slices).
   static const struct {
     int bn;
     double step;
   } widths[] = {{256, 1.0}, {128, 0.54}, {64, 0.39}};
-  const double launch_cost = 6, bytes_per_step = 8 * 175000.0;
+  // In wide K steps (0.56 us): the launch, and bytes moved per step.
+  const double launch_cost = 6, bytes_per_step = 2.5e12 * 0.56e-6;
   int64_t rows = (m + ATTN_TILE_HOPPER_GEMM_BM - 1) / ATTN_TILE_HOPPER_GEMM_BM;
   int64_t nk = (k + ATTN_TILE_HOPPER_GEMM_BK - 1) / ATTN_TILE_HOPPER_GEMM_BK;
   double best_cost = -1;
