@@ -352,10 +352,10 @@ static int ordinal_of(struct attn_gemm_em *e, int p) {
                        g->comm != ATTN_GEMM_REDUCE_SCATTER))
     return p;
   // Ordinal t belongs to shard (owner) t % world at position t / world of
-  // it. Positions before S run ordinal p (interleaved shards); the last
-  // world x L (L: one wave, at most a shard) run the tail of shard rank +
-  // 1, rank + 2, ..., rank: every peer has run this rank's tail a wave or
-  // more before this rank does.
+  // it. Positions before `start` run ordinal p (interleaved shards); the
+  // last world x `tail` (one wave, at most a shard) run the tail of shard
+  // rank + 1, rank + 2, ..., rank: every peer has run this rank's tail a
+  // wave or more before this rank does.
   int64_t tiles = e->tiles_m * e->tiles_n, per = tiles / g->world;
   int64_t tail = g->ctas < per ? g->ctas : per;
   int64_t start = tiles - (int64_t)g->world * tail;
