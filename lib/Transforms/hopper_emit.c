@@ -761,7 +761,13 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
     maybe_mask(e, &c, j, sv);
     int mo[2], lo2[2], an[2], pn[128], pf2[256];
     softmax(e, &c, sv, mi, li, mo, lo2, an, pf2);
-    attn_ptx_wgmma_wait(&e->p, 0);
+    // At head dim 128 the last block's P V runs under this block's softmax
+    // (ptxas would wait for it first); at 64, where the softmax is bound by
+    // the MUFU, that measured 1-7% slower (bench/RESULTS.md).
+    if (k->head_dim == 128)
+      attn_ptx_wgmma_wait_after(&e->p, lo2[1]);
+    else
+      attn_ptx_wgmma_wait(&e->p, 0);
     attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
     attn_ptx_reg_fence(&e->p, pf2, ns, "f32", "f");
     pack_p(e, pf2, pn);

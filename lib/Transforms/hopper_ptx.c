@@ -227,6 +227,18 @@ void attn_ptx_wgmma_wait(struct attn_ptx *p, int n) {
   attn_ptx_line(p, "nvvm.wgmma.wait.group.sync.aligned %d", n);
 }
 
+void attn_ptx_wgmma_wait_after(struct attn_ptx *p, int after) {
+  // The branch cannot go above the instruction that computes `after`, and
+  // the wait, in both arms, cannot go above the branch. (A wait in one arm
+  // only makes ptxas serialise every wgmma.)
+  const char *t[] = {"f32"};
+  attn_ptx_asmv(p, NULL, "f",
+                "{ .reg .pred p; setp.eq.f32 p, $0, 0fBF800000; "
+                "@p bra.uni W1; wgmma.wait_group.sync.aligned 0; bra.uni W2; "
+                "W1: wgmma.wait_group.sync.aligned 0; W2: }",
+                1, &after, t);
+}
+
 /// TMA: a 4-D box at coords (c0..c3) from tensor map `map` (i64 generic
 /// address) into shared memory at dst, completing on mbarrier bar.
 void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],

@@ -119,6 +119,11 @@ void attn_ptx_setmaxnreg(struct attn_ptx *p, bool inc, int regs);
 void attn_ptx_wgmma_fence(struct attn_ptx *p);
 void attn_ptx_wgmma_commit(struct attn_ptx *p);
 void attn_ptx_wgmma_wait(struct attn_ptx *p, int n);
+/// wgmma.wait_group 0 that ptxas keeps after the computation of `after` (an
+/// f32 id): left alone, ptxas moves a wait up to the first instructions
+/// after the previous wait, so work written between the two no longer
+/// overlaps the wgmma. Both arms of a branch on `after` (== -1.0) wait.
+void attn_ptx_wgmma_wait_after(struct attn_ptx *p, int after);
 
 /// TMA: a 4-D box at coords (c0..c3) from tensor map `map` (i64 generic
 /// address) into shared memory at dst, completing on mbarrier bar.
