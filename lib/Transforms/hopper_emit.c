@@ -487,13 +487,58 @@ static void stash_rope(struct em *e, const struct ids *x, int wg, int wt,
   }
 }
 
-/// The epilogue of a tile without staging: this thread's normalised words
-/// of O, 4-byte stores straight from registers, rows < seq_q only.
+/// Transposes the 4 x 4 words w[0..3] of a quad (lane lr's row of words):
+/// afterwards lane lr holds word lr of each lane, in lane order. Two rounds
+/// of shuffles: swap the off-diagonal 2 x 2 blocks, then transpose each.
+static void quad_transpose(struct em *e, int lr, int *w) {
+  struct attn_ptx *p = &e->p;
+  for (int round = 0; round < 2; ++round) {
+    int m = round ? 1 : 2; // the lane mask, and the words' distance
+    int hi = attn_ptx_op(p, "arith.cmpi ne, %%v%d, %%v%d : i32",
+                         attn_ptx_op(p, "arith.andi %%v%d, %%v%d : i32", lr,
+                                     attn_ptx_ci32(p, m)),
+                         attn_ptx_ci32(p, 0));
+    // Round 0 sends words {0,1} or {2,3}, round 1 words {0,2} or {1,3}.
+    int lo_idx[2] = {0, round ? 2 : 1};
+    for (int t = 0; t < 2; ++t) {
+      int a = lo_idx[t], b = a + m; // b: a's partner word
+      int send = attn_ptx_sel(p, hi, w[a], w[b], "i32");
+      int f = attn_ptx_op(p, "arith.bitcast %%v%d : i32 to f32", send);
+      int got = attn_ptx_op(p, "arith.bitcast %%v%d : f32 to i32",
+                            attn_ptx_shfl_xor(p, f, m));
+      int na = attn_ptx_sel(p, hi, got, w[a], "i32");
+      w[b] = attn_ptx_sel(p, hi, w[b], got, "i32");
+      w[a] = na;
+    }
+  }
+}
+
+/// Writes this thread's rows of O, normalised, from the accumulators: the
+/// quad's words of four 8-column chunks are transposed, so that each lane
+/// stores one chunk's 16 bytes (out is 16-byte aligned).
 static void registers_out(struct em *e, const struct ids *x,
                           const struct cons *c, const int *ov,
                           const int inv[2], int bh) {
   const struct attn_hopper_kernel *k = e->k;
+  int chunks = e->no / 4; // 8-column chunks of a row
   for (int r = 0; r < 2; ++r) {
+    // Every lane of the quad shuffles (same row), before the row's test.
+    int vec[16];
+    for (int g = 0; g < chunks / 4; ++g) {
+      int w[4];
+      for (int t = 0; t < 4; ++t) {
+        int idx = 4 * (4 * g + t) + 2 * r; // row r's registers of the chunk
+        w[t] = attn_ptx_pack2(&e->p, attn_ptx_fmul(&e->p, ov[idx], inv[r]),
+                              attn_ptx_fmul(&e->p, ov[idx + 1], inv[r]));
+      }
+      quad_transpose(e, c->lr, w);
+      vec[g] = attn_ptx_op(&e->p, "llvm.mlir.undef : vector<4xi32>");
+      for (int t = 0; t < 4; ++t)
+        vec[g] = attn_ptx_op(&e->p,
+                             "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : "
+                             "vector<4xi32>",
+                             w[t], vec[g], attn_ptx_ci32(&e->p, t));
+    }
     int grow = attn_ptx_addc(&e->p, c->row0, 8 * r);
     int ok = attn_ptx_cmpc(&e->p, "ult", grow, k->seq_q);
     attn_ptx_line(&e->p, "scf.if %%v%d {", ok);
@@ -502,21 +547,20 @@ static void registers_out(struct em *e, const struct ids *x,
         attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, bh, k->seq_q), grow));
     int rowb = attn_ptx_op(&e->p, "arith.muli %%v%d, %%v%d : i64", rowi,
                            attn_ptx_ci64(&e->p, k->head_dim * 2));
-    for (int i = 0; i < e->no; i += 4) {
-      int idx = i + 2 * r; // registers of row r in this 8-column chunk
-      int col =
-          attn_ptx_addc(&e->p, attn_ptx_mulc(&e->p, c->lr, 2), 8 * (i >> 2));
+    for (int g = 0; g < chunks / 4; ++g) {
+      int col = attn_ptx_addc(&e->p, c->lr, 4 * g); // this lane's chunk
       int colb = attn_ptx_op(&e->p, "arith.extui %%v%d : i32 to i64",
-                             attn_ptx_mulc(&e->p, col, 2));
+                             attn_ptx_mulc(&e->p, col, 16));
       int off = attn_ptx_op(&e->p, "arith.addi %%v%d, %%v%d : i64", rowb, colb);
       int ptr =
           attn_ptx_op(&e->p,
                       "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> "
                       "!llvm.ptr, i8",
                       x->out, off);
-      int w = attn_ptx_pack2(&e->p, attn_ptx_fmul(&e->p, ov[idx], inv[r]),
-                             attn_ptx_fmul(&e->p, ov[idx + 1], inv[r]));
-      attn_ptx_line(&e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr", w, ptr);
+      attn_ptx_line(&e->p,
+                    "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : "
+                    "vector<4xi32>, !llvm.ptr",
+                    vec[g], ptr);
     }
     attn_ptx_line(&e->p, "}");
   }
@@ -840,7 +884,7 @@ static void emit_launch(struct attn_strbuf *b,
   attn_hopper_grid(k, grid);
   attn_hopper_emit_launch_open(b, k, "hopper-wgmma", grid,
                                attn_hopper_threads(k),
-                               attn_hopper_smem_bytes(k), 0, 0);
+                               attn_hopper_smem_bytes(k), 0, 16);
   attn_strbuf_printf(b, ", ");
   // Tensor map dims run innermost first: d, N, heads, batch.
   int64_t qd[4] = {q[3], q[2], q[1], q[0]};

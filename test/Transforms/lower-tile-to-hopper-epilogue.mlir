@@ -24,12 +24,23 @@
 // CHECK: cp.async.bulk.wait_group 0;
 // CHECK: llvm.return
 
-// auto keeps the 4-byte stores from registers for attention: on an H200
-// the staged O was not consistently faster (bench/RESULTS.md).
+// auto keeps the stores from registers for attention: on an H200 the
+// staged O was not consistently faster (bench/RESULTS.md). Each quad of
+// lanes (one row) transposes its words of four 8-column chunks by two
+// rounds of shuffles (xor 2, then xor 1; two words each), so that every
+// lane stores one chunk's 16 bytes: out must be 16-byte aligned.
 // AUTO-LABEL: llvm.func @h64_causal(
 // AUTO-SAME: dynamic_shared_bytes = 148600 : i64
+// AUTO-SAME: {align = 16 : i64, dtype = "bf16", kind = "ptr", name = "out"
 // AUTO-NOT: cp.async.bulk.global
-// AUTO: llvm.store %{{.*}}, %{{.*}} : i32, !llvm.ptr{{$}}
+// AUTO-COUNT-2: arith.divf
+// AUTO: cvt.rn.bf16x2.f32
+// AUTO-COUNT-2: "shfl.sync.bfly.b32 $0, $1, $2, 0x1f, 0xffffffff;", "=f,f,r" %{{.*}}, %c2_i32{{.*}}
+// AUTO-COUNT-2: "shfl.sync.bfly.b32 $0, $1, $2, 0x1f, 0xffffffff;", "=f,f,r" %{{.*}}, %c1_i32{{.*}}
+// AUTO: llvm.insertelement
+// AUTO: scf.if
+// AUTO: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr
+// AUTO-NOT: llvm.store %{{.*}}, %{{.*}} : i32, !llvm.ptr{{$}}
 // AUTO: llvm.return
 
 // At head dim 128 the rows do not fit beside three stages of K and V.
