@@ -61,17 +61,10 @@ def main():
         heads = [(0, 0), (B // 2, ab.H // 2), (B - 1, ab.H - 1)]
         refs, runs = {}, {}
         for label, bindir, rope_on, flags in variants():
-            module = rt.load(*compile_with(bindir, B, N, d, rope_on, flags))
-
-            def fn(module=module):
-                rt.launch(module, "attn", [q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()], stream)
-
-            out.fill_(float("nan"))
-            fn()
-            torch.cuda.synchronize()
             if rope_on not in refs:
                 refs[rope_on] = ab.reference_heads(q, k, v, heads, rope_on=rope_on)
-            err = max(ab.rel_err(out[b, h], r) for (b, h), r in zip(heads, refs[rope_on]))
+            fn, err = ab.checked(rt, *compile_with(bindir, B, N, d, rope_on, flags), q, k, v, out, stream,
+                                 heads, refs=refs[rope_on])
             print(f"d={d} N={N} {label}: rel.err {err:.2e}{'' if err < 2e-2 else ', WRONG: not timed'}",
                   flush=True)
             if err < 2e-2:

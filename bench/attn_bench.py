@@ -177,6 +177,24 @@ def reference_heads(q, k, v, heads, causal=True, rope_on=True):
     return outs
 
 
+def checked(rt, ptx, manifest, q, k, v, out, stream, heads, rope_on=True, refs=None):
+    """Loads a compiled attn program and runs it once on (q, k, v) into out,
+    poisoned with NaN first. Returns (launch, the max relative error over
+    `heads` against the float64 reference); refs, if given, is that
+    reference (reference_heads). launch is bound to this program's module."""
+    module = rt.load(ptx, manifest)
+
+    def launch():
+        rt.launch(module, "attn", [q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()], stream)
+
+    out.fill_(float("nan"))
+    launch()
+    torch.cuda.synchronize()
+    if refs is None:
+        refs = reference_heads(q, k, v, heads, rope_on=rope_on)
+    return launch, max(rel_err(out[b, h], r) for (b, h), r in zip(heads, refs))
+
+
 def rel_err(a, b):
     return ((a.double() - b).norm() / b.norm()).item()
 
@@ -295,13 +313,8 @@ def run_variants(rt, row, rows, base, q, k, v, out, stream, heads, B, N, d, Hkv,
     timed = [(row, attn)]
     for label, rope_on, extra in parse_variants(os.environ.get("ATTN_BENCH_VARIANTS", "")):
         ptx2, man2, _ = compile_attn(B, H, Hkv, N, d, extra=extra, rope_on=rope_on)
-        mod2 = rt.load(ptx2, man2)
-        out.fill_(float("nan"))
-        def var(mod2=mod2):  # bound now: in_rounds calls it after the loop has moved on
-            rt.launch(mod2, "attn", [q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()], stream)
-        var()
-        torch.cuda.synchronize()
-        e2 = max(rel_err(out[b, h], r) for (b, h), r in zip(heads, reference_heads(q, k, v, heads, rope_on=rope_on)))
+        # var is bound to its own module: in_rounds calls it after the loop has moved on.
+        var, e2 = checked(rt, ptx2, man2, q, k, v, out, stream, heads, rope_on=rope_on)
         ms2 = bench(var) if e2 < 2e-2 else None
         rows.append(dict(impl=f"attn variant {label}", ms=ms2, relerr=e2, **base))
         print(f"  variant {label}: err={e2:.2e} ms={ms2}", flush=True)

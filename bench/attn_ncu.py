@@ -32,17 +32,8 @@ def main():
     q, k, v = (torch.randn(B, ab.H, N, d, device=ab.DEV, dtype=ab.DT) for _ in range(3))
     out = torch.empty_like(q)
     ptx, manifest, _ = ab.compile_attn(B, ab.H, ab.H, N, d, extra=flags, rope_on=rope_on)
-    module = rt.load(ptx, manifest)
-
-    def run():
-        rt.launch(module, "attn", [q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()], stream)
-
-    out.fill_(float("nan"))
-    run()
-    torch.cuda.synchronize()
     heads = [(0, 0), (B - 1, ab.H - 1)]
-    refs = ab.reference_heads(q, k, v, heads, rope_on=rope_on)
-    err = max(ab.rel_err(out[b, h], r) for (b, h), r in zip(heads, refs))
+    run, err = ab.checked(rt, ptx, manifest, q, k, v, out, stream, heads, rope_on=rope_on)
     print(f"d={d} N={N} rope={rope_on} flags={flags}: rel.err {err:.2e}", flush=True)
     if not err < 2e-2:
         sys.exit(1)

@@ -64,16 +64,7 @@ def main():
         heads = [(0, 0), (B // 2, H // 2), (B - 1, H - 1)]
         for label, rope_on, extra in placements():
             ptx, manifest, _ = ab.compile_attn(B, H, H, N, d, extra=extra, rope_on=rope_on)
-            module = rt.load(ptx, manifest)
-
-            def run():
-                rt.launch(module, "attn", [q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()], stream)
-
-            out.fill_(float("nan"))
-            run()
-            torch.cuda.synchronize()
-            refs = ab.reference_heads(q, k, v, heads, rope_on=rope_on)
-            err = max(ab.rel_err(out[b, h], r) for (b, h), r in zip(heads, refs))
+            run, err = ab.checked(rt, ptx, manifest, q, k, v, out, stream, heads, rope_on=rope_on)
             row = dict(d=d, N=N, B=B, H=H, placement=label, relerr=err)
             if err < 2e-2:
                 for _ in range(5):
