@@ -28,7 +28,8 @@
 // Shared-memory tiles use the 128-byte swizzle that TMA writes and wgmma
 // reads: a tile of R rows and D columns is D/64 regions of R rows x 128 B.
 // The instructions themselves are written by hopper_ptx.c; RoPE's math and
-// the separate RoPE kernel (split and pre placements) are in hopper_rope.c.
+// the separate RoPE kernel (split and pre placements) are in hopper_rope.c,
+// and how a tile's O is normalised and written in hopper_epilogue.c.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/hopper_emit.h"
@@ -487,128 +488,21 @@ static void stash_rope(struct em *e, const struct ids *x, int wg, int wt,
   }
 }
 
-/// Transposes the 4 x 4 words w[0..3] of a quad (lane lr's row of words):
-/// afterwards lane lr holds word lr of each lane, in lane order. Two rounds
-/// of shuffles: swap the off-diagonal 2 x 2 blocks, then transpose each.
-static void quad_transpose(struct em *e, int lr, int *w) {
-  struct attn_ptx *p = &e->p;
-  for (int round = 0; round < 2; ++round) {
-    int m = round ? 1 : 2; // the lane mask, and the words' distance
-    int hi = attn_ptx_op(p, "arith.cmpi ne, %%v%d, %%v%d : i32",
-                         attn_ptx_op(p, "arith.andi %%v%d, %%v%d : i32", lr,
-                                     attn_ptx_ci32(p, m)),
-                         attn_ptx_ci32(p, 0));
-    // Round 0 sends words {0,1} or {2,3}, round 1 words {0,2} or {1,3}.
-    int lo_idx[2] = {0, round ? 2 : 1};
-    for (int t = 0; t < 2; ++t) {
-      int a = lo_idx[t], b = a + m; // b: a's partner word
-      int send = attn_ptx_sel(p, hi, w[a], w[b], "i32");
-      int f = attn_ptx_op(p, "arith.bitcast %%v%d : i32 to f32", send);
-      int got = attn_ptx_op(p, "arith.bitcast %%v%d : f32 to i32",
-                            attn_ptx_shfl_xor(p, f, m));
-      int na = attn_ptx_sel(p, hi, got, w[a], "i32");
-      w[b] = attn_ptx_sel(p, hi, w[b], got, "i32");
-      w[a] = na;
-    }
-  }
-}
-
-/// Writes this thread's rows of O, normalised, from the accumulators: the
-/// quad's words of four 8-column chunks are transposed, so that each lane
-/// stores one chunk's 16 bytes (out is 16-byte aligned).
-static void registers_out(struct em *e, const struct ids *x,
-                          const struct cons *c, const int *ov,
-                          const int inv[2], int bh) {
-  const struct attn_hopper_kernel *k = e->k;
-  int chunks = e->no / 4; // 8-column chunks of a row
-  for (int r = 0; r < 2; ++r) {
-    // Every lane of the quad shuffles (same row), before the row's test.
-    int vec[16];
-    for (int g = 0; g < chunks / 4; ++g) {
-      int w[4];
-      for (int t = 0; t < 4; ++t) {
-        int idx = 4 * (4 * g + t) + 2 * r; // row r's registers of the chunk
-        w[t] = attn_ptx_pack2(&e->p, attn_ptx_fmul(&e->p, ov[idx], inv[r]),
-                              attn_ptx_fmul(&e->p, ov[idx + 1], inv[r]));
-      }
-      quad_transpose(e, c->lr, w);
-      vec[g] = attn_ptx_op(&e->p, "llvm.mlir.undef : vector<4xi32>");
-      for (int t = 0; t < 4; ++t)
-        vec[g] = attn_ptx_op(&e->p,
-                             "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : "
-                             "vector<4xi32>",
-                             w[t], vec[g], attn_ptx_ci32(&e->p, t));
-    }
-    int grow = attn_ptx_addc(&e->p, c->row0, 8 * r);
-    int ok = attn_ptx_cmpc(&e->p, "ult", grow, k->seq_q);
-    attn_ptx_line(&e->p, "scf.if %%v%d {", ok);
-    int rowi = attn_ptx_op(
-        &e->p, "arith.extui %%v%d : i32 to i64",
-        attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, bh, k->seq_q), grow));
-    int rowb = attn_ptx_op(&e->p, "arith.muli %%v%d, %%v%d : i64", rowi,
-                           attn_ptx_ci64(&e->p, k->head_dim * 2));
-    for (int g = 0; g < chunks / 4; ++g) {
-      int col = attn_ptx_addc(&e->p, c->lr, 4 * g); // this lane's chunk
-      int colb = attn_ptx_op(&e->p, "arith.extui %%v%d : i32 to i64",
-                             attn_ptx_mulc(&e->p, col, 16));
-      int off = attn_ptx_op(&e->p, "arith.addi %%v%d, %%v%d : i64", rowb, colb);
-      int ptr =
-          attn_ptx_op(&e->p,
-                      "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> "
-                      "!llvm.ptr, i8",
-                      x->out, off);
-      attn_ptx_line(&e->p,
-                    "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : "
-                    "vector<4xi32>, !llvm.ptr",
-                    vec[g], ptr);
-    }
-    attn_ptx_line(&e->p, "}");
-  }
-}
-
-/// Consumer cw's staging rows of O (k->staged_out).
-static struct attn_ptx_rows out_rows(struct em *e, const struct ids *x,
+/// What the epilogue (hopper_epilogue.c) needs of consumer c's values.
+static struct attn_hopper_out out_of(struct em *e, const struct ids *x,
                                      const struct cons *c, int wt) {
-  int rows = attn_ptx_addc(&e->p, x->sbase, e->staging_off);
-  struct attn_ptx_rows r = {
-      .base = attn_ptx_addi(&e->p, rows,
-                            attn_ptx_mulc(&e->p, c->cw, 64 * e->pitch)),
-      .wt = wt,
-      .bar = attn_ptx_addc(&e->p, c->cw, 1),
-      .pitch = e->pitch};
-  return r;
-}
-
-/// The staged epilogue of a tile (k->staged_out, hopper_ptx.h's staged
-/// output rows): once the previous tile's copies have read the warpgroup's
-/// rows, this thread's normalised words of O go into them, and thread r <
-/// 64 copies row r if it is a query row (< seq_q). The kernel waits for the
-/// last copies before it ends.
-static void staged_out(struct em *e, const struct ids *x, const struct cons *c,
-                       const int *ov, const int inv[2], int bh, int wt) {
-  const struct attn_hopper_kernel *k = e->k;
-  struct attn_ptx_rows r = out_rows(e, x, c, wt);
-  attn_ptx_rows_drain(&e->p, &r, ATTN_PTX_DRAIN_READ, true);
-  attn_ptx_rows_put(&e->p, &r, ov, e->no, inv);
-  attn_ptx_rows_ready(&e->p, &r);
-  attn_ptx_rows_copy_open(&e->p, &r);
-  int grow = attn_ptx_addi(&e->p, c->wg_row, wt);
-  attn_ptx_line(&e->p, "scf.if %%v%d {",
-                attn_ptx_cmpc(&e->p, "ult", grow, k->seq_q));
-  int rowi = attn_ptx_op(
-      &e->p, "arith.extui %%v%d : i32 to i64",
-      attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, bh, k->seq_q), grow));
-  int off = attn_ptx_op(&e->p, "arith.muli %%v%d, %%v%d : i64", rowi,
-                        attn_ptx_ci64(&e->p, k->head_dim * 2));
-  int dst = attn_ptx_op(
-      &e->p, "llvm.ptrtoint %%v%d : !llvm.ptr to i64",
-      attn_ptx_op(&e->p,
-                  "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, i64) -> "
-                  "!llvm.ptr, i8",
-                  x->out, off));
-  attn_ptx_rows_copy_n(&e->p, &r, dst, k->head_dim * 2);
-  attn_ptx_line(&e->p, "}");
-  attn_ptx_rows_copy_close(&e->p);
+  return (struct attn_hopper_out){.out = x->out,
+                                  .b = x->b,
+                                  .h = x->h,
+                                  .wg_row = c->wg_row,
+                                  .row0 = c->row0,
+                                  .lr = c->lr,
+                                  .cw = c->cw,
+                                  .wt = wt,
+                                  .sbase = x->sbase,
+                                  .zero = c->zero,
+                                  .staging_off = e->staging_off,
+                                  .pitch = e->pitch};
 }
 
 /// The end of a tile: the last block's P V (from the loop's results res),
@@ -644,22 +538,8 @@ static void finish_tile(struct em *e, const struct ids *x,
   attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
   attn_ptx_mbar_arrive(&e->p, bar_at(e, x->bar_empty, sl));
 
-  // Finish l across the quad, normalise, store rows < N.
-  int inv[2];
-  for (int r = 0; r < 2; ++r) {
-    int lsum = attn_ptx_fadd(&e->p, lf[r], attn_ptx_shfl_xor(&e->p, lf[r], 1));
-    lsum = attn_ptx_fadd(&e->p, lsum, attn_ptx_shfl_xor(&e->p, lsum, 2));
-    int empty =
-        attn_ptx_op(&e->p, "arith.cmpf oeq, %%v%d, %%v%d : f32", lsum, c->zero);
-    int q = attn_ptx_op(&e->p, "arith.divf %%v%d, %%v%d : f32",
-                        attn_ptx_cf32(&e->p, 1.0f), lsum);
-    inv[r] = attn_ptx_sel(&e->p, empty, c->zero, q, "f32");
-  }
-  int bh = attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, x->b, k->heads), x->h);
-  if (k->staged_out)
-    staged_out(e, x, c, ov, inv, bh, wt);
-  else
-    registers_out(e, x, c, ov, inv, bh);
+  struct attn_hopper_out o = out_of(e, x, c, wt);
+  attn_hopper_emit_out(&e->p, k, &o, ov, no, lf);
 }
 
 /// Consumer warpgroups, FlashAttention-3 schedule: in step j each issues
@@ -838,7 +718,9 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   close_tiles(e, x);
   if (k->staged_out) {
     // The last tile's rows land before the kernel ends.
-    struct attn_ptx_rows r = out_rows(e, x, &c, wt);
+    struct attn_hopper_out o = out_of(e, x, &c, wt);
+    struct attn_ptx_rows r;
+    attn_hopper_out_rows(&e->p, &o, &r);
     attn_ptx_rows_drain(&e->p, &r, ATTN_PTX_DRAIN_LANDED, false);
   }
   // The last consumer's last arrive has no partner: the first takes it.

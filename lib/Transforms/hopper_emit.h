@@ -103,6 +103,33 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
                              const struct attn_hopper_kernel *k,
                              const char *attention_attr);
 
+//===-- The end of a tile: O normalised and written (hopper_epilogue.c) ---===//
+
+struct attn_ptx_rows;
+
+/// What a consumer warpgroup's epilogue needs of the kernel's values (SSA
+/// ids): the out pointer, the tile's batch and head, the warpgroup's first
+/// query row, this thread's first fragment row and lane % 4, the consumer's
+/// index and thread, the shared-memory base and 0.0f; with k->staged_out,
+/// where its rows of O are staged (bytes from the base, and their pitch).
+struct attn_hopper_out {
+  int out, b, h, wg_row, row0, lr, cw, wt, sbase, zero;
+  int64_t staging_off, pitch;
+};
+
+/// Sums the row sums l[2] across the quad, normalises this thread's O
+/// accumulators (no f32) and writes its rows < seq_q: 16 bytes per lane from
+/// registers (the quad's words transposed first; out is 16-byte aligned),
+/// or, with k->staged_out, through the warpgroup's staged rows.
+void attn_hopper_emit_out(struct attn_ptx *p,
+                          const struct attn_hopper_kernel *k,
+                          const struct attn_hopper_out *o, const int *ov,
+                          int no, const int l[2]);
+/// The warpgroup's staged rows of O (k->staged_out), for the kernel's last
+/// wait on their copies.
+void attn_hopper_out_rows(struct attn_ptx *p, const struct attn_hopper_out *o,
+                          struct attn_ptx_rows *r);
+
 /// The split and pre placements: a kernel `@<name>__rope_k(x, x_rot)` (or
 /// `__rope_q` when q is true) rotating every row of K (Q) once, 16-byte
 /// loads and stores, cos/sin stepped down the rows. Supported when the

@@ -268,6 +268,35 @@ int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask) {
                        ids, t);
 }
 
+void attn_ptx_store16(struct attn_ptx *p, int v, int ptr) {
+  attn_ptx_line(p,
+                "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : "
+                "vector<4xi32>, !llvm.ptr",
+                v, ptr);
+}
+
+void attn_ptx_quad_transpose(struct attn_ptx *p, int lane4, int w[4]) {
+  for (int round = 0; round < 2; ++round) {
+    int m = round ? 1 : 2; // the lane mask, and the words' distance
+    int hi = attn_ptx_op(p, "arith.cmpi ne, %%v%d, %%v%d : i32",
+                         attn_ptx_op(p, "arith.andi %%v%d, %%v%d : i32", lane4,
+                                     attn_ptx_ci32(p, m)),
+                         attn_ptx_ci32(p, 0));
+    // Round 0 sends words {0,1} or {2,3}, round 1 words {0,2} or {1,3}.
+    int lo_idx[2] = {0, round ? 2 : 1};
+    for (int t = 0; t < 2; ++t) {
+      int a = lo_idx[t], b = a + m; // b: a's partner word
+      int send = attn_ptx_sel(p, hi, w[a], w[b], "i32");
+      int f = attn_ptx_op(p, "arith.bitcast %%v%d : i32 to f32", send);
+      int got = attn_ptx_op(p, "arith.bitcast %%v%d : f32 to i32",
+                            attn_ptx_shfl_xor(p, f, m));
+      int na = attn_ptx_sel(p, hi, got, w[a], "i32");
+      w[b] = attn_ptx_sel(p, hi, w[b], got, "i32");
+      w[a] = na;
+    }
+  }
+}
+
 int attn_ptx_ex2(struct attn_ptx *p, int v) {
   const char *t[] = {"f32"};
   return attn_ptx_asmv(p, "f32", "=f,f", "ex2.approx.ftz.f32 $0, $1;", 1, &v,

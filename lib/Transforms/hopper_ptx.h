@@ -138,6 +138,13 @@ void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
 int attn_ptx_pin(struct attn_ptx *p, int v, const char *ty, const char *cons);
 /// Butterfly shuffle of an f32 across the warp.
 int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask);
+/// Stores v (vector<4xi32>) at the 16-byte aligned global address ptr.
+void attn_ptx_store16(struct attn_ptx *p, int v, int ptr);
+/// Transposes the 4 x 4 words (i32) of a quad of lanes: lane4 (lane % 4)
+/// holds w[0..3]; afterwards it holds word lane4 of each lane of the quad, in
+/// lane order. Two rounds of shuffles: swap the off-diagonal 2 x 2 blocks,
+/// then transpose each. Every lane of the warp must execute it.
+void attn_ptx_quad_transpose(struct attn_ptx *p, int lane4, int w[4]);
 /// 2^v, approximate.
 int attn_ptx_ex2(struct attn_ptx *p, int v);
 

@@ -100,13 +100,6 @@ static int load16(struct attn_ptx *p, int ptr) {
                      ptr);
 }
 
-static void store16(struct attn_ptx *p, int v, int ptr) {
-  attn_ptx_line(p,
-                "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : "
-                "vector<4xi32>, !llvm.ptr",
-                v, ptr);
-}
-
 /// A thread's 16 bytes (interleaved: 4 pairs) or 2 x 16 bytes (rotate-half:
 /// 8 pairs) of the row at off, as the pairs' f32 x1 and x2.
 static void load_row(struct attn_ptx *p, const struct attn_hopper_kernel *k,
@@ -139,7 +132,7 @@ static void store_row(struct attn_ptx *p, const struct attn_hopper_kernel *k,
     for (int i = 0; i < 4; ++i)
       v = attn_ptx_op(p, ins, attn_ptx_pack2(p, y1[i], y2[i]), v,
                       attn_ptx_ci32(p, i));
-    store16(p, v, pa);
+    attn_ptx_store16(p, v, pa);
     return;
   }
   int va = undef, vb = undef;
@@ -149,8 +142,8 @@ static void store_row(struct attn_ptx *p, const struct attn_hopper_kernel *k,
     vb = attn_ptx_op(p, ins, attn_ptx_pack2(p, y2[2 * i], y2[2 * i + 1]), vb,
                      attn_ptx_ci32(p, i));
   }
-  store16(p, va, pa);
-  store16(p, vb, pb);
+  attn_ptx_store16(p, va, pa);
+  attn_ptx_store16(p, vb, pb);
 }
 
 void attn_hopper_emit_rope(struct attn_strbuf *b,
