@@ -78,6 +78,10 @@ struct attn_cost_gpu {
   struct attn_cost_kernel_calib kernel;
 };
 
+/// The GPU the passes assume when no option names one (its SM count sizes
+/// persistent kernels and the GEMM's tiles).
+#define ATTN_COST_DEFAULT_GPU "H200"
+
 /// Finds a GPU by name, ignoring case and any "-", "_" or " " ("H200",
 /// "h100", "a100", "rtx3090", "RTX-3090"). Returns NULL and writes an error
 /// naming the known GPUs into err when unknown. The result is static.

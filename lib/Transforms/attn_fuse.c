@@ -72,7 +72,7 @@ static const struct attn_pass_option fuse_options_help[] = {
 static void fuse_init(void *opts) {
   struct fuse_options *o = opts;
   o->rope = ROPE_NOT_SET;
-  o->gpu = attn_cost_gpu_lookup("H200", NULL, 0);
+  o->gpu = attn_cost_gpu_lookup(ATTN_COST_DEFAULT_GPU, NULL, 0);
 }
 
 static bool fuse_set(void *opts, const char *name, const char *value,

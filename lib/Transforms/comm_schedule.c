@@ -67,6 +67,7 @@
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/comm/comm_dialect.h"
+#include "lib/CostModel/cost_model.h"
 #include "lib/CostModel/topology.h"
 
 #include "mlir-c/BuiltinAttributes.h"
@@ -102,7 +103,7 @@ static const struct attn_pass_option sched_options_help[] = {
 static void sched_init(void *opts) {
   struct sched_options *o = opts;
   memset(o, 0, sizeof *o);
-  snprintf(o->gpu, sizeof o->gpu, "H200");
+  snprintf(o->gpu, sizeof o->gpu, "%s", ATTN_COST_DEFAULT_GPU);
 }
 
 static bool sched_set(void *opts, const char *name, const char *value,

@@ -8,6 +8,7 @@
 // otherwise (or when asked).
 //
 //===----------------------------------------------------------------------===//
+#include "lib/CostModel/cost_model.h"
 #include "lib/Transforms/hopper_gemm.h"
 #include "lib/Transforms/transforms_internal.h"
 
@@ -86,10 +87,12 @@ static bool hopper_computes_matmul(const struct attn_matmul_info *mm) {
   g.n = mm->n;
   g.k = mm->k;
   g.block_m = ATTN_TILE_HOPPER_GEMM_BM;
-  attn_tile_hopper_gemm_shape(mm->m, mm->n, mm->k, 132, 0, !mm->accumulate,
+  // attn-tile and the lowering size it for the default GPU, as here.
+  int sms = attn_cost_gpu_lookup(ATTN_COST_DEFAULT_GPU, NULL, 0)->sms;
+  attn_tile_hopper_gemm_shape(mm->m, mm->n, mm->k, sms, 0, !mm->accumulate,
                               &g.block_n, &g.split_k);
   g.accumulate = mm->accumulate;
-  attn_hopper_gemm_defaults(&g, 132);
+  attn_hopper_gemm_defaults(&g, sms);
   char why[256];
   return attn_hopper_gemm_supported(&g, why, sizeof why);
 }

@@ -71,7 +71,7 @@ enum epilogue { EPILOGUE_AUTO, EPILOGUE_REGISTERS, EPILOGUE_STAGED };
 
 struct hopper_options {
   char chip[16];        // must be sm_90a: the kernel uses wgmma and setmaxnreg
-  char gpu[32];         // the cost model's hardware for rope=auto
+  char gpu[32];         // the cost model's hardware: rope=auto, SM count
   bool fallback;
   long stages;          // 0: by head dim
   enum placement rope;  // auto: the program's rope.strategy, else split
@@ -87,11 +87,18 @@ struct hopper_options {
   long split_k;         // GEMM: K slices (0: by shape)
 };
 
+/// SMs of option gpu (checked when the option was set): one persistent CTA
+/// each.
+static int gpu_sms(const struct hopper_options *o) {
+  return attn_cost_gpu_lookup(o->gpu, NULL, 0)->sms;
+}
+
 static const struct attn_pass_option hopper_options_help[] = {
     {"fallback", "leave kernels without a Hopper lowering to lower-tile-to-gpu "
                  "instead of failing (default false)"},
     {"chip", "the target chip; the kernel needs sm_90a (default)"},
-    {"gpu", "hardware the cost model prices rope=auto for (default H200)"},
+    {"gpu", "hardware the cost model prices rope=auto for, and whose SMs "
+            "the persistent kernels fill (default H200)"},
     {"stages", "K/V pipeline depth (0: 3 for head dim 128, 4 for 64)"},
     {"persistent", "one CTA per SM of gpu, each looping over query blocks, "
                    "so that a tile's epilogue overlaps the next tile's loads "
@@ -138,7 +145,7 @@ static const struct attn_pass_option hopper_options_help[] = {
 static void hopper_init(void *opts) {
   struct hopper_options *o = opts;
   snprintf(o->chip, sizeof o->chip, "sm_90a");
-  snprintf(o->gpu, sizeof o->gpu, "H200");
+  snprintf(o->gpu, sizeof o->gpu, "%s", ATTN_COST_DEFAULT_GPU);
   o->fallback = false;
   o->stages = 0;
   o->rope = PLACE_AUTO;
@@ -338,11 +345,7 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
     return false;
   }
   k->block_m = 64 * k->consumers;
-  const struct attn_cost_gpu *g = attn_cost_gpu_lookup(o->gpu, NULL, 0);
-  k->persistent_ctas = !o->persistent ? 0
-                       : o->ctas      ? o->ctas
-                       : g            ? g->sms
-                                      : 132;
+  k->persistent_ctas = !o->persistent ? 0 : o->ctas ? o->ctas : gpu_sms(o);
   if (attn_hopper_tiles(k) > ATTN_HOPPER_MAX_SCHEDULED_TILES)
     k->persistent_ctas = 0;
   // Producer warps could rotate Q while the consumers finish the previous
@@ -700,7 +703,8 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
                         "writes");
     return false;
   }
-  attn_hopper_gemm_defaults(g, 132);
+  // As many CTAs as the waves on the SMs of option gpu need.
+  attn_hopper_gemm_defaults(g, gpu_sms(o));
   // The default depth leaves room for the staging rows; a depth the caller
   // chose may not (stages=4 at 128 x 256): auto then keeps the registers.
   if (o->epilogue == EPILOGUE_AUTO && g->staged &&

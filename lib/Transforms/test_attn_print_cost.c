@@ -50,7 +50,7 @@ static const struct attn_pass_option print_options_help[] = {
 
 static void print_init(void *opts) {
   struct print_options *o = opts;
-  o->gpu = attn_cost_gpu_lookup("H200", NULL, 0);
+  o->gpu = attn_cost_gpu_lookup(ATTN_COST_DEFAULT_GPU, NULL, 0);
 }
 
 static bool print_set(void *opts, const char *name, const char *value,

@@ -51,6 +51,7 @@
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/comm/comm_dialect.h"
+#include "lib/CostModel/cost_model.h"
 #include "dialects/tile/tile_dialect.h"
 
 #include "mlir-c/BuiltinAttributes.h"
@@ -431,7 +432,8 @@ static void pick_blocks(struct gemm *g, const struct attn_tile_options *o,
                      : pow2_at_most(g->mm.m, 64);
   if (hopper && plain && (!o->block_m || o->block_m == 128)) {
     int bn;
-    attn_tile_hopper_gemm_shape(g->mm.m, g->mm.n, g->mm.k, 132,
+    int sms = attn_cost_gpu_lookup(ATTN_COST_DEFAULT_GPU, NULL, 0)->sms;
+    attn_tile_hopper_gemm_shape(g->mm.m, g->mm.n, g->mm.k, sms,
                                 (int)o->block_n, !g->mm.accumulate, &bn,
                                 &g->split_k);
     g->bn = o->block_n ? o->block_n : bn;

@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="kernel=hopper" --lower-tile-to-hopper | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-tile="kernel=hopper" --lower-tile-to-hopper="group-m=4 stages=2" | FileCheck %s --check-prefix=OPTS
 // RUN: not attn-opt %s --attn-tile="kernel=hopper" --lower-tile-to-hopper="group-m=-1" 2>&1 | FileCheck %s --check-prefix=BADGROUP
+// RUN: attn-opt %s --split-input-file --attn-tile="kernel=hopper" --lower-tile-to-hopper="gpu=A100" | FileCheck %s --check-prefix=A100
 
 // A bf16 linalg.matmul becomes the persistent warp-specialised GEMM: 384
 // threads, TMA descriptors for A (128x64 boxes) and B (64x64 boxes, four
@@ -14,6 +15,10 @@
 // OPTS-LABEL: llvm.func @mm8k(
 // OPTS-SAME: gemm = {epilogue = "staged", group_m = 4 : i64, stages = 2 : i64}
 // BADGROUP: error: option 'group-m' expects an integer in [0, 65536], found '-1'
+// Option gpu sets the SMs the CTA count fills: 2048 tiles on an A100's 108
+// are 19 waves of 108.
+// A100-LABEL: llvm.func @mm8k(
+// A100-SAME: grid = array<i32: 108, 1, 1>, kernel = "hopper-gemm"
 // CHECK-LABEL: llvm.func @mm8k(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
 // CHECK-SAME: attn.launch = {block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 216192 : i64, gemm = {epilogue = "staged", group_m = 16 : i64, stages = 3 : i64}, grid = array<i32: 128, 1, 1>, kernel = "hopper-gemm"
