@@ -380,8 +380,9 @@ void attn_tile_hopper_gemm_shape(int64_t m, int64_t n, int64_t k, int sms,
   // Splitting K into s slices runs s units per tile of nk / s steps each,
   // and costs a second kernel (its launch and latency, about 3.4 us: 6
   // wide K steps) and the f32 partials' traffic (s m n x 8 bytes written
-  // and read, assuming about 2.5 TB/s). The two split costs were fitted to an H200's times of every width
-  // and slice count on 8 shapes (bench/RESULTS.md), where the rule picks
+  // and read, assuming about 2.5 TB/s). The two split costs were fitted to
+  // an H200's times of every width and slice count on 8 shapes
+  // (bench/RESULTS.md), where the rule picks
   // the fastest within 0.001 ms at all but one (4096 x 128 x 4096: 0.018
   // ms against 0.017). Only outputs whose tiles do not fill the SMs are
   // split, each slice keeping at least 16 K steps; any count that divides
@@ -570,10 +571,9 @@ bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o) {
   char name[256];
   snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
   struct attn_strbuf text = {0};
-  if (g.mm.fused)
+  if (g.mm.fused) {
     emit_fused(&text, name, &g);
-  else
-  {
+  } else {
     char extra[32] = "";
     if (g.split_k > 1)
       snprintf(extra, sizeof extra, "split_k = %d : i64", g.split_k);
