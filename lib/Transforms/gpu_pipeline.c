@@ -75,8 +75,8 @@ bool attn_hopper_supports(MlirOperation fused, const char **why) {
 
 /// True when lower-tile-to-hopper computes the GEMM kernel attn-tile
 /// writes for mm with kernel=hopper: 16-bit elements and a shape the Hopper
-/// GEMM takes with attn-tile's tiles (hopper_gemm.h; 132 SMs, as the pass
-/// assumes).
+/// GEMM takes with attn-tile's tiles (hopper_gemm.h), on the default GPU's
+/// SMs as attn-tile and the drivers' lowering assume.
 static bool hopper_computes_matmul(const struct attn_matmul_info *mm) {
   if (!mlirTypeIsABF16(mm->elem) && !mlirTypeIsAF16(mm->elem))
     return false;
@@ -87,7 +87,6 @@ static bool hopper_computes_matmul(const struct attn_matmul_info *mm) {
   g.n = mm->n;
   g.k = mm->k;
   g.block_m = ATTN_TILE_HOPPER_GEMM_BM;
-  // attn-tile and the lowering size it for the default GPU, as here.
   int sms = attn_cost_gpu_lookup(ATTN_COST_DEFAULT_GPU, NULL, 0)->sms;
   attn_tile_hopper_gemm_shape(mm->m, mm->n, mm->k, sms, 0, !mm->accumulate,
                               &g.block_n, &g.split_k);
