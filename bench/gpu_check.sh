@@ -65,6 +65,14 @@ run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="consumers=3 pe
 run test/Inputs/hopper/h64_causal.mlir --hopper-options="consumers=3 ctas=1"
 run test/Inputs/hopper/h64_plain_f16.mlir --hopper-options="consumers=3 ctas=2"
 run test/Inputs/hopper/h64_interleaved_partial.mlir --hopper-options="consumers=3 ctas=2"
+# The softmax's variants (lazy rescaling and the tensor cores' row sums are
+# the defaults with three consumers; two get lazy and the ALUs' sums): the
+# other of each, f16 ones, and the late P.V wait at head dim 64.
+run test/Inputs/hopper/h64_causal.mlir --hopper-options="consumers=3 rescale=eager row-sum=alu ctas=2"
+run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options="rescale=eager ctas=3"
+run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options="row-sum=mma ctas=3"
+run test/Inputs/hopper/h64_plain_f16.mlir --hopper-options="row-sum=mma ctas=2"
+run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="consumers=3 pv-wait=late ctas=3"
 # The mma.sync kernel (lower-tile-to-mma), compiled for sm_80 (3 stages) and
 # sm_86 (2 stages at d 128) and JIT-compiled by the driver: every input it
 # takes, then its small tiles (4 warps, 32 and 128 keys).

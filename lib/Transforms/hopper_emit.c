@@ -52,9 +52,10 @@ struct em {
   struct attn_ptx p; // the text, SSA counter and element type
   const struct attn_hopper_kernel *k;
   int ns, no;     // S and O accumulator registers per thread
+  int na;         // O's and, with row_sum_mma, l's 4 (m64n8) after them
   int regions;    // D / 64
   // Shared-memory layout (byte offsets from the 1024-aligned base).
-  int64_t q_off, kv_off, tile_bytes, bar_off, stash_off;
+  int64_t q_off, kv_off, tile_bytes, ones_off, bar_off, stash_off;
   int64_t staging_off, pitch; // staged_out: the rows of O, and their stride
 };
 
@@ -72,7 +73,9 @@ static void layout(struct em *e) {
   e->q_off = 0;
   e->kv_off = (int64_t)k->block_m * k->head_dim * 2;
   e->tile_bytes = (int64_t)k->block_n * k->head_dim * 2;
-  e->bar_off = e->kv_off + 2 * e->tile_bytes * k->stages;
+  // row_sum_mma's B: one 128-byte-swizzled atom (8 rows of 64) of ones.
+  e->ones_off = e->kv_off + 2 * e->tile_bytes * k->stages;
+  e->bar_off = e->ones_off + (k->row_sum_mma ? 1024 : 0);
   e->stash_off = e->bar_off + 24 + 24 * k->stages;
   // O's staging rows after the stash.
   e->pitch = attn_ptx_rows_pitch(k->head_dim * 2);
@@ -370,16 +373,34 @@ static void issue_qk(struct em *e, const struct cons *c, int kt, int *sv,
   attn_ptx_wgmma_commit(&e->p);
 }
 
-/// O += P V for the stage's V tile (issued and committed, not waited). The
-/// caller has fenced O and P (reg_fence) and issued wgmma.fence.
-static void issue_pv(struct em *e, int vt, int *ov, int *a) {
+/// O += P V for the stage's V tile (issued and committed, not waited), and
+/// with row_sum_mma l += P times ones (in ov[no..no+4), every column the
+/// row's sum). The caller has fenced O and P (fence_acc, reg_fence) and
+/// issued wgmma.fence.
+static void issue_pv(struct em *e, const struct ids *x, int vt, int *ov,
+                     int *a) {
   const struct attn_hopper_kernel *k = e->k;
   int desc_v = attn_ptx_make_desc(&e->p, vt, (long long)k->block_n * 128, 1024);
   for (int kk = 0; kk < k->block_n / 16; ++kk)
     attn_ptx_wgmma_rs(
         &e->p, ov, e->no, &a[4 * kk],
-        attn_ptx_desc_add(&e->p, desc_v, (long long)kk * 16 * 128));
+        attn_ptx_desc_add(&e->p, desc_v, (long long)kk * 16 * 128), true);
+  if (k->row_sum_mma) {
+    // Every 16 keys read the same 8 x 16 ones, K-major.
+    int desc_1 = attn_ptx_make_desc(
+        &e->p, attn_ptx_addc(&e->p, x->sbase, e->ones_off), 16, 1024);
+    for (int kk = 0; kk < k->block_n / 16; ++kk)
+      attn_ptx_wgmma_rs(&e->p, ov + e->no, 4, &a[4 * kk], desc_1, false);
+  }
   attn_ptx_wgmma_commit(&e->p);
+}
+
+/// reg_fence of the accumulators the P V wgmma writes (O, and l with
+/// row_sum_mma).
+static void fence_acc(struct em *e, int *ov) {
+  attn_ptx_reg_fence(&e->p, ov, e->no, "f32", "f");
+  if (e->na > e->no)
+    attn_ptx_reg_fence(&e->p, ov + e->no, e->na - e->no, "f32", "f");
 }
 
 /// Masks S where block j crosses the diagonal or the end of the keys.
@@ -420,7 +441,10 @@ static void maybe_mask(struct em *e, const struct cons *c, int j, int *sv) {
 
 /// Online softmax of one block (rows r0: register pairs 0-1 of every 4,
 /// r0 + 8: pairs 2-3): new row maxima, the rescale factors of the old
-/// accumulators, the running sums, and P (f32, ns values in a).
+/// accumulators, the running sums (passed through with row_sum_mma, where
+/// the tensor cores add them), and P (f32, ns values in a). With
+/// lazy_rescale a maximum moves only past the old one + 8 (in log2 units),
+/// and the factor of a row that did not move is exactly 1.
 static void softmax(struct em *e, const struct cons *c, const int *sv,
                     const int m_in[2], const int l_in[2], int m_out[2],
                     int l_out[2], int alpha[2], int *a) {
@@ -436,10 +460,21 @@ static void softmax(struct em *e, const struct cons *c, const int *sv,
                      attn_ptx_shfl_xor(&e->p, mx, 2));
     m_out[r] = attn_ptx_op(&e->p, "arith.maxnumf %%v%d, %%v%d : f32", m_in[r],
                            attn_ptx_fmul(&e->p, mx, c->scale_log2));
+    int moved = -1;
+    if (e->k->lazy_rescale) {
+      // m_in = -inf moves to anything but -inf (a row masked so far).
+      moved = attn_ptx_op(
+          &e->p, "arith.cmpf ogt, %%v%d, %%v%d : f32", m_out[r],
+          attn_ptx_fadd(&e->p, m_in[r], attn_ptx_cf32(&e->p, 8.0f)));
+      m_out[r] = attn_ptx_sel(&e->p, moved, m_out[r], m_in[r], "f32");
+    }
     int dead = attn_ptx_op(&e->p, "arith.cmpf oeq, %%v%d, %%v%d : f32",
                            m_out[r], c->ninf);
     m_use[r] = attn_ptx_sel(&e->p, dead, c->zero, m_out[r], "f32");
     alpha[r] = attn_ptx_ex2(&e->p, attn_ptx_fsub(&e->p, m_in[r], m_use[r]));
+    if (moved >= 0)
+      alpha[r] = attn_ptx_sel(&e->p, moved, alpha[r], attn_ptx_cf32(&e->p, 1),
+                              "f32");
   }
   int p[256], sum[2] = {c->zero, c->zero};
   int neg[2] = {attn_ptx_op(&e->p, "arith.negf %%v%d : f32", m_use[0]),
@@ -448,10 +483,13 @@ static void softmax(struct em *e, const struct cons *c, const int *sv,
     int r = (i >> 1) & 1;
     p[i] =
         attn_ptx_ex2(&e->p, attn_ptx_fma3(&e->p, sv[i], c->scale_log2, neg[r]));
-    sum[r] = attn_ptx_fadd(&e->p, sum[r], p[i]);
+    if (!e->k->row_sum_mma)
+      sum[r] = attn_ptx_fadd(&e->p, sum[r], p[i]);
   }
   for (int r = 0; r < 2; ++r)
-    l_out[r] = attn_ptx_fma3(&e->p, l_in[r], alpha[r], sum[r]);
+    l_out[r] = e->k->row_sum_mma
+                   ? l_in[r]
+                   : attn_ptx_fma3(&e->p, l_in[r], alpha[r], sum[r]);
   memcpy(a, p, sizeof(int) * (size_t)ns);
 }
 
@@ -463,9 +501,42 @@ static void pack_p(struct em *e, const int *p, int *a) {
     a[i] = attn_ptx_pack2(&e->p, p[2 * i], p[2 * i + 1]);
 }
 
+/// The accumulators (O, and l with row_sum_mma) times their rows' factors;
+/// with lazy_rescale only in warps where one is not 1.
 static void rescale(struct em *e, int *ov, const int alpha[2]) {
-  for (int i = 0; i < e->no; ++i)
-    ov[i] = attn_ptx_fmul(&e->p, ov[i], alpha[(i >> 1) & 1]);
+  int n = e->na;
+  if (!e->k->lazy_rescale) {
+    for (int i = 0; i < n; ++i)
+      ov[i] = attn_ptx_fmul(&e->p, ov[i], alpha[(i >> 1) & 1]);
+    return;
+  }
+  int one = attn_ptx_cf32(&e->p, 1.0f);
+  int moved = attn_ptx_op(
+      &e->p, "arith.ori %%v%d, %%v%d : i1",
+      attn_ptx_op(&e->p, "arith.cmpf une, %%v%d, %%v%d : f32", alpha[0], one),
+      attn_ptx_op(&e->p, "arith.cmpf une, %%v%d, %%v%d : f32", alpha[1], one));
+  int r = e->p.next++;
+  struct attn_strbuf h = {0};
+  attn_strbuf_printf(&h, "%%v%d:%d = scf.if %%v%d -> (", r, n,
+                     attn_ptx_vote_any(&e->p, moved));
+  const char *tys[256];
+  for (int i = 0; i < n; ++i) {
+    attn_strbuf_printf(&h, "%sf32", i ? ", " : "");
+    tys[i] = "f32";
+  }
+  attn_strbuf_printf(&h, ") {");
+  attn_ptx_line(&e->p, "%s", h.buf);
+  attn_strbuf_free(&h);
+  int scaled[256];
+  for (int i = 0; i < n; ++i)
+    scaled[i] = attn_ptx_fmul(&e->p, ov[i], alpha[(i >> 1) & 1]);
+  attn_ptx_yield_list(&e->p, "scf.yield", scaled, n, tys);
+  attn_ptx_line(&e->p, "} else {");
+  attn_ptx_yield_list(&e->p, "scf.yield", ov, n, tys);
+  attn_ptx_line(&e->p, "}");
+  int nz = attn_ptx_cf32(&e->p, -0.0f);
+  for (int i = 0; i < n; ++i)
+    ov[i] = attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", r, i, nz);
 }
 
 /// Stores (store) or loads this consumer thread's RoPE constants of r in its
@@ -510,7 +581,7 @@ static struct attn_hopper_out out_of(struct em *e, const struct ids *x,
 static void finish_tile(struct em *e, const struct ids *x,
                         const struct cons *c, int res, int wt) {
   const struct attn_hopper_kernel *k = e->k;
-  int no = e->no, np = e->ns / 2;
+  int no = e->na, np = e->ns / 2;
   int ov[256], al[2], pa[128], lf[2];
   for (int i = 0; i < no; ++i)
     ov[i] =
@@ -527,19 +598,23 @@ static void finish_tile(struct em *e, const struct ids *x,
   int last = attn_ptx_addc(&e->p, x->nkb, -1), phl;
   int sl = stage_of(e, x, last, &phl);
   rescale(e, ov, al);
-  attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
+  fence_acc(e, ov);
   attn_ptx_reg_fence(&e->p, pa, np, "i32", "r");
   int vl = attn_ptx_addc(&e->p, tile_k(e, x, sl), e->tile_bytes);
   attn_ptx_asm_r(&e->p, "bar.sync $0, 256;", c->sched_me);
   attn_ptx_wgmma_fence(&e->p);
-  issue_pv(e, vl, ov, pa);
+  issue_pv(e, x, vl, ov, pa);
   attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", c->sched_other);
   attn_ptx_wgmma_wait(&e->p, 0);
-  attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
+  fence_acc(e, ov);
   attn_ptx_mbar_arrive(&e->p, bar_at(e, x->bar_empty, sl));
+  if (k->row_sum_mma) { // whole rows, in columns 0 (row r0) and 2 (r0 + 8)
+    lf[0] = ov[e->no];
+    lf[1] = ov[e->no + 2];
+  }
 
   struct attn_hopper_out o = out_of(e, x, c, wt);
-  attn_hopper_emit_out(&e->p, k, &o, ov, no, lf);
+  attn_hopper_emit_out(&e->p, k, &o, ov, e->no, lf);
 }
 
 /// Consumer warpgroups, FlashAttention-3 schedule: in step j each issues
@@ -550,7 +625,7 @@ static void finish_tile(struct em *e, const struct ids *x,
 /// kernel.
 static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   const struct attn_hopper_kernel *k = e->k;
-  int ns = e->ns, no = e->no, np = ns / 2;
+  int ns = e->ns, no = e->na, np = ns / 2;
   struct cons c;
   c.cw = attn_ptx_addc(&e->p, wg, -1);
   int warp = attn_ptx_divc(&e->p, wt, 32), lane = attn_ptx_remc(&e->p, wt, 32);
@@ -670,7 +745,7 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
     int sp = stage_of(e, x, attn_ptx_addc(&e->p, j, -1), &php);
     // Registers the GEMMs read are written before the wgmma pipeline starts.
     rescale(e, ov, al);
-    attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
+    fence_acc(e, ov);
     attn_ptx_reg_fence(&e->p, pa, np, "i32", "r");
     int kt = tile_k(e, x, s),
         vt = attn_ptx_addc(&e->p, tile_k(e, x, sp), e->tile_bytes);
@@ -678,21 +753,21 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
     attn_ptx_asm_r(&e->p, "bar.sync $0, 256;", c.sched_me);
     attn_ptx_wgmma_fence(&e->p);
     issue_qk(e, &c, kt, sv, false);
-    issue_pv(e, vt, ov, pa);
+    issue_pv(e, x, vt, ov, pa);
     attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", c.sched_other);
     attn_ptx_wgmma_wait(&e->p, 1);
     attn_ptx_reg_fence(&e->p, sv, ns, "f32", "f");
     maybe_mask(e, &c, j, sv);
     int mo[2], lo2[2], an[2], pn[128], pf2[256];
     softmax(e, &c, sv, mi, li, mo, lo2, an, pf2);
-    // At head dim 128 the last block's P V runs under this block's softmax
-    // (ptxas would wait for it first); at 64, where the softmax is bound by
-    // the MUFU, that measured 1-7% slower (bench/RESULTS.md).
-    if (k->head_dim == 128)
-      attn_ptx_wgmma_wait_after(&e->p, lo2[1]);
+    // The last block's P V runs under this block's softmax (else ptxas
+    // waits for it first): after the row sums, or the last exponential when
+    // the tensor cores sum.
+    if (k->pv_wait_late)
+      attn_ptx_wgmma_wait_after(&e->p, k->row_sum_mma ? pf2[ns - 1] : lo2[1]);
     else
       attn_ptx_wgmma_wait(&e->p, 0);
-    attn_ptx_reg_fence(&e->p, ov, no, "f32", "f");
+    fence_acc(e, ov);
     attn_ptx_reg_fence(&e->p, pf2, ns, "f32", "f");
     pack_p(e, pf2, pn);
     attn_ptx_mbar_arrive(&e->p, bar_at(e, x->bar_empty, sp));
@@ -734,12 +809,14 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
 
 void attn_hopper_emit_aliases(struct attn_strbuf *b,
                               const struct attn_hopper_kernel *k) {
-  int sizes[4] = {k->block_n / 2, (int)k->head_dim / 2, k->block_n / 4, 0};
-  // f32 accumulators (S, O, fences of O and S) and i32 P registers.
+  int sizes[4] = {k->block_n / 2, (int)k->head_dim / 2,
+                  k->row_sum_mma ? 4 : 0, k->block_n / 4};
+  // f32 accumulators (S, O, l of row_sum_mma; fences of them) and i32 P
+  // registers.
   int done[8], nd = 0;
-  for (int t = 0; t < 2; ++t) {
+  for (int t = 0; t < 3; ++t) {
     int n = sizes[t];
-    bool seen = false;
+    bool seen = !n;
     for (int i = 0; i < nd; ++i)
       seen |= done[i] == n;
     if (seen)
@@ -750,8 +827,8 @@ void attn_hopper_emit_aliases(struct attn_strbuf *b,
       attn_strbuf_printf(b, "%sf32", i ? ", " : "");
     attn_strbuf_printf(b, ")>\n");
   }
-  attn_strbuf_printf(b, "!acc_i32%d = !llvm.struct<(", sizes[2]);
-  for (int i = 0; i < sizes[2]; ++i)
+  attn_strbuf_printf(b, "!acc_i32%d = !llvm.struct<(", sizes[3]);
+  for (int i = 0; i < sizes[3]; ++i)
     attn_strbuf_printf(b, "%si32", i ? ", " : "");
   attn_strbuf_printf(b, ")>\n");
 }
@@ -788,6 +865,7 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
   attn_ptx_init(&e.p, b, k->bf16);
   e.ns = k->block_n / 2;
   e.no = (int)k->head_dim / 2;
+  e.na = e.no + (k->row_sum_mma ? 4 : 0);
   e.regions = (int)k->head_dim / 64;
   layout(&e);
 
@@ -849,6 +927,19 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
   }
   attn_ptx_fence_mbar_init(&e.p);
   attn_ptx_line(&e.p, "}");
+  if (k->row_sum_mma) {
+    // The ones tile: a word of two 16-bit 1.0s from each of 256 threads,
+    // then visible to wgmma (the async proxy) after the barrier.
+    int writer = attn_ptx_cmpc(&e.p, "ult", x.tid, 256);
+    attn_ptx_line(&e.p, "scf.if %%v%d {", writer);
+    int ptr = attn_ptx_smem_ptr(
+        &e.p, x.smem,
+        attn_ptx_addc(&e.p, attn_ptx_mulc(&e.p, x.tid, 4), e.ones_off));
+    attn_ptx_line(&e.p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
+                  attn_ptx_ci32(&e.p, k->bf16 ? 0x3F803F80 : 0x3C003C00), ptr);
+    attn_ptx_fence_proxy_async(&e.p, false);
+    attn_ptx_line(&e.p, "}");
+  }
   attn_ptx_asm0(&e.p, "bar.sync 0;");
 
   int wg = attn_ptx_divc(&e.p, x.tid, 128),

@@ -59,6 +59,18 @@ struct attn_hopper_kernel {
   /// engine (cp.async.bulk) instead of storing 4-byte words straight from
   /// registers (hopper_gemm.h's staged, for O).
   bool staged_out;
+  /// FlashAttention-4's conditional rescaling: a row's running maximum moves
+  /// only when a block's exceeds it by more than 2^8 (P then stays below
+  /// 256), so that O and l are rescaled rarely, and a warp skips the rescale
+  /// when none of its rows moved.
+  bool lazy_rescale;
+  /// The row sums l by the tensor cores: each P.V also multiplies P by a
+  /// 64x8 tile of ones in shared memory (wgmma m64n8), whose accumulators
+  /// hold l whole, instead of the consumer adding its P values one by one.
+  bool row_sum_mma;
+  /// The wait for the previous block's P.V after this block's softmax, so
+  /// that the softmax runs under it (ptxas would otherwise wait first).
+  bool pv_wait_late;
 };
 
 /// The most tiles a persistent kernel schedules (its schedule is a table of
@@ -117,7 +129,8 @@ struct attn_hopper_out {
   int64_t staging_off, pitch;
 };
 
-/// Sums the row sums l[2] across the quad, normalises this thread's O
+/// Sums the row sums l[2] across the quad (with k->row_sum_mma they are the
+/// rows' already), normalises this thread's O
 /// accumulators (no f32) and writes its rows < seq_q: 16 bytes per lane from
 /// registers (the quad's words transposed first; out is 16-byte aligned),
 /// or, with k->staged_out, through the warpgroup's staged rows.

@@ -1,7 +1,8 @@
 //===- hopper_epilogue.c - How the Hopper attention kernel writes O -------===//
 //
 // The end of a tile in hopper_emit.c's consumer warpgroups, once the last
-// P V has landed: l summed across the quad, O normalised, and the
+// P V has landed: l summed across the quad (unless the tensor cores summed
+// the rows), O normalised, and the
 // warpgroup's 64 rows written (those < seq_q), in one of two ways:
 //
 //   registers  (the default) from the accumulators. A thread holds two
@@ -41,8 +42,12 @@ static void registers_out(struct attn_ptx *p,
                           int no, const int inv[2], int bh) {
   int chunks = no / 4; // 8-column chunks of a row
   for (int r = 0; r < 2; ++r) {
-    // Every lane of the quad shuffles (same row), before the row's test.
-    int vec[16];
+    int grow = attn_ptx_addc(p, o->row0, 8 * r);
+    int ok = attn_ptx_cmpc(p, "ult", grow, k->seq_q);
+    int rowb = row_bytes(p, k, bh, grow);
+    // Every lane of the quad shuffles (same row); the stores are predicated
+    // on the row's test (a branch around them cost registers, and spills,
+    // in the persistent kernel with three consumers).
     for (int g = 0; g < chunks / 4; ++g) {
       int w[4];
       for (int t = 0; t < 4; ++t) {
@@ -51,25 +56,12 @@ static void registers_out(struct attn_ptx *p,
                               attn_ptx_fmul(p, ov[idx + 1], inv[r]));
       }
       attn_ptx_quad_transpose(p, o->lr, w);
-      vec[g] = attn_ptx_op(p, "llvm.mlir.undef : vector<4xi32>");
-      for (int t = 0; t < 4; ++t)
-        vec[g] = attn_ptx_op(p,
-                             "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : "
-                             "vector<4xi32>",
-                             w[t], vec[g], attn_ptx_ci32(p, t));
-    }
-    int grow = attn_ptx_addc(p, o->row0, 8 * r);
-    int ok = attn_ptx_cmpc(p, "ult", grow, k->seq_q);
-    attn_ptx_line(p, "scf.if %%v%d {", ok);
-    int rowb = row_bytes(p, k, bh, grow);
-    for (int g = 0; g < chunks / 4; ++g) {
       int col = attn_ptx_addc(p, o->lr, 4 * g); // this lane's chunk
       int colb = attn_ptx_op(p, "arith.extui %%v%d : i32 to i64",
                              attn_ptx_mulc(p, col, 16));
       int off = attn_ptx_op(p, "arith.addi %%v%d, %%v%d : i64", rowb, colb);
-      attn_ptx_store16(p, vec[g], out_ptr(p, o, off));
+      attn_ptx_store16_if(p, w, out_ptr(p, o, off), ok);
     }
-    attn_ptx_line(p, "}");
   }
 }
 
@@ -112,12 +104,14 @@ void attn_hopper_emit_out(struct attn_ptx *p,
                           int no, const int l[2]) {
   int inv[2];
   for (int r = 0; r < 2; ++r) {
-    int lsum = attn_ptx_fadd(p, l[r], attn_ptx_shfl_xor(p, l[r], 1));
-    lsum = attn_ptx_fadd(p, lsum, attn_ptx_shfl_xor(p, lsum, 2));
+    int lsum = l[r]; // row_sum_mma's is the whole row's already
+    if (!k->row_sum_mma) {
+      lsum = attn_ptx_fadd(p, lsum, attn_ptx_shfl_xor(p, lsum, 1));
+      lsum = attn_ptx_fadd(p, lsum, attn_ptx_shfl_xor(p, lsum, 2));
+    }
     int empty =
         attn_ptx_op(p, "arith.cmpf oeq, %%v%d, %%v%d : f32", lsum, o->zero);
-    int q = attn_ptx_op(p, "arith.divf %%v%d, %%v%d : f32",
-                        attn_ptx_cf32(p, 1.0f), lsum);
+    int q = attn_ptx_rcp(p, lsum);
     inv[r] = attn_ptx_sel(p, empty, o->zero, q, "f32"); // no keys: O = 0
   }
   int bh = attn_ptx_addi(p, attn_ptx_mulc(p, o->b, k->heads), o->h);

@@ -275,6 +275,17 @@ void attn_ptx_store16(struct attn_ptx *p, int v, int ptr) {
                 v, ptr);
 }
 
+void attn_ptx_store16_if(struct attn_ptx *p, const int w[4], int ptr,
+                         int pred) {
+  int ids[6] = {ptr, w[0], w[1], w[2], w[3],
+                attn_ptx_op(p, "arith.extui %%v%d : i1 to i32", pred)};
+  const char *t[6] = {"!llvm.ptr", "i32", "i32", "i32", "i32", "i32"};
+  attn_ptx_asmv(p, NULL, "l,r,r,r,r,r",
+                "{ .reg .pred p; setp.ne.b32 p, $5, 0; "
+                "@p st.global.v4.b32 [$0], {$1, $2, $3, $4}; }",
+                6, ids, t);
+}
+
 void attn_ptx_quad_transpose(struct attn_ptx *p, int lane4, int w[4]) {
   for (int round = 0; round < 2; ++round) {
     int m = round ? 1 : 2; // the lane mask, and the words' distance
@@ -297,9 +308,26 @@ void attn_ptx_quad_transpose(struct attn_ptx *p, int lane4, int w[4]) {
   }
 }
 
+int attn_ptx_vote_any(struct attn_ptx *p, int pred) {
+  int ids[] = {attn_ptx_op(p, "arith.extui %%v%d : i1 to i32", pred)};
+  const char *t[] = {"i32"};
+  int any = attn_ptx_asmv(p, "i32", "=r,r",
+                          "{ .reg .pred p, q; setp.ne.b32 p, $1, 0; "
+                          "vote.sync.any.pred q, p, 0xffffffff; "
+                          "selp.b32 $0, 1, 0, q; }",
+                          1, ids, t);
+  return attn_ptx_cmpc(p, "ne", any, 0);
+}
+
 int attn_ptx_ex2(struct attn_ptx *p, int v) {
   const char *t[] = {"f32"};
   return attn_ptx_asmv(p, "f32", "=f,f", "ex2.approx.ftz.f32 $0, $1;", 1, &v,
+                       t);
+}
+
+int attn_ptx_rcp(struct attn_ptx *p, int v) {
+  const char *t[] = {"f32"};
+  return attn_ptx_asmv(p, "f32", "=f,f", "rcp.approx.ftz.f32 $0, $1;", 1, &v,
                        t);
 }
 
@@ -428,7 +456,7 @@ void attn_ptx_wgmma_ss(struct attn_ptx *p, int *acc, int n, int desc_a,
 /// Stays inline PTX: nvvm.wgmma.mma_async has no register-A form (its
 /// descriptorA is an i64 shared-memory descriptor only).
 void attn_ptx_wgmma_rs(struct attn_ptx *p, int *acc, int n, const int a[4],
-                       int desc_b) {
+                       int desc_b, bool trans_b) {
   struct attn_strbuf text = {0}, cons = {0};
   attn_strbuf_printf(&text,
                      "{ .reg .pred p; setp.ne.b32 p, $%d, 0; "
@@ -436,8 +464,9 @@ void attn_ptx_wgmma_rs(struct attn_ptx *p, int *acc, int n, const int a[4],
                      2 * n + 5, 2 * n, p->ty, p->ty);
   for (int i = 0; i < n; ++i)
     attn_strbuf_printf(&text, "%s$%d", i ? ", " : "", i);
-  attn_strbuf_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, 1; }",
-                     2 * n, 2 * n + 1, 2 * n + 2, 2 * n + 3, 2 * n + 4);
+  attn_strbuf_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d; }",
+                     2 * n, 2 * n + 1, 2 * n + 2, 2 * n + 3, 2 * n + 4,
+                     trans_b ? 1 : 0);
   for (int i = 0; i < n; ++i)
     attn_strbuf_printf(&cons, "%s=f", i ? "," : "");
   for (int i = 0; i < n; ++i)

@@ -140,6 +140,10 @@ int attn_ptx_pin(struct attn_ptx *p, int v, const char *ty, const char *cons);
 int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask);
 /// Stores v (vector<4xi32>) at the 16-byte aligned global address ptr.
 void attn_ptx_store16(struct attn_ptx *p, int v, int ptr);
+/// The words w[0..3] (i32) to global ptr (16-byte aligned) if pred (i1): a
+/// predicated store, no branch.
+void attn_ptx_store16_if(struct attn_ptx *p, const int w[4], int ptr,
+                         int pred);
 /// Transposes the 4 x 4 words (i32) of a quad of lanes: lane4 (lane % 4)
 /// holds w[0..3]; afterwards it holds word lane4 of each lane of the quad, in
 /// lane order. Two rounds of shuffles: swap the off-diagonal 2 x 2 blocks,
@@ -148,6 +152,9 @@ void attn_ptx_quad_transpose(struct attn_ptx *p, int lane4, int w[4]);
 /// 2^v, approximate.
 int attn_ptx_ex2(struct attn_ptx *p, int v);
 
+/// 1 / v by the MUFU alone (rcp.approx.ftz, within 1 ulp): no slow-path
+/// call, whose calling convention costs registers where it sits.
+int attn_ptx_rcp(struct attn_ptx *p, int v);
 /// Packs (lo, hi) f32 into one register of two 16-bit floats.
 int attn_ptx_pack2(struct attn_ptx *p, int lo, int hi);
 /// Unpacks a register of two 16-bit floats into (lo, hi) f32.
@@ -155,6 +162,10 @@ void attn_ptx_unpack2(struct attn_ptx *p, int w, int *lo, int *hi);
 /// One 16-bit float (i16) to f32 and back.
 int attn_ptx_to_f32_16(struct attn_ptx *p, int h16);
 int attn_ptx_from_f32_16(struct attn_ptx *p, int f);
+
+/// Whether the i1 pred is true in any lane of the warp (i1; every lane
+/// must take part).
+int attn_ptx_vote_any(struct attn_ptx *p, int pred);
 
 /// A pointer into shared memory at byte offset off (i32) from smem.
 int attn_ptx_smem_ptr(struct attn_ptx *p, int smem, int off);
@@ -170,9 +181,10 @@ void attn_ptx_reg_fence(struct attn_ptx *p, int *vals, int n, const char *ty,
 /// Needs the alias !acc_f32<n>.
 void attn_ptx_wgmma_ss(struct attn_ptx *p, int *acc, int n, int desc_a,
                        int desc_b, int scale_d, bool trans_b);
-/// acc += wgmma(A from four registers a[0..3], B via desc_b, transposed).
+/// acc += wgmma(A from four registers a[0..3], B via desc_b), B transposed
+/// (N-major, as V is) or not (K-major).
 void attn_ptx_wgmma_rs(struct attn_ptx *p, int *acc, int n, const int a[4],
-                       int desc_b);
+                       int desc_b, bool trans_b);
 
 /// The wgmma shared-memory descriptor of address addr (i32): 128-byte
 /// swizzle, leading and stride byte offsets lbo and sbo.

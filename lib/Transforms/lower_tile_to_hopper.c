@@ -85,6 +85,9 @@ struct hopper_options {
   int own_last;         // fused reduce patterns: own tiles in the last
                         // wave (1), not (0), for all-reduce only (-1)
   long split_k;         // GEMM: K slices (0: by shape)
+  int rescale;          // attention: lazy (1), eager (0), by head dim (-1)
+  int row_sum;          // attention: mma (1), alu (0), by head dim (-1)
+  int pv_wait;          // attention: late (1), early (0), by head dim (-1)
 };
 
 /// SMs of option gpu (checked when the option was set): one persistent CTA
@@ -128,6 +131,19 @@ static const struct attn_pass_option hopper_options_help[] = {
                  "last wave crosses NVLink after the GEMM: true, false or "
                  "auto (the default: all-reduce only, measured faster there "
                  "and slower for reduce-scatter)"},
+    {"rescale", "attention's online softmax: eager (O and l rescaled at "
+                "every block whose row maximum grew), lazy (a row's maximum "
+                "moves only when it grows by more than 2^8, and a warp skips "
+                "the rescale when none of its rows moved) or auto (the "
+                "default: by head dim)"},
+    {"row-sum", "attention's softmax row sums: alu (each consumer thread "
+                "adds its P values) or mma (the tensor cores, P times a tile "
+                "of ones beside each P.V) or auto (the default: by head "
+                "dim)"},
+    {"pv-wait", "attention's wait for the previous block's P.V: late (after "
+                "the block's softmax, which then runs under it), early "
+                "(where ptxas puts it: before the softmax) or auto (the "
+                "default: by head dim)"},
     {"tile-overhead", "what a tile costs the persistent kernel's schedule "
                       "beyond its key blocks, in key blocks (0: 2)"},
     {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
@@ -158,6 +174,21 @@ static void hopper_init(void *opts) {
   o->group_m = 0;
   o->own_last = -1;
   o->split_k = 0;
+  o->rescale = -1;
+  o->row_sum = -1;
+  o->pv_wait = -1;
+}
+
+/// Sets *out to the index of value in names[0..n) (auto, the first, is -1);
+/// false if it is none of them.
+static bool parse_choice(const char *value, const char *const *names, int n,
+                         int *out) {
+  for (int i = 0; i < n; ++i)
+    if (!strcmp(value, names[i])) {
+      *out = i - 1;
+      return true;
+    }
+  return false;
 }
 
 static bool parse_placement(const char *v, enum placement *out) {
@@ -221,6 +252,30 @@ static bool hopper_set(void *opts, const char *name, const char *value,
              value);
     return false;
   }
+  if (!strcmp(name, "rescale")) {
+    static const char *const names[] = {"auto", "eager", "lazy"};
+    if (parse_choice(value, names, 3, &o->rescale))
+      return true;
+    snprintf(err, errlen,
+             "option 'rescale' expects auto, eager or lazy, found '%s'", value);
+    return false;
+  }
+  if (!strcmp(name, "row-sum")) {
+    static const char *const names[] = {"auto", "alu", "mma"};
+    if (parse_choice(value, names, 3, &o->row_sum))
+      return true;
+    snprintf(err, errlen,
+             "option 'row-sum' expects auto, alu or mma, found '%s'", value);
+    return false;
+  }
+  if (!strcmp(name, "pv-wait")) {
+    static const char *const names[] = {"auto", "early", "late"};
+    if (parse_choice(value, names, 3, &o->pv_wait))
+      return true;
+    snprintf(err, errlen,
+             "option 'pv-wait' expects auto, early or late, found '%s'", value);
+    return false;
+  }
   if (!strcmp(name, "tile-overhead"))
     return attn_parse_int_option(name, value, 0, 64, &o->tile_overhead, err,
                                  errlen);
@@ -268,8 +323,8 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
            "chip, gpu, fallback, stages, rope, persistent, ctas, q-rope, "
-           "tile-overhead, consumers, epilogue, group-m, own-last or "
-           "split-k)",
+           "tile-overhead, consumers, rescale, row-sum, pv-wait, epilogue, "
+           "group-m, own-last or split-k)",
            name);
   return false;
 }
@@ -358,6 +413,18 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // measured best or within noise of the best of 1, 2, 4 and 8 on an H200
   // at d 64 and 128, N 1K to 8K (8 was best at N = 1K only).
   k->tile_overhead = o->tile_overhead ? (int)o->tile_overhead : 2;
+  // The softmax (bench/RESULTS.md, same-run comparisons on an H200): lazy
+  // rescaling was 2-3% faster at head dim 128 (N = 4K-8K) and, with the
+  // tensor cores' row sums, 3-6% at head dim 64 with three consumers, level
+  // with two (N = 2K). The row sums by wgmma cost tensor-core time: 5-7%
+  // slower at head dim 128 and with two consumers, where the tensor cores
+  // are the bottleneck; three consumers at head dim 64 are bound by issue
+  // slots and the MUFU instead. The late P.V wait measured 4-7% faster at
+  // head dim 128; at 64, early or late with either softmax, level to 7%
+  // slower.
+  k->lazy_rescale = o->rescale != 0;
+  k->row_sum_mma = o->row_sum == 1 || (o->row_sum < 0 && k->consumers == 3);
+  k->pv_wait_late = o->pv_wait == 1 || (o->pv_wait < 0 && k->head_dim == 128);
   if (attn_hopper_smem_bytes(k) > SMEM_LIMIT) {
     snprintf(why, wlen,
              "the tiles do not fit the 227 KiB of shared memory of a CTA");
@@ -487,6 +554,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
       k.consumers == 3) {
     k.consumers = 2;
     k.block_m = 128;
+    k.row_sum_mma = o->row_sum == 1;
   }
   // O through shared memory only when asked: at head dim 64 on an H200
   // (bench/RESULTS.md) it was, with RoPE, 2-4% slower at N = 1K-2K and 3%

@@ -10,11 +10,13 @@
 // (192-row query blocks, 512 threads), the registers split 32 / 160, the
 // empty barriers waiting for 384 consumer threads, and each consumer's RoPE
 // constants for Q kept in shared memory across the tile loop (24 bytes per
-// consumer thread: 166,008 bytes in all). 2 heads x 22 query blocks = 44
-// tiles. The hand-off of the tensor cores goes round the three: the last
-// consumer opens the first one's barrier (4) before any tile.
+// consumer thread) and the 1,024-byte tile of ones of the tensor cores' row
+// sums (lower-tile-to-hopper-softmax.mlir): 167,032 bytes in all. 2 heads x
+// 22 query blocks = 44 tiles. The hand-off of the tensor cores goes round
+// the three: the last consumer opens the first one's barrier (4) before any
+// tile.
 // CHECK: llvm.func @long__attn(
-// CHECK-SAME: block = array<i32: 512, 1, 1>, dynamic_shared_bytes = 166008 : i64, grid = array<i32: 44, 1, 1>
+// CHECK-SAME: block = array<i32: 512, 1, 1>, dynamic_shared_bytes = 167032 : i64, grid = array<i32: 44, 1, 1>
 // CHECK-SAME: {box = array<i64: 64, 192, 1, 1>, dims = array<i64: 64, 4096, 2, 1>, dtype = "bf16", kind = "tensormap", name = "q_map"
 // CHECK-SAME: nvvm.maxntid = array<i32: 512, 1, 1>
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c384_i32
