@@ -416,7 +416,7 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // The softmax (bench/RESULTS.md, same-run comparisons on an H200): lazy
   // rescaling was 2-3% faster at head dim 128 (N = 4K-8K) and, with the
   // tensor cores' row sums, 3-6% at head dim 64 with three consumers, level
-  // with two (N = 2K). The row sums by wgmma cost tensor-core time: 5-7%
+  // with two (N = 2K). The row sums by wgmma cost tensor-core time: 4-7%
   // slower at head dim 128 and with two consumers, where the tensor cores
   // are the bottleneck; three consumers at head dim 64 are bound by issue
   // slots and the MUFU instead. The late P.V wait measured 4-7% faster at
