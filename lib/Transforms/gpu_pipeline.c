@@ -91,6 +91,7 @@ static bool hopper_computes_matmul(const struct attn_matmul_info *mm) {
   attn_tile_hopper_gemm_shape(mm->m, mm->n, mm->k, sms, 0, !mm->accumulate,
                               &g.block_n, &g.split_k);
   g.accumulate = mm->accumulate;
+  g.sms = sms;
   attn_hopper_gemm_defaults(&g, sms);
   char why[256];
   return attn_hopper_gemm_supported(&g, why, sizeof why);

@@ -133,11 +133,11 @@ void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
   if (!g->split_k)
     g->split_k = 1;
   if (!g->ctas) {
-    // As many waves as 132 SMs need, then as few CTAs as keep that count:
-    // 2048 tiles on 132 SMs is 16 waves either way, so 128 CTAs. A split
-    // K runs split_k units per tile.
+    // As many waves as gpu_sms SMs need, then as few CTAs as keep that
+    // count: 2048 tiles on 132 SMs is 16 waves either way, so 128 CTAs. A
+    // split K runs split_k units per tile.
     int64_t tiles = attn_hopper_gemm_tiles(g) * g->split_k;
-    int64_t sms = gpu_sms > 0 ? gpu_sms : 132;
+    int64_t sms = gpu_sms;
     int64_t waves = (tiles + sms - 1) / sms;
     g->ctas = (int)((tiles + waves - 1) / (waves ? waves : 1));
   }
@@ -200,13 +200,19 @@ bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
     return false;
   }
   if (g->comm != ATTN_GEMM_LOCAL) {
-    if (g->world < 1 || g->world > 8 || g->comm_ctas < 1 ||
-        g->ctas + g->comm_ctas > 132) {
+    if (g->world < 1 || g->world > 8 || g->comm_ctas < 1) {
       snprintf(why, why_len,
-               "a fused kernel needs 1 to 8 ranks and 1 to %d communication "
-               "CTAs beside %d compute CTAs (one per SM), found %d ranks, "
-               "%d communication CTAs",
-               132 - g->ctas, g->ctas, g->world, g->comm_ctas);
+               "a fused kernel needs 1 to 8 ranks and at least one "
+               "communication CTA, found %d ranks, %d communication CTAs",
+               g->world, g->comm_ctas);
+      return false;
+    }
+    if (g->ctas + g->comm_ctas > g->sms) {
+      snprintf(why, why_len,
+               "a fused kernel's %d compute and %d communication CTAs need "
+               "an SM each, and the GPU of option gpu has %d (comm-schedule "
+               "split the SMs of another)",
+               g->ctas, g->comm_ctas, g->sms);
       return false;
     }
     if (g->m % ((int64_t)g->block_m * g->world) || g->n % g->block_n) {

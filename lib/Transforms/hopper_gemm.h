@@ -57,6 +57,8 @@ struct attn_hopper_gemm {
   int stages;                ///< shared-memory ring depth (A and B slots)
   int group_m;               ///< tile rows walked together (L2 grouping)
   int ctas;                  ///< persistent CTAs: at most the tile count
+  int sms;                   ///< the GPU's SMs: a fused kernel's compute
+                             ///< and communication CTAs share them
   bool accumulate;           ///< C += A * B (C is read) instead of C = A * B
   // RoPE in the epilogue (the producer placement).
   bool rope;

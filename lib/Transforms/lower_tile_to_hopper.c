@@ -651,6 +651,7 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
                           const struct hopper_options *o,
                           struct attn_hopper_gemm *g, char *why, size_t wlen) {
   memset(g, 0, sizeof *g);
+  g->sms = gpu_sms(o);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
   if (mlirBlockGetNumArguments(body) != 3) {
     snprintf(why, wlen, "the kernel does not take exactly (a, b, c)");

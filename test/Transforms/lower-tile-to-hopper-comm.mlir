@@ -2,6 +2,11 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline='builtin.module(comm-schedule{comm-schedule-split=adaptive},attn-tile{kernel=hopper},lower-tile-to-hopper)' | FileCheck %s --check-prefix=ADAPT
 // RUN: attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" | FileCheck %s --check-prefix=TILE
 // RUN: attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper | FileCheck %s --check-prefix=NOCALL
+// RUN: not attn-opt %s --split-input-file --comm-schedule --attn-tile="kernel=hopper" --lower-tile-to-hopper="gpu=A100" 2>&1 | FileCheck %s --check-prefix=SMS
+
+// comm-schedule split an H200's 132 SMs; lowered for an A100 (108), the
+// compute and communication CTAs no longer get an SM each.
+// SMS: error: no Hopper GEMM for 'ar': a fused kernel's 128 compute and 4 communication CTAs need an SM each, and the GPU of option gpu has 108 (comm-schedule split the SMs of another)
 
 // A matmul and its collective, fused by comm-schedule, become one kernel:
 // the model's 4 communication CTAs (block numbers 0-3) beside 128 compute
