@@ -179,15 +179,18 @@ static void hopper_init(void *opts) {
   o->pv_wait = -1;
 }
 
-/// Sets *out to the index of value in names[0..n) (auto, the first, is -1);
-/// false if it is none of them.
-static bool parse_choice(const char *value, const char *const *names, int n,
-                         int *out) {
-  for (int i = 0; i < n; ++i)
+/// Option `name`'s value among auto, a and b: *out = -1, 0 or 1; false with
+/// err if it is none of them.
+static bool parse_choice(const char *name, const char *value, const char *a,
+                         const char *b, int *out, char *err, size_t errlen) {
+  const char *names[3] = {"auto", a, b};
+  for (int i = 0; i < 3; ++i)
     if (!strcmp(value, names[i])) {
       *out = i - 1;
       return true;
     }
+  snprintf(err, errlen, "option '%s' expects auto, %s or %s, found '%s'", name,
+           a, b, value);
   return false;
 }
 
@@ -252,30 +255,14 @@ static bool hopper_set(void *opts, const char *name, const char *value,
              value);
     return false;
   }
-  if (!strcmp(name, "rescale")) {
-    static const char *const names[] = {"auto", "eager", "lazy"};
-    if (parse_choice(value, names, 3, &o->rescale))
-      return true;
-    snprintf(err, errlen,
-             "option 'rescale' expects auto, eager or lazy, found '%s'", value);
-    return false;
-  }
-  if (!strcmp(name, "row-sum")) {
-    static const char *const names[] = {"auto", "alu", "mma"};
-    if (parse_choice(value, names, 3, &o->row_sum))
-      return true;
-    snprintf(err, errlen,
-             "option 'row-sum' expects auto, alu or mma, found '%s'", value);
-    return false;
-  }
-  if (!strcmp(name, "pv-wait")) {
-    static const char *const names[] = {"auto", "early", "late"};
-    if (parse_choice(value, names, 3, &o->pv_wait))
-      return true;
-    snprintf(err, errlen,
-             "option 'pv-wait' expects auto, early or late, found '%s'", value);
-    return false;
-  }
+  if (!strcmp(name, "rescale"))
+    return parse_choice(name, value, "eager", "lazy", &o->rescale, err,
+                        errlen);
+  if (!strcmp(name, "row-sum"))
+    return parse_choice(name, value, "alu", "mma", &o->row_sum, err, errlen);
+  if (!strcmp(name, "pv-wait"))
+    return parse_choice(name, value, "early", "late", &o->pv_wait, err,
+                        errlen);
   if (!strcmp(name, "tile-overhead"))
     return attn_parse_int_option(name, value, 0, 64, &o->tile_overhead, err,
                                  errlen);
