@@ -373,11 +373,13 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // the softmax's exponentials take the MUFU as long as the two GEMMs take
   // the tensor cores, and with three consumers each has two others' GEMMs
   // to hide its softmax under: on an H200 (bench/RESULTS.md) from N = 4K
-  // 3-9% faster without RoPE and 0-6% with it, slower at 1K (a sixth of the
-  // 192-row tiles is padding), no faster at 2K. lower_kernel goes back to 2
-  // when producer warps rotate K or Q.
+  // 3-9% faster without RoPE and 0-6% with it, 12% slower at 1K (a sixth of
+  // the 192-row tiles is padding); at 2K no faster with the old softmax, and
+  // 1-4.5% faster with lazy rescaling and the tensor cores' row sums (which
+  // need three consumers, below). lower_kernel goes back to 2 when producer
+  // warps rotate K or Q.
   k->consumers = o->consumers            ? (int)o->consumers
-                 : k->head_dim == 64 && k->seq_q >= 4096 ? 3
+                 : k->head_dim == 64 && k->seq_q >= 2048 ? 3
                                                            : 2;
   if (k->consumers == 3 && k->head_dim != 64) {
     snprintf(why, wlen,
