@@ -403,6 +403,43 @@ static void fence_acc(struct em *e, int *ov) {
     attn_ptx_reg_fence(&e->p, ov + e->no, e->na - e->no, "f32", "f");
 }
 
+/// `scf.if cond` with n f32 results: if_f32_open returns the op's number,
+/// if_f32_else yields the then-arm's values, if_f32_close the else-arm's and
+/// names the results in out (x + -0.0 == x names one result of a region
+/// op).
+static int if_f32_open(struct em *e, int cond, int n) {
+  int r = e->p.next++;
+  struct attn_strbuf h = {0};
+  attn_strbuf_printf(&h, "%%v%d:%d = scf.if %%v%d -> (", r, n, cond);
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&h, "%sf32", i ? ", " : "");
+  attn_strbuf_printf(&h, ") {");
+  attn_ptx_line(&e->p, "%s", h.buf);
+  attn_strbuf_free(&h);
+  return r;
+}
+
+static void yield_f32(struct em *e, const int *vals, int n) {
+  const char *tys[256];
+  for (int i = 0; i < n; ++i)
+    tys[i] = "f32";
+  attn_ptx_yield_list(&e->p, "scf.yield", vals, n, tys);
+}
+
+static void if_f32_else(struct em *e, const int *then_vals, int n) {
+  yield_f32(e, then_vals, n);
+  attn_ptx_line(&e->p, "} else {");
+}
+
+static void if_f32_close(struct em *e, int r, const int *else_vals, int n,
+                         int *out) {
+  yield_f32(e, else_vals, n);
+  attn_ptx_line(&e->p, "}");
+  int nz = attn_ptx_cf32(&e->p, -0.0f);
+  for (int i = 0; i < n; ++i)
+    out[i] = attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", r, i, nz);
+}
+
 /// Masks S where block j crosses the diagonal or the end of the keys.
 static void maybe_mask(struct em *e, const struct cons *c, int j, int *sv) {
   const struct attn_hopper_kernel *k = e->k;
@@ -417,26 +454,12 @@ static void maybe_mask(struct em *e, const struct cons *c, int j, int *sv) {
     need = attn_ptx_op(
         &e->p, "arith.ori %%v%d, %%v%d : i1", need,
         attn_ptx_cmp(&e->p, "ugt", end, attn_ptx_addc(&e->p, c->wg_row, 1)));
-  int r = e->p.next++;
-  struct attn_strbuf h = {0};
-  attn_strbuf_printf(&h, "%%v%d:%d = scf.if %%v%d -> (", r, ns, need);
-  for (int i = 0; i < ns; ++i)
-    attn_strbuf_printf(&h, "%sf32", i ? ", " : "");
-  attn_strbuf_printf(&h, ") {");
-  attn_ptx_line(&e->p, "%s", h.buf);
-  attn_strbuf_free(&h);
+  int r = if_f32_open(e, need, ns);
   int masked[256];
-  const char *tys[256];
-  for (int i = 0; i < ns; ++i)
-    tys[i] = "f32";
   memcpy(masked, sv, sizeof(int) * (size_t)ns);
   mask_scores(e, masked, j, c->lr, c->row0);
-  attn_ptx_yield_list(&e->p, "scf.yield", masked, ns, tys);
-  attn_ptx_line(&e->p, "} else {");
-  attn_ptx_yield_list(&e->p, "scf.yield", sv, ns, tys);
-  attn_ptx_line(&e->p, "}");
-  for (int i = 0; i < ns; ++i)
-    sv[i] = attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", r, i, c->nz);
+  if_f32_else(e, masked, ns);
+  if_f32_close(e, r, sv, ns, sv);
 }
 
 /// Online softmax of one block (rows r0: register pairs 0-1 of every 4,
@@ -515,28 +538,12 @@ static void rescale(struct em *e, int *ov, const int alpha[2]) {
       &e->p, "arith.ori %%v%d, %%v%d : i1",
       attn_ptx_op(&e->p, "arith.cmpf une, %%v%d, %%v%d : f32", alpha[0], one),
       attn_ptx_op(&e->p, "arith.cmpf une, %%v%d, %%v%d : f32", alpha[1], one));
-  int r = e->p.next++;
-  struct attn_strbuf h = {0};
-  attn_strbuf_printf(&h, "%%v%d:%d = scf.if %%v%d -> (", r, n,
-                     attn_ptx_vote_any(&e->p, moved));
-  const char *tys[256];
-  for (int i = 0; i < n; ++i) {
-    attn_strbuf_printf(&h, "%sf32", i ? ", " : "");
-    tys[i] = "f32";
-  }
-  attn_strbuf_printf(&h, ") {");
-  attn_ptx_line(&e->p, "%s", h.buf);
-  attn_strbuf_free(&h);
+  int r = if_f32_open(e, attn_ptx_vote_any(&e->p, moved), n);
   int scaled[256];
   for (int i = 0; i < n; ++i)
     scaled[i] = attn_ptx_fmul(&e->p, ov[i], alpha[(i >> 1) & 1]);
-  attn_ptx_yield_list(&e->p, "scf.yield", scaled, n, tys);
-  attn_ptx_line(&e->p, "} else {");
-  attn_ptx_yield_list(&e->p, "scf.yield", ov, n, tys);
-  attn_ptx_line(&e->p, "}");
-  int nz = attn_ptx_cf32(&e->p, -0.0f);
-  for (int i = 0; i < n; ++i)
-    ov[i] = attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", r, i, nz);
+  if_f32_else(e, scaled, n);
+  if_f32_close(e, r, ov, n, ov);
 }
 
 /// Stores (store) or loads this consumer thread's RoPE constants of r in its

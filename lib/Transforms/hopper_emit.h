@@ -130,10 +130,10 @@ struct attn_hopper_out {
 };
 
 /// Sums the row sums l[2] across the quad (with k->row_sum_mma they are the
-/// rows' already), normalises this thread's O
-/// accumulators (no f32) and writes its rows < seq_q: 16 bytes per lane from
-/// registers (the quad's words transposed first; out is 16-byte aligned),
-/// or, with k->staged_out, through the warpgroup's staged rows.
+/// rows' already), normalises this thread's O accumulators (no f32) and
+/// writes its rows < seq_q: 16 bytes per lane from registers (the quad's
+/// words transposed first; out is 16-byte aligned), or, with
+/// k->staged_out, through the warpgroup's staged rows.
 void attn_hopper_emit_out(struct attn_ptx *p,
                           const struct attn_hopper_kernel *k,
                           const struct attn_hopper_out *o, const int *ov,

@@ -2,8 +2,8 @@
 //
 // The end of a tile in hopper_emit.c's consumer warpgroups, once the last
 // P V has landed: l summed across the quad (unless the tensor cores summed
-// the rows), O normalised, and the
-// warpgroup's 64 rows written (those < seq_q), in one of two ways:
+// the rows), O normalised, and the warpgroup's 64 rows written (those <
+// seq_q), in one of two ways:
 //
 //   registers  (the default) from the accumulators. A thread holds two
 //              columns of each 8-column chunk of its rows, so the four
