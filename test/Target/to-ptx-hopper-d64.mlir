@@ -1,0 +1,34 @@
+// RUN: attn-translate --to-ptx %s -o %t.ptx
+// RUN: FileCheck %s < %t.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+
+// bf16 RoPE + causal attention at d=64, N=4096: three consumer warpgroups
+// (512 threads), lazy rescaling (a warp votes on its factors) and the row
+// sums by the tensor cores (m64n8k16 wgmma of P times ones), O stored by
+// predicated 16-byte stores.
+// CHECK: .target sm_90a
+// CHECK-DAG: .visible .entry attn__rope_k(
+// CHECK-DAG: .visible .entry attn__attn(
+// CHECK-DAG: .maxntid 512, 1, 1
+// CHECK-DAG: vote.sync.any.pred
+// CHECK-DAG: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16
+// CHECK-DAG: rcp.approx.ftz.f32
+// CHECK-DAG: @p st.global.v4.b32
+
+// ptxas accepts both kernels with no spills and no serialised wgmma. (With
+// the epilogue's stores in a branch, this kernel spilled 16 bytes.)
+// PTXAS-DAG: Compiling entry function 'attn__attn' for 'sm_90a'
+// PTXAS-DAG: Compiling entry function 'attn__rope_k' for 'sm_90a'
+// PTXAS-NOT: bytes spill stores, {{[1-9]}}
+// PTXAS-NOT: C7513
+// PTXAS-NOT: C7514
+func.func @attn(%q: tensor<1x2x4096x64xbf16>, %k: tensor<1x2x4096x64xbf16>, %v: tensor<1x2x4096x64xbf16>) -> tensor<1x2x4096x64xbf16> {
+  %qr = "attn.rope"(%q) {theta = 500000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half"} : (tensor<1x2x4096x64xbf16>) -> tensor<1x2x4096x64xbf16>
+  %kr = "attn.rope"(%k) {theta = 500000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half"} : (tensor<1x2x4096x64xbf16>) -> tensor<1x2x4096x64xbf16>
+  %s = "attn.qk"(%qr, %kr) : (tensor<1x2x4096x64xbf16>, tensor<1x2x4096x64xbf16>) -> tensor<1x2x4096x4096xbf16>
+  %s1 = "attn.scale"(%s) {scale = 0.125 : f64} : (tensor<1x2x4096x4096xbf16>) -> tensor<1x2x4096x4096xbf16>
+  %s2 = "attn.causal"(%s1) : (tensor<1x2x4096x4096xbf16>) -> tensor<1x2x4096x4096xbf16>
+  %p = "attn.softmax"(%s2) : (tensor<1x2x4096x4096xbf16>) -> tensor<1x2x4096x4096xbf16>
+  %o = "attn.pv"(%p, %v) : (tensor<1x2x4096x4096xbf16>, tensor<1x2x4096x64xbf16>) -> tensor<1x2x4096x64xbf16>
+  return %o : tensor<1x2x4096x64xbf16>
+}
