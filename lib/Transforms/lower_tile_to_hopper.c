@@ -404,9 +404,9 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   k->tile_overhead = o->tile_overhead ? (int)o->tile_overhead : 2;
   // The softmax (bench/RESULTS.md, same-run comparisons on an H200): lazy
   // rescaling was 2-3% faster at head dim 128 (N = 4K-8K) and, with the
-  // tensor cores' row sums, 3-6% at head dim 64 with three consumers, level
-  // with two (N = 2K). The row sums by wgmma cost tensor-core time: 4-7%
-  // slower at head dim 128 and with two consumers, where the tensor cores
+  // tensor cores' row sums, 3-7% at head dim 64 with three consumers;
+  // level at N = 2K with two. The row sums by wgmma cost tensor-core time:
+  // 4-7% slower at head dim 128 and with two consumers, where the tensor cores
   // are the bottleneck; three consumers at head dim 64 are bound by issue
   // slots and the MUFU instead. The late P.V wait measured 4-7% faster at
   // head dim 128; at 64, early or late with either softmax, level to 7%
