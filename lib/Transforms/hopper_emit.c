@@ -29,7 +29,8 @@
 // reads: a tile of R rows and D columns is D/64 regions of R rows x 128 B.
 // The instructions themselves are written by hopper_ptx.c; RoPE's math and
 // the separate RoPE kernel (split and pre placements) are in hopper_rope.c,
-// and how a tile's O is normalised and written in hopper_epilogue.c.
+// one key block's mask and online softmax in hopper_softmax.c, and how a
+// tile's O is normalised and written in hopper_epilogue.c.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/hopper_emit.h"
@@ -324,27 +325,11 @@ static void producer(struct em *e, const struct ids *tiles, int wt) {
 
 //===-- Consumers ---------------------------------------------------------===//
 
-/// Masks S (ns values, updated in place) on blocks that cross the diagonal
-/// or the end of the keys.
-static void mask_scores(struct em *e, int *sv, int j, int lr, int row0) {
-  const struct attn_hopper_kernel *k = e->k;
-  int kbase = attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, j, k->block_n),
-                            attn_ptx_mulc(&e->p, lr, 2));
-  int ninf = attn_ptx_cf32(&e->p, -INFINITY);
-  int rows[2] = {row0, attn_ptx_addc(&e->p, row0, 8)};
-  for (int i = 0; i < e->ns; ++i) {
-    int col = attn_ptx_addc(&e->p, kbase, 8 * (i >> 2) + (i & 1));
-    int bad = attn_ptx_cmpc(&e->p, "uge", col, k->seq_k);
-    if (k->causal)
-      bad = attn_ptx_op(&e->p, "arith.ori %%v%d, %%v%d : i1", bad,
-                        attn_ptx_cmp(&e->p, "ugt", col, rows[(i >> 1) & 1]));
-    sv[i] = attn_ptx_sel(&e->p, bad, ninf, sv[i], "f32");
-  }
-}
-
-/// The per-consumer values every block step needs.
+/// The per-consumer values every block step needs (sm: what the softmax
+/// needs, hopper_softmax.c).
 struct cons {
-  int cw, lr, row0, wg_row, desc_q, scale_log2, ninf, zero, nz;
+  int cw, desc_q, nz;
+  struct attn_hopper_softmax sm;
   int sched_me, sched_other; // named barrier ids (i32)
 };
 
@@ -403,147 +388,12 @@ static void fence_acc(struct em *e, int *ov) {
     attn_ptx_reg_fence(&e->p, ov + e->no, e->na - e->no, "f32", "f");
 }
 
-/// `scf.if cond` with n f32 results: if_f32_open returns the op's number,
-/// if_f32_else yields the then-arm's values, if_f32_close the else-arm's and
-/// names the results in out (x + -0.0 == x names one result of a region
-/// op).
-static int if_f32_open(struct em *e, int cond, int n) {
-  int r = e->p.next++;
-  struct attn_strbuf h = {0};
-  attn_strbuf_printf(&h, "%%v%d:%d = scf.if %%v%d -> (", r, n, cond);
-  for (int i = 0; i < n; ++i)
-    attn_strbuf_printf(&h, "%sf32", i ? ", " : "");
-  attn_strbuf_printf(&h, ") {");
-  attn_ptx_line(&e->p, "%s", h.buf);
-  attn_strbuf_free(&h);
-  return r;
-}
-
-static void yield_f32(struct em *e, const int *vals, int n) {
-  const char *tys[256];
-  for (int i = 0; i < n; ++i)
-    tys[i] = "f32";
-  attn_ptx_yield_list(&e->p, "scf.yield", vals, n, tys);
-}
-
-static void if_f32_else(struct em *e, const int *then_vals, int n) {
-  yield_f32(e, then_vals, n);
-  attn_ptx_line(&e->p, "} else {");
-}
-
-static void if_f32_close(struct em *e, int r, const int *else_vals, int n,
-                         int *out) {
-  yield_f32(e, else_vals, n);
-  attn_ptx_line(&e->p, "}");
-  int nz = attn_ptx_cf32(&e->p, -0.0f);
-  for (int i = 0; i < n; ++i)
-    out[i] = attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", r, i, nz);
-}
-
-/// Masks S where block j crosses the diagonal or the end of the keys.
-static void maybe_mask(struct em *e, const struct cons *c, int j, int *sv) {
-  const struct attn_hopper_kernel *k = e->k;
-  int ns = e->ns;
-  bool tail = k->seq_k % k->block_n != 0;
-  if (!k->causal && !tail)
-    return;
-  int end = attn_ptx_mulc(&e->p, attn_ptx_addc(&e->p, j, 1),
-                          k->block_n); // one past the block
-  int need = attn_ptx_cmpc(&e->p, "ugt", end, k->seq_k);
-  if (k->causal)
-    need = attn_ptx_op(
-        &e->p, "arith.ori %%v%d, %%v%d : i1", need,
-        attn_ptx_cmp(&e->p, "ugt", end, attn_ptx_addc(&e->p, c->wg_row, 1)));
-  int r = if_f32_open(e, need, ns);
-  int masked[256];
-  memcpy(masked, sv, sizeof(int) * (size_t)ns);
-  mask_scores(e, masked, j, c->lr, c->row0);
-  if_f32_else(e, masked, ns);
-  if_f32_close(e, r, sv, ns, sv);
-}
-
-/// Online softmax of one block (rows r0: register pairs 0-1 of every 4,
-/// r0 + 8: pairs 2-3): new row maxima, the rescale factors of the old
-/// accumulators, the running sums (passed through with row_sum_mma, where
-/// the tensor cores add them), and P (f32, ns values in a). With
-/// lazy_rescale a maximum moves only past the old one + 8 (in log2 units),
-/// and the factor of a row that did not move is exactly 1.
-static void softmax(struct em *e, const struct cons *c, const int *sv,
-                    const int m_in[2], const int l_in[2], int m_out[2],
-                    int l_out[2], int alpha[2], int *a) {
-  int ns = e->ns, m_use[2];
-  for (int r = 0; r < 2; ++r) {
-    int mx = c->ninf;
-    for (int i = 0; i < ns; ++i)
-      if (((i >> 1) & 1) == r)
-        mx = attn_ptx_op(&e->p, "arith.maxnumf %%v%d, %%v%d : f32", mx, sv[i]);
-    mx = attn_ptx_op(&e->p, "arith.maxnumf %%v%d, %%v%d : f32", mx,
-                     attn_ptx_shfl_xor(&e->p, mx, 1));
-    mx = attn_ptx_op(&e->p, "arith.maxnumf %%v%d, %%v%d : f32", mx,
-                     attn_ptx_shfl_xor(&e->p, mx, 2));
-    m_out[r] = attn_ptx_op(&e->p, "arith.maxnumf %%v%d, %%v%d : f32", m_in[r],
-                           attn_ptx_fmul(&e->p, mx, c->scale_log2));
-    int moved = -1;
-    if (e->k->lazy_rescale) {
-      // m_in = -inf moves to anything but -inf (a row masked so far).
-      moved = attn_ptx_op(
-          &e->p, "arith.cmpf ogt, %%v%d, %%v%d : f32", m_out[r],
-          attn_ptx_fadd(&e->p, m_in[r], attn_ptx_cf32(&e->p, 8.0f)));
-      m_out[r] = attn_ptx_sel(&e->p, moved, m_out[r], m_in[r], "f32");
-    }
-    int dead = attn_ptx_op(&e->p, "arith.cmpf oeq, %%v%d, %%v%d : f32",
-                           m_out[r], c->ninf);
-    m_use[r] = attn_ptx_sel(&e->p, dead, c->zero, m_out[r], "f32");
-    alpha[r] = attn_ptx_ex2(&e->p, attn_ptx_fsub(&e->p, m_in[r], m_use[r]));
-    if (moved >= 0)
-      alpha[r] = attn_ptx_sel(&e->p, moved, alpha[r], attn_ptx_cf32(&e->p, 1),
-                              "f32");
-  }
-  int p[256], sum[2] = {c->zero, c->zero};
-  int neg[2] = {attn_ptx_op(&e->p, "arith.negf %%v%d : f32", m_use[0]),
-                attn_ptx_op(&e->p, "arith.negf %%v%d : f32", m_use[1])};
-  for (int i = 0; i < ns; ++i) {
-    int r = (i >> 1) & 1;
-    p[i] =
-        attn_ptx_ex2(&e->p, attn_ptx_fma3(&e->p, sv[i], c->scale_log2, neg[r]));
-    if (!e->k->row_sum_mma)
-      sum[r] = attn_ptx_fadd(&e->p, sum[r], p[i]);
-  }
-  for (int r = 0; r < 2; ++r)
-    l_out[r] = e->k->row_sum_mma
-                   ? l_in[r]
-                   : attn_ptx_fma3(&e->p, l_in[r], alpha[r], sum[r]);
-  memcpy(a, p, sizeof(int) * (size_t)ns);
-}
-
 /// Packs probabilities to 16-bit pairs, the A registers of the P V wgmma.
 /// Done only once the previous P V has completed, so that the new registers
 /// never overwrite ones an in-flight wgmma still reads.
 static void pack_p(struct em *e, const int *p, int *a) {
   for (int i = 0; i < e->ns / 2; ++i)
     a[i] = attn_ptx_pack2(&e->p, p[2 * i], p[2 * i + 1]);
-}
-
-/// The accumulators (O, and l with row_sum_mma) times their rows' factors;
-/// with lazy_rescale only in warps where one is not 1.
-static void rescale(struct em *e, int *ov, const int alpha[2]) {
-  int n = e->na;
-  if (!e->k->lazy_rescale) {
-    for (int i = 0; i < n; ++i)
-      ov[i] = attn_ptx_fmul(&e->p, ov[i], alpha[(i >> 1) & 1]);
-    return;
-  }
-  int one = attn_ptx_cf32(&e->p, 1.0f);
-  int moved = attn_ptx_op(
-      &e->p, "arith.ori %%v%d, %%v%d : i1",
-      attn_ptx_op(&e->p, "arith.cmpf une, %%v%d, %%v%d : f32", alpha[0], one),
-      attn_ptx_op(&e->p, "arith.cmpf une, %%v%d, %%v%d : f32", alpha[1], one));
-  int r = if_f32_open(e, attn_ptx_vote_any(&e->p, moved), n);
-  int scaled[256];
-  for (int i = 0; i < n; ++i)
-    scaled[i] = attn_ptx_fmul(&e->p, ov[i], alpha[(i >> 1) & 1]);
-  if_f32_else(e, scaled, n);
-  if_f32_close(e, r, ov, n, ov);
 }
 
 /// Stores (store) or loads this consumer thread's RoPE constants of r in its
@@ -572,13 +422,13 @@ static struct attn_hopper_out out_of(struct em *e, const struct ids *x,
   return (struct attn_hopper_out){.out = x->out,
                                   .b = x->b,
                                   .h = x->h,
-                                  .wg_row = c->wg_row,
-                                  .row0 = c->row0,
-                                  .lr = c->lr,
+                                  .wg_row = c->sm.wg_row,
+                                  .row0 = c->sm.row0,
+                                  .lr = c->sm.lr,
                                   .cw = c->cw,
                                   .wt = wt,
                                   .sbase = x->sbase,
-                                  .zero = c->zero,
+                                  .zero = c->sm.zero,
                                   .staging_off = e->staging_off,
                                   .pitch = e->pitch};
 }
@@ -604,7 +454,7 @@ static void finish_tile(struct em *e, const struct ids *x,
                         no + 6 + i, attn_ptx_ci32(&e->p, 0));
   int last = attn_ptx_addc(&e->p, x->nkb, -1), phl;
   int sl = stage_of(e, x, last, &phl);
-  rescale(e, ov, al);
+  attn_hopper_rescale(&e->p, k, ov, e->na, al);
   fence_acc(e, ov);
   attn_ptx_reg_fence(&e->p, pa, np, "i32", "r");
   int vl = attn_ptx_addc(&e->p, tile_k(e, x, sl), e->tile_bytes);
@@ -637,7 +487,7 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   c.cw = attn_ptx_addc(&e->p, wg, -1);
   int warp = attn_ptx_divc(&e->p, wt, 32), lane = attn_ptx_remc(&e->p, wt, 32);
   int lq = attn_ptx_divc(&e->p, lane, 4);
-  c.lr = attn_ptx_remc(&e->p, lane, 4);
+  c.sm.lr = attn_ptx_remc(&e->p, lane, 4);
   int wrow = attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, warp, 16),
                            lq); // row in the warpgroup
   // Named barriers: 0 the CTA's, 1 .. W each consumer's own (RoPE of Q),
@@ -662,9 +512,9 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
 
   struct ids t = *tiles, *x = &t;
   open_tiles(e, x);
-  c.wg_row = attn_ptx_addi(&e->p, x->q_row, attn_ptx_mulc(&e->p, c.cw, 64));
-  c.row0 =
-      attn_ptx_addi(&e->p, c.wg_row, wrow); // query row of register pairs 0-1
+  c.sm.wg_row = attn_ptx_addi(&e->p, x->q_row, attn_ptx_mulc(&e->p, c.cw, 64));
+  c.sm.row0 =
+      attn_ptx_addi(&e->p, c.sm.wg_row, wrow); // query row of register pairs 0-1
   attn_ptx_mbar_wait(&e->p, q_by_producer(k) ? x->bar_qready : x->bar_q,
                      q_parity(e, x));
   if (k->rope && !q_by_producer(k)) {
@@ -674,7 +524,7 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
       int first = attn_ptx_mulc(&e->p, c.cw, 64);
       attn_hopper_rope_rows(
           &e->p, e->k, x->smem, attn_ptx_ci32(&e->p, (int)e->q_off), k->block_m,
-          first, 64, attn_ptx_addc(&e->p, c.wg_row, k->rope_offset), &rq);
+          first, 64, attn_ptx_addc(&e->p, c.sm.wg_row, k->rope_offset), &rq);
       attn_ptx_fence_proxy_async(&e->p, false);
     } else {
       attn_hopper_rope_q_pairs(&e->p, e->k, x->smem, wt, x->q_row, c.cw);
@@ -684,16 +534,16 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   int qaddr = attn_ptx_addi(&e->p, attn_ptx_addc(&e->p, x->sbase, e->q_off),
                             attn_ptx_mulc(&e->p, c.cw, 64 * 128));
   c.desc_q = attn_ptx_make_desc(&e->p, qaddr, 16, 1024);
-  c.scale_log2 = attn_ptx_cf32(&e->p, (float)(k->scale * 1.4426950408889634));
-  c.ninf = attn_ptx_cf32(&e->p, -INFINITY);
-  c.zero = attn_ptx_cf32(&e->p, 0.0f);
+  c.sm.scale_log2 = attn_ptx_cf32(&e->p, (float)(k->scale * 1.4426950408889634));
+  c.sm.ninf = attn_ptx_cf32(&e->p, -INFINITY);
+  c.sm.zero = attn_ptx_cf32(&e->p, 0.0f);
   c.nz = attn_ptx_cf32(&e->p,
                        -0.0f); // x + -0.0 == x: names one result of a region op
   int ready = k->rope && k->rope_k_in_kernel ? x->bar_kready : x->bar_full;
 
   // Step 0: S_0 and its softmax; O starts at zero.
   int sv[256], a[128], pf[256], m[2], l[2], alpha[2];
-  int m0[2] = {c.ninf, c.ninf}, l0[2] = {c.zero, c.zero};
+  int m0[2] = {c.sm.ninf, c.sm.ninf}, l0[2] = {c.sm.zero, c.sm.zero};
   {
     int z = attn_ptx_ci32(&e->p, 0), ph;
     int s = stage_of(e, x, z, &ph);
@@ -703,8 +553,8 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
     attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", c.sched_other);
     attn_ptx_wgmma_wait(&e->p, 0);
     attn_ptx_reg_fence(&e->p, sv, ns, "f32", "f");
-    maybe_mask(e, &c, z, sv);
-    softmax(e, &c, sv, m0, l0, m, l, alpha, pf);
+    attn_hopper_mask(&e->p, k, &c.sm, z, sv);
+    attn_hopper_softmax(&e->p, k, &c.sm, sv, m0, l0, m, l, alpha, pf);
     pack_p(e, pf, a);
   }
 
@@ -717,7 +567,7 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   const char *tys[512];
   int n = 0;
   for (int i = 0; i < no; ++i, ++n) {
-    init[n] = c.zero;
+    init[n] = c.sm.zero;
     tys[n] = "f32";
   }
   for (int r = 0; r < 2; ++r, ++n) {
@@ -751,7 +601,7 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
     int s = stage_of(e, x, j, &ph);
     int sp = stage_of(e, x, attn_ptx_addc(&e->p, j, -1), &php);
     // Registers the GEMMs read are written before the wgmma pipeline starts.
-    rescale(e, ov, al);
+    attn_hopper_rescale(&e->p, k, ov, e->na, al);
     fence_acc(e, ov);
     attn_ptx_reg_fence(&e->p, pa, np, "i32", "r");
     int kt = tile_k(e, x, s),
@@ -764,9 +614,9 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
     attn_ptx_asm_r(&e->p, "bar.arrive $0, 256;", c.sched_other);
     attn_ptx_wgmma_wait(&e->p, 1);
     attn_ptx_reg_fence(&e->p, sv, ns, "f32", "f");
-    maybe_mask(e, &c, j, sv);
+    attn_hopper_mask(&e->p, k, &c.sm, j, sv);
     int mo[2], lo2[2], an[2], pn[128], pf2[256];
-    softmax(e, &c, sv, mi, li, mo, lo2, an, pf2);
+    attn_hopper_softmax(&e->p, k, &c.sm, sv, mi, li, mo, lo2, an, pf2);
     // The last block's P V runs under this block's softmax (else ptxas
     // waits for it first): after the row sums, or the last exponential when
     // the tensor cores sum.

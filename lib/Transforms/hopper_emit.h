@@ -115,6 +115,38 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
                              const struct attn_hopper_kernel *k,
                              const char *attention_attr);
 
+//===-- One key block's online softmax (hopper_softmax.c) -----------------===//
+
+/// What a consumer thread's softmax needs of the kernel's values (SSA ids):
+/// its lane % 4, its first fragment row (query row of register pairs 0-1),
+/// its warpgroup's first query row, and the f32 constants scale * log2(e),
+/// -inf and 0.
+struct attn_hopper_softmax {
+  int lr, row0, wg_row;
+  int scale_log2, ninf, zero;
+};
+
+/// Masks S (block_n / 2 f32 in sv, replaced) in key block j (i32) where it
+/// crosses the diagonal (causal) or the end of the keys; a branch, so that
+/// the other blocks pay nothing.
+void attn_hopper_mask(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                      const struct attn_hopper_softmax *s, int j, int *sv);
+/// The softmax of S (sv) given the running maxima m_in and sums l_in of the
+/// thread's two rows: the new maxima m_out, the factors alpha that rescale
+/// the accumulators (exactly 1 where a lazy maximum did not move), the new
+/// sums l_out (l_in with k->row_sum_mma, whose sums the tensor cores add)
+/// and P (block_n / 2 f32 in pf).
+void attn_hopper_softmax(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                         const struct attn_hopper_softmax *s, const int *sv,
+                         const int m_in[2], const int l_in[2], int m_out[2],
+                         int l_out[2], int alpha[2], int *pf);
+/// The accumulators acc (n f32, replaced: O, then l with k->row_sum_mma)
+/// times their rows' factors; with k->lazy_rescale only in warps where one
+/// is not 1.
+void attn_hopper_rescale(struct attn_ptx *p,
+                         const struct attn_hopper_kernel *k, int *acc, int n,
+                         const int alpha[2]);
+
 //===-- The end of a tile: O normalised and written (hopper_epilogue.c) ---===//
 
 struct attn_ptx_rows;
