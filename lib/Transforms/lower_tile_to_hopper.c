@@ -357,6 +357,22 @@ static const struct attn_attention_family hopper_family = {
     .check_rope = check_rope,
 };
 
+/// The softmax's choices for k's head dim and consumers, where the options
+/// leave them to auto (bench/RESULTS.md, same-run comparisons on an H200):
+/// lazy rescaling was 2-3% faster at head dim 128 (N = 4K-8K) and, with the
+/// tensor cores' row sums, 3-7% at head dim 64 with three consumers; level
+/// at N = 2K with two. The row sums by wgmma cost tensor-core time: 4-7%
+/// slower at head dim 128 and with two consumers, where the tensor cores are
+/// the bottleneck; three consumers at head dim 64 are bound by issue slots
+/// and the MUFU instead. The late P.V wait measured 4-7% faster at head dim
+/// 128; at 64, early or late with either softmax, level to 7% slower.
+static void choose_softmax(struct attn_hopper_kernel *k,
+                           const struct hopper_options *o) {
+  k->lazy_rescale = o->rescale != 0;
+  k->row_sum_mma = o->row_sum == 1 || (o->row_sum < 0 && k->consumers == 3);
+  k->pv_wait_late = o->pv_wait == 1 || (o->pv_wait < 0 && k->head_dim == 128);
+}
+
 /// Reads the kernel's problem; returns false with why when the Hopper
 /// kernel cannot compute it.
 static bool describe(MlirOperation kernel, const struct hopper_options *o,
@@ -402,18 +418,7 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // measured best or within noise of the best of 1, 2, 4 and 8 on an H200
   // at d 64 and 128, N 1K to 8K (8 was best at N = 1K only).
   k->tile_overhead = o->tile_overhead ? (int)o->tile_overhead : 2;
-  // The softmax (bench/RESULTS.md, same-run comparisons on an H200): lazy
-  // rescaling was 2-3% faster at head dim 128 (N = 4K-8K) and, with the
-  // tensor cores' row sums, 3-7% at head dim 64 with three consumers;
-  // level at N = 2K with two. The row sums by wgmma cost tensor-core time:
-  // 4-7% slower at head dim 128 and with two consumers, where the tensor cores
-  // are the bottleneck; three consumers at head dim 64 are bound by issue
-  // slots and the MUFU instead. The late P.V wait measured 4-7% faster at
-  // head dim 128; at 64, early or late with either softmax, level to 7%
-  // slower.
-  k->lazy_rescale = o->rescale != 0;
-  k->row_sum_mma = o->row_sum == 1 || (o->row_sum < 0 && k->consumers == 3);
-  k->pv_wait_late = o->pv_wait == 1 || (o->pv_wait < 0 && k->head_dim == 128);
+  choose_softmax(k, o);
   if (attn_hopper_smem_bytes(k) > SMEM_LIMIT) {
     snprintf(why, wlen,
              "the tiles do not fit the 227 KiB of shared memory of a CTA");
@@ -543,7 +548,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
       k.consumers == 3) {
     k.consumers = 2;
     k.block_m = 128;
-    k.row_sum_mma = o->row_sum == 1;
+    choose_softmax(&k, o);
   }
   // O through shared memory only when asked: at head dim 64 on an H200
   // (bench/RESULTS.md) it was, with RoPE, 2-4% slower at N = 1K-2K and 3%
