@@ -268,7 +268,12 @@ int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask) {
                        ids, t);
 }
 
-void attn_ptx_store16(struct attn_ptx *p, int v, int ptr) {
+void attn_ptx_store16(struct attn_ptx *p, const int w[4], int ptr) {
+  int v = attn_ptx_op(p, "llvm.mlir.undef : vector<4xi32>");
+  for (int i = 0; i < 4; ++i)
+    v = attn_ptx_op(
+        p, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : vector<4xi32>",
+        w[i], v, attn_ptx_ci32(p, i));
   attn_ptx_line(p,
                 "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : "
                 "vector<4xi32>, !llvm.ptr",

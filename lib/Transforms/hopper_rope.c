@@ -124,26 +124,19 @@ static void store_row(struct attn_ptx *p, const struct attn_hopper_kernel *k,
                       int off, const int *y1, const int *y2) {
   int pa, pb;
   row_ptrs(p, k, "x_rot", off, &pa, &pb);
-  int undef = attn_ptx_op(p, "llvm.mlir.undef : vector<4xi32>");
-  const char *ins =
-      "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : vector<4xi32>";
+  int wa[4], wb[4];
   if (k->interleaved) {
-    int v = undef;
     for (int i = 0; i < 4; ++i)
-      v = attn_ptx_op(p, ins, attn_ptx_pack2(p, y1[i], y2[i]), v,
-                      attn_ptx_ci32(p, i));
-    attn_ptx_store16(p, v, pa);
+      wa[i] = attn_ptx_pack2(p, y1[i], y2[i]);
+    attn_ptx_store16(p, wa, pa);
     return;
   }
-  int va = undef, vb = undef;
   for (int i = 0; i < 4; ++i) {
-    va = attn_ptx_op(p, ins, attn_ptx_pack2(p, y1[2 * i], y1[2 * i + 1]), va,
-                     attn_ptx_ci32(p, i));
-    vb = attn_ptx_op(p, ins, attn_ptx_pack2(p, y2[2 * i], y2[2 * i + 1]), vb,
-                     attn_ptx_ci32(p, i));
+    wa[i] = attn_ptx_pack2(p, y1[2 * i], y1[2 * i + 1]);
+    wb[i] = attn_ptx_pack2(p, y2[2 * i], y2[2 * i + 1]);
   }
-  attn_ptx_store16(p, va, pa);
-  attn_ptx_store16(p, vb, pb);
+  attn_ptx_store16(p, wa, pa);
+  attn_ptx_store16(p, wb, pb);
 }
 
 void attn_hopper_emit_rope(struct attn_strbuf *b,
