@@ -438,20 +438,20 @@ static struct attn_hopper_out out_of(struct em *e, const struct ids *x,
 static void finish_tile(struct em *e, const struct ids *x,
                         const struct cons *c, int res, int wt) {
   const struct attn_hopper_kernel *k = e->k;
-  int no = e->na, np = e->ns / 2;
+  int na = e->na, np = e->ns / 2;
   int ov[256], al[2], pa[128], lf[2];
-  for (int i = 0; i < no; ++i)
+  for (int i = 0; i < na; ++i)
     ov[i] =
         attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", res, i, c->nz);
   for (int r = 0; r < 2; ++r) {
     lf[r] = attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", res,
-                        no + 2 + r, c->nz);
+                        na + 2 + r, c->nz);
     al[r] = attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", res,
-                        no + 4 + r, c->nz);
+                        na + 4 + r, c->nz);
   }
   for (int i = 0; i < np; ++i)
     pa[i] = attn_ptx_op(&e->p, "arith.addi %%v%d#%d, %%v%d : i32", res,
-                        no + 6 + i, attn_ptx_ci32(&e->p, 0));
+                        na + 6 + i, attn_ptx_ci32(&e->p, 0));
   int last = attn_ptx_addc(&e->p, x->nkb, -1), phl;
   int sl = stage_of(e, x, last, &phl);
   attn_hopper_rescale(&e->p, k, ov, e->na, al);
@@ -482,7 +482,7 @@ static void finish_tile(struct em *e, const struct ids *x,
 /// kernel.
 static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   const struct attn_hopper_kernel *k = e->k;
-  int ns = e->ns, no = e->na, np = ns / 2;
+  int ns = e->ns, na = e->na, np = ns / 2;
   struct cons c;
   c.cw = attn_ptx_addc(&e->p, wg, -1);
   int warp = attn_ptx_divc(&e->p, wt, 32), lane = attn_ptx_remc(&e->p, wt, 32);
@@ -513,8 +513,8 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   struct ids t = *tiles, *x = &t;
   open_tiles(e, x);
   c.sm.wg_row = attn_ptx_addi(&e->p, x->q_row, attn_ptx_mulc(&e->p, c.cw, 64));
-  c.sm.row0 =
-      attn_ptx_addi(&e->p, c.sm.wg_row, wrow); // query row of register pairs 0-1
+  // The query row of register pairs 0-1.
+  c.sm.row0 = attn_ptx_addi(&e->p, c.sm.wg_row, wrow);
   attn_ptx_mbar_wait(&e->p, q_by_producer(k) ? x->bar_qready : x->bar_q,
                      q_parity(e, x));
   if (k->rope && !q_by_producer(k)) {
@@ -534,7 +534,8 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   int qaddr = attn_ptx_addi(&e->p, attn_ptx_addc(&e->p, x->sbase, e->q_off),
                             attn_ptx_mulc(&e->p, c.cw, 64 * 128));
   c.desc_q = attn_ptx_make_desc(&e->p, qaddr, 16, 1024);
-  c.sm.scale_log2 = attn_ptx_cf32(&e->p, (float)(k->scale * 1.4426950408889634));
+  c.sm.scale_log2 =
+      attn_ptx_cf32(&e->p, (float)(k->scale * 1.4426950408889634));
   c.sm.ninf = attn_ptx_cf32(&e->p, -INFINITY);
   c.sm.zero = attn_ptx_cf32(&e->p, 0.0f);
   c.nz = attn_ptx_cf32(&e->p,
@@ -562,11 +563,11 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   int lo = attn_ptx_cidx(&e->p, 1), hi = attn_ptx_to_index(&e->p, x->nkb),
       st = attn_ptx_cidx(&e->p, 1);
   int it = e->p.next++, res = e->p.next++;
-  int ncarry = no + 6 + np;
+  int ncarry = na + 6 + np;
   int init[512], arg[512];
   const char *tys[512];
   int n = 0;
-  for (int i = 0; i < no; ++i, ++n) {
+  for (int i = 0; i < na; ++i, ++n) {
     init[n] = c.sm.zero;
     tys[n] = "f32";
   }
@@ -589,14 +590,14 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   attn_ptx_open_for(&e->p, res, it, lo, hi, st, ncarry, init, arg, tys);
   {
     int ov[256], pa[128], mi[2], li[2], al[2];
-    memcpy(ov, arg, sizeof(int) * (size_t)no);
-    mi[0] = arg[no];
-    mi[1] = arg[no + 1];
-    li[0] = arg[no + 2];
-    li[1] = arg[no + 3];
-    al[0] = arg[no + 4];
-    al[1] = arg[no + 5];
-    memcpy(pa, arg + no + 6, sizeof(int) * (size_t)np);
+    memcpy(ov, arg, sizeof(int) * (size_t)na);
+    mi[0] = arg[na];
+    mi[1] = arg[na + 1];
+    li[0] = arg[na + 2];
+    li[1] = arg[na + 3];
+    al[0] = arg[na + 4];
+    al[1] = arg[na + 5];
+    memcpy(pa, arg + na + 6, sizeof(int) * (size_t)np);
     int j = attn_ptx_from_index(&e->p, it), ph, php;
     int s = stage_of(e, x, j, &ph);
     int sp = stage_of(e, x, attn_ptx_addc(&e->p, j, -1), &php);
@@ -630,7 +631,7 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
     attn_ptx_mbar_arrive(&e->p, bar_at(e, x->bar_empty, sp));
     int out[512];
     int nn = 0;
-    for (int i = 0; i < no; ++i)
+    for (int i = 0; i < na; ++i)
       out[nn++] = ov[i];
     out[nn++] = mo[0];
     out[nn++] = mo[1];
