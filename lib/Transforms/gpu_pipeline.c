@@ -123,20 +123,14 @@ static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
-/// True when the attn-tile options (space-separated name=value) hold
-/// kernel=hopper.
+/// True when the attn-tile options hold kernel=hopper (read as attn-tile
+/// reads them; bad options are attn-tile's to report, later).
 static bool asks_hopper(const char *opts) {
-  static const char want[] = "kernel=hopper";
-  size_t n = sizeof want - 1;
-  for (const char *p = opts; *p;) {
-    while (*p == ' ')
-      ++p;
-    size_t len = strcspn(p, " ");
-    if (len == n && !strncmp(p, want, n))
-      return true;
-    p += len;
-  }
-  return false;
+  struct attn_tile_options o;
+  char err[256];
+  attn_tile_pass.init_options(&o);
+  return attn_pass_parse_options(&attn_tile_pass, &o, opts, err, sizeof err) &&
+         o.hopper;
 }
 
 /// True for the chips lower-tile-to-mma compiles for (mma.sync on bf16 and
@@ -196,9 +190,9 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
     // Hopper tiles (attn-tile's kernel=hopper): 128 query rows (two
     // consumer warpgroups) and 128 keys; 128 x 256 GEMM tiles, K steps of 64.
     attn_strbuf_printf(out,
-                       "attn-tile{kernel=hopper %s},"
-                       "lower-tile-to-hopper{chip=%s %s}",
-                       user, chip, hopper_options ? hopper_options : "");
+                       "attn-tile{%s%s},lower-tile-to-hopper{chip=%s %s}",
+                       asks_hopper(user) ? "" : "kernel=hopper ", user, chip,
+                       hopper_options ? hopper_options : "");
     return ATTN_GPU_KERNEL_HOPPER;
   }
   if (mma) {

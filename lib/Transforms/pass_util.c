@@ -65,9 +65,8 @@ const struct attn_pass_def *attn_pass_lookup(const char *name, size_t len) {
   return NULL;
 }
 
-/// Parses "k=v k2=v2" into p's options.
-static bool parse_options(struct pass_instance *p, const char *text, char *err,
-                          size_t errlen) {
+bool attn_pass_parse_options(const struct attn_pass_def *def, void *opts,
+                             const char *text, char *err, size_t errlen) {
   const char *s = text;
   while (s && *s) {
     while (*s == ' ' || *s == ',')
@@ -79,7 +78,7 @@ static bool parse_options(struct pass_instance *p, const char *text, char *err,
       ++eq;
     if (*eq != '=') {
       snprintf(err, errlen, "option '%.*s' of pass '%s' needs a value (name=value)",
-               (int)(eq - s), s, p->def->argument);
+               (int)(eq - s), s, def->argument);
       return false;
     }
     const char *val = eq + 1, *end = val;
@@ -88,10 +87,9 @@ static bool parse_options(struct pass_instance *p, const char *text, char *err,
     char name[64], value[256];
     snprintf(name, sizeof name, "%.*s", (int)(eq - s), s);
     snprintf(value, sizeof value, "%.*s", (int)(end - val), val);
-    if (!p->def->set_option ||
-        !p->def->set_option(p->opts, name, value, err, errlen)) {
-      if (!p->def->set_option)
-        snprintf(err, errlen, "pass '%s' takes no options", p->def->argument);
+    if (!def->set_option || !def->set_option(opts, name, value, err, errlen)) {
+      if (!def->set_option)
+        snprintf(err, errlen, "pass '%s' takes no options", def->argument);
       return false;
     }
     s = end;
@@ -113,7 +111,7 @@ MlirPass attn_pass_create(const struct attn_pass_def *def, const char *options,
   }
   if (def->init_options)
     def->init_options(p->opts);
-  if (!parse_options(p, options, err, errlen)) {
+  if (!attn_pass_parse_options(def, p->opts, options, err, errlen)) {
     free(p);
     return null;
   }

@@ -18,6 +18,12 @@ extern const struct attn_pass_def lower_tile_to_hopper_pass;
 extern const struct attn_pass_def lower_tile_to_mma_pass;
 extern const struct attn_pass_def test_attn_print_cost_pass;
 
+/// Parses options text ("k=v k2=v2", spaces or commas between; may be NULL)
+/// into opts (def's, already initialised) with def->set_option; false with
+/// err on a bad option.
+bool attn_pass_parse_options(const struct attn_pass_def *def, void *opts,
+                             const char *text, char *err, size_t errlen);
+
 //===-- RoPE placement (attn_fuse.c) --------------------------------------===//
 
 struct attn_cost_problem;

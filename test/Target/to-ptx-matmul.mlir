@@ -4,6 +4,7 @@
 // RUN: attn-translate --to-manifest %s | FileCheck %s --check-prefix=MANIFEST
 // RUN: attn-translate --to-manifest %S/../Inputs/matmul_bf16.mlir | FileCheck %s --check-prefix=AUTO
 // RUN: attn-translate --to-manifest --tile-options="kernel=hopper block-n=256" %S/../Inputs/matmul_bf16.mlir | FileCheck %s --check-prefix=WIDE
+// RUN: attn-translate --to-manifest --tile-options="block-n=256,kernel=hopper" %S/../Inputs/matmul_bf16.mlir | FileCheck %s --check-prefix=WIDE
 // RUN: attn-translate --to-manifest --kernel=plain %S/../Inputs/matmul_bf16.mlir | FileCheck %s --check-prefix=PLAIN
 // RUN: attn-translate --to-manifest --chip=sm_80 %S/../Inputs/matmul_bf16.mlir | FileCheck %s --check-prefix=PLAIN
 
@@ -50,7 +51,8 @@
 // (attn-tile's kernel=hopper tiles: 128 rows, K steps of 64, and here 64
 // columns, as 256 x 512 has too few wider tiles to fill the GPU), and the
 // plain path when asked or on another chip. Tile options that name
-// kernel=hopper keep the Hopper path: block-n=256 the wide tile.
+// kernel=hopper keep the Hopper path: block-n=256 the wide tile (options
+// separated by spaces or commas, as attn-tile reads them).
 // AUTO: "name": "gemm"
 // AUTO: "kernel": "hopper-gemm"
 // AUTO: "block_k": 64,
