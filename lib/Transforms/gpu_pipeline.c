@@ -188,7 +188,8 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
               strcmp(chip, "sm_90a") && has_mma(chip) && !*user);
   if (hopper) {
     // Hopper tiles (attn-tile's kernel=hopper): 128 query rows (two
-    // consumer warpgroups) and 128 keys; 128 x 256 GEMM tiles, K steps of 64.
+    // consumer warpgroups) and 128 keys; GEMM tiles 128 rows by 64 to 256
+    // (attn_tile_hopper_gemm_shape), K steps of 64.
     attn_strbuf_printf(out,
                        "attn-tile{%s%s},lower-tile-to-hopper{chip=%s %s}",
                        asks_hopper(user) ? "" : "kernel=hopper ", user, chip,

@@ -16,7 +16,6 @@
 
 #include <stdio.h>
 
-#define BLOCK_K 64
 #define REDUCE_THREADS 256
 
 void attn_hopper_gemm_emit_reduce(struct attn_strbuf *b,

@@ -44,8 +44,10 @@
 // kernel=hopper, 16-bit matmuls get 128-row tiles, K steps of 64 and 384
 // threads: what lower-tile-to-hopper's GEMM takes. Their width is 256
 // columns unless the output has too few such tiles to fill an H200's 132
-// SMs; then 128 or 64 (attn_tile_hopper_gemm_block_n). Projections
-// (attn_tile_emit_gemm) and fused collectives keep 256.
+// SMs; then 128 or 64, and where even those leave SMs idle and K is long,
+// K in slices summed by a second kernel (tile.matmul's split_k;
+// attn_tile_hopper_gemm_shape). Projections (attn_tile_emit_gemm) and fused
+// collectives keep 256, unsplit.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
@@ -437,7 +439,7 @@ static void pick_blocks(struct gemm *g, const struct attn_tile_options *o,
     attn_tile_hopper_gemm_shape(g->mm.m, g->mm.n, g->mm.k, sms,
                                 (int)o->block_n, !g->mm.accumulate, &bn,
                                 &g->split_k);
-    g->bn = o->block_n ? o->block_n : bn;
+    g->bn = bn; // o->block_n when given
   } else {
     g->bn = o->block_n ? o->block_n
             : hopper   ? ATTN_TILE_HOPPER_GEMM_BN

@@ -47,8 +47,9 @@ unsigned attn_rope_cost_problem(MlirValue q, MlirValue k,
 //===-- attn-tile (attn_tile.c, tile_matmul.c) ----------------------------===//
 
 /// The GEMM tiles attn-tile picks with kernel=hopper for 16-bit matmuls (and
-/// gpu_pipeline.c asks the Hopper GEMM about): 128 x 256 output tiles, K
-/// steps of 64, 384 threads.
+/// gpu_pipeline.c asks the Hopper GEMM about): 128-row output tiles, 256
+/// wide at most (attn_tile_hopper_gemm_shape picks the width), K steps of
+/// 64, 384 threads.
 enum {
   ATTN_TILE_HOPPER_GEMM_BM = 128,
   ATTN_TILE_HOPPER_GEMM_BN = 256,

@@ -123,7 +123,7 @@ func.func @not_a_matmul(%x: f32) -> f32 {
 
 // -----
 
-// The Hopper GEMM's tile width (attn_tile_hopper_gemm_block_n): waves on
+// The Hopper GEMM's tile width (attn_tile_hopper_gemm_shape): waves on
 // 132 SMs times the time of a K step, which a 128 x 64 or 128 x 128 tile
 // takes 0.39 or 0.54 of a 128 x 256 tile's. 4096 x 4096 has 512 wide
 // tiles (4 waves): 256. 512 x 4096 has 64 wide tiles, 128 of 128 columns (one
@@ -164,8 +164,7 @@ func.func @small(%a: tensor<1024x64xbf16>, %b: tensor<64x1024xbf16>) -> tensor<1
 // HOPPER-LABEL: func.func @split(
 // HOPPER-SAME: tile.matmul = {accumulate = false, block_k = 64 : i64, block_m = 128 : i64, block_n = 64 : i64, k = 8192 : i64, m = 512 : i64, n = 512 : i64, split_k = 4 : i64}
 // HOPPER-LABEL: func.func @split_acc(
-// HOPPER-NOT: split_k
-// HOPPER-SAME: block_n = 64 : i64
+// HOPPER-SAME: tile.matmul = {accumulate = true, block_k = 64 : i64, block_m = 128 : i64, block_n = 64 : i64, k = 8192 : i64, m = 512 : i64, n = 512 : i64}
 // WIDE-LABEL: func.func @split(
 // WIDE-SAME: block_n = 256 : i64
 // WIDE-SAME: split_k = 8 : i64

@@ -38,6 +38,7 @@
 // ONE-SAME: split_k = 4 : i64
 // ONE-NOT: llvm.func
 // ONE: llvm.return
+// ONE-NOT: @mm__reduce
 // NODIV: error: no Hopper GEMM for 'mm': split-k 3 needs a plain local GEMM (no collective, accumulate, RoPE or heads layout) whose 128 K blocks of 64 it divides, with fewer than 2^31 partial sums
 // An f16 GEMM rounds its sums to f16.
 // F16-LABEL: llvm.func @mm__reduce(
