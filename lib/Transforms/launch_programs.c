@@ -139,6 +139,82 @@ static void splice_program(struct attn_strbuf *t, MlirAttribute p,
   attn_strbuf_free(&st);
 }
 
+/// Whether a is an array attribute of string attributes.
+static bool is_strings(MlirAttribute a) {
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAArray(a))
+    return false;
+  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(a); ++i)
+    if (!mlirAttributeIsAString(mlirArrayAttrGetElement(a, i)))
+      return false;
+  return true;
+}
+
+static bool is_string(MlirAttribute a) {
+  return !mlirAttributeIsNull(a) && mlirAttributeIsAString(a);
+}
+
+/// Whether p has the shape the splice reads: a dictionary with a string
+/// name, inputs (strings), workspace (dictionaries with a string name and
+/// bytes) and steps (dictionaries with a string kernel and args (strings)).
+static bool is_program(MlirAttribute p) {
+  if (mlirAttributeIsNull(p) || !mlirAttributeIsADictionary(p) ||
+      !is_string(attn_dict_get(p, "name")) ||
+      !is_strings(attn_dict_get(p, "inputs")))
+    return false;
+  MlirAttribute ws = attn_dict_get(p, "workspace");
+  MlirAttribute steps = attn_dict_get(p, "steps");
+  if (mlirAttributeIsNull(ws) || !mlirAttributeIsAArray(ws) ||
+      mlirAttributeIsNull(steps) || !mlirAttributeIsAArray(steps))
+    return false;
+  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(ws); ++i) {
+    MlirAttribute w = mlirArrayAttrGetElement(ws, i);
+    if (!mlirAttributeIsADictionary(w) || !is_string(attn_dict_get(w, "name")) ||
+        mlirAttributeIsNull(attn_dict_get(w, "bytes")))
+      return false;
+  }
+  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(steps); ++i) {
+    MlirAttribute st = mlirArrayAttrGetElement(steps, i);
+    if (!mlirAttributeIsADictionary(st) ||
+        !is_string(attn_dict_get(st, "kernel")) ||
+        !is_strings(attn_dict_get(st, "args")))
+      return false;
+  }
+  return true;
+}
+
+/// Whether every entry of programs (an array, or null) is a program, and
+/// every step of outer (if not null) that runs one of have's programs gives
+/// it one argument per input. Else an error on module.
+static bool check_programs(MlirOperation module, MlirAttribute programs,
+                           MlirAttribute have, const char *what) {
+  for (intptr_t i = 0; !mlirAttributeIsNull(programs) &&
+                       i < mlirArrayAttrGetNumElements(programs);
+       ++i) {
+    MlirAttribute p = mlirArrayAttrGetElement(programs, i);
+    if (!is_program(p))
+      return attn_emit_errorf(module,
+                              "%s entry %ld is not a launch program (name, "
+                              "inputs, workspace, steps of kernel and args)",
+                              what, (long)i);
+    MlirAttribute steps = attn_dict_get(p, "steps");
+    for (intptr_t s = 0; !mlirAttributeIsNull(have) &&
+                         s < mlirArrayAttrGetNumElements(steps);
+         ++s) {
+      MlirAttribute st = mlirArrayAttrGetElement(steps, s);
+      MlirAttribute inner =
+          find_program(have, mlirStringAttrGetValue(attn_dict_get(st, "kernel")));
+      if (!mlirAttributeIsNull(inner) &&
+          mlirArrayAttrGetNumElements(attn_dict_get(st, "args")) !=
+              mlirArrayAttrGetNumElements(attn_dict_get(inner, "inputs")))
+        return attn_emit_errorf(module,
+                                "%s entry %ld: step %ld runs a program with "
+                                "another number of inputs than it has args",
+                                what, (long)i, (long)s);
+    }
+  }
+  return true;
+}
+
 bool attn_programs_move(MlirOperation module) {
   MlirStringRef key = mlirStringRefCreateFromCString(ATTN_TILE_PROGRAMS_ATTR);
   MlirAttribute progs = mlirOperationGetAttributeByName(module, key);
@@ -150,6 +226,13 @@ bool attn_programs_move(MlirOperation module) {
     return attn_emit_errorf(module, "cannot record the launch programs");
   MlirStringRef gkey = mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR);
   MlirAttribute have = mlirOperationGetAttributeByName(gm, gkey);
+  if (!mlirAttributeIsNull(have) && !mlirAttributeIsAArray(have))
+    return attn_emit_errorf(module, "%s is not an array of launch programs",
+                            ATTN_PROGRAMS_ATTR);
+  if (!check_programs(module, have, (MlirAttribute){NULL},
+                      ATTN_PROGRAMS_ATTR) ||
+      !check_programs(module, progs, have, ATTN_TILE_PROGRAMS_ATTR))
+    return false;
   struct attn_strbuf t = {0};
   attn_strbuf_printf(&t, "[");
   bool first = true;
