@@ -4,9 +4,11 @@
 Compiles the benchmark's program for one shape (attn_bench.program: bf16,
 H = 32, B*N = 32K tokens), checks its output against the float64 reference
 on fresh random inputs, exits 1 if it is wrong, and otherwise launches it
-twice more: run under `ncu --launch-skip 1 --launch-count 1` it profiles
-the second launch of each kernel it matches. bench/run_attn_bench.sh runs it
-when ATTN_BENCH_NCU is set.
+twice more. Run under `ncu -k <attention kernel> --launch-skip 1
+--launch-count 1`, ncu profiles one launch in all: the attention kernel's
+second (the first is the check's), so the last launch only keeps the
+profiled one from being the process's last. bench/run_attn_bench.sh runs
+it when ATTN_BENCH_NCU is set.
 
 Environment: ATTN_BIN, ATTN_LIBATTNRT as for attn_bench.py; ATTN_NCU_D,
 ATTN_NCU_N (head dim, sequence length); ATTN_NCU_ROPE (1, the default: RoPE
