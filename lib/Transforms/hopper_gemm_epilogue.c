@@ -267,16 +267,7 @@ static void partial_epilogue(struct attn_gemm_em *e, int *acc, int tm, int tn,
                             "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, "
                             "i64) -> !llvm.ptr, f32",
                             e->out, idx);
-      int v = attn_ptx_op(e->p, "llvm.mlir.undef : vector<2xf32>");
-      for (int j = 0; j < 2; ++j)
-        v = attn_ptx_op(e->p,
-                        "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : "
-                        "vector<2xf32>",
-                        acc[4 * c + 2 * r + j], v, attn_ptx_ci32(e->p, j));
-      attn_ptx_line(e->p,
-                    "llvm.store %%v%d, %%v%d {alignment = 8 : i64} : "
-                    "vector<2xf32>, !llvm.ptr",
-                    v, ptr);
+      attn_ptx_store_vec(e->p, &acc[4 * c + 2 * r], 2, "f32", ptr);
       if (tail_n)
         attn_ptx_line(e->p, "}");
     }

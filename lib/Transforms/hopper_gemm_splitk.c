@@ -14,8 +14,6 @@
 #include "lib/Transforms/hopper_launch.h"
 #include "lib/Transforms/hopper_ptx.h"
 
-#include <stdio.h>
-
 #define REDUCE_THREADS 256
 
 void attn_hopper_gemm_emit_reduce(struct attn_strbuf *b,
@@ -53,15 +51,14 @@ void attn_hopper_gemm_emit_reduce(struct attn_strbuf *b,
   int in = attn_ptx_op(p, "arith.cmpi ult, %%v%d, %%v%d : i64", i,
                        attn_ptx_ci64(p, mn));
   attn_ptx_line(p, "scf.if %%v%d {", in);
-  const char *gep =
-      "llvm.getelementptr %%%s[%%v%d] : (!llvm.ptr, i64) -> !llvm.ptr, %s";
   int sum[4];
   for (int s = 0; s < g->split_k; ++s) {
     int at = attn_ptx_op(p, "arith.addi %%v%d, %%v%d : i64", i,
                          attn_ptx_ci64(p, (long long)s * mn));
-    char fmt[128];
-    snprintf(fmt, sizeof fmt, gep, "partials", at, "f32");
-    int ptr = attn_ptx_op(p, "%s", fmt);
+    int ptr = attn_ptx_op(p,
+                          "llvm.getelementptr %%partials[%%v%d] : (!llvm.ptr, "
+                          "i64) -> !llvm.ptr, f32",
+                          at);
     int v = attn_ptx_op(p,
                         "llvm.load %%v%d {alignment = 16 : i64} : !llvm.ptr "
                         "-> vector<4xf32>",
@@ -73,22 +70,13 @@ void attn_hopper_gemm_emit_reduce(struct attn_strbuf *b,
       sum[j] = s ? attn_ptx_fadd(p, sum[j], x) : x;
     }
   }
-  int w0 = attn_ptx_pack2(p, sum[0], sum[1]);
-  int w1 = attn_ptx_pack2(p, sum[2], sum[3]);
-  int vec = attn_ptx_op(p, "llvm.mlir.undef : vector<2xi32>");
-  vec = attn_ptx_op(p, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : "
-                       "vector<2xi32>",
-                    w0, vec, attn_ptx_ci32(p, 0));
-  vec = attn_ptx_op(p, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : "
-                       "vector<2xi32>",
-                    w1, vec, attn_ptx_ci32(p, 1));
-  char fmt[128];
-  snprintf(fmt, sizeof fmt, gep, "c", i, g->bf16 ? "bf16" : "f16");
-  int out = attn_ptx_op(p, "%s", fmt);
-  attn_ptx_line(p,
-                "llvm.store %%v%d, %%v%d {alignment = 8 : i64} : "
-                "vector<2xi32>, !llvm.ptr",
-                vec, out);
+  int w[2] = {attn_ptx_pack2(p, sum[0], sum[1]),
+              attn_ptx_pack2(p, sum[2], sum[3])};
+  int out = attn_ptx_op(p,
+                        "llvm.getelementptr %%c[%%v%d] : (!llvm.ptr, i64) -> "
+                        "!llvm.ptr, %s",
+                        i, ty);
+  attn_ptx_store_vec(p, w, 2, "i32", out);
   attn_ptx_line(p, "}");
   attn_ptx_line(p, "llvm.return");
   attn_strbuf_printf(b, "}\n");

@@ -268,16 +268,17 @@ int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask) {
                        ids, t);
 }
 
-void attn_ptx_store16(struct attn_ptx *p, const int w[4], int ptr) {
-  int v = attn_ptx_op(p, "llvm.mlir.undef : vector<4xi32>");
-  for (int i = 0; i < 4; ++i)
+void attn_ptx_store_vec(struct attn_ptx *p, const int *w, int n,
+                        const char *ty, int ptr) {
+  int v = attn_ptx_op(p, "llvm.mlir.undef : vector<%dx%s>", n, ty);
+  for (int i = 0; i < n; ++i)
     v = attn_ptx_op(
-        p, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : vector<4xi32>",
-        w[i], v, attn_ptx_ci32(p, i));
+        p, "llvm.insertelement %%v%d, %%v%d[%%v%d : i32] : vector<%dx%s>",
+        w[i], v, attn_ptx_ci32(p, i), n, ty);
   attn_ptx_line(p,
-                "llvm.store %%v%d, %%v%d {alignment = 16 : i64} : "
-                "vector<4xi32>, !llvm.ptr",
-                v, ptr);
+                "llvm.store %%v%d, %%v%d {alignment = %d : i64} : "
+                "vector<%dx%s>, !llvm.ptr",
+                v, ptr, 4 * n, n, ty);
 }
 
 void attn_ptx_store16_if(struct attn_ptx *p, const int w[4], int ptr,

@@ -138,10 +138,12 @@ void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
 int attn_ptx_pin(struct attn_ptx *p, int v, const char *ty, const char *cons);
 /// Butterfly shuffle of an f32 across the warp.
 int attn_ptx_shfl_xor(struct attn_ptx *p, int v, int lane_mask);
-/// Stores the words w[0..3] (i32) at the 16-byte aligned global address
-/// ptr; store16_if only where pred (i1) holds, by a predicated store rather
-/// than a branch.
-void attn_ptx_store16(struct attn_ptx *p, const int w[4], int ptr);
+/// Stores n (2 or 4) 4-byte values w of type ty (i32 or f32) at the global
+/// address ptr, aligned to 4n bytes, in one store.
+void attn_ptx_store_vec(struct attn_ptx *p, const int *w, int n,
+                        const char *ty, int ptr);
+/// The words w[0..3] (i32) at the 16-byte aligned global address ptr where
+/// pred (i1) holds: a predicated store rather than a branch.
 void attn_ptx_store16_if(struct attn_ptx *p, const int w[4], int ptr,
                          int pred);
 /// Transposes the 4 x 4 words (i32) of a quad of lanes: lane4 (lane % 4)

@@ -128,15 +128,15 @@ static void store_row(struct attn_ptx *p, const struct attn_hopper_kernel *k,
   if (k->interleaved) {
     for (int i = 0; i < 4; ++i)
       wa[i] = attn_ptx_pack2(p, y1[i], y2[i]);
-    attn_ptx_store16(p, wa, pa);
+    attn_ptx_store_vec(p, wa, 4, "i32", pa);
     return;
   }
   for (int i = 0; i < 4; ++i) {
     wa[i] = attn_ptx_pack2(p, y1[2 * i], y1[2 * i + 1]);
     wb[i] = attn_ptx_pack2(p, y2[2 * i], y2[2 * i + 1]);
   }
-  attn_ptx_store16(p, wa, pa);
-  attn_ptx_store16(p, wb, pb);
+  attn_ptx_store_vec(p, wa, 4, "i32", pa);
+  attn_ptx_store_vec(p, wb, 4, "i32", pb);
 }
 
 void attn_hopper_emit_rope(struct attn_strbuf *b,
