@@ -88,8 +88,7 @@ static bool hopper_computes_matmul(const struct attn_matmul_info *mm) {
   g.k = mm->k;
   g.block_m = ATTN_TILE_HOPPER_GEMM_BM;
   int sms = attn_cost_gpu_lookup(ATTN_COST_DEFAULT_GPU, NULL, 0)->sms;
-  attn_tile_hopper_gemm_shape(mm->m, mm->n, mm->k, sms, 0, !mm->accumulate,
-                              &g.block_n, &g.split_k);
+  attn_tile_hopper_gemm_shape(mm, 0, &g.block_n, &g.split_k);
   g.accumulate = mm->accumulate;
   g.sms = sms;
   attn_hopper_gemm_defaults(&g, sms);

@@ -369,9 +369,11 @@ static long pow2_at_most(int64_t x, long cap) {
   return p;
 }
 
-void attn_tile_hopper_gemm_shape(int64_t m, int64_t n, int64_t k, int sms,
-                                 int width, bool split, int *block_n,
-                                 int *split_k) {
+void attn_tile_hopper_gemm_shape(const struct attn_matmul_info *mm, int width,
+                                 int *block_n, int *split_k) {
+  int64_t m = mm->m, n = mm->n, k = mm->k;
+  int sms = attn_cost_gpu_lookup(ATTN_COST_DEFAULT_GPU, NULL, 0)->sms;
+  bool split = !mm->accumulate;
   // Time ~ waves x K steps per unit x the time of one K step of a tile.
   // Per K step a 128 x bn tile reads 16 KiB of A and bn x 128 bytes of B
   // from L2 and multiplies 128 x bn x 64: assuming about 110 GB/s of L2
@@ -435,10 +437,7 @@ static void pick_blocks(struct gemm *g, const struct attn_tile_options *o,
                      : pow2_at_most(g->mm.m, 64);
   if (hopper && plain && (!o->block_m || o->block_m == 128)) {
     int bn;
-    int sms = attn_cost_gpu_lookup(ATTN_COST_DEFAULT_GPU, NULL, 0)->sms;
-    attn_tile_hopper_gemm_shape(g->mm.m, g->mm.n, g->mm.k, sms,
-                                (int)o->block_n, !g->mm.accumulate, &bn,
-                                &g->split_k);
+    attn_tile_hopper_gemm_shape(&g->mm, (int)o->block_n, &bn, &g->split_k);
     g->bn = bn; // o->block_n when given
   } else {
     g->bn = o->block_n ? o->block_n

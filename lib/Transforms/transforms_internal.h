@@ -57,15 +57,15 @@ enum {
 };
 
 /// The Hopper GEMM's tile width (*block_n) and K slices (*split_k, 1 for
-/// none) for an m x n x k product on `sms` SMs: 256 wide and unsplit (the
-/// most efficient tile) unless narrower tiles or slices of K finish sooner
-/// because too few wide tiles leave SMs idle (tile_matmul.c says how it is
-/// priced). width != 0 fixes the width; split false forbids slices (an
-/// accumulating GEMM). Plain matmuls only: projections and fused
-/// collectives keep 256.
-void attn_tile_hopper_gemm_shape(int64_t m, int64_t n, int64_t k, int sms,
-                                 int width, bool split, int *block_n,
-                                 int *split_k);
+/// none) for the plain matmul mm on the default GPU's SMs (attn-tile, which
+/// has no GPU option, and gpu_pipeline.c's check of what it will pick): 256
+/// wide and unsplit (the most efficient tile) unless narrower tiles or
+/// slices of K finish sooner because too few wide tiles leave SMs idle
+/// (tile_matmul.c says how it is priced). width != 0 fixes the width; an
+/// accumulating GEMM is not split. Projections and fused collectives keep
+/// 256.
+void attn_tile_hopper_gemm_shape(const struct attn_matmul_info *mm, int width,
+                                 int *block_n, int *split_k);
 
 /// attn-tile's options; a size of 0 means "pick one".
 struct attn_tile_options {
