@@ -360,79 +360,37 @@ static void add_pv(struct em *e, const struct ids *x, int vt, const int *pa,
 }
 
 /// Masks S (updated in place) where key block j crosses this warp's
-/// diagonal or the end of the keys; other blocks pass unchanged.
+/// diagonal or the end of the keys; other blocks pass unchanged. The mma.sync
+/// fragments are laid out as the wgmma ones, rows warp_row0 + g and + 8, so
+/// this is the Hopper kernel's mask with the warp's 16 rows in place of a
+/// warpgroup's 64 (hopper_softmax.c).
 static void mask(struct em *e, const struct ids *x, int j, int *sv) {
-  const struct attn_hopper_kernel *k = e->k;
   struct attn_ptx *p = &e->p;
-  bool tail = k->seq_k % k->block_n != 0;
-  if (!k->causal && !tail)
-    return;
-  int end = attn_ptx_mulc(p, attn_ptx_addc(p, j, 1), k->block_n);
-  int need = attn_ptx_cmpc(p, "ugt", end, k->seq_k);
-  if (k->causal)
-    need = attn_ptx_op(
-        p, "arith.ori %%v%d, %%v%d : i1", need,
-        attn_ptx_cmp(p, "ugt", end, attn_ptx_addc(p, x->warp_row0, 1)));
-  const char *tys[MAX_REGS];
-  for (int i = 0; i < e->ns; ++i)
-    tys[i] = "f32";
-  int r = open_if(e, need, e->ns, tys);
-  int masked[MAX_REGS];
-  int kbase = attn_ptx_addi(p, attn_ptx_mulc(p, j, k->block_n),
-                            attn_ptx_mulc(p, x->t, 2));
-  int row0 = attn_ptx_addi(p, x->warp_row0, x->g);
-  int rows[2] = {row0, attn_ptx_addc(p, row0, 8)};
-  for (int i = 0; i < e->ns; ++i) {
-    int col = attn_ptx_addc(p, kbase, 8 * (i >> 2) + (i & 1));
-    int bad = attn_ptx_cmpc(p, "uge", col, k->seq_k);
-    if (k->causal)
-      bad = attn_ptx_op(p, "arith.ori %%v%d, %%v%d : i1", bad,
-                        attn_ptx_cmp(p, "ugt", col, rows[(i >> 1) & 1]));
-    masked[i] = attn_ptx_sel(p, bad, x->ninf, sv[i], "f32");
-  }
-  attn_ptx_yield_list(p, "scf.yield", masked, e->ns, tys);
-  attn_ptx_line(p, "} else {");
-  attn_ptx_yield_list(p, "scf.yield", sv, e->ns, tys);
-  attn_ptx_line(p, "}");
-  for (int i = 0; i < e->ns; ++i)
-    sv[i] = result_f32(e, x, r, i);
+  struct attn_hopper_softmax s = {
+      .lr = x->t,
+      .row0 = attn_ptx_addi(p, x->warp_row0, x->g),
+      .wg_row = x->warp_row0,
+      .scale_log2 = x->scale_log2,
+      .ninf = x->ninf,
+      .zero = x->zero};
+  attn_hopper_mask(p, e->k, &s, j, sv);
 }
 
 /// The online softmax of one block for rows g (registers i with bit 1
-/// clear) and g + 8, in exp2 form: new maxima m (of scaled scores, in log2
-/// units; a row with nothing seen yet computes with 0 instead of -inf), the
-/// sums l, the factor rescaling O, and P as A fragments in pa.
+/// clear) and g + 8, in exp2 form: the Hopper kernel's (hopper_softmax.c,
+/// eager, the ALUs' sums; the mma kernel has neither option). Updates m, l
+/// and O, and writes P as A fragments in pa.
 static void softmax(struct em *e, const struct ids *x, const int *sv, int m[2],
                     int l[2], int *ov, int *pa) {
   struct attn_ptx *p = &e->p;
-  int m_use[2], alpha[2], neg[2];
-  for (int r = 0; r < 2; ++r) {
-    int mx = x->ninf;
-    for (int i = 0; i < e->ns; ++i)
-      if (((i >> 1) & 1) == r)
-        mx = attn_ptx_op(p, "arith.maxnumf %%v%d, %%v%d : f32", mx, sv[i]);
-    for (int lanes = 1; lanes <= 2; lanes *= 2)
-      mx = attn_ptx_op(p, "arith.maxnumf %%v%d, %%v%d : f32", mx,
-                       attn_ptx_shfl_xor(p, mx, lanes));
-    int mnew = attn_ptx_op(p, "arith.maxnumf %%v%d, %%v%d : f32", m[r],
-                           attn_ptx_fmul(p, mx, x->scale_log2));
-    int dead =
-        attn_ptx_op(p, "arith.cmpf oeq, %%v%d, %%v%d : f32", mnew, x->ninf);
-    m_use[r] = attn_ptx_sel(p, dead, x->zero, mnew, "f32");
-    alpha[r] = attn_ptx_ex2(p, attn_ptx_fsub(p, m[r], m_use[r]));
-    neg[r] = attn_ptx_op(p, "arith.negf %%v%d : f32", m_use[r]);
-    m[r] = mnew;
-  }
-  int pr[MAX_REGS], sum[2] = {x->zero, x->zero};
-  for (int i = 0; i < e->ns; ++i) {
-    int r = (i >> 1) & 1;
-    pr[i] = attn_ptx_ex2(p, attn_ptx_fma3(p, sv[i], x->scale_log2, neg[r]));
-    sum[r] = attn_ptx_fadd(p, sum[r], pr[i]);
-  }
-  for (int r = 0; r < 2; ++r)
-    l[r] = attn_ptx_fma3(p, l[r], alpha[r], sum[r]);
-  for (int i = 0; i < e->no; ++i)
-    ov[i] = attn_ptx_fmul(p, ov[i], alpha[(i >> 1) & 1]);
+  struct attn_hopper_softmax s = {.scale_log2 = x->scale_log2,
+                                  .ninf = x->ninf,
+                                  .zero = x->zero};
+  int alpha[2], pr[MAX_REGS], m_new[2], l_new[2];
+  attn_hopper_softmax(p, e->k, &s, sv, m, l, m_new, l_new, alpha, pr);
+  memcpy(m, m_new, sizeof m_new);
+  memcpy(l, l_new, sizeof l_new);
+  attn_hopper_rescale(p, e->k, ov, e->no, alpha);
   // A fragment registers of 16 keys: (row g, keys 2t..), (row g + 8, keys
   // 2t..), (row g, keys 8 + 2t..), (row g + 8, keys 8 + 2t..): the S
   // registers of two n-tiles in order, two at a time.
