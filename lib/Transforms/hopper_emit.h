@@ -135,7 +135,8 @@ void attn_hopper_mask(struct attn_ptx *p, const struct attn_hopper_kernel *k,
 /// thread's two rows: the new maxima m_out, the factors alpha that rescale
 /// the accumulators (exactly 1 where a lazy maximum did not move), the new
 /// sums l_out (l_in with k->row_sum_mma, whose sums the tensor cores add)
-/// and P (block_n / 2 f32 in pf).
+/// and P (block_n / 2 f32 in pf). m_out and l_out must not be m_in and l_in
+/// (m_in is read after m_out is written).
 void attn_hopper_softmax(struct attn_ptx *p, const struct attn_hopper_kernel *k,
                          const struct attn_hopper_softmax *s, const int *sv,
                          const int m_in[2], const int l_in[2], int m_out[2],
