@@ -101,18 +101,7 @@ static int peer_base(struct attn_gemm_em *e, int peer) {
 /// scope "sys" or "gpu"); traps after ATTN_COMM_WAIT_NS.
 static void wait_ge(struct attn_gemm_em *e, int addr, int target,
                     const char *scope) {
-  char text[512];
-  snprintf(text, sizeof text,
-           "{ .reg .pred p; .reg .u32 v; .reg .u64 t0, t1; "
-           "mov.u64 t0, %%globaltimer; "
-           "POLL: ld.acquire.%s.global.u32 v, [$0]; setp.ge.u32 p, v, $1; "
-           "@p bra.uni DONE; nanosleep.u32 64; mov.u64 t1, %%globaltimer; "
-           "sub.u64 t1, t1, t0; setp.gt.u64 p, t1, %lld; @p trap; "
-           "bra.uni POLL; DONE: }",
-           scope, ATTN_COMM_WAIT_NS);
-  int ids[] = {addr, target};
-  const char *t[] = {"i64", "i32"};
-  attn_ptx_asmv(e->p, NULL, "l,r", text, 2, ids, t);
+  attn_ptx_wait_ge(e->p, addr, target, scope, ATTN_COMM_WAIT_NS);
 }
 
 /// One thread: adds 1 to the u32 at addr with release order at scope.

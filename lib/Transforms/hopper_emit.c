@@ -49,6 +49,10 @@ static const int PRODUCER_REGS_NO_ROPE[2] = {40, 32};
 static const int CONSUMER_REGS[2] = {224, 152};
 static const int CONSUMER_REGS_NO_ROPE[2] = {232, 160};
 
+/// How long the TMA thread waits for a key block's flag (rope_k_ahead)
+/// before the kernel traps: 10 s, far beyond any launch.
+#define AHEAD_WAIT_NS 10000000000LL
+
 struct em {
   struct attn_ptx p; // the text, SSA counter and element type
   const struct attn_hopper_kernel *k;
@@ -58,6 +62,9 @@ struct em {
   // Shared-memory layout (byte offsets from the 1024-aligned base).
   int64_t q_off, kv_off, tile_bytes, ones_off, bar_off, stash_off;
   int64_t staging_off, pitch; // staged_out: the rows of O, and their stride
+  // rope_k_ahead: the team's two K buffers, then its context; end: the
+  // layout's end.
+  int64_t ahead_off, ahead_ctx_off, end;
 };
 
 //===-- Layout ------------------------------------------------------------===//
@@ -81,6 +88,13 @@ static void layout(struct em *e) {
   // O's staging rows after the stash.
   e->pitch = attn_ptx_rows_pitch(k->head_dim * 2);
   e->staging_off = (e->stash_off + stash_bytes(k) + 127) / 128 * 128;
+  e->end = k->staged_out ? e->staging_off + 64LL * k->consumers * e->pitch
+                         : e->stash_off + stash_bytes(k);
+  if (k->rope_k_ahead) {
+    e->ahead_off = (e->end + 1023) / 1024 * 1024;
+    e->ahead_ctx_off = e->ahead_off + 2 * e->tile_bytes;
+    e->end = e->ahead_ctx_off + attn_hopper_ahead_ctx_bytes();
+  }
 }
 
 /// Whether producer warps 1-3 rotate each tile's Q (rope_q_by_producer): in
@@ -88,8 +102,8 @@ static void layout(struct em *e) {
 /// rotation of the next tile's Q overlaps the consumers' last P V and
 /// epilogue. Otherwise the consumers rotate their rows.
 static bool q_by_producer(const struct attn_hopper_kernel *k) {
-  return k->rope && !k->rope_k_in_kernel && k->persistent_ctas &&
-         k->rope_q_by_producer;
+  return k->rope && !k->rope_k_in_kernel && !k->rope_k_ahead &&
+         k->persistent_ctas && k->rope_q_by_producer;
 }
 
 bool attn_hopper_producer_rotates(const struct attn_hopper_kernel *k) {
@@ -118,18 +132,18 @@ int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k) {
   struct em e = {.k = k};
   layout(&e);
   // qfull, qempty and qready, then full, kready and empty per stage, the
-  // stash, O's staging rows; plus slack to align the base to 1024 bytes at
-  // run time.
-  int64_t end = k->staged_out
-                    ? e.staging_off + 64LL * k->consumers * e.pitch
-                    : e.stash_off + stash_bytes(k);
-  return end + 1024;
+  // stash, O's staging rows, the ahead team's buffers; plus slack to align
+  // the base to 1024 bytes at run time.
+  return e.end + 1024;
 }
 
 //===-- Producer ----------------------------------------------------------===//
 
 struct ids {
   int smem, sbase, tid, bx, gx, qmap, kmap, vmap, out;
+  // rope_k_ahead: the map of the raw k (kmap is k_rot's) and rope_sync
+  // (i64); the team's context (i32 shared address) and first key block.
+  int kraw_map, sync, ahead_ctx, ahead_first;
   int bar_q, bar_qempty, bar_qready, bar_full, bar_kready,
       bar_empty; // i32 addresses (stage 0)
   // The tile (open_tiles): its first query row, head, batch, K/V head and
@@ -239,8 +253,17 @@ static int tile_k(struct em *e, const struct ids *x, int s) {
                        attn_ptx_mulc(&e->p, s, 2 * e->tile_bytes));
 }
 
-static void producer(struct em *e, const struct ids *tiles, int wt) {
+static void producer(struct em *e, const struct ids *tiles_in, int wt) {
   const struct attn_hopper_kernel *k = e->k;
+  struct ids tiles0 = *tiles_in;
+  const struct ids *tiles = &tiles0;
+  if (k->rope_k_ahead) {
+    int64_t g[3];
+    attn_hopper_grid(k, g);
+    tiles0.ahead_first = attn_hopper_ahead_start(
+        &e->p, k, tiles0.ahead_ctx, wt, tiles0.sync, tiles0.kraw_map,
+        tiles0.kmap, g[0] * g[1] * g[2]);
+  }
   int is_tma = attn_ptx_cmpc(&e->p, "eq", wt, 0);
   attn_ptx_line(&e->p, "scf.if %%v%d {", is_tma);
   struct ids t = *tiles, *x = &t;
@@ -256,6 +279,11 @@ static void producer(struct em *e, const struct ids *tiles, int wt) {
                                     e->q_off + (int64_t)r * k->block_m * 128),
                       x->qmap, c, x->bar_q);
   }
+  // rope_k_ahead: once a head's key blocks are all rotated (as they are
+  // for most tiles), its tiles load them without a wait per block.
+  int head_done = k->rope_k_ahead ? attn_hopper_ahead_head_done(
+                                        &e->p, k, x->ahead_ctx, x->b, x->kh)
+                                  : -1;
   int lo = attn_ptx_cidx(&e->p, 0), hi = attn_ptx_to_index(&e->p, x->nkb),
       st = attn_ptx_cidx(&e->p, 1);
   int it = e->p.next++;
@@ -268,6 +296,14 @@ static void producer(struct em *e, const struct ids *tiles, int wt) {
   attn_ptx_mbar_expect_tx(&e->p, full, 2 * e->tile_bytes);
   int kt = tile_k(e, x, s), vt = attn_ptx_addc(&e->p, kt, e->tile_bytes);
   int row = attn_ptx_mulc(&e->p, j, k->block_n);
+  if (k->rope_k_ahead) { // the block's rows in k_rot, once flagged
+    attn_ptx_line(&e->p, "scf.if %%v%d {",
+                  attn_ptx_op(&e->p, "arith.xori %%v%d, %%v%d : i1", head_done,
+                              attn_ptx_op(&e->p, "arith.constant true")));
+    attn_hopper_ahead_wait(&e->p, k, x->ahead_ctx, x->b, x->kh, j,
+                           AHEAD_WAIT_NS);
+    attn_ptx_line(&e->p, "}");
+  }
   for (int r = 0; r < e->regions; ++r) {
     int c[4] = {attn_ptx_ci32(&e->p, 64 * r), row, x->kh, x->b};
     attn_ptx_tma_load(&e->p,
@@ -279,6 +315,19 @@ static void producer(struct em *e, const struct ids *tiles, int wt) {
   }
   attn_ptx_line(&e->p, "}");
   close_tiles(e, x);
+  if (k->rope_k_ahead) {
+    // The team in the TMA branch's else, so that its constants are not
+    // kept (in registers) across the TMA thread's loop.
+    attn_ptx_line(&e->p, "} else {");
+    attn_ptx_line(&e->p, "scf.if %%v%d {",
+                  attn_ptx_cmpc(&e->p, "uge", wt, 32));
+    attn_hopper_rope_ahead(&e->p, k, attn_ptx_addc(&e->p, wt, -32),
+                           x->smem, x->sbase, e->ahead_off,
+                           x->ahead_ctx, x->ahead_first);
+    attn_ptx_line(&e->p, "}");
+    attn_ptx_line(&e->p, "}");
+    return;
+  }
   attn_ptx_line(&e->p, "}");
   if (!attn_hopper_producer_rotates(k))
     return;
@@ -703,14 +752,26 @@ static void emit_launch(struct attn_strbuf *b,
                                attn_hopper_threads(k),
                                attn_hopper_smem_bytes(k), 0, 16);
   attn_strbuf_printf(b, ", ");
+  if (k->rope_k_ahead) {
+    attn_hopper_emit_param(b, "k_rot", ty, 4, kv, 16);
+    int64_t sync[1] = {attn_hopper_ahead_sync_bytes(k) / 4};
+    attn_strbuf_printf(b, ", ");
+    attn_hopper_emit_param(b, "rope_sync", "u32", 1, sync, 8);
+    attn_strbuf_printf(b, ", ");
+  }
   // Tensor map dims run innermost first: d, N, heads, batch.
   int64_t qd[4] = {q[3], q[2], q[1], q[0]};
   int64_t kvd[4] = {kv[3], kv[2], kv[1], kv[0]};
   attn_hopper_emit_map(b, "q_map", "q", ty, qd, k->block_m);
   attn_strbuf_printf(b, ", ");
-  attn_hopper_emit_map(b, "k_map", "k", ty, kvd, k->block_n);
+  attn_hopper_emit_map(b, "k_map", k->rope_k_ahead ? "k_rot" : "k", ty, kvd,
+                       k->block_n);
   attn_strbuf_printf(b, ", ");
   attn_hopper_emit_map(b, "v_map", "v", ty, kvd, k->block_n);
+  if (k->rope_k_ahead) {
+    attn_strbuf_printf(b, ", ");
+    attn_hopper_emit_map(b, "k_raw_map", "k", ty, kvd, k->block_n);
+  }
   attn_hopper_emit_launch_close(b, attention);
 }
 
@@ -731,8 +792,10 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
                      "llvm.func @%s(%%q: !llvm.ptr, %%k: !llvm.ptr, %%v: "
                      "!llvm.ptr, %%out: !llvm.ptr",
                      k->name);
-  static const char *maps[3] = {"q_map", "k_map", "v_map"};
-  for (int i = 0; i < 3; ++i)
+  if (k->rope_k_ahead)
+    attn_strbuf_printf(b, ", %%k_rot: !llvm.ptr, %%rope_sync: !llvm.ptr");
+  static const char *maps[4] = {"q_map", "k_map", "v_map", "k_raw_map"};
+  for (int i = 0; i < (k->rope_k_ahead ? 4 : 3); ++i)
     attn_strbuf_printf(b,
                        ", %%%s: !llvm.ptr {llvm.align = 64 : i64, llvm.byval "
                        "= !llvm.array<128 x i8>, nvvm.grid_constant}",
@@ -762,6 +825,12 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
   x.qmap = attn_ptx_op(&e.p, "llvm.ptrtoint %%q_map : !llvm.ptr to i64");
   x.kmap = attn_ptx_op(&e.p, "llvm.ptrtoint %%k_map : !llvm.ptr to i64");
   x.vmap = attn_ptx_op(&e.p, "llvm.ptrtoint %%v_map : !llvm.ptr to i64");
+  if (k->rope_k_ahead) {
+    x.kraw_map =
+        attn_ptx_op(&e.p, "llvm.ptrtoint %%k_raw_map : !llvm.ptr to i64");
+    x.sync = attn_ptx_op(&e.p, "llvm.ptrtoint %%rope_sync : !llvm.ptr to i64");
+    x.ahead_ctx = attn_ptx_addc(&e.p, x.sbase, e.ahead_ctx_off);
+  }
   x.out = attn_ptx_op(
       &e.p, "llvm.getelementptr %%out[0] : (!llvm.ptr) -> !llvm.ptr, i8");
   int bars = attn_ptx_addc(&e.p, x.sbase, e.bar_off);
@@ -783,6 +852,8 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
     attn_ptx_mbar_init(&e.p, attn_ptx_addc(&e.p, x.bar_empty, 8 * s),
                        128 * k->consumers);
   }
+  if (k->rope_k_ahead)
+    attn_hopper_ahead_init(&e.p, x.ahead_ctx);
   attn_ptx_fence_mbar_init(&e.p);
   attn_ptx_line(&e.p, "}");
   if (k->row_sum_mma) {
@@ -806,6 +877,8 @@ bool attn_hopper_emit_kernel(struct attn_strbuf *b,
   attn_ptx_line(&e.p, "scf.if %%v%d {", is_producer);
   bool rotators = attn_hopper_producer_rotates(k);
   int w = k->consumers - 2;
+  if (k->rope_k_ahead)
+    attn_hopper_ahead_setup(&e.p, k, wt, x.ahead_ctx);
   attn_ptx_setmaxnreg(&e.p, false,
                       rotators ? PRODUCER_REGS[w] : PRODUCER_REGS_NO_ROPE[w]);
   producer(&e, &x, wt);

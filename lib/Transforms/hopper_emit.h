@@ -42,6 +42,13 @@ struct attn_hopper_kernel {
   /// RoPE of K: in this kernel per tile (fused), or by a separate kernel
   /// (attn_hopper_emit_rope) before it, once per K row (split).
   bool rope_k_in_kernel;
+  /// RoPE of K once per K row, by this kernel (ahead): producer warps 1-3 of
+  /// every CTA take key blocks from a queue in the workspace rope_sync,
+  /// rotate them (TMA from k into shared memory and back out to the
+  /// workspace k_rot) and flag each done; the TMA thread waits for a block's
+  /// flag before it loads it from k_rot. The rotation of later heads thus
+  /// runs under the attention of earlier ones.
+  bool rope_k_ahead;
   /// 0: one CTA per (query block, head, batch). Otherwise a persistent
   /// kernel: min(tiles, persistent_ctas) CTAs loop over the tiles (longest
   /// query blocks of each head first), so that one tile's last P V and
@@ -196,6 +203,16 @@ struct attn_hopper_rope_rows {
   int groups;           // rows advance by this many per step (a constant)
   int f0, f1;           // inverse frequencies of the two pairs
   int step_c0, step_s0, step_c1, step_s1;
+  /// -1 (what attn_hopper_rope_rows_setup sets): the words are addressed
+  /// through the shared-memory pointer; else the i32 shared address of that
+  /// base, and they are loaded and stored with 32-bit addresses
+  /// (attn_hopper_rope_rotate_words32), which take fewer registers.
+  int sbase32;
+  /// -1 (what attn_hopper_rope_rows_setup sets): the first row's cos/sin
+  /// by sincos of f32 angles pos * f0, pos * f1; else the frequencies in
+  /// turns per position (f64), and the MUFU's sin/cos of the angle's
+  /// fraction of a turn (fewer registers).
+  int turns0, turns1;
 };
 
 /// Slots of a row: rotary_dim / 4.
@@ -213,6 +230,13 @@ void attn_hopper_rope_rows_setup(struct attn_ptx *p,
 void attn_hopper_rope_rotate_words(struct attn_ptx *p,
                                    const struct attn_hopper_kernel *k, int pa,
                                    int pb, int c0, int s0, int c1, int s1);
+
+/// attn_hopper_rope_rotate_words with the words at i32 shared addresses aa
+/// and ab.
+void attn_hopper_rope_rotate_words32(struct attn_ptx *p,
+                                     const struct attn_hopper_kernel *k,
+                                     int aa, int ab, int c0, int s0, int c1,
+                                     int s1);
 
 /// Ends a loop down the rows whose iteration arguments are the two pairs'
 /// cos/sin (c0, s0, c1, s1): yields them advanced by the step's rotation
@@ -236,6 +260,71 @@ void attn_hopper_rope_rows(struct attn_ptx *p,
 void attn_hopper_rope_q_pairs(struct attn_ptx *p,
                               const struct attn_hopper_kernel *k, int smem,
                               int wt, int q_row, int cw);
+
+/// The ahead placement (attn_hopper_kernel::rope_k_ahead). Its workspace
+/// rope_sync holds a u64 ticket counter, then one u32 flag per key block of
+/// each (batch, K head), block b of head h of batch z at z * kv_heads *
+/// blocks + h * blocks + b (attn_hopper_ahead_blocks in all), then a u64
+/// count of done blocks per (batch, K head). Every launch takes exactly
+/// blocks + CTAs tickets (each CTA's team takes tickets until one is past
+/// the end), so launch e (0, 1, ...) takes tickets from e * (blocks + CTAs)
+/// on, sets each flag to e + 1 and brings each count to (e + 1) times the
+/// head's blocks: the zero-filled workspace is never reset.
+int64_t attn_hopper_ahead_blocks(const struct attn_hopper_kernel *k);
+
+/// The ahead placement's context: CTX bytes of shared memory (8-aligned)
+/// holding the team's two mbarriers, its ticket slots and what the team's
+/// leader and the TMA thread read now and then (the producer warpgroup has
+/// too few registers to keep it).
+int64_t attn_hopper_ahead_ctx_bytes(void);
+/// One thread: initialises the context's mbarriers (before the CTA's
+/// barrier).
+void attn_hopper_ahead_init(struct attn_ptx *p, int ctx);
+/// All producer threads (wt 0 .. 127): thread 32, the team's leader, takes
+/// the CTA's first ticket and fills the context (rope_sync, the maps of k
+/// and k_rot: i64 addresses); then named barrier 8. Returns the first
+/// ticket less this launch's first (i32): the team's first key block, if
+/// below attn_hopper_ahead_blocks. ctas: the launch's CTAs.
+int attn_hopper_ahead_start(struct attn_ptx *p,
+                            const struct attn_hopper_kernel *k, int ctx,
+                            int wt, int sync, int raw_map, int rot_map,
+                            int64_t ctas);
+/// Bytes of the workspace rope_sync: the ticket counter (u64), a flag (u32)
+/// per key block, and a counter (u64) per (batch, K head) of its blocks
+/// done, which grows by its blocks per launch.
+int64_t attn_hopper_ahead_sync_bytes(const struct attn_hopper_kernel *k);
+/// The TMA thread, at a tile's start: whether every key block of batch b,
+/// K head kh is done (its counter read once, with acquire order; then the
+/// fence for its TMA): if so the tile's blocks need no wait (i1).
+int attn_hopper_ahead_head_done(struct attn_ptx *p,
+                                const struct attn_hopper_kernel *k, int ctx,
+                                int b, int kh);
+/// The TMA thread: waits (trapping after timeout_ns) until key block j
+/// (i32) of batch b and K head kh is flagged done, then fences so that its
+/// TMA reads the rotated rows.
+void attn_hopper_ahead_wait(struct attn_ptx *p,
+                            const struct attn_hopper_kernel *k, int ctx,
+                            int b, int kh, int j, long long timeout_ns);
+/// All producer threads (wt: i32), before the producer warpgroup gives up
+/// its registers: the team's threads (wt 32 .. 127) compute their rotation
+/// constants, whose f64 and sincos math needs more than the 32 registers
+/// the warpgroup keeps with three consumers, and stash them in the context.
+void attn_hopper_ahead_setup(struct attn_ptx *p,
+                             const struct attn_hopper_kernel *k, int wt,
+                             int ctx);
+/// The team: producer warps 1-3 (rt = 0 .. 95; rt 0 is the leader that
+/// takes the tickets and issues the copies), from key block `first`, with
+/// the constants attn_hopper_ahead_setup stashed.
+/// Rotates key blocks until the queue is empty, double-buffered in the two
+/// 1024-aligned buffers of block_n * head_dim * 2 bytes at buf_off from the
+/// shared-memory base (smem as a pointer, sbase as an i32 address): TMA of
+/// the raw block into one while the team rotates the other, TMA out to
+/// k_rot, and the block's flag released once its copy has landed. Named
+/// barrier 9.
+void attn_hopper_rope_ahead(struct attn_ptx *p,
+                            const struct attn_hopper_kernel *k, int rt,
+                            int smem, int sbase, int64_t buf_off, int ctx,
+                            int first);
 
 /// inv_freq(pair) = theta^(-2 pair/rotary_dim) for pair index pair (i32),
 /// in f32.

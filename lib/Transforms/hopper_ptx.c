@@ -254,6 +254,56 @@ void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
                 to, desc, mbar, c[0], c[1], c[2], c[3]);
 }
 
+void attn_ptx_tma_store(struct attn_ptx *p, int src, int map, const int c[4]) {
+  int ids[] = {map, c[0], c[1], c[2], c[3], src};
+  const char *t[] = {"i64", "i32", "i32", "i32", "i32", "i32"};
+  attn_ptx_asmv(p, NULL, "l,r,r,r,r,r",
+                "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group "
+                "[$0, {$1, $2, $3, $4}], [$5];",
+                6, ids, t);
+}
+
+void attn_ptx_bulk_commit(struct attn_ptx *p) {
+  attn_ptx_asm0(p, "cp.async.bulk.commit_group;");
+}
+
+void attn_ptx_bulk_wait(struct attn_ptx *p, int n, bool read) {
+  char text[64];
+  snprintf(text, sizeof text, "cp.async.bulk.wait_group%s %d;",
+           read ? ".read" : "", n);
+  attn_ptx_asm0(p, text);
+}
+
+void attn_ptx_wait_ge(struct attn_ptx *p, int addr, int target,
+                      const char *scope, long long timeout_ns) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "{ .reg .pred p; .reg .u32 v; .reg .u64 t0, t1; "
+           "mov.u64 t0, %%globaltimer; "
+           "POLL: ld.acquire.%s.global.u32 v, [$0]; setp.ge.u32 p, v, $1; "
+           "@p bra.uni DONE; nanosleep.u32 64; mov.u64 t1, %%globaltimer; "
+           "sub.u64 t1, t1, t0; setp.gt.u64 p, t1, %lld; @p trap; "
+           "bra.uni POLL; DONE: }",
+           scope, timeout_ns);
+  int ids[] = {addr, target};
+  const char *t[] = {"i64", "i32"};
+  attn_ptx_asmv(p, NULL, "l,r", text, 2, ids, t);
+}
+
+void attn_ptx_store_release(struct attn_ptx *p, int addr, int v) {
+  int ids[] = {addr, v};
+  const char *t[] = {"i64", "i32"};
+  attn_ptx_asmv(p, NULL, "l,r", "st.release.gpu.global.u32 [$0], $1;", 2, ids,
+                t);
+}
+
+int attn_ptx_atom_inc64(struct attn_ptx *p, int addr) {
+  const char *t[] = {"i64"};
+  return attn_ptx_asmv(p, "i64", "=l,l",
+                       "atom.relaxed.gpu.global.add.u64 $0, [$1], 1;", 1,
+                       &addr, t);
+}
+
 int attn_ptx_pin(struct attn_ptx *p, int v, const char *ty, const char *cons) {
   char tied[16];
   snprintf(tied, sizeof tied, "=%s,0", cons);
@@ -589,9 +639,7 @@ static void if_copier(struct attn_ptx *p, const struct attn_ptx_rows *r) {
 void attn_ptx_rows_drain(struct attn_ptx *p, const struct attn_ptx_rows *r,
                          enum attn_ptx_drain how, bool meet) {
   if_copier(p, r);
-  attn_ptx_asm0(p, how == ATTN_PTX_DRAIN_READ
-                       ? "cp.async.bulk.wait_group.read 0;"
-                       : "cp.async.bulk.wait_group 0;");
+  attn_ptx_bulk_wait(p, 0, how == ATTN_PTX_DRAIN_READ);
   if (how == ATTN_PTX_DRAIN_PUBLISHED)
     attn_ptx_fence_proxy_async(p, true);
   attn_ptx_line(p, "}");
@@ -657,6 +705,6 @@ void attn_ptx_rows_copy_n(struct attn_ptx *p, const struct attn_ptx_rows *r,
 }
 
 void attn_ptx_rows_copy_close(struct attn_ptx *p) {
-  attn_ptx_asm0(p, "cp.async.bulk.commit_group;");
+  attn_ptx_bulk_commit(p);
   attn_ptx_line(p, "}");
 }

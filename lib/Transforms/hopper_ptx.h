@@ -130,6 +130,28 @@ void attn_ptx_wgmma_wait_after(struct attn_ptx *p, int after);
 void attn_ptx_tma_load(struct attn_ptx *p, int dst, int map, const int c[4],
                        int bar);
 
+/// TMA store: the 4-D box at coords (c0..c3) of tensor map `map` (i64
+/// generic address) from shared memory at src, in a bulk async-group (commit
+/// with attn_ptx_bulk_commit, wait with attn_ptx_bulk_wait).
+void attn_ptx_tma_store(struct attn_ptx *p, int src, int map, const int c[4]);
+/// cp.async.bulk.commit_group, and cp.async.bulk.wait_group n (.read when
+/// read: until the copies have read shared memory, not until they landed).
+void attn_ptx_bulk_commit(struct attn_ptx *p);
+void attn_ptx_bulk_wait(struct attn_ptx *p, int n, bool read);
+
+/// One thread: waits until the u32 at addr (i64 generic address) is at
+/// least target (i32; acquire at scope "sys" or "gpu"), polling with a
+/// short sleep; traps after timeout_ns, so that a producer that never comes
+/// fails the launch instead of hanging it.
+void attn_ptx_wait_ge(struct attn_ptx *p, int addr, int target,
+                      const char *scope, long long timeout_ns);
+/// One thread: stores the u32 v at addr (i64) with release order at gpu
+/// scope.
+void attn_ptx_store_release(struct attn_ptx *p, int addr, int v);
+/// One thread: adds 1 to the u64 at addr (i64), relaxed at gpu scope; the
+/// old value (i64).
+int attn_ptx_atom_inc64(struct attn_ptx *p, int addr);
+
 /// v (of MLIR type ty, whose asm constraint is cons) passed through an empty
 /// asm with side effects: the same value in the same register, but LLVM
 /// cannot move the asm, nor what is computed from its result, out of the

@@ -13,6 +13,8 @@
 #include "lib/Transforms/hopper_ptx.h"
 
 #include <math.h>
+
+#define ATTN_TWO_PI 6.283185307179586476925
 #include <stdio.h>
 
 //===-- RoPE math ---------------------------------------------------------===//
@@ -315,9 +317,32 @@ void attn_hopper_rope_rows_setup(struct attn_ptx *p,
     r->slot_c1 = attn_ptx_mulc(p, slot, 2); // x1 of p0, p1: (2s, 2s+1)
     r->slot_c2 = attn_ptx_addc(p, r->slot_c1, k->rotary_dim / 2);
   }
+  r->sbase32 = -1;
+  r->turns0 = r->turns1 = -1;
   int gf = attn_ptx_cf32(p, (float)r->groups);
   attn_ptx_sincos(p, attn_ptx_fmul(p, gf, r->f0), &r->step_c0, &r->step_s0);
   attn_ptx_sincos(p, attn_ptx_fmul(p, gf, r->f1), &r->step_c1, &r->step_s1);
+}
+
+/// cos and sin of pos (i32) times a frequency given in turns per position
+/// (f64): the angle's fraction of a turn in f64, exact to 2^-29 turns for
+/// any position below 2^24, then the MUFU's sin/cos on [-pi, pi] (absolute
+/// error about 2^-21). Few registers and no branches, where __nv_sinf's
+/// reduction of large angles needs many.
+static void turns_sincos(struct attn_ptx *p, int pos, int turns, int *c,
+                         int *s) {
+  int t = attn_ptx_op(p, "arith.mulf %%v%d, %%v%d : f64",
+                      attn_ptx_op(p, "arith.uitofp %%v%d : i32 to f64", pos),
+                      turns);
+  const char *d[] = {"f64"};
+  int f = attn_ptx_op(
+      p, "arith.subf %%v%d, %%v%d : f64", t,
+      attn_ptx_asmv(p, "f64", "=d,d", "cvt.rni.f64.f64 $0, $1;", 1, &t, d));
+  int a = attn_ptx_fmul(p, attn_ptx_op(p, "arith.truncf %%v%d : f64 to f32", f),
+                        attn_ptx_cf32(p, (float)ATTN_TWO_PI));
+  const char *ty[] = {"f32"};
+  *c = attn_ptx_asmv(p, "f32", "=f,f", "cos.approx.f32 $0, $1;", 1, &a, ty);
+  *s = attn_ptx_asmv(p, "f32", "=f,f", "sin.approx.f32 $0, $1;", 1, &a, ty);
 }
 
 /// Rotates rows [first, first + nrows) of a swizzled tile of tile_rows rows
@@ -327,11 +352,16 @@ void attn_hopper_rope_rows(struct attn_ptx *p,
                            int tile_base, int tile_rows, int first, int nrows,
                            int pos_first,
                            const struct attn_hopper_rope_rows *r) {
-  int pos = attn_ptx_op(p, "arith.uitofp %%v%d : i32 to f32",
-                        attn_ptx_addi(p, pos_first, r->g));
+  int pos_i = attn_ptx_addi(p, pos_first, r->g);
   int c0, s0, c1, s1;
-  attn_ptx_sincos(p, attn_ptx_fmul(p, pos, r->f0), &c0, &s0);
-  attn_ptx_sincos(p, attn_ptx_fmul(p, pos, r->f1), &c1, &s1);
+  if (r->turns0 >= 0) {
+    turns_sincos(p, pos_i, r->turns0, &c0, &s0);
+    turns_sincos(p, pos_i, r->turns1, &c1, &s1);
+  } else {
+    int pos = attn_ptx_op(p, "arith.uitofp %%v%d : i32 to f32", pos_i);
+    attn_ptx_sincos(p, attn_ptx_fmul(p, pos, r->f0), &c0, &s0);
+    attn_ptx_sincos(p, attn_ptx_fmul(p, pos, r->f1), &c1, &s1);
+  }
   int lo = attn_ptx_to_index(p, attn_ptx_addi(p, first, r->g));
   int hi = attn_ptx_to_index(p, attn_ptx_addc(p, first, nrows)),
       st = attn_ptx_cidx(p, r->groups);
@@ -345,13 +375,40 @@ void attn_hopper_rope_rows(struct attn_ptx *p,
       "f32, f32) {",
       res, it, lo, hi, st, ac0, c0, as0, s0, ac1, c1, as1, s1);
   int row = attn_ptx_from_index(p, it);
-  int pa = attn_ptx_smem_ptr(
-      p, smem, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c1));
-  int pb = attn_ptx_smem_ptr(
-      p, smem, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c2));
-  attn_hopper_rope_rotate_words(p, k, pa, pb, ac0, as0, ac1, as1);
+  if (r->sbase32 >= 0) {
+    int aa = attn_ptx_addi(
+        p, r->sbase32, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c1));
+    int ab = attn_ptx_addi(
+        p, r->sbase32, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c2));
+    attn_hopper_rope_rotate_words32(p, k, aa, ab, ac0, as0, ac1, as1);
+  } else {
+    int pa = attn_ptx_smem_ptr(
+        p, smem, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c1));
+    int pb = attn_ptx_smem_ptr(
+        p, smem, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c2));
+    attn_hopper_rope_rotate_words(p, k, pa, pb, ac0, as0, ac1, as1);
+  }
   attn_hopper_rope_step_rows(p, ac0, as0, ac1, as1, r->step_c0, r->step_s0,
                              r->step_c1, r->step_s1);
+}
+
+/// The rotation of two words wa and wb (i32) as attn_hopper_rope_rotate_words
+/// describes: the four rotated halves, as f32 (word a's low and high, then
+/// word b's).
+static void rotate_pair_words(struct attn_ptx *p,
+                              const struct attn_hopper_kernel *k, int wa,
+                              int wb, int c0, int s0, int c1, int s1,
+                              int n[4]) {
+  int alo, ahi, blo, bhi;
+  attn_ptx_unpack2(p, wa, &alo, &ahi);
+  attn_ptx_unpack2(p, wb, &blo, &bhi);
+  if (k->interleaved) {
+    attn_ptx_rotate(p, alo, ahi, c0, s0, &n[0], &n[1]);
+    attn_ptx_rotate(p, blo, bhi, c1, s1, &n[2], &n[3]);
+  } else {
+    attn_ptx_rotate(p, alo, blo, c0, s0, &n[0], &n[2]);
+    attn_ptx_rotate(p, ahi, bhi, c1, s1, &n[1], &n[3]);
+  }
 }
 
 void attn_hopper_rope_rotate_words(struct attn_ptx *p,
@@ -359,21 +416,29 @@ void attn_hopper_rope_rotate_words(struct attn_ptx *p,
                                    int pb, int c0, int s0, int c1, int s1) {
   int wa = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pa);
   int wb = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pb);
-  int alo, ahi, blo, bhi;
-  attn_ptx_unpack2(p, wa, &alo, &ahi);
-  attn_ptx_unpack2(p, wb, &blo, &bhi);
-  int nalo, nahi, nblo, nbhi;
-  if (k->interleaved) {
-    attn_ptx_rotate(p, alo, ahi, c0, s0, &nalo, &nahi);
-    attn_ptx_rotate(p, blo, bhi, c1, s1, &nblo, &nbhi);
-  } else {
-    attn_ptx_rotate(p, alo, blo, c0, s0, &nalo, &nblo);
-    attn_ptx_rotate(p, ahi, bhi, c1, s1, &nahi, &nbhi);
-  }
+  int n[4];
+  rotate_pair_words(p, k, wa, wb, c0, s0, c1, s1, n);
   attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
-                attn_ptx_pack2(p, nalo, nahi), pa);
+                attn_ptx_pack2(p, n[0], n[1]), pa);
   attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
-                attn_ptx_pack2(p, nblo, nbhi), pb);
+                attn_ptx_pack2(p, n[2], n[3]), pb);
+}
+
+void attn_hopper_rope_rotate_words32(struct attn_ptx *p,
+                                     const struct attn_hopper_kernel *k,
+                                     int aa, int ab, int c0, int s0, int c1,
+                                     int s1) {
+  const char *t[] = {"i32"};
+  int wa = attn_ptx_asmv(p, "i32", "=r,r", "ld.shared.b32 $0, [$1];", 1, &aa,
+                         t);
+  int wb = attn_ptx_asmv(p, "i32", "=r,r", "ld.shared.b32 $0, [$1];", 1, &ab,
+                         t);
+  int n[4];
+  rotate_pair_words(p, k, wa, wb, c0, s0, c1, s1, n);
+  attn_ptx_asm_rr(p, "st.shared.b32 [$0], $1;", aa,
+                  attn_ptx_pack2(p, n[0], n[1]));
+  attn_ptx_asm_rr(p, "st.shared.b32 [$0], $1;", ab,
+                  attn_ptx_pack2(p, n[2], n[3]));
 }
 
 void attn_hopper_rope_step_rows(struct attn_ptx *p, int c0, int s0, int c1,
@@ -383,5 +448,358 @@ void attn_hopper_rope_step_rows(struct attn_ptx *p, int c0, int s0, int c1,
   attn_ptx_rotate(p, c1, s1, sc1, ss1, &n1, &m1);
   attn_ptx_line(p, "scf.yield %%v%d, %%v%d, %%v%d, %%v%d : f32, f32, f32, f32",
                 n0, m0, n1, m1);
+  attn_ptx_line(p, "}");
+}
+
+//===-- K rotated once per row by the attention kernel (ahead) ------------===//
+//
+// The producer warpgroup has 32 registers with three consumers, so what
+// only the team's leader or the TMA thread needs now and then lives in a
+// context in shared memory (offsets below), read where it is used.
+
+#define CTX_BARS 0     // the two buffers' mbarriers
+#define CTX_FIRST 16   // u64: the CTA's first ticket
+#define CTX_SLOTS 24   // 2 x u32: the next block (relative ticket)
+#define CTX_BASE 32    // u64: this launch's first ticket
+#define CTX_SYNC 40    // u64: rope_sync
+#define CTX_RAW 48     // u64: the tensor map of k
+#define CTX_ROT 56     // u64: the tensor map of k_rot
+#define CTX_FLAG 64    // u32: this launch's flag value
+#define CTX_STASH 72   // 96 x 12 words: each team thread's rotation constants
+#define STASH_WORDS 12 // (two f64 first, so that they are 8-aligned)
+
+int64_t attn_hopper_ahead_ctx_bytes(void) {
+  return CTX_STASH + 96 * 4 * STASH_WORDS;
+}
+
+/// Key blocks of one (batch, K head).
+static int64_t ahead_blocks_per_head(const struct attn_hopper_kernel *k) {
+  return (k->seq_k + k->block_n - 1) / k->block_n;
+}
+
+int64_t attn_hopper_ahead_blocks(const struct attn_hopper_kernel *k) {
+  return k->batch * k->kv_heads * ahead_blocks_per_head(k);
+}
+
+static int ctx_ptr(struct attn_ptx *p, int ctx, int off) {
+  return attn_ptx_op(p, "llvm.inttoptr %%v%d : i32 to !llvm.ptr<3>",
+                     attn_ptx_addc(p, ctx, off));
+}
+
+static int ctx_load(struct attn_ptx *p, int ctx, int off, const char *ty) {
+  return attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> %s",
+                     ctx_ptr(p, ctx, off), ty);
+}
+
+static void ctx_store(struct attn_ptx *p, int ctx, int off, int v,
+                      const char *ty) {
+  attn_ptx_line(p, "llvm.store %%v%d, %%v%d : %s, !llvm.ptr<3>", v,
+                ctx_ptr(p, ctx, off), ty);
+}
+
+void attn_hopper_ahead_init(struct attn_ptx *p, int ctx) {
+  for (int i = 0; i < 2; ++i)
+    attn_ptx_mbar_init(p, attn_ptx_addc(p, ctx, CTX_BARS + 8 * i), 1);
+}
+
+int attn_hopper_ahead_start(struct attn_ptx *p,
+                            const struct attn_hopper_kernel *k, int ctx,
+                            int wt, int sync, int raw_map, int rot_map,
+                            int64_t ctas) {
+  attn_ptx_line(p, "scf.if %%v%d {", attn_ptx_cmpc(p, "eq", wt, 32));
+  int first = attn_ptx_atom_inc64(p, sync);
+  int per = attn_ptx_ci64(p, attn_hopper_ahead_blocks(k) + ctas);
+  int launch = attn_ptx_op(p, "arith.divui %%v%d, %%v%d : i64", first, per);
+  ctx_store(p, ctx, CTX_FIRST, first, "i64");
+  ctx_store(p, ctx, CTX_BASE,
+            attn_ptx_op(p, "arith.muli %%v%d, %%v%d : i64", launch, per),
+            "i64");
+  ctx_store(p, ctx, CTX_SYNC, sync, "i64");
+  ctx_store(p, ctx, CTX_RAW, raw_map, "i64");
+  ctx_store(p, ctx, CTX_ROT, rot_map, "i64");
+  ctx_store(p, ctx, CTX_FLAG,
+            attn_ptx_addc(
+                p, attn_ptx_op(p, "arith.trunci %%v%d : i64 to i32", launch),
+                1),
+            "i32");
+  attn_ptx_line(p, "}");
+  attn_ptx_asm0(p, "bar.sync 8, 128;");
+  int rel = attn_ptx_op(p, "arith.subi %%v%d, %%v%d : i64",
+                        ctx_load(p, ctx, CTX_FIRST, "i64"),
+                        ctx_load(p, ctx, CTX_BASE, "i64"));
+  return attn_ptx_op(p, "arith.trunci %%v%d : i64 to i32", rel);
+}
+
+/// Byte offset in rope_sync of the first per-head counter (u64, after the
+/// counter and the flags).
+static int64_t counters_off(const struct attn_hopper_kernel *k) {
+  return (8 + 4 * attn_hopper_ahead_blocks(k) + 7) / 8 * 8;
+}
+
+int64_t attn_hopper_ahead_sync_bytes(const struct attn_hopper_kernel *k) {
+  return counters_off(k) + 8 * k->batch * k->kv_heads;
+}
+
+/// The i64 address of the counter of (batch, K head) bh (i32).
+static int counter_addr(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                        int ctx, int bh) {
+  int off = attn_ptx_op(
+      p, "arith.extui %%v%d : i32 to i64",
+      attn_ptx_addc(p, attn_ptx_mulc(p, bh, 8), counters_off(k)));
+  return attn_ptx_op(p, "arith.addi %%v%d, %%v%d : i64",
+                     ctx_load(p, ctx, CTX_SYNC, "i64"), off);
+}
+
+/// The i64 address of key block c's flag (c: i32) in rope_sync.
+static int flag_addr(struct attn_ptx *p, int ctx, int c) {
+  int off = attn_ptx_op(p, "arith.extui %%v%d : i32 to i64",
+                        attn_ptx_addc(p, attn_ptx_mulc(p, c, 4), 8));
+  return attn_ptx_op(p, "arith.addi %%v%d, %%v%d : i64",
+                     ctx_load(p, ctx, CTX_SYNC, "i64"), off);
+}
+
+int attn_hopper_ahead_head_done(struct attn_ptx *p,
+                                const struct attn_hopper_kernel *k, int ctx,
+                                int b, int kh) {
+  ctx = attn_ptx_pin(p, ctx, "i32", "r");
+  int bh = attn_ptx_addi(p, attn_ptx_mulc(p, b, k->kv_heads), kh);
+  int addr = counter_addr(p, k, ctx, bh);
+  const char *t[] = {"i64"};
+  int n = attn_ptx_asmv(p, "i64", "=l,l", "ld.acquire.gpu.global.u64 $0, [$1];",
+                        1, &addr, t);
+  int want = attn_ptx_op(
+      p, "arith.muli %%v%d, %%v%d : i64",
+      attn_ptx_op(p, "arith.extui %%v%d : i32 to i64",
+                  ctx_load(p, ctx, CTX_FLAG, "i32")),
+      attn_ptx_ci64(p, ahead_blocks_per_head(k)));
+  int done = attn_ptx_op(p, "arith.cmpi uge, %%v%d, %%v%d : i64", n, want);
+  // The rows were written by other CTAs' TMA; this thread's TMA reads them.
+  attn_ptx_fence_proxy_async(p, true);
+  return done;
+}
+
+void attn_hopper_ahead_wait(struct attn_ptx *p,
+                            const struct attn_hopper_kernel *k, int ctx,
+                            int b, int kh, int j, long long timeout_ns) {
+  // Pinned in the TMA thread's loop: the context's addresses are
+  // recomputed there rather than kept (64-bit) across it.
+  ctx = attn_ptx_pin(p, ctx, "i32", "r");
+  int c = attn_ptx_addi(
+      p,
+      attn_ptx_mulc(p, attn_ptx_addi(p, attn_ptx_mulc(p, b, k->kv_heads), kh),
+                    ahead_blocks_per_head(k)),
+      j);
+  attn_ptx_wait_ge(p, flag_addr(p, ctx, c), ctx_load(p, ctx, CTX_FLAG, "i32"),
+                   "gpu", timeout_ns);
+  // The rows were written by another CTA's TMA; this thread's TMA reads them.
+  attn_ptx_fence_proxy_async(p, true);
+}
+
+/// The TMA coordinates of key block c (i32), region r of the head dim.
+static void ahead_coords(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                         int c, int r, int xy[4]) {
+  int64_t nb = ahead_blocks_per_head(k);
+  int bh = attn_ptx_divc(p, c, nb);
+  xy[0] = attn_ptx_ci32(p, 64 * r);
+  xy[1] = attn_ptx_mulc(p, attn_ptx_remc(p, c, nb), k->block_n);
+  xy[2] = attn_ptx_remc(p, bh, k->kv_heads);
+  xy[3] = attn_ptx_divc(p, bh, k->kv_heads);
+}
+
+/// The shared address (i32) of buffer `which` (i32, 0 or 1).
+static int ahead_buf(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                     int buf0, int which) {
+  return attn_ptx_addi(p, buf0,
+                       attn_ptx_mulc(p, which, (int64_t)k->block_n *
+                                                   k->head_dim * 2));
+}
+
+/// The leader: the TMA load of key block c (i32) into buffer `which`,
+/// completing on that buffer's mbarrier.
+static void ahead_load(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                       int ctx, int buf0, int c, int which) {
+  int bar = attn_ptx_addi(p, attn_ptx_addc(p, ctx, CTX_BARS),
+                          attn_ptx_mulc(p, which, 8));
+  int dst = ahead_buf(p, k, buf0, which);
+  attn_ptx_mbar_expect_tx(p, bar, (int64_t)k->block_n * k->head_dim * 2);
+  int map = ctx_load(p, ctx, CTX_RAW, "i64");
+  for (int r = 0; r < (int)k->head_dim / 64; ++r) {
+    int xy[4];
+    ahead_coords(p, k, c, r, xy);
+    attn_ptx_tma_load(p, attn_ptx_addc(p, dst, (int64_t)r * k->block_n * 128),
+                      map, xy, bar);
+  }
+}
+
+/// The leader: waits for the team's last TMA store to land, then releases
+/// key block c's flag and counts it done for its head (c < 0: none).
+static void ahead_publish(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                          int ctx, int c) {
+  attn_ptx_bulk_wait(p, 0, false);
+  attn_ptx_line(p, "scf.if %%v%d {", attn_ptx_cmpc(p, "sge", c, 0));
+  attn_ptx_fence_proxy_async(p, true);
+  attn_ptx_store_release(p, flag_addr(p, ctx, c),
+                         ctx_load(p, ctx, CTX_FLAG, "i32"));
+  int cnt = counter_addr(p, k, ctx, attn_ptx_divc(p, c, ahead_blocks_per_head(k)));
+  const char *t[] = {"i64"};
+  attn_ptx_asmv(p, NULL, "l", "red.release.gpu.global.add.u64 [$0], 1;", 1,
+                &cnt, t);
+  attn_ptx_line(p, "}");
+}
+
+/// The fields of attn_hopper_rope_rows a team thread stashes, in order: 3
+/// i32, 4 f32, 2 f64.
+static int *stash_fields(struct attn_hopper_rope_rows *r, int i) {
+  int *v[] = {&r->slot_c1,  &r->slot_c2,  &r->g,     &r->step_c0, &r->step_s0,
+              &r->step_c1, &r->step_s1, &r->turns0, &r->turns1};
+  return v[i];
+}
+
+static const char *stash_type(int i) {
+  return i < 3 ? "i32" : i < 7 ? "f32" : "f64";
+}
+
+/// The shared address (i32) of field i of team thread rt's stash.
+static int stash_at(struct attn_ptx *p, int ctx, int rt, int i) {
+  int word = i < 7 ? 4 + i : 2 * (i - 7);
+  return attn_ptx_addi(p, ctx,
+                       attn_ptx_addc(p, attn_ptx_mulc(p, rt, 4 * STASH_WORDS),
+                                     CTX_STASH + 4 * word));
+}
+
+void attn_hopper_ahead_setup(struct attn_ptx *p,
+                             const struct attn_hopper_kernel *k, int wt,
+                             int ctx) {
+  int rt = attn_ptx_addc(p, wt, -32);
+  attn_ptx_line(p, "scf.if %%v%d {", attn_ptx_cmpc(p, "uge", wt, 32));
+  struct attn_hopper_rope_rows r;
+  attn_hopper_rope_rows_setup(p, k, rt, 96, &r);
+  // The frequencies in turns per position (turns_sincos).
+  int inv = attn_ptx_op(p, "arith.constant %.17e : f64", 1.0 / ATTN_TWO_PI);
+  int *f[2] = {&r.f0, &r.f1}, *tu[2] = {&r.turns0, &r.turns1};
+  for (int i = 0; i < 2; ++i)
+    *tu[i] = attn_ptx_op(p, "arith.mulf %%v%d, %%v%d : f64",
+                         attn_ptx_op(p, "arith.extf %%v%d : f32 to f64", *f[i]),
+                         inv);
+  for (int i = 0; i < 9; ++i) {
+    int ids[] = {stash_at(p, ctx, rt, i), *stash_fields(&r, i)};
+    const char *t[] = {"i32", stash_type(i)};
+    attn_ptx_asmv(p, NULL, i < 3 ? "r,r" : i < 7 ? "r,f" : "r,d",
+                  i < 7 ? "st.shared.b32 [$0], $1;" : "st.shared.b64 [$0], $1;",
+                  2, ids, t);
+  }
+  attn_ptx_line(p, "}");
+}
+
+/// The team thread's constants, loaded from its stash where they are used
+/// (they would not fit its registers across the loop).
+static void stash_load(struct attn_ptx *p, int ctx, int rt, int sbase,
+                       struct attn_hopper_rope_rows *r) {
+  const char *t[] = {"i32"};
+  for (int i = 0; i < 9; ++i) {
+    int a = stash_at(p, ctx, rt, i);
+    *stash_fields(r, i) = attn_ptx_asmv(
+        p, stash_type(i), i < 3 ? "=r,r" : i < 7 ? "=f,r" : "=d,r",
+        i < 7 ? "ld.shared.b32 $0, [$1];" : "ld.shared.b64 $0, [$1];", 1, &a,
+        t);
+  }
+  r->f0 = r->f1 = -1; // turns0/turns1 instead
+  r->sbase32 = sbase;
+}
+
+void attn_hopper_rope_ahead(struct attn_ptx *p,
+                            const struct attn_hopper_kernel *k, int rt,
+                            int smem, int sbase, int64_t buf_off, int ctx,
+                            int first) {
+  int64_t blocks = attn_hopper_ahead_blocks(k);
+  int leader = attn_ptx_cmpc(p, "eq", rt, 0);
+  int buf0 = attn_ptx_addc(p, sbase, buf_off);
+  attn_ptx_line(p, "scf.if %%v%d {", leader);
+  attn_ptx_line(p, "scf.if %%v%d {", attn_ptx_cmpc(p, "ult", first, blocks));
+  ahead_load(p, k, ctx, buf0, first, attn_ptx_ci32(p, 0));
+  attn_ptx_line(p, "}");
+  attn_ptx_line(p, "}");
+  // (i, block, previous block): blocks i = 0, 1, ... alternate buffers; a
+  // block is a ticket less this launch's first, valid below blocks.
+  int res = p->next++, wi = p->next++, wc = p->next++, wp = p->next++;
+  attn_ptx_line(p,
+                "%%v%d:3 = scf.while (%%v%d = %%v%d, %%v%d = %%v%d, %%v%d = "
+                "%%v%d) : (i32, i32, i32) -> (i32, i32, i32) {",
+                res, wi, attn_ptx_ci32(p, 0), wc, first, wp,
+                attn_ptx_ci32(p, -1));
+  attn_ptx_line(p, "scf.condition(%%v%d) %%v%d, %%v%d, %%v%d : i32, i32, i32",
+                attn_ptx_cmpc(p, "ult", wc, blocks), wi, wc, wp);
+  attn_ptx_line(p, "} do {");
+  int i = p->next++, c = p->next++, prev = p->next++;
+  attn_ptx_line(p, "^bb0(%%v%d: i32, %%v%d: i32, %%v%d: i32):", i, c, prev);
+  // Addresses are recomputed in the loop from these rather than kept.
+  int ctx_out = ctx;
+  ctx = attn_ptx_pin(p, ctx, "i32", "r");
+  buf0 = attn_ptx_addc(p, attn_ptx_pin(p, sbase, "i32", "r"), buf_off);
+  int which = attn_ptx_op(p, "arith.andi %%v%d, %%v%d : i32", i,
+                          attn_ptx_ci32(p, 1));
+  int other = attn_ptx_op(p, "arith.xori %%v%d, %%v%d : i32", which,
+                          attn_ptx_ci32(p, 1));
+  int slot_other = attn_ptx_op(
+      p, "llvm.inttoptr %%v%d : i32 to !llvm.ptr<3>",
+      attn_ptx_addi(p, attn_ptx_addc(p, ctx, CTX_SLOTS),
+                    attn_ptx_mulc(p, other, 4)));
+  // The leader takes the next ticket and, once the other buffer's store has
+  // landed (and its block's flag is out), loads the next block into it.
+  attn_ptx_line(p, "scf.if %%v%d {", leader);
+  int next = attn_ptx_op(
+      p, "arith.trunci %%v%d : i64 to i32",
+      attn_ptx_op(p, "arith.subi %%v%d, %%v%d : i64",
+                  attn_ptx_atom_inc64(p, ctx_load(p, ctx, CTX_SYNC, "i64")),
+                  ctx_load(p, ctx, CTX_BASE, "i64")));
+  attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>", next,
+                slot_other);
+  ahead_publish(p, k, ctx, prev);
+  attn_ptx_line(p, "scf.if %%v%d {", attn_ptx_cmpc(p, "ult", next, blocks));
+  ahead_load(p, k, ctx, buf0, next, other);
+  attn_ptx_line(p, "}");
+  attn_ptx_line(p, "}");
+  // Everyone: the block lands, is rotated in place, and goes out.
+  attn_ptx_mbar_wait(
+      p,
+      attn_ptx_addi(p, attn_ptx_addc(p, ctx, CTX_BARS),
+                    attn_ptx_mulc(p, which, 8)),
+      attn_ptx_op(p, "arith.andi %%v%d, %%v%d : i32", attn_ptx_divc(p, i, 2),
+                  attn_ptx_ci32(p, 1)));
+  int buf = ahead_buf(p, k, attn_ptx_ci32(p, (int)buf_off), which);
+  int pos0 = attn_ptx_addc(
+      p,
+      attn_ptx_mulc(p, attn_ptx_remc(p, c, ahead_blocks_per_head(k)),
+                    k->block_n),
+      k->rope_offset_k);
+  struct attn_hopper_rope_rows r;
+  stash_load(p, ctx, rt, attn_ptx_pin(p, sbase, "i32", "r"), &r);
+  r.groups = 96 / attn_hopper_rope_slots(k);
+  attn_hopper_rope_rows(p, k, smem, buf, k->block_n, attn_ptx_ci32(p, 0),
+                        k->block_n, pos0, &r);
+  attn_ptx_fence_proxy_async(p, false);
+  attn_ptx_asm0(p, "bar.sync 9, 96;");
+  attn_ptx_line(p, "scf.if %%v%d {", leader);
+  int src = ahead_buf(p, k, buf0, which);
+  int map = ctx_load(p, ctx, CTX_ROT, "i64");
+  for (int rg = 0; rg < (int)k->head_dim / 64; ++rg) {
+    int xy[4];
+    ahead_coords(p, k, c, rg, xy);
+    attn_ptx_tma_store(p, attn_ptx_addc(p, src, (int64_t)rg * k->block_n * 128),
+                       map, xy);
+  }
+  attn_ptx_bulk_commit(p);
+  attn_ptx_line(p, "}");
+  // The next block, which the leader wrote before the barrier.
+  int cn = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", slot_other);
+  attn_ptx_line(p, "scf.yield %%v%d, %%v%d, %%v%d : i32, i32, i32",
+                attn_ptx_addc(p, i, 1), cn, c);
+  attn_ptx_line(p, "}");
+  // The last block's flag.
+  ctx = ctx_out;
+  attn_ptx_line(p, "scf.if %%v%d {", leader);
+  ahead_publish(p, k, ctx,
+                attn_ptx_op(p, "arith.addi %%v%d#2, %%v%d : i32", res,
+                            attn_ptx_ci32(p, 0)));
   attn_ptx_line(p, "}");
 }

@@ -63,7 +63,7 @@
 #define SMEM_LIMIT (227 * 1024)
 
 /// Where RoPE runs: see the file comment.
-enum placement { PLACE_AUTO, PLACE_FUSED, PLACE_SPLIT, PLACE_PRE };
+enum placement { PLACE_AUTO, PLACE_FUSED, PLACE_SPLIT, PLACE_PRE, PLACE_AHEAD };
 
 /// How the kernels write their output tiles (hopper_gemm.h's staged,
 /// hopper_emit.h's staged_out).
@@ -154,7 +154,9 @@ static const struct attn_pass_option hopper_options_help[] = {
              "cost model's choice), fused (Q and K in the kernel, K per tile), "
              "split (K by a "
              "kernel before, once per row; Q in the kernel), pre (Q and K by "
-             "kernels before)"},
+             "kernels before), ahead (K once per row by producer warps of "
+             "the attention kernel, ahead of the CTAs that read it; Q in the "
+             "kernel)"},
     {NULL, NULL},
 };
 
@@ -195,8 +197,8 @@ static bool parse_choice(const char *name, const char *value, const char *a,
 }
 
 static bool parse_placement(const char *v, enum placement *out) {
-  static const char *names[] = {"auto", "fused", "split", "pre"};
-  for (int i = 0; i < 4; ++i)
+  static const char *names[] = {"auto", "fused", "split", "pre", "ahead"};
+  for (int i = 0; i < 5; ++i)
     if (!strcmp(v, names[i])) {
       *out = (enum placement)i;
       return true;
@@ -303,7 +305,8 @@ static bool hopper_set(void *opts, const char *name, const char *value,
     if (parse_placement(value, &o->rope))
       return true;
     snprintf(err, errlen,
-             "option 'rope' expects auto, fused, split or pre, found '%s'",
+             "option 'rope' expects auto, fused, split, pre or ahead, found "
+             "'%s'",
              value);
     return false;
   }
@@ -316,7 +319,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   return false;
 }
 
-/// The RoPE the Hopper kernel applies: placed fused, split or pre (the
+/// The RoPE the Hopper kernel applies: placed fused, split, pre or ahead (the
 /// program's rope.strategy into *user, an enum placement), positions in
 /// [0, 2^24), rotary_dim/4 dividing 96.
 static bool check_rope(MlirAttribute rope, struct attn_hopper_kernel *k,
@@ -329,7 +332,8 @@ static bool check_rope(MlirAttribute rope, struct attn_hopper_kernel *k,
     char buf[16];
     snprintf(buf, sizeof buf, "%.*s", (int)sv.length, sv.data);
     if (!parse_placement(buf, strategy) || *strategy == PLACE_AUTO) {
-      snprintf(why, wlen, "the Hopper kernel places RoPE fused, split or pre");
+      snprintf(why, wlen,
+               "the Hopper kernel places RoPE fused, split, pre or ahead");
       snprintf(detail, dlen, "strategy '%s'", buf);
       return false;
     }
@@ -464,6 +468,28 @@ static MlirAttribute without_rope(MlirAttribute dict) {
   return mlirDictionaryAttrGet(mlirAttributeGetContext(dict), m, kept);
 }
 
+/// Appends to the gpu.module's attn.programs the program of the ahead
+/// placement: the attention kernel alone, with the workspaces its producer
+/// warps rotate K into (k_rot) and keep their queue and flags in
+/// (rope_sync, zero-filled when allocated and never reset: see
+/// attn_hopper_ahead_blocks).
+static bool add_ahead_program(MlirOperation gm,
+                              const struct attn_hopper_kernel *k) {
+  long long kbytes = (long long)(k->batch * k->kv_heads * k->seq_k *
+                                 k->head_dim * 2);
+  long long sync = (long long)attn_hopper_ahead_sync_bytes(k);
+  struct attn_strbuf t = {0};
+  attn_strbuf_printf(
+      &t,
+      "{name = \"%s\", inputs = [\"q\", \"k\", \"v\", \"out\"], "
+      "workspace = [{name = \"k_rot\", bytes = %lld : i64}, {name = "
+      "\"rope_sync\", bytes = %lld : i64}], steps = [{kernel = \"%s__attn\", "
+      "args = [\"q\", \"k\", \"v\", \"out\", \"k_rot\", "
+      "\"rope_sync\"]}]}",
+      k->name, kbytes, sync, k->name);
+  return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
+}
+
 /// Appends to the gpu.module's attn.programs the program that runs the
 /// rotation kernels into workspaces, then attention on them.
 static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
@@ -536,10 +562,13 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   enum placement place = o->rope != PLACE_AUTO ? o->rope
                          : strategy != PLACE_AUTO ? strategy
                                                   : cheapest(&k, o->gpu);
-  if (!k.rope || !attn_hopper_rope_k_supported(&k))
+  // ahead rotates key blocks in shared memory, any rotary dim.
+  if (!k.rope || (!attn_hopper_rope_k_supported(&k) && place != PLACE_AHEAD))
     place = PLACE_FUSED;
   bool split = k.rope && place == PLACE_SPLIT, pre = k.rope && place == PLACE_PRE;
+  bool ahead = k.rope && place == PLACE_AHEAD;
   k.rope_k_in_kernel = k.rope && place == PLACE_FUSED;
+  k.rope_k_ahead = ahead;
   // Producer warps that rotate K (or Q, q-rope=producer) need 56
   // registers, which leaves three consumers 152 and ptxas then serialises
   // their wgmma.
@@ -556,6 +585,13 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   // auto keeps the registers. At head dim 128 the rows do not fit beside
   // three stages.
   k.staged_out = o->epilogue == EPILOGUE_STAGED;
+  if (ahead && attn_hopper_smem_bytes(&k) > SMEM_LIMIT)
+    return attn_emit_errorf(
+        kernel,
+        "no Hopper kernel for '%s': rope=ahead's two key-block buffers do not "
+        "fit the 227 KiB of shared memory beside the tiles (found %lld bytes "
+        "with %d stages; fewer stages may fit)",
+        name, (long long)attn_hopper_smem_bytes(&k), k.stages);
   int64_t staged_bytes = attn_hopper_smem_bytes(&k);
   if (k.staged_out && staged_bytes > SMEM_LIMIT) {
     return attn_emit_errorf(
@@ -583,7 +619,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   struct attn_hopper_kernel main = k;
   char attn_name[300];
   snprintf(attn_name, sizeof attn_name, "%s__attn", name);
-  if (split || pre)
+  if (split || pre || ahead)
     main.name = attn_name;
   main.rope = k.rope && !pre;
   if (pre) {
@@ -607,6 +643,8 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
                                "ATTN_DUMP_HOPPER"))
     return false;
   if ((split || pre) && !add_program(gm, &k, pre))
+    return attn_emit_errorf(kernel, "cannot record the launch program");
+  if (ahead && !add_ahead_program(gm, &k))
     return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);
   *lowered = true;
