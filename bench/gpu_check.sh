@@ -65,6 +65,18 @@ run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="consumers=3 pe
 run test/Inputs/hopper/h64_causal.mlir --hopper-options="consumers=3 ctas=1"
 run test/Inputs/hopper/h64_plain_f16.mlir --hopper-options="consumers=3 ctas=2"
 run test/Inputs/hopper/h64_interleaved_partial.mlir --hopper-options="consumers=3 ctas=2"
+# K rotated once per row by the attention kernel's own producer warps
+# (rope=ahead): two and three consumers, GQA, a partial interleaved rotary
+# dim, one CTA (whose team rotates every key block), one CTA per tile, and
+# head dim 128 with 64-key blocks (128-key ones do not fit beside three stages). Each runs 20 launches, which reuse the
+# workspace's ticket counter and flags.
+run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="rope=ahead"
+run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="rope=ahead consumers=3 ctas=3"
+run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="rope=ahead ctas=1"
+run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="rope=ahead persistent=false"
+run test/Inputs/hopper/h64_interleaved_partial.mlir --hopper-options="rope=ahead consumers=3 ctas=2"
+run test/Inputs/hopper/h128_rope_causal.mlir --tile-options="kernel=hopper block-n=64" --hopper-options="rope=ahead"
+run test/Inputs/hopper/h128_interleaved_partial.mlir --tile-options="kernel=hopper block-n=64" --hopper-options="rope=ahead ctas=3"
 # The softmax's variants (lazy rescaling and the tensor cores' row sums are
 # the defaults with three consumers; two get lazy and the ALUs' sums): the
 # other of each, f16 ones, and the late P.V wait at head dim 64.

@@ -545,6 +545,9 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t bytes) {
   // The driver aligns allocations to 256 bytes; aligned_alloc needs a size
   // that is a multiple of the alignment.
   a->base = aligned_alloc(MEM_ALIGN, (bytes + MEM_ALIGN - 1) / MEM_ALIGN * MEM_ALIGN);
+  // The driver's memory starts with whatever was there: never zeros here, so
+  // that a test can tell memory someone zeroed.
+  memset(a->base, 0xA5, bytes);
   a->bytes = bytes;
   a->next = allocations;
   allocations = a;

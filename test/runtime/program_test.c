@@ -98,6 +98,12 @@ static int test_program_launch(void) {
   CHECK(st->tensor_map_encodes == 2 && st->tensor_maps[1].address == k_rot);
   CHECK(st->tensor_maps[1].dims[1] == 256);
 
+  // The workspace starts zero-filled (kernels may keep counters there).
+  for (size_t i = 0; i < PROG_WORKSPACE_BYTES; ++i)
+    CHECK(((const unsigned char *)(uintptr_t)base)[i] == 0);
+  // What a launch leaves there is still there at the next: zeroed once.
+  ((unsigned char *)(uintptr_t)base)[0] = 7;
+
   // Later launches reuse the workspace (and so the tensor maps).
   args[3] = arg_ptr(out2);
   CHECK(attnrt_program_launch(m, "attn", args, 4, stream) == ATTNRT_OK);
@@ -108,6 +114,7 @@ static int test_program_launch(void) {
   CHECK(st->launch_log[3].params[3] == k_rot && st->launch_log[3].params[6] == base);
   CHECK(st->launch_log[3].params[5] == out2);
   CHECK(map_word(st->launch_log[3].param_data[2], 1) == k_rot);
+  CHECK(((const unsigned char *)(uintptr_t)base)[0] == 7);
 
   // The kernel named like the program is still reachable through attnrt_launch.
   struct attnrt_arg kernel_args[] = {arg_ptr(q), arg_ptr(k), arg_ptr(v), arg_ptr(out),
