@@ -732,10 +732,10 @@ void attn_hopper_rope_ahead(struct attn_ptx *p,
   attn_ptx_line(p, "} do {");
   int i = p->next++, c = p->next++, prev = p->next++;
   attn_ptx_line(p, "^bb0(%%v%d: i32, %%v%d: i32, %%v%d: i32):", i, c, prev);
-  // Addresses are recomputed in the loop from these rather than kept.
+  // The context's addresses are recomputed in the loop from ctx rather than
+  // kept across it (with buf0 pinned too, ptxas spilled 4 bytes).
   int ctx_out = ctx;
   ctx = attn_ptx_pin(p, ctx, "i32", "r");
-  buf0 = attn_ptx_addc(p, attn_ptx_pin(p, sbase, "i32", "r"), buf_off);
   int which = attn_ptx_op(p, "arith.andi %%v%d, %%v%d : i32", i,
                           attn_ptx_ci32(p, 1));
   int other = attn_ptx_op(p, "arith.xori %%v%d, %%v%d : i32", which,

@@ -21,7 +21,10 @@
 //          the attention kernel `@f__attn`, which rotates Q once per CTA.
 //   pre    Q and K rotated by `@f__rope_q` and `@f__rope_k`; `@f__attn`
 //          sees rotated inputs.
-// split and pre record a launch program `@f` (attn.programs on the
+//   ahead  K rotated once per row by producer warps of the attention kernel
+//          `@f__attn` itself, into a workspace, ahead of the CTAs that read
+//          it (auto's choice over split at head dim 64 up to N = 4096).
+// split, pre and ahead record a launch program `@f` (attn.programs on the
 // gpu.module: inputs q, k, v, out; workspaces; steps) that callers run with
 // attnrt_program_launch (launch_programs.c keeps attn.programs); the
 // kernels have other names so that no kernel can be launched alone by
@@ -562,6 +565,16 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   enum placement place = o->rope != PLACE_AUTO ? o->rope
                          : strategy != PLACE_AUTO ? strategy
                                                   : cheapest(&k, o->gpu);
+  // auto at head dim 64 up to N = 4096: split's rotation kernel moves into
+  // the attention kernel (ahead), where it runs under the attention of
+  // earlier heads. On an H200 (bench/RESULTS.md) that measured 1-8% faster
+  // end to end at N = 1K-4K and level from 8K; at head dim 128 its buffers
+  // do not fit beside three stages.
+  // (Not with q-rope=producer, which asks for split's idle producer warps.)
+  if (o->rope == PLACE_AUTO && strategy == PLACE_AUTO &&
+      place == PLACE_SPLIT && k.head_dim == 64 && k.seq_k <= 4096 &&
+      o->epilogue != EPILOGUE_STAGED && !o->q_by_producer)
+    place = PLACE_AHEAD;
   // ahead rotates key blocks in shared memory, any rotary dim.
   if (!k.rope || (!attn_hopper_rope_k_supported(&k) && place != PLACE_AHEAD))
     place = PLACE_FUSED;

@@ -1,11 +1,13 @@
-// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper | FileCheck %s
-// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="consumers=2" | FileCheck %s --check-prefix=TWO
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=split" | FileCheck %s
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="consumers=2 rope=split" | FileCheck %s --check-prefix=TWO
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=fused" | FileCheck %s --check-prefix=FUSED
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="consumers=3 rope=fused" | FileCheck %s --check-prefix=FUSED3
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="q-rope=producer" | FileCheck %s --check-prefix=QPROD
 // RUN: not attn-opt %s --lower-tile-to-hopper="consumers=4" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not attn-opt %S/../Inputs/hopper/h128_rope_causal.mlir --attn-fuse --attn-tile="kernel=hopper" --lower-tile-to-hopper="consumers=3" 2>&1 | FileCheck %s --check-prefix=D128
 
+// (rope=split: at head dim 64 up to N = 4096 auto now picks ahead, whose
+// producer rotates K; lower-tile-to-hopper-ahead.mlir tests it.)
 // Head dim 64 from N = 4096 on: three consumer warpgroups of 64 query rows
 // (192-row query blocks, 512 threads), the registers split 32 / 160, the
 // empty barriers waiting for 384 consumer threads, and each consumer's RoPE
