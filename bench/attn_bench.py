@@ -376,8 +376,9 @@ def table(rows, meta):
              "",
              "bf16, causal, H=32, RoPE rotate-half theta=5e5 on q and k, B*N=32K tokens. TFLOP/s count the causal "
              "forward (4*B*H*N^2*d/2). 'vs X' = X's time / attn's time (above 1: attn is faster). attn = the "
-             "default lowering (persistent Hopper kernel, K rotated once per row by a small kernel before "
-             "it, Q in the kernel); 'K fused' = K rotated per tile inside the kernel; 'no RoPE' = the same kernel on "
+             "default lowering (persistent Hopper kernel, Q rotated in the kernel, K once per row: at head "
+             "dim 64 up to N = 4K by the kernel's own producer warps (rope=ahead), else by a small kernel "
+             "before it (rope=split)); 'K fused' = K rotated per tile inside the kernel; 'no RoPE' = the same kernel on "
              "pre-rotated inputs, to compare with the attention kernels alone. Correctness: max rel. error over "
              "three (b, h) heads against a float64 reference, checked before any timing. Medians of "
              "triton.testing.do_bench (L2 flushed).",
