@@ -58,6 +58,32 @@ bool attn_gpu_executor_init(struct attn_executor *x) {
   return true;
 }
 
+/// After the timed launches: whether the output on the device (dev[j->out])
+/// equals the first launch's (bufs[j->out]); an error if not.
+static bool same_as_first(struct attn_executor *x, const struct job *j,
+                          const attnrt_devptr dev[ATTN_RUN_ROLES],
+                          const size_t bytes[ATTN_RUN_ROLES],
+                          void *const bufs[ATTN_RUN_ROLES]) {
+  size_t n = bytes[j->out];
+  unsigned char *last = malloc(n);
+  if (!last) {
+    fprintf(stderr, "%s: error: out of memory\n", tool);
+    return false;
+  }
+  enum attnrt_status st =
+      attnrt_memcpy_dtoh(x->rt, last, dev[j->out], n, NULL);
+  bool same = st == ATTNRT_OK && memcmp(last, bufs[j->out], n) == 0;
+  free(last);
+  if (st != ATTNRT_OK)
+    return fail(x, "cannot read the last launch's output", st);
+  if (!same)
+    fprintf(stderr,
+            "%s: error: '%s': the output of the last timed launch differs "
+            "from the first launch's\n",
+            tool, j->name);
+  return same;
+}
+
 static bool gpu_execute(struct attn_executor *x, const struct job *j,
                         void *const bufs[ATTN_RUN_ROLES],
                         const size_t bytes[ATTN_RUN_ROLES], double *ms) {
@@ -127,6 +153,12 @@ static bool gpu_execute(struct attn_executor *x, const struct job *j,
       fail(x, "cannot create timing events", st);
       goto out;
     }
+    if (!j->out_is_read &&
+        (st = attnrt_memset_d8(x->rt, dev[j->out], 0xff, bytes[j->out],
+                               NULL))) {
+      fail(x, "cannot poison the output", st);
+      goto out;
+    }
     for (int w = 0; w < 3; ++w)
       if ((st = attnrt_program_launch(x->module, j->name, args, nparams,
                                       NULL))) {
@@ -149,6 +181,11 @@ static bool gpu_execute(struct attn_executor *x, const struct job *j,
         times[b - 1] = t;
       }
     *ms = times[x->iters / 2];
+    // The last launch must give what the first gave (a kernel that keeps
+    // state in its program's workspace between launches, as rope=ahead
+    // does, is checked here). Its output was poisoned before the warm-up.
+    if (!j->out_is_read && !same_as_first(x, j, dev, bytes, bufs))
+      goto out;
   }
   ok = true;
 out:
