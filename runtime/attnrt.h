@@ -584,10 +584,12 @@ ATTNRT_API enum attnrt_status attnrt_launch(attnrt_module *m,
 /// the caller's args bound to the program's inputs and the workspace buffers
 /// to memory of the module. args holds one ATTNRT_ARG_PTR per input, in the
 /// order of info->inputs. The workspace is allocated with attnrt_mem_alloc on
-/// the program's first launch, zero-filled on s before its first step, kept,
-/// reused by later launches (kernels may keep state in it from launch to
-/// launch) and freed by attnrt_module_destroy; each buffer is
-/// ATTNRT_WORKSPACE_ALIGN-byte aligned.
+/// the program's first launch, zero-filled (once, on s, before the steps of
+/// the first launch whose checks pass), kept, reused by later launches
+/// (kernels may keep state in it from launch to launch) and freed by
+/// attnrt_module_destroy; each buffer is ATTNRT_WORKSPACE_ALIGN-byte aligned.
+/// (Capturing that first launch into a CUDA graph captures the zero-fill
+/// too: launch the program once before capturing it.)
 /// Programs are looked up first: when m has no program of that name but a
 /// kernel, this launches the kernel exactly as attnrt_launch does, so callers
 /// can always use this entry point.

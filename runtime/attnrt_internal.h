@@ -121,8 +121,11 @@ struct attnrt_module {
   // aligned_alloc, NULL when there are none.
   struct attnrt_tensormap_slot *maps;
   // Per program of the manifest: its workspace allocation, 0 until its first
-  // launch; NULL when the manifest has no programs.
+  // launch, and whether it has been zero-filled (on the stream of the first
+  // launch that got past its checks); NULL when the manifest has no
+  // programs.
   attnrt_devptr *workspace;
+  bool *workspace_zeroed;
 };
 
 struct attnrt_stream {

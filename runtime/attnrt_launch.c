@@ -279,10 +279,9 @@ static enum attnrt_status check_inputs(attnrt_runtime *rt,
   return ATTNRT_OK;
 }
 
-/// Allocates the workspace of program index of m unless it has one already,
-/// zero-filled on stream s.
-static enum attnrt_status ensure_workspace(attnrt_module *m, size_t index,
-                                           attnrt_stream *s) {
+/// Allocates the workspace of program index of m unless it has one already
+/// (attnrt_program_launch zero-fills it once its checks pass).
+static enum attnrt_status ensure_workspace(attnrt_module *m, size_t index) {
   const struct attnrt_program *p = &m->manifest->programs[index];
   if (p->info.workspace_bytes == 0 || m->workspace[index] != 0)
     return ATTNRT_OK;
@@ -296,16 +295,6 @@ static enum attnrt_status ensure_workspace(attnrt_module *m, size_t index,
       attnrt_append_error(m->rt, "%s%s: %zu bytes", i ? ", " : "",
                           p->workspace[i], p->workspace_size[i]);
     attnrt_append_error(m->rt, ")");
-    return st;
-  }
-  // Zero-filled once, on the launch's stream, before its first step: kernels
-  // may keep state there from launch to launch (the ahead RoPE placement's
-  // ticket counter and flags), counting on it starting at zero.
-  st = attnrt_memset_d8(m->rt, base, 0, p->info.workspace_bytes, s);
-  if (st != ATTNRT_OK) {
-    attnrt_append_error(m->rt, " (zeroing the workspace of program '%s')",
-                        p->info.name);
-    attnrt_mem_free(m->rt, base);
     return st;
   }
   // cuMemAlloc aligns to 256 bytes; the offsets keep that for every buffer.
@@ -356,7 +345,7 @@ attnrt_program_launch(attnrt_module *m, const char *name,
   st = attnrt_stream_resolve(rt, s, "attnrt_program_launch", &stream);
   if (st != ATTNRT_OK)
     return st;
-  st = ensure_workspace(m, (size_t)index, s);
+  st = ensure_workspace(m, (size_t)index);
   if (st != ATTNRT_OK)
     return st;
 
@@ -373,6 +362,19 @@ attnrt_program_launch(attnrt_module *m, const char *name,
       attnrt_append_error(rt, " (step %zu of program '%s')", i, name);
       return st;
     }
+  }
+  // The workspace is zero-filled once, on the stream of the first launch
+  // that got this far (so a call that fails its checks queues nothing):
+  // kernels may keep state there from launch to launch (the ahead RoPE
+  // placement's ticket counter and flags), counting on zeros at the start.
+  if (p->info.workspace_bytes > 0 && !m->workspace_zeroed[index]) {
+    st = attnrt_memset_d8(rt, base, 0, p->info.workspace_bytes, s);
+    if (st != ATTNRT_OK) {
+      attnrt_append_error(rt, " (zeroing the workspace of program '%s')",
+                          name);
+      return st;
+    }
+    m->workspace_zeroed[index] = true;
   }
   st = attnrt_ctx_enter(rt);
   if (st != ATTNRT_OK)

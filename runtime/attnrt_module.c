@@ -124,7 +124,9 @@ static enum attnrt_status load_module(attnrt_runtime *rt, const void *image,
   }
   if (m->manifest->nprograms > 0) {
     m->workspace = calloc(m->manifest->nprograms, sizeof *m->workspace);
-    if (!m->workspace) {
+    m->workspace_zeroed =
+        calloc(m->manifest->nprograms, sizeof *m->workspace_zeroed);
+    if (!m->workspace || !m->workspace_zeroed) {
       st = attnrt_fail(rt, ATTNRT_ERR_OUT_OF_MEMORY,
                        "attnrt_module_load: out of host memory");
       goto out_destroy_manifest;
@@ -154,6 +156,7 @@ out_leave_ctx:
   attnrt_ctx_leave(rt, st);
 out_destroy_manifest:
   free(m->workspace);
+  free(m->workspace_zeroed);
   free(m->maps);
   free(m->functions);
   attnrt_manifest_destroy(m->manifest);
@@ -244,6 +247,7 @@ ATTNRT_API void attnrt_module_destroy(attnrt_module *m) {
     attnrt_ctx_leave(rt, ATTNRT_OK);
   }
   free(m->workspace);
+  free(m->workspace_zeroed);
   free(m->maps);
   free(m->functions);
   attnrt_manifest_destroy(m->manifest);

@@ -101,7 +101,7 @@ static int peer_base(struct attn_gemm_em *e, int peer) {
 /// scope "sys" or "gpu"); traps after ATTN_COMM_WAIT_NS.
 static void wait_ge(struct attn_gemm_em *e, int addr, int target,
                     const char *scope) {
-  attn_ptx_wait_ge(e->p, addr, target, scope, ATTN_COMM_WAIT_NS);
+  attn_ptx_wait_until(e->p, addr, "ge", target, scope, ATTN_COMM_WAIT_NS);
 }
 
 /// One thread: adds 1 to the u32 at addr with release order at scope.

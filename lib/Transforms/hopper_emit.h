@@ -268,8 +268,9 @@ void attn_hopper_rope_q_pairs(struct attn_ptx *p,
 /// count of done blocks per (batch, K head). Every launch takes exactly
 /// blocks + CTAs tickets (each CTA's team takes tickets until one is past
 /// the end), so launch e (0, 1, ...) takes tickets from e * (blocks + CTAs)
-/// on, sets each flag to e + 1 and brings each count to (e + 1) times the
-/// head's blocks: the zero-filled workspace is never reset.
+/// on, sets each flag to e + 1 (mod 2^32; waits compare for equality, so
+/// the wrap is harmless) and brings each count to (e + 1) times the head's
+/// blocks (u64): the zero-filled workspace is never reset.
 int64_t attn_hopper_ahead_blocks(const struct attn_hopper_kernel *k);
 
 /// The ahead placement's context: CTX bytes of shared memory (8-aligned)

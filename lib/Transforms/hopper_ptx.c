@@ -274,17 +274,17 @@ void attn_ptx_bulk_wait(struct attn_ptx *p, int n, bool read) {
   attn_ptx_asm0(p, text);
 }
 
-void attn_ptx_wait_ge(struct attn_ptx *p, int addr, int target,
-                      const char *scope, long long timeout_ns) {
+void attn_ptx_wait_until(struct attn_ptx *p, int addr, const char *cmp,
+                         int target, const char *scope, long long timeout_ns) {
   char text[512];
   snprintf(text, sizeof text,
            "{ .reg .pred p; .reg .u32 v; .reg .u64 t0, t1; "
            "mov.u64 t0, %%globaltimer; "
-           "POLL: ld.acquire.%s.global.u32 v, [$0]; setp.ge.u32 p, v, $1; "
+           "POLL: ld.acquire.%s.global.u32 v, [$0]; setp.%s.u32 p, v, $1; "
            "@p bra.uni DONE; nanosleep.u32 64; mov.u64 t1, %%globaltimer; "
            "sub.u64 t1, t1, t0; setp.gt.u64 p, t1, %lld; @p trap; "
            "bra.uni POLL; DONE: }",
-           scope, timeout_ns);
+           scope, cmp, timeout_ns);
   int ids[] = {addr, target};
   const char *t[] = {"i64", "i32"};
   attn_ptx_asmv(p, NULL, "l,r", text, 2, ids, t);

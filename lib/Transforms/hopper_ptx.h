@@ -139,12 +139,12 @@ void attn_ptx_tma_store(struct attn_ptx *p, int src, int map, const int c[4]);
 void attn_ptx_bulk_commit(struct attn_ptx *p);
 void attn_ptx_bulk_wait(struct attn_ptx *p, int n, bool read);
 
-/// One thread: waits until the u32 at addr (i64 generic address) is at
-/// least target (i32; acquire at scope "sys" or "gpu"), polling with a
-/// short sleep; traps after timeout_ns, so that a producer that never comes
-/// fails the launch instead of hanging it.
-void attn_ptx_wait_ge(struct attn_ptx *p, int addr, int target,
-                      const char *scope, long long timeout_ns);
+/// One thread: waits until the u32 at addr (i64 generic address) compares
+/// cmp ("ge": at least, "eq": equal) to target (i32; acquire at scope "sys"
+/// or "gpu"), polling with a short sleep; traps after timeout_ns, so that a
+/// producer that never comes fails the launch instead of hanging it.
+void attn_ptx_wait_until(struct attn_ptx *p, int addr, const char *cmp,
+                         int target, const char *scope, long long timeout_ns);
 /// One thread: stores the u32 v at addr (i64) with release order at gpu
 /// scope.
 void attn_ptx_store_release(struct attn_ptx *p, int addr, int v);

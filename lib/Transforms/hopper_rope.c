@@ -464,8 +464,9 @@ void attn_hopper_rope_step_rows(struct attn_ptx *p, int c0, int s0, int c1,
 #define CTX_SYNC 40    // u64: rope_sync
 #define CTX_RAW 48     // u64: the tensor map of k
 #define CTX_ROT 56     // u64: the tensor map of k_rot
-#define CTX_FLAG 64    // u32: this launch's flag value
-#define CTX_STASH 72   // 96 x 12 words: each team thread's rotation constants
+#define CTX_FLAG 64    // u32: this launch's flag value (its number + 1, mod 2^32)
+#define CTX_LAUNCH1 72 // u64: this launch's number + 1
+#define CTX_STASH 80   // 96 x 12 words: each team thread's rotation constants
 #define STASH_WORDS 12 // (two f64 first, so that they are 8-aligned)
 
 int64_t attn_hopper_ahead_ctx_bytes(void) {
@@ -517,11 +518,11 @@ int attn_hopper_ahead_start(struct attn_ptx *p,
   ctx_store(p, ctx, CTX_SYNC, sync, "i64");
   ctx_store(p, ctx, CTX_RAW, raw_map, "i64");
   ctx_store(p, ctx, CTX_ROT, rot_map, "i64");
+  int launch1 = attn_ptx_op(p, "arith.addi %%v%d, %%v%d : i64", launch,
+                            attn_ptx_ci64(p, 1));
+  ctx_store(p, ctx, CTX_LAUNCH1, launch1, "i64");
   ctx_store(p, ctx, CTX_FLAG,
-            attn_ptx_addc(
-                p, attn_ptx_op(p, "arith.trunci %%v%d : i64 to i32", launch),
-                1),
-            "i32");
+            attn_ptx_op(p, "arith.trunci %%v%d : i64 to i32", launch1), "i32");
   attn_ptx_line(p, "}");
   attn_ptx_asm0(p, "bar.sync 8, 128;");
   int rel = attn_ptx_op(p, "arith.subi %%v%d, %%v%d : i64",
@@ -567,11 +568,9 @@ int attn_hopper_ahead_head_done(struct attn_ptx *p,
   const char *t[] = {"i64"};
   int n = attn_ptx_asmv(p, "i64", "=l,l", "ld.acquire.gpu.global.u64 $0, [$1];",
                         1, &addr, t);
-  int want = attn_ptx_op(
-      p, "arith.muli %%v%d, %%v%d : i64",
-      attn_ptx_op(p, "arith.extui %%v%d : i32 to i64",
-                  ctx_load(p, ctx, CTX_FLAG, "i32")),
-      attn_ptx_ci64(p, ahead_blocks_per_head(k)));
+  int want = attn_ptx_op(p, "arith.muli %%v%d, %%v%d : i64",
+                         ctx_load(p, ctx, CTX_LAUNCH1, "i64"),
+                         attn_ptx_ci64(p, ahead_blocks_per_head(k)));
   int done = attn_ptx_op(p, "arith.cmpi uge, %%v%d, %%v%d : i64", n, want);
   // The rows were written by other CTAs' TMA; this thread's TMA reads them.
   attn_ptx_fence_proxy_async(p, true);
@@ -589,8 +588,10 @@ void attn_hopper_ahead_wait(struct attn_ptx *p,
       attn_ptx_mulc(p, attn_ptx_addi(p, attn_ptx_mulc(p, b, k->kv_heads), kh),
                     ahead_blocks_per_head(k)),
       j);
-  attn_ptx_wait_ge(p, flag_addr(p, ctx, c), ctx_load(p, ctx, CTX_FLAG, "i32"),
-                   "gpu", timeout_ns);
+  // Equal, not at least: the flag is the launch number mod 2^32, and every
+  // launch sets every flag, so an old value is never this launch's.
+  attn_ptx_wait_until(p, flag_addr(p, ctx, c), "eq",
+                      ctx_load(p, ctx, CTX_FLAG, "i32"), "gpu", timeout_ns);
   // The rows were written by another CTA's TMA; this thread's TMA reads them.
   attn_ptx_fence_proxy_async(p, true);
 }

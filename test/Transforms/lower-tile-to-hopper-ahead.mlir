@@ -24,7 +24,7 @@
 // The TMA thread: a head's count once per tile, and where it is short of
 // all blocks a wait for each block's flag (which traps after 10 s).
 // CHECK: ld.acquire.gpu.global.u64
-// CHECK: ld.acquire.gpu.global.u32 v, [$0]; setp.ge.u32 p, v, $1; @p bra.uni DONE; nanosleep.u32 64;{{.*}}@p trap;
+// CHECK: ld.acquire.gpu.global.u32 v, [$0]; setp.eq.u32 p, v, $1; @p bra.uni DONE; nanosleep.u32 64;{{.*}}@p trap;
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // The team: tickets until the queue is empty; each block loaded by TMA,

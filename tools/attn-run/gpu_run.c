@@ -58,30 +58,84 @@ bool attn_gpu_executor_init(struct attn_executor *x) {
   return true;
 }
 
+/// Whether the timed launches run on inputs rolled by one batch (see
+/// gpu_execute): an attention over q, k, v alone with two batches or more.
+static bool rolls(const struct job *j) {
+  if (j->matmul || j->out_is_read || j->p.batch < 2)
+    return false;
+  for (int r = 0; r < ATTN_RUN_ROLES; ++r)
+    if (j->has[r] && r != ATTN_RUN_Q && r != ATTN_RUN_K && r != ATTN_RUN_V &&
+        r != j->out)
+      return false;
+  return true;
+}
+
+/// dst = src (n bytes, batch-major over `batches`) rolled by one batch:
+/// batch b of dst is batch b + 1 of src (the last is the first).
+static void roll_batches(unsigned char *dst, const unsigned char *src,
+                         size_t n, int64_t batches) {
+  size_t per = n / (size_t)batches;
+  memcpy(dst, src + per, n - per);
+  memcpy(dst + (n - per), src, per);
+}
+
 /// After the timed launches: whether the output on the device (dev[j->out])
-/// equals the first launch's (bufs[j->out]); an error if not.
+/// equals the first launch's (bufs[j->out]), rolled by one batch when the
+/// timed launches ran on rolled inputs; an error if not.
 static bool same_as_first(struct attn_executor *x, const struct job *j,
                           const attnrt_devptr dev[ATTN_RUN_ROLES],
                           const size_t bytes[ATTN_RUN_ROLES],
-                          void *const bufs[ATTN_RUN_ROLES]) {
+                          void *const bufs[ATTN_RUN_ROLES], bool rolled) {
   size_t n = bytes[j->out];
-  unsigned char *last = malloc(n);
-  if (!last) {
+  unsigned char *last = malloc(n), *want = malloc(n);
+  if (!last || !want) {
+    free(last);
+    free(want);
     fprintf(stderr, "%s: error: out of memory\n", tool);
     return false;
   }
+  if (rolled)
+    roll_batches(want, bufs[j->out], n, j->p.batch);
+  else
+    memcpy(want, bufs[j->out], n);
   enum attnrt_status st =
       attnrt_memcpy_dtoh(x->rt, last, dev[j->out], n, NULL);
-  bool same = st == ATTNRT_OK && memcmp(last, bufs[j->out], n) == 0;
+  bool same = st == ATTNRT_OK && memcmp(last, want, n) == 0;
   free(last);
+  free(want);
   if (st != ATTNRT_OK)
     return fail(x, "cannot read the last launch's output", st);
   if (!same)
     fprintf(stderr,
             "%s: error: '%s': the output of the last timed launch differs "
-            "from the first launch's\n",
-            tool, j->name);
+            "from the first launch's%s\n",
+            tool, j->name, rolled ? " (on inputs rolled by one batch)" : "");
   return same;
+}
+
+/// Before the timed launches: uploads q, k and v rolled by one batch, so
+/// that a kernel that wrongly reuses what an earlier launch left in its
+/// workspace (rope=ahead's rotated K) gives a different output.
+static bool upload_rolled(struct attn_executor *x, const struct job *j,
+                          const attnrt_devptr dev[ATTN_RUN_ROLES],
+                          const size_t bytes[ATTN_RUN_ROLES],
+                          void *const bufs[ATTN_RUN_ROLES]) {
+  int roles[3] = {ATTN_RUN_Q, ATTN_RUN_K, ATTN_RUN_V};
+  for (int i = 0; i < 3; ++i) {
+    int r = roles[i];
+    unsigned char *tmp = malloc(bytes[r]);
+    if (!tmp) {
+      fprintf(stderr, "%s: error: out of memory\n", tool);
+      return false;
+    }
+    roll_batches(tmp, bufs[r], bytes[r], j->p.batch);
+    enum attnrt_status st =
+        attnrt_memcpy_htod(x->rt, dev[r], tmp, bytes[r], NULL);
+    free(tmp);
+    if (st != ATTNRT_OK)
+      return fail(x, "cannot upload the rolled inputs", st);
+  }
+  return true;
 }
 
 static bool gpu_execute(struct attn_executor *x, const struct job *j,
@@ -159,6 +213,9 @@ static bool gpu_execute(struct attn_executor *x, const struct job *j,
       fail(x, "cannot poison the output", st);
       goto out;
     }
+    bool rolled = rolls(j);
+    if (rolled && !upload_rolled(x, j, dev, bytes, bufs))
+      goto out;
     for (int w = 0; w < 3; ++w)
       if ((st = attnrt_program_launch(x->module, j->name, args, nparams,
                                       NULL))) {
@@ -181,10 +238,11 @@ static bool gpu_execute(struct attn_executor *x, const struct job *j,
         times[b - 1] = t;
       }
     *ms = times[x->iters / 2];
-    // The last launch must give what the first gave (a kernel that keeps
-    // state in its program's workspace between launches, as rope=ahead
-    // does, is checked here). Its output was poisoned before the warm-up.
-    if (!j->out_is_read && !same_as_first(x, j, dev, bytes, bufs))
+    // The last launch must give what the first gave, on inputs rolled by
+    // one batch where the job allows (a kernel that keeps state in its
+    // program's workspace between launches, as rope=ahead does, is checked
+    // here). Its output was poisoned before the warm-up.
+    if (!j->out_is_read && !same_as_first(x, j, dev, bytes, bufs, rolled))
       goto out;
   }
   ok = true;
