@@ -182,6 +182,56 @@ static int fragment_origin(struct attn_gemm_em *e, int tm, int tn, int cw,
   return col0;
 }
 
+/// A thread's accumulator fragment on its way out (store_fragment): its
+/// registers, and for split K the slice's first row and the current row's
+/// first element.
+struct fragment {
+  int *acc;
+  int srow, base;
+};
+
+/// Emits the stores of a thread's fragment: for each of its two rows below
+/// m, row(e, f, r, row) (when given), then for each pair of adjacent columns
+/// below n (registers 4 c + 2 r and + 1), pair(e, f, r, c, row, col); rows
+/// and columns past the end are masked by branches only where the shape has
+/// a tail.
+static void store_fragment(
+    struct attn_gemm_em *e, const int rows[2], int col0,
+    void (*row)(struct attn_gemm_em *, struct fragment *, int, int),
+    void (*pair)(struct attn_gemm_em *, struct fragment *, int, int, int, int),
+    struct fragment *f) {
+  const struct attn_hopper_gemm *g = e->g;
+  bool tail_m = g->m % g->block_m != 0, tail_n = g->n % g->block_n != 0;
+  for (int r = 0; r < 2; ++r) {
+    if (tail_m)
+      attn_ptx_line(e->p, "scf.if %%v%d {",
+                    attn_ptx_cmpc(e->p, "ult", rows[r], g->m));
+    if (row)
+      row(e, f, r, rows[r]);
+    for (int c = 0; c < g->block_n / 8; ++c) {
+      int col = attn_ptx_addc(e->p, col0, 8 * c);
+      if (tail_n)
+        attn_ptx_line(e->p, "scf.if %%v%d {",
+                      attn_ptx_cmpc(e->p, "ult", col, g->n));
+      pair(e, f, r, c, rows[r], col);
+      if (tail_n)
+        attn_ptx_line(e->p, "}");
+    }
+    if (tail_m)
+      attn_ptx_line(e->p, "}");
+  }
+}
+
+/// The register epilogue's pair: packed to two 16-bit values, one 4-byte
+/// store into C.
+static void store_c_pair(struct attn_gemm_em *e, struct fragment *f, int r,
+                         int c, int row, int col) {
+  int w = attn_ptx_pack2(e->p, f->acc[4 * c + 2 * r],
+                         f->acc[4 * c + 2 * r + 1]);
+  attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr", w,
+                c_addr(e, row, col));
+}
+
 /// Writes (and with accumulate, first reads) this thread's part of the
 /// tile: register i holds row row0 + 8 ((i >> 1) & 1) and column col0 +
 /// 8 (i / 4) + (i & 1).
@@ -217,24 +267,35 @@ static void registers_epilogue(struct attn_gemm_em *e, int *acc, int tm,
   }
   if (g->rope)
     attn_gemm_rope_epilogue(e, acc, col0, rows);
-  for (int r = 0; r < 2; ++r) {
-    if (tail_m)
-      attn_ptx_line(e->p, "scf.if %%v%d {",
-                    attn_ptx_cmpc(e->p, "ult", rows[r], g->m));
-    for (int c = 0; c < chunks; ++c) {
-      int col = attn_ptx_addc(e->p, col0, 8 * c);
-      if (tail_n)
-        attn_ptx_line(e->p, "scf.if %%v%d {",
-                      attn_ptx_cmpc(e->p, "ult", col, g->n));
-      int w = attn_ptx_pack2(e->p, acc[4 * c + 2 * r], acc[4 * c + 2 * r + 1]);
-      attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr", w,
-                    c_addr(e, rows[r], col));
-      if (tail_n)
-        attn_ptx_line(e->p, "}");
-    }
-    if (tail_m)
-      attn_ptx_line(e->p, "}");
-  }
+  struct fragment f = {.acc = acc};
+  store_fragment(e, rows, col0, NULL, store_c_pair, &f);
+}
+
+/// Split K: the f32 sums of row r start at element (s m + row) n of
+/// `partials` (s = e->slice).
+static void partial_row(struct attn_gemm_em *e, struct fragment *f, int r,
+                        int row) {
+  (void)r;
+  const struct attn_hopper_gemm *g = e->g;
+  f->base = attn_ptx_op(
+      e->p, "arith.muli %%v%d, %%v%d : i64",
+      attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64",
+                  attn_ptx_addi(e->p, f->srow, row)),
+      attn_ptx_ci64(e->p, g->n));
+}
+
+/// Split K: the pair's two f32 sums, one 8-byte store.
+static void partial_pair(struct attn_gemm_em *e, struct fragment *f, int r,
+                         int c, int row, int col) {
+  (void)row;
+  int idx = attn_ptx_op(
+      e->p, "arith.addi %%v%d, %%v%d : i64", f->base,
+      attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64", col));
+  int ptr = attn_ptx_op(e->p,
+                        "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, "
+                        "i64) -> !llvm.ptr, f32",
+                        e->out, idx);
+  attn_ptx_store_vec(e->p, &f->acc[4 * c + 2 * r], 2, "f32", ptr);
 }
 
 /// Split K: the unit's f32 sums into slice e->slice of `partials` (rows s m
@@ -243,37 +304,8 @@ static void partial_epilogue(struct attn_gemm_em *e, int *acc, int tm, int tn,
                              int cw, int wt) {
   const struct attn_hopper_gemm *g = e->g;
   int rows[2], col0 = fragment_origin(e, tm, tn, cw, wt, rows);
-  bool tail_m = g->m % g->block_m != 0, tail_n = g->n % g->block_n != 0;
-  // Element (s m + row, col) at ((s m + row) n + col) * 4 bytes.
-  int srow = attn_ptx_mulc(e->p, e->slice, g->m);
-  for (int r = 0; r < 2; ++r) {
-    if (tail_m)
-      attn_ptx_line(e->p, "scf.if %%v%d {",
-                    attn_ptx_cmpc(e->p, "ult", rows[r], g->m));
-    int base = attn_ptx_op(
-        e->p, "arith.muli %%v%d, %%v%d : i64",
-        attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64",
-                    attn_ptx_addi(e->p, srow, rows[r])),
-        attn_ptx_ci64(e->p, g->n));
-    for (int c = 0; c < g->block_n / 8; ++c) {
-      int col = attn_ptx_addc(e->p, col0, 8 * c);
-      if (tail_n)
-        attn_ptx_line(e->p, "scf.if %%v%d {",
-                      attn_ptx_cmpc(e->p, "ult", col, g->n));
-      int idx = attn_ptx_op(
-          e->p, "arith.addi %%v%d, %%v%d : i64", base,
-          attn_ptx_op(e->p, "arith.extui %%v%d : i32 to i64", col));
-      int ptr = attn_ptx_op(e->p,
-                            "llvm.getelementptr %%v%d[%%v%d] : (!llvm.ptr, "
-                            "i64) -> !llvm.ptr, f32",
-                            e->out, idx);
-      attn_ptx_store_vec(e->p, &acc[4 * c + 2 * r], 2, "f32", ptr);
-      if (tail_n)
-        attn_ptx_line(e->p, "}");
-    }
-    if (tail_m)
-      attn_ptx_line(e->p, "}");
-  }
+  struct fragment f = {.acc = acc, .srow = attn_ptx_mulc(e->p, e->slice, g->m)};
+  store_fragment(e, rows, col0, partial_row, partial_pair, &f);
 }
 
 //===-- The epilogue ------------------------------------------------------===//
