@@ -11,7 +11,11 @@
 //                           tiles into a `stages`-deep ring of shared-memory
 //                           buffers, each completing on a "full" mbarrier;
 //                           warps 1-3: RoPE of each K tile in shared memory
-//                           (position recurrence per thread), then "kready"
+//                           (position recurrence per thread), then "kready";
+//                           or, with rope_k_ahead, a team rotating key
+//                           blocks from a queue shared by all CTAs into the
+//                           workspace k_rot (hopper_rope.c), which thread 0
+//                           loads K from once a block is flagged
 //   warpgroups 1 .. W       64 query rows each (W = 2, or 3 at head dim 64):
 //   (consumers)             RoPE of their Q rows once,
 //                           then per key block S = Q.K^T (wgmma, both from
