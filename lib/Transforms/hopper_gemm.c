@@ -116,7 +116,7 @@ void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
     // As deep as 227 KiB allows (beside the staging rows), at most 6.
     int64_t stage = (int64_t)(g->block_m + g->block_n) * BLOCK_K * 2;
     int64_t staging = g->staged ? g->block_m * staging_pitch(g) + 128 : 0;
-    g->stages = (int)((227 * 1024 - 2048 - staging) / stage);
+    g->stages = (int)((ATTN_HOPPER_SMEM_LIMIT - 2048 - staging) / stage);
     if (g->stages > 6)
       g->stages = 6;
   }
@@ -181,7 +181,7 @@ bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
     snprintf(why, why_len, "at most 12 stages, found %d", g->stages);
     return false;
   }
-  if (g->stages < 2 || attn_hopper_gemm_smem_bytes(g) > 227 * 1024) {
+  if (g->stages < 2 || attn_hopper_gemm_smem_bytes(g) > ATTN_HOPPER_SMEM_LIMIT) {
     snprintf(why, why_len,
              "%d stages of %dx%d tiles%s do not fit 227 KiB of shared "
              "memory (need at least 2)",

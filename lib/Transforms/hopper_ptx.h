@@ -20,6 +20,9 @@
 #include <stdbool.h>
 
 /// Where the text goes and the state of one function being written.
+/// Shared memory one CTA may use on sm_90a: 227 KiB.
+#define ATTN_HOPPER_SMEM_LIMIT (227 * 1024)
+
 struct attn_ptx {
   struct attn_strbuf *b; ///< borrowed; the text is appended here
   int next;              ///< the next SSA number

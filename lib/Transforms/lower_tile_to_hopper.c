@@ -3,13 +3,15 @@
 // Lowers an attention tile kernel, as attn-tile writes it, to one
 // warp-specialised sm_90a kernel (hopper_emit.c): TMA loads into a
 // multi-stage shared-memory ring completing on mbarriers, a producer
-// warpgroup, two consumer warpgroups (three at head dim 64 from N = 4096,
+// warpgroup, two consumer warpgroups (three at head dim 64 from N = 2048,
 // option consumers) running wgmma for Q.K^T and P.V with
 // an exp2 online softmax in registers, masks only on diagonal and tail
 // blocks, and no visit to fully masked causal blocks. The result is an
 // llvm.func in `gpu.module @attn_kernels` whose `attn.launch` attribute is
 // its manifest entry, including the three TMA descriptors the runtime
-// derives from q, k and v.
+// derives from q, k and v. Matmul tile kernels (tile.matmul) become the
+// Hopper GEMM: lower_tile_to_hopper_gemm.c, with the GEMM's share of the
+// options below.
 //
 // RoPE placements (option rope; auto takes the program's rope.strategy from
 // attn-fuse, else asks the Rotation Calculus (lib/CostModel) for the GPU of
@@ -51,6 +53,7 @@
 #include "lib/Target/attn_target.h"
 #include "lib/Transforms/hopper_emit.h"
 #include "lib/Transforms/hopper_gemm.h"
+#include "lib/Transforms/hopper_ptx.h"
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/attn/attn_dialect.h"
@@ -63,14 +66,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SMEM_LIMIT (227 * 1024)
 
 /// Where RoPE runs: see the file comment.
 enum placement { PLACE_AUTO, PLACE_FUSED, PLACE_SPLIT, PLACE_PRE, PLACE_AHEAD };
 
-/// How the kernels write their output tiles (hopper_gemm.h's staged,
-/// hopper_emit.h's staged_out).
-enum epilogue { EPILOGUE_AUTO, EPILOGUE_REGISTERS, EPILOGUE_STAGED };
 
 struct hopper_options {
   char chip[16];        // must be sm_90a: the kernel uses wgmma and setmaxnreg
@@ -83,7 +82,7 @@ struct hopper_options {
   bool q_by_producer;   // q-rope=producer (else consumers)
   long tile_overhead;   // the schedule's cost of a tile beyond its key blocks
   long consumers;       // consumer warpgroups (0: by head dim)
-  enum epilogue epilogue;
+  enum attn_hopper_epilogue epilogue;
   long group_m;         // GEMM: tile rows walked together (0: 16)
   int own_last;         // fused reduce patterns: own tiles in the last
                         // wave (1), not (0), for all-reduce only (-1)
@@ -175,7 +174,7 @@ static void hopper_init(void *opts) {
   o->q_by_producer = false;
   o->tile_overhead = 0;
   o->consumers = 0;
-  o->epilogue = EPILOGUE_AUTO;
+  o->epilogue = ATTN_HOPPER_EPILOGUE_AUTO;
   o->group_m = 0;
   o->own_last = -1;
   o->split_k = 0;
@@ -284,7 +283,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
     static const char *names[] = {"auto", "registers", "staged"};
     for (int i = 0; i < 3; ++i)
       if (!strcmp(value, names[i])) {
-        o->epilogue = (enum epilogue)i;
+        o->epilogue = (enum attn_hopper_epilogue)i;
         return true;
       }
     snprintf(err, errlen,
@@ -426,7 +425,7 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // at d 64 and 128, N 1K to 8K (8 was best at N = 1K only).
   k->tile_overhead = o->tile_overhead ? (int)o->tile_overhead : 2;
   choose_softmax(k, o);
-  if (attn_hopper_smem_bytes(k) > SMEM_LIMIT) {
+  if (attn_hopper_smem_bytes(k) > ATTN_HOPPER_SMEM_LIMIT) {
     snprintf(why, wlen,
              "the tiles do not fit the 227 KiB of shared memory of a CTA");
     snprintf(detail, dlen, "%lld bytes with %d stages",
@@ -522,22 +521,6 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 
-/// Appends the program of a GEMM with its K split: the GEMM's f32 slices
-/// into the workspace `partials`, then their sum into c.
-static bool add_split_program(MlirOperation gm,
-                              const struct attn_hopper_gemm *g,
-                              const char *name) {
-  struct attn_strbuf t = {0};
-  attn_strbuf_printf(
-      &t,
-      "{name = \"%s\", inputs = [\"a\", \"b\", \"c\"], workspace = "
-      "[{name = \"partials\", bytes = %lld : i64}], steps = [{kernel = "
-      "\"%s__partial\", args = [\"a\", \"b\", \"partials\"]}, {kernel = "
-      "\"%s__reduce\", args = [\"partials\", \"c\"]}]}",
-      name, (long long)(g->split_k * g->m * g->n * 4), name, name);
-  return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
-}
-
 static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
                          bool *lowered) {
   *lowered = false;
@@ -573,7 +556,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   // (Not with q-rope=producer, which asks for split's idle producer warps.)
   if (o->rope == PLACE_AUTO && strategy == PLACE_AUTO &&
       place == PLACE_SPLIT && k.head_dim == 64 && k.seq_k <= 4096 &&
-      o->epilogue != EPILOGUE_STAGED && !o->q_by_producer)
+      o->epilogue != ATTN_HOPPER_EPILOGUE_STAGED && !o->q_by_producer)
     place = PLACE_AHEAD;
   // ahead rotates key blocks in shared memory, any rotary dim.
   if (!k.rope || (!attn_hopper_rope_k_supported(&k) && place != PLACE_AHEAD))
@@ -597,8 +580,8 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   // faster from 4K; without RoPE level at 1K-2K and 2-3% slower from 4K. So
   // auto keeps the registers. At head dim 128 the rows do not fit beside
   // three stages.
-  k.staged_out = o->epilogue == EPILOGUE_STAGED;
-  if (ahead && attn_hopper_smem_bytes(&k) > SMEM_LIMIT)
+  k.staged_out = o->epilogue == ATTN_HOPPER_EPILOGUE_STAGED;
+  if (ahead && attn_hopper_smem_bytes(&k) > ATTN_HOPPER_SMEM_LIMIT)
     return attn_emit_errorf(
         kernel,
         "no Hopper kernel for '%s': rope=ahead's two key-block buffers do not "
@@ -606,7 +589,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
         "with %d stages; fewer stages may fit)",
         name, (long long)attn_hopper_smem_bytes(&k), k.stages);
   int64_t staged_bytes = attn_hopper_smem_bytes(&k);
-  if (k.staged_out && staged_bytes > SMEM_LIMIT) {
+  if (k.staged_out && staged_bytes > ATTN_HOPPER_SMEM_LIMIT) {
     return attn_emit_errorf(
         kernel,
         "no Hopper kernel for '%s': the staged epilogue's rows do not fit "
@@ -664,213 +647,13 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   return true;
 }
 
-//===-- Matmul kernels (tile.matmul) --------------------------------------===//
-
-/// The tile ops of the GEMM program attn-tile writes, in order; the C tile
-/// starts from a fill, or from a load when it accumulates. A matmul fused
-/// with a collective has no tile ops.
-static bool is_gemm_program(MlirOperation kernel, bool fused,
-                            bool accumulate) {
-  static const char *const program[] = {
-      ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_ALLOC,
-      ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,      NULL /* fill|load */,
-      ATTN_OP_TILE_LOAD,       ATTN_OP_TILE_LOAD,       ATTN_OP_TILE_MMA,
-      ATTN_OP_TILE_STORE};
-  struct attn_op_list ops = {0};
-  attn_tile_collect_ops(kernel, &ops);
-  size_t n = fused ? 0 : sizeof program / sizeof *program;
-  bool ok = !ops.failed && ops.n == n;
-  for (size_t i = 0; ok && i < n; ++i)
-    ok = attn_op_is(ops.ops[i],
-                    program[i] ? program[i]
-                    : accumulate ? ATTN_OP_TILE_LOAD
-                                 : ATTN_OP_TILE_FILL);
-  free(ops.ops);
-  return ok;
-}
-
-/// Reads a matmul tile kernel (tile.matmul, as attn-tile writes it for
-/// linalg.matmul) into *g; false with why when the Hopper GEMM cannot
-/// compute it.
-static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
-                          const struct hopper_options *o,
-                          struct attn_hopper_gemm *g, char *why, size_t wlen) {
-  memset(g, 0, sizeof *g);
-  g->sms = gpu_sms(o);
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
-  if (mlirBlockGetNumArguments(body) != 3) {
-    snprintf(why, wlen, "the kernel does not take exactly (a, b, c)");
-    return false;
-  }
-  MlirType e = mlirShapedTypeGetElementType(
-      mlirValueGetType(mlirBlockGetArgument(body, 0)));
-  if (!mlirTypeIsABF16(e) && !mlirTypeIsAF16(e)) {
-    snprintf(why, wlen, "the Hopper GEMM takes bf16 or f16 matrices");
-    return false;
-  }
-  g->bf16 = mlirTypeIsABF16(e);
-  g->m = attn_dict_int(mm, "m", 0);
-  g->n = attn_dict_int(mm, "n", 0);
-  g->k = attn_dict_int(mm, "k", 0);
-  g->block_m = (int)attn_dict_int(mm, "block_m", 0);
-  g->block_n = (int)attn_dict_int(mm, "block_n", 0);
-  if (attn_dict_int(mm, "block_k", 64) != 64) {
-    snprintf(why, wlen, "the Hopper GEMM steps K by 64, found block-k %lld",
-             (long long)attn_dict_int(mm, "block_k", 64));
-    return false;
-  }
-  MlirAttribute acc = mlirDictionaryAttrGetElementByName(
-      mm, mlirStringRefCreateFromCString("accumulate"));
-  g->accumulate = !mlirAttributeIsNull(acc) && mlirAttributeIsABool(acc) &&
-                  mlirBoolAttrGetValue(acc);
-  g->stages = (int)attn_dict_int(mm, "stages", o->stages);
-  g->group_m = (int)attn_dict_int(mm, "group_m", o->group_m);
-  // attn-tile's K slices, unless the option says otherwise.
-  g->split_k = o->split_k ? (int)o->split_k
-                          : (int)attn_dict_int(mm, "split_k", 1);
-  g->ctas = (int)attn_dict_int(mm, "ctas", 0);
-  MlirAttribute rope = mlirDictionaryAttrGetElementByName(
-      mm, mlirStringRefCreateFromCString("rope"));
-  if (!mlirAttributeIsNull(rope)) {
-    if (!mlirAttributeIsADictionary(rope)) {
-      snprintf(why, wlen, "malformed rope description");
-      return false;
-    }
-    MlirAttribute t = mlirDictionaryAttrGetElementByName(
-        rope, mlirStringRefCreateFromCString("theta"));
-    MlirAttribute l = mlirDictionaryAttrGetElementByName(
-        rope, mlirStringRefCreateFromCString("layout"));
-    g->rope = true;
-    g->theta = mlirAttributeIsAFloat(t) ? mlirFloatAttrGetValueDouble(t) : 0;
-    g->head_dim = attn_dict_int(rope, "head_dim", 0);
-    g->rotary_dim = attn_dict_int(rope, "rotary_dim", g->head_dim);
-    g->seq_len = attn_dict_int(rope, "seq_len", 0);
-    g->rope_offset = attn_dict_int(rope, "offset", 0);
-    g->interleaved = !mlirAttributeIsNull(l) && mlirAttributeIsAString(l) &&
-                     attn_str_eq(mlirStringAttrGetValue(l), "interleaved");
-    if (!(g->theta > 0) || g->rope_offset < 0 ||
-        g->rope_offset + g->seq_len > (1LL << 24)) {
-      snprintf(why, wlen,
-               "the epilogue's RoPE needs theta > 0 and positions in "
-               "[0, 2^24)");
-      return false;
-    }
-  }
-  MlirAttribute proj = mlirDictionaryAttrGetElementByName(
-      mm, mlirStringRefCreateFromCString("project"));
-  if (!mlirAttributeIsNull(proj)) {
-    g->out_seq =
-        mlirAttributeIsADictionary(proj) ? attn_dict_int(proj, "seq", -1) : -1;
-    g->out_head_dim = mlirAttributeIsADictionary(proj)
-                          ? attn_dict_int(proj, "head_dim", -1)
-                          : -1;
-    if (g->out_seq <= 0 || g->out_head_dim <= 0 ||
-        (g->rope && (g->head_dim != g->out_head_dim ||
-                     g->seq_len != g->out_seq))) {
-      snprintf(why, wlen, "malformed project description (it needs seq and "
-                          "head_dim, equal to rope's seq_len and head_dim)");
-      return false;
-    }
-  }
-  // Staged where it can be (auto), or as the option says: an explicit
-  // staged on a tile it cannot write fails in attn_hopper_gemm_supported.
-  // Set before the defaults, which leave room for the staging rows.
-  g->staged = o->epilogue == EPILOGUE_STAGED ||
-              (o->epilogue == EPILOGUE_AUTO &&
-               attn_hopper_gemm_stages_tiles(g));
-  MlirAttribute comm = mlirDictionaryAttrGetElementByName(
-      mm, mlirStringRefCreateFromCString("comm"));
-  if (!mlirAttributeIsNull(comm)) {
-    MlirAttribute pat = mlirDictionaryAttrGetElementByName(
-        comm, mlirStringRefCreateFromCString("pattern"));
-    static const char *pats[] = {"matmul_all_reduce", "all_gather_matmul",
-                                 "matmul_reduce_scatter"};
-    for (int i = 0; i < 3; ++i)
-      if (mlirAttributeIsAString(pat) &&
-          attn_str_eq(mlirStringAttrGetValue(pat), pats[i]))
-        g->comm = (enum attn_gemm_comm)(ATTN_GEMM_ALL_REDUCE + i);
-    if (g->comm == ATTN_GEMM_LOCAL) {
-      snprintf(why, wlen,
-               "the fused collective must be matmul_all_reduce, "
-               "all_gather_matmul or matmul_reduce_scatter");
-      return false;
-    }
-    g->world = (int)attn_dict_int(comm, "world_size", 0);
-    MlirAttribute split = mlirDictionaryAttrGetElementByName(
-        comm, mlirStringRefCreateFromCString("split"));
-    g->adaptive = !mlirAttributeIsNull(split) && mlirAttributeIsAString(split) &&
-                  attn_str_eq(mlirStringAttrGetValue(split), "adaptive");
-    g->comm_ctas = (int)attn_dict_int(comm, "comm_sms", 0);
-    g->own_last = o->own_last < 0 ? g->comm == ATTN_GEMM_ALL_REDUCE
-                                  : o->own_last == 1;
-    int64_t compute = attn_dict_int(comm, "compute_sms", 0);
-    if (g->comm_ctas < 1 || compute < 1) {
-      snprintf(why, wlen, "the fused kernel needs comm_sms and compute_sms "
-                          "(from comm-schedule)");
-      return false;
-    }
-    // The compute CTAs keep the wave count of compute_sms SMs.
-    attn_hopper_gemm_defaults(g, (int)compute);
-  }
-  if (!is_gemm_program(kernel, g->comm != ATTN_GEMM_LOCAL, g->accumulate)) {
-    snprintf(why, wlen, "the kernel is not the GEMM tile program attn-tile "
-                        "writes");
-    return false;
-  }
-  // As many CTAs as the waves on the SMs of option gpu need.
-  attn_hopper_gemm_defaults(g, gpu_sms(o));
-  // The default depth leaves room for the staging rows; a depth the caller
-  // chose may not (stages=4 at 128 x 256): auto then keeps the registers.
-  if (o->epilogue == EPILOGUE_AUTO && g->staged &&
-      attn_hopper_gemm_smem_bytes(g) > SMEM_LIMIT)
-    g->staged = false;
-  return attn_hopper_gemm_supported(g, why, wlen);
-}
-
-static bool lower_gemm_kernel(MlirOperation kernel, MlirAttribute mm,
-                              const struct hopper_options *o, bool *lowered) {
-  *lowered = false;
-  struct attn_hopper_gemm g;
-  char why[256];
-  MlirStringRef sym;
-  attn_attr_str(kernel, "sym_name", &sym);
-  char name[256];
-  snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
-  if (!describe_gemm(kernel, mm, o, &g, why, sizeof why)) {
-    // A fused collective has no other lowering: fail here, with the reason.
-    if (o->fallback && !attn_tile_matmul_is_fused(kernel))
-      return true;
-    return attn_emit_errorf(kernel, "no Hopper GEMM for '%s': %s", name, why);
-  }
-  // A split K: kernels <name>__partial and <name>__reduce, run by the
-  // launch program <name>.
-  char partial[280], reduce[280];
-  snprintf(partial, sizeof partial, "%s__partial", name);
-  snprintf(reduce, sizeof reduce, "%s__reduce", name);
-  g.name = g.split_k > 1 ? partial : name;
-  MlirOperation module = mlirOperationGetParentOperation(kernel);
-  MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
-                                             mlirOperationGetLocation(kernel));
-  if (mlirOperationIsNull(gm))
-    return attn_emit_errorf(kernel, "cannot create gpu.module");
-  struct attn_strbuf att = {0}, text = {0};
-  attn_strbuf_attr(&att, mm);
-  attn_hopper_gemm_emit_aliases(&text, &g);
-  attn_open_kernel_shell(&text, 1024);
-  attn_hopper_gemm_emit_kernel(&text, &g, att.buf);
-  if (g.split_k > 1)
-    attn_hopper_gemm_emit_reduce(&text, &g, reduce);
-  attn_strbuf_printf(&text, "}\n");
-  attn_strbuf_free(&att);
-  if (!attn_parse_kernel_shell(kernel, gm, &text, "lower-tile-to-hopper",
-                               "ATTN_DUMP_HOPPER"))
-    return false;
-  if (g.split_k > 1 && !add_split_program(gm, &g, name))
-    return attn_emit_errorf(kernel, "cannot record the launch program of '%s'",
-                            name);
-  mlirOperationDestroy(kernel);
-  *lowered = true;
-  return true;
+/// The GEMM's share of the options (lower_tile_to_hopper_gemm.c).
+static struct attn_hopper_gemm_options gemm_options(
+    const struct hopper_options *o) {
+  return (struct attn_hopper_gemm_options){
+      .fallback = o->fallback, .stages = (int)o->stages,
+      .group_m = (int)o->group_m, .split_k = (int)o->split_k,
+      .epilogue = o->epilogue, .own_last = o->own_last, .sms = gpu_sms(o)};
 }
 
 static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
@@ -882,6 +665,7 @@ static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
                             o->chip);
   if (strcmp(o->chip, "sm_90a"))
     return true; // fallback: everything goes to lower-tile-to-gpu
+  struct attn_hopper_gemm_options go = gemm_options(o);
   struct attn_op_list funcs = {0};
   attn_op_list_collect(&funcs, module, "func.func");
   bool ok = !funcs.failed;
@@ -892,7 +676,7 @@ static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
     MlirAttribute mm = mlirOperationGetAttributeByName(
         funcs.ops[i], mlirStringRefCreateFromCString("tile.matmul"));
     ok = !mlirAttributeIsNull(mm) && mlirAttributeIsADictionary(mm)
-             ? lower_gemm_kernel(funcs.ops[i], mm, o, &lowered)
+             ? attn_hopper_lower_gemm(funcs.ops[i], mm, &go, &lowered)
              : lower_kernel(funcs.ops[i], o, &lowered);
   }
   free(funcs.ops);
