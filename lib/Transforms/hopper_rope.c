@@ -531,6 +531,13 @@ int attn_hopper_ahead_start(struct attn_ptx *p,
   return attn_ptx_op(p, "arith.trunci %%v%d : i64 to i32", rel);
 }
 
+/// The (batch, K head) index b * kv_heads + kh (i32), the order of the
+/// queue's blocks and of the counts.
+static int ahead_bh(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                    int b, int kh) {
+  return attn_ptx_addi(p, attn_ptx_mulc(p, b, k->kv_heads), kh);
+}
+
 /// Byte offset in rope_sync of the first per-head counter (u64, after the
 /// counter and the flags).
 static int64_t counters_off(const struct attn_hopper_kernel *k) {
@@ -563,8 +570,7 @@ int attn_hopper_ahead_head_done(struct attn_ptx *p,
                                 const struct attn_hopper_kernel *k, int ctx,
                                 int b, int kh) {
   ctx = attn_ptx_pin(p, ctx, "i32", "r");
-  int bh = attn_ptx_addi(p, attn_ptx_mulc(p, b, k->kv_heads), kh);
-  int addr = counter_addr(p, k, ctx, bh);
+  int addr = counter_addr(p, k, ctx, ahead_bh(p, k, b, kh));
   const char *t[] = {"i64"};
   int n = attn_ptx_asmv(p, "i64", "=l,l", "ld.acquire.gpu.global.u64 $0, [$1];",
                         1, &addr, t);
@@ -584,10 +590,7 @@ void attn_hopper_ahead_wait(struct attn_ptx *p,
   // recomputed there rather than kept (64-bit) across it.
   ctx = attn_ptx_pin(p, ctx, "i32", "r");
   int c = attn_ptx_addi(
-      p,
-      attn_ptx_mulc(p, attn_ptx_addi(p, attn_ptx_mulc(p, b, k->kv_heads), kh),
-                    ahead_blocks_per_head(k)),
-      j);
+      p, attn_ptx_mulc(p, ahead_bh(p, k, b, kh), ahead_blocks_per_head(k)), j);
   // Equal, not at least: the flag is the launch number mod 2^32, and every
   // launch sets every flag, so an old value is never this launch's.
   attn_ptx_wait_until(p, flag_addr(p, ctx, c), "eq",
@@ -656,9 +659,14 @@ static int *stash_fields(struct attn_hopper_rope_rows *r, int i) {
   return v[i];
 }
 
+/// Field i's MLIR type, asm constraint letter and width (b32, b64).
 static const char *stash_type(int i) {
   return i < 3 ? "i32" : i < 7 ? "f32" : "f64";
 }
+
+static char stash_cons(int i) { return i < 3 ? 'r' : i < 7 ? 'f' : 'd'; }
+
+static const char *stash_bits(int i) { return i < 7 ? "b32" : "b64"; }
 
 /// The shared address (i32) of field i of team thread rt's stash.
 static int stash_at(struct attn_ptx *p, int ctx, int rt, int i) {
@@ -685,9 +693,10 @@ void attn_hopper_ahead_setup(struct attn_ptx *p,
   for (int i = 0; i < 9; ++i) {
     int ids[] = {stash_at(p, ctx, rt, i), *stash_fields(&r, i)};
     const char *t[] = {"i32", stash_type(i)};
-    attn_ptx_asmv(p, NULL, i < 3 ? "r,r" : i < 7 ? "r,f" : "r,d",
-                  i < 7 ? "st.shared.b32 [$0], $1;" : "st.shared.b64 [$0], $1;",
-                  2, ids, t);
+    char cons[8], text[40];
+    snprintf(cons, sizeof cons, "r,%c", stash_cons(i));
+    snprintf(text, sizeof text, "st.shared.%s [$0], $1;", stash_bits(i));
+    attn_ptx_asmv(p, NULL, cons, text, 2, ids, t);
   }
   attn_ptx_line(p, "}");
 }
@@ -699,10 +708,10 @@ static void stash_load(struct attn_ptx *p, int ctx, int rt, int sbase,
   const char *t[] = {"i32"};
   for (int i = 0; i < 9; ++i) {
     int a = stash_at(p, ctx, rt, i);
-    *stash_fields(r, i) = attn_ptx_asmv(
-        p, stash_type(i), i < 3 ? "=r,r" : i < 7 ? "=f,r" : "=d,r",
-        i < 7 ? "ld.shared.b32 $0, [$1];" : "ld.shared.b64 $0, [$1];", 1, &a,
-        t);
+    char cons[8], text[40];
+    snprintf(cons, sizeof cons, "=%c,r", stash_cons(i));
+    snprintf(text, sizeof text, "ld.shared.%s $0, [$1];", stash_bits(i));
+    *stash_fields(r, i) = attn_ptx_asmv(p, stash_type(i), cons, text, 1, &a, t);
   }
   r->f0 = r->f1 = -1; // turns0/turns1 instead
   r->sbase32 = sbase;
