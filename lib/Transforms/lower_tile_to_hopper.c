@@ -550,7 +550,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
                                                   : cheapest(&k, o->gpu);
   // auto at head dim 64 up to N = 4096: split's rotation kernel moves into
   // the attention kernel (ahead), where it runs under the attention of
-  // earlier heads. On an H200 (bench/RESULTS.md) that measured 1-8% faster
+  // earlier heads. On an H200 (bench/RESULTS.md) that measured 1.7-6% faster
   // end to end at N = 1K-4K and level from 8K; at head dim 128 its buffers
   // do not fit beside three stages.
   // (Not with q-rope=producer, which asks for split's idle producer warps.)

@@ -17,7 +17,8 @@
 // The team's constants are computed and stashed before the producer gives
 // up its registers (three consumers leave it 32); its leader takes the
 // CTA's first ticket, which tells every producer thread this launch's.
-// CHECK: sin
+// CHECK: llvm.call @__nv_sinf
+// CHECK: st.shared.b64 [$0], $1;
 // CHECK: nvvm.setmaxregister decrease 32
 // CHECK: atom.relaxed.gpu.global.add.u64
 // CHECK: bar.sync 8, 128;
