@@ -597,11 +597,9 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
         "with %d stages)",
         name, (long long)staged_bytes, k.stages);
   }
-  MlirOperation module = mlirOperationGetParentOperation(kernel);
-  MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
-                                             mlirOperationGetLocation(kernel));
+  MlirOperation gm = attn_kernel_gpu_module(kernel, "sm_90a", 80);
   if (mlirOperationIsNull(gm))
-    return attn_emit_errorf(kernel, "cannot create gpu.module");
+    return false;
 
   struct attn_strbuf att = {0}, text = {0};
   attn_strbuf_attr(&att, mlirOperationGetAttributeByName(
@@ -633,7 +631,6 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
     attn_hopper_emit_rope(&text, &k, false);
   if (pre)
     attn_hopper_emit_rope(&text, &k, true);
-  attn_strbuf_printf(&text, "}\n");
   attn_strbuf_free(&att);
   if (!attn_parse_kernel_shell(kernel, gm, &text, "lower-tile-to-hopper",
                                "ATTN_DUMP_HOPPER"))

@@ -221,11 +221,9 @@ bool attn_hopper_lower_gemm(MlirOperation kernel, MlirAttribute mm,
   snprintf(partial, sizeof partial, "%s__partial", name);
   snprintf(reduce, sizeof reduce, "%s__reduce", name);
   g.name = g.split_k > 1 ? partial : name;
-  MlirOperation module = mlirOperationGetParentOperation(kernel);
-  MlirOperation gm = attn_gpu_kernels_module(module, "sm_90a", 80,
-                                             mlirOperationGetLocation(kernel));
+  MlirOperation gm = attn_kernel_gpu_module(kernel, "sm_90a", 80);
   if (mlirOperationIsNull(gm))
-    return attn_emit_errorf(kernel, "cannot create gpu.module");
+    return false;
   struct attn_strbuf att = {0}, text = {0};
   attn_strbuf_attr(&att, mm);
   attn_hopper_gemm_emit_aliases(&text, &g);
@@ -233,7 +231,6 @@ bool attn_hopper_lower_gemm(MlirOperation kernel, MlirAttribute mm,
   attn_hopper_gemm_emit_kernel(&text, &g, att.buf);
   if (g.split_k > 1)
     attn_hopper_gemm_emit_reduce(&text, &g, reduce);
-  attn_strbuf_printf(&text, "}\n");
   attn_strbuf_free(&att);
   if (!attn_parse_kernel_shell(kernel, gm, &text, "lower-tile-to-hopper",
                                "ATTN_DUMP_HOPPER"))

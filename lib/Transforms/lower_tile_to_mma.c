@@ -218,19 +218,17 @@ static bool lower_kernel(MlirOperation kernel, const struct mma_options *o) {
                             detail[0] ? ")" : "");
   }
   k.name = name;
-  MlirOperation module = mlirOperationGetParentOperation(kernel);
   int ptx = attn_chip_min_ptx(o->chip, strlen(o->chip));
-  MlirOperation gm = attn_gpu_kernels_module(
-      module, o->chip, ptx < 70 ? 70 : ptx, mlirOperationGetLocation(kernel));
+  MlirOperation gm =
+      attn_kernel_gpu_module(kernel, o->chip, ptx < 70 ? 70 : ptx);
   if (mlirOperationIsNull(gm))
-    return attn_emit_errorf(kernel, "cannot create gpu.module");
+    return false;
   struct attn_strbuf att = {0}, text = {0};
   attn_strbuf_attr(&att, mlirOperationGetAttributeByName(
                              kernel, mlirStringRefCreateFromCString(
                                          "tile.attention")));
   attn_open_kernel_shell(&text, 16);
   attn_mma_emit_kernel(&text, &k, att.buf);
-  attn_strbuf_printf(&text, "}\n");
   attn_strbuf_free(&att);
   if (!attn_parse_kernel_shell(kernel, gm, &text, "lower-tile-to-mma",
                                "ATTN_DUMP_MMA"))

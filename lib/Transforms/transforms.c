@@ -164,9 +164,20 @@ static void move_into(MlirOperation shell, MlirOperation kernels) {
   }
 }
 
+MlirOperation attn_kernel_gpu_module(MlirOperation kernel, const char *chip,
+                                     int ptx) {
+  MlirOperation gm = attn_gpu_kernels_module(
+      mlirOperationGetParentOperation(kernel), chip, ptx,
+      mlirOperationGetLocation(kernel));
+  if (mlirOperationIsNull(gm))
+    attn_emit_errorf(kernel, "cannot create gpu.module");
+  return gm;
+}
+
 bool attn_parse_kernel_shell(MlirOperation kernel, MlirOperation gm,
                              struct attn_strbuf *text, const char *pass,
                              const char *dump_env) {
+  attn_strbuf_printf(text, "}\n"); // closes attn_open_kernel_shell's module
   if (text->failed) {
     attn_strbuf_free(text);
     return attn_emit_errorf(kernel, "%s: out of memory", pass);

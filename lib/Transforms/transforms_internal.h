@@ -145,6 +145,11 @@ void attn_set_locations(MlirOperation root, MlirLocation loc);
 MlirOperation attn_gpu_kernels_module(MlirOperation module, const char *chip,
                                       int ptx, MlirLocation loc);
 
+/// attn_gpu_kernels_module for a tile kernel: in the module holding kernel,
+/// with its location; a null op after an error at kernel.
+MlirOperation attn_kernel_gpu_module(MlirOperation kernel, const char *chip,
+                                     int ptx);
+
 /// Entry key of the dictionary attribute dict, or a null attribute
 /// (attention_kernel.c, like attn_dict_int).
 MlirAttribute attn_dict_get(MlirAttribute dict, const char *key);
@@ -158,7 +163,8 @@ int64_t attn_dict_int(MlirAttribute dict, const char *key, int64_t dflt);
 /// bytes.
 void attn_open_kernel_shell(struct attn_strbuf *text, int smem_align);
 
-/// Parses text (a closed `gpu.module @shell`, freed here) and moves its ops
+/// Closes and parses text (the `gpu.module @shell` attn_open_kernel_shell
+/// opened, with the kernels written into it; freed here) and moves its ops
 /// into gm (@attn_kernels), keeping one copy of each declaration and of the
 /// shared-memory global, all with kernel's location. The environment
 /// variable dump_env, when set, names a file the text is written to first
