@@ -206,6 +206,8 @@ static void open_tiles(struct em *e, struct ids *x) {
     x->b = attn_ptx_divc(&e->p, hb, k->heads);
   }
   x->q_row = attn_ptx_mulc(&e->p, qb, k->block_m);
+  if (attn_hopper_query_shift(k))
+    x->q_row = attn_ptx_addc(&e->p, x->q_row, -attn_hopper_query_shift(k));
   x->kh = attn_ptx_divc(&e->p, x->h, k->heads / k->kv_heads);
   int64_t blocks = (k->seq_k + k->block_n - 1) / k->block_n;
   x->nkb = attn_ptx_ci32(&e->p, blocks);

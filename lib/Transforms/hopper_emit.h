@@ -102,6 +102,15 @@ int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k);
 /// (query blocks, heads, batch), or (CTAs, 1, 1) for a persistent kernel.
 int64_t attn_hopper_query_blocks(const struct attn_hopper_kernel *k);
 int64_t attn_hopper_tiles(const struct attn_hopper_kernel *k);
+/// How far the query blocks of a causal kernel are shifted up so that the
+/// last one ends at the last query row: query block qb covers rows qb *
+/// block_m - shift and on. The shift is the whole warpgroups (64 rows) of
+/// the part of a block that sticks out, so the rows a partial block wastes
+/// fall in the first block (whose few key blocks the queries before row 0
+/// read) instead of the last (which reads every key block); warpgroups
+/// whose rows all lie before row 0 read their Q from outside the tensor
+/// (TMA fills it with zeros) and store nothing. 0 when not causal.
+int64_t attn_hopper_query_shift(const struct attn_hopper_kernel *k);
 void attn_hopper_grid(const struct attn_hopper_kernel *k, int64_t grid[3]);
 
 /// Writes the persistent kernel's schedule as the global @<name>__tiles (i32:

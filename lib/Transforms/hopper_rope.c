@@ -271,7 +271,7 @@ void attn_hopper_rope_q_pairs(struct attn_ptx *p,
   int tile_row = attn_ptx_addi(p, attn_ptx_mulc(p, cw, 64), row);
   int pos = attn_ptx_addi(p, attn_ptx_addc(p, q_row, k->rope_offset), tile_row);
   int angle =
-      attn_ptx_fmul(p, attn_ptx_op(p, "arith.uitofp %%v%d : i32 to f32", pos),
+      attn_ptx_fmul(p, attn_ptx_op(p, "arith.sitofp %%v%d : i32 to f32", pos),
                     attn_hopper_rope_inv_freq(p, k, pair));
   int cs, sn;
   attn_ptx_sincos(p, angle, &cs, &sn);
@@ -358,7 +358,9 @@ void attn_hopper_rope_rows(struct attn_ptx *p,
     turns_sincos(p, pos_i, r->turns0, &c0, &s0);
     turns_sincos(p, pos_i, r->turns1, &c1, &s1);
   } else {
-    int pos = attn_ptx_op(p, "arith.uitofp %%v%d : i32 to f32", pos_i);
+    // Signed: a causal kernel's first query block starts before row 0
+    // (attn_hopper_query_shift), and its rows from 0 on step from there.
+    int pos = attn_ptx_op(p, "arith.sitofp %%v%d : i32 to f32", pos_i);
     attn_ptx_sincos(p, attn_ptx_fmul(p, pos, r->f0), &c0, &s0);
     attn_ptx_sincos(p, attn_ptx_fmul(p, pos, r->f1), &c1, &s1);
   }

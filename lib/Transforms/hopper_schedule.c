@@ -4,8 +4,10 @@
 // schedule. A tile is one query block of one (batch, head); tile t is query
 // block nq - 1 - t % nq of head (t / nq) % H and batch t / (nq H), so the
 // query blocks of one head are neighbours (its K and V stay in L2), longest
-// first. The persistent kernel's CTAs each run a list of tiles, decided here
-// because every size is known at compile time: the tiles in that order,
+// first (a causal kernel's query blocks end at its last row:
+// attn_hopper_query_shift). The persistent kernel's CTAs each run a list of
+// tiles, decided here because every size is known at compile time: the
+// tiles in that order,
 // each given to the CTA that frees first, costing its key blocks plus
 // tile_overhead for the tile's own work (Q, the first Q.K^T and the last P.V
 // that overlap nothing, the epilogue), as the hardware's block scheduler
@@ -26,12 +28,19 @@ int64_t attn_hopper_tiles(const struct attn_hopper_kernel *k) {
   return attn_hopper_query_blocks(k) * k->heads * k->batch;
 }
 
+int64_t attn_hopper_query_shift(const struct attn_hopper_kernel *k) {
+  if (!k->causal)
+    return 0;
+  return (attn_hopper_query_blocks(k) * k->block_m - k->seq_q) / 64 * 64;
+}
+
 /// Key blocks of query block qb.
 static int64_t key_blocks(const struct attn_hopper_kernel *k, int64_t qb) {
   int64_t blocks = (k->seq_k + k->block_n - 1) / k->block_n;
   if (!k->causal)
     return blocks;
-  int64_t diag = ((qb + 1) * k->block_m + k->block_n - 1) / k->block_n;
+  int64_t end = (qb + 1) * k->block_m - attn_hopper_query_shift(k);
+  int64_t diag = (end + k->block_n - 1) / k->block_n;
   return diag < blocks ? diag : blocks;
 }
 

@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=split" | FileCheck %s
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=split" | FileCheck %s --check-prefix=SHIFT
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="consumers=2 rope=split" | FileCheck %s --check-prefix=TWO
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=fused" | FileCheck %s --check-prefix=FUSED
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="consumers=3 rope=fused" | FileCheck %s --check-prefix=FUSED3
@@ -42,6 +43,24 @@
 // CHECK: nvvm.setmaxregister  decrease 40
 // CHECK: nvvm.setmaxregister  increase 232
 
+// A causal kernel's query blocks end at the last query row: 22 blocks of 192
+// rows overshoot 4096 by 128, so block qb starts at row 192 qb - 128 (in the
+// producer, which loads Q there, and in the consumers). The first block's two
+// warpgroups of rows before row 0 then read one key block, where the last
+// block's would have read all 32. 1024 rows are 8 whole blocks of 128: no
+// shift.
+// SHIFT: llvm.func @long__attn(
+// SHIFT: arith.muli %{{.*}}, %c192_i32 : i32
+// SHIFT-NEXT: %c-128_i32 = arith.constant -128 : i32
+// SHIFT-NEXT: arith.addi
+// SHIFT: arith.muli %{{.*}}, %c192_i32 : i32
+// SHIFT-NEXT: %c-128_i32 = arith.constant -128 : i32
+// SHIFT-NEXT: arith.addi
+// SHIFT: llvm.func @short__attn(
+// SHIFT-NOT: arith.constant -64 : i32
+// SHIFT-NOT: arith.constant -128 : i32
+// SHIFT: llvm.return
+
 // consumers=2 asks for two at any length.
 // TWO: llvm.func @long__attn(
 // TWO-SAME: block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 148600 : i64, grid = array<i32: 64, 1, 1>
@@ -57,6 +76,10 @@
 // QPROD: llvm.func @long__attn(
 // QPROD-SAME: block = array<i32: 384, 1, 1>
 // QPROD: nvvm.setmaxregister  decrease 56
+// Their first row's position converts signed: with the shift (above) a
+// causal block can start before row 0, and its real rows step from there.
+// QPROD: arith.sitofp %{{.*}} : i32 to f32
+// QPROD: nvvm.setmaxregister  increase 224
 // Asked for, three consumers get 152.
 // FUSED3: llvm.func @long(
 // FUSED3-SAME: block = array<i32: 512, 1, 1>
