@@ -74,10 +74,14 @@ struct em {
 //===-- Layout ------------------------------------------------------------===//
 
 static bool stashes_rope(const struct attn_hopper_kernel *k);
+static bool q_turns(const struct attn_hopper_kernel *k);
+/// Bytes of each consumer thread's stash: its two frequencies, then its
+/// steps' cos and sin (six f32).
+#define STASH_BYTES 24
 
 /// Bytes of the consumers' stash of RoPE constants (stashes_rope).
 static int64_t stash_bytes(const struct attn_hopper_kernel *k) {
-  return stashes_rope(k) ? 24LL * 128 * k->consumers : 0;
+  return stashes_rope(k) ? STASH_BYTES * 128 * k->consumers : 0;
 }
 
 static void layout(struct em *e) {
@@ -126,6 +130,15 @@ static bool q_steps(const struct attn_hopper_kernel *k) {
 /// registers do not hold them besides the block loop's (ptxas spilled).
 static bool stashes_rope(const struct attn_hopper_kernel *k) {
   return q_steps(k) && k->consumers == 3;
+}
+
+/// Whether those consumers take their first row's cos/sin from the
+/// frequencies in turns (attn_hopper_rope_rows_turns, in f32) rather than
+/// __nv_sinf and __nv_cosf: with rope_k_ahead, where it measured 1.4%
+/// faster at N = 2K and level at 4K (bench/RESULTS.md); with split ptxas
+/// spilled 4 bytes for it.
+static bool q_turns(const struct attn_hopper_kernel *k) {
+  return stashes_rope(k) && k->rope_k_ahead;
 }
 
 int attn_hopper_threads(const struct attn_hopper_kernel *k) {
@@ -452,23 +465,32 @@ static void pack_p(struct em *e, const int *p, int *a) {
 }
 
 /// Stores (store) or loads this consumer thread's RoPE constants of r in its
-/// 24 bytes of the stash (see stashes_rope).
+/// STASH_BYTES of the stash (see stashes_rope): its inverse frequencies, or
+/// with q_turns its frequencies in turns (as f32: 24 bits, as the f32
+/// inverse frequencies they come from), then its steps.
 static void stash_rope(struct em *e, const struct ids *x, int wg, int wt,
                        struct attn_hopper_rope_rows *r, bool store) {
-  int *v[6] = {&r->f0, &r->f1, &r->step_c0, &r->step_s0, &r->step_c1,
-               &r->step_s1};
+  bool turns = q_turns(e->k);
+  int *v[6] = {turns ? &r->turns0 : &r->f0, turns ? &r->turns1 : &r->f1,
+               &r->step_c0, &r->step_s0, &r->step_c1, &r->step_s1};
   int slot = attn_ptx_addi(&e->p, attn_ptx_mulc(&e->p, wg, 128), wt);
-  int base = attn_ptx_addc(&e->p, attn_ptx_mulc(&e->p, slot, 24),
-                           e->stash_off - 128 * 4 * 6);
+  int base = attn_ptx_addc(&e->p, attn_ptx_mulc(&e->p, slot, STASH_BYTES),
+                           e->stash_off - 128 * STASH_BYTES);
   for (int i = 0; i < 6; ++i) {
-    int ptr = attn_ptx_smem_ptr(&e->p, x->smem, attn_ptx_addc(&e->p, base,
-                                                              4 * i));
-    if (store)
-      attn_ptx_line(&e->p, "llvm.store %%v%d, %%v%d : f32, !llvm.ptr<3>",
-                    *v[i], ptr);
-    else
+    int ptr = attn_ptx_smem_ptr(&e->p, x->smem,
+                                attn_ptx_addc(&e->p, base, 4 * i));
+    if (store) {
+      int w = turns && i < 2 ? attn_ptx_op(&e->p,
+                                           "arith.truncf %%v%d : f64 to f32",
+                                           *v[i])
+                             : *v[i];
+      attn_ptx_line(&e->p, "llvm.store %%v%d, %%v%d : f32, !llvm.ptr<3>", w,
+                    ptr);
+    } else {
       *v[i] = attn_ptx_op(&e->p, "llvm.load %%v%d : !llvm.ptr<3> -> f32", ptr);
+    }
   }
+  r->turns32 = turns && !store;
 }
 
 /// What the epilogue (hopper_epilogue.c) needs of consumer c's values.
@@ -556,6 +578,8 @@ static void consumer(struct em *e, const struct ids *tiles, int wg, int wt) {
   struct attn_hopper_rope_rows rq;
   if (steps) {
     attn_hopper_rope_rows_setup(&e->p, e->k, wt, 128, &rq);
+    if (q_turns(k))
+      attn_hopper_rope_rows_turns(&e->p, &rq);
     if (stashes_rope(k))
       stash_rope(e, tiles, wg, wt, &rq, true);
   }

@@ -222,6 +222,9 @@ struct attn_hopper_rope_rows {
   /// turns per position (f64), and the MUFU's sin/cos of the angle's
   /// fraction of a turn (fewer registers).
   int turns0, turns1;
+  /// turns0 and turns1 are f32 (the product's fraction then in f32 by an
+  /// FMA's exact error term) rather than f64.
+  bool turns32;
 };
 
 /// Slots of a row: rotary_dim / 4.
@@ -232,6 +235,13 @@ int attn_hopper_rope_slots(const struct attn_hopper_kernel *k);
 void attn_hopper_rope_rows_setup(struct attn_ptx *p,
                                  const struct attn_hopper_kernel *k, int rt,
                                  int nthreads, struct attn_hopper_rope_rows *r);
+/// Sets r's turns0 and turns1 from its inverse frequencies: the first row's
+/// cos/sin then come from the angle's fraction of a turn in f64 and the
+/// MUFU (an f64 multiply, a rounding, sin.approx and cos.approx) instead
+/// of __nv_sinf and __nv_cosf (a range reduction each, about 20
+/// instructions on the fast path).
+void attn_hopper_rope_rows_turns(struct attn_ptx *p,
+                                 struct attn_hopper_rope_rows *r);
 
 /// Rotates, in shared memory, a slot's two 32-bit words at pa and pb
 /// (!llvm.ptr<3>): pair 0 by (c0, s0), pair 1 by (c1, s1). Interleaved, each

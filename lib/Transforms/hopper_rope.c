@@ -319,9 +319,20 @@ void attn_hopper_rope_rows_setup(struct attn_ptx *p,
   }
   r->sbase32 = -1;
   r->turns0 = r->turns1 = -1;
+  r->turns32 = false;
   int gf = attn_ptx_cf32(p, (float)r->groups);
   attn_ptx_sincos(p, attn_ptx_fmul(p, gf, r->f0), &r->step_c0, &r->step_s0);
   attn_ptx_sincos(p, attn_ptx_fmul(p, gf, r->f1), &r->step_c1, &r->step_s1);
+}
+
+void attn_hopper_rope_rows_turns(struct attn_ptx *p,
+                                 struct attn_hopper_rope_rows *r) {
+  int inv = attn_ptx_op(p, "arith.constant %.17e : f64", 1.0 / ATTN_TWO_PI);
+  int *f[2] = {&r->f0, &r->f1}, *tu[2] = {&r->turns0, &r->turns1};
+  for (int i = 0; i < 2; ++i)
+    *tu[i] = attn_ptx_op(p, "arith.mulf %%v%d, %%v%d : f64",
+                         attn_ptx_op(p, "arith.extf %%v%d : f32 to f64", *f[i]),
+                         inv);
 }
 
 /// cos and sin of pos (i32) times a frequency given in turns per position
@@ -332,7 +343,7 @@ void attn_hopper_rope_rows_setup(struct attn_ptx *p,
 static void turns_sincos(struct attn_ptx *p, int pos, int turns, int *c,
                          int *s) {
   int t = attn_ptx_op(p, "arith.mulf %%v%d, %%v%d : f64",
-                      attn_ptx_op(p, "arith.uitofp %%v%d : i32 to f64", pos),
+                      attn_ptx_op(p, "arith.sitofp %%v%d : i32 to f64", pos),
                       turns);
   const char *d[] = {"f64"};
   int f = attn_ptx_op(
@@ -341,6 +352,28 @@ static void turns_sincos(struct attn_ptx *p, int pos, int turns, int *c,
   int a = attn_ptx_fmul(p, attn_ptx_op(p, "arith.truncf %%v%d : f64 to f32", f),
                         attn_ptx_cf32(p, (float)ATTN_TWO_PI));
   const char *ty[] = {"f32"};
+  *c = attn_ptx_asmv(p, "f32", "=f,f", "cos.approx.f32 $0, $1;", 1, &a, ty);
+  *s = attn_ptx_asmv(p, "f32", "=f,f", "sin.approx.f32 $0, $1;", 1, &a, ty);
+}
+
+/// turns_sincos for a frequency in turns per position given as f32, in f32
+/// only: the product pos * turns (pos below 2^24, exact in f32) as hi + lo
+/// (lo = fma(pos, turns, -hi), the product's rounding error, exact), so its
+/// fraction of a turn is hi - rint(hi) + lo, exact to about 2^-24 turns
+/// whatever the position.
+static void turns32_sincos(struct attn_ptx *p, int pos, int turns, int *c,
+                           int *s) {
+  int x = attn_ptx_op(p, "arith.sitofp %%v%d : i32 to f32", pos);
+  int hi = attn_ptx_fmul(p, x, turns);
+  int lo = attn_ptx_op(p, "math.fma %%v%d, %%v%d, %%v%d : f32", x, turns,
+                       attn_ptx_op(p, "arith.negf %%v%d : f32", hi));
+  const char *ty[] = {"f32"};
+  int r = attn_ptx_asmv(p, "f32", "=f,f", "cvt.rni.f32.f32 $0, $1;", 1, &hi,
+                        ty);
+  int f = attn_ptx_op(p, "arith.addf %%v%d, %%v%d : f32",
+                      attn_ptx_op(p, "arith.subf %%v%d, %%v%d : f32", hi, r),
+                      lo);
+  int a = attn_ptx_fmul(p, f, attn_ptx_cf32(p, (float)ATTN_TWO_PI));
   *c = attn_ptx_asmv(p, "f32", "=f,f", "cos.approx.f32 $0, $1;", 1, &a, ty);
   *s = attn_ptx_asmv(p, "f32", "=f,f", "sin.approx.f32 $0, $1;", 1, &a, ty);
 }
@@ -355,8 +388,10 @@ void attn_hopper_rope_rows(struct attn_ptx *p,
   int pos_i = attn_ptx_addi(p, pos_first, r->g);
   int c0, s0, c1, s1;
   if (r->turns0 >= 0) {
-    turns_sincos(p, pos_i, r->turns0, &c0, &s0);
-    turns_sincos(p, pos_i, r->turns1, &c1, &s1);
+    void (*sc)(struct attn_ptx *, int, int, int *, int *) =
+        r->turns32 ? turns32_sincos : turns_sincos;
+    sc(p, pos_i, r->turns0, &c0, &s0);
+    sc(p, pos_i, r->turns1, &c1, &s1);
   } else {
     // Signed: a causal kernel's first query block starts before row 0
     // (attn_hopper_query_shift), and its rows from 0 on step from there.
@@ -685,13 +720,7 @@ void attn_hopper_ahead_setup(struct attn_ptx *p,
   attn_ptx_line(p, "scf.if %%v%d {", attn_ptx_cmpc(p, "uge", wt, 32));
   struct attn_hopper_rope_rows r;
   attn_hopper_rope_rows_setup(p, k, rt, 96, &r);
-  // The frequencies in turns per position (turns_sincos).
-  int inv = attn_ptx_op(p, "arith.constant %.17e : f64", 1.0 / ATTN_TWO_PI);
-  int *f[2] = {&r.f0, &r.f1}, *tu[2] = {&r.turns0, &r.turns1};
-  for (int i = 0; i < 2; ++i)
-    *tu[i] = attn_ptx_op(p, "arith.mulf %%v%d, %%v%d : f64",
-                         attn_ptx_op(p, "arith.extf %%v%d : f32 to f64", *f[i]),
-                         inv);
+  attn_hopper_rope_rows_turns(p, &r);
   for (int i = 0; i < 9; ++i) {
     int ids[] = {stash_at(p, ctx, rt, i), *stash_fields(&r, i)};
     const char *t[] = {"i32", stash_type(i)};
