@@ -51,6 +51,12 @@
 // CHECK: cp.async.bulk.wait_group 0;
 // CHECK: st.release.gpu.global.u32
 // CHECK: nvvm.setmaxregister increase 160
+// Each consumer thread's first row of Q per tile: cos/sin from its
+// frequencies in turns (f32), the product's rounding error by an FMA, the
+// fraction of a turn by one rounding, then the MUFU (no range reduction).
+// CHECK: math.fma
+// CHECK-NEXT: cvt.rni.f32.f32
+// CHECK: sin.approx.f32
 // CHECK-NOT: @attn__rope_k
 
 // Two consumers: the producer keeps 40 registers, the consumers 232.
