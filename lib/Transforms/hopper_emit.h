@@ -251,11 +251,11 @@ void attn_hopper_rope_rotate_words(struct attn_ptx *p,
                                    int pb, int c0, int s0, int c1, int s1);
 
 /// attn_hopper_rope_rotate_words with the words at i32 shared addresses aa
-/// and ab.
+/// and ab, and the rotation's multiply-adds fused when fma is set.
 void attn_hopper_rope_rotate_words32(struct attn_ptx *p,
                                      const struct attn_hopper_kernel *k,
                                      int aa, int ab, int c0, int s0, int c1,
-                                     int s1);
+                                     int s1, bool fma);
 
 /// Ends a loop down the rows whose iteration arguments are the two pairs'
 /// cos/sin (c0, s0, c1, s1): yields them advanced by the step's rotation

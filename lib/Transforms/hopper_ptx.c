@@ -107,6 +107,14 @@ void attn_ptx_rotate(struct attn_ptx *p, int x1, int x2, int c, int s,
   *y1 = attn_ptx_fsub(p, attn_ptx_fmul(p, x1, c), attn_ptx_fmul(p, x2, s));
   *y2 = attn_ptx_fadd(p, attn_ptx_fmul(p, x2, c), attn_ptx_fmul(p, x1, s));
 }
+void attn_ptx_rotate_fma(struct attn_ptx *p, int x1, int x2, int c, int s,
+                         int *y1, int *y2) {
+  *y1 = attn_ptx_op(p, "math.fma %%v%d, %%v%d, %%v%d : f32", x1, c,
+                    attn_ptx_op(p, "arith.negf %%v%d : f32",
+                                attn_ptx_fmul(p, x2, s)));
+  *y2 = attn_ptx_op(p, "math.fma %%v%d, %%v%d, %%v%d : f32", x2, c,
+                    attn_ptx_fmul(p, x1, s));
+}
 int attn_ptx_sel(struct attn_ptx *p, int c, int a, int b, const char *ty) {
   return attn_ptx_op(p, "arith.select %%v%d, %%v%d, %%v%d : %s", c, a, b, ty);
 }

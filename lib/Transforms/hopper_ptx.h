@@ -74,6 +74,11 @@ int attn_ptx_fma3(struct attn_ptx *p, int a, int b, int c);
 /// of a cos/sin recurrence (x1, x2 = cos, sin).
 void attn_ptx_rotate(struct attn_ptx *p, int x1, int x2, int c, int s,
                      int *y1, int *y2);
+/// The same rotation as a multiply and a fused multiply-add per output (4
+/// instructions for the pair, where attn_ptx_rotate takes 6; one rounding
+/// less each).
+void attn_ptx_rotate_fma(struct attn_ptx *p, int x1, int x2, int c, int s,
+                         int *y1, int *y2);
 /// c ? a : b, both of type ty.
 int attn_ptx_sel(struct attn_ptx *p, int c, int a, int b, const char *ty);
 /// i32 <-> index.

@@ -356,6 +356,12 @@ static void turns_sincos(struct attn_ptx *p, int pos, int turns, int *c,
   *s = attn_ptx_asmv(p, "f32", "=f,f", "sin.approx.f32 $0, $1;", 1, &a, ty);
 }
 
+static void rotate_words(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                         int pa, int pb, int c0, int s0, int c1, int s1,
+                         bool fma);
+static void step_rows(struct attn_ptx *p, int c0, int s0, int c1, int s1,
+                      int sc0, int ss0, int sc1, int ss1, bool fma);
+
 /// turns_sincos for a frequency in turns per position given as f32, in f32
 /// only: the product pos * turns (pos below 2^24, exact in f32) as hi + lo
 /// (lo = fma(pos, turns, -hi), the product's rounding error, exact), so its
@@ -399,9 +405,10 @@ void attn_hopper_rope_rows(struct attn_ptx *p,
     attn_ptx_sincos(p, attn_ptx_fmul(p, pos, r->f0), &c0, &s0);
     attn_ptx_sincos(p, attn_ptx_fmul(p, pos, r->f1), &c1, &s1);
   }
-  int lo = attn_ptx_to_index(p, attn_ptx_addi(p, first, r->g));
-  int hi = attn_ptx_to_index(p, attn_ptx_addc(p, first, nrows)),
-      st = attn_ptx_cidx(p, r->groups);
+  // An i32 loop: an index one counts in 64 bits (4 instructions a row
+  // where this takes 2).
+  int lo = attn_ptx_addi(p, first, r->g);
+  int hi = attn_ptx_addc(p, first, nrows), st = attn_ptx_ci32(p, r->groups);
   int it = p->next++, ac0 = p->next++, as0 = p->next++, ac1 = p->next++,
       as1 = p->next++;
   int res = p->next++;
@@ -409,24 +416,24 @@ void attn_hopper_rope_rows(struct attn_ptx *p,
       p,
       "%%v%d:4 = scf.for %%v%d = %%v%d to %%v%d step %%v%d iter_args(%%v%d = "
       "%%v%d, %%v%d = %%v%d, %%v%d = %%v%d, %%v%d = %%v%d) -> (f32, f32, "
-      "f32, f32) {",
+      "f32, f32) : i32 {",
       res, it, lo, hi, st, ac0, c0, as0, s0, ac1, c1, as1, s1);
-  int row = attn_ptx_from_index(p, it);
+  int row = it;
   if (r->sbase32 >= 0) {
     int aa = attn_ptx_addi(
         p, r->sbase32, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c1));
     int ab = attn_ptx_addi(
         p, r->sbase32, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c2));
-    attn_hopper_rope_rotate_words32(p, k, aa, ab, ac0, as0, ac1, as1);
+    attn_hopper_rope_rotate_words32(p, k, aa, ab, ac0, as0, ac1, as1, true);
   } else {
     int pa = attn_ptx_smem_ptr(
         p, smem, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c1));
     int pb = attn_ptx_smem_ptr(
         p, smem, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c2));
-    attn_hopper_rope_rotate_words(p, k, pa, pb, ac0, as0, ac1, as1);
+    rotate_words(p, k, pa, pb, ac0, as0, ac1, as1, true);
   }
-  attn_hopper_rope_step_rows(p, ac0, as0, ac1, as1, r->step_c0, r->step_s0,
-                             r->step_c1, r->step_s1);
+  step_rows(p, ac0, as0, ac1, as1, r->step_c0, r->step_s0, r->step_c1,
+            r->step_s1, true);
 }
 
 /// The rotation of two words wa and wb (i32) as attn_hopper_rope_rotate_words
@@ -435,57 +442,75 @@ void attn_hopper_rope_rows(struct attn_ptx *p,
 static void rotate_pair_words(struct attn_ptx *p,
                               const struct attn_hopper_kernel *k, int wa,
                               int wb, int c0, int s0, int c1, int s1,
-                              int n[4]) {
+                              int n[4], bool fma) {
+  void (*rot)(struct attn_ptx *, int, int, int, int, int *, int *) =
+      fma ? attn_ptx_rotate_fma : attn_ptx_rotate;
   int alo, ahi, blo, bhi;
   attn_ptx_unpack2(p, wa, &alo, &ahi);
   attn_ptx_unpack2(p, wb, &blo, &bhi);
   if (k->interleaved) {
-    attn_ptx_rotate(p, alo, ahi, c0, s0, &n[0], &n[1]);
-    attn_ptx_rotate(p, blo, bhi, c1, s1, &n[2], &n[3]);
+    rot(p, alo, ahi, c0, s0, &n[0], &n[1]);
+    rot(p, blo, bhi, c1, s1, &n[2], &n[3]);
   } else {
-    attn_ptx_rotate(p, alo, blo, c0, s0, &n[0], &n[2]);
-    attn_ptx_rotate(p, ahi, bhi, c1, s1, &n[1], &n[3]);
+    rot(p, alo, blo, c0, s0, &n[0], &n[2]);
+    rot(p, ahi, bhi, c1, s1, &n[1], &n[3]);
   }
 }
 
-void attn_hopper_rope_rotate_words(struct attn_ptx *p,
-                                   const struct attn_hopper_kernel *k, int pa,
-                                   int pb, int c0, int s0, int c1, int s1) {
+/// attn_hopper_rope_rotate_words, with the rotation's multiply-adds fused
+/// (fma) or not.
+static void rotate_words(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                         int pa, int pb, int c0, int s0, int c1, int s1,
+                         bool fma) {
   int wa = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pa);
   int wb = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pb);
   int n[4];
-  rotate_pair_words(p, k, wa, wb, c0, s0, c1, s1, n);
+  rotate_pair_words(p, k, wa, wb, c0, s0, c1, s1, n, fma);
   attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
                 attn_ptx_pack2(p, n[0], n[1]), pa);
   attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
                 attn_ptx_pack2(p, n[2], n[3]), pb);
 }
 
+void attn_hopper_rope_rotate_words(struct attn_ptx *p,
+                                   const struct attn_hopper_kernel *k, int pa,
+                                   int pb, int c0, int s0, int c1, int s1) {
+  rotate_words(p, k, pa, pb, c0, s0, c1, s1, false);
+}
+
 void attn_hopper_rope_rotate_words32(struct attn_ptx *p,
                                      const struct attn_hopper_kernel *k,
                                      int aa, int ab, int c0, int s0, int c1,
-                                     int s1) {
+                                     int s1, bool fma) {
   const char *t[] = {"i32"};
   int wa = attn_ptx_asmv(p, "i32", "=r,r", "ld.shared.b32 $0, [$1];", 1, &aa,
                          t);
   int wb = attn_ptx_asmv(p, "i32", "=r,r", "ld.shared.b32 $0, [$1];", 1, &ab,
                          t);
   int n[4];
-  rotate_pair_words(p, k, wa, wb, c0, s0, c1, s1, n);
+  rotate_pair_words(p, k, wa, wb, c0, s0, c1, s1, n, fma);
   attn_ptx_asm_rr(p, "st.shared.b32 [$0], $1;", aa,
                   attn_ptx_pack2(p, n[0], n[1]));
   attn_ptx_asm_rr(p, "st.shared.b32 [$0], $1;", ab,
                   attn_ptx_pack2(p, n[2], n[3]));
 }
 
-void attn_hopper_rope_step_rows(struct attn_ptx *p, int c0, int s0, int c1,
-                                int s1, int sc0, int ss0, int sc1, int ss1) {
+/// attn_hopper_rope_step_rows, with the multiply-adds fused (fma) or not.
+static void step_rows(struct attn_ptx *p, int c0, int s0, int c1, int s1,
+                      int sc0, int ss0, int sc1, int ss1, bool fma) {
+  void (*rot)(struct attn_ptx *, int, int, int, int, int *, int *) =
+      fma ? attn_ptx_rotate_fma : attn_ptx_rotate;
   int n0, m0, n1, m1;
-  attn_ptx_rotate(p, c0, s0, sc0, ss0, &n0, &m0);
-  attn_ptx_rotate(p, c1, s1, sc1, ss1, &n1, &m1);
+  rot(p, c0, s0, sc0, ss0, &n0, &m0);
+  rot(p, c1, s1, sc1, ss1, &n1, &m1);
   attn_ptx_line(p, "scf.yield %%v%d, %%v%d, %%v%d, %%v%d : f32, f32, f32, f32",
                 n0, m0, n1, m1);
   attn_ptx_line(p, "}");
+}
+
+void attn_hopper_rope_step_rows(struct attn_ptx *p, int c0, int s0, int c1,
+                                int s1, int sc0, int ss0, int sc1, int ss1) {
+  step_rows(p, c0, s0, c1, s1, sc0, ss0, sc1, ss1, false);
 }
 
 //===-- K rotated once per row by the attention kernel (ahead) ------------===//
@@ -744,7 +769,8 @@ static void stash_load(struct attn_ptx *p, int ctx, int rt, int sbase,
     snprintf(text, sizeof text, "ld.shared.%s $0, [$1];", stash_bits(i));
     *stash_fields(r, i) = attn_ptx_asmv(p, stash_type(i), cons, text, 1, &a, t);
   }
-  r->f0 = r->f1 = -1; // turns0/turns1 instead
+  r->f0 = r->f1 = -1; // turns0/turns1 (f64) instead
+  r->turns32 = false;
   r->sbase32 = sbase;
 }
 
@@ -813,7 +839,7 @@ void attn_hopper_rope_ahead(struct attn_ptx *p,
       attn_ptx_mulc(p, attn_ptx_remc(p, c, ahead_blocks_per_head(k)),
                     k->block_n),
       k->rope_offset_k);
-  struct attn_hopper_rope_rows r;
+  struct attn_hopper_rope_rows r = {0};
   stash_load(p, ctx, rt, attn_ptx_pin(p, sbase, "i32", "r"), &r);
   r.groups = 96 / attn_hopper_rope_slots(k);
   attn_hopper_rope_rows(p, k, smem, buf, k->block_n, attn_ptx_ci32(p, 0),
