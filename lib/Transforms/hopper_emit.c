@@ -75,6 +75,7 @@ struct em {
 
 static bool stashes_rope(const struct attn_hopper_kernel *k);
 static bool q_turns(const struct attn_hopper_kernel *k);
+
 /// Bytes of each consumer thread's stash: its two frequencies, then its
 /// steps' cos and sin (six f32).
 #define STASH_BYTES 24
@@ -219,8 +220,9 @@ static void open_tiles(struct em *e, struct ids *x) {
     x->b = attn_ptx_divc(&e->p, hb, k->heads);
   }
   x->q_row = attn_ptx_mulc(&e->p, qb, k->block_m);
-  if (attn_hopper_query_shift(k))
-    x->q_row = attn_ptx_addc(&e->p, x->q_row, -attn_hopper_query_shift(k));
+  int64_t shift = attn_hopper_query_shift(k);
+  if (shift)
+    x->q_row = attn_ptx_addc(&e->p, x->q_row, -shift);
   x->kh = attn_ptx_divc(&e->p, x->h, k->heads / k->kv_heads);
   int64_t blocks = (k->seq_k + k->block_n - 1) / k->block_n;
   x->nkb = attn_ptx_ci32(&e->p, blocks);
@@ -466,8 +468,8 @@ static void pack_p(struct em *e, const int *p, int *a) {
 
 /// Stores (store) or loads this consumer thread's RoPE constants of r in its
 /// STASH_BYTES of the stash (see stashes_rope): its inverse frequencies, or
-/// with q_turns its frequencies in turns (as f32: 24 bits, as the f32
-/// inverse frequencies they come from), then its steps.
+/// with q_turns its frequencies in turns rounded to f32 (turns32_sincos in
+/// hopper_rope.c bounds what that costs the angle), then its steps.
 static void stash_rope(struct em *e, const struct ids *x, int wg, int wt,
                        struct attn_hopper_rope_rows *r, bool store) {
   bool turns = q_turns(e->k);

@@ -215,15 +215,16 @@ struct attn_hopper_rope_rows {
   /// -1 (what attn_hopper_rope_rows_setup sets): the words are addressed
   /// through the shared-memory pointer; else the i32 shared address of that
   /// base, and they are loaded and stored with 32-bit addresses
-  /// (attn_hopper_rope_rotate_words32), which take fewer registers.
+  /// (by inline PTX), which take fewer registers.
   int sbase32;
   /// -1 (what attn_hopper_rope_rows_setup sets): the first row's cos/sin
   /// by sincos of f32 angles pos * f0, pos * f1; else the frequencies in
-  /// turns per position (f64), and the MUFU's sin/cos of the angle's
-  /// fraction of a turn (fewer registers).
+  /// turns per position, and the MUFU's sin/cos of the angle's fraction of
+  /// a turn (fewer registers and instructions).
   int turns0, turns1;
-  /// turns0 and turns1 are f32 (the product's fraction then in f32 by an
-  /// FMA's exact error term) rather than f64.
+  /// false (what attn_hopper_rope_rows_setup sets): turns0 and turns1 are
+  /// f64 (the ahead team's); true: f32 (the consumers' with ahead, whose
+  /// product with the position is split exactly into two f32 by an FMA).
   bool turns32;
 };
 
@@ -235,11 +236,11 @@ int attn_hopper_rope_slots(const struct attn_hopper_kernel *k);
 void attn_hopper_rope_rows_setup(struct attn_ptx *p,
                                  const struct attn_hopper_kernel *k, int rt,
                                  int nthreads, struct attn_hopper_rope_rows *r);
-/// Sets r's turns0 and turns1 from its inverse frequencies: the first row's
-/// cos/sin then come from the angle's fraction of a turn in f64 and the
-/// MUFU (an f64 multiply, a rounding, sin.approx and cos.approx) instead
-/// of __nv_sinf and __nv_cosf (a range reduction each, about 20
-/// instructions on the fast path).
+/// Sets r's turns0 and turns1 (f64) from its inverse frequencies: the first
+/// row's cos/sin then come from the angle's fraction of a turn (a multiply,
+/// a rounding, sin.approx and cos.approx) instead of __nv_sinf and
+/// __nv_cosf (a range reduction each, about 20 instructions on the fast
+/// path). A caller that keeps them as f32 sets turns32 where it loads them.
 void attn_hopper_rope_rows_turns(struct attn_ptx *p,
                                  struct attn_hopper_rope_rows *r);
 
@@ -250,12 +251,6 @@ void attn_hopper_rope_rotate_words(struct attn_ptx *p,
                                    const struct attn_hopper_kernel *k, int pa,
                                    int pb, int c0, int s0, int c1, int s1);
 
-/// attn_hopper_rope_rotate_words with the words at i32 shared addresses aa
-/// and ab, and the rotation's multiply-adds fused when fma is set.
-void attn_hopper_rope_rotate_words32(struct attn_ptx *p,
-                                     const struct attn_hopper_kernel *k,
-                                     int aa, int ab, int c0, int s0, int c1,
-                                     int s1, bool fma);
 
 /// Ends a loop down the rows whose iteration arguments are the two pairs'
 /// cos/sin (c0, s0, c1, s1): yields them advanced by the step's rotation

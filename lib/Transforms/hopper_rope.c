@@ -335,6 +335,14 @@ void attn_hopper_rope_rows_turns(struct attn_ptx *p,
                          inv);
 }
 
+/// The MUFU's cos and sin of frac (f32) turns, frac in [-1/2, 1/2].
+static void mufu_sincos(struct attn_ptx *p, int frac, int *c, int *s) {
+  int a = attn_ptx_fmul(p, frac, attn_ptx_cf32(p, (float)ATTN_TWO_PI));
+  const char *ty[] = {"f32"};
+  *c = attn_ptx_asmv(p, "f32", "=f,f", "cos.approx.f32 $0, $1;", 1, &a, ty);
+  *s = attn_ptx_asmv(p, "f32", "=f,f", "sin.approx.f32 $0, $1;", 1, &a, ty);
+}
+
 /// cos and sin of pos (i32) times a frequency given in turns per position
 /// (f64): the angle's fraction of a turn in f64, exact to 2^-29 turns for
 /// any position below 2^24, then the MUFU's sin/cos on [-pi, pi] (absolute
@@ -349,24 +357,17 @@ static void turns_sincos(struct attn_ptx *p, int pos, int turns, int *c,
   int f = attn_ptx_op(
       p, "arith.subf %%v%d, %%v%d : f64", t,
       attn_ptx_asmv(p, "f64", "=d,d", "cvt.rni.f64.f64 $0, $1;", 1, &t, d));
-  int a = attn_ptx_fmul(p, attn_ptx_op(p, "arith.truncf %%v%d : f64 to f32", f),
-                        attn_ptx_cf32(p, (float)ATTN_TWO_PI));
-  const char *ty[] = {"f32"};
-  *c = attn_ptx_asmv(p, "f32", "=f,f", "cos.approx.f32 $0, $1;", 1, &a, ty);
-  *s = attn_ptx_asmv(p, "f32", "=f,f", "sin.approx.f32 $0, $1;", 1, &a, ty);
+  mufu_sincos(p, attn_ptx_op(p, "arith.truncf %%v%d : f64 to f32", f), c, s);
 }
 
-static void rotate_words(struct attn_ptx *p, const struct attn_hopper_kernel *k,
-                         int pa, int pb, int c0, int s0, int c1, int s1,
-                         bool fma);
-static void step_rows(struct attn_ptx *p, int c0, int s0, int c1, int s1,
-                      int sc0, int ss0, int sc1, int ss1, bool fma);
-
 /// turns_sincos for a frequency in turns per position given as f32, in f32
-/// only: the product pos * turns (pos below 2^24, exact in f32) as hi + lo
-/// (lo = fma(pos, turns, -hi), the product's rounding error, exact), so its
-/// fraction of a turn is hi - rint(hi) + lo, exact to about 2^-24 turns
-/// whatever the position.
+/// only: the product pos * turns (pos below 2^24, exact in f32) split into
+/// hi + lo (lo = fma(pos, turns, -hi), the product's rounding error,
+/// exact), so the product's fraction of a turn is hi - rint(hi) + lo to
+/// about 2^-24 turns. The turns themselves are an f32 rounding of the
+/// frequency over 2 pi, so the angle is off by up to pos * turns * 2^-24
+/// turns (at position 16K and frequency 1, about 1e-3 rad; pos * f0 in f32
+/// is off by as much).
 static void turns32_sincos(struct attn_ptx *p, int pos, int turns, int *c,
                            int *s) {
   int x = attn_ptx_op(p, "arith.sitofp %%v%d : i32 to f32", pos);
@@ -379,9 +380,91 @@ static void turns32_sincos(struct attn_ptx *p, int pos, int turns, int *c,
   int f = attn_ptx_op(p, "arith.addf %%v%d, %%v%d : f32",
                       attn_ptx_op(p, "arith.subf %%v%d, %%v%d : f32", hi, r),
                       lo);
-  int a = attn_ptx_fmul(p, f, attn_ptx_cf32(p, (float)ATTN_TWO_PI));
-  *c = attn_ptx_asmv(p, "f32", "=f,f", "cos.approx.f32 $0, $1;", 1, &a, ty);
-  *s = attn_ptx_asmv(p, "f32", "=f,f", "sin.approx.f32 $0, $1;", 1, &a, ty);
+  mufu_sincos(p, f, c, s);
+}
+
+typedef void rotate_fn(struct attn_ptx *, int, int, int, int, int *, int *);
+
+/// The rotation, its multiply-adds fused (fma: the kernel's own rows) or not
+/// (the interface below, which mma_emit.c shares).
+static rotate_fn *rotation(bool fma) {
+  return fma ? attn_ptx_rotate_fma : attn_ptx_rotate;
+}
+
+/// The rotation of two words wa and wb (i32) as attn_hopper_rope_rotate_words
+/// describes: the four rotated halves, as f32 (word a's low and high, then
+/// word b's).
+static void rotate_pair_words(struct attn_ptx *p,
+                              const struct attn_hopper_kernel *k, int wa,
+                              int wb, int c0, int s0, int c1, int s1,
+                              int n[4], bool fma) {
+  rotate_fn *rot = rotation(fma);
+  int alo, ahi, blo, bhi;
+  attn_ptx_unpack2(p, wa, &alo, &ahi);
+  attn_ptx_unpack2(p, wb, &blo, &bhi);
+  if (k->interleaved) {
+    rot(p, alo, ahi, c0, s0, &n[0], &n[1]);
+    rot(p, blo, bhi, c1, s1, &n[2], &n[3]);
+  } else {
+    rot(p, alo, blo, c0, s0, &n[0], &n[2]);
+    rot(p, ahi, bhi, c1, s1, &n[1], &n[3]);
+  }
+}
+
+/// attn_hopper_rope_rotate_words, with the rotation's multiply-adds fused
+/// (fma) or not.
+static void rotate_words(struct attn_ptx *p, const struct attn_hopper_kernel *k,
+                         int pa, int pb, int c0, int s0, int c1, int s1,
+                         bool fma) {
+  int wa = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pa);
+  int wb = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pb);
+  int n[4];
+  rotate_pair_words(p, k, wa, wb, c0, s0, c1, s1, n, fma);
+  attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
+                attn_ptx_pack2(p, n[0], n[1]), pa);
+  attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
+                attn_ptx_pack2(p, n[2], n[3]), pb);
+}
+
+void attn_hopper_rope_rotate_words(struct attn_ptx *p,
+                                   const struct attn_hopper_kernel *k, int pa,
+                                   int pb, int c0, int s0, int c1, int s1) {
+  rotate_words(p, k, pa, pb, c0, s0, c1, s1, false);
+}
+
+/// rotate_words (fused) with the words at i32 shared addresses aa and ab,
+/// loaded and stored by inline PTX, which takes fewer registers.
+static void rotate_words32(struct attn_ptx *p,
+                           const struct attn_hopper_kernel *k, int aa, int ab,
+                           int c0, int s0, int c1, int s1) {
+  const char *t[] = {"i32"};
+  int wa = attn_ptx_asmv(p, "i32", "=r,r", "ld.shared.b32 $0, [$1];", 1, &aa,
+                         t);
+  int wb = attn_ptx_asmv(p, "i32", "=r,r", "ld.shared.b32 $0, [$1];", 1, &ab,
+                         t);
+  int n[4];
+  rotate_pair_words(p, k, wa, wb, c0, s0, c1, s1, n, true);
+  attn_ptx_asm_rr(p, "st.shared.b32 [$0], $1;", aa,
+                  attn_ptx_pack2(p, n[0], n[1]));
+  attn_ptx_asm_rr(p, "st.shared.b32 [$0], $1;", ab,
+                  attn_ptx_pack2(p, n[2], n[3]));
+}
+
+/// attn_hopper_rope_step_rows, with the multiply-adds fused (fma) or not.
+static void step_rows(struct attn_ptx *p, int c0, int s0, int c1, int s1,
+                      int sc0, int ss0, int sc1, int ss1, bool fma) {
+  rotate_fn *rot = rotation(fma);
+  int n0, m0, n1, m1;
+  rot(p, c0, s0, sc0, ss0, &n0, &m0);
+  rot(p, c1, s1, sc1, ss1, &n1, &m1);
+  attn_ptx_line(p, "scf.yield %%v%d, %%v%d, %%v%d, %%v%d : f32, f32, f32, f32",
+                n0, m0, n1, m1);
+  attn_ptx_line(p, "}");
+}
+
+void attn_hopper_rope_step_rows(struct attn_ptx *p, int c0, int s0, int c1,
+                                int s1, int sc0, int ss0, int sc1, int ss1) {
+  step_rows(p, c0, s0, c1, s1, sc0, ss0, sc1, ss1, false);
 }
 
 /// Rotates rows [first, first + nrows) of a swizzled tile of tile_rows rows
@@ -424,7 +507,7 @@ void attn_hopper_rope_rows(struct attn_ptx *p,
         p, r->sbase32, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c1));
     int ab = attn_ptx_addi(
         p, r->sbase32, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c2));
-    attn_hopper_rope_rotate_words32(p, k, aa, ab, ac0, as0, ac1, as1, true);
+    rotate_words32(p, k, aa, ab, ac0, as0, ac1, as1);
   } else {
     int pa = attn_ptx_smem_ptr(
         p, smem, attn_ptx_swz(p, tile_base, tile_rows, row, r->slot_c1));
@@ -434,83 +517,6 @@ void attn_hopper_rope_rows(struct attn_ptx *p,
   }
   step_rows(p, ac0, as0, ac1, as1, r->step_c0, r->step_s0, r->step_c1,
             r->step_s1, true);
-}
-
-/// The rotation of two words wa and wb (i32) as attn_hopper_rope_rotate_words
-/// describes: the four rotated halves, as f32 (word a's low and high, then
-/// word b's).
-static void rotate_pair_words(struct attn_ptx *p,
-                              const struct attn_hopper_kernel *k, int wa,
-                              int wb, int c0, int s0, int c1, int s1,
-                              int n[4], bool fma) {
-  void (*rot)(struct attn_ptx *, int, int, int, int, int *, int *) =
-      fma ? attn_ptx_rotate_fma : attn_ptx_rotate;
-  int alo, ahi, blo, bhi;
-  attn_ptx_unpack2(p, wa, &alo, &ahi);
-  attn_ptx_unpack2(p, wb, &blo, &bhi);
-  if (k->interleaved) {
-    rot(p, alo, ahi, c0, s0, &n[0], &n[1]);
-    rot(p, blo, bhi, c1, s1, &n[2], &n[3]);
-  } else {
-    rot(p, alo, blo, c0, s0, &n[0], &n[2]);
-    rot(p, ahi, bhi, c1, s1, &n[1], &n[3]);
-  }
-}
-
-/// attn_hopper_rope_rotate_words, with the rotation's multiply-adds fused
-/// (fma) or not.
-static void rotate_words(struct attn_ptx *p, const struct attn_hopper_kernel *k,
-                         int pa, int pb, int c0, int s0, int c1, int s1,
-                         bool fma) {
-  int wa = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pa);
-  int wb = attn_ptx_op(p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", pb);
-  int n[4];
-  rotate_pair_words(p, k, wa, wb, c0, s0, c1, s1, n, fma);
-  attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
-                attn_ptx_pack2(p, n[0], n[1]), pa);
-  attn_ptx_line(p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
-                attn_ptx_pack2(p, n[2], n[3]), pb);
-}
-
-void attn_hopper_rope_rotate_words(struct attn_ptx *p,
-                                   const struct attn_hopper_kernel *k, int pa,
-                                   int pb, int c0, int s0, int c1, int s1) {
-  rotate_words(p, k, pa, pb, c0, s0, c1, s1, false);
-}
-
-void attn_hopper_rope_rotate_words32(struct attn_ptx *p,
-                                     const struct attn_hopper_kernel *k,
-                                     int aa, int ab, int c0, int s0, int c1,
-                                     int s1, bool fma) {
-  const char *t[] = {"i32"};
-  int wa = attn_ptx_asmv(p, "i32", "=r,r", "ld.shared.b32 $0, [$1];", 1, &aa,
-                         t);
-  int wb = attn_ptx_asmv(p, "i32", "=r,r", "ld.shared.b32 $0, [$1];", 1, &ab,
-                         t);
-  int n[4];
-  rotate_pair_words(p, k, wa, wb, c0, s0, c1, s1, n, fma);
-  attn_ptx_asm_rr(p, "st.shared.b32 [$0], $1;", aa,
-                  attn_ptx_pack2(p, n[0], n[1]));
-  attn_ptx_asm_rr(p, "st.shared.b32 [$0], $1;", ab,
-                  attn_ptx_pack2(p, n[2], n[3]));
-}
-
-/// attn_hopper_rope_step_rows, with the multiply-adds fused (fma) or not.
-static void step_rows(struct attn_ptx *p, int c0, int s0, int c1, int s1,
-                      int sc0, int ss0, int sc1, int ss1, bool fma) {
-  void (*rot)(struct attn_ptx *, int, int, int, int, int *, int *) =
-      fma ? attn_ptx_rotate_fma : attn_ptx_rotate;
-  int n0, m0, n1, m1;
-  rot(p, c0, s0, sc0, ss0, &n0, &m0);
-  rot(p, c1, s1, sc1, ss1, &n1, &m1);
-  attn_ptx_line(p, "scf.yield %%v%d, %%v%d, %%v%d, %%v%d : f32, f32, f32, f32",
-                n0, m0, n1, m1);
-  attn_ptx_line(p, "}");
-}
-
-void attn_hopper_rope_step_rows(struct attn_ptx *p, int c0, int s0, int c1,
-                                int s1, int sc0, int ss0, int sc1, int ss1) {
-  step_rows(p, c0, s0, c1, s1, sc0, ss0, sc1, ss1, false);
 }
 
 //===-- K rotated once per row by the attention kernel (ahead) ------------===//
@@ -839,7 +845,7 @@ void attn_hopper_rope_ahead(struct attn_ptx *p,
       attn_ptx_mulc(p, attn_ptx_remc(p, c, ahead_blocks_per_head(k)),
                     k->block_n),
       k->rope_offset_k);
-  struct attn_hopper_rope_rows r = {0};
+  struct attn_hopper_rope_rows r;
   stash_load(p, ctx, rt, attn_ptx_pin(p, sbase, "i32", "r"), &r);
   r.groups = 96 / attn_hopper_rope_slots(k);
   attn_hopper_rope_rows(p, k, smem, buf, k->block_n, attn_ptx_ci32(p, 0),

@@ -7,11 +7,10 @@
 // first (a causal kernel's query blocks end at its last row:
 // attn_hopper_query_shift). The persistent kernel's CTAs each run a list of
 // tiles, decided here because every size is known at compile time: the
-// tiles in that order,
-// each given to the CTA that frees first, costing its key blocks plus
-// tile_overhead for the tile's own work (Q, the first Q.K^T and the last P.V
-// that overlap nothing, the epilogue), as the hardware's block scheduler
-// would place one CTA per tile. A static round-robin instead measured 2-13%
+// tiles in that order, each given to the CTA that frees first, costing its
+// key blocks plus tile_overhead for the tile's own work (Q, the first Q.K^T
+// and the last P.V that overlap nothing, the epilogue), as the hardware's
+// block scheduler would place one CTA per tile. A static round-robin instead measured 2-13%
 // slower than one CTA per tile on an H200: CTAs got unequal work. The kernel
 // (hopper_emit.c) reads the lists from the global @<name>__tiles.
 //
