@@ -4,6 +4,7 @@
 // RUN: attn-translate --to-ptx --hopper-options="rope=ahead consumers=2" %s -o %t.ahead2.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ahead2.ptx -o %t.ahead2.cubin 2>&1 | FileCheck %s --check-prefix=AHEAD2 --implicit-check-not=C7513 --implicit-check-not=C7514 %}
 // RUN: attn-translate --to-ptx %s -o %t.ahead3.ptx
+// RUN: FileCheck %s --check-prefix=DEFAULT < %t.ahead3.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ahead3.ptx -o %t.ahead3.cubin 2>&1 | FileCheck %s --check-prefix=AHEAD3 --implicit-check-not=C7513 --implicit-check-not=C7514 %}
 
 // bf16 RoPE + causal attention at d=64, N=4096 (rope=split): three consumer warpgroups
@@ -35,6 +36,10 @@
 // AHEAD2: Compiling entry function 'attn__attn' for 'sm_90a'
 // AHEAD2-NEXT: Function properties for attn__attn
 // AHEAD2-NEXT: frame, 0 bytes spill stores, 0 bytes spill loads
+// The default is that kernel: no rotation kernel, and the team's tickets.
+// DEFAULT-NOT: .entry attn__rope_k
+// DEFAULT: .visible .entry attn__attn(
+// DEFAULT: atom.relaxed.gpu.global.add.u64
 // AHEAD3: Compiling entry function 'attn__attn' for 'sm_90a'
 // AHEAD3-NEXT: Function properties for attn__attn
 // AHEAD3-NEXT: frame, 0 bytes spill stores, 0 bytes spill loads

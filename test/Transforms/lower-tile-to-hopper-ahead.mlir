@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=ahead" | FileCheck %s
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=ahead consumers=2" | FileCheck %s --check-prefix=TWO
 // RUN: not attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=ahead stages=4 epilogue=staged consumers=3" 2>&1 | FileCheck %s --check-prefix=BIG
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="epilogue=staged" | FileCheck %s --check-prefix=STAGED
 
 // rope=ahead: K rotated once per row by the attention kernel itself. A
 // launch program runs the one kernel over two workspaces: k_rot (K rotated)
@@ -58,6 +59,11 @@
 // CHECK-NEXT: cvt.rni.f32.f32
 // CHECK: sin.approx.f32
 // CHECK-NOT: @attn__rope_k
+
+// rope=auto picks ahead here (head dim 64, N = 2048:
+// lower-tile-to-hopper-ahead-auto.mlir), but not with O staged, whose rows
+// leave the team's buffers no room: split, with its rotation kernel.
+// STAGED: steps = [{args = ["k", "k_rot"], kernel = "attn__rope_k"}
 
 // Two consumers: the producer keeps 40 registers, the consumers 232.
 // TWO: block = array<i32: 384, 1, 1>
