@@ -43,7 +43,6 @@
 #include "lib/Transforms/hopper_attention.h"
 #include "lib/Transforms/hopper_launch.h"
 
-
 // Registers per thread after setmaxnreg, [consumers - 2]: the CTA's 64K
 // registers split between the producer warpgroup (more when its warps rotate
 // K or Q) and the consumers (FlashAttention-3 gives 3 consumers 160).
@@ -170,7 +169,7 @@ void attn_hopper_open_tiles(struct attn_hopper_em *e,
   if (shift)
     x->q_row = attn_ptx_addc(&e->p, x->q_row, -shift);
   x->kh = attn_ptx_divc(&e->p, x->h, k->heads / k->kv_heads);
-  int64_t blocks = (k->seq_k + k->block_n - 1) / k->block_n;
+  int64_t blocks = attn_hopper_key_blocks(k);
   x->nkb = attn_ptx_ci32(&e->p, blocks);
   if (k->causal) {
     int last = attn_ptx_addc(&e->p, x->q_row, k->block_m);

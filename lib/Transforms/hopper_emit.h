@@ -101,6 +101,8 @@ int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k);
 /// Query blocks, tiles (query blocks x heads x batch) and the launch grid:
 /// (query blocks, heads, batch), or (CTAs, 1, 1) for a persistent kernel.
 int64_t attn_hopper_query_blocks(const struct attn_hopper_kernel *k);
+/// Key blocks of block_n keys of one (batch, K head): ceil(seq_k / block_n).
+int64_t attn_hopper_key_blocks(const struct attn_hopper_kernel *k);
 int64_t attn_hopper_tiles(const struct attn_hopper_kernel *k);
 /// How far the query blocks of a causal kernel are shifted up so that the
 /// last one ends at the last query row: query block qb covers rows qb *
@@ -250,7 +252,6 @@ void attn_hopper_rope_rows_turns(struct attn_ptx *p,
 void attn_hopper_rope_rotate_words(struct attn_ptx *p,
                                    const struct attn_hopper_kernel *k, int pa,
                                    int pb, int c0, int s0, int c1, int s1);
-
 
 /// Ends a loop down the rows whose iteration arguments are the two pairs'
 /// cos/sin (c0, s0, c1, s1): yields them advanced by the step's rotation

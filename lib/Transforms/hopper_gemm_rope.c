@@ -13,8 +13,6 @@
 
 #include <math.h>
 
-#define TWO_PI 6.283185307179586476925
-
 /// cos and sin of an f64 angle: reduced to [-pi, pi] in f64 (exact enough
 /// for angles up to 2^24 rad), then the f32 approximations (absolute error
 /// below 1e-6, far under a 16-bit output's rounding).
@@ -22,13 +20,13 @@ static void sincos_reduced(struct attn_gemm_em *e, int angle, int *c, int *s) {
   const char *t[] = {"f64"};
   int turns = attn_ptx_op(
       e->p, "arith.mulf %%v%d, %%v%d : f64", angle,
-      attn_ptx_op(e->p, "arith.constant %.17e : f64", 1.0 / TWO_PI));
+      attn_ptx_op(e->p, "arith.constant %.17e : f64", 1.0 / ATTN_PTX_TWO_PI));
   int k = attn_ptx_asmv(e->p, "f64", "=d,d", "cvt.rni.f64.f64 $0, $1;", 1,
                         &turns, t);
   int r = attn_ptx_op(
       e->p, "arith.subf %%v%d, %%v%d : f64", angle,
       attn_ptx_op(e->p, "arith.mulf %%v%d, %%v%d : f64", k,
-                  attn_ptx_op(e->p, "arith.constant %.17e : f64", TWO_PI)));
+                  attn_ptx_op(e->p, "arith.constant %.17e : f64", ATTN_PTX_TWO_PI)));
   int rf = attn_ptx_op(e->p, "arith.truncf %%v%d : f64 to f32", r);
   const char *tf[] = {"f32"};
   *c = attn_ptx_asmv(e->p, "f32", "=f,f", "cos.approx.ftz.f32 $0, $1;", 1,

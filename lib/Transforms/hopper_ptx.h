@@ -19,10 +19,13 @@
 
 #include <stdbool.h>
 
-/// Where the text goes and the state of one function being written.
 /// Shared memory one CTA may use on sm_90a: 227 KiB.
 #define ATTN_HOPPER_SMEM_LIMIT (227 * 1024)
 
+/// 2 pi, for the kernels' sin and cos by the MUFU (of a fraction of a turn).
+#define ATTN_PTX_TWO_PI 6.283185307179586476925
+
+/// Where the text goes and the state of one function being written.
 struct attn_ptx {
   struct attn_strbuf *b; ///< borrowed; the text is appended here
   int next;              ///< the next SSA number

@@ -13,8 +13,6 @@
 #include "lib/Transforms/hopper_ptx.h"
 
 #include <math.h>
-
-#define ATTN_TWO_PI 6.283185307179586476925
 #include <stdio.h>
 
 //===-- RoPE math ---------------------------------------------------------===//
@@ -327,7 +325,7 @@ void attn_hopper_rope_rows_setup(struct attn_ptx *p,
 
 void attn_hopper_rope_rows_turns(struct attn_ptx *p,
                                  struct attn_hopper_rope_rows *r) {
-  int inv = attn_ptx_op(p, "arith.constant %.17e : f64", 1.0 / ATTN_TWO_PI);
+  int inv = attn_ptx_op(p, "arith.constant %.17e : f64", 1.0 / ATTN_PTX_TWO_PI);
   int *f[2] = {&r->f0, &r->f1}, *tu[2] = {&r->turns0, &r->turns1};
   for (int i = 0; i < 2; ++i)
     *tu[i] = attn_ptx_op(p, "arith.mulf %%v%d, %%v%d : f64",
@@ -337,7 +335,7 @@ void attn_hopper_rope_rows_turns(struct attn_ptx *p,
 
 /// The MUFU's cos and sin of frac (f32) turns, frac in [-1/2, 1/2].
 static void mufu_sincos(struct attn_ptx *p, int frac, int *c, int *s) {
-  int a = attn_ptx_fmul(p, frac, attn_ptx_cf32(p, (float)ATTN_TWO_PI));
+  int a = attn_ptx_fmul(p, frac, attn_ptx_cf32(p, (float)ATTN_PTX_TWO_PI));
   const char *ty[] = {"f32"};
   *c = attn_ptx_asmv(p, "f32", "=f,f", "cos.approx.f32 $0, $1;", 1, &a, ty);
   *s = attn_ptx_asmv(p, "f32", "=f,f", "sin.approx.f32 $0, $1;", 1, &a, ty);
@@ -541,13 +539,8 @@ int64_t attn_hopper_ahead_ctx_bytes(void) {
   return CTX_STASH + 96 * 4 * STASH_WORDS;
 }
 
-/// Key blocks of one (batch, K head).
-static int64_t ahead_blocks_per_head(const struct attn_hopper_kernel *k) {
-  return (k->seq_k + k->block_n - 1) / k->block_n;
-}
-
 int64_t attn_hopper_ahead_blocks(const struct attn_hopper_kernel *k) {
-  return k->batch * k->kv_heads * ahead_blocks_per_head(k);
+  return k->batch * k->kv_heads * attn_hopper_key_blocks(k);
 }
 
 static int ctx_ptr(struct attn_ptx *p, int ctx, int off) {
@@ -644,7 +637,7 @@ int attn_hopper_ahead_head_done(struct attn_ptx *p,
                         1, &addr, t);
   int want = attn_ptx_op(p, "arith.muli %%v%d, %%v%d : i64",
                          ctx_load(p, ctx, CTX_LAUNCH1, "i64"),
-                         attn_ptx_ci64(p, ahead_blocks_per_head(k)));
+                         attn_ptx_ci64(p, attn_hopper_key_blocks(k)));
   int done = attn_ptx_op(p, "arith.cmpi uge, %%v%d, %%v%d : i64", n, want);
   // The rows were written by other CTAs' TMA; this thread's TMA reads them.
   attn_ptx_fence_proxy_async(p, true);
@@ -658,7 +651,7 @@ void attn_hopper_ahead_wait(struct attn_ptx *p,
   // recomputed there rather than kept (64-bit) across it.
   ctx = attn_ptx_pin(p, ctx, "i32", "r");
   int c = attn_ptx_addi(
-      p, attn_ptx_mulc(p, ahead_bh(p, k, b, kh), ahead_blocks_per_head(k)), j);
+      p, attn_ptx_mulc(p, ahead_bh(p, k, b, kh), attn_hopper_key_blocks(k)), j);
   // Equal, not at least: the flag is the launch number mod 2^32, and every
   // launch sets every flag, so an old value is never this launch's.
   attn_ptx_wait_until(p, flag_addr(p, ctx, c), "eq",
@@ -670,7 +663,7 @@ void attn_hopper_ahead_wait(struct attn_ptx *p,
 /// The TMA coordinates of key block c (i32), region r of the head dim.
 static void ahead_coords(struct attn_ptx *p, const struct attn_hopper_kernel *k,
                          int c, int r, int xy[4]) {
-  int64_t nb = ahead_blocks_per_head(k);
+  int64_t nb = attn_hopper_key_blocks(k);
   int bh = attn_ptx_divc(p, c, nb);
   xy[0] = attn_ptx_ci32(p, 64 * r);
   xy[1] = attn_ptx_mulc(p, attn_ptx_remc(p, c, nb), k->block_n);
@@ -712,7 +705,7 @@ static void ahead_publish(struct attn_ptx *p, const struct attn_hopper_kernel *k
   attn_ptx_fence_proxy_async(p, true);
   attn_ptx_store_release(p, flag_addr(p, ctx, c),
                          ctx_load(p, ctx, CTX_FLAG, "i32"));
-  int cnt = counter_addr(p, k, ctx, attn_ptx_divc(p, c, ahead_blocks_per_head(k)));
+  int cnt = counter_addr(p, k, ctx, attn_ptx_divc(p, c, attn_hopper_key_blocks(k)));
   const char *t[] = {"i64"};
   attn_ptx_asmv(p, NULL, "l", "red.release.gpu.global.add.u64 [$0], 1;", 1,
                 &cnt, t);
@@ -842,7 +835,7 @@ void attn_hopper_rope_ahead(struct attn_ptx *p,
   int buf = ahead_buf(p, k, attn_ptx_ci32(p, (int)buf_off), which);
   int pos0 = attn_ptx_addc(
       p,
-      attn_ptx_mulc(p, attn_ptx_remc(p, c, ahead_blocks_per_head(k)),
+      attn_ptx_mulc(p, attn_ptx_remc(p, c, attn_hopper_key_blocks(k)),
                     k->block_n),
       k->rope_offset_k);
   struct attn_hopper_rope_rows r;

@@ -23,6 +23,10 @@ int64_t attn_hopper_query_blocks(const struct attn_hopper_kernel *k) {
   return (k->seq_q + k->block_m - 1) / k->block_m;
 }
 
+int64_t attn_hopper_key_blocks(const struct attn_hopper_kernel *k) {
+  return (k->seq_k + k->block_n - 1) / k->block_n;
+}
+
 int64_t attn_hopper_tiles(const struct attn_hopper_kernel *k) {
   return attn_hopper_query_blocks(k) * k->heads * k->batch;
 }
@@ -35,7 +39,7 @@ int64_t attn_hopper_query_shift(const struct attn_hopper_kernel *k) {
 
 /// Key blocks of query block qb.
 static int64_t key_blocks(const struct attn_hopper_kernel *k, int64_t qb) {
-  int64_t blocks = (k->seq_k + k->block_n - 1) / k->block_n;
+  int64_t blocks = attn_hopper_key_blocks(k);
   if (!k->causal)
     return blocks;
   int64_t end = (qb + 1) * k->block_m - attn_hopper_query_shift(k);

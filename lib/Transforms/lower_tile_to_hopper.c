@@ -470,46 +470,39 @@ static MlirAttribute without_rope(MlirAttribute dict) {
   return mlirDictionaryAttrGet(mlirAttributeGetContext(dict), m, kept);
 }
 
-/// Appends to the gpu.module's attn.programs the program of the ahead
-/// placement: the attention kernel alone, with the workspaces its producer
-/// warps rotate K into (k_rot) and keep their queue and flags in
-/// (rope_sync, zero-filled when allocated and never reset: see
-/// attn_hopper_ahead_blocks).
-static bool add_ahead_program(MlirOperation gm,
-                              const struct attn_hopper_kernel *k) {
-  long long kbytes = (long long)(k->batch * k->kv_heads * k->seq_k *
-                                 k->head_dim * 2);
-  long long sync = (long long)attn_hopper_ahead_sync_bytes(k);
-  struct attn_strbuf t = {0};
-  attn_strbuf_printf(
-      &t,
-      "{name = \"%s\", inputs = [\"q\", \"k\", \"v\", \"out\"], "
-      "workspace = [{name = \"k_rot\", bytes = %lld : i64}, {name = "
-      "\"rope_sync\", bytes = %lld : i64}], steps = [{kernel = \"%s__attn\", "
-      "args = [\"q\", \"k\", \"v\", \"out\", \"k_rot\", "
-      "\"rope_sync\"]}]}",
-      k->name, kbytes, sync, k->name);
-  return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
-}
-
-/// Appends to the gpu.module's attn.programs the program that runs the
-/// rotation kernels into workspaces, then attention on them.
+/// Appends to the gpu.module's attn.programs the program of a placement
+/// whose rotation needs workspaces: split and pre run the rotation kernels
+/// into them, then attention on them; ahead runs the attention kernel alone,
+/// with the workspaces its producer warps rotate K into (k_rot) and keep
+/// their queue and flags in (rope_sync, zero-filled when allocated and never
+/// reset: see attn_hopper_ahead_blocks).
 static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
-                        bool rotate_q) {
+                        enum placement place) {
   long long kbytes = (long long)(k->batch * k->kv_heads * k->seq_k *
                                  k->head_dim * 2);
   long long qbytes = (long long)(k->batch * k->heads * k->seq_q *
                                  k->head_dim * 2);
+  bool pre = place == PLACE_PRE, ahead = place == PLACE_AHEAD;
   struct attn_strbuf t = {0};
   attn_strbuf_printf(&t,
                      "{name = \"%s\", inputs = [\"q\", \"k\", \"v\", \"out\"], "
                      "workspace = [",
                      k->name);
-  if (rotate_q)
+  if (pre)
     attn_strbuf_printf(&t, "{name = \"q_rot\", bytes = %lld : i64}, ", qbytes);
-  attn_strbuf_printf(&t, "{name = \"k_rot\", bytes = %lld : i64}], steps = [",
-                     kbytes);
-  if (rotate_q)
+  attn_strbuf_printf(&t, "{name = \"k_rot\", bytes = %lld : i64}", kbytes);
+  if (ahead)
+    attn_strbuf_printf(&t, ", {name = \"rope_sync\", bytes = %lld : i64}",
+                       (long long)attn_hopper_ahead_sync_bytes(k));
+  attn_strbuf_printf(&t, "], steps = [");
+  if (ahead) {
+    attn_strbuf_printf(&t,
+                       "{kernel = \"%s__attn\", args = [\"q\", \"k\", \"v\", "
+                       "\"out\", \"k_rot\", \"rope_sync\"]}]}",
+                       k->name);
+    return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
+  }
+  if (pre)
     attn_strbuf_printf(&t,
                        "{kernel = \"%s__rope_q\", args = [\"q\", \"q_rot\"]}, ",
                        k->name);
@@ -517,7 +510,7 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
       &t,
       "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, {kernel = "
       "\"%s__attn\", args = [\"%s\", \"k_rot\", \"v\", \"out\"]}]}",
-      k->name, k->name, rotate_q ? "q_rot" : "q");
+      k->name, k->name, pre ? "q_rot" : "q");
   return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 
@@ -635,9 +628,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   if (!attn_parse_kernel_shell(kernel, gm, &text, "lower-tile-to-hopper",
                                "ATTN_DUMP_HOPPER"))
     return false;
-  if ((split || pre) && !add_program(gm, &k, pre))
-    return attn_emit_errorf(kernel, "cannot record the launch program");
-  if (ahead && !add_ahead_program(gm, &k))
+  if ((split || pre || ahead) && !add_program(gm, &k, place))
     return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);
   *lowered = true;

@@ -532,7 +532,7 @@ void attn_mma_emit_kernel(struct attn_strbuf *b,
   x.klo = andc(p, attn_ptx_divc(p, x.lane, 8), 1);
   x.krow = attn_ptx_mulc(
       p, attn_ptx_addi(p, attn_ptx_mulc(p, x.frag_hi, 8), x.x7), e.rb);
-  int64_t blocks = (k->seq_k + k->block_n - 1) / k->block_n;
+  int64_t blocks = attn_hopper_key_blocks(k);
   x.kend = attn_ptx_ci32(p, blocks);
   if (k->causal) {
     int last = attn_ptx_addc(p, x.q_row, k->block_m);
