@@ -603,6 +603,19 @@ void attn_ptx_sincos(struct attn_ptx *p, int angle, int *c, int *s) {
 }
 
 /// Emits an `scf.yield` (or any terminator) of ids, all of type ty.
+int attn_ptx_open_if(struct attn_ptx *p, int cond, int n,
+                     const char *const *tys) {
+  int r = p->next++;
+  struct attn_strbuf h = {0};
+  attn_strbuf_printf(&h, "%%v%d:%d = scf.if %%v%d -> (", r, n, cond);
+  for (int i = 0; i < n; ++i)
+    attn_strbuf_printf(&h, "%s%s", i ? ", " : "", tys ? tys[i] : "f32");
+  attn_strbuf_printf(&h, ") {");
+  attn_ptx_line(p, "%s", h.buf ? h.buf : "");
+  attn_strbuf_free(&h);
+  return r;
+}
+
 void attn_ptx_open_for(struct attn_ptx *p, int res, int it, int lo, int hi,
                        int st, int n, const int *init, int *arg,
                        const char *const *tys) {
@@ -631,7 +644,7 @@ void attn_ptx_yield_list(struct attn_ptx *p, const char *kw, const int *ids,
     attn_strbuf_printf(&y, "%s%%v%d", i ? ", " : "", ids[i]);
   attn_strbuf_printf(&y, " : ");
   for (int i = 0; i < n; ++i)
-    attn_strbuf_printf(&y, "%s%s", i ? ", " : "", tys[i]);
+    attn_strbuf_printf(&y, "%s%s", i ? ", " : "", tys ? tys[i] : "f32");
   attn_ptx_line(p, "%s", y.buf);
   attn_strbuf_free(&y);
 }

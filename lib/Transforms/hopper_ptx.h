@@ -52,6 +52,10 @@ int attn_ptx_ci64(struct attn_ptx *p, long long v);
 int attn_ptx_cidx(struct attn_ptx *p, long long v);
 int attn_ptx_cf32(struct attn_ptx *p, float v);
 
+/// Opens `%r:n = scf.if %cond -> (tys) {` (tys NULL: all f32); returns r
+/// (its results are %v<r>#0 ...).
+int attn_ptx_open_if(struct attn_ptx *p, int cond, int n,
+                     const char *const *tys);
 /// `name %va, %vb : ty`.
 int attn_ptx_bin(struct attn_ptx *p, const char *name, int a, int b,
                  const char *ty);
@@ -95,7 +99,8 @@ void attn_ptx_sincos(struct attn_ptx *p, int angle, int *c, int *s);
 void attn_ptx_open_for(struct attn_ptx *p, int res, int it, int lo, int hi,
                        int st, int n, const int *init, int *arg,
                        const char *const *tys);
-/// Emits a terminator kw (e.g. `scf.yield`) of ids[0..n) with types tys.
+/// Emits a terminator kw (e.g. `scf.yield`) of ids[0..n) with types tys
+/// (NULL: all f32).
 void attn_ptx_yield_list(struct attn_ptx *p, const char *kw, const int *ids,
                          int n, const char *const *tys);
 

@@ -27,22 +27,11 @@
 /// names the results in out (x + -0.0 == x names one result of a region
 /// op).
 static int if_f32_open(struct attn_ptx *p, int cond, int n) {
-  int r = p->next++;
-  struct attn_strbuf h = {0};
-  attn_strbuf_printf(&h, "%%v%d:%d = scf.if %%v%d -> (", r, n, cond);
-  for (int i = 0; i < n; ++i)
-    attn_strbuf_printf(&h, "%sf32", i ? ", " : "");
-  attn_strbuf_printf(&h, ") {");
-  attn_ptx_line(p, "%s", h.buf);
-  attn_strbuf_free(&h);
-  return r;
+  return attn_ptx_open_if(p, cond, n, NULL);
 }
 
 static void yield_f32(struct attn_ptx *p, const int *vals, int n) {
-  const char *tys[256];
-  for (int i = 0; i < n; ++i)
-    tys[i] = "f32";
-  attn_ptx_yield_list(p, "scf.yield", vals, n, tys);
+  attn_ptx_yield_list(p, "scf.yield", vals, n, NULL);
 }
 
 static void if_f32_else(struct attn_ptx *p, const int *then_vals, int n) {

@@ -88,19 +88,6 @@ static int swz(struct em *e, int row, int chunk) {
   return attn_ptx_addi(p, attn_ptx_mulc(p, row, e->rb), attn_ptx_mulc(p, pc, 16));
 }
 
-/// Opens `%r:n = scf.if %cond -> (tys) {`; returns r.
-static int open_if(struct em *e, int cond, int n, const char *const *tys) {
-  int r = e->p.next++;
-  struct attn_strbuf h = {0};
-  attn_strbuf_printf(&h, "%%v%d:%d = scf.if %%v%d -> (", r, n, cond);
-  for (int i = 0; i < n; ++i)
-    attn_strbuf_printf(&h, "%s%s", i ? ", " : "", tys[i]);
-  attn_strbuf_printf(&h, ") {");
-  attn_ptx_line(&e->p, "%s", h.buf ? h.buf : "");
-  attn_strbuf_free(&h);
-  return r;
-}
-
 /// Result i of a multi-result op r, as a value of its own (x + -0.0 is x).
 static int result_f32(struct em *e, const struct ids *x, int r, int i) {
   return attn_ptx_op(&e->p, "arith.addf %%v%d#%d, %%v%d : f32", r, i, x->nz);
@@ -616,7 +603,7 @@ void attn_mma_emit_kernel(struct attn_strbuf *b,
       // Blocks entirely above this warp's rows change nothing.
       skip = attn_ptx_cmp(p, "ugt", attn_ptx_mulc(p, j, k->block_n),
                           attn_ptx_addc(p, x.warp_row0, 15));
-      int rr = open_if(&e, skip, ncarry, tys);
+      int rr = attn_ptx_open_if(&e.p, skip, ncarry, tys);
       attn_ptx_yield_list(p, "scf.yield", arg, ncarry, tys);
       attn_ptx_line(p, "} else {");
       skip = rr;
