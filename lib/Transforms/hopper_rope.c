@@ -758,19 +758,26 @@ void attn_hopper_ahead_setup(struct attn_ptx *p,
 
 /// The team thread's constants, loaded from its stash where they are used
 /// (they would not fit its registers across the loop).
-static void stash_load(struct attn_ptx *p, int ctx, int rt, int sbase,
-                       struct attn_hopper_rope_rows *r) {
+static struct attn_hopper_rope_rows
+stash_load(struct attn_ptx *p, const struct attn_hopper_kernel *k, int ctx,
+           int rt, int sbase) {
+  // Every field set here: the ones the stash holds below, turns0 and turns1
+  // (f64) in place of f0 and f1.
+  struct attn_hopper_rope_rows r = {.groups = 96 / attn_hopper_rope_slots(k),
+                                    .f0 = -1,
+                                    .f1 = -1,
+                                    .sbase32 = sbase,
+                                    .turns32 = false};
   const char *t[] = {"i32"};
   for (int i = 0; i < 9; ++i) {
     int a = stash_at(p, ctx, rt, i);
     char cons[8], text[40];
     snprintf(cons, sizeof cons, "=%c,r", stash_cons(i));
     snprintf(text, sizeof text, "ld.shared.%s $0, [$1];", stash_bits(i));
-    *stash_fields(r, i) = attn_ptx_asmv(p, stash_type(i), cons, text, 1, &a, t);
+    *stash_fields(&r, i) =
+        attn_ptx_asmv(p, stash_type(i), cons, text, 1, &a, t);
   }
-  r->f0 = r->f1 = -1; // turns0/turns1 (f64) instead
-  r->turns32 = false;
-  r->sbase32 = sbase;
+  return r;
 }
 
 void attn_hopper_rope_ahead(struct attn_ptx *p,
@@ -838,9 +845,8 @@ void attn_hopper_rope_ahead(struct attn_ptx *p,
       attn_ptx_mulc(p, attn_ptx_remc(p, c, attn_hopper_key_blocks(k)),
                     k->block_n),
       k->rope_offset_k);
-  struct attn_hopper_rope_rows r;
-  stash_load(p, ctx, rt, attn_ptx_pin(p, sbase, "i32", "r"), &r);
-  r.groups = 96 / attn_hopper_rope_slots(k);
+  struct attn_hopper_rope_rows r =
+      stash_load(p, k, ctx, rt, attn_ptx_pin(p, sbase, "i32", "r"));
   attn_hopper_rope_rows(p, k, smem, buf, k->block_n, attn_ptx_ci32(p, 0),
                         k->block_n, pos0, &r);
   attn_ptx_fence_proxy_async(p, false);
