@@ -574,22 +574,18 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   // auto keeps the registers. At head dim 128 the rows do not fit beside
   // three stages.
   k.staged_out = o->epilogue == ATTN_HOPPER_EPILOGUE_STAGED;
-  if (ahead && attn_hopper_smem_bytes(&k) > ATTN_HOPPER_SMEM_LIMIT)
+  // The tiles alone were checked above; what ahead or staging adds is
+  // checked now, and named.
+  int64_t bytes = attn_hopper_smem_bytes(&k);
+  if ((ahead || k.staged_out) && bytes > ATTN_HOPPER_SMEM_LIMIT)
     return attn_emit_errorf(
         kernel,
-        "no Hopper kernel for '%s': rope=ahead's two key-block buffers do not "
-        "fit the 227 KiB of shared memory beside the tiles (found %lld bytes "
-        "with %d stages; fewer stages may fit)",
-        name, (long long)attn_hopper_smem_bytes(&k), k.stages);
-  int64_t staged_bytes = attn_hopper_smem_bytes(&k);
-  if (k.staged_out && staged_bytes > ATTN_HOPPER_SMEM_LIMIT) {
-    return attn_emit_errorf(
-        kernel,
-        "no Hopper kernel for '%s': the staged epilogue's rows do not fit "
-        "the 227 KiB of shared memory beside the tiles (found %lld bytes "
-        "with %d stages)",
-        name, (long long)staged_bytes, k.stages);
-  }
+        "no Hopper kernel for '%s': %s the 227 KiB of shared memory beside "
+        "the tiles (found %lld bytes with %d stages%s)",
+        name,
+        ahead ? "rope=ahead's two key-block buffers do not fit"
+              : "the staged epilogue's rows do not fit",
+        (long long)bytes, k.stages, ahead ? "; fewer stages may fit" : "");
   MlirOperation gm = attn_kernel_gpu_module(kernel, "sm_90a", 80);
   if (mlirOperationIsNull(gm))
     return false;
