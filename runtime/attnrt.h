@@ -151,9 +151,10 @@ struct attnrt_kernel_info {
   /// attnrt derives (tensormaps)
   size_t nargs;
   /// the kernel's "comm" entry; NULL unless it is a fused communication
-  /// kernel, whose last four arguments are then its symmetric workspace
-  /// (ptr), the workspace's peer table (ptr), its rank and its launch number
-  /// (i32), in that order: attnrt_comm_launch passes them
+  /// kernel, whose last five arguments are then its symmetric workspace
+  /// (ptr), the workspace's peer table (ptr), the output's peer table (ptr;
+  /// 0 unless the output is a symmetric buffer), its rank and its launch
+  /// number (i32), in that order: attnrt_comm_launch passes them
   const struct attnrt_kernel_comm *comm;
 };
 
@@ -822,7 +823,8 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_peers(attnrt_comm_buffer *b,
 /// reduce-scatter) on s (NULL: legacy default stream) with the caller's
 /// nargs arguments (its a, b, c) followed by what attnrt keeps: workspace's
 /// address, its peer table (attnrt_comm_buffer_peers, made with dev_comm on
-/// the first launch on this workspace; dev_comm may be 0 afterwards), the
+/// the first launch on this workspace; dev_comm may be 0 afterwards), 0 for
+/// the output's peer table (see attnrt_comm_launch_out), the
 /// communicator's rank and the workspace's launch number (1, 2, ...; the
 /// kernel's flags count against it, so the zero-filled workspace is never
 /// cleared). Every rank must make the same launches on its copy of the
@@ -835,7 +837,7 @@ ATTNRT_API enum attnrt_status attnrt_comm_buffer_peers(attnrt_comm_buffer *b,
 /// smaller than the kernel's comm.workspace_bytes or one that served
 /// another kernel (or another build of it: same name, other comm entry),
 /// a module of another runtime, or nargs other than the kernel's arguments
-/// less those four; the errors of
+/// less those five; the errors of
 /// attnrt_comm_buffer_peers and attnrt_launch. The launch number advances
 /// only when the launch was queued.
 ATTNRT_API enum attnrt_status
@@ -843,6 +845,26 @@ attnrt_comm_launch(attnrt_module *m, const char *name,
                    attnrt_comm_buffer *workspace, attnrt_devptr dev_comm,
                    const struct attnrt_arg *args, size_t nargs,
                    attnrt_stream *s);
+
+/// attnrt_comm_launch for an output in a symmetric buffer: out is this
+/// rank's copy of a collective allocation (attnrt_comm_buffer_alloc on the
+/// workspace's communicator) and the caller's argument c is its address.
+/// The kernel gets out's peer table (attnrt_comm_buffer_peers, made with
+/// dev_comm on the first launch with this out), and a fused all-reduce then
+/// writes each tile's sum straight into every rank's c over NVLink, where
+/// attnrt_comm_launch has it write the sum into each rank's workspace for
+/// that rank to copy into c; the other patterns ignore out. Every rank
+/// must launch the same way, all with out or all without: a rank that
+/// waits for sums its peers write elsewhere fails its launch after the
+/// kernel's 10 s timeout. Returns ATTNRT_ERR_INVALID_ARGUMENT for a NULL
+/// out, an out of another communicator, a c argument that is not out's
+/// address, an out smaller than c (the manifest's shape and dtype of c) or
+/// a kernel without such a c; else as attnrt_comm_launch.
+ATTNRT_API enum attnrt_status
+attnrt_comm_launch_out(attnrt_module *m, const char *name,
+                       attnrt_comm_buffer *workspace, attnrt_comm_buffer *out,
+                       attnrt_devptr dev_comm, const struct attnrt_arg *args,
+                       size_t nargs, attnrt_stream *s);
 
 //===-- Collectives (host-launched NCCL) --===//
 

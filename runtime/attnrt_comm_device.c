@@ -346,7 +346,8 @@ static void comm_layout(const struct attnrt_kernel_comm *kc, char *buf,
 
 /// Checks that kernel k of m can run on workspace b with nargs caller
 /// arguments (see attnrt_comm_launch).
-static enum attnrt_status check_comm_launch(const attnrt_module *m,
+static enum attnrt_status check_comm_launch(const char *fn,
+                                            const attnrt_module *m,
                                             const char *name,
                                             const struct attnrt_kernel_info *k,
                                             const attnrt_comm_buffer *b,
@@ -356,78 +357,133 @@ static enum attnrt_status check_comm_launch(const attnrt_module *m,
   const struct attnrt_kernel_comm *kc = k->comm;
   if (!kc)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_launch: kernel '%s' is not a fused "
+                       "%s: kernel '%s' is not a fused "
                        "communication kernel (its manifest entry has no "
-                       "\"comm\"); launch it with attnrt_launch",
+                       "\"comm\"); launch it with attnrt_launch", fn,
                        name);
   if (m->rt != c->rt)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_launch: the module of '%s' was loaded on "
+                       "%s: the module of '%s' was loaded on "
                        "another runtime than the workspace's communicator's "
-                       "(load it on attnrt_comm_runtime)",
+                       "(load it on attnrt_comm_runtime)", fn,
                        name);
   if (kc->world_size != (unsigned)c->size)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_launch: kernel '%s' was compiled for %u "
+                       "%s: kernel '%s' was compiled for %u "
                        "ranks, but the workspace's communicator has %d "
-                       "(compile the program with world_size = %d)",
+                       "(compile the program with world_size = %d)", fn,
                        name, kc->world_size, c->size, c->size);
   if (b->bytes < kc->workspace_bytes)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_launch: the workspace has %zu bytes, "
-                       "kernel '%s' needs %zu (its comm.workspace_bytes)",
+                       "%s: the workspace has %zu bytes, "
+                       "kernel '%s' needs %zu (its comm.workspace_bytes)", fn,
                        b->bytes, name, kc->workspace_bytes);
   if (b->kernel && strcmp(b->kernel, name) != 0)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_launch: the workspace holds the flags of "
+                       "%s: the workspace holds the flags of "
                        "kernel '%s'; a workspace serves one kernel (allocate "
-                       "another for '%s')",
+                       "another for '%s')", fn,
                        b->kernel, name);
   if (b->kernel && !same_comm(&b->served, kc)) {
     char served[256], layout[256];
     comm_layout(&b->served, served, sizeof served);
     comm_layout(kc, layout, sizeof layout);
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_launch: the workspace holds the flags of "
+                       "%s: the workspace holds the flags of "
                        "another build of kernel '%s' (%s; this one: %s); a "
-                       "workspace serves one kernel (allocate another)",
+                       "workspace serves one kernel (allocate another)", fn,
                        name, served, layout);
   }
-  if (nargs + 4 != k->nargs || (nargs && !args))
+  if (nargs + ATTNRT_COMM_KEPT_ARGS != k->nargs || (nargs && !args))
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_launch: kernel '%s' takes %zu arguments "
-                       "before its workspace, peers, rank and epoch; got %zu%s",
-                       name, k->nargs - 4, nargs,
+                       "%s: kernel '%s' takes %zu arguments "
+                       "before its workspace, peers, out_peers, rank and "
+                       "epoch; got %zu%s", fn,
+                       name, k->nargs - ATTNRT_COMM_KEPT_ARGS, nargs,
                        nargs && !args ? " and no array" : "");
   if (b->launches == INT32_MAX)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_launch: the workspace has served 2^31 - 1 "
-                       "launches, the most its flags count; allocate another");
+                       "%s: the workspace has served 2^31 - 1 "
+                       "launches, the most its flags count; allocate another", fn);
   return ATTNRT_OK;
 }
 
-ATTNRT_API enum attnrt_status
-attnrt_comm_launch(attnrt_module *m, const char *name,
-                   attnrt_comm_buffer *workspace, attnrt_devptr dev_comm,
-                   const struct attnrt_arg *args, size_t nargs,
-                   attnrt_stream *s) {
+/// Checks out, the symmetric buffer kernel k of m writes its output c into
+/// (see attnrt_comm_launch_out), against the workspace and the caller's
+/// arguments (already checked against the manifest's count).
+static enum attnrt_status check_out(const char *name,
+                                    const struct attnrt_kernel_info *k,
+                                    const attnrt_comm_buffer *workspace,
+                                    const attnrt_comm_buffer *out,
+                                    const struct attnrt_arg *args,
+                                    size_t nargs) {
+  attnrt_comm *c = workspace->c;
+  if (out->c != c)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_launch_out: out belongs to another "
+                       "communicator than the workspace");
+  // The caller's argument for parameter "c" (arguments skip tensor maps).
+  size_t a = 0;
+  for (size_t i = 0; i < k->nparams && a < nargs; ++i) {
+    const struct attnrt_param_info *p = &k->params[i];
+    if (p->kind == ATTNRT_ARG_TENSORMAP)
+      continue;
+    if (strcmp(p->name, "c") == 0 && p->kind == ATTNRT_ARG_PTR) {
+      size_t bytes = attnrt_tensormap_elem_bytes(p->dtype);
+      for (int d = 0; d < p->rank; ++d)
+        bytes *= (size_t)p->shape[d];
+      if (args[a].kind != ATTNRT_ARG_PTR ||
+          args[a].v.ptr != attnrt_comm_buffer_ptr((attnrt_comm_buffer *)out))
+        return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                           "attnrt_comm_launch_out: kernel '%s' writes its "
+                           "output c into out, so its argument c must be "
+                           "out's address (attnrt_comm_buffer_ptr)",
+                           name);
+      if (bytes == 0 || out->bytes < bytes)
+        return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                           "attnrt_comm_launch_out: out has %zu bytes, "
+                           "kernel '%s' writes %zu into c",
+                           out->bytes, name, bytes);
+      return ATTNRT_OK;
+    }
+    ++a;
+  }
+  return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                     "attnrt_comm_launch_out: kernel '%s' has no argument "
+                     "'c' (a ptr with a shape and dtype) to write into out",
+                     name);
+}
+
+/// attnrt_comm_launch_out, whose messages name fn (the caller's API
+/// function).
+static enum attnrt_status comm_launch(const char *fn, attnrt_module *m,
+                                      const char *name,
+                                      attnrt_comm_buffer *workspace,
+                                      attnrt_comm_buffer *out,
+                                      attnrt_devptr dev_comm,
+                                      const struct attnrt_arg *args,
+                                      size_t nargs, attnrt_stream *s) {
   if (!workspace)
     return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_launch: workspace is NULL");
+                       "%s: workspace is NULL", fn);
   attnrt_comm *c = workspace->c;
   if (!m || !name)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
-                       "attnrt_comm_launch: %s is NULL", m ? "name" : "module");
+                       "%s: %s is NULL", fn, m ? "name" : "module");
   const struct attnrt_kernel_info *k = attnrt_module_kernel(m, name);
   if (!k)
     return attnrt_fail(c->rt, ATTNRT_ERR_NOT_FOUND,
-                       "attnrt_comm_launch: the module has no kernel '%s'",
+                       "%s: the module has no kernel '%s'", fn,
                        name);
-  enum attnrt_status st = check_comm_launch(m, name, k, workspace, args, nargs);
+  enum attnrt_status st = check_comm_launch(fn, m, name, k, workspace, args, nargs);
   if (st != ATTNRT_OK)
     return st;
-  attnrt_devptr peers = 0;
+  if (out && (st = check_out(name, k, workspace, out, args, nargs)) != ATTNRT_OK)
+    return st;
+  attnrt_devptr peers = 0, out_peers = 0;
   st = attnrt_comm_buffer_peers(workspace, dev_comm, &peers);
+  if (st == ATTNRT_OK && out)
+    st = attnrt_comm_buffer_peers(out, dev_comm, &out_peers);
   if (st != ATTNRT_OK)
     return st;
   // The first launch records the kernel the workspace will serve.
@@ -444,19 +500,20 @@ attnrt_comm_launch(attnrt_module *m, const char *name,
       free((char *)served.pattern);
       free((char *)served.split);
       return attnrt_fail(c->rt, ATTNRT_ERR_OUT_OF_MEMORY,
-                         "attnrt_comm_launch: out of host memory");
+                         "%s: out of host memory", fn);
     }
   }
   struct attnrt_arg all[ATTNRT_MAX_KERNEL_PARAMS];
   if (nargs)
     memcpy(all, args, nargs * sizeof *args);
-  all[nargs].kind = all[nargs + 1].kind = ATTNRT_ARG_PTR;
+  all[nargs].kind = all[nargs + 1].kind = all[nargs + 2].kind = ATTNRT_ARG_PTR;
   all[nargs].v.ptr = attnrt_comm_buffer_ptr(workspace);
   all[nargs + 1].v.ptr = peers;
-  all[nargs + 2].kind = all[nargs + 3].kind = ATTNRT_ARG_I32;
-  all[nargs + 2].v.i32 = c->rank;
-  all[nargs + 3].v.i32 = workspace->launches + 1;
-  st = attnrt_launch(m, name, all, nargs + 4, s);
+  all[nargs + 2].v.ptr = out_peers;
+  all[nargs + 3].kind = all[nargs + 4].kind = ATTNRT_ARG_I32;
+  all[nargs + 3].v.i32 = c->rank;
+  all[nargs + 4].v.i32 = workspace->launches + 1;
+  st = attnrt_launch(m, name, all, nargs + ATTNRT_COMM_KEPT_ARGS, s);
   if (st != ATTNRT_OK) {
     if (kernel) {
       free(kernel);
@@ -471,4 +528,27 @@ attnrt_comm_launch(attnrt_module *m, const char *name,
     workspace->served = served;
   }
   return ATTNRT_OK;
+}
+
+ATTNRT_API enum attnrt_status
+attnrt_comm_launch(attnrt_module *m, const char *name,
+                   attnrt_comm_buffer *workspace, attnrt_devptr dev_comm,
+                   const struct attnrt_arg *args, size_t nargs,
+                   attnrt_stream *s) {
+  return comm_launch("attnrt_comm_launch", m, name, workspace, NULL, dev_comm,
+                     args, nargs, s);
+}
+
+ATTNRT_API enum attnrt_status
+attnrt_comm_launch_out(attnrt_module *m, const char *name,
+                       attnrt_comm_buffer *workspace, attnrt_comm_buffer *out,
+                       attnrt_devptr dev_comm, const struct attnrt_arg *args,
+                       size_t nargs, attnrt_stream *s) {
+  if (!out)
+    return attnrt_fail(workspace ? workspace->c->rt : NULL,
+                       ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_launch_out: out is NULL (use "
+                       "attnrt_comm_launch for an output in any buffer)");
+  return comm_launch("attnrt_comm_launch_out", m, name, workspace, out,
+                     dev_comm, args, nargs, s);
 }

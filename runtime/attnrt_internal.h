@@ -233,6 +233,10 @@ struct cJSON;
 /// Largest integer a JSON number (a double) holds exactly.
 #define ATTNRT_MAX_EXACT_INTEGER 9007199254740992.0
 
+/// The arguments a fused communication kernel ends with, which
+/// attnrt_comm_launch passes: workspace, peers, out_peers, rank, epoch.
+#define ATTNRT_COMM_KEPT_ARGS 5
+
 /// Records "manifest: <where>: <message>" in the thread's error slot and
 /// returns ATTNRT_ERR_PARSE.
 enum attnrt_status attnrt_manifest_error(const char *where, const char *fmt,

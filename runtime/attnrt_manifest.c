@@ -213,15 +213,16 @@ static enum attnrt_status read_param(const cJSON *obj, const char *where,
   return attnrt_tensormap_read(obj, where, kernel, p);
 }
 
-/// The four parameters a fused communication kernel ends with, which
+/// The parameters a fused communication kernel ends with, which
 /// attnrt_comm_launch fills in.
 static const struct {
   const char *name;
   enum attnrt_arg_kind kind;
-} comm_params[4] = {{"workspace", ATTNRT_ARG_PTR},
-                    {"peers", ATTNRT_ARG_PTR},
-                    {"rank", ATTNRT_ARG_I32},
-                    {"epoch", ATTNRT_ARG_I32}};
+} comm_params[ATTNRT_COMM_KEPT_ARGS] = {{"workspace", ATTNRT_ARG_PTR},
+                                        {"peers", ATTNRT_ARG_PTR},
+                                        {"out_peers", ATTNRT_ARG_PTR},
+                                        {"rank", ATTNRT_ARG_I32},
+                                        {"epoch", ATTNRT_ARG_I32}};
 
 /// Reads the optional obj["comm"] of kernel k (whose params are read) into
 /// k->comm: pattern and world_size required, workspace_bytes positive, and
@@ -266,27 +267,29 @@ static enum attnrt_status read_comm(const cJSON *obj, const char *where,
         attnrt_field_path(field, sizeof field, path, "workspace_bytes"),
         "expected a positive integer");
   c->workspace_bytes = (size_t)wb->valuedouble;
-  if (k->nargs < 4)
+  if (k->nargs < ATTNRT_COMM_KEPT_ARGS)
     return attnrt_manifest_error(path,
                                  "a communication kernel ends with the "
-                                 "parameters workspace, peers, rank and epoch; "
-                                 "kernel '%s' has %zu arguments",
+                                 "parameters workspace, peers, out_peers, "
+                                 "rank and epoch; kernel '%s' has %zu "
+                                 "arguments",
                                  k->name, k->nargs);
-  // The last four arguments: parameters that are not tensor maps (which
-  // the generated kernels list last).
-  const struct attnrt_param_info *tail[4];
-  int found = 4;
+  // The last arguments: parameters that are not tensor maps (which the
+  // generated kernels list last).
+  const struct attnrt_param_info *tail[ATTNRT_COMM_KEPT_ARGS];
+  int found = ATTNRT_COMM_KEPT_ARGS;
   for (size_t j = k->nparams; j-- > 0 && found > 0;)
     if (k->params[j].kind != ATTNRT_ARG_TENSORMAP)
       tail[--found] = &k->params[j];
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < ATTNRT_COMM_KEPT_ARGS; ++i) {
     const struct attnrt_param_info *p = tail[i];
     if (strcmp(p->name, comm_params[i].name) != 0 ||
         p->kind != comm_params[i].kind)
       return attnrt_manifest_error(
           path,
           "a communication kernel ends with the parameters workspace (ptr), "
-          "peers (ptr), rank (i32) and epoch (i32); kernel '%s' has '%s' (%s) "
+          "peers (ptr), out_peers (ptr), rank (i32) and epoch (i32); kernel "
+          "'%s' has '%s' (%s) "
           "where '%s' belongs",
           k->name, p->name, attnrt_arg_kind_name(p->kind), comm_params[i].name);
   }

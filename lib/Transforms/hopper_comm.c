@@ -243,9 +243,15 @@ static void move_slab(struct attn_gemm_em *e, const struct team *tm,
 //===-- Tasks -------------------------------------------------------------===//
 
 /// What every task needs: the ranks' workspace bases, this rank's, and C.
+/// All-reduce also needs, for the other ranks (rank + j) % world, j = 1 ..
+/// world - 1, at index j - 1: their workspace (others) and where their
+/// copy of a sum goes (sums): straight into their C when C is a symmetric
+/// buffer (direct: out_peers is not 0), else into their result region.
 struct comm_ctx {
   int bases[8];
   int local, c, a;
+  int others[8], sums[8];
+  int direct, results; // i1: out_peers given, and not
 };
 
 static int slabs(const struct attn_gemm_em *e) {
@@ -256,10 +262,14 @@ static int slabs(const struct attn_gemm_em *e) {
 /// slab q % slabs of tile ordinal i = q / slabs (all-reduce: every tile;
 /// reduce-scatter: this rank's ordinals rank + world i). Every rank's
 /// partial of the tile is in the owner's workspace, one slot per rank, once
-/// flags0[t] there reached 2 world epoch. The owner sums the slots into C;
-/// for all-reduce it also writes the sum into every peer's result region
-/// and counts the slab in the peer's flags1[q]; a rank that does not own
-/// the tile copies its result region into C once the slab is counted.
+/// flags0[t] there reached 2 world epoch. The owner sums the slots into C.
+/// For all-reduce it also writes the sum into every other rank's C when C is
+/// a symmetric buffer (a rank's C is free to write once its partial of the
+/// tile is in: it runs this launch, so its stream has finished with C's old
+/// contents, and the end barrier keeps its kernel running until the sums
+/// have landed); else into every other rank's result region, counting the
+/// slab in the rank's flags1[q], and a rank that does not own the tile
+/// copies its result region into C once the slab is counted.
 /// Every access to another GPU is a store: no warp waits for an NVLink
 /// round trip except to read a flag.
 static void task_reduce(struct attn_gemm_em *e, const struct team *tm,
@@ -297,22 +307,26 @@ static void task_reduce(struct attn_gemm_em *e, const struct team *tm,
     move_slab(e, tm, srcs, g->world, &x->c, &drow, 1, row0, col0);
     return;
   }
-  // C here, and the result region of every rank (this one's is not read).
-  int dsts[9], drow[9];
+  // C here, and every other rank's C or result region.
+  int dsts[8], drow[8];
   dsts[0] = x->c;
   drow[0] = row0;
-  for (int p = 0; p < g->world; ++p) {
-    dsts[1 + p] = at(e, x->bases[p], e->ws_at.data + (int64_t)g->world * mn);
-    drow[1 + p] = row0;
+  for (int j = 1; j < g->world; ++j) {
+    dsts[j] = x->sums[j - 1];
+    drow[j] = row0;
   }
-  move_slab(e, tm, srcs, g->world, dsts, drow, 1 + g->world, row0, col0);
+  move_slab(e, tm, srcs, g->world, dsts, drow, g->world, row0, col0);
+  attn_ptx_line(e->p, "scf.if %%v%d {", x->results);
   sync_team(e);
   if_first(e, tm);
   int foff = ext64(e, attn_ptx_mulc(e->p, q, 4));
-  for (int p = 0; p < g->world; ++p)
-    signal_add(e, addv(e, at(e, x->bases[p], e->ws_at.flags1), foff), "sys");
+  for (int j = 1; j < g->world; ++j)
+    signal_add(e, addv(e, at(e, x->others[j - 1], e->ws_at.flags1), foff),
+               "sys");
+  attn_ptx_line(e->p, "}");
   attn_ptx_line(e->p, "}");
   attn_ptx_line(e->p, "} else {");
+  attn_ptx_line(e->p, "scf.if %%v%d {", x->results);
   if_first(e, tm);
   wait_ge(e,
           addv(e, at(e, x->local, e->ws_at.flags1),
@@ -322,6 +336,7 @@ static void task_reduce(struct attn_gemm_em *e, const struct team *tm,
   sync_team(e);
   int src = at(e, x->local, e->ws_at.data + (int64_t)g->world * mn);
   move_slab(e, tm, &src, 1, &x->c, &row0, 1, row0, col0);
+  attn_ptx_line(e->p, "}");
   attn_ptx_line(e->p, "}");
 }
 
@@ -413,11 +428,32 @@ static void task(struct attn_gemm_em *e, const struct team *tm,
 }
 
 static void comm_ctx_init(struct attn_gemm_em *e, struct comm_ctx *x) {
-  for (int p = 0; p < e->g->world; ++p)
+  const struct attn_hopper_gemm *g = e->g;
+  for (int p = 0; p < g->world; ++p)
     x->bases[p] = peer_base(e, p);
   x->local = ptr_i64(e, e->ws);
   x->c = ptr_i64(e, e->c);
   x->a = attn_ptx_op(e->p, "llvm.ptrtoint %%a : !llvm.ptr to i64");
+  if (g->comm != ATTN_GEMM_ALL_REDUCE)
+    return;
+  x->direct = attn_ptx_op(e->p, "arith.cmpi ne, %%v%d, %%v%d : i64",
+                          e->out_peers, attn_ptx_ci64(e->p, 0));
+  x->results = attn_ptx_op(e->p, "arith.xori %%v%d, %%v%d : i1", x->direct,
+                           attn_ptx_op(e->p, "arith.constant true"));
+  // Without out_peers the entry is read from the workspace's table (any
+  // valid address) and not used.
+  int table = attn_ptx_sel(e->p, x->direct, e->out_peers, e->peers, "i64");
+  int64_t results = e->ws_at.data + (int64_t)g->world * g->m * g->n * 2;
+  const char *t[] = {"i64"};
+  for (int j = 1; j < g->world; ++j) {
+    int p = attn_ptx_remc(e->p, attn_ptx_addc(e->p, e->rank, j), g->world);
+    x->others[j - 1] = select_base(e, x->bases, p);
+    int addr = addv(e, table, ext64(e, attn_ptx_mulc(e->p, p, 8)));
+    int c = attn_ptx_asmv(e->p, "i64", "=l,l", "ld.global.nc.u64 $0, [$1];",
+                          1, &addr, t);
+    x->sums[j - 1] = attn_ptx_sel(e->p, x->direct, c,
+                                  at(e, x->others[j - 1], results), "i64");
+  }
 }
 
 int attn_gemm_claim(struct attn_gemm_em *e, int ctl) {

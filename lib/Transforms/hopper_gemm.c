@@ -667,9 +667,10 @@ static void emit_params(struct attn_strbuf *b, const struct attn_gemm_em *e) {
         b,
         ", {name = \"workspace\", kind = \"ptr\", align = 256 : i64}, "
         "{name = \"peers\", kind = \"ptr\", dtype = \"i64\", shape = "
-        "array<i64: %d>}, {name = \"rank\", kind = \"i32\"}, {name = "
-        "\"epoch\", kind = \"i32\"}",
-        g->world);
+        "array<i64: %d>}, {name = \"out_peers\", kind = \"ptr\", dtype = "
+        "\"i64\", shape = array<i64: %d>}, {name = \"rank\", kind = "
+        "\"i32\"}, {name = \"epoch\", kind = \"i32\"}",
+        g->world, g->world);
   attn_strbuf_printf(b, ", ");
   emit_map(b, "a_map", "a", ty, a_rows, g->k, g->block_m);
   attn_strbuf_printf(b, ", ");
@@ -713,8 +714,8 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
                      g->name);
   if (fused)
     attn_strbuf_printf(b,
-                       ", %%ws: !llvm.ptr, %%peers: !llvm.ptr, %%rank: i32, "
-                       "%%epoch: i32");
+                       ", %%ws: !llvm.ptr, %%peers: !llvm.ptr, %%out_peers: "
+                       "!llvm.ptr, %%rank: i32, %%epoch: i32");
   static const char *maps[3] = {"a_map", "b_map", "g_map"};
   for (int i = 0; i < (g->comm == ATTN_GEMM_ALL_GATHER ? 3 : 2); ++i)
     attn_strbuf_printf(b,
@@ -760,6 +761,8 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
                        "llvm.getelementptr %%ws[0] : (!llvm.ptr) -> "
                        "!llvm.ptr, i8");
     e.peers = attn_ptx_op(e.p, "llvm.ptrtoint %%peers : !llvm.ptr to i64");
+    e.out_peers =
+        attn_ptx_op(e.p, "llvm.ptrtoint %%out_peers : !llvm.ptr to i64");
     e.rank = attn_ptx_op(e.p, "arith.addi %%rank, %%v%d : i32",
                          attn_ptx_ci32(e.p, 0));
     e.epoch = attn_ptx_op(e.p, "arith.addi %%epoch, %%v%d : i32",

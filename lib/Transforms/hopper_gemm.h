@@ -214,6 +214,8 @@ struct attn_gemm_em {
   int cbid;            ///< compute CTA number (bid - comm_ctas)
   int ws;              ///< the workspace pointer (fused kernels only)
   int peers;           ///< i64 address of the ranks' workspace bases (fused)
+  /// i64 address of the ranks' C (fused; 0 when C is not a symmetric buffer)
+  int out_peers;
   int pbase[8];        ///< reduce patterns: the ranks' workspaces (i64)
   int g_map;           ///< all-gather: map of the gathered rows (i64)
   int rank, epoch;

@@ -12,21 +12,33 @@
 // the model's 4 communication CTAs (block numbers 0-3) beside 128 compute
 // CTAs, the NCCL symmetric workspace (three 128 MiB regions for all-reduce:
 // each rank's partials, then the owners' sums) and its peer table (one i64
-// per rank, from attnrt_comm_buffer_peers) as parameters, peers' workspaces
-// loaded from the table, never reached through a call (an extern call
-// serializes wgmma: C7509), written, never read, and flags counted per
-// launch (epoch).
+// per rank, from attnrt_comm_buffer_peers) as parameters, then the peer
+// table of C when C is a symmetric buffer (attnrt_comm_launch_out; 0
+// otherwise), peers' workspaces loaded from the table, never reached through
+// a call (an extern call serializes wgmma: C7509), written, never read, and
+// flags counted per launch (epoch). With out_peers the owner's sums go to
+// the other rank's C (its entry of that table), else to its workspace.
 // TILE-LABEL: func.func @ar(
 // TILE-SAME: tile.matmul = {accumulate = false, block_k = 64 : i64, block_m = 128 : i64, block_n = 256 : i64, comm = {comm_sms = 4 : i64, compute_sms = 128 : i64, pattern = "matmul_all_reduce", split = "static", world_size = 2 : i64}, k = 8192 : i64, m = 8192 : i64, n = 8192 : i64}
 // TILE-NEXT: return
 // CHECK-NOT: attn_nccl
 // CHECK-LABEL: llvm.func @ar(
-// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: !llvm.ptr {llvm.align
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: !llvm.ptr {llvm.align
 // CHECK-SAME: comm = {comm_ctas = 4 : i64, compute_ctas = 128 : i64, pattern = "matmul_all_reduce", split = "static", workspace_bytes = 402681856 : i64, world_size = 2 : i64}
 // CHECK-SAME: grid = array<i32: 132, 1, 1>, kernel = "hopper-gemm-comm"
-// CHECK-SAME: {align = 256 : i64, kind = "ptr", name = "workspace"}, {dtype = "i64", kind = "ptr", name = "peers", shape = array<i64: 2>}, {kind = "i32", name = "rank"}, {kind = "i32", name = "epoch"}
+// CHECK-SAME: {align = 256 : i64, kind = "ptr", name = "workspace"}, {dtype = "i64", kind = "ptr", name = "peers", shape = array<i64: 2>}, {dtype = "i64", kind = "ptr", name = "out_peers", shape = array<i64: 2>}, {kind = "i32", name = "rank"}, {kind = "i32", name = "epoch"}
+// CHECK: %[[PEERS:.*]] = llvm.ptrtoint %arg4 : !llvm.ptr to i64
+// CHECK: %[[OUTP:.*]] = llvm.ptrtoint %arg5 : !llvm.ptr to i64
 // CHECK: arith.cmpi ult, %{{.*}}, %c4_i32
 // CHECK: "ld.global.nc.u64 $0, [$1];"
+// CHECK: %[[DIRECT:.*]] = arith.cmpi ne, %[[OUTP]], %{{.*}} : i64
+// CHECK: %[[TABLE:.*]] = arith.select %[[DIRECT]], %[[OUTP]], %[[PEERS]] : i64
+// CHECK: %[[OTHER:.*]] = arith.remui %{{.*}}, %c2_i32 : i32
+// CHECK: %[[OFF:.*]] = arith.muli %[[OTHER]], %c8_i32 : i32
+// CHECK: %[[OFF64:.*]] = arith.extui %[[OFF]] : i32 to i64
+// CHECK: %[[ADDR:.*]] = arith.addi %[[TABLE]], %[[OFF64]] : i64
+// CHECK: %[[OTHERC:.*]] = llvm.inline_asm has_side_effects "ld.global.nc.u64 $0, [$1];", "=l,l" %[[ADDR]]
+// CHECK: arith.select %[[DIRECT]], %[[OTHERC]], %{{.*}} : i64
 // No kernel of any pattern calls a function (the NCCL device shim's or any).
 // NOCALL-NOT: llvm.call
 // NOCALL-NOT: attn_nccl
@@ -83,7 +95,7 @@ func.func @ag(%a: tensor<4096x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<
 // CHECK-SAME: pattern = "matmul_reduce_scatter"
 // CHECK-SAME: world_size = 4 : i64
 // CHECK-SAME: {align = 16 : i64, dtype = "bf16", kind = "ptr", name = "c", shape = array<i64: 1024, 8192>}
-// CHECK-SAME: {dtype = "i64", kind = "ptr", name = "peers", shape = array<i64: 4>}
+// CHECK-SAME: {dtype = "i64", kind = "ptr", name = "peers", shape = array<i64: 4>}, {dtype = "i64", kind = "ptr", name = "out_peers", shape = array<i64: 4>}
 func.func @rs4(%a: tensor<4096x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<1024x8192xbf16> {
   %e = tensor.empty() : tensor<4096x8192xbf16>
   %c = linalg.matmul ins(%a, %b : tensor<4096x8192xbf16>, tensor<8192x8192xbf16>) outs(%e : tensor<4096x8192xbf16>) -> tensor<4096x8192xbf16>

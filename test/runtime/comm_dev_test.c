@@ -380,24 +380,27 @@ static int test_peer_table_errors(void) {
 //===-- attnrt_comm_launch --===//
 
 // Fused communication kernels as attn writes them (a, b, c, then workspace,
-// peers, rank, epoch), for one rank ("g", "g2") and for four ("g4"), and a
-// kernel without a "comm" entry.
+// peers, out_peers, rank, epoch), for one rank ("g", "g2") and for four
+// ("g4"), and a kernel without a "comm" entry. c is 16 x 16 bf16 (512 bytes).
 static const char *const fused_ptx =
     ".version 8.0\n.target sm_90a\n.address_size 64\n"
 #define FUSED_ENTRY(n)                                                         \
   ".visible .entry " n "(.param .u64 " n "_a, .param .u64 " n "_b, "           \
   ".param .u64 " n "_c, .param .u64 " n "_w, .param .u64 " n "_p, "            \
-  ".param .u32 " n "_r, .param .u32 " n "_e)\n{\n  ret;\n}\n"
+  ".param .u64 " n "_o, .param .u32 " n "_r, .param .u32 " n "_e)\n{\n"         \
+  "  ret;\n}\n"
     FUSED_ENTRY("g") FUSED_ENTRY("g2") FUSED_ENTRY("g4")
     ".visible .entry plain(.param .u64 plain_x)\n{\n  ret;\n}\n";
 #define FUSED_KERNEL(n, world)                                                 \
   "{\"name\": \"" n "\", \"grid\": [2], \"block\": [128], \"params\": ["      \
   "{\"name\": \"a\", \"kind\": \"ptr\"}, {\"name\": \"b\", \"kind\": \"ptr\"}, " \
-  "{\"name\": \"c\", \"kind\": \"ptr\"}, {\"name\": \"workspace\", \"kind\": " \
-  "\"ptr\", \"align\": 256}, {\"name\": \"peers\", \"kind\": \"ptr\"}, "       \
-  "{\"name\": \"rank\", \"kind\": \"i32\"}, {\"name\": \"epoch\", \"kind\": "  \
-  "\"i32\"}], \"comm\": {\"pattern\": \"matmul_all_reduce\", \"world_size\": " \
-  world ", \"workspace_bytes\": 4096}}"
+  "{\"name\": \"c\", \"kind\": \"ptr\", \"dtype\": \"bf16\", \"shape\": "   \
+  "[16, 16]}, {\"name\": \"workspace\", \"kind\": \"ptr\", \"align\": 256}, "  \
+  "{\"name\": \"peers\", \"kind\": \"ptr\"}, {\"name\": \"out_peers\", "       \
+  "\"kind\": \"ptr\"}, {\"name\": \"rank\", \"kind\": \"i32\"}, {\"name\": "   \
+  "\"epoch\", \"kind\": \"i32\"}], \"comm\": {\"pattern\": "                    \
+  "\"matmul_all_reduce\", \"world_size\": " world                             \
+  ", \"workspace_bytes\": 4096}}"
 static const char *const fused_manifest =
     "{\"version\": 1, \"format\": \"ptx\", \"kernels\": [" FUSED_KERNEL("g", "1")
     ", " FUSED_KERNEL("g2", "1") ", " FUSED_KERNEL("g4", "4")
@@ -410,8 +413,9 @@ static const char *const other_g_manifest =
     "{\"name\": \"g\", \"grid\": [2], \"block\": [128], \"params\": ["
     "{\"name\": \"a\", \"kind\": \"ptr\"}, {\"name\": \"b\", \"kind\": \"ptr\"}, "
     "{\"name\": \"c\", \"kind\": \"ptr\"}, {\"name\": \"workspace\", \"kind\": "
-    "\"ptr\"}, {\"name\": \"peers\", \"kind\": \"ptr\"}, {\"name\": \"rank\", "
-    "\"kind\": \"i32\"}, {\"name\": \"epoch\", \"kind\": \"i32\"}], \"comm\": "
+    "\"ptr\"}, {\"name\": \"peers\", \"kind\": \"ptr\"}, {\"name\": "
+    "\"out_peers\", \"kind\": \"ptr\"}, {\"name\": \"rank\", \"kind\": "
+    "\"i32\"}, {\"name\": \"epoch\", \"kind\": \"i32\"}], \"comm\": "
     "{\"pattern\": \"matmul_all_reduce\", \"world_size\": 1, "
     "\"workspace_bytes\": 2048}}]}";
 
@@ -453,8 +457,8 @@ static int test_comm_launch(void) {
       {"g", 1, 3, ATTNRT_ERR_INVALID_ARGUMENT,
        "the workspace has 1024 bytes, kernel 'g' needs 4096"},
       {"g", 0, 2, ATTNRT_ERR_INVALID_ARGUMENT,
-       "kernel 'g' takes 3 arguments before its workspace, peers, rank and "
-       "epoch; got 2"},
+       "kernel 'g' takes 3 arguments before its workspace, peers, out_peers, "
+       "rank and epoch; got 2"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     enum attnrt_status st =
@@ -480,19 +484,59 @@ static int test_comm_launch(void) {
     const struct mock_cuda_launch *l = &s->last_launch;
     attnrt_devptr peers = 0;
     CHECK(attnrt_comm_buffer_peers(w, 0, &peers) == ATTNRT_OK && peers != 0);
-    CHECK(s->launches == 2 && strcmp(l->kernel, "g") == 0 && l->nparams == 7);
+    CHECK(s->launches == 2 && strcmp(l->kernel, "g") == 0 && l->nparams == 8);
     CHECK(l->params[0] == abc && l->params[2] == abc + 512);
     CHECK(l->params[3] == attnrt_comm_buffer_ptr(w) && l->params[4] == peers);
-    CHECK(l->params[5] == 0 && l->params[6] == 1);
+    CHECK(l->params[5] == 0 && l->params[6] == 0 && l->params[7] == 1);
     // Later launches keep the table (dev_comm may be 0) and count on.
     CHECK(attnrt_comm_launch(m, "g", w, 0, args, 3, NULL) == ATTNRT_OK);
-    CHECK(s->launches == 3 && l->params[6] == 2);
+    CHECK(s->launches == 3 && l->params[7] == 2);
     // A launch the driver refuses is not counted.
     setenv("MOCK_CUDA_FAIL", "cuLaunchKernel", 1);
     CHECK(attnrt_comm_launch(m, "g", w, 0, args, 3, NULL) == ATTNRT_ERR_CUDA);
     unsetenv("MOCK_CUDA_FAIL");
     CHECK(attnrt_comm_launch(m, "g", w, 0, args, 3, NULL) == ATTNRT_OK);
-    CHECK(l->params[6] == 3);
+    CHECK(l->params[7] == 3);
+    // With the output in a symmetric buffer: its table is made (with
+    // dev_comm) and passed as out_peers; c must be the buffer's address.
+    attnrt_comm_buffer *out = NULL, *tiny = NULL;
+    CHECK(attnrt_comm_buffer_alloc(c, 512, &out) == ATTNRT_OK);
+    CHECK(attnrt_comm_buffer_alloc(c, 256, &tiny) == ATTNRT_OK);
+    struct attnrt_arg oargs[3] = {args[0], args[1], args[2]};
+    CHECK(attnrt_comm_launch_out(m, "g", w, out, dev, oargs, 3, NULL) ==
+          ATTNRT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(attnrt_last_error(rt),
+                   "attnrt_comm_launch_out: kernel 'g' writes its output c "
+                   "into out, so its argument c must be out's address"));
+    oargs[2].v.ptr = attnrt_comm_buffer_ptr(tiny);
+    CHECK(attnrt_comm_launch_out(m, "g", w, tiny, dev, oargs, 3, NULL) ==
+          ATTNRT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(attnrt_last_error(rt),
+                   "attnrt_comm_launch_out: out has 256 bytes, kernel 'g' "
+                   "writes 512 into c"));
+    CHECK(attnrt_comm_launch_out(m, "g", w, NULL, dev, oargs, 3, NULL) ==
+          ATTNRT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(attnrt_last_error(rt), "attnrt_comm_launch_out: out is NULL"));
+    // The checks of attnrt_comm_launch name the function called.
+    CHECK(attnrt_comm_launch_out(m, "g", w, out, dev, oargs, 2, NULL) ==
+          ATTNRT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(attnrt_last_error(rt),
+                   "attnrt_comm_launch_out: kernel 'g' takes 3 arguments"));
+    CHECK(s->launches == 4);
+    oargs[2].v.ptr = attnrt_comm_buffer_ptr(out);
+    CHECK(attnrt_comm_launch_out(m, "g", w, out, dev, oargs, 3, NULL) ==
+          ATTNRT_OK);
+    attnrt_devptr out_peers = 0;
+    CHECK(attnrt_comm_buffer_peers(out, 0, &out_peers) == ATTNRT_OK);
+    CHECK(out_peers != 0 && out_peers != peers);
+    CHECK(s->launches == 6 && l->params[2] == attnrt_comm_buffer_ptr(out));
+    CHECK(l->params[4] == peers && l->params[5] == out_peers);
+    CHECK(l->params[7] == 4);
+    // A plain launch again passes no table.
+    CHECK(attnrt_comm_launch(m, "g", w, 0, args, 3, NULL) == ATTNRT_OK);
+    CHECK(s->launches == 7 && l->params[5] == 0 && l->params[7] == 5);
+    CHECK(attnrt_comm_buffer_free(out) == ATTNRT_OK);
+    CHECK(attnrt_comm_buffer_free(tiny) == ATTNRT_OK);
     // The workspace holds g's flags: another kernel is refused.
     CHECK(attnrt_comm_launch(m, "g2", w, 0, args, 3, NULL) ==
           ATTNRT_ERR_INVALID_ARGUMENT);
@@ -511,7 +555,7 @@ static int test_comm_launch(void) {
                    "'g' (matmul_all_reduce, 1 ranks, 4096 bytes, 0+0 CTAs, "
                    "default split; this one: matmul_all_reduce, 1 ranks, 2048 "
                    "bytes"));
-    CHECK(s->launches == 4 && l->params[6] == 3);
+    CHECK(s->launches == 7 && l->params[7] == 5);
     attnrt_module_destroy(other);
   }
   // A module of another runtime.
@@ -524,6 +568,18 @@ static int test_comm_launch(void) {
   CHECK(contains(attnrt_last_error(rt), "attnrt_comm_launch: name is NULL"));
   attnrt_module_destroy(m2);
   attnrt_runtime_destroy(rt2);
+  // An output of another communicator.
+  attnrt_comm *c2 = init_one_rank();
+  CHECK(c2 != NULL);
+  attnrt_comm_buffer *out2 = NULL;
+  CHECK(attnrt_comm_buffer_alloc(c2, 512, &out2) == ATTNRT_OK);
+  CHECK(attnrt_comm_launch_out(m, "g", w, out2, dev, args, 3, NULL) ==
+        ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(rt), "attnrt_comm_launch_out: out belongs "
+                                        "to another communicator than the "
+                                        "workspace"));
+  CHECK(attnrt_comm_buffer_free(out2) == ATTNRT_OK);
+  attnrt_comm_destroy(c2);
   CHECK(attnrt_mem_free(rt, abc) == ATTNRT_OK);
   CHECK(attnrt_comm_dev_destroy(c, dev) == ATTNRT_OK);
   CHECK(attnrt_comm_buffer_free(w) == ATTNRT_OK);

@@ -1,6 +1,7 @@
-// fused_gpu_test.c - two-GPU check of attn's fused GEMM + collective kernels: forks one process per rank, loads the PTX attn-translate made from test/Inputs/comm/*_small.mlir (no link step: the kernel reads its peers' addresses from the workspace's peer table, attnrt_comm_buffer_peers), runs it three times with attnrt_comm_launch and compares C with a float64 host reference; with --dead-peer, rank 1 leaves before launching and rank 0's launch must fail, not hang.
+// fused_gpu_test.c - two-GPU check of attn's fused GEMM + collective kernels: forks one process per rank, loads the PTX attn-translate made from test/Inputs/comm/*_small.mlir (no link step: the kernel reads its peers' addresses from the workspace's peer table, attnrt_comm_buffer_peers), runs it three times with attnrt_comm_launch (or, with --symmetric-out, with C in a symmetric buffer through attnrt_comm_launch_out) and compares C with a float64 host reference; with --dead-peer, rank 1 leaves before launching and rank 0's launch must fail, not hang.
 //
-// Usage: attnrt-fused-gpu-test [--dead-peer] PATTERN PTX MANIFEST, PATTERN
+// Usage: attnrt-fused-gpu-test [--dead-peer | --symmetric-out] PATTERN PTX
+// MANIFEST, PATTERN
 // being ar, rs or ag (the programs' shapes are fixed below). Needs two GPUs,
 // libnccl 2.28 and a libattnrt with the NCCL device shim (its
 // attn_nccl_peer_table makes the table; nvJitLink is not used); lit runs it only
@@ -109,7 +110,7 @@ static void reference(const struct shape *sh, int rank, double *want) {
 }
 
 static int run_rank(int rank, const struct shape *sh, const char *ptx,
-                    const char *manifest, bool dead_peer) {
+                    const char *manifest, bool dead_peer, bool symmetric_out) {
   attnrt_comm *c = NULL;
   TRY(attnrt_comm_init_from_env(&c));
   attnrt_runtime *rt = attnrt_comm_runtime(c);
@@ -121,7 +122,15 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
   attnrt_devptr a = 0, b = 0, out = 0, dev = 0;
   TRY(attnrt_mem_alloc(rt, a_elems * 2, &a));
   TRY(attnrt_mem_alloc(rt, b_elems * 2, &b));
-  TRY(attnrt_mem_alloc(rt, c_elems * 2, &out));
+  // With --symmetric-out, C is every rank's copy of one collective
+  // allocation, which a fused all-reduce writes into across the GPUs.
+  attnrt_comm_buffer *out_sym = NULL;
+  if (symmetric_out) {
+    TRY(attnrt_comm_buffer_alloc(c, c_elems * 2, &out_sym));
+    out = attnrt_comm_buffer_ptr(out_sym);
+  } else {
+    TRY(attnrt_mem_alloc(rt, c_elems * 2, &out));
+  }
   for (size_t i = 0; i < a_elems; ++i)
     h[i] = to_bf16(value(rank, 0, i));
   TRY(attnrt_memcpy_htod(rt, a, h, a_elems * 2, NULL));
@@ -161,7 +170,12 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
                                  {.kind = ATTNRT_ARG_PTR, .v.ptr = out}};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    enum attnrt_status st = attnrt_comm_launch(m, ki->name, ws, dev, args, 3, NULL);
+    // The peers write into this rank's C only once it runs the launch,
+    // after the poisoning above.
+    enum attnrt_status st =
+        symmetric_out
+            ? attnrt_comm_launch_out(m, ki->name, ws, out_sym, dev, args, 3, NULL)
+            : attnrt_comm_launch(m, ki->name, ws, dev, args, 3, NULL);
     if (st == ATTNRT_OK)
       st = attnrt_comm_wait(c, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -194,8 +208,9 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
     double rel = sqrt(err2 / ref2);
     bool ok = rel <= 1e-2 && isfinite(worst);
     bad |= !ok;
-    printf("rank %d: %s launch %d: %s rel_l2=%.2e max_abs=%.2e %s\n", rank,
-           sh->name, epoch, ki->name, rel, worst, ok ? "PASS" : "FAIL");
+    printf("rank %d: %s launch %d%s: %s rel_l2=%.2e max_abs=%.2e %s\n", rank,
+           sh->name, epoch, symmetric_out ? " (symmetric out)" : "", ki->name,
+           rel, worst, ok ? "PASS" : "FAIL");
     fflush(stdout);
   }
   free(want);
@@ -205,7 +220,10 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
   TRY(attnrt_comm_buffer_free(ws));
   TRY(attnrt_mem_free(rt, a));
   TRY(attnrt_mem_free(rt, b));
-  TRY(attnrt_mem_free(rt, out));
+  if (out_sym)
+    TRY(attnrt_comm_buffer_free(out_sym));
+  else
+    TRY(attnrt_mem_free(rt, out));
   attnrt_comm_destroy(c);
   return bad;
 }
@@ -213,20 +231,23 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
 struct job {
   const struct shape *sh;
   const char *ptx, *manifest;
-  bool dead_peer;
+  bool dead_peer, symmetric_out;
 };
 
 static int rank_main(int rank, void *user) {
   const struct job *j = user;
-  return run_rank(rank, j->sh, j->ptx, j->manifest, j->dead_peer);
+  return run_rank(rank, j->sh, j->ptx, j->manifest, j->dead_peer,
+                  j->symmetric_out);
 }
 
 int main(int argc, char **argv) {
   int arg = 1;
   bool dead_peer = argc > 1 && !strcmp(argv[1], "--dead-peer");
-  arg += dead_peer;
+  bool symmetric_out = argc > 1 && !strcmp(argv[1], "--symmetric-out");
+  arg += dead_peer || symmetric_out;
   if (argc - arg != 3) {
-    printf("usage: attnrt-fused-gpu-test [--dead-peer] ar|rs|ag PTX MANIFEST\n");
+    printf("usage: attnrt-fused-gpu-test [--dead-peer | --symmetric-out] "
+           "ar|rs|ag PTX MANIFEST\n");
     return 2;
   }
   const struct shape *sh = NULL;
@@ -240,7 +261,7 @@ int main(int argc, char **argv) {
   }
   int port;
   gpu_ranks_env(RANKS, 29611, "60", &port);
-  struct job j = {sh, ptx, manifest, dead_peer};
+  struct job j = {sh, ptx, manifest, dead_peer, symmetric_out};
   int rc = gpu_ranks_run(RANKS, rank_main, &j);
   free(ptx);
   free(manifest);

@@ -535,12 +535,13 @@ static int test_workspace_total_overflow(void) {
   return 0;
 }
 
-// A fused communication kernel "g": a, b, c, then the four parameters
+// A fused communication kernel "g": a, b, c, then the five parameters
 // attnrt_comm_launch fills in (or the ones given), and the comm fields given.
 #define COMM_TAIL                                                              \
   "{\"name\": \"workspace\", \"kind\": \"ptr\"}, {\"name\": \"peers\", "        \
-  "\"kind\": \"ptr\"}, {\"name\": \"rank\", \"kind\": \"i32\"}, {\"name\": "    \
-  "\"epoch\", \"kind\": \"i32\"}"
+  "\"kind\": \"ptr\"}, {\"name\": \"out_peers\", \"kind\": \"ptr\"}, "           \
+  "{\"name\": \"rank\", \"kind\": \"i32\"}, {\"name\": \"epoch\", \"kind\": "    \
+  "\"i32\"}"
 #define COMM_KERNEL(tail, comm)                                                \
   K("{\"name\": \"g\", \"grid\": [132], \"block\": [384], \"params\": ["       \
     "{\"name\": \"a\", \"kind\": \"ptr\"}, {\"name\": \"b\", \"kind\": \"ptr\"}, " \
@@ -557,7 +558,7 @@ static int test_parse_comm(void) {
   attnrt_manifest *m = NULL;
   CHECK(attnrt_manifest_parse(COMM_KERNEL(COMM_TAIL, COMM_OK), &m) == ATTNRT_OK);
   const struct attnrt_kernel_info *k = attnrt_manifest_kernel(m, "g");
-  CHECK(k && k->nparams == 8 && k->nargs == 7 && k->comm);
+  CHECK(k && k->nparams == 9 && k->nargs == 8 && k->comm);
   CHECK(strcmp(k->comm->pattern, "matmul_all_reduce") == 0);
   CHECK(k->comm->world_size == 4 && k->comm->workspace_bytes == 1048832);
   CHECK(strcmp(k->comm->split, "adaptive") == 0);
@@ -587,20 +588,29 @@ static const struct bad_manifest bad_comm[] = {
                             "\"workspace_bytes\": 64, \"split\": 1"),
      "manifest: kernels[0].comm.split: expected a non-empty string"},
     {COMM_KERNEL("{\"name\": \"workspace\", \"kind\": \"ptr\"}, {\"name\": "
-                 "\"peers\", \"kind\": \"ptr\"}, {\"name\": \"epoch\", "
-                 "\"kind\": \"i32\"}, {\"name\": \"rank\", \"kind\": \"i32\"}",
+                 "\"peers\", \"kind\": \"ptr\"}, {\"name\": \"out_peers\", "
+                 "\"kind\": \"ptr\"}, {\"name\": \"epoch\", \"kind\": \"i32\"}, "
+                 "{\"name\": \"rank\", \"kind\": \"i32\"}",
                  COMM_OK),
      "manifest: kernels[0].comm: a communication kernel ends with the parameters "
-     "workspace (ptr), peers (ptr), rank (i32) and epoch (i32); kernel 'g' has "
-     "'epoch' (i32) where 'rank' belongs"},
+     "workspace (ptr), peers (ptr), out_peers (ptr), rank (i32) and epoch "
+     "(i32); kernel 'g' has 'epoch' (i32) where 'rank' belongs"},
     {COMM_KERNEL("{\"name\": \"workspace\", \"kind\": \"ptr\"}, {\"name\": "
-                 "\"peers\", \"kind\": \"i64\"}, {\"name\": \"rank\", \"kind\": "
+                 "\"peers\", \"kind\": \"i64\"}, {\"name\": \"out_peers\", "
+                 "\"kind\": \"ptr\"}, {\"name\": \"rank\", \"kind\": "
                  "\"i32\"}, {\"name\": \"epoch\", \"kind\": \"i32\"}",
                  COMM_OK),
      "kernel 'g' has 'peers' (i64) where 'peers' belongs"},
+    // A kernel of the four parameters before out_peers (attn 0.1's first
+    // fused kernels) is refused by name.
+    {COMM_KERNEL("{\"name\": \"workspace\", \"kind\": \"ptr\"}, {\"name\": "
+                 "\"peers\", \"kind\": \"ptr\"}, {\"name\": \"rank\", "
+                 "\"kind\": \"i32\"}, {\"name\": \"epoch\", \"kind\": \"i32\"}",
+                 COMM_OK),
+     "kernel 'g' has 'c' (ptr) where 'workspace' belongs"},
     {K("{" GOOD_DIMS ", \"params\": [], \"comm\": {" COMM_OK "}}"),
      "manifest: kernels[0].comm: a communication kernel ends with the parameters "
-     "workspace, peers, rank and epoch; kernel 'k' has 0 arguments"},
+     "workspace, peers, out_peers, rank and epoch; kernel 'k' has 0 arguments"},
     {K("{" GOOD_DIMS ", \"params\": [], \"comm\": []}"),
      "manifest: kernels[0].comm: expected an object"},
 };
