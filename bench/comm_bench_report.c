@@ -131,6 +131,12 @@ void write_results(struct bench *b) {
   cJSON_AddNumberToObject(meta, "tol_max_abs_over_rms", BENCH_TOL_MAX_REL);
   const char *nvls = getenv("NCCL_NVLS_ENABLE");
   cJSON_AddStringToObject(meta, "NCCL_NVLS_ENABLE", nvls ? nvls : "");
+  // How comm_fused.c launches the fused kernel (its output is symmetric).
+  const char *out_mode = getenv("COMM_FUSED_OUT");
+  cJSON_AddStringToObject(meta, "fused_out",
+                          out_mode && !strcmp(out_mode, "workspace")
+                              ? "workspace (attnrt_comm_launch)"
+                              : "symmetric (attnrt_comm_launch_out)");
   cJSON_AddStringToObject(
       meta, "timing",
       "a one-element all_reduce barrier before each iteration; CUDA events "

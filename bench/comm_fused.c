@@ -13,7 +13,8 @@
 // b, out, the zero-filled symmetric workspace and its peer table
 // (attnrt_comm_buffer_peers: made, synchronously, by the first run, then
 // kept by the workspace), plus the launch number (epoch) the kernel's flags
-// are counted against.
+// are counted against. The output is a symmetric buffer, so the launch is
+// attnrt_comm_launch_out (COMM_FUSED_OUT=workspace: attnrt_comm_launch).
 
 #include "bench/comm_fused.h"
 #include "bench/bench_common.h"
@@ -31,6 +32,11 @@ struct comm_fused {
   attnrt_devptr dev_comm;
   char name[32];
   enum comm_pattern pattern;
+  /// The output is the harness's symmetric buffer, so the kernel is
+  /// launched with it (attnrt_comm_launch_out: the all-reduce writes the
+  /// peers' C directly) unless COMM_FUSED_OUT=workspace asks for the plain
+  /// launch (the sums go through the workspace), for A/B runs.
+  bool symmetric_out;
 };
 
 /// The program of p, as MLIR text (malloc'd), with its function name.
@@ -171,6 +177,8 @@ enum attnrt_status comm_fused_prepare(const struct comm_fused_problem *p,
     return rs;
   }
   f->comm = p->comm;
+  const char *out_mode = getenv("COMM_FUSED_OUT");
+  f->symmetric_out = !(out_mode && !strcmp(out_mode, "workspace"));
   snprintf(f->name, sizeof f->name, "%s", name);
   f->pattern = p->pattern;
   *work_bytes = ki->comm->workspace_bytes;
@@ -181,9 +189,9 @@ enum attnrt_status comm_fused_prepare(const struct comm_fused_problem *p,
 enum attnrt_status comm_fused_run(struct comm_fused *f,
                                   const struct comm_fused_buffers *b,
                                   attnrt_stream *s, char *why, size_t why_len) {
-  // attnrt adds the workspace, its peer table (made, synchronously, by the
-  // first run: the harness's untimed check run), the rank and the launch
-  // number.
+  // attnrt adds the workspace, its peer table and out's (made,
+  // synchronously, by the first run: the harness's untimed check run), the
+  // rank and the launch number.
   struct attnrt_arg args[3];
   attnrt_comm_buffer *abc[3] = {b->a, b->b, b->out};
   for (int i = 0; i < 3; ++i) {
@@ -191,9 +199,13 @@ enum attnrt_status comm_fused_run(struct comm_fused *f,
     args[i].v.ptr = attnrt_comm_buffer_ptr(abc[i]);
   }
   enum attnrt_status st =
-      attnrt_comm_launch(f->module, f->name, b->work, f->dev_comm, args, 3, s);
-  if (st != ATTNRT_OK)
-    snprintf(why, why_len, "attnrt_comm_launch: %s",
+      f->symmetric_out
+          ? attnrt_comm_launch_out(f->module, f->name, b->work, b->out,
+                                   f->dev_comm, args, 3, s)
+          : attnrt_comm_launch(f->module, f->name, b->work, f->dev_comm, args,
+                               3, s);
+  if (st != ATTNRT_OK) // the message names the function
+    snprintf(why, why_len, "%s",
              attnrt_last_error(attnrt_comm_runtime(f->comm)));
   return st;
 }

@@ -144,7 +144,8 @@ def comm_section(c):
         "median per rank, max over ranks. comm MiB = the collective's full buffer. ideal = max(gemm, comm). "
         "'X vs B4' = the anchors' torch time / the time here (above 1: this harness is faster). "
         "'fused vs X' = X ms / fused ms. NCCL symmetric = the sequential baseline on buffers from "
-        "attnrt_comm_buffer_alloc (NCCL symmetric windows), the fused kernel's buffers.")
+        "attnrt_comm_buffer_alloc (NCCL symmetric windows), the fused kernel's buffers"
+        + (f"; the fused kernel's output: {m['fused_out']}" if m.get("fused_out") else "") + ".")
     lines.append("")
     lines.append("| shape MxNxK | pattern | gemm ms (TFLOP/s) | comm ms (MiB) | sequential ms | 2-stream ms | "
                  "ideal ms | seq / ideal | seq vs B4 | 2-stream vs B4 | NCCL symmetric ms | attn fused ms | "
