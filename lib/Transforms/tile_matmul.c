@@ -260,9 +260,22 @@ int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
                     "function");
     mm = op;
   }
-  if (mlirOperationIsNull(mm))
-    return 0;
   char name[64];
+  if (mlirOperationIsNull(mm)) {
+    // A collective with no matmul to fuse with has no kernel of its own.
+    for (MlirOperation op = mlirBlockGetFirstOperation(body);
+         !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+      if (!strncmp(attn_op_name(op, name, sizeof name), "comm.", 5))
+        return reject(emit, op,
+                      "'%s' has no linalg.matmul to fuse with: attn compiles "
+                      "a collective only into the kernel of the GEMM that "
+                      "produces or consumes it (comm-schedule); for a "
+                      "collective on its own, call NCCL through attnrt "
+                      "(attnrt_comm_all_reduce, attnrt_comm_all_gather, "
+                      "attnrt_comm_reduce_scatter)",
+                      name);
+    return 0;
+  }
   bool fused = attn_op_is(mm, ATTN_OP_COMM_FUSED_MATMUL);
   if (!fused && !attn_op_is(mm, "linalg.matmul"))
     return reject(emit, mm,
@@ -339,7 +352,9 @@ int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
 }
 
 static MlirWalkResult find_matmul_like(MlirOperation op, void *user) {
-  if (!is_matmul_like(op))
+  char name[64];
+  if (!is_matmul_like(op) &&
+      strncmp(attn_op_name(op, name, sizeof name), "comm.", 5))
     return MlirWalkResultAdvance;
   *(bool *)user = true;
   return MlirWalkResultInterrupt;

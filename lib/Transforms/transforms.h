@@ -95,8 +95,8 @@ int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
                      bool emit);
 
 /// True when module holds a function attn-tile would turn into a GEMM
-/// kernel, or one it would reject for holding a matmul: either way the
-/// drivers must run attn-tile on it.
+/// kernel, or one it would reject for holding a matmul or a collective
+/// (comm.*) without one: either way the drivers must run attn-tile on it.
 bool attn_has_matmul(MlirOperation module);
 
 //===-- GPU lowering choice -----------------------------------------------===//

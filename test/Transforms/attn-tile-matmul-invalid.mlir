@@ -147,3 +147,23 @@ func.func @empty_dim(%a: tensor<0x8xf32>, %b: tensor<8x16xf32>, %c0: tensor<0x16
   %c = linalg.matmul ins(%a, %b : tensor<0x8xf32>, tensor<8x16xf32>) outs(%c0 : tensor<0x16xf32>) -> tensor<0x16xf32>
   return %c : tensor<0x16xf32>
 }
+
+// -----
+
+// A collective attn-tile meets unfused: with its matmul (comm-schedule did not
+// run), and alone.
+func.func @unfused(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
+  %e = tensor.empty() : tensor<256x256xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<256x256xbf16>, tensor<256x256xbf16>) outs(%e : tensor<256x256xbf16>) -> tensor<256x256xbf16>
+  // expected-error@+1 {{'comm.all_reduce' must first be fused with the matmul by comm-schedule (attn-translate and attn_compile do so for sm_90a); a collective has no CPU or plain-GPU lowering}}
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64} : (tensor<256x256xbf16>) -> tensor<256x256xbf16>
+  return %r : tensor<256x256xbf16>
+}
+
+// -----
+
+func.func @alone(%x: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
+  // expected-error@+1 {{'comm.all_reduce' has no linalg.matmul to fuse with: attn compiles a collective only into the kernel of the GEMM that produces or consumes it (comm-schedule); for a collective on its own, call NCCL through attnrt (attnrt_comm_all_reduce, attnrt_comm_all_gather, attnrt_comm_reduce_scatter)}}
+  %r = "comm.all_reduce"(%x) {reduction = "sum", world_size = 2 : i64} : (tensor<256x256xbf16>) -> tensor<256x256xbf16>
+  return %r : tensor<256x256xbf16>
+}
