@@ -547,17 +547,12 @@ int attn_gemm_comm_out(struct attn_gemm_em *e, int t, int tm) {
 }
 
 void attn_gemm_comm_signal(struct attn_gemm_em *e, int t, int tm) {
-  int owner = owner_of(e, t, tm);
-  int flag = addv(e, at(e, select_base(e, e->pbase, owner), e->ws_at.flags0),
-                  ext64(e, attn_ptx_mulc(e->p, t, 4)));
-  // A tile this rank owns was written here and is read here: its release
-  // need not wait for the system (0.7-1.3% at 4096x8192x4096).
-  attn_ptx_line(e->p, "scf.if %%v%d {",
-                attn_ptx_cmp(e->p, "eq", owner, e->rank));
-  signal_add(e, flag, "gpu");
-  attn_ptx_line(e->p, "} else {");
-  signal_add(e, flag, "sys");
-  attn_ptx_line(e->p, "}");
+  signal_add(e,
+             addv(e,
+                  at(e, select_base(e, e->pbase, owner_of(e, t, tm)),
+                     e->ws_at.flags0),
+                  ext64(e, attn_ptx_mulc(e->p, t, 4))),
+             "sys");
 }
 
 void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int tm, int cw,

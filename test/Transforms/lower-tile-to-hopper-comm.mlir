@@ -48,11 +48,7 @@
 // CHECK: bar.warp.sync -1;
 // CHECK: red.release.sys.global.add.u32
 // CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
-// A compute CTA counts a tile this rank owns at GPU scope, a peer's at
-// system scope.
-// CHECK: red.release.gpu.global.add.u32
-// CHECK-NEXT: } else {
-// CHECK-NEXT: red.release.sys.global.add.u32
+// CHECK: red.release.sys.global.add.u32
 // CHECK: atom.acq_rel.gpu.global.add.u32
 // ADAPT-LABEL: llvm.func @ar(
 // ADAPT-SAME: split = "adaptive"
