@@ -854,10 +854,12 @@ attnrt_comm_launch(attnrt_module *m, const char *name,
 /// writes each tile's sum straight into every rank's c over NVLink, where
 /// attnrt_comm_launch has it write the sum into each rank's workspace for
 /// that rank to copy into c; the other patterns ignore out. Every rank
-/// must launch the same way, all with out or all without: a rank that
-/// waits for sums its peers write elsewhere fails its launch after the
-/// kernel's 10 s timeout. Returns ATTNRT_ERR_INVALID_ARGUMENT for a NULL
-/// out, an out of another communicator, a c argument that is not out's
+/// must make the same launch, all with out (each its copy of the same
+/// allocation) or all without: a rank that waits for sums its peers write
+/// elsewhere fails its launch after the kernel's 10 s timeout. A workspace
+/// may serve launches of both kinds in turn. Returns
+/// ATTNRT_ERR_INVALID_ARGUMENT for a NULL out, an out of another
+/// communicator, out being the workspace, a c argument that is not out's
 /// address, an out smaller than c (the manifest's shape and dtype of c) or
 /// a kernel without such a c; else as attnrt_comm_launch.
 ATTNRT_API enum attnrt_status

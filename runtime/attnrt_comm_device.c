@@ -422,14 +422,20 @@ static enum attnrt_status check_out(const char *name,
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "attnrt_comm_launch_out: out belongs to another "
                        "communicator than the workspace");
+  if (out == workspace)
+    return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_comm_launch_out: out is the workspace (the "
+                       "kernel's flags live there; allocate another buffer "
+                       "for c)");
   // The caller's argument for parameter "c" (arguments skip tensor maps).
   size_t a = 0;
   for (size_t i = 0; i < k->nparams && a < nargs; ++i) {
     const struct attnrt_param_info *p = &k->params[i];
     if (p->kind == ATTNRT_ARG_TENSORMAP)
       continue;
-    if (strcmp(p->name, "c") == 0 && p->kind == ATTNRT_ARG_PTR) {
-      size_t bytes = attnrt_tensormap_elem_bytes(p->dtype);
+    size_t bytes = p->dtype ? attnrt_tensormap_elem_bytes(p->dtype) : 0;
+    if (strcmp(p->name, "c") == 0 && p->kind == ATTNRT_ARG_PTR && bytes &&
+        p->rank > 0) {
       for (int d = 0; d < p->rank; ++d)
         bytes *= (size_t)p->shape[d];
       if (args[a].kind != ATTNRT_ARG_PTR ||
@@ -439,7 +445,7 @@ static enum attnrt_status check_out(const char *name,
                            "output c into out, so its argument c must be "
                            "out's address (attnrt_comm_buffer_ptr)",
                            name);
-      if (bytes == 0 || out->bytes < bytes)
+      if (out->bytes < bytes)
         return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                            "attnrt_comm_launch_out: out has %zu bytes, "
                            "kernel '%s' writes %zu into c",

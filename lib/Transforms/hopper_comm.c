@@ -11,14 +11,16 @@
 // (C7509) and ignores its setmaxnreg (C7504). Every transfer is a push:
 // a CTA reads its own GPU's memory and stores into a peer's workspace over
 // NVLink, so that no warp waits for an NVLink round trip except to read a
-// flag; C is written only by its own rank, so it can be any buffer.
+// flag. C can be any buffer, except that a fused all-reduce whose C is a
+// symmetric buffer (out_peers, attnrt_comm_launch_out) writes the peers' C.
 //
 //   matmul_all_reduce      compute CTAs store their bf16 partial tile into
 //                          its slot in the workspace of the tile's owner
 //                          (t % world) and count it in the owner's
 //                          flags0[t]; the owner sums every rank's partial,
-//                          writes C and the sum into every rank's result
-//                          region, and counts it in their flags1; the other
+//                          writes C and the sum into every other rank's C
+//                          (with out_peers) or result region, and counts it
+//                          in their flags1; without out_peers the other
 //                          ranks copy their result region into C.
 //   matmul_reduce_scatter  the same reduction, for the tiles of each rank's
 //                          rows, at that rank (tile ordinals interleave the
@@ -267,9 +269,12 @@ static int slabs(const struct attn_gemm_em *e) {
 /// a symmetric buffer (a rank's C is free to write once its partial of the
 /// tile is in: it runs this launch, so its stream has finished with C's old
 /// contents, and the end barrier keeps its kernel running until the sums
-/// have landed); else into every other rank's result region, counting the
-/// slab in the rank's flags1[q], and a rank that does not own the tile
-/// copies its result region into C once the slab is counted.
+/// have landed), else into every other rank's result region, and counts the
+/// slab in every other rank's flags1[q] either way: with release order, so
+/// the sums are visible there before the count, and so that the counts keep
+/// up with the launch number when a workspace serves launches of both
+/// kinds. Without out_peers a rank that does not own the tile copies its
+/// result region into C once the slab is counted.
 /// Every access to another GPU is a store: no warp waits for an NVLink
 /// round trip except to read a flag.
 static void task_reduce(struct attn_gemm_em *e, const struct team *tm,
@@ -316,14 +321,12 @@ static void task_reduce(struct attn_gemm_em *e, const struct team *tm,
     drow[j] = row0;
   }
   move_slab(e, tm, srcs, g->world, dsts, drow, g->world, row0, col0);
-  attn_ptx_line(e->p, "scf.if %%v%d {", x->results);
   sync_team(e);
   if_first(e, tm);
   int foff = ext64(e, attn_ptx_mulc(e->p, q, 4));
   for (int j = 1; j < g->world; ++j)
     signal_add(e, addv(e, at(e, x->others[j - 1], e->ws_at.flags1), foff),
                "sys");
-  attn_ptx_line(e->p, "}");
   attn_ptx_line(e->p, "}");
   attn_ptx_line(e->p, "} else {");
   attn_ptx_line(e->p, "scf.if %%v%d {", x->results);

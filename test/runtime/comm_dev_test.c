@@ -419,6 +419,18 @@ static const char *const other_g_manifest =
     "{\"pattern\": \"matmul_all_reduce\", \"world_size\": 1, "
     "\"workspace_bytes\": 2048}}]}";
 
+// g2 whose c has no shape and dtype: attnrt_comm_launch_out cannot size it.
+static const char *const unsized_c_manifest =
+    "{\"version\": 1, \"format\": \"ptx\", \"kernels\": ["
+    "{\"name\": \"g2\", \"grid\": [2], \"block\": [128], \"params\": ["
+    "{\"name\": \"a\", \"kind\": \"ptr\"}, {\"name\": \"b\", \"kind\": \"ptr\"}, "
+    "{\"name\": \"c\", \"kind\": \"ptr\"}, {\"name\": \"workspace\", \"kind\": "
+    "\"ptr\"}, {\"name\": \"peers\", \"kind\": \"ptr\"}, {\"name\": "
+    "\"out_peers\", \"kind\": \"ptr\"}, {\"name\": \"rank\", \"kind\": "
+    "\"i32\"}, {\"name\": \"epoch\", \"kind\": \"i32\"}], \"comm\": "
+    "{\"pattern\": \"matmul_all_reduce\", \"world_size\": 1, "
+    "\"workspace_bytes\": 1024}}]}";
+
 static int test_comm_launch(void) {
   CHECK(attnrt_comm_launch(NULL, "g", NULL, 0, NULL, 0, NULL) ==
         ATTNRT_ERR_INVALID_ARGUMENT);
@@ -532,7 +544,8 @@ static int test_comm_launch(void) {
     CHECK(s->launches == 6 && l->params[2] == attnrt_comm_buffer_ptr(out));
     CHECK(l->params[4] == peers && l->params[5] == out_peers);
     CHECK(l->params[7] == 4);
-    // A plain launch again passes no table.
+    // A plain launch again passes no table (the kernels count their flags
+    // alike either way, so a workspace may serve both kinds).
     CHECK(attnrt_comm_launch(m, "g", w, 0, args, 3, NULL) == ATTNRT_OK);
     CHECK(s->launches == 7 && l->params[5] == 0 && l->params[7] == 5);
     CHECK(attnrt_comm_buffer_free(out) == ATTNRT_OK);
@@ -568,6 +581,27 @@ static int test_comm_launch(void) {
   CHECK(contains(attnrt_last_error(rt), "attnrt_comm_launch: name is NULL"));
   attnrt_module_destroy(m2);
   attnrt_runtime_destroy(rt2);
+  // The workspace as the output, and a kernel whose c attnrt cannot size.
+  CHECK(attnrt_comm_launch_out(m, "g", w, w, dev, args, 3, NULL) ==
+        ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(rt), "attnrt_comm_launch_out: out is the "
+                                        "workspace"));
+  attnrt_module *unsized = NULL;
+  CHECK(attnrt_module_load_ptx(rt, fused_ptx, 0, unsized_c_manifest,
+                               &unsized) == ATTNRT_OK);
+  attnrt_comm_buffer *w2 = NULL, *o2 = NULL;
+  CHECK(attnrt_comm_buffer_alloc(c, 1024, &w2) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_alloc(c, 1024, &o2) == ATTNRT_OK);
+  struct attnrt_arg uargs[3] = {args[0], args[1], args[2]};
+  uargs[2].v.ptr = attnrt_comm_buffer_ptr(o2);
+  CHECK(attnrt_comm_launch_out(unsized, "g2", w2, o2, dev, uargs, 3, NULL) ==
+        ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(rt),
+                 "attnrt_comm_launch_out: kernel 'g2' has no argument 'c' (a "
+                 "ptr with a shape and dtype) to write into out"));
+  CHECK(attnrt_comm_buffer_free(w2) == ATTNRT_OK);
+  CHECK(attnrt_comm_buffer_free(o2) == ATTNRT_OK);
+  attnrt_module_destroy(unsized);
   // An output of another communicator.
   attnrt_comm *c2 = init_one_rank();
   CHECK(c2 != NULL);

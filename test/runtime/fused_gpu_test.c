@@ -1,7 +1,7 @@
-// fused_gpu_test.c - two-GPU check of attn's fused GEMM + collective kernels: forks one process per rank, loads the PTX attn-translate made from test/Inputs/comm/*_small.mlir (no link step: the kernel reads its peers' addresses from the workspace's peer table, attnrt_comm_buffer_peers), runs it three times with attnrt_comm_launch (or, with --symmetric-out, with C in a symmetric buffer through attnrt_comm_launch_out) and compares C with a float64 host reference; with --dead-peer, rank 1 leaves before launching and rank 0's launch must fail, not hang.
+// fused_gpu_test.c - two-GPU check of attn's fused GEMM + collective kernels: forks one process per rank, loads the PTX attn-translate made from test/Inputs/comm/*_small.mlir (no link step: the kernel reads its peers' addresses from the workspace's peer table, attnrt_comm_buffer_peers), runs it three times with attnrt_comm_launch (with --symmetric-out, with C in a symmetric buffer through attnrt_comm_launch_out; with --alternate-out, C symmetric and the launches plain, then _out, then plain) and compares C with a float64 host reference; with --dead-peer, rank 1 leaves before launching and rank 0's launch must fail, not hang.
 //
-// Usage: attnrt-fused-gpu-test [--dead-peer | --symmetric-out] PATTERN PTX
-// MANIFEST, PATTERN
+// Usage: attnrt-fused-gpu-test [--dead-peer | --symmetric-out |
+// --alternate-out] PATTERN PTX MANIFEST, PATTERN
 // being ar, rs or ag (the programs' shapes are fixed below). Needs two GPUs,
 // libnccl 2.28 and a libattnrt with the NCCL device shim (its
 // attn_nccl_peer_table makes the table; nvJitLink is not used); lit runs it only
@@ -109,8 +109,14 @@ static void reference(const struct shape *sh, int rank, double *want) {
     }
 }
 
+/// How C is allocated and the kernel launched: plain memory and
+/// attnrt_comm_launch; a symmetric buffer and attnrt_comm_launch_out; a
+/// symmetric buffer and the two launches in turn (plain first).
+enum out_mode { OUT_PLAIN, OUT_SYMMETRIC, OUT_ALTERNATE };
+
 static int run_rank(int rank, const struct shape *sh, const char *ptx,
-                    const char *manifest, bool dead_peer, bool symmetric_out) {
+                    const char *manifest, bool dead_peer, enum out_mode mode) {
+  bool symmetric_out = mode != OUT_PLAIN;
   attnrt_comm *c = NULL;
   TRY(attnrt_comm_init_from_env(&c));
   attnrt_runtime *rt = attnrt_comm_runtime(c);
@@ -172,10 +178,10 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
     clock_gettime(CLOCK_MONOTONIC, &t0);
     // The peers write into this rank's C only once it runs the launch,
     // after the poisoning above.
+    bool direct = mode == OUT_SYMMETRIC || (mode == OUT_ALTERNATE && epoch % 2 == 0);
     enum attnrt_status st =
-        symmetric_out
-            ? attnrt_comm_launch_out(m, ki->name, ws, out_sym, dev, args, 3, NULL)
-            : attnrt_comm_launch(m, ki->name, ws, dev, args, 3, NULL);
+        direct ? attnrt_comm_launch_out(m, ki->name, ws, out_sym, dev, args, 3, NULL)
+               : attnrt_comm_launch(m, ki->name, ws, dev, args, 3, NULL);
     if (st == ATTNRT_OK)
       st = attnrt_comm_wait(c, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -209,8 +215,8 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
     bool ok = rel <= 1e-2 && isfinite(worst);
     bad |= !ok;
     printf("rank %d: %s launch %d%s: %s rel_l2=%.2e max_abs=%.2e %s\n", rank,
-           sh->name, epoch, symmetric_out ? " (symmetric out)" : "", ki->name,
-           rel, worst, ok ? "PASS" : "FAIL");
+           sh->name, epoch, direct ? " (symmetric out)" : "", ki->name, rel,
+           worst, ok ? "PASS" : "FAIL");
     fflush(stdout);
   }
   free(want);
@@ -231,23 +237,26 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
 struct job {
   const struct shape *sh;
   const char *ptx, *manifest;
-  bool dead_peer, symmetric_out;
+  bool dead_peer;
+  enum out_mode mode;
 };
 
 static int rank_main(int rank, void *user) {
   const struct job *j = user;
-  return run_rank(rank, j->sh, j->ptx, j->manifest, j->dead_peer,
-                  j->symmetric_out);
+  return run_rank(rank, j->sh, j->ptx, j->manifest, j->dead_peer, j->mode);
 }
 
 int main(int argc, char **argv) {
   int arg = 1;
   bool dead_peer = argc > 1 && !strcmp(argv[1], "--dead-peer");
-  bool symmetric_out = argc > 1 && !strcmp(argv[1], "--symmetric-out");
-  arg += dead_peer || symmetric_out;
+  enum out_mode mode =
+      argc > 1 && !strcmp(argv[1], "--symmetric-out")   ? OUT_SYMMETRIC
+      : argc > 1 && !strcmp(argv[1], "--alternate-out") ? OUT_ALTERNATE
+                                                         : OUT_PLAIN;
+  arg += dead_peer || mode != OUT_PLAIN;
   if (argc - arg != 3) {
-    printf("usage: attnrt-fused-gpu-test [--dead-peer | --symmetric-out] "
-           "ar|rs|ag PTX MANIFEST\n");
+    printf("usage: attnrt-fused-gpu-test [--dead-peer | --symmetric-out | "
+           "--alternate-out] ar|rs|ag PTX MANIFEST\n");
     return 2;
   }
   const struct shape *sh = NULL;
@@ -261,7 +270,7 @@ int main(int argc, char **argv) {
   }
   int port;
   gpu_ranks_env(RANKS, 29611, "60", &port);
-  struct job j = {sh, ptx, manifest, dead_peer, symmetric_out};
+  struct job j = {sh, ptx, manifest, dead_peer, mode};
   int rc = gpu_ranks_run(RANKS, rank_main, &j);
   free(ptx);
   free(manifest);
