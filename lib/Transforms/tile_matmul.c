@@ -243,6 +243,25 @@ static int check_fused(MlirOperation mm, bool emit,
   return 1;
 }
 
+/// The program-level collectives of the comm dialect (not its tile-level
+/// ops, nor comm.fused_matmul).
+static bool is_collective(MlirOperation op) {
+  static const char *const names[] = {"comm.all_reduce", "comm.all_gather",
+                                      "comm.reduce_scatter", "comm.all_to_all"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
+    if (attn_op_is(op, names[i]))
+      return true;
+  return false;
+}
+
+/// Walk callback: stores the first collective in *(MlirOperation *)user.
+static MlirWalkResult find_collective(MlirOperation op, void *user) {
+  if (!is_collective(op))
+    return MlirWalkResultAdvance;
+  *(MlirOperation *)user = op;
+  return MlirWalkResultInterrupt;
+}
+
 int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
                      bool emit) {
   memset(out, 0, sizeof *out);
@@ -263,18 +282,21 @@ int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
   char name[64];
   if (mlirOperationIsNull(mm)) {
     // A collective with no matmul to fuse with has no kernel of its own.
-    for (MlirOperation op = mlirBlockGetFirstOperation(body);
-         !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
-      if (!strncmp(attn_op_name(op, name, sizeof name), "comm.", 5))
-        return reject(emit, op,
-                      "'%s' has no linalg.matmul to fuse with: attn compiles "
-                      "a collective only into the kernel of the GEMM that "
-                      "produces or consumes it (comm-schedule); for a "
-                      "collective on its own, call NCCL through attnrt "
-                      "(attnrt_comm_all_reduce, attnrt_comm_all_gather, "
-                      "attnrt_comm_reduce_scatter)",
-                      name);
-    return 0;
+    MlirOperation lone = {NULL};
+    mlirOperationWalk(func, find_collective, &lone, MlirWalkPreOrder);
+    if (mlirOperationIsNull(lone))
+      return 0;
+    attn_op_name(lone, name, sizeof name);
+    return reject(emit, lone,
+                  "'%s' has no linalg.matmul to fuse with: attn compiles a "
+                  "collective only into the kernel of the GEMM that produces "
+                  "or consumes it (comm-schedule); for one on its own, call "
+                  "NCCL%s",
+                  name,
+                  attn_op_is(lone, "comm.all_to_all")
+                      ? " (attnrt has no all_to_all)"
+                      : " through attnrt (attnrt_comm_all_reduce, "
+                        "attnrt_comm_all_gather, attnrt_comm_reduce_scatter)");
   }
   bool fused = attn_op_is(mm, ATTN_OP_COMM_FUSED_MATMUL);
   if (!fused && !attn_op_is(mm, "linalg.matmul"))
@@ -352,9 +374,7 @@ int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
 }
 
 static MlirWalkResult find_matmul_like(MlirOperation op, void *user) {
-  char name[64];
-  if (!is_matmul_like(op) &&
-      strncmp(attn_op_name(op, name, sizeof name), "comm.", 5))
+  if (!is_matmul_like(op) && !is_collective(op))
     return MlirWalkResultAdvance;
   *(bool *)user = true;
   return MlirWalkResultInterrupt;

@@ -96,7 +96,8 @@ int attn_matmul_find(MlirOperation func, struct attn_matmul_info *out,
 
 /// True when module holds a function attn-tile would turn into a GEMM
 /// kernel, or one it would reject for holding a matmul or a collective
-/// (comm.*) without one: either way the drivers must run attn-tile on it.
+/// (comm.all_reduce, all_gather, reduce_scatter, all_to_all) without one:
+/// either way the drivers must run attn-tile on it.
 bool attn_has_matmul(MlirOperation module);
 
 //===-- GPU lowering choice -----------------------------------------------===//

@@ -163,7 +163,29 @@ func.func @unfused(%a: tensor<256x256xbf16>, %b: tensor<256x256xbf16>) -> tensor
 // -----
 
 func.func @alone(%x: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
-  // expected-error@+1 {{'comm.all_reduce' has no linalg.matmul to fuse with: attn compiles a collective only into the kernel of the GEMM that produces or consumes it (comm-schedule); for a collective on its own, call NCCL through attnrt (attnrt_comm_all_reduce, attnrt_comm_all_gather, attnrt_comm_reduce_scatter)}}
+  // expected-error@+1 {{'comm.all_reduce' has no linalg.matmul to fuse with: attn compiles a collective only into the kernel of the GEMM that produces or consumes it (comm-schedule); for one on its own, call NCCL through attnrt (attnrt_comm_all_reduce, attnrt_comm_all_gather, attnrt_comm_reduce_scatter)}}
   %r = "comm.all_reduce"(%x) {reduction = "sum", world_size = 2 : i64} : (tensor<256x256xbf16>) -> tensor<256x256xbf16>
+  return %r : tensor<256x256xbf16>
+}
+
+// -----
+
+func.func @alone_all_to_all(%x: tensor<2x128x256xbf16>) -> tensor<2x128x256xbf16> {
+  // expected-error@+1 {{'comm.all_to_all' has no linalg.matmul to fuse with: attn compiles a collective only into the kernel of the GEMM that produces or consumes it (comm-schedule); for one on its own, call NCCL (attnrt has no all_to_all)}}
+  %r = "comm.all_to_all"(%x) {split_dim = 0 : i64, concat_dim = 0 : i64, world_size = 2 : i64} : (tensor<2x128x256xbf16>) -> tensor<2x128x256xbf16>
+  return %r : tensor<2x128x256xbf16>
+}
+
+// -----
+
+// Found inside a region too.
+func.func @nested(%x: tensor<256x256xbf16>, %p: i1) -> tensor<256x256xbf16> {
+  %r = scf.if %p -> tensor<256x256xbf16> {
+    // expected-error@+1 {{'comm.all_gather' has no linalg.matmul to fuse with}}
+    %g = "comm.all_gather"(%x) {dim = 0 : i64, world_size = 1 : i64} : (tensor<256x256xbf16>) -> tensor<256x256xbf16>
+    scf.yield %g : tensor<256x256xbf16>
+  } else {
+    scf.yield %x : tensor<256x256xbf16>
+  }
   return %r : tensor<256x256xbf16>
 }
