@@ -204,8 +204,9 @@ enum attnrt_status comm_fused_run(struct comm_fused *f,
                                    f->dev_comm, args, 3, s)
           : attnrt_comm_launch(f->module, f->name, b->work, f->dev_comm, args,
                                3, s);
-  if (st != ATTNRT_OK) // the message names the function
-    snprintf(why, why_len, "%s",
+  if (st != ATTNRT_OK)
+    snprintf(why, why_len, "%s: %s",
+             f->symmetric_out ? "attnrt_comm_launch_out" : "attnrt_comm_launch",
              attnrt_last_error(attnrt_comm_runtime(f->comm)));
   return st;
 }
