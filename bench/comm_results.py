@@ -97,8 +97,11 @@ def gemm_section(g):
     lines = ["### bf16 GEMM on one GPU: attn's kernel vs cuBLAS", ""]
     m = g["meta"]
     lines.append(
-        f"`gemm_bench` on GPU {m.get('device', 0)}: median of {m.get('iters')} launches after "
-        f"{m.get('warmup')} warm-up launches"
+        f"`gemm_bench` on GPU {m.get('device', 0)}: "
+        + (f"{m['rounds']:.0f} rounds per shape taking cuBLAS and attn in turn (cuBLAS first in even rounds, "
+           f"attn in odd ones), each {m.get('iters')} launches after {m.get('warmup')} warm-up launches, "
+           f"the median over all the launches"
+           if m.get("rounds") else f"median of {m.get('iters')} launches after {m.get('warmup')} warm-up launches")
         + (f", the GPU idle for {m['cooldown_ms']:.0f} ms before each" if m.get("cooldown_ms") else "")
         + " (CUDA events, no L2 flush). 'attn vs cuBLAS' = cuBLAS ms / attn ms "
         "(above 1: attn is faster); 'cuBLAS vs A1' = the anchors' torch.matmul 8192^3 (1.553 ms, "

@@ -5,7 +5,10 @@
 // Each implementation runs once on a NaN-poisoned C, and sampled rows of C
 // (the first, the last and random ones, every column) are compared with a
 // float64 reference (lib/Reference, bench_common.h gives the tolerance)
-// before it is timed: CUDA events around each launch after warm-up, median.
+// before anything is timed: CUDA events around each launch after warm-up, in
+// rounds that take the two in turn (cuBLAS first in even rounds, attn in odd
+// ones: under sustained load an H200 steps its clocks down, which would
+// otherwise always favour the one timed first), median over all launches.
 // attn's kernel comes from attn_compile (target sm_90a) and is launched
 // through attnrt; a compile failure is reported in its row and the run goes
 // on.
@@ -34,7 +37,11 @@ static void usage(FILE *f) {
           "against float64 on sampled rows,\nthen timed (CUDA events, median "
           "after warm-up). Prints a markdown table and\nwrites JSON.\n\n"
           "  --shapes=MxNxK[,MxNxK...]  (default " DEFAULT_SHAPES ")\n"
-          "  --iters=N         timed launches per implementation (default 50)\n"
+          "  --iters=N         timed launches per implementation and round "
+          "(default 50)\n"
+          "  --rounds=N        timing rounds per shape, the implementations in "
+          "turn\n                    (cuBLAS, attn, then attn, cuBLAS, ...; "
+          "default 2)\n"
           "  --warmup=N        untimed launches first (default 10)\n"
           "  --cooldown-ms=N   idle time before each warm-up (default 1000)\n"
           "  --device=N        GPU ordinal (default 0)\n"
@@ -66,6 +73,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
   o->iters = 50;
   o->warmup = 10;
   o->cooldown_ms = 1000;
+  o->rounds = 2;
   o->check_rows = 16;
   o->seed = 1234;
   o->run_attn = o->run_cublas = true;
@@ -85,6 +93,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
       ok = bench_parse_shapes(v, o->shape, MAX_SHAPES, &o->nshapes);
     else if ((v = bench_flag_value(a, "--device")))
       ok = bench_parse_int(v, 0, 1023, &o->device);
+    else if ((v = bench_flag_value(a, "--rounds")))
+      ok = bench_parse_int(v, 1, MAX_ROUNDS, &o->rounds);
     else if ((v = bench_flag_value(a, "--attn-ir")))
       o->ir_path = v;
     else if ((v = bench_flag_value(a, "--tile-options")))
@@ -145,15 +155,15 @@ static bool step_attn(void *user, char *err, size_t errlen) {
 }
 
 /// Runs step once on a NaN-poisoned C and compares sampled rows with their
-/// float64 reference ref (nrows x n), then times it; fills r.
-static void measure(struct shape_ctx *x, bench_step_fn step, const double *ref,
-                    const int64_t *rows, int nrows, struct row *r) {
+/// float64 reference ref (nrows x n); fills r's check and, on failure, its
+/// status. True when it passed.
+static bool check(struct shape_ctx *x, bench_step_fn step, const double *ref,
+                  const int64_t *rows, int nrows, struct row *r) {
   char err[600] = "";
   enum attnrt_status st;
   size_t c_bytes = (size_t)(x->m * x->n) * 2;
   uint16_t *got = malloc((size_t)nrows * (size_t)x->n * 2);
-  float *ms = malloc((size_t)x->o->iters * sizeof *ms);
-  if (!got || !ms) {
+  if (!got) {
     snprintf(err, sizeof err, "out of host memory");
     goto fail;
   }
@@ -179,6 +189,7 @@ static void measure(struct shape_ctx *x, bench_step_fn step, const double *ref,
   memset(&r->check, 0, sizeof r->check);
   bench_check_add(&r->check, got, ref, (size_t)nrows * (size_t)x->n);
   r->checked = true;
+  free(got);
   if (!bench_check_pass(&r->check)) {
     r->status = "check failed";
     snprintf(r->error, sizeof r->error,
@@ -187,26 +198,36 @@ static void measure(struct shape_ctx *x, bench_step_fn step, const double *ref,
              bench_check_rel_l2(&r->check), BENCH_TOL_REL_L2,
              bench_check_max_rel(&r->check), BENCH_TOL_MAX_REL,
              r->check.nonfinite, r->check.count);
-    free(got);
-    free(ms);
-    return;
+    return false;
   }
-  // The check's launch was synchronized above: the GPU is idle.
-  bench_cooldown(x->o->cooldown_ms);
-  if (!bench_time(x->rt, x->stream.s, step, NULL, NULL, x,
-                  (int)x->o->warmup, (int)x->o->iters, ms, err, sizeof err))
-    goto fail;
-  bench_stats_of(ms, (int)x->o->iters, &r->stats);
-  r->timed = true;
-  r->status = "ok";
-  free(got);
-  free(ms);
-  return;
+  return true;
 fail:
+  free(got);
   r->status = "error";
   snprintf(r->error, sizeof r->error, "%s", err);
-  free(got);
-  free(ms);
+  return false;
+}
+
+/// One timing round of step (after the GPU idled, warm-up launches, then
+/// iters timed ones), appended to r's launches in ms (iters per round) and
+/// its round's median to r->round_ms. False with r's status set on error.
+static bool time_round(struct shape_ctx *x, bench_step_fn step, float *ms,
+                       struct row *r) {
+  char err[600] = "";
+  // The GPU is idle: every round starts synchronized.
+  bench_cooldown(x->o->cooldown_ms);
+  float *mine = ms + (size_t)r->nrounds * (size_t)x->o->iters;
+  if (!bench_time(x->rt, x->stream.s, step, NULL, NULL, x,
+                  (int)x->o->warmup, (int)x->o->iters, mine, err,
+                  sizeof err)) {
+    r->status = "error";
+    snprintf(r->error, sizeof r->error, "%s", err);
+    return false;
+  }
+  struct bench_stats st;
+  bench_stats_of(mine, (int)x->o->iters, &st);
+  r->round_ms[r->nrounds++] = st.median;
+  return true;
 }
 
 /// Uploads the seeded A and B of the shape; false with a message in err.
@@ -232,18 +253,25 @@ static bool upload_inputs(struct shape_ctx *x, char *err, size_t errlen) {
   return true;
 }
 
-/// Measures one implementation (attn when `attn`, else cuBLAS) on the
-/// shape of x into r: inputs, the float64 rows, the check, the timing.
-static void run_shape(struct shape_ctx *x, bool attn, struct row *r) {
+/// Measures cuBLAS (rows[0], when run) and attn (rows[1], when run) on the
+/// shape of x: inputs, the float64 rows and each one's check, then
+/// o->rounds timing rounds that take the two in turn (cuBLAS first in even
+/// rounds, attn first in odd ones), so that neither always runs on the GPU
+/// the other has just warmed; the median is over all the launches.
+static void run_shape(struct shape_ctx *x, bool run[2], struct row *rows) {
   const struct options *o = x->o;
   char err[600] = "";
   enum attnrt_status st;
   int nrows = (int)(o->check_rows < x->m ? o->check_rows : x->m);
-  int64_t *rows = malloc((size_t)nrows * sizeof *rows);
+  int64_t *samples = malloc((size_t)nrows * sizeof *samples);
   double *a_rows = malloc((size_t)(nrows * x->k) * sizeof *a_rows);
   double *ref = malloc((size_t)(nrows * x->n) * sizeof *ref);
+  size_t per = (size_t)o->iters * (size_t)o->rounds;
+  float *ms[2] = {malloc(per * sizeof(float)), malloc(per * sizeof(float))};
+  struct attn_gemm g;
+  bool built = false, ok[2] = {false, false};
   x->a = x->b = x->c = 0;
-  if (!rows || !a_rows || !ref) {
+  if (!samples || !a_rows || !ref || !ms[0] || !ms[1]) {
     snprintf(err, sizeof err, "out of host memory");
     goto fail;
   }
@@ -256,11 +284,11 @@ static void run_shape(struct shape_ctx *x, bool attn, struct row *r) {
   if (!upload_inputs(x, err, sizeof err))
     goto fail;
   bench_sample_rows((uint64_t)o->seed + (uint64_t)(x->m * 31 + x->n * 7 + x->k),
-                    nrows, x->m, rows);
+                    nrows, x->m, samples);
   for (int i = 0; i < nrows; ++i)
     for (int64_t l = 0; l < x->k; ++l)
       a_rows[i * x->k + l] = bench_bf16_to_double(bench_rand_bf16(
-          (uint64_t)o->seed, TENSOR_A, 0, (uint64_t)(rows[i] * x->k + l)));
+          (uint64_t)o->seed, TENSOR_A, 0, (uint64_t)(samples[i] * x->k + l)));
   // The float64 rows every implementation is compared with.
   const double *a_slot[1] = {a_rows};
   const int b_rank[1] = {0};
@@ -277,28 +305,46 @@ static void run_shape(struct shape_ctx *x, bool attn, struct row *r) {
   if (!bench_ref_check_run(&rc, &unused, err, sizeof err))
     goto fail;
 
-  if (!attn) {
-    measure(x, step_cublas, ref, rows, nrows, r);
-  } else {
-    struct attn_gemm g;
-    if (attn_gemm_build(o, x->rt, x->m, x->n, x->k, &g, r)) {
-      x->gemm = &g;
-      measure(x, step_attn, ref, rows, nrows, r);
-      x->gemm = NULL;
-      attn_gemm_release(&g);
-    }
+  // Each one is checked before anything is timed.
+  static const bench_step_fn steps[2] = {step_cublas, step_attn};
+  if (run[0])
+    ok[0] = check(x, step_cublas, ref, samples, nrows, &rows[0]);
+  if (run[1] && (built = attn_gemm_build(o, x->rt, x->m, x->n, x->k, &g,
+                                         &rows[1]))) {
+    x->gemm = &g;
+    ok[1] = check(x, step_attn, ref, samples, nrows, &rows[1]);
   }
+  for (int round = 0; round < o->rounds; ++round)
+    for (int j = 0; j < 2; ++j) {
+      int i = round % 2 ? 1 - j : j;
+      if (ok[i] && !time_round(x, steps[i], ms[i], &rows[i]))
+        ok[i] = false;
+    }
+  for (int i = 0; i < 2; ++i)
+    if (ok[i]) {
+      bench_stats_of(ms[i], (int)per, &rows[i].stats);
+      rows[i].timed = true;
+      rows[i].status = "ok";
+    }
   goto out;
 fail:
-  r->status = "error";
-  snprintf(r->error, sizeof r->error, "%s", err);
+  for (int i = 0; i < 2; ++i)
+    if (run[i]) {
+      rows[i].status = "error";
+      snprintf(rows[i].error, sizeof rows[i].error, "%s", err);
+    }
 out:
+  x->gemm = NULL;
+  if (built)
+    attn_gemm_release(&g);
   attnrt_mem_free(x->rt, x->a);
   attnrt_mem_free(x->rt, x->b);
   attnrt_mem_free(x->rt, x->c);
-  free(rows);
+  free(samples);
   free(a_rows);
   free(ref);
+  free(ms[0]);
+  free(ms[1]);
 }
 
 //===-- main --===//
@@ -405,27 +451,26 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/gemm_bench.json", out_dir);
   else
     snprintf(path, sizeof path, "gemm_bench.json");
-  // cuBLAS on every shape first, then attn: a kernel that hangs (and is
-  // killed by the caller's timeout) cannot take the anchors with it. The
-  // JSON is rewritten after every measurement for the same reason.
-  for (int pass = 0; pass < 2; ++pass) {
-    if (pass == 0 ? !o.run_cublas || !have_vendor : !o.run_attn)
-      continue;
-    for (int s = 0; s < o.nshapes; ++s) {
-      struct row *r = &rows[2 * s + pass];
-      x.m = r->m;
-      x.n = r->n;
-      x.k = r->k;
-      double t0 = bench_now_s();
-      run_shape(&x, pass == 1, r);
-      printf("gemm_bench: %lldx%lldx%lld %s: %s%s%s (%.1f s)\n",
-             (long long)x.m, (long long)x.n, (long long)x.k, r->impl,
-             r->status, r->timed ? "" : r->error[0] ? ": " : "",
-             r->timed ? "" : r->error, bench_now_s() - t0);
-      if (!write_results(path, &res)) {
-        fprintf(stderr, "gemm_bench: cannot write %s\n", path);
-        status = 1;
-      }
+  // One shape at a time, both implementations (cuBLAS checked first); the
+  // JSON is rewritten after every shape, so a kernel that hangs (and is
+  // killed by the caller's timeout) leaves the shapes before it.
+  for (int s = 0; s < o.nshapes; ++s) {
+    struct row *r = &rows[2 * s];
+    x.m = r->m;
+    x.n = r->n;
+    x.k = r->k;
+    bool run[2] = {o.run_cublas && have_vendor, o.run_attn};
+    double t0 = bench_now_s();
+    run_shape(&x, run, r);
+    for (int i = 0; i < 2; ++i)
+      if (run[i])
+        printf("gemm_bench: %lldx%lldx%lld %s: %s%s%s (%.1f s for both)\n",
+               (long long)x.m, (long long)x.n, (long long)x.k, r[i].impl,
+               r[i].status, r[i].timed ? "" : r[i].error[0] ? ": " : "",
+               r[i].timed ? "" : r[i].error, bench_now_s() - t0);
+    if (!write_results(path, &res)) {
+      fprintf(stderr, "gemm_bench: cannot write %s\n", path);
+      status = 1;
     }
   }
   for (int i = 0; i < 2 * o.nshapes; ++i)

@@ -14,6 +14,7 @@
 enum { TENSOR_A = 1, TENSOR_B = 2 };
 
 #define MAX_SHAPES 16
+#define MAX_ROUNDS 16
 #define DEFAULT_SHAPES \
   "8192x8192x8192,4096x8192x4096,4096x4096x4096,8000x8000x8000"
 
@@ -22,7 +23,8 @@ struct options {
   int64_t shape[MAX_SHAPES][3];
   int nshapes;
   long iters, warmup, device, check_rows, seed;
-  long cooldown_ms; // idle GPU time before each implementation's warm-up
+  long cooldown_ms; // idle GPU time before each timing round's warm-up
+  long rounds;      // timing rounds per shape, the implementations in turn
   bool run_attn, run_cublas, compile_only;
   const char *json_path;
   const char *ir_path;      // --attn-ir: a template file instead of default_ir
@@ -40,7 +42,9 @@ struct row {
   bool checked;
   struct bench_check check;
   bool timed;
-  struct bench_stats stats;
+  struct bench_stats stats; // over every timed launch of every round
+  int nrounds;              // rounds timed
+  double round_ms[MAX_ROUNDS]; // each round's median
   double compile_s; // attn only; < 0 when not compiled
   char entry[160];  // attn only: the program or kernel launched and its args
   char config[160]; // attn only: the kernel's configuration per its manifest

@@ -111,6 +111,9 @@ static cJSON *row_json(const struct row *r, const struct row *anchor) {
     cJSON_AddNumberToObject(j, "ms_max", r->stats.max);
     cJSON_AddNumberToObject(j, "ms_mean", r->stats.mean);
     cJSON_AddNumberToObject(j, "tflops", tflops(r));
+    cJSON *rounds = cJSON_AddArrayToObject(j, "ms_rounds");
+    for (int i = 0; i < r->nrounds; ++i)
+      cJSON_AddItemToArray(rounds, cJSON_CreateNumber(r->round_ms[i]));
     if (anchor && anchor != r && anchor->timed)
       cJSON_AddNumberToObject(j, "vs_cublas",
                               anchor->stats.median / r->stats.median);
@@ -141,6 +144,7 @@ bool write_results(const char *path, const struct results *res) {
   if (o->hopper_options)
     cJSON_AddStringToObject(meta, "hopper_options", o->hopper_options);
   cJSON_AddNumberToObject(meta, "iters", (double)o->iters);
+  cJSON_AddNumberToObject(meta, "rounds", (double)o->rounds);
   cJSON_AddNumberToObject(meta, "warmup", (double)o->warmup);
   cJSON_AddNumberToObject(meta, "cooldown_ms", (double)o->cooldown_ms);
   cJSON_AddNumberToObject(meta, "check_rows", (double)o->check_rows);
