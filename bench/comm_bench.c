@@ -105,6 +105,10 @@ static void usage(FILE *f) {
           "$OUT/comm_bench.json, else ./comm_bench.json)\n"
           "  --no-symmetric    skip the NCCL symmetric-buffer variant\n"
           "  --no-fused        skip the fused variant\n"
+          "  --rounds=N        then time the fused variant and the sequential "
+          "one again in\n                    turn, N rounds (fused first in "
+          "even ones; default 2; 0:\n                    each once, in the "
+          "fixed order)\n"
           "  --help            this text\n\n"
           "Environment: RANK, WORLD_SIZE (>= 2), LOCAL_RANK, MASTER_ADDR, "
           "MASTER_PORT;\nATTN_COMM_TIMEOUT_S (seconds any wait for a peer "
@@ -141,6 +145,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
   o->cooldown_ms = 1000;
   o->check_rows = 8;
   o->seed = 1234;
+  o->rounds = 2;
   o->symmetric = o->fused = true;
   for (int p = 0; p < NPATTERNS; ++p)
     o->pattern[p] = true;
@@ -160,6 +165,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
       ok = bench_parse_shapes(v, o->shape, MAX_SHAPES, &o->nshapes);
     else if ((v = bench_flag_value(a, "--patterns")))
       ok = parse_patterns(v, o);
+    else if ((v = bench_flag_value(a, "--rounds")))
+      ok = bench_parse_int(v, 0, MAX_ROUNDS, &o->rounds);
     else if (strcmp(a, "--no-symmetric") == 0)
       o->symmetric = false;
     else if (strcmp(a, "--no-fused") == 0)
@@ -450,6 +457,54 @@ static void time_variant(struct bench *b, bench_step_fn step,
   free(ms);
 }
 
+/// Adds round result t to the rounds in r (first: r starts over).
+static void add_round(struct variant_result *r, const struct variant_result *t,
+                      int world, bool first) {
+  if (first) { // its check stays
+    r->timed = t->timed;
+    r->status = t->status;
+    r->nsamples = r->nrounds = 0;
+    r->ms = r->ms_aligned = 0;
+    r->ms_min = INFINITY;
+    for (int q = 0; q < world; ++q)
+      r->ms_rank[q] = 0;
+  }
+  r->round_ms[r->nrounds++] = t->ms;
+  r->ms += t->ms;
+  r->ms_aligned += t->ms_aligned;
+  r->ms_min = fmin(r->ms_min, t->ms_min);
+  for (int q = 0; q < world; ++q)
+    r->ms_rank[q] += t->ms_rank[q];
+  for (int i = 0; i < t->nsamples && r->nsamples < MAX_SAMPLES; ++i)
+    r->samples[r->nsamples++] = t->samples[i];
+}
+
+static void end_rounds(struct variant_result *r, int world) {
+  r->ms /= r->nrounds;
+  r->ms_aligned /= r->nrounds;
+  for (int q = 0; q < world; ++q)
+    r->ms_rank[q] /= r->nrounds;
+}
+
+/// Times the fused variant (step_variant, b->ops set) and the sequential
+/// baseline again, o->rounds rounds that take them in turn (fused first in
+/// even rounds, sequential in odd ones), so that the one timed last does
+/// not always meet GPUs the other has just warmed; replaces both results'
+/// timings with the rounds'.
+static void time_in_turn(struct bench *b, struct variant_result *fused,
+                         struct variant_result *seq) {
+  struct variant_result t;
+  for (int round = 0; round < b->o->rounds; ++round)
+    for (int j = 0; j < 2; ++j) {
+      bool f = (round % 2 == 0) == (j == 0);
+      memset(&t, 0, sizeof t);
+      time_variant(b, f ? step_variant : step_seq, &t);
+      add_round(f ? fused : seq, &t, b->world, round == 0);
+    }
+  end_rounds(fused, b->world);
+  end_rounds(seq, b->world);
+}
+
 //===-- One shape --===//
 
 static attnrt_devptr alloc(struct bench *b, size_t bytes) {
@@ -588,7 +643,8 @@ static void free_sym(struct bench *b) {
 /// A variant behind comm_fused.h's interface: prepare on every rank, agree,
 /// symmetric buffers, check, time.
 static void run_variant(struct bench *b, const struct variant_ops *ops,
-                        struct variant_result *r) {
+                        struct variant_result *r,
+                        struct variant_result *seq_in_turn) {
   struct comm_fused_problem p = {b->pattern, b->m, b->n, b->k, b->rank,
                                  b->world, b->comm, b->rt};
   char why[400] = "";
@@ -651,8 +707,12 @@ static void run_variant(struct bench *b, const struct variant_ops *ops,
   step_finish(b, NULL, 0);
   struct bench_check chk;
   check_pattern(b, attnrt_comm_buffer_ptr(b->sym.out), &chk);
-  if (agree_checks(b, &chk, 1, r))
-    time_variant(b, step_variant, r);
+  if (agree_checks(b, &chk, 1, r)) {
+    if (seq_in_turn && seq_in_turn->timed && b->o->rounds > 0)
+      time_in_turn(b, r, seq_in_turn);
+    else
+      time_variant(b, step_variant, r);
+  }
   b->ops = NULL;
   b->state = NULL;
   free_sym(b);
@@ -675,9 +735,9 @@ static void run_pattern(struct bench *b, enum comm_pattern pat) {
   double t0 = bench_now_s();
   run_baselines(b, pr);
   if (b->o->symmetric)
-    run_variant(b, &sym_ops, &pr->v[V_SYM]);
+    run_variant(b, &sym_ops, &pr->v[V_SYM], NULL);
   if (b->o->fused)
-    run_variant(b, &fused_ops, &pr->v[V_FUSED]);
+    run_variant(b, &fused_ops, &pr->v[V_FUSED], &pr->v[V_SEQ]);
   printf("comm_bench rank %d: %lldx%lldx%lld %s: seq %s %.3f ms, two_stream "
          "%s %.3f ms, symmetric %s, fused %s (%.1f s)\n",
          b->rank, (long long)b->m, (long long)b->n, (long long)b->k,

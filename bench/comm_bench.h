@@ -29,11 +29,14 @@ struct options {
   bool pattern[NPATTERNS];
   long iters, warmup, check_rows, seed;
   long cooldown_ms; // idle GPU time before each variant's warm-up
+  long rounds;      // rounds timing the fused variant and the sequential one
+                    // in turn
   bool symmetric, fused;
   const char *json_path;
 };
 
 #define MAX_SAMPLES 256
+#define MAX_ROUNDS 8
 
 struct variant_result {
   const char *status; // "ok", "check failed", "not built", "error", "skipped"
@@ -49,6 +52,11 @@ struct variant_result {
   // MAX_SAMPLES): the JSON's ms_iterations, to see a spread, not just a median.
   int nsamples;
   float samples[MAX_SAMPLES];
+  // With rounds in turn (the fused variant and the sequential baseline):
+  // each round's ms; ms, ms_aligned and ms_rank are then their means over
+  // the rounds, ms_min the least, samples every round's in order.
+  int nrounds;
+  double round_ms[MAX_ROUNDS];
 };
 
 struct pattern_result {

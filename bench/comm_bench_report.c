@@ -101,6 +101,11 @@ static cJSON *variant_json(const struct pattern_result *pr,
     cJSON *per = cJSON_AddArrayToObject(j, "ms_per_rank");
     for (int q = 0; q < world; ++q)
       cJSON_AddItemToArray(per, cJSON_CreateNumber(r->ms_rank[q]));
+    if (r->nrounds) {
+      cJSON *rounds = cJSON_AddArrayToObject(j, "ms_rounds");
+      for (int i = 0; i < r->nrounds; ++i)
+        cJSON_AddItemToArray(rounds, cJSON_CreateNumber(r->round_ms[i]));
+    }
     cJSON *it = cJSON_AddArrayToObject(j, "ms_iterations");
     for (int i = 0; i < r->nsamples; ++i)
       cJSON_AddItemToArray(it, cJSON_CreateNumber(r->samples[i]));
@@ -125,6 +130,7 @@ void write_results(struct bench *b) {
   cJSON_AddNumberToObject(meta, "iters", (double)b->o->iters);
   cJSON_AddNumberToObject(meta, "warmup", (double)b->o->warmup);
   cJSON_AddNumberToObject(meta, "cooldown_ms", (double)b->o->cooldown_ms);
+  cJSON_AddNumberToObject(meta, "rounds", (double)b->o->rounds);
   cJSON_AddNumberToObject(meta, "check_rows", (double)b->o->check_rows);
   cJSON_AddNumberToObject(meta, "seed", (double)b->o->seed);
   cJSON_AddNumberToObject(meta, "tol_rel_l2", BENCH_TOL_REL_L2);
@@ -142,7 +148,11 @@ void write_results(struct bench *b) {
       "a one-element all_reduce barrier before each iteration; CUDA events "
       "around the iteration on the main stream; median per rank, max over "
       "ranks (ms); ms_aligned_median: median over iterations of the max over "
-      "ranks; ms_iterations: that max for each timed iteration, in order (the "
+      "ranks; with rounds > 0 the fused and sequential variants are timed "
+      "again in turn that many rounds (fused first in even rounds) and their "
+      "ms, ms_aligned_median and ms_per_rank are means over the rounds "
+      "(ms_rounds: each round's ms); ms_iterations: that max for each timed "
+      "iteration, in order, all rounds (the "
       "first 256)");
   cJSON *rows = cJSON_AddArrayToObject(root, "rows");
   for (int i = 0; i < b->nresults; ++i) {

@@ -144,7 +144,10 @@ def comm_section(c):
         f"{m.get('iters')} iterations (after {m.get('warmup')} warm-up iterations"
         + (f", the GPUs idle for {m['cooldown_ms']:.0f} ms before each variant" if m.get("cooldown_ms") else "")
         + "), CUDA events on the main stream, "
-        "median per rank, max over ranks. comm MiB = the collective's full buffer. ideal = max(gemm, comm). "
+        + (f"the fused and sequential variants then timed again in {m['rounds']:.0f} rounds in turn (fused first "
+           f"in even rounds), their ms the mean of the rounds' (each round the same statistic), "
+           if m.get("rounds") else "")
+        + "median per rank, max over ranks. comm MiB = the collective's full buffer. ideal = max(gemm, comm). "
         "'X vs B4' = the anchors' torch time / the time here (above 1: this harness is faster). "
         "'fused vs X' = X ms / fused ms. NCCL symmetric = the sequential baseline on buffers from "
         "attnrt_comm_buffer_alloc (NCCL symmetric windows), the fused kernel's buffers"
