@@ -5,8 +5,9 @@ include(CMakePackageConfigHelpers)
 
 set(ATTN_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/attn)
 
-# attnrt's own CMakeLists only knows the build tree; installed, its header
-# sits in include/attn/ and is found both as "attnrt.h" and <attn/attnrt.h>.
+# attnrt's own CMakeLists only knows the build tree; installed, its headers
+# (attnrt.h, which includes attnrt_comm.h) sit in include/attn/ and are found
+# both as "attnrt.h" and <attn/attnrt.h>.
 target_include_directories(attnrt INTERFACE
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/attn>)
@@ -18,6 +19,7 @@ install(TARGETS attn attnrt EXPORT attnTargets
 install(FILES ${PROJECT_SOURCE_DIR}/include/attn/attn.h
               ${PROJECT_SOURCE_DIR}/include/attn/attn_mlir.h
               ${PROJECT_SOURCE_DIR}/runtime/attnrt.h
+              ${PROJECT_SOURCE_DIR}/runtime/attnrt_comm.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attn)
 install(EXPORT attnTargets NAMESPACE attn:: DESTINATION ${ATTN_CMAKE_DIR})
 
