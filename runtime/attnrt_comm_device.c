@@ -1,4 +1,4 @@
-// attnrt_comm_device.c - what kernels use to reach the other ranks: NCCL device communicators (attnrt_comm_dev_create, for kernels that call NCCL's device API through the shim), per-buffer tables of the peers' addresses (attnrt_comm_buffer_peers, computed once by the shim's attn_nccl_peer_table kernel, for attn's fused kernels, which call nothing), and the launch of those fused kernels with their workspace, table, rank and launch number (attnrt_comm_launch).
+// attnrt_comm_device.c - what kernels use to reach the other ranks: NCCL device communicators (attnrt_comm_dev_create, for kernels that call NCCL's device API through the shim), per-buffer tables of the peers' addresses (attnrt_comm_buffer_peers, computed once by the shim's attn_nccl_peer_table kernel, for attn's fused kernels, which call nothing), and the launch of those fused kernels with their workspace, table, the output's table when it is a symmetric buffer, rank and launch number (attnrt_comm_launch, attnrt_comm_launch_out).
 
 #include "attnrt_comm_internal.h"
 
@@ -359,31 +359,31 @@ static enum attnrt_status check_comm_launch(const char *fn,
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "%s: kernel '%s' is not a fused "
                        "communication kernel (its manifest entry has no "
-                       "\"comm\"); launch it with attnrt_launch", fn,
-                       name);
+                       "\"comm\"); launch it with attnrt_launch",
+                       fn, name);
   if (m->rt != c->rt)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "%s: the module of '%s' was loaded on "
                        "another runtime than the workspace's communicator's "
-                       "(load it on attnrt_comm_runtime)", fn,
-                       name);
+                       "(load it on attnrt_comm_runtime)",
+                       fn, name);
   if (kc->world_size != (unsigned)c->size)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "%s: kernel '%s' was compiled for %u "
                        "ranks, but the workspace's communicator has %d "
-                       "(compile the program with world_size = %d)", fn,
-                       name, kc->world_size, c->size, c->size);
+                       "(compile the program with world_size = %d)",
+                       fn, name, kc->world_size, c->size, c->size);
   if (b->bytes < kc->workspace_bytes)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "%s: the workspace has %zu bytes, "
-                       "kernel '%s' needs %zu (its comm.workspace_bytes)", fn,
-                       b->bytes, name, kc->workspace_bytes);
+                       "kernel '%s' needs %zu (its comm.workspace_bytes)",
+                       fn, b->bytes, name, kc->workspace_bytes);
   if (b->kernel && strcmp(b->kernel, name) != 0)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "%s: the workspace holds the flags of "
                        "kernel '%s'; a workspace serves one kernel (allocate "
-                       "another for '%s')", fn,
-                       b->kernel, name);
+                       "another for '%s')",
+                       fn, b->kernel, name);
   if (b->kernel && !same_comm(&b->served, kc)) {
     char served[256], layout[256];
     comm_layout(&b->served, served, sizeof served);
@@ -391,20 +391,21 @@ static enum attnrt_status check_comm_launch(const char *fn,
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "%s: the workspace holds the flags of "
                        "another build of kernel '%s' (%s; this one: %s); a "
-                       "workspace serves one kernel (allocate another)", fn,
-                       name, served, layout);
+                       "workspace serves one kernel (allocate another)",
+                       fn, name, served, layout);
   }
   if (nargs + ATTNRT_COMM_KEPT_ARGS != k->nargs || (nargs && !args))
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "%s: kernel '%s' takes %zu arguments "
                        "before its workspace, peers, out_peers, rank and "
-                       "epoch; got %zu%s", fn,
-                       name, k->nargs - ATTNRT_COMM_KEPT_ARGS, nargs,
+                       "epoch; got %zu%s",
+                       fn, name, k->nargs - ATTNRT_COMM_KEPT_ARGS, nargs,
                        nargs && !args ? " and no array" : "");
   if (b->launches == INT32_MAX)
     return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                        "%s: the workspace has served 2^31 - 1 "
-                       "launches, the most its flags count; allocate another", fn);
+                       "launches, the most its flags count; allocate another",
+                       fn);
   return ATTNRT_OK;
 }
 
@@ -433,11 +434,8 @@ static enum attnrt_status check_out(const char *name,
     const struct attnrt_param_info *p = &k->params[i];
     if (p->kind == ATTNRT_ARG_TENSORMAP)
       continue;
-    size_t bytes = p->dtype ? attnrt_tensormap_elem_bytes(p->dtype) : 0;
-    if (strcmp(p->name, "c") == 0 && p->kind == ATTNRT_ARG_PTR && bytes &&
-        p->rank > 0) {
-      for (int d = 0; d < p->rank; ++d)
-        bytes *= (size_t)p->shape[d];
+    double bytes = attnrt_param_shape_bytes(p);
+    if (strcmp(p->name, "c") == 0 && p->kind == ATTNRT_ARG_PTR && bytes > 0) {
       if (args[a].kind != ATTNRT_ARG_PTR ||
           args[a].v.ptr != attnrt_comm_buffer_ptr((attnrt_comm_buffer *)out))
         return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
@@ -445,10 +443,10 @@ static enum attnrt_status check_out(const char *name,
                            "output c into out, so its argument c must be "
                            "out's address (attnrt_comm_buffer_ptr)",
                            name);
-      if (out->bytes < bytes)
+      if ((double)out->bytes < bytes)
         return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,
                            "attnrt_comm_launch_out: out has %zu bytes, "
-                           "kernel '%s' writes %zu into c",
+                           "kernel '%s' writes %.0f into c",
                            out->bytes, name, bytes);
       return ATTNRT_OK;
     }
@@ -460,8 +458,8 @@ static enum attnrt_status check_out(const char *name,
                      name);
 }
 
-/// attnrt_comm_launch_out, whose messages name fn (the caller's API
-/// function).
+/// attnrt_comm_launch (out NULL) and attnrt_comm_launch_out; messages name
+/// fn, the API function called.
 static enum attnrt_status comm_launch(const char *fn, attnrt_module *m,
                                       const char *name,
                                       attnrt_comm_buffer *workspace,
@@ -479,12 +477,14 @@ static enum attnrt_status comm_launch(const char *fn, attnrt_module *m,
   const struct attnrt_kernel_info *k = attnrt_module_kernel(m, name);
   if (!k)
     return attnrt_fail(c->rt, ATTNRT_ERR_NOT_FOUND,
-                       "%s: the module has no kernel '%s'", fn,
-                       name);
-  enum attnrt_status st = check_comm_launch(fn, m, name, k, workspace, args, nargs);
+                       "%s: the module has no kernel '%s'",
+                       fn, name);
+  enum attnrt_status st =
+      check_comm_launch(fn, m, name, k, workspace, args, nargs);
   if (st != ATTNRT_OK)
     return st;
-  if (out && (st = check_out(name, k, workspace, out, args, nargs)) != ATTNRT_OK)
+  if (out &&
+      (st = check_out(name, k, workspace, out, args, nargs)) != ATTNRT_OK)
     return st;
   attnrt_devptr peers = 0, out_peers = 0;
   st = attnrt_comm_buffer_peers(workspace, dev_comm, &peers);

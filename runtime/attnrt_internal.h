@@ -270,6 +270,10 @@ bool attnrt_tensormap_data_type(const char *dtype, CUtensorMapDataType *type);
 /// 0 when the name is not a tensormap dtype.
 unsigned attnrt_tensormap_elem_bytes(const char *dtype);
 
+/// The bytes of parameter p's "shape" times the size of its "dtype"; 0 when
+/// either is absent or the dtype is not a tensormap dtype.
+double attnrt_param_shape_bytes(const struct attnrt_param_info *p);
+
 /// Reads and checks the fields of a "tensormap" parameter p of kernel kernel,
 /// except "tensor", which attnrt_tensormap_resolve reads once every parameter
 /// is known.

@@ -27,15 +27,8 @@ static int find_name(char *const *names, size_t n, const char *name) {
 /// names the largest ("shape" or a tensor map's name).
 static double param_extent(const struct attnrt_kernel_info *k, size_t index,
                            const char **what) {
-  const struct attnrt_param_info *p = &k->params[index];
-  double need = 0;
+  double need = attnrt_param_shape_bytes(&k->params[index]);
   *what = "shape";
-  unsigned elem_bytes = attnrt_tensormap_elem_bytes(p->dtype);
-  if (p->rank > 0 && elem_bytes > 0) {
-    need = elem_bytes;
-    for (int i = 0; i < p->rank; ++i)
-      need *= (double)p->shape[i];
-  }
   for (size_t j = 0; j < k->nparams; ++j) {
     const struct attnrt_tensormap_info *t = &k->params[j].tensormap;
     if (k->params[j].kind != ATTNRT_ARG_TENSORMAP || (size_t)t->tensor != index)

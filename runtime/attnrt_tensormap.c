@@ -59,6 +59,16 @@ unsigned attnrt_tensormap_elem_bytes(const char *dtype) {
   return i < 0 ? 0 : tensormap_dtypes[i].bytes;
 }
 
+double attnrt_param_shape_bytes(const struct attnrt_param_info *p) {
+  unsigned elem_bytes = attnrt_tensormap_elem_bytes(p->dtype);
+  if (p->rank <= 0 || elem_bytes == 0)
+    return 0;
+  double bytes = elem_bytes;
+  for (int i = 0; i < p->rank; ++i)
+    bytes *= (double)p->shape[i];
+  return bytes;
+}
+
 //===-- Tensor map parameters --===//
 // Limits of cuTensorMapEncodeTiled.
 #define MAX_TENSORMAP_DIM 4294967296.0    // 2^32
