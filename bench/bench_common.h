@@ -201,6 +201,13 @@ bool bench_time(attnrt_runtime *rt, attnrt_stream *s, bench_step_fn step,
                 bench_step_fn between, bench_step_fn finish, void *user,
                 int warmup, int iters, float *ms, char *err, size_t errlen);
 
+/// Which of two variants timed in turn runs j-th (j = 0, 1) in round
+/// `round`: 0 then 1 in even rounds, 1 then 0 in odd ones, so that neither
+/// always meets the GPU the other has just warmed.
+static inline int bench_in_turn(int round, int j) {
+  return round % 2 ? 1 - j : j;
+}
+
 /// Order statistics of n timings.
 struct bench_stats {
   double median, min, max, mean;

@@ -496,7 +496,7 @@ static void time_in_turn(struct bench *b, struct variant_result *fused,
   struct variant_result t;
   for (int round = 0; round < b->o->rounds; ++round)
     for (int j = 0; j < 2; ++j) {
-      bool f = (round % 2 == 0) == (j == 0);
+      bool f = bench_in_turn(round, j) == 0;
       memset(&t, 0, sizeof t);
       time_variant(b, f ? step_variant : step_seq, &t);
       add_round(f ? fused : seq, &t, b->world, round == 0);

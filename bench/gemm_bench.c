@@ -316,7 +316,7 @@ static void run_shape(struct shape_ctx *x, bool run[2], struct row *rows) {
   }
   for (int round = 0; round < o->rounds; ++round)
     for (int j = 0; j < 2; ++j) {
-      int i = round % 2 ? 1 - j : j;
+      int i = bench_in_turn(round, j);
       if (ok[i] && !time_round(x, steps[i], ms[i], &rows[i]))
         ok[i] = false;
     }
