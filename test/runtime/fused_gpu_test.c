@@ -1,8 +1,8 @@
-// fused_gpu_test.c - two-GPU check of attn's fused GEMM + collective kernels: forks one process per rank, loads the PTX attn-translate made from test/Inputs/comm/*_small.mlir (no link step: the kernel reads its peers' addresses from the workspace's peer table, attnrt_comm_buffer_peers), runs it three times with attnrt_comm_launch (with --symmetric-out, with C in a symmetric buffer through attnrt_comm_launch_out; with --alternate-out, C symmetric and the launches plain, then _out, then plain) and compares C with a float64 host reference; with --dead-peer, rank 1 leaves before launching and rank 0's launch must fail, not hang.
+// fused_gpu_test.c - two-GPU check of attn's fused GEMM + collective kernels: forks one process per rank, loads the PTX attn-translate made from test/Inputs/comm/*_small.mlir or rs_waves.mlir (no link step: the kernel reads its peers' addresses from the workspace's peer table, attnrt_comm_buffer_peers), runs it three times with attnrt_comm_launch (with --symmetric-out, with C in a symmetric buffer through attnrt_comm_launch_out; with --alternate-out, C symmetric and the launches plain, then _out, then plain) and compares C with a float64 host reference; with --dead-peer, rank 1 leaves before launching and rank 0's launch must fail, not hang.
 //
 // Usage: attnrt-fused-gpu-test [--dead-peer | --symmetric-out |
 // --alternate-out] PATTERN PTX MANIFEST, PATTERN
-// being ar, rs or ag (the programs' shapes are fixed below). Needs two GPUs,
+// being ar, rs, rs-waves or ag (the programs' shapes are fixed below). Needs two GPUs,
 // libnccl 2.28 and a libattnrt with the NCCL device shim (its
 // attn_nccl_peer_table makes the table; nvJitLink is not used); lit runs it only
 // with the gpu2 feature. Prints one line per rank, then "N passed, M failed".
@@ -23,16 +23,17 @@
 #define RANKS 2
 #define LAUNCHES 3
 
-/// Shapes of test/Inputs/comm/*_small.mlir: one rank's GEMM m x n x k (m
-/// gathered for ag), a's and c's rows.
+/// Shapes of test/Inputs/comm/*_small.mlir and rs_waves.mlir: the
+/// pattern, one rank's GEMM m x n x k (m gathered for ag), a's and c's rows.
 struct shape {
-  const char *name;
+  const char *name, *pattern;
   int64_t m, n, k, a_rows, c_rows;
 };
 static const struct shape shapes[] = {
-    {"ar", 256, 512, 256, 256, 256},
-    {"rs", 512, 512, 256, 512, 256},
-    {"ag", 512, 512, 256, 256, 512},
+    {"ar", "ar", 256, 512, 256, 256, 256},
+    {"rs", "rs", 512, 512, 256, 512, 256},
+    {"rs-waves", "rs", 2048, 512, 256, 2048, 1024},
+    {"ag", "ag", 512, 512, 256, 256, 512},
 };
 
 /// Element i of rank r's matrix `which`: a hash spread over [-1, 1),
@@ -87,7 +88,7 @@ static char *read_file(const char *path) {
 /// The float64 reference of rank `rank`'s C (c_rows x n).
 static void reference(const struct shape *sh, int rank, double *want) {
   int64_t n = sh->n, k = sh->k;
-  bool ag = !strcmp(sh->name, "ag"), rs = !strcmp(sh->name, "rs");
+  bool ag = !strcmp(sh->pattern, "ag"), rs = !strcmp(sh->pattern, "rs");
   for (int64_t i = 0; i < sh->c_rows; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double sum = 0;
@@ -120,7 +121,7 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
   attnrt_comm *c = NULL;
   TRY(attnrt_comm_init_from_env(&c));
   attnrt_runtime *rt = attnrt_comm_runtime(c);
-  bool ag = !strcmp(sh->name, "ag");
+  bool ag = !strcmp(sh->pattern, "ag");
   size_t a_elems = (size_t)(sh->a_rows * sh->k), b_elems = (size_t)(sh->k * sh->n),
          c_elems = (size_t)(sh->c_rows * sh->n);
   uint16_t *h = malloc(2 * (a_elems > b_elems ? (a_elems > c_elems ? a_elems : c_elems)
@@ -256,7 +257,7 @@ int main(int argc, char **argv) {
   arg += dead_peer || mode != OUT_PLAIN;
   if (argc - arg != 3) {
     printf("usage: attnrt-fused-gpu-test [--dead-peer | --symmetric-out | "
-           "--alternate-out] ar|rs|ag PTX MANIFEST\n");
+           "--alternate-out] ar|rs|rs-waves|ag PTX MANIFEST\n");
     return 2;
   }
   const struct shape *sh = NULL;
