@@ -50,8 +50,12 @@ static void layout(struct attn_gemm_em *e) {
   // After the mbarriers and the 64 bytes of tile numbers (4 per stage) and
   // the two consumers' pending tiles (at 48).
   e->pending_off = e->bar_off + 16LL * g->stages + 48;
+  // Then a staged reduce pattern's mailboxes: per consumer two mbarriers, a
+  // tile and a count of posts (48 bytes in all).
+  e->mail_off = e->bar_off + 16LL * g->stages + 64;
   e->pitch = staging_pitch(g);
-  e->staging_off = align_up(e->bar_off + 16LL * g->stages + 64, 128);
+  e->staging_off =
+      align_up(e->mail_off + (attn_gemm_has_mail(g) ? 48 : 0), 128);
   e->tiles_m = (g->m + g->block_m - 1) / g->block_m;
   e->tiles_n = (g->n + g->block_n - 1) / g->block_n;
   // K blocks per unit: a tile's, or a slice's when K is split.
@@ -497,6 +501,8 @@ static void close_claim_loop(struct attn_gemm_em *e, int kb) {
 }
 
 static void producer(struct attn_gemm_em *e, int wt) {
+  if (attn_gemm_has_mail(e->g))
+    attn_gemm_signaler(e, wt);
   attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
   if (!e->g->adaptive) {
     int ord, t = unit_tile(e, open_tile_loop(e, &ord));
@@ -808,6 +814,8 @@ void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
     attn_ptx_mbar_init(e.p, attn_ptx_addc(e.p, e.full, 8 * s), 1);
     attn_ptx_mbar_init(e.p, attn_ptx_addc(e.p, e.empty, 8 * s), 256);
   }
+  if (attn_gemm_has_mail(g))
+    attn_gemm_mail_init(&e);
   attn_ptx_fence_mbar_init(e.p);
   attn_ptx_line(e.p, "}");
   attn_ptx_asm0(e.p, "bar.sync 0;");

@@ -205,6 +205,7 @@ struct attn_gemm_em {
   int64_t a_bytes, b_bytes, stage_bytes, bar_off, tiles_m, tiles_n, nk;
   int64_t staging_off, pitch; ///< staged epilogue: its rows, and their stride
   int64_t pending_off;        ///< staged reduce patterns: pending tiles
+  int64_t mail_off;           ///< staged reduce patterns: the mailboxes
   struct attn_gemm_workspace ws_at;
   // SSA values (i32 unless noted).
   int smem, sbase, tid, bid, a_map, b_map, c; // a_map, b_map: i64; c: ptr
@@ -255,6 +256,16 @@ void attn_gemm_epilogue_open(struct attn_gemm_em *e, int cw, int wt);
 void attn_gemm_epilogue(struct attn_gemm_em *e, int *acc, int t, int tm,
                         int tn, int cw, int wt);
 void attn_gemm_epilogue_close(struct attn_gemm_em *e, int cw, int wt);
+/// Staged fused reduce patterns: a consumer warpgroup does not count its
+/// landed tiles at their owners itself (a system-scope release would stall
+/// it at every tile) but posts them to a mailbox in shared memory, and one
+/// thread of the producer warpgroup per consumer (threads 32 and 64, the
+/// signalers) counts them. attn_gemm_mail_init (one thread, before the
+/// CTA's first barrier) makes the mailboxes' mbarriers; attn_gemm_signaler
+/// is the part of the producer warpgroup's thread wt.
+bool attn_gemm_has_mail(const struct attn_hopper_gemm *g);
+void attn_gemm_mail_init(struct attn_gemm_em *e);
+void attn_gemm_signaler(struct attn_gemm_em *e, int wt);
 /// RoPE in the epilogue (hopper_gemm_rope.c): rotates this consumer
 /// thread's accumulators acc in place; its first column is col0 (i32, the
 /// tile column + 2 (lane % 4)), its two rows rows[0] and rows[1] (i32).

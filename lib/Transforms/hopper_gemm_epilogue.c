@@ -6,9 +6,11 @@
 //   staged     (g->staged) the warpgroup's 64 rows go into shared memory
 //              and threads 0-63 each hand one row to the bulk-copy engine
 //              (hopper_ptx.h's staged output rows), then the warpgroup goes
-//              on to its next tile. A fused reduce pattern counts the tile
-//              at its owner at the warpgroup's next epilogue, once the
-//              copies have landed, so no warp waits for NVLink.
+//              on to its next tile. A fused reduce pattern posts the tile
+//              at the warpgroup's next epilogue, once the copies have
+//              landed, to a signaler thread of the producer warpgroup,
+//              which counts it at its owner: no consumer waits for NVLink
+//              or for a system-scope release.
 //   registers  4-byte stores straight from the accumulators, masked on
 //              tail tiles; it can first read C (accumulate), rotate the
 //              output (RoPE, hopper_gemm_rope.c) and store in the heads
@@ -88,11 +90,95 @@ static int pending_ptr(struct attn_gemm_em *e, int cw) {
       attn_ptx_addc(e->p, attn_ptx_mulc(e->p, cw, 4), e->pending_off));
 }
 
+//===-- Mailboxes: the signalers count landed tiles -----------------------===//
+
+bool attn_gemm_has_mail(const struct attn_hopper_gemm *g) {
+  return g->staged && reduces(g);
+}
+
+/// Shared address (i32) of warpgroup cw's mbarrier `which` (0: posted,
+/// 1: taken).
+static int mail_bar(struct attn_gemm_em *e, int which, int cw) {
+  return attn_ptx_addi(
+      e->p, attn_ptx_addc(e->p, e->sbase, e->mail_off + 16 * which),
+      attn_ptx_mulc(e->p, cw, 8));
+}
+
+/// Shared pointer of warpgroup cw's word `which`: 0, its box (the posted
+/// tile + 1; 0: no more), or 1, its count of posts.
+static int mail_word(struct attn_gemm_em *e, int which, int cw) {
+  return attn_ptx_smem_ptr(
+      e->p, e->smem,
+      attn_ptx_addc(e->p, attn_ptx_mulc(e->p, cw, 4),
+                    e->mail_off + 32 + 8 * which));
+}
+
+void attn_gemm_mail_init(struct attn_gemm_em *e) {
+  for (int which = 0; which < 2; ++which)
+    for (int cw = 0; cw < 2; ++cw)
+      attn_ptx_mbar_init(e->p, mail_bar(e, which, attn_ptx_ci32(e->p, cw)),
+                         1);
+}
+
+/// One thread of warpgroup cw: posts v (a tile + 1, or 0 for the end) to
+/// its signaler once the signaler has taken the previous post (post k
+/// completes phase k of `posted`, its taking phase k of `taken`).
+static void post(struct attn_gemm_em *e, int cw, int v) {
+  int count = mail_word(e, 1, cw);
+  int k = attn_ptx_op(e->p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", count);
+  attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "ne", k, 0));
+  attn_ptx_mbar_wait(e->p, mail_bar(e, 1, cw),
+                     attn_ptx_op(e->p, "arith.andi %%v%d, %%v%d : i32",
+                                 attn_ptx_addc(e->p, k, -1),
+                                 attn_ptx_ci32(e->p, 1)));
+  attn_ptx_line(e->p, "}");
+  attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>", v,
+                mail_word(e, 0, cw));
+  attn_ptx_mbar_arrive(e->p, mail_bar(e, 0, cw));
+  attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
+                attn_ptx_addc(e->p, k, 1), count);
+}
+
+void attn_gemm_signaler(struct attn_gemm_em *e, int wt) {
+  // Threads 32 and 64 serve consumers 0 and 1: each takes its consumer's
+  // posts in order until the end and counts each tile at its owner. The
+  // consumer's barrier after its copies landed, then the mbarrier's release
+  // (arrive) and acquire (wait), order the tile's rows before the count's
+  // system-scope release, which is cumulative.
+  attn_ptx_line(e->p, "scf.if %%v%d {",
+                attn_ptx_op(e->p, "arith.ori %%v%d, %%v%d : i1",
+                            attn_ptx_cmpc(e->p, "eq", wt, 32),
+                            attn_ptx_cmpc(e->p, "eq", wt, 64)));
+  attn_gemm_comm_consumer_init(e);
+  int cw = attn_ptx_addc(e->p, attn_ptx_divc(e->p, wt, 32), -1);
+  int arg = e->p->next++, res = e->p->next++;
+  attn_ptx_line(e->p,
+                "%%v%d:2 = scf.while (%%v%d = %%v%d) : (i32) -> (i32, i32) {",
+                res, arg, attn_ptx_ci32(e->p, 0));
+  attn_ptx_mbar_wait(e->p, mail_bar(e, 0, cw),
+                     attn_ptx_op(e->p, "arith.andi %%v%d, %%v%d : i32", arg,
+                                 attn_ptx_ci32(e->p, 1)));
+  int v = attn_ptx_op(e->p, "llvm.load %%v%d : !llvm.ptr<3> -> i32",
+                      mail_word(e, 0, cw));
+  attn_ptx_line(e->p, "scf.condition(%%v%d) %%v%d, %%v%d : i32, i32",
+                attn_ptx_cmpc(e->p, "ne", v, 0), v, arg);
+  int bv = e->p->next++, bk = e->p->next++;
+  attn_ptx_line(e->p, "} do {");
+  attn_ptx_line(e->p, "^bb0(%%v%d: i32, %%v%d: i32):", bv, bk);
+  int t = attn_ptx_addc(e->p, bv, -1), tm, tn;
+  attn_gemm_tile_coords(e, t, &tm, &tn);
+  attn_gemm_comm_signal(e, t, tm);
+  attn_ptx_mbar_arrive(e->p, mail_bar(e, 1, cw));
+  attn_ptx_line(e->p, "scf.yield %%v%d : i32", attn_ptx_addc(e->p, bk, 1));
+  attn_ptx_line(e->p, "}");
+  attn_ptx_line(e->p, "}");
+}
+
 /// Before the staging rows of warpgroup cw are written again (last: at the
 /// end of the tile loop): the copies of the previous tile have been read (a
 /// fused reduce pattern, and the end of the kernel: have landed), and the
-/// warpgroup meets. A reduce pattern then counts the previous tile at its
-/// owner.
+/// warpgroup meets. A reduce pattern then posts the previous tile to its
+/// signaler (last: and the end of its posts).
 static void staged_flush(struct attn_gemm_em *e, int cw, int wt, bool last) {
   bool reduce = reduces(e->g);
   struct attn_ptx_rows r = staging_rows(e, cw, wt);
@@ -107,12 +193,12 @@ static void staged_flush(struct attn_gemm_em *e, int cw, int wt, bool last) {
   int at = pending_ptr(e, cw);
   int pend = attn_ptx_op(e->p, "llvm.load %%v%d : !llvm.ptr<3> -> i32", at);
   attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "ne", pend, 0));
-  int t = attn_ptx_addc(e->p, pend, -1), tm, tn;
-  attn_gemm_tile_coords(e, t, &tm, &tn);
-  attn_gemm_comm_signal(e, t, tm);
+  post(e, cw, pend);
   attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
                 attn_ptx_ci32(e->p, 0), at);
   attn_ptx_line(e->p, "}");
+  if (last)
+    post(e, cw, attn_ptx_ci32(e->p, 0));
   attn_ptx_line(e->p, "}");
 }
 
@@ -315,10 +401,12 @@ void attn_gemm_epilogue_open(struct attn_gemm_em *e, int cw, int wt) {
     return;
   attn_gemm_comm_consumer_init(e);
   if (e->g->staged) {
-    // No tile pending yet (shared memory starts undefined).
+    // No tile pending yet, none posted (shared memory starts undefined).
     attn_ptx_line(e->p, "scf.if %%v%d {", attn_ptx_cmpc(e->p, "eq", wt, 0));
     attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
                   attn_ptx_ci32(e->p, 0), pending_ptr(e, cw));
+    attn_ptx_line(e->p, "llvm.store %%v%d, %%v%d : i32, !llvm.ptr<3>",
+                  attn_ptx_ci32(e->p, 0), mail_word(e, 1, cw));
     attn_ptx_line(e->p, "}");
   }
 }

@@ -47,8 +47,9 @@
 // CHECK: st.global.v4.u32
 // CHECK: bar.warp.sync -1;
 // CHECK: red.release.sys.global.add.u32
-// CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// The signalers count the consumers' landed partials at the owners.
 // CHECK: red.release.sys.global.add.u32
+// CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // CHECK: atom.acq_rel.gpu.global.add.u32
 // ADAPT-LABEL: llvm.func @ar(
 // ADAPT-SAME: split = "adaptive"

@@ -67,16 +67,29 @@ func.func @tails(%a: tensor<8000x8000xbf16>, %b: tensor<8000x8000xbf16>) -> tens
 // -----
 
 // A fused reduce pattern stages its partial tile too, into the owner's
-// slot; the tile is counted at the owner only at the warpgroup's next
-// flush, once its copies have landed (wait_group 0, then a proxy fence
-// before the release), so no warp waits for NVLink while they cross.
-// Its shards interleave, so it walks 16 / 2 tile rows of each together.
+// slot; the tile is posted only at the warpgroup's next flush, once its
+// copies have landed (wait_group 0, then a proxy fence and the warpgroup's
+// barrier before the post), so no warp waits for NVLink while they cross.
+// A signaler thread of the producer warpgroup (its mailboxes: four more
+// mbarriers of one arrival) takes the post and counts the tile at the
+// owner with a system-scope release, which no consumer waits for (the
+// mailboxes take 128 more bytes of shared memory than the plain GEMM). Its
+// shards interleave, so it walks 16 / 2 tile rows of each together.
 // CHECK-LABEL: llvm.func @rs(
-// CHECK-SAME: dynamic_shared_bytes = 216192 : i64, gemm = {epilogue = "staged", group_m = 8 : i64, order = "interleaved", stages = 3 : i64}
+// CHECK-SAME: dynamic_shared_bytes = 216320 : i64, gemm = {epilogue = "staged", group_m = 8 : i64, order = "interleaved", stages = 3 : i64}
+// CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c256_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c1_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.setmaxregister  decrease 40
+// CHECK: mbarrier.try_wait.parity
+// CHECK: red.release.sys.global.add.u32
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.setmaxregister  increase
 // CHECK: cp.async.bulk.wait_group 0;
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
 // CHECK: "bar.sync $0, 128;"
-// CHECK: red.release.sys.global.add.u32
+// CHECK-NOT: red.release.sys
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-NOT: red.release.sys
 // CHECK: cp.async.bulk.global.shared::cta.bulk_group
 func.func @rs(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<4096x8192xbf16> {
   %e = tensor.empty() : tensor<8192x8192xbf16>
