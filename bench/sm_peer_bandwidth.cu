@@ -93,138 +93,128 @@ __global__ void push_bulk(const int4 *__restrict__ src, int4 *__restrict__ dst,
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
 
-static int run_reduce(size_t mib) {
-  size_t bytes = mib << 20, n = bytes / sizeof(int4);
+// Every GPU's source and destination buffers, stream and events.
+struct Ring {
   int gpus = 0;
-  CK(cudaGetDeviceCount(&gpus));
-  if (gpus < 2) {
-    fprintf(stderr, "needs 2 GPUs, found %d\n", gpus);
-    return 1;
+  size_t bytes = 0;
+  std::vector<int4 *> src, dst;
+  std::vector<cudaStream_t> st;
+  std::vector<cudaEvent_t> e0, e1;
+};
+
+// Allocates mib MiB per buffer on every GPU (source bytes = fill), lets g
+// write into g + 1 (a ring; both directions on 2 GPUs). False with a
+// message on fewer than 2 GPUs.
+static bool ring_init(Ring &r, size_t mib, int fill) {
+  CK(cudaGetDeviceCount(&r.gpus));
+  if (r.gpus < 2) {
+    fprintf(stderr, "needs 2 GPUs, found %d\n", r.gpus);
+    return false;
   }
-  std::vector<int4 *> src(gpus), dst(gpus);
-  std::vector<cudaStream_t> st(gpus);
-  std::vector<cudaEvent_t> e0(gpus), e1(gpus);
-  for (int g = 0; g < gpus; ++g) {
+  r.bytes = mib << 20;
+  r.src.resize(r.gpus);
+  r.dst.resize(r.gpus);
+  r.st.resize(r.gpus);
+  r.e0.resize(r.gpus);
+  r.e1.resize(r.gpus);
+  for (int g = 0; g < r.gpus; ++g) {
     CK(cudaSetDevice(g));
-    CK(cudaDeviceEnablePeerAccess((g + 1) % gpus, 0));
-    CK(cudaMalloc(&src[g], bytes));
-    CK(cudaMalloc(&dst[g], bytes));
-    CK(cudaMemset(src[g], 0, bytes)); // bf16 zeros: the sums stay finite
-    CK(cudaMemset(dst[g], 0, bytes));
-    CK(cudaStreamCreate(&st[g]));
-    CK(cudaEventCreate(&e0[g]));
-    CK(cudaEventCreate(&e1[g]));
+    CK(cudaDeviceEnablePeerAccess((g + 1) % r.gpus, 0));
+    CK(cudaMalloc(&r.src[g], r.bytes));
+    CK(cudaMalloc(&r.dst[g], r.bytes));
+    CK(cudaMemset(r.src[g], fill, r.bytes));
+    CK(cudaMemset(r.dst[g], 0, r.bytes));
+    CK(cudaStreamCreate(&r.st[g]));
+    CK(cudaEventCreate(&r.e0[g]));
+    CK(cudaEventCreate(&r.e1[g]));
+  }
+  return true;
+}
+
+// GB/s per GPU of launch(g, stream) run on every GPU at once: the median
+// over 5 repetitions (after 2 warm-ups) of the slowest GPU's time.
+template <class Launch> static double ring_gbs(Ring &r, Launch launch) {
+  std::vector<float> best;
+  for (int rep = 0; rep < 7; ++rep) {
+    for (int g = 0; g < r.gpus; ++g) {
+      CK(cudaSetDevice(g));
+      CK(cudaDeviceSynchronize());
+    }
+    for (int g = 0; g < r.gpus; ++g) {
+      CK(cudaSetDevice(g));
+      CK(cudaEventRecord(r.e0[g], r.st[g]));
+      launch(g, r.st[g]);
+      CK(cudaGetLastError());
+      CK(cudaEventRecord(r.e1[g], r.st[g]));
+    }
+    float worst = 0;
+    for (int g = 0; g < r.gpus; ++g) {
+      CK(cudaSetDevice(g));
+      CK(cudaEventSynchronize(r.e1[g]));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, r.e0[g], r.e1[g]));
+      worst = std::max(worst, ms);
+    }
+    if (rep > 1)
+      best.push_back(worst);
+  }
+  std::sort(best.begin(), best.end());
+  return r.bytes / (best[best.size() / 2] * 1e-3) / 1e9;
+}
+
+static int run_reduce(size_t mib) {
+  Ring r;
+  if (!ring_init(r, mib, 0)) // bf16 zeros: the sums stay finite
+    return 1;
+  size_t n = r.bytes / sizeof(int4);
+  for (int g = 0; g < r.gpus; ++g) {
+    CK(cudaSetDevice(g));
     CK(cudaFuncSetAttribute(push_bulk,
                             cudaFuncAttributeMaxDynamicSharedMemorySize,
                             2 * ROWS * ROW));
   }
   const char *modes[] = {"store", "red.v4.bf16x2", "bulk-store", "bulk-red"};
   const int ctas[] = {4, 16, 32, 64, 132};
-  printf("gpus %d, %zu MiB per gpu, 1024 threads per CTA\n", gpus, mib);
+  printf("gpus %d, %zu MiB per gpu, 1024 threads per CTA\n", r.gpus, mib);
   printf("mode target ctas GB/s_per_gpu\n");
   for (int peer = 1; peer >= 0; --peer)
     for (int m = 0; m < 4; ++m)
       for (int c : ctas) {
-        std::vector<float> best;
-        for (int rep = 0; rep < 7; ++rep) {
-          for (int g = 0; g < gpus; ++g) {
-            CK(cudaSetDevice(g));
-            CK(cudaDeviceSynchronize());
-          }
-          for (int g = 0; g < gpus; ++g) {
-            CK(cudaSetDevice(g));
-            int4 *d = dst[peer ? (g + 1) % gpus : g];
-            CK(cudaEventRecord(e0[g], st[g]));
-            if (m == 0)
-              push<<<c, 1024, 0, st[g]>>>(src[g], d, n);
-            else if (m == 1)
-              push_red<<<c, 1024, 0, st[g]>>>(src[g], d, n);
-            else
-              push_bulk<<<c, 1024, 2 * ROWS * ROW, st[g]>>>(src[g], d, n,
-                                                            m == 3);
-            CK(cudaGetLastError());
-            CK(cudaEventRecord(e1[g], st[g]));
-          }
-          float worst = 0;
-          for (int g = 0; g < gpus; ++g) {
-            CK(cudaSetDevice(g));
-            CK(cudaEventSynchronize(e1[g]));
-            float ms = 0;
-            CK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
-            worst = std::max(worst, ms);
-          }
-          if (rep > 1)
-            best.push_back(worst);
-        }
-        std::sort(best.begin(), best.end());
-        float ms = best[best.size() / 2];
-        printf("%s %s %d %.1f\n", modes[m], peer ? "peer" : "local", c,
-               bytes / (ms * 1e-3) / 1e9);
+        double gbs = ring_gbs(r, [&](int g, cudaStream_t s) {
+          int4 *d = r.dst[peer ? (g + 1) % r.gpus : g];
+          if (m == 0)
+            push<<<c, 1024, 0, s>>>(r.src[g], d, n);
+          else if (m == 1)
+            push_red<<<c, 1024, 0, s>>>(r.src[g], d, n);
+          else
+            push_bulk<<<c, 1024, 2 * ROWS * ROW, s>>>(r.src[g], d, n, m == 3);
+        });
+        printf("%s %s %d %.1f\n", modes[m], peer ? "peer" : "local", c, gbs);
       }
   return 0;
 }
 
 int main(int argc, char **argv) {
-  if (argc > 2 && !strcmp(argv[2], "reduce"))
-    return run_reduce(argc > 1 ? (size_t)atoi(argv[1]) : 256);
   size_t mib = argc > 1 ? (size_t)atoi(argv[1]) : 256;
-  size_t bytes = mib << 20, n = bytes / sizeof(int4);
-  int gpus = 0;
-  CK(cudaGetDeviceCount(&gpus));
-  if (gpus < 2) {
-    fprintf(stderr, "needs 2 GPUs, found %d\n", gpus);
+  if (argc > 2 && !strcmp(argv[2], "reduce"))
+    return run_reduce(mib);
+  Ring r;
+  if (!ring_init(r, mib, 1))
     return 1;
-  }
-  std::vector<int4 *> src(gpus), dst(gpus);
-  std::vector<cudaStream_t> st(gpus);
-  std::vector<cudaEvent_t> e0(gpus), e1(gpus);
-  for (int g = 0; g < gpus; ++g) {
-    CK(cudaSetDevice(g));
-    // g writes into g + 1 (a ring; both directions on 2 GPUs).
-    CK(cudaDeviceEnablePeerAccess((g + 1) % gpus, 0));
-    CK(cudaMalloc(&src[g], bytes));
-    CK(cudaMalloc(&dst[g], bytes));
-    CK(cudaMemset(src[g], 1, bytes));
-    CK(cudaStreamCreate(&st[g]));
-    CK(cudaEventCreate(&e0[g]));
-    CK(cudaEventCreate(&e1[g]));
-  }
+  size_t n = r.bytes / sizeof(int4);
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int ctas[] = {1, 2, 4, 6, 8, 12, 16, 20, 24, 32, 48, 64, 96, 132};
   const int threads[] = {256, 1024};
-  printf("gpus %d, %zu MiB per gpu, ring of peer writes\n", gpus, mib);
+  printf("gpus %d, %zu MiB per gpu, ring of peer writes\n", r.gpus, mib);
   printf("threads ctas GB/s_per_gpu GB/s_per_cta\n");
   for (int t : threads)
     for (int c : ctas) {
       if (c > sms)
         continue;
-      std::vector<float> best;
-      for (int rep = 0; rep < 7; ++rep) {
-        for (int g = 0; g < gpus; ++g) {
-          CK(cudaSetDevice(g));
-          CK(cudaDeviceSynchronize());
-        }
-        for (int g = 0; g < gpus; ++g) {
-          CK(cudaSetDevice(g));
-          CK(cudaEventRecord(e0[g], st[g]));
-          push<<<c, t, 0, st[g]>>>(src[g], dst[(g + 1) % gpus], n);
-          CK(cudaEventRecord(e1[g], st[g]));
-        }
-        float worst = 0;
-        for (int g = 0; g < gpus; ++g) {
-          CK(cudaSetDevice(g));
-          CK(cudaEventSynchronize(e1[g]));
-          float ms = 0;
-          CK(cudaEventElapsedTime(&ms, e0[g], e1[g]));
-          worst = std::max(worst, ms);
-        }
-        if (rep > 1)
-          best.push_back(worst);
-      }
-      std::sort(best.begin(), best.end());
-      float ms = best[best.size() / 2];
-      double gbs = bytes / (ms * 1e-3) / 1e9;
+      double gbs = ring_gbs(r, [&](int g, cudaStream_t s) {
+        push<<<c, t, 0, s>>>(r.src[g], r.dst[(g + 1) % r.gpus], n);
+      });
       printf("%d %d %.1f %.2f\n", t, c, gbs, gbs / c);
     }
   return 0;
