@@ -434,8 +434,10 @@ static enum attnrt_status check_out(const char *name,
     const struct attnrt_param_info *p = &k->params[i];
     if (p->kind == ATTNRT_ARG_TENSORMAP)
       continue;
-    double bytes = attnrt_param_shape_bytes(p);
-    if (strcmp(p->name, "c") == 0 && p->kind == ATTNRT_ARG_PTR && bytes > 0) {
+    double bytes = strcmp(p->name, "c") == 0 && p->kind == ATTNRT_ARG_PTR
+                       ? attnrt_param_shape_bytes(p)
+                       : 0;
+    if (bytes > 0) {
       if (args[a].kind != ATTNRT_ARG_PTR ||
           args[a].v.ptr != attnrt_comm_buffer_ptr((attnrt_comm_buffer *)out))
         return attnrt_fail(c->rt, ATTNRT_ERR_INVALID_ARGUMENT,

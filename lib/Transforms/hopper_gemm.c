@@ -50,12 +50,11 @@ static void layout(struct attn_gemm_em *e) {
   // After the mbarriers and the 64 bytes of tile numbers (4 per stage) and
   // the two consumers' pending tiles (at 48).
   e->pending_off = e->bar_off + 16LL * g->stages + 48;
-  // Then a staged reduce pattern's mailboxes: per consumer two mbarriers, a
-  // tile and a count of posts (48 bytes in all).
+  // Then a staged reduce pattern's mailboxes.
   e->mail_off = e->bar_off + 16LL * g->stages + 64;
   e->pitch = staging_pitch(g);
-  e->staging_off =
-      align_up(e->mail_off + (attn_gemm_has_mail(g) ? 48 : 0), 128);
+  e->staging_off = align_up(
+      e->mail_off + (attn_gemm_has_mail(g) ? ATTN_GEMM_MAIL_BYTES : 0), 128);
   e->tiles_m = (g->m + g->block_m - 1) / g->block_m;
   e->tiles_n = (g->n + g->block_n - 1) / g->block_n;
   // K blocks per unit: a tile's, or a slice's when K is split.

@@ -231,10 +231,11 @@ void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn);
 
 /// Fused kernels (hopper_comm.c), in order: the communication role of CTA
 /// bid < comm_ctas; the compute epilogue's signal that the consumer
-/// warpgroup's half of tile t is in the workspace; the consumers' peer bases
-/// (once, reduce patterns); where tile t (tile row tm) goes: this rank's slot
-/// of the owner's workspace (a pointer); the producer's wait for the
-/// gathered rows of tile row tm unless they are this rank's (mine, i1).
+/// warpgroup's half of tile t is in the workspace; the peer bases of the
+/// consumers and the signalers (once each, reduce patterns); where tile t
+/// (tile row tm) goes: this rank's slot of the owner's workspace (a
+/// pointer); the producer's wait for the gathered rows of tile row tm
+/// unless they are this rank's (mine, i1).
 void attn_gemm_comm_role(struct attn_gemm_em *e);
 void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int tm, int cw,
                               int wt);
@@ -264,6 +265,9 @@ void attn_gemm_epilogue_close(struct attn_gemm_em *e, int cw, int wt);
 /// CTA's first barrier) makes the mailboxes' mbarriers; attn_gemm_signaler
 /// is the part of the producer warpgroup's thread wt.
 bool attn_gemm_has_mail(const struct attn_hopper_gemm *g);
+/// Shared-memory bytes of the mailboxes at mail_off: the two consumers'
+/// posted and taken mbarriers (32), then their boxes and post counts (16).
+#define ATTN_GEMM_MAIL_BYTES 48
 void attn_gemm_mail_init(struct attn_gemm_em *e);
 void attn_gemm_signaler(struct attn_gemm_em *e, int wt);
 /// RoPE in the epilogue (hopper_gemm_rope.c): rotates this consumer
