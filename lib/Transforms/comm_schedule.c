@@ -49,7 +49,11 @@
 //                                SMs at run time; comm_sms is its start)
 //   comm-schedule-comm-sms=N     force N communication SMs instead of the
 //                                model's choice (an error at the op when N
-//                                is not below the GPU's SMs)
+//                                is not below the kernel's SMs)
+//   comm-schedule-sms=N          the SMs the fused kernel may take, 2 to the
+//                                GPU's (default 0: all of them), e.g. to
+//                                leave SMs to work on other streams; the
+//                                kernel's grid is at most N CTAs
 //   comm-schedule-strict=false   true: a candidate pair that cannot be
 //                                fused is an error (the C API has no
 //                                remarks) and the pass fails
@@ -57,8 +61,9 @@
 // A program can pin the schedule of one collective with a discardable
 // attribute on it, which takes precedence over the options:
 //   "comm.all_reduce"(%c) {..., comm.schedule = {split = "adaptive",
-//                                                comm_sms = 8 : i64}}
-// (either key may be left out). Bad option values fail when the pipeline
+//                                                comm_sms = 8 : i64,
+//                                                sms = 66 : i64}}
+// (any key may be left out). Bad option values fail when the pipeline
 // is built; a malformed comm.schedule is an error at the op.
 // lower-tile-to-hopper lowers comm.fused_matmul (after attn-tile) to one
 // persistent kernel.
@@ -86,6 +91,7 @@ struct sched_options {
   char gpu[16];  // validated by attn_topo_init
   bool adaptive; // split = "adaptive"
   int comm_sms;  // 0: the model's choice
+  int sms;       // the SMs the kernel may take; 0: the GPU's
   bool strict;
 };
 
@@ -95,6 +101,8 @@ static const struct attn_pass_option sched_options_help[] = {
     {"comm-schedule-split", "static (default) or adaptive"},
     {"comm-schedule-comm-sms", "force this many communication SMs (default "
                                "0: the model's choice)"},
+    {"comm-schedule-sms", "the SMs the fused kernel may take (default 0: "
+                          "all of the GPU's)"},
     {"comm-schedule-strict", "report pairs that cannot be fused as errors "
                              "(default false)"},
     {NULL, NULL},
@@ -139,6 +147,13 @@ static bool sched_set(void *opts, const char *name, const char *value,
     o->comm_sms = (int)v;
     return true;
   }
+  if (!strcmp(name, "comm-schedule-sms")) {
+    long v;
+    if (!attn_parse_int_option(name, value, 0, 1024, &v, err, errlen))
+      return false;
+    o->sms = (int)v;
+    return true;
+  }
   if (!strcmp(name, "comm-schedule-strict")) {
     if (!attn_parse_bool_option(value, &o->strict)) {
       snprintf(err, errlen, "option 'comm-schedule-strict' expects true or "
@@ -150,8 +165,8 @@ static bool sched_set(void *opts, const char *name, const char *value,
   }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'comm-schedule' (expected "
-           "comm-schedule-gpu, comm-schedule-split, comm-schedule-comm-sms "
-           "or comm-schedule-strict)",
+           "comm-schedule-gpu, comm-schedule-split, comm-schedule-comm-sms, "
+           "comm-schedule-sms or comm-schedule-strict)",
            name);
   return false;
 }
@@ -364,6 +379,42 @@ static void rewrite_pair(const struct sched_options *o, const struct pair *p,
   mlirOperationDestroy(p->first);
 }
 
+/// Reads a collective's comm.schedule dictionary into o: split ("static" or
+/// "adaptive"), comm_sms and sms (integers >= 1), each optional. Returns
+/// false after an error at coll.
+static bool read_pin(MlirOperation coll, MlirAttribute pin,
+                     struct sched_options *o) {
+  static const char *const ints[] = {"comm_sms", "sms"};
+  bool bad = !mlirAttributeIsADictionary(pin);
+  MlirAttribute sp = bad ? (MlirAttribute){NULL}
+                         : mlirDictionaryAttrGetElementByName(
+                               pin, mlirStringRefCreateFromCString("split"));
+  bad = bad || (!mlirAttributeIsNull(sp) &&
+                (!mlirAttributeIsAString(sp) ||
+                 (!attn_str_eq(mlirStringAttrGetValue(sp), "static") &&
+                  !attn_str_eq(mlirStringAttrGetValue(sp), "adaptive"))));
+  int64_t v[2] = {0, 0};
+  for (int i = 0; i < 2 && !bad; ++i) {
+    MlirAttribute a = mlirDictionaryAttrGetElementByName(
+        pin, mlirStringRefCreateFromCString(ints[i]));
+    if (mlirAttributeIsNull(a))
+      continue;
+    bad = !mlirAttributeIsAInteger(a) || mlirAttributeIsABool(a) ||
+          (v[i] = mlirIntegerAttrGetValueInt(a)) < 1 || v[i] > 1024;
+  }
+  if (bad)
+    return attn_emit_errorf(coll, "comm.schedule must be {split = \"static\" "
+                                  "or \"adaptive\", comm_sms = 1 to 1024, "
+                                  "sms = 1 to 1024}, every key optional");
+  if (!mlirAttributeIsNull(sp))
+    o->adaptive = attn_str_eq(mlirStringAttrGetValue(sp), "adaptive");
+  if (v[0])
+    o->comm_sms = (int)v[0];
+  if (v[1])
+    o->sms = (int)v[1];
+  return true;
+}
+
 /// Prices and rewrites one pair. Returns false after an error.
 static bool schedule_pair(const struct sched_options *o, const struct pair *p,
                           bool *failed) {
@@ -380,39 +431,14 @@ static bool schedule_pair(const struct sched_options *o, const struct pair *p,
     return false;
   struct sched_options mine = *o;
   MlirAttribute pin = attn_attr_get(p->coll, "comm.schedule");
-  if (!mlirAttributeIsNull(pin)) {
-    MlirAttribute sp = mlirAttributeIsADictionary(pin)
-                           ? mlirDictionaryAttrGetElementByName(
-                                 pin, mlirStringRefCreateFromCString("split"))
-                           : (MlirAttribute){NULL};
-    MlirAttribute cs = mlirAttributeIsADictionary(pin)
-                           ? mlirDictionaryAttrGetElementByName(
-                                 pin, mlirStringRefCreateFromCString("comm_sms"))
-                           : (MlirAttribute){NULL};
-    bool bad = !mlirAttributeIsADictionary(pin) ||
-               (!mlirAttributeIsNull(sp) &&
-                (!mlirAttributeIsAString(sp) ||
-                 (!attn_str_eq(mlirStringAttrGetValue(sp), "static") &&
-                  !attn_str_eq(mlirStringAttrGetValue(sp), "adaptive")))) ||
-               (!mlirAttributeIsNull(cs) &&
-                (!mlirAttributeIsAInteger(cs) || mlirAttributeIsABool(cs) ||
-                 mlirIntegerAttrGetValueInt(cs) < 1));
-    if (bad)
-      return attn_emit_errorf(p->coll,
-                              "comm.schedule must be {split = \"static\" or "
-                              "\"adaptive\", comm_sms = integer >= 1}, "
-                              "either key optional");
-    if (!mlirAttributeIsNull(sp))
-      mine.adaptive = attn_str_eq(mlirStringAttrGetValue(sp), "adaptive");
-    if (!mlirAttributeIsNull(cs))
-      mine.comm_sms = (int)mlirIntegerAttrGetValueInt(cs);
-  }
+  if (!mlirAttributeIsNull(pin) && !read_pin(p->coll, pin, &mine))
+    return false;
   o = &mine;
   bool ok = o->comm_sms
-                ? attn_topo_fused_at(&t, model[p->pattern], m, n, k, (int)w, 0,
-                                     o->comm_sms, &c, err, sizeof err)
-                : attn_topo_fused(&t, model[p->pattern], m, n, k, (int)w, 0,
-                                  &c, err, sizeof err);
+                ? attn_topo_fused_at(&t, model[p->pattern], m, n, k, (int)w,
+                                     o->sms, o->comm_sms, &c, err, sizeof err)
+                : attn_topo_fused(&t, model[p->pattern], m, n, k, (int)w,
+                                  o->sms, &c, err, sizeof err);
   if (!ok)
     return attn_emit_errorf(p->coll, "comm-schedule: %s", err);
   rewrite_pair(o, p, w, &t, &c);

@@ -4,6 +4,8 @@
 // RUN: not attn-opt %s --comm-schedule=comm-schedule-split=dynamic 2>&1 >/dev/null | FileCheck %s --check-prefix=SPLIT
 // RUN: not attn-opt %s --pass-pipeline='builtin.module(comm-schedule{comm-schedule-comm-sms=2000})' 2>&1 >/dev/null | FileCheck %s --check-prefix=SMS-RANGE
 // RUN: not attn-opt %s --comm-schedule=comm-schedule-comm-sms=many 2>&1 >/dev/null | FileCheck %s --check-prefix=SMS-INT
+// RUN: not attn-opt %s --pass-pipeline='builtin.module(comm-schedule{comm-schedule-sms=-1})' 2>&1 >/dev/null | FileCheck %s --check-prefix=KERNEL-SMS
+// RUN: not attn-opt %S/comm-schedule.mlir --comm-schedule=comm-schedule-sms=1 2>&1 >/dev/null | FileCheck %s --check-prefix=KERNEL-SMS-ONE
 // RUN: not attn-opt %s --comm-schedule=comm-schedule-strict=maybe 2>&1 >/dev/null | FileCheck %s --check-prefix=STRICT
 // RUN: not attn-opt %s --comm-schedule=split=static 2>&1 >/dev/null | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not attn-opt %S/comm-schedule.mlir --comm-schedule=comm-schedule-comm-sms=132 2>&1 >/dev/null | FileCheck %s --check-prefix=SMS-GPU
@@ -15,8 +17,10 @@
 // SPLIT:     attn-opt: error: option 'comm-schedule-split' expects static or adaptive, found 'dynamic'
 // SMS-RANGE: attn-opt: error: option 'comm-schedule-comm-sms' expects an integer in [0, 1024], found '2000'
 // SMS-INT:   attn-opt: error: option 'comm-schedule-comm-sms' expects an integer in [0, 1024], found 'many'
+// KERNEL-SMS: attn-opt: error: option 'comm-schedule-sms' expects an integer in [0, 1024], found '-1'
+// KERNEL-SMS-ONE: comm-schedule.mlir:{{[0-9]+}}:8: error: comm-schedule: total sms must be in [2, 132] (0: all), found 1
 // STRICT:    attn-opt: error: option 'comm-schedule-strict' expects true or false, found 'maybe'
-// UNKNOWN:   attn-opt: error: unknown option 'split' of pass 'comm-schedule' (expected comm-schedule-gpu, comm-schedule-split, comm-schedule-comm-sms or comm-schedule-strict)
+// UNKNOWN:   attn-opt: error: unknown option 'split' of pass 'comm-schedule' (expected comm-schedule-gpu, comm-schedule-split, comm-schedule-comm-sms, comm-schedule-sms or comm-schedule-strict)
 // SMS-GPU:   comm-schedule.mlir:{{[0-9]+}}:8: error: comm-schedule: communication sms must be in [1, 131], found 132
 
 // With comm-schedule-strict=true a matched pair that cannot be fused is an
@@ -113,7 +117,36 @@ func.func @no_fuse_no_matmul(%x: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
 
 func.func @bad_pin(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>, %i: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
   %c = linalg.matmul ins(%a, %b : tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) outs(%i : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
-  // expected-error@+1 {{comm.schedule must be {split = "static" or "adaptive", comm_sms = integer >= 1}, either key optional}}
+  // expected-error@+1 {{comm.schedule must be {split = "static" or "adaptive", comm_sms = 1 to 1024, sms = 1 to 1024}, every key optional}}
   %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64, comm.schedule = {split = "sometimes"}} : (tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  return %r : tensor<8192x8192xbf16>
+}
+
+// -----
+
+func.func @bad_pin_sms(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>, %i: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
+  %c = linalg.matmul ins(%a, %b : tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) outs(%i : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  // expected-error@+1 {{comm.schedule must be {split = "static" or "adaptive", comm_sms = 1 to 1024, sms = 1 to 1024}, every key optional}}
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64, comm.schedule = {sms = 0 : i64}} : (tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  return %r : tensor<8192x8192xbf16>
+}
+
+// -----
+
+// More SMs than an H200 has.
+func.func @pin_sms_over_gpu(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>, %i: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
+  %c = linalg.matmul ins(%a, %b : tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) outs(%i : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  // expected-error@+1 {{comm-schedule: total sms must be in [2, 132] (0: all), found 200}}
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64, comm.schedule = {sms = 200 : i64}} : (tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  return %r : tensor<8192x8192xbf16>
+}
+
+// -----
+
+// The communication SMs must leave the kernel a compute SM.
+func.func @pin_comm_sms_over_sms(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>, %i: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
+  %c = linalg.matmul ins(%a, %b : tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) outs(%i : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  // expected-error@+1 {{comm-schedule: communication sms must be in [1, 15], found 16}}
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64, comm.schedule = {sms = 16 : i64, comm_sms = 16 : i64}} : (tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
   return %r : tensor<8192x8192xbf16>
 }
