@@ -7,7 +7,12 @@
 set -euo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 if [ "${1:-}" = "--stage" ]; then
-  stage "${2:?usage: gpu_check.sh --stage BUILD_DIR}"
+  build=${2:?usage: gpu_check.sh --stage BUILD_DIR}
+  cmake --build "$build" --target attn-run attn-translate attn-opt attnrt attn \
+    attnrt-fused-loopback-gpu-test
+  stage "$build"
+  cp "$build"/bin/attnrt-fused-loopback-gpu-test "$carry/bin/"
+  strip --strip-debug "$carry"/bin/attnrt-fused-loopback-gpu-test
   exit 0
 fi
 setup
@@ -108,6 +113,19 @@ if ! PYTHONPATH="$root/python" ATTN_LIBRARY_DIR="$carry/lib" ATTN_CACHE_DIR="/tm
     python3 "$root/test/python/torch_cuda_project.test" 2>&1 | tee -a "$log"; then
   fail=1
 fi
+# The fused GEMM + collective kernels at 2, 3, 4 and 8 ranks, every rank on
+# this GPU (test/runtime/fused-loopback-gpu.test): plain C, C's peer table,
+# and the two in turn.
+"$carry/bin/attn-translate" --to-ptx "$root/test/Inputs/comm/loopback.mlir" -o "$out/loopback.ptx" \
+  --manifest="$out/loopback.json" || fail=1
+for mode in "" --symmetric-out --alternate-out; do
+  echo "== fused kernels, ranks on one GPU ${mode:-(plain)}" | tee -a "$log"
+  # shellcheck disable=SC2086 # mode is one word or none
+  if ! timeout 600 "$carry/bin/attnrt-fused-loopback-gpu-test" $mode "$out/loopback.ptx" \
+      "$out/loopback.json" 2>&1 | tee -a "$log"; then
+    fail=1
+  fi
+done
 # The same program through a cubin from ptxas, to prove that path loads too.
 "$carry/bin/attn-translate" --to-cubin "$root/examples/rope_causal.mlir" -o "$out/rope_causal.cubin" \
   --manifest="$out/rope_causal.json" && echo "cubin: $(stat -c %s "$out/rope_causal.cubin") bytes" | tee -a "$log"

@@ -8,6 +8,7 @@
 // with the gpu2 feature. Prints one line per rank, then "N passed, M failed".
 
 #include "attnrt.h"
+#include "fused_check.h"
 #include "gpu_ranks.h"
 
 #include <math.h>
@@ -36,80 +37,6 @@ static const struct shape shapes[] = {
     {"ag", "ag", 512, 512, 256, 256, 512},
 };
 
-/// Element i of rank r's matrix `which`: a hash spread over [-1, 1),
-/// rounded to bf16.
-static float value(int r, int which, size_t i) {
-  uint64_t x = ((uint64_t)(r + 1) * 0x9e3779b97f4a7c15ull) ^
-               ((uint64_t)(which + 7) * 0x632be59bd9b4e019ull) ^
-               ((uint64_t)i * 0xbf58476d1ce4e5b9ull);
-  x ^= x >> 31;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 29;
-  float f = (float)((double)(x >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u; // round to bf16
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-static uint16_t to_bf16(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-static float from_bf16(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  if (buf)
-    buf[n] = 0;
-  return buf;
-}
-
-
-/// The float64 reference of rank `rank`'s C (c_rows x n).
-static void reference(const struct shape *sh, int rank, double *want) {
-  int64_t n = sh->n, k = sh->k;
-  bool ag = !strcmp(sh->pattern, "ag"), rs = !strcmp(sh->pattern, "rs");
-  for (int64_t i = 0; i < sh->c_rows; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double sum = 0;
-      if (ag) {
-        // Row i of the gathered A is row i % a_rows of rank i / a_rows.
-        int owner = (int)(i / sh->a_rows);
-        int64_t row = i % sh->a_rows;
-        for (int64_t l = 0; l < k; ++l)
-          sum += (double)value(owner, 0, (size_t)(row * k + l)) *
-                 (double)value(0, 1, (size_t)(l * n + j));
-      } else {
-        int64_t row = rs ? rank * sh->c_rows + i : i;
-        for (int r = 0; r < RANKS; ++r)
-          for (int64_t l = 0; l < k; ++l)
-            sum += (double)value(r, 0, (size_t)(row * k + l)) *
-                   (double)value(r, 1, (size_t)(l * n + j));
-      }
-      want[i * n + j] = sum;
-    }
-}
-
 /// How C is allocated and the kernel launched: plain memory and
 /// attnrt_comm_launch; a symmetric buffer and attnrt_comm_launch_out; a
 /// symmetric buffer and the two launches in turn (plain first).
@@ -121,7 +48,6 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
   attnrt_comm *c = NULL;
   TRY(attnrt_comm_init_from_env(&c));
   attnrt_runtime *rt = attnrt_comm_runtime(c);
-  bool ag = !strcmp(sh->pattern, "ag");
   size_t a_elems = (size_t)(sh->a_rows * sh->k), b_elems = (size_t)(sh->k * sh->n),
          c_elems = (size_t)(sh->c_rows * sh->n);
   uint16_t *h = malloc(2 * (a_elems > b_elems ? (a_elems > c_elems ? a_elems : c_elems)
@@ -138,12 +64,12 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
   } else {
     TRY(attnrt_mem_alloc(rt, c_elems * 2, &out));
   }
-  for (size_t i = 0; i < a_elems; ++i)
-    h[i] = to_bf16(value(rank, 0, i));
+  struct fused_problem p = {sh->pattern, RANKS, sh->a_rows, sh->k, sh->n,
+                            sh->c_rows};
+  fused_fill(&p, rank, 0, h);
   TRY(attnrt_memcpy_htod(rt, a, h, a_elems * 2, NULL));
   // All-gather multiplies one B; the reduce patterns a B per rank.
-  for (size_t i = 0; i < b_elems; ++i)
-    h[i] = to_bf16(value(ag ? 0 : rank, 1, i));
+  fused_fill(&p, rank, 1, h);
   TRY(attnrt_memcpy_htod(rt, b, h, b_elems * 2, NULL));
   attnrt_module *m = NULL;
   TRY(attnrt_module_load_ptx(rt, ptx, 0, manifest, &m));
@@ -165,8 +91,12 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
     fflush(stdout);
     _exit(0); // as a crashed rank would: no finalize, no launch
   }
-  double *want = malloc(sizeof(double) * c_elems);
-  reference(sh, rank, want);
+  double *full = fused_reference(&p);
+  if (!full) {
+    printf("rank %d: out of host memory FAIL\n", rank);
+    _exit(1);
+  }
+  const double *want = fused_want(&p, full, rank);
   int bad = 0;
   for (int32_t epoch = 1; epoch <= LAUNCHES; ++epoch) {
     TRY(attnrt_memset_d8(rt, out, 0xff, c_elems * 2, NULL)); // NaN
@@ -204,23 +134,15 @@ static int run_rank(int rank, const struct shape *sh, const char *ptx,
       _exit(1);
     }
     TRY(attnrt_memcpy_dtoh(rt, h, out, c_elems * 2, NULL));
-    double err2 = 0, ref2 = 0, worst = 0;
-    for (size_t i = 0; i < c_elems; ++i) {
-      double d = (double)from_bf16(h[i]) - want[i];
-      err2 += d * d;
-      ref2 += want[i] * want[i];
-      if (!(fabs(d) <= worst))
-        worst = isnan(d) ? INFINITY : fabs(d);
-    }
-    double rel = sqrt(err2 / ref2);
-    bool ok = rel <= 1e-2 && isfinite(worst);
+    double rel, worst;
+    bool ok = fused_compare(&p, h, want, &rel, &worst);
     bad |= !ok;
     printf("rank %d: %s launch %d%s: %s rel_l2=%.2e max_abs=%.2e %s\n", rank,
            sh->name, epoch, direct ? " (symmetric out)" : "", ki->name, rel,
            worst, ok ? "PASS" : "FAIL");
     fflush(stdout);
   }
-  free(want);
+  free(full);
   free(h);
   attnrt_module_destroy(m);
   TRY(attnrt_comm_dev_destroy(c, dev));
@@ -264,7 +186,8 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; ++i)
     if (!strcmp(argv[arg], shapes[i].name))
       sh = &shapes[i];
-  char *ptx = read_file(argv[arg + 1]), *manifest = read_file(argv[arg + 2]);
+  char *ptx = fused_read_file(argv[arg + 1]),
+       *manifest = fused_read_file(argv[arg + 2]);
   if (!sh || !ptx || !manifest) {
     printf("cannot read the pattern, %s or %s\n", argv[arg + 1], argv[arg + 2]);
     return 2;
