@@ -415,6 +415,17 @@ static bool read_pin(MlirOperation coll, MlirAttribute pin,
   return true;
 }
 
+/// The fused kernel's tile width for an output n columns wide: the widest
+/// of 256, 192, 128 and 64 that divides n (the kernel has no column tails;
+/// 256 where none does, which lower-tile-to-hopper then reports).
+static int64_t fused_tile_n(int64_t n) {
+  static const int64_t widths[] = {256, 192, 128, 64};
+  for (int i = 0; i < 4; ++i)
+    if (n % widths[i] == 0)
+      return widths[i];
+  return 256;
+}
+
 /// Prices and rewrites one pair. Returns false after an error.
 static bool schedule_pair(const struct sched_options *o, const struct pair *p,
                           bool *failed) {
@@ -429,6 +440,7 @@ static bool schedule_pair(const struct sched_options *o, const struct pair *p,
     return !*failed;
   if (!pair_topology(o, p->coll, w, &t))
     return false;
+  t.gemm_tile_n = (int)fused_tile_n(n);
   struct sched_options mine = *o;
   MlirAttribute pin = attn_attr_get(p->coll, "comm.schedule");
   if (!mlirAttributeIsNull(pin) && !read_pin(p->coll, pin, &mine))

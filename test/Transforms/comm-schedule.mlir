@@ -379,3 +379,35 @@ func.func @no_fuse_no_matmul(%x: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
   %r = "comm.all_reduce"(%x) {reduction = "sum", world_size = 2 : i64} : (tensor<256x256xbf16>) -> tensor<256x256xbf16>
   return %r : tensor<256x256xbf16>
 }
+
+// The tile width is the widest of 256, 192, 128 and 64 that divides N (the
+// fused kernel has no column tails); N = 100 keeps 256, which
+// lower-tile-to-hopper refuses ("a fused kernel needs ... n of block-n 256").
+// CHECK-LABEL: @tile_n_384(
+// CHECK: "comm.fused_matmul"{{.*}}tile_n = 192 : i64
+func.func @tile_n_384(%a: tensor<1024x512xbf16>, %b: tensor<512x384xbf16>, %init: tensor<1024x384xbf16>) -> tensor<1024x384xbf16> {
+  %c = linalg.matmul ins(%a, %b : tensor<1024x512xbf16>, tensor<512x384xbf16>) outs(%init : tensor<1024x384xbf16>) -> tensor<1024x384xbf16>
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64} : (tensor<1024x384xbf16>) -> tensor<1024x384xbf16>
+  return %r : tensor<1024x384xbf16>
+}
+// CHECK-LABEL: @tile_n_640(
+// CHECK: "comm.fused_matmul"{{.*}}tile_n = 128 : i64
+func.func @tile_n_640(%a: tensor<1024x512xbf16>, %b: tensor<512x640xbf16>, %init: tensor<1024x640xbf16>) -> tensor<512x640xbf16> {
+  %c = linalg.matmul ins(%a, %b : tensor<1024x512xbf16>, tensor<512x640xbf16>) outs(%init : tensor<1024x640xbf16>) -> tensor<1024x640xbf16>
+  %r = "comm.reduce_scatter"(%c) {reduction = "sum", dim = 0 : i64, world_size = 2 : i64} : (tensor<1024x640xbf16>) -> tensor<512x640xbf16>
+  return %r : tensor<512x640xbf16>
+}
+// CHECK-LABEL: @tile_n_320(
+// CHECK: "comm.fused_matmul"{{.*}}tile_n = 64 : i64
+func.func @tile_n_320(%a: tensor<512x512xbf16>, %b: tensor<512x320xbf16>, %init: tensor<1024x320xbf16>) -> tensor<1024x320xbf16> {
+  %g = "comm.all_gather"(%a) {dim = 0 : i64, world_size = 2 : i64} : (tensor<512x512xbf16>) -> tensor<1024x512xbf16>
+  %c = linalg.matmul ins(%g, %b : tensor<1024x512xbf16>, tensor<512x320xbf16>) outs(%init : tensor<1024x320xbf16>) -> tensor<1024x320xbf16>
+  return %c : tensor<1024x320xbf16>
+}
+// CHECK-LABEL: @tile_n_100(
+// CHECK: "comm.fused_matmul"{{.*}}tile_n = 256 : i64
+func.func @tile_n_100(%a: tensor<1024x512xbf16>, %b: tensor<512x100xbf16>, %init: tensor<1024x100xbf16>) -> tensor<1024x100xbf16> {
+  %c = linalg.matmul ins(%a, %b : tensor<1024x512xbf16>, tensor<512x100xbf16>) outs(%init : tensor<1024x100xbf16>) -> tensor<1024x100xbf16>
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64} : (tensor<1024x100xbf16>) -> tensor<1024x100xbf16>
+  return %r : tensor<1024x100xbf16>
+}
