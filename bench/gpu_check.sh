@@ -126,6 +126,15 @@ for mode in "" --symmetric-out --alternate-out; do
     fail=1
   fi
 done
+# Random fused kernels, every rank on this GPU (bench/comm_loopback_fuzz.py):
+# 2 to 8 ranks, every pattern, split and tile width, K tails.
+for seed in 7 8; do
+  echo "== random fused kernels, ranks on one GPU, seed $seed" | tee -a "$log"
+  if ! python3 "$root/bench/comm_loopback_fuzz.py" --count 50 --seed $seed --bin "$carry/bin" \
+      --out "$out/comm_fuzz$seed" 2>&1 | tee -a "$log"; then
+    fail=1
+  fi
+done
 # The same program through a cubin from ptxas, to prove that path loads too.
 "$carry/bin/attn-translate" --to-cubin "$root/examples/rope_causal.mlir" -o "$out/rope_causal.cubin" \
   --manifest="$out/rope_causal.json" && echo "cubin: $(stat -c %s "$out/rope_causal.cubin") bytes" | tee -a "$log"
