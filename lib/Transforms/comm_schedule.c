@@ -140,18 +140,14 @@ static bool sched_set(void *opts, const char *name, const char *value,
     o->adaptive = !strcmp(value, "adaptive");
     return true;
   }
-  if (!strcmp(name, "comm-schedule-comm-sms")) {
+  int *count = !strcmp(name, "comm-schedule-comm-sms") ? &o->comm_sms
+               : !strcmp(name, "comm-schedule-sms")      ? &o->sms
+                                                         : NULL;
+  if (count) {
     long v;
     if (!attn_parse_int_option(name, value, 0, 1024, &v, err, errlen))
       return false;
-    o->comm_sms = (int)v;
-    return true;
-  }
-  if (!strcmp(name, "comm-schedule-sms")) {
-    long v;
-    if (!attn_parse_int_option(name, value, 0, 1024, &v, err, errlen))
-      return false;
-    o->sms = (int)v;
+    *count = (int)v;
     return true;
   }
   if (!strcmp(name, "comm-schedule-strict")) {
