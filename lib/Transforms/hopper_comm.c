@@ -202,7 +202,8 @@ static int chunk_off(struct attn_gemm_em *e, int ci, int row0, int col0) {
 /// for every chunk of this lane, the sum of the chunk at srcs[i] + off,
 /// stored at each dsts[j] + off' (off' with the destination's own row
 /// origin drow0[j]). Eight chunks at a time, all loads first, so that many
-/// NVLink reads are in flight.
+/// NVLink reads are in flight. With g->m_rows (an all-reduce whose rows were
+/// rounded up), chunks of rows from m_rows on are not stored.
 static void move_slab(struct attn_gemm_em *e, const struct team *tm,
                       const int *srcs, int nsrc, const int *dsts,
                       const int *drow0, int ndst, int row0, int col0) {
@@ -236,8 +237,16 @@ static void move_slab(struct attn_gemm_em *e, const struct team *tm,
       for (int s = 1; s < nsrc; ++s)
         sum[i] = add2(e, sum[i], w[j][s][i]);
     }
+    if (e->g->m_rows) {
+      int row = attn_ptx_addi(e->p, row0,
+                              attn_ptx_divc(e->p, cis[j], e->g->block_n / 8));
+      attn_ptx_line(e->p, "scf.if %%v%d {",
+                    attn_ptx_cmpc(e->p, "slt", row, e->g->m_rows));
+    }
     for (int d = 0; d < ndst; ++d)
       st16(e, addv(e, dsts[d], chunk_off(e, cis[j], drow0[d], col0)), sum);
+    if (e->g->m_rows)
+      attn_ptx_line(e->p, "}");
   }
   attn_ptx_line(e->p, "}");
 }

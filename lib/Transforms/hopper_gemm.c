@@ -656,9 +656,10 @@ static void emit_params(struct attn_strbuf *b, const struct attn_gemm_em *e) {
   const struct attn_hopper_gemm *g = e->g;
   const char *ty = g->bf16 ? "bf16" : "f16";
   bool fused = g->comm != ATTN_GEMM_LOCAL;
-  int64_t c_rows = g->comm == ATTN_GEMM_REDUCE_SCATTER ? g->m / g->world : g->m;
+  int64_t rows = g->m_rows ? g->m_rows : g->m;
+  int64_t c_rows = g->comm == ATTN_GEMM_REDUCE_SCATTER ? g->m / g->world : rows;
   bool ag = g->comm == ATTN_GEMM_ALL_GATHER;
-  int64_t a_rows = ag ? g->m / g->world : g->m;
+  int64_t a_rows = ag ? g->m / g->world : rows;
   emit_matrix(b, "a", ty, a_rows, g->k);
   attn_strbuf_printf(b, ", ");
   emit_matrix(b, "b", ty, g->k, g->n);

@@ -85,6 +85,10 @@ struct attn_hopper_gemm {
   const char *name;
   bool bf16;                 ///< element type: bf16 (true) or f16
   int64_t m, n, k;           ///< C is m x n, A m x k, B k x n, all row-major
+  /// A fused all-reduce's rows of A and C when they are not a multiple of
+  /// block_m x world: m is then rounded up to one, the rows past m_rows are
+  /// computed from TMA's zeros and never stored into C (0: m).
+  int64_t m_rows;
   int block_m;               ///< 128
   int block_n;               ///< 64, 128, 192 or 256 (a multiple of 64)
   int stages;                ///< shared-memory ring depth (A and B slots)

@@ -168,6 +168,15 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
       return false;
     }
     g->world = (int)attn_dict_int(comm, "world_size", 0);
+    // An all-reduce owns whole tiles, so its rows need not split into
+    // shards: it computes zero rows up to a multiple of block_m x world
+    // and stores only the real ones.
+    int64_t unit = (int64_t)g->block_m * g->world;
+    if (g->comm == ATTN_GEMM_ALL_REDUCE && unit > 0 && g->m > 0 &&
+        g->m % unit && g->m <= INT32_MAX) {
+      g->m_rows = g->m;
+      g->m = (g->m + unit - 1) / unit * unit;
+    }
     MlirAttribute split = mlirDictionaryAttrGetElementByName(
         comm, mlirStringRefCreateFromCString("split"));
     g->adaptive = !mlirAttributeIsNull(split) && mlirAttributeIsAString(split) &&

@@ -103,3 +103,22 @@ func.func @rs4(%a: tensor<4096x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor
   %r = "comm.reduce_scatter"(%c) {reduction = "sum", dim = 0 : i64, world_size = 4 : i64} : (tensor<4096x8192xbf16>) -> tensor<1024x8192xbf16>
   return %r : tensor<1024x8192xbf16>
 }
+
+// -----
+
+// An all-reduce whose rows are not a multiple of 128 x ranks: the kernel
+// runs 512 rows (16 tiles), A's tensor map has the 384 real ones (TMA reads
+// zeros below them), the workspace holds 512-row partials and sums, and the
+// slabs' stores into C (and into the other ranks' C or sums) stop at row 384.
+// CHECK-LABEL: llvm.func @ar_rows(
+// CHECK-SAME: comm = {comm_ctas = 8 : i64, compute_ctas = 16 : i64, pattern = "matmul_all_reduce", split = "static", workspace_bytes = 3149824 : i64, world_size = 2 : i64}
+// CHECK-SAME: name = "a", shape = array<i64: 384, 1024>
+// CHECK-SAME: name = "c", shape = array<i64: 384, 1024>
+// CHECK-SAME: dims = array<i64: 1024, 384, 1, 1>, dtype = "bf16", kind = "tensormap", name = "a_map"
+// CHECK: arith.cmpi slt, %{{.*}}, %c384_i32
+func.func @ar_rows(%a: tensor<384x1024xbf16>, %b: tensor<1024x1024xbf16>) -> tensor<384x1024xbf16> {
+  %e = tensor.empty() : tensor<384x1024xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<384x1024xbf16>, tensor<1024x1024xbf16>) outs(%e : tensor<384x1024xbf16>) -> tensor<384x1024xbf16>
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64} : (tensor<384x1024xbf16>) -> tensor<384x1024xbf16>
+  return %r : tensor<384x1024xbf16>
+}

@@ -5,7 +5,8 @@
 // GEMM is m x n x k as the types say (m gathered for all_gather). Splits:
 // the drivers' adaptive unless the schedule says static; shapes with more
 // tiles than a rank's compute CTAs (rs2_waves and the 4- and 8-rank ones)
-// run several waves.
+// run several waves. The *_rows all-reduces have rows that are not a
+// multiple of 128 x ranks (1000, 300 and 1).
 func.func @ar2(%a: tensor<256x256xbf16>, %b: tensor<256x512xbf16>) -> tensor<256x512xbf16> {
   %e = tensor.empty() : tensor<256x512xbf16>
   %c = linalg.matmul ins(%a, %b : tensor<256x256xbf16>, tensor<256x512xbf16>) outs(%e : tensor<256x512xbf16>) -> tensor<256x512xbf16>
@@ -113,4 +114,22 @@ func.func @ag8(%a: tensor<128x256xbf16>, %b: tensor<256x512xbf16>) -> tensor<102
   %g = "comm.all_gather"(%a) {dim = 0 : i64, world_size = 8 : i64, comm.schedule = {sms = 16 : i64}} : (tensor<128x256xbf16>) -> tensor<1024x256xbf16>
   %c = linalg.matmul ins(%g, %b : tensor<1024x256xbf16>, tensor<256x512xbf16>) outs(%e : tensor<1024x512xbf16>) -> tensor<1024x512xbf16>
   return %c : tensor<1024x512xbf16>
+}
+func.func @ar2_rows(%a: tensor<1000x256xbf16>, %b: tensor<256x512xbf16>) -> tensor<1000x512xbf16> {
+  %e = tensor.empty() : tensor<1000x512xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<1000x256xbf16>, tensor<256x512xbf16>) outs(%e : tensor<1000x512xbf16>) -> tensor<1000x512xbf16>
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64, comm.schedule = {sms = 66 : i64}} : (tensor<1000x512xbf16>) -> tensor<1000x512xbf16>
+  return %r : tensor<1000x512xbf16>
+}
+func.func @ar4_rows(%a: tensor<300x256xbf16>, %b: tensor<256x256xbf16>) -> tensor<300x256xbf16> {
+  %e = tensor.empty() : tensor<300x256xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<300x256xbf16>, tensor<256x256xbf16>) outs(%e : tensor<300x256xbf16>) -> tensor<300x256xbf16>
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 4 : i64, comm.schedule = {sms = 33 : i64, split = "static"}} : (tensor<300x256xbf16>) -> tensor<300x256xbf16>
+  return %r : tensor<300x256xbf16>
+}
+func.func @ar8_rows(%a: tensor<1x256xbf16>, %b: tensor<256x512xbf16>) -> tensor<1x512xbf16> {
+  %e = tensor.empty() : tensor<1x512xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<1x256xbf16>, tensor<256x512xbf16>) outs(%e : tensor<1x512xbf16>) -> tensor<1x512xbf16>
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 8 : i64, comm.schedule = {sms = 16 : i64}} : (tensor<1x512xbf16>) -> tensor<1x512xbf16>
+  return %r : tensor<1x512xbf16>
 }
