@@ -4,7 +4,7 @@
 Draws --count configurations (ranks 2 to 8, all-reduce, reduce-scatter or
 all-gather, static or adaptive split, the model's or a forced number of
 communication SMs, M, N and K including K that is not a multiple of the
-64-wide K block and all-reduce rows that are not a multiple of 128 x ranks), writes them as one module of functions with
+64-wide K block, and rows that are not a multiple of 128 x ranks), writes them as one module of functions with
 `comm.schedule = {sms = 132 / ranks, ...}`, compiles it with attn-translate
 and runs every kernel with attnrt-fused-loopback-gpu-test (every rank on this
 GPU, three launches, each rank's C against float64), plain and with C's peer
@@ -45,8 +45,10 @@ def draw(rng):
         n = rng.choice([128, 192, 256, 320, 384, 512, 640, 768, 1024])
         k = rng.choice([64, 136, 256, 264, 512, 1000])
         m = 128 * w * rng.choice([1, 2, 3, 5])
-        if pat == "ar" and rng.random() < 0.5:
-            m = rng.randint(1, m)  # rows that do not split into whole tiles
+        if rng.random() < 0.5:
+            # Rows that do not split into whole tiles per rank (all-reduce:
+            # any count; the others: a multiple of the ranks).
+            m = rng.randint(1, m) if pat == "ar" else w * rng.randint(1, m // w)
         # The reference's multiply-adds: every rank's GEMM for the reduce
         # patterns, the gathered one for all-gather.
         macs = (m * n * k) * (w if pat != "ag" else 1)

@@ -202,11 +202,12 @@ static int chunk_off(struct attn_gemm_em *e, int ci, int row0, int col0) {
 /// for every chunk of this lane, the sum of the chunk at srcs[i] + off,
 /// stored at each dsts[j] + off' (off' with the destination's own row
 /// origin drow0[j]). Eight chunks at a time, all loads first, so that many
-/// NVLink reads are in flight. With g->m_rows (an all-reduce whose rows were
-/// rounded up), chunks of rows from m_rows on are not stored.
+/// NVLink reads are in flight. With padded rows (g->m_rows), the chunks of
+/// destination rows from limit on (drow0[0]'s count) are not stored.
 static void move_slab(struct attn_gemm_em *e, const struct team *tm,
                       const int *srcs, int nsrc, const int *dsts,
                       const int *drow0, int ndst, int row0, int col0) {
+  int64_t limit = e->g->m_rows / attn_gemm_shards(e->g);
   int total = SLAB_ROWS * e->g->block_n / 8;
   int per = total / LANES; // chunks per lane: SLAB_ROWS * block_n / 256
   // Up to 16 loads of 16 bytes in flight per lane (8 with more than two
@@ -237,15 +238,15 @@ static void move_slab(struct attn_gemm_em *e, const struct team *tm,
       for (int s = 1; s < nsrc; ++s)
         sum[i] = add2(e, sum[i], w[j][s][i]);
     }
-    if (e->g->m_rows) {
-      int row = attn_ptx_addi(e->p, row0,
+    if (limit) {
+      int row = attn_ptx_addi(e->p, drow0[0],
                               attn_ptx_divc(e->p, cis[j], e->g->block_n / 8));
       attn_ptx_line(e->p, "scf.if %%v%d {",
-                    attn_ptx_cmpc(e->p, "slt", row, e->g->m_rows));
+                    attn_ptx_cmpc(e->p, "slt", row, limit));
     }
     for (int d = 0; d < ndst; ++d)
       st16(e, addv(e, dsts[d], chunk_off(e, cis[j], drow0[d], col0)), sum);
-    if (e->g->m_rows)
+    if (limit)
       attn_ptx_line(e->p, "}");
   }
   attn_ptx_line(e->p, "}");
@@ -385,6 +386,17 @@ static void task_gather(struct attn_gemm_em *e, const struct team *tm,
                         attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64",
                                     ext64(e, rb), attn_ptx_ci64(e->p, blk))),
                 poff);
+  // With padded rows (g->m_rows), the rows from this rank's last real one
+  // on are neither read (a has no more) nor written; the part is counted
+  // all the same.
+  int64_t real = g->m_rows / g->world, row_chunks = g->k * 2 / 16;
+  int first_row = -1;
+  if (g->m_rows) {
+    first_row = attn_ptx_addi(e->p, attn_ptx_mulc(e->p, b, g->block_m),
+                              attn_ptx_mulc(e->p, pi, GATHER_ROWS));
+    attn_ptx_line(e->p, "scf.if %%v%d {",
+                  attn_ptx_cmpc(e->p, "slt", first_row, real));
+  }
   // 16-byte chunks, 16 per lane per step, loads first (local reads, remote
   // writes).
   const int unroll = 16;
@@ -400,6 +412,18 @@ static void task_gather(struct attn_gemm_em *e, const struct team *tm,
     if (chunks % step)
       ci = attn_ptx_op(e->p, "arith.minui %%v%d, %%v%d : i32", ci,
                        attn_ptx_ci32(e->p, chunks - 1)); // repeats the last
+    if (g->m_rows && real % GATHER_ROWS) {
+      // A part across the last real row: its chunks past that row repeat
+      // the row's last chunk, and are not stored.
+      int last = attn_ptx_op(
+          e->p, "arith.subi %%v%d, %%v%d : i32",
+          attn_ptx_mulc(e->p,
+                        attn_ptx_op(e->p, "arith.subi %%v%d, %%v%d : i32",
+                                    attn_ptx_ci32(e->p, real), first_row),
+                        row_chunks),
+          attn_ptx_ci32(e->p, 1));
+      ci = attn_ptx_op(e->p, "arith.minsi %%v%d, %%v%d : i32", ci, last);
+    }
     offs[j] = attn_ptx_op(e->p, "arith.muli %%v%d, %%v%d : i64", ext64(e, ci),
                           attn_ptx_ci64(e->p, 16));
     ld16(e, addv(e, from, offs[j]), w[j]);
@@ -407,6 +431,8 @@ static void task_gather(struct attn_gemm_em *e, const struct team *tm,
   for (int j = 0; j < unroll; ++j)
     st16(e, addv(e, to, offs[j]), w[j]);
   attn_ptx_line(e->p, "}");
+  if (g->m_rows)
+    attn_ptx_line(e->p, "}");
   sync_team(e);
   if_first(e, tm);
   signal_add(e,

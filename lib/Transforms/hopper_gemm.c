@@ -218,12 +218,15 @@ bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
                g->ctas, g->comm_ctas, g->sms);
       return false;
     }
+    // describe_gemm pads the rows into whole tiles per rank (m_rows) where
+    // the ranks divide them; N has no tail tiles.
     if (g->m % ((int64_t)g->block_m * g->world) || g->n % g->block_n) {
       snprintf(why, why_len,
-               "a fused kernel needs m to be a multiple of %d (block-m times "
-               "the ranks) and n of block-n %d, found m = %lld, n = %lld",
-               g->block_m * g->world, g->block_n, (long long)g->m,
-               (long long)g->n);
+               "a fused kernel needs n to be a multiple of block-n %d and, "
+               "for reduce-scatter and all-gather, m of the %d ranks; found "
+               "m = %lld, n = %lld",
+               g->block_n, g->world,
+               (long long)(g->m_rows ? g->m_rows : g->m), (long long)g->n);
       return false;
     }
     if (g->accumulate || g->rope) {
@@ -326,6 +329,33 @@ static void grouped(struct attn_gemm_em *e, int t, int64_t rows, int *tm,
   *tn = attn_ptx_op(e->p, "arith.divui %%v%d, %%v%d : i32", in, size);
 }
 
+int attn_gemm_shards(const struct attn_hopper_gemm *g) {
+  return g->comm == ATTN_GEMM_REDUCE_SCATTER || g->comm == ATTN_GEMM_ALL_GATHER
+             ? g->world
+             : 1;
+}
+
+void attn_gemm_real_row(struct attn_gemm_em *e, int vrow, bool in_shard,
+                        int *real, int *valid) {
+  const struct attn_hopper_gemm *g = e->g;
+  int shards = attn_gemm_shards(g);
+  int64_t spad = g->m / shards;
+  if (!g->m_rows) {
+    *real = in_shard ? attn_ptx_remc(e->p, vrow, spad) : vrow;
+    *valid = -1;
+    return;
+  }
+  int64_t part = g->m_rows / shards;
+  int in = attn_ptx_remc(e->p, vrow, spad);
+  *real = in_shard ? in
+                   : attn_ptx_addi(e->p,
+                                   attn_ptx_mulc(e->p,
+                                                 attn_ptx_divc(e->p, vrow, spad),
+                                                 part),
+                                   in);
+  *valid = attn_ptx_cmpc(e->p, "slt", in, part);
+}
+
 void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn) {
   const struct attn_hopper_gemm *g = e->g;
   if (g->comm != ATTN_GEMM_REDUCE_SCATTER && g->comm != ATTN_GEMM_ALL_GATHER) {
@@ -414,6 +444,12 @@ static void producer_tile(struct attn_gemm_em *e, int t, int kb0) {
   int tm, tn;
   attn_gemm_tile_coords(e, t, &tm, &tn);
   int row = attn_ptx_mulc(e->p, tm, g->block_m), a_map = e->a_map;
+  if (g->comm == ATTN_GEMM_REDUCE_SCATTER && g->m_rows) {
+    // The tile's first real row; the rows of the next shard below it, if
+    // any, land in padding rows, which are never stored.
+    int valid;
+    attn_gemm_real_row(e, row, false, &row, &valid);
+  }
   if (g->comm == ATTN_GEMM_ALL_GATHER) {
     // This rank's rows come from a (its shard), the others' from the
     // gathered copy in the workspace once they have arrived.
@@ -657,9 +693,9 @@ static void emit_params(struct attn_strbuf *b, const struct attn_gemm_em *e) {
   const char *ty = g->bf16 ? "bf16" : "f16";
   bool fused = g->comm != ATTN_GEMM_LOCAL;
   int64_t rows = g->m_rows ? g->m_rows : g->m;
-  int64_t c_rows = g->comm == ATTN_GEMM_REDUCE_SCATTER ? g->m / g->world : rows;
+  int64_t c_rows = g->comm == ATTN_GEMM_REDUCE_SCATTER ? rows / g->world : rows;
   bool ag = g->comm == ATTN_GEMM_ALL_GATHER;
-  int64_t a_rows = ag ? g->m / g->world : rows;
+  int64_t a_rows = ag ? rows / g->world : rows;
   emit_matrix(b, "a", ty, a_rows, g->k);
   attn_strbuf_printf(b, ", ");
   emit_matrix(b, "b", ty, g->k, g->n);

@@ -85,9 +85,11 @@ struct attn_hopper_gemm {
   const char *name;
   bool bf16;                 ///< element type: bf16 (true) or f16
   int64_t m, n, k;           ///< C is m x n, A m x k, B k x n, all row-major
-  /// A fused all-reduce's rows of A and C when they are not a multiple of
-  /// block_m x world: m is then rounded up to one, the rows past m_rows are
-  /// computed from TMA's zeros and never stored into C (0: m).
+  /// A fused kernel's real rows when they do not split into whole tiles
+  /// (0: m, which they do): m is then the rows of a padded layout of
+  /// `shards` (attn_gemm_shards) equal parts, each the real part's rows
+  /// rounded up to block_m; the padding rows are computed from whatever A
+  /// holds there and never stored into C (attn_gemm_real_row).
   int64_t m_rows;
   int block_m;               ///< 128
   int block_n;               ///< 64, 128, 192 or 256 (a multiple of 64)
@@ -232,6 +234,19 @@ struct attn_gemm_em {
 /// tile rows; shards of rows interleaved (reduce-scatter) or starting at
 /// this rank's (all-gather).
 void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn);
+
+/// The parts a fused kernel's rows are padded in (attn_hopper_gemm's
+/// m_rows): world for reduce-scatter and all-gather, whose ranks' shards
+/// are whole tiles each, 1 for all-reduce.
+int attn_gemm_shards(const struct attn_hopper_gemm *g);
+
+/// Row vrow (i32) of the padded layout -> the real row of A or C (i32)
+/// in *real and whether it is one (i1) in *valid; without padding (m_rows
+/// 0) vrow itself and -1 (no test needed). in_shard: the real row within
+/// its shard (a rank's rows of A for all-gather, of C for reduce-scatter)
+/// instead of within the whole matrix.
+void attn_gemm_real_row(struct attn_gemm_em *e, int vrow, bool in_shard,
+                        int *real, int *valid);
 
 /// Fused kernels (hopper_comm.c), in order: the communication role of CTA
 /// bid < comm_ctas; the compute epilogue's signal that the consumer

@@ -222,6 +222,12 @@ static void staged_epilogue(struct attn_gemm_em *e, int *acc, int t, int tm,
   if (tail_m)
     attn_ptx_line(e->p, "scf.if %%v%d {",
                   attn_ptx_cmpc(e->p, "ult", grow, g->m));
+  // All-gather writes C itself: its padded rows map to C's, or to none.
+  int valid = -1;
+  if (g->comm == ATTN_GEMM_ALL_GATHER)
+    attn_gemm_real_row(e, grow, false, &grow, &valid);
+  if (valid >= 0)
+    attn_ptx_line(e->p, "scf.if %%v%d {", valid);
   int bytes = attn_ptx_ci32(e->p, g->block_n * 2);
   if (tail_n)
     bytes = attn_ptx_mulc(
@@ -235,6 +241,8 @@ static void staged_epilogue(struct attn_gemm_em *e, int *acc, int t, int tm,
                      attn_ptx_op(e->p, "llvm.ptrtoint %%v%d : !llvm.ptr to i64",
                                  c_addr(e, grow, col)),
                      bytes);
+  if (valid >= 0)
+    attn_ptx_line(e->p, "}");
   if (tail_m)
     attn_ptx_line(e->p, "}");
   attn_ptx_rows_copy_close(e->p);
@@ -292,17 +300,25 @@ static void store_fragment(
     if (tail_m)
       attn_ptx_line(e->p, "scf.if %%v%d {",
                     attn_ptx_cmpc(e->p, "ult", rows[r], g->m));
+    // All-gather writes C itself: its padded rows map to C's, or to none.
+    int at = rows[r], valid = -1;
+    if (g->comm == ATTN_GEMM_ALL_GATHER)
+      attn_gemm_real_row(e, rows[r], false, &at, &valid);
+    if (valid >= 0)
+      attn_ptx_line(e->p, "scf.if %%v%d {", valid);
     if (row)
-      row(e, f, r, rows[r]);
+      row(e, f, r, at);
     for (int c = 0; c < g->block_n / 8; ++c) {
       int col = attn_ptx_addc(e->p, col0, 8 * c);
       if (tail_n)
         attn_ptx_line(e->p, "scf.if %%v%d {",
                       attn_ptx_cmpc(e->p, "ult", col, g->n));
-      pair(e, f, r, c, rows[r], col);
+      pair(e, f, r, c, at, col);
       if (tail_n)
         attn_ptx_line(e->p, "}");
     }
+    if (valid >= 0)
+      attn_ptx_line(e->p, "}");
     if (tail_m)
       attn_ptx_line(e->p, "}");
   }

@@ -168,14 +168,21 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
       return false;
     }
     g->world = (int)attn_dict_int(comm, "world_size", 0);
-    // An all-reduce owns whole tiles, so its rows need not split into
-    // shards: it computes zero rows up to a multiple of block_m x world
-    // and stores only the real ones.
-    int64_t unit = (int64_t)g->block_m * g->world;
-    if (g->comm == ATTN_GEMM_ALL_REDUCE && unit > 0 && g->m > 0 &&
-        g->m % unit && g->m <= INT32_MAX) {
+    // Rows that do not split into whole tiles per shard are padded: each
+    // shard (the whole matrix for all-reduce) rounded up to block_m rows,
+    // and the kernel runs at least world tile rows (attn_hopper_gemm's
+    // m_rows). A reduce-scatter or all-gather whose m the ranks do not
+    // divide is left to attn_hopper_gemm_supported's message.
+    int shards = attn_gemm_shards(g);
+    if (g->world > 0 && g->block_m > 0 && g->m > 0 && g->m <= INT32_MAX &&
+        g->m % shards == 0 &&
+        g->m % ((int64_t)g->block_m * g->world)) {
+      int64_t part = g->m / shards;
+      int64_t padded = (part + g->block_m - 1) / g->block_m * g->block_m;
       g->m_rows = g->m;
-      g->m = (g->m + unit - 1) / unit * unit;
+      g->m = padded * shards;
+      int64_t unit = (int64_t)g->block_m * g->world;
+      g->m = (g->m + unit - 1) / unit * unit; // all-reduce: tiles per rank
     }
     MlirAttribute split = mlirDictionaryAttrGetElementByName(
         comm, mlirStringRefCreateFromCString("split"));

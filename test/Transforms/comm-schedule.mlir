@@ -382,7 +382,8 @@ func.func @no_fuse_no_matmul(%x: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
 
 // The tile width is the widest of 256, 192, 128 and 64 that divides N (the
 // fused kernel has no column tails); N = 100 keeps 256, which
-// lower-tile-to-hopper refuses ("a fused kernel needs ... n of block-n 256").
+// lower-tile-to-hopper refuses ("a fused kernel needs n to be a multiple of
+// block-n 256 ...").
 // CHECK-LABEL: @tile_n_384(
 // CHECK: "comm.fused_matmul"{{.*}}tile_n = 192 : i64
 func.func @tile_n_384(%a: tensor<1024x512xbf16>, %b: tensor<512x384xbf16>, %init: tensor<1024x384xbf16>) -> tensor<1024x384xbf16> {
