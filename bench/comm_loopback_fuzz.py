@@ -42,7 +42,7 @@ def draw(rng):
     while True:
         w = rng.choice([2, 3, 4, 5, 6, 7, 8])
         pat = rng.choice(["ar", "rs", "ag"])
-        n = rng.choice([128, 192, 256, 320, 384, 512, 640, 768, 1024])
+        n = rng.choice([72, 128, 192, 200, 256, 320, 384, 512, 640, 768, 1000, 1024])
         k = rng.choice([64, 136, 256, 264, 512, 1000])
         m = 128 * w * rng.choice([1, 2, 3, 5])
         if rng.random() < 0.5:

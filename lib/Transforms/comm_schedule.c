@@ -412,14 +412,14 @@ static bool read_pin(MlirOperation coll, MlirAttribute pin,
 }
 
 /// The fused kernel's tile width for an output n columns wide: the widest
-/// of 256, 192, 128 and 64 that divides n (the kernel has no column tails;
-/// 256 where none does, which lower-tile-to-hopper then reports).
+/// of 256, 192, 128 and 64 that divides n; where none does, the last tile
+/// column is a tail: 128 up to 128 columns, else 256.
 static int64_t fused_tile_n(int64_t n) {
   static const int64_t widths[] = {256, 192, 128, 64};
   for (int i = 0; i < 4; ++i)
     if (n % widths[i] == 0)
       return widths[i];
-  return 256;
+  return n <= 128 ? 128 : 256;
 }
 
 /// Prices and rewrites one pair. Returns false after an error.

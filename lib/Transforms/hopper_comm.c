@@ -203,11 +203,13 @@ static int chunk_off(struct attn_gemm_em *e, int ci, int row0, int col0) {
 /// stored at each dsts[j] + off' (off' with the destination's own row
 /// origin drow0[j]). Eight chunks at a time, all loads first, so that many
 /// NVLink reads are in flight. With padded rows (g->m_rows), the chunks of
-/// destination rows from limit on (drow0[0]'s count) are not stored.
+/// destination rows from limit on (drow0[0]'s count) are not stored, nor
+/// on the last tile column the chunks past n.
 static void move_slab(struct attn_gemm_em *e, const struct team *tm,
                       const int *srcs, int nsrc, const int *dsts,
                       const int *drow0, int ndst, int row0, int col0) {
   int64_t limit = e->g->m_rows / attn_gemm_shards(e->g);
+  bool tail_n = e->g->n % e->g->block_n != 0;
   int total = SLAB_ROWS * e->g->block_n / 8;
   int per = total / LANES; // chunks per lane: SLAB_ROWS * block_n / 256
   // Up to 16 loads of 16 bytes in flight per lane (8 with more than two
@@ -238,15 +240,27 @@ static void move_slab(struct attn_gemm_em *e, const struct team *tm,
       for (int s = 1; s < nsrc; ++s)
         sum[i] = add2(e, sum[i], w[j][s][i]);
     }
+    int keep = -1;
     if (limit) {
       int row = attn_ptx_addi(e->p, drow0[0],
                               attn_ptx_divc(e->p, cis[j], e->g->block_n / 8));
-      attn_ptx_line(e->p, "scf.if %%v%d {",
-                    attn_ptx_cmpc(e->p, "slt", row, limit));
+      keep = attn_ptx_cmpc(e->p, "slt", row, limit);
     }
+    if (tail_n) {
+      int col = attn_ptx_addi(
+          e->p, col0,
+          attn_ptx_mulc(e->p, attn_ptx_remc(e->p, cis[j], e->g->block_n / 8),
+                        8));
+      int in = attn_ptx_cmpc(e->p, "slt", col, e->g->n);
+      keep = keep < 0 ? in
+                      : attn_ptx_op(e->p, "arith.andi %%v%d, %%v%d : i1",
+                                    keep, in);
+    }
+    if (keep >= 0)
+      attn_ptx_line(e->p, "scf.if %%v%d {", keep);
     for (int d = 0; d < ndst; ++d)
       st16(e, addv(e, dsts[d], chunk_off(e, cis[j], drow0[d], col0)), sum);
-    if (limit)
+    if (keep >= 0)
       attn_ptx_line(e->p, "}");
   }
   attn_ptx_line(e->p, "}");

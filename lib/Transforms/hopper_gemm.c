@@ -219,14 +219,12 @@ bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
       return false;
     }
     // describe_gemm pads the rows into whole tiles per rank (m_rows) where
-    // the ranks divide them; N has no tail tiles.
-    if (g->m % ((int64_t)g->block_m * g->world) || g->n % g->block_n) {
+    // the ranks divide them.
+    if (g->m % ((int64_t)g->block_m * g->world)) {
       snprintf(why, why_len,
-               "a fused kernel needs n to be a multiple of block-n %d and, "
-               "for reduce-scatter and all-gather, m of the %d ranks; found "
-               "m = %lld, n = %lld",
-               g->block_n, g->world,
-               (long long)(g->m_rows ? g->m_rows : g->m), (long long)g->n);
+               "a fused reduce-scatter or all-gather needs m to be a multiple "
+               "of the %d ranks, found m = %lld",
+               g->world, (long long)(g->m_rows ? g->m_rows : g->m));
       return false;
     }
     if (g->accumulate || g->rope) {

@@ -380,10 +380,9 @@ func.func @no_fuse_no_matmul(%x: tensor<256x256xbf16>) -> tensor<256x256xbf16> {
   return %r : tensor<256x256xbf16>
 }
 
-// The tile width is the widest of 256, 192, 128 and 64 that divides N (the
-// fused kernel has no column tails); N = 100 keeps 256, which
-// lower-tile-to-hopper refuses ("a fused kernel needs n to be a multiple of
-// block-n 256 ...").
+// The tile width is the widest of 256, 192, 128 and 64 that divides N;
+// where none does, the last tile column is a tail: 128 wide up to N = 128
+// (N = 100), else 256 (N = 200).
 // CHECK-LABEL: @tile_n_384(
 // CHECK: "comm.fused_matmul"{{.*}}tile_n = 192 : i64
 func.func @tile_n_384(%a: tensor<1024x512xbf16>, %b: tensor<512x384xbf16>, %init: tensor<1024x384xbf16>) -> tensor<1024x384xbf16> {
@@ -406,9 +405,16 @@ func.func @tile_n_320(%a: tensor<512x512xbf16>, %b: tensor<512x320xbf16>, %init:
   return %c : tensor<1024x320xbf16>
 }
 // CHECK-LABEL: @tile_n_100(
-// CHECK: "comm.fused_matmul"{{.*}}tile_n = 256 : i64
+// CHECK: "comm.fused_matmul"{{.*}}tile_n = 128 : i64
 func.func @tile_n_100(%a: tensor<1024x512xbf16>, %b: tensor<512x100xbf16>, %init: tensor<1024x100xbf16>) -> tensor<1024x100xbf16> {
   %c = linalg.matmul ins(%a, %b : tensor<1024x512xbf16>, tensor<512x100xbf16>) outs(%init : tensor<1024x100xbf16>) -> tensor<1024x100xbf16>
   %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64} : (tensor<1024x100xbf16>) -> tensor<1024x100xbf16>
   return %r : tensor<1024x100xbf16>
+}
+// CHECK-LABEL: @tile_n_200(
+// CHECK: "comm.fused_matmul"{{.*}}tile_n = 256 : i64
+func.func @tile_n_200(%a: tensor<1024x512xbf16>, %b: tensor<512x200xbf16>, %init: tensor<1024x200xbf16>) -> tensor<512x200xbf16> {
+  %c = linalg.matmul ins(%a, %b : tensor<1024x512xbf16>, tensor<512x200xbf16>) outs(%init : tensor<1024x200xbf16>) -> tensor<1024x200xbf16>
+  %r = "comm.reduce_scatter"(%c) {reduction = "sum", dim = 0 : i64, world_size = 2 : i64} : (tensor<1024x200xbf16>) -> tensor<512x200xbf16>
+  return %r : tensor<512x200xbf16>
 }

@@ -8,6 +8,8 @@
 // run several waves. The *_rows kernels have rows that are not a multiple
 // of 128 x ranks: all-reduces of 1000, 300 and 1, reduce-scatters of 1000
 // and 308 (500 and 77 per rank), all-gathers of 900 and 104 (300 and 13).
+// The *_cols kernels have N = 200, 1000 and 72, which no tile width
+// divides: their last tile column is a tail.
 func.func @ar2(%a: tensor<256x256xbf16>, %b: tensor<256x512xbf16>) -> tensor<256x512xbf16> {
   %e = tensor.empty() : tensor<256x512xbf16>
   %c = linalg.matmul ins(%a, %b : tensor<256x256xbf16>, tensor<256x512xbf16>) outs(%e : tensor<256x512xbf16>) -> tensor<256x512xbf16>
@@ -157,4 +159,22 @@ func.func @ag8_rows(%a: tensor<13x256xbf16>, %b: tensor<256x256xbf16>) -> tensor
   %g = "comm.all_gather"(%a) {dim = 0 : i64, world_size = 8 : i64, comm.schedule = {sms = 16 : i64}} : (tensor<13x256xbf16>) -> tensor<104x256xbf16>
   %c = linalg.matmul ins(%g, %b : tensor<104x256xbf16>, tensor<256x256xbf16>) outs(%e : tensor<104x256xbf16>) -> tensor<104x256xbf16>
   return %c : tensor<104x256xbf16>
+}
+func.func @ar2_cols(%a: tensor<1000x256xbf16>, %b: tensor<256x200xbf16>) -> tensor<1000x200xbf16> {
+  %e = tensor.empty() : tensor<1000x200xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<1000x256xbf16>, tensor<256x200xbf16>) outs(%e : tensor<1000x200xbf16>) -> tensor<1000x200xbf16>
+  %r = "comm.all_reduce"(%c) {reduction = "sum", world_size = 2 : i64, comm.schedule = {sms = 66 : i64}} : (tensor<1000x200xbf16>) -> tensor<1000x200xbf16>
+  return %r : tensor<1000x200xbf16>
+}
+func.func @rs4_cols(%a: tensor<1024x136xbf16>, %b: tensor<136x1000xbf16>) -> tensor<256x1000xbf16> {
+  %e = tensor.empty() : tensor<1024x1000xbf16>
+  %c = linalg.matmul ins(%a, %b : tensor<1024x136xbf16>, tensor<136x1000xbf16>) outs(%e : tensor<1024x1000xbf16>) -> tensor<1024x1000xbf16>
+  %r = "comm.reduce_scatter"(%c) {reduction = "sum", dim = 0 : i64, world_size = 4 : i64, comm.schedule = {sms = 33 : i64, split = "static"}} : (tensor<1024x1000xbf16>) -> tensor<256x1000xbf16>
+  return %r : tensor<256x1000xbf16>
+}
+func.func @ag3_cols(%a: tensor<128x256xbf16>, %b: tensor<256x72xbf16>) -> tensor<384x72xbf16> {
+  %e = tensor.empty() : tensor<384x72xbf16>
+  %g = "comm.all_gather"(%a) {dim = 0 : i64, world_size = 3 : i64, comm.schedule = {sms = 44 : i64}} : (tensor<128x256xbf16>) -> tensor<384x256xbf16>
+  %c = linalg.matmul ins(%g, %b : tensor<384x256xbf16>, tensor<256x72xbf16>) outs(%e : tensor<384x72xbf16>) -> tensor<384x72xbf16>
+  return %c : tensor<384x72xbf16>
 }
