@@ -30,6 +30,26 @@ static bool reduces(const struct attn_hopper_gemm *g) {
          g->comm == ATTN_GEMM_REDUCE_SCATTER;
 }
 
+/// Opens the stores of row `row` (i32) of the tile and returns C's row for
+/// it: the row itself, except that all-gather, which writes C itself, maps
+/// its padded rows (attn_hopper_gemm's m_rows) to C's and opens an scf.if
+/// that skips the padding ones; *open says whether close_c_row must close
+/// it.
+static int open_c_row(struct attn_gemm_em *e, int row, bool *open) {
+  int valid = -1;
+  if (e->g->comm == ATTN_GEMM_ALL_GATHER)
+    attn_gemm_real_row(e, row, false, &row, &valid);
+  *open = valid >= 0;
+  if (*open)
+    attn_ptx_line(e->p, "scf.if %%v%d {", valid);
+  return row;
+}
+
+static void close_c_row(struct attn_gemm_em *e, bool open) {
+  if (open)
+    attn_ptx_line(e->p, "}");
+}
+
 /// Byte address of element (row, col) of C, i32 row and column: row-major,
 /// or in the heads layout of a projection (out_seq, out_head_dim).
 static int c_addr(struct attn_gemm_em *e, int row, int col) {
@@ -222,12 +242,8 @@ static void staged_epilogue(struct attn_gemm_em *e, int *acc, int t, int tm,
   if (tail_m)
     attn_ptx_line(e->p, "scf.if %%v%d {",
                   attn_ptx_cmpc(e->p, "ult", grow, g->m));
-  // All-gather writes C itself: its padded rows map to C's, or to none.
-  int valid = -1;
-  if (g->comm == ATTN_GEMM_ALL_GATHER)
-    attn_gemm_real_row(e, grow, false, &grow, &valid);
-  if (valid >= 0)
-    attn_ptx_line(e->p, "scf.if %%v%d {", valid);
+  bool open;
+  grow = open_c_row(e, grow, &open);
   int bytes = attn_ptx_ci32(e->p, g->block_n * 2);
   if (tail_n)
     bytes = attn_ptx_mulc(
@@ -241,8 +257,7 @@ static void staged_epilogue(struct attn_gemm_em *e, int *acc, int t, int tm,
                      attn_ptx_op(e->p, "llvm.ptrtoint %%v%d : !llvm.ptr to i64",
                                  c_addr(e, grow, col)),
                      bytes);
-  if (valid >= 0)
-    attn_ptx_line(e->p, "}");
+  close_c_row(e, open);
   if (tail_m)
     attn_ptx_line(e->p, "}");
   attn_ptx_rows_copy_close(e->p);
@@ -300,12 +315,8 @@ static void store_fragment(
     if (tail_m)
       attn_ptx_line(e->p, "scf.if %%v%d {",
                     attn_ptx_cmpc(e->p, "ult", rows[r], g->m));
-    // All-gather writes C itself: its padded rows map to C's, or to none.
-    int at = rows[r], valid = -1;
-    if (g->comm == ATTN_GEMM_ALL_GATHER)
-      attn_gemm_real_row(e, rows[r], false, &at, &valid);
-    if (valid >= 0)
-      attn_ptx_line(e->p, "scf.if %%v%d {", valid);
+    bool open;
+    int at = open_c_row(e, rows[r], &open);
     if (row)
       row(e, f, r, at);
     for (int c = 0; c < g->block_n / 8; ++c) {
@@ -317,8 +328,7 @@ static void store_fragment(
       if (tail_n)
         attn_ptx_line(e->p, "}");
     }
-    if (valid >= 0)
-      attn_ptx_line(e->p, "}");
+    close_c_row(e, open);
     if (tail_m)
       attn_ptx_line(e->p, "}");
   }
