@@ -15,7 +15,7 @@ shapes, the dtype, the target chip, the options and the compiler build.
 
 Errors: attn.CompileError (the compiler's diagnostics, file:line:col: error:
 ...), attn.RuntimeError (loading or launching), ValueError/TypeError for
-arguments attn cannot take.
+arguments attn cannot take (checked before compiling, naming the argument).
 """
 import builtins
 import collections
@@ -140,6 +140,14 @@ def compile(program, target="sm_90a", format="default", tile_options=None, featu
     "llvm-mlir" or "llvm-ir"; hopper_options are lower-tile-to-hopper's
     ("ctas=114": the persistent kernel for a GPU of 114 SMs; default one CTA
     per SM of an H200). Returns a Compiled; raises CompileError."""
+    _check_program(program)
+    if not isinstance(target, str):
+        raise TypeError("attn: target must be a str (a chip such as 'sm_90a', or 'cpu'), got %s"
+                        % _program._describe(target))
+    for name, x in (("tile_options", tile_options), ("features", features),
+                    ("toolkit", toolkit), ("source_name", source_name),
+                    ("hopper_options", hopper_options)):
+        _optional_str(name, x)
     lib = _lib.attn()
     opts = _options(target, format, tile_options, features, toolkit, source_name,
                     hopper_options)
@@ -165,15 +173,19 @@ def build_program(q, k, v, rope=None, mask=None, window=None, softcap=None, alib
                   gate=None, segment_ids=None, scale=None):
     """The attn IR text attention() compiles for these tensors and options."""
     _check_qkv(q, k, v)
-    gate_shape = gate_block = segments = None
-    if gate is not None:
-        g, gate_block = gate
-        gate_shape = tuple(g.shape)
-    if segment_ids is not None:
-        segments = (tuple(segment_ids[0].shape), tuple(segment_ids[1].shape))
-    return _program.build(tuple(q.shape), tuple(k.shape), tuple(v.shape), q.dtype, rope=rope,
-                          mask=mask, window=window, softcap=softcap, alibi=alibi,
-                          gate_shape=gate_shape, gate_block=gate_block, segments=segments,
+    gate = None if gate is None else _check_gate(gate, q, k)
+    segment_ids = None if segment_ids is None else _check_segments(segment_ids, q, k)
+    return _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale)
+
+
+def _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale):
+    """build_program on checked arguments."""
+    return _program.build(_shape(q), _shape(k), _shape(v), q.dtype, rope=rope, mask=mask,
+                          window=window, softcap=softcap, alibi=alibi,
+                          gate_shape=None if gate is None else _shape(gate[0]),
+                          gate_block=None if gate is None else gate[1],
+                          segments=None if segment_ids is None else
+                          tuple(_shape(t) for t in segment_ids),
                           scale=scale)
 
 
@@ -378,23 +390,170 @@ class _GpuModule:
 
 #===-- attention --------------------------------------------------------===#
 
+def _is_tensor(x):
+    """Whether x is a tensor: what attn reads of one (torch.Tensor or a stand-in)."""
+    return all(hasattr(x, a) for a in ("shape", "dtype", "device", "data_ptr"))
+
+
+def _tensor(name, x):
+    if not _is_tensor(x):
+        raise TypeError("attn: %s must be a tensor (torch.Tensor), got %s"
+                        % (name, _program._describe(x)))
+    return x
+
+
+def _shape(t):
+    return tuple(int(d) for d in t.shape)
+
+
+def _dtype(t):
+    """t's dtype as torch names it without 'torch.': 'float32', 'int64'."""
+    name = str(t.dtype)
+    return name[len("torch."):] if name.startswith("torch.") else name
+
+
+def _on(t):
+    """t's device as a string: 'cpu', 'cuda:0'."""
+    d = t.device
+    return d.type if getattr(d, "index", None) is None else "%s:%d" % (d.type, d.index)
+
+
+def _check_program(program):
+    if not isinstance(program, str):
+        raise TypeError("attn: program must be IR text (a str), got %s"
+                        % _program._describe(program))
+
+
+def _optional_str(name, x):
+    if x is not None and not isinstance(x, str):
+        raise TypeError("attn: %s must be a str or None, got %s" % (name, _program._describe(x)))
+
+
+FLOATS = ("float32", "float16", "bfloat16")
+
+
 def _check_qkv(q, k, v):
+    """q [B, H, N, D], k [B, Hk, M, D], v [B, Hk, M, Dv]: Hk divides H, one
+    floating dtype, no empty dimension."""
     for name, t in (("q", q), ("k", k), ("v", v)):
+        _tensor(name, t)
         if len(t.shape) != 4:
             raise ValueError("attn: %s must be 4-D [batch, heads, seq, dim], got shape %s"
-                             % (name, tuple(t.shape)))
-    if not (str(q.dtype) == str(k.dtype) == str(v.dtype)):
+                             % (name, _shape(t)))
+        if 0 in _shape(t):
+            raise ValueError("attn: %s has an empty dimension, shape %s" % (name, _shape(t)))
+    if not (_dtype(q) == _dtype(k) == _dtype(v)):
         raise TypeError("attn: q, k and v must share a dtype, got %s, %s, %s"
                         % (q.dtype, k.dtype, v.dtype))
-    _program.dtype_name(q.dtype)
+    if _dtype(q) not in FLOATS:
+        raise TypeError("attn: q, k and v must be float32, float16 or bfloat16, got %s"
+                        % _dtype(q))
+    (b, h, _, d), (bk, hk, m, dk), (bv, hv, mv, _) = _shape(q), _shape(k), _shape(v)
+    shapes = "q %s, k %s, v %s" % (_shape(q), _shape(k), _shape(v))
+    if not b == bk == bv:
+        raise ValueError("attn: q, k and v must have one batch size B, got %s" % shapes)
+    if hk != hv:
+        raise ValueError("attn: k and v must have the same number of heads Hk, got %s" % shapes)
+    if m != mv:
+        raise ValueError("attn: k and v must have the same sequence length M, got %s" % shapes)
+    if d != dk:
+        raise ValueError("attn: q and k must have the same head dim D, got %s" % shapes)
+    if h % hk:
+        raise ValueError("attn: the query heads H=%d must be a multiple of the key/value heads "
+                         "Hk=%d (grouped-query attention), got %s" % (h, hk, shapes))
 
 
-def _device(tensors):
-    devs = {(t.device.type, t.device.index) for t in tensors}
-    if len(devs) != 1:
-        raise ValueError("attn: all tensors must be on one device, got %s"
-                         % ", ".join("%s:%s" % d for d in sorted(devs, key=str)))
-    return next(iter(devs))
+def _pair(name, form, x):
+    """x as a 2-tuple, or a TypeError saying the form name= takes."""
+    if _is_tensor(x):
+        raise TypeError("attn: %s must be a pair %s, got a tensor: pass %s=%s"
+                        % (name, form, name, form))
+    if not isinstance(x, (tuple, list)):
+        raise TypeError("attn: %s must be a pair %s, got %s"
+                        % (name, form, _program._describe(x)))
+    if len(x) != 2:
+        raise TypeError("attn: %s must be a pair %s, got a %s of %d"
+                        % (name, form, type(x).__name__, len(x)))
+    return tuple(x)
+
+
+def _check_gate(gate, q, k):
+    """(g, block_size) checked against q and k: g [B, H, N, ceil(M / block_size)],
+    float32 or q's dtype."""
+    g, block = _pair("gate", "(g, block_size)", gate)
+    _tensor("gate's g", g)
+    block = _program.integer(block, "gate block_size")
+    if block < 1:
+        raise ValueError("attn: gate block_size must be positive, got %d" % block)
+    b, h, n, _ = _shape(q)
+    want = (b, h, n, -(-_shape(k)[2] // block))
+    if _shape(g) != want:
+        raise ValueError("attn: gate's g must be [B, H, N, ceil(M / block_size)] = %s for q %s, "
+                         "k %s and block_size %d, got shape %s"
+                         % (want, _shape(q), _shape(k), block, _shape(g)))
+    if _dtype(g) not in ("float32", _dtype(q)):
+        raise TypeError("attn: gate's g must be float32 or q's dtype (%s), got %s"
+                        % (_dtype(q), _dtype(g)))
+    return g, block
+
+
+INT32_MIN, INT32_MAX = -2 ** 31, 2 ** 31 - 1
+
+
+def _check_segments(segment_ids, q, k):
+    """(qseg [B, N], kseg [B, M]), int32 or int64."""
+    segs = _pair("segment_ids", "(qseg, kseg)", segment_ids)
+    b, n = _shape(q)[0], _shape(q)[2]
+    m = _shape(k)[2]
+    for name, t, want in (("qseg", segs[0], (b, n)), ("kseg", segs[1], (b, m))):
+        _tensor("segment_ids' " + name, t)
+        if _shape(t) != want:
+            raise ValueError("attn: segment_ids' %s must be [B, %s] = %s for q %s and k %s, "
+                             "got shape %s" % (name, "N" if name == "qseg" else "M", want,
+                                               _shape(q), _shape(k), _shape(t)))
+        if _dtype(t) not in ("int32", "int64"):
+            raise TypeError("attn: segment_ids' %s must be int32 or int64, got %s"
+                            % (name, _dtype(t)))
+    return segs
+
+
+def _gate_input(gate):
+    """The kernel's gate input: g as float32."""
+    g = gate[0]
+    return g if _dtype(g) == "float32" else g.float()
+
+
+def _segment_inputs(segs):
+    """The kernel's qseg and kseg: int32, int64 ids converted after checking
+    that they fit."""
+    out = []
+    for name, t in zip(("qseg", "kseg"), segs):
+        if out and t is segs[0]:
+            out.append(out[0])  # segment_ids=(seg, seg): convert once
+            continue
+        if _dtype(t) == "int64":
+            lo, hi = int(t.min()), int(t.max())
+            if lo < INT32_MIN or hi > INT32_MAX:
+                raise ValueError("attn: segment_ids' %s holds %d, outside the kernel's int32 "
+                                 "range [%d, %d]" % (name, lo if lo < INT32_MIN else hi,
+                                                     INT32_MIN, INT32_MAX))
+            t = t.int()
+        out.append(t)
+    return out
+
+
+def _device(named):
+    """(device type, index) of the tensors of named [(name, tensor)], all on one
+    device (the CPU or a CUDA GPU)."""
+    first_name, first = named[0]
+    for name, t in named[1:]:
+        if _on(t) != _on(first):
+            raise ValueError("attn: all tensors must be on one device, got %s on %s and %s on %s"
+                             % (first_name, _on(first), name, _on(t)))
+    device, index = first.device.type, getattr(first.device, "index", None)
+    if device not in ("cpu", "cuda"):
+        raise ValueError("attn: tensors must be on the CPU or a CUDA GPU, not %s" % device)
+    return device, index
 
 
 def _parse_device(device):
@@ -480,6 +639,9 @@ class Kernel:
         if out is None and self.reads_output:
             raise ValueError("attn: kernel %s adds to its output %s: pass it as the last tensor"
                              % (self.name, self.params[-1]["name"]))
+        for i, t in enumerate(inputs + ([] if out is None else [out])):
+            _tensor("argument %d (%s) of kernel %s" % (i + 1, self.params[i]["name"], self.name),
+                    t)
         inputs = [t.contiguous() for t in inputs]
         self._check(inputs + ([] if out is None else [out]))
         if out is None:
@@ -514,6 +676,9 @@ def load(program, device="cpu", tile_options=None, hopper_options=None):
     the program text (which spells the shapes and dtype), the target chip,
     the tile and hopper options and the compiler build. Returns a Kernel;
     raises CompileError or RuntimeError."""
+    _check_program(program)
+    _optional_str("tile_options", tile_options)
+    _optional_str("hopper_options", hopper_options)
     kind, index = _parse_device(device)
     if kind == "cpu":
         key = _key(program, "cpu", tile_options, "llvm-mlir")
@@ -540,35 +705,49 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
               gate=None, segment_ids=None, scale=None, program=None, tile_options=None):
     """Fused attention softmax(modifiers(q kᵀ)) v as one kernel.
 
-    rope: None, True or dict(theta=10000.0, rotary_dim=D, layout="rotate_half" |
-      "interleaved", offset=0), applied to q and k before the product.
-    mask: "causal" or None. window: (left, right) keys visible around each
-      query (None or -1: unbounded). softcap: cap, scores become cap*tanh(s/cap).
-    alibi: max_bias of ALiBi slopes. gate: (g, block_size), g float32
-      [B, H, N, ceil(M / block_size)], a log-bias per key block (SAS).
-    segment_ids: (qseg [B, N], kseg [B, M]) int32, document mask.
-    scale: default 1/sqrt(D). program: IR text to run instead of building one
-      from the options (its function takes q, k, v, then gate, qseg, kseg).
-    tile_options: options of the attn-tile pass ("block-m=32 block-n=64").
+    rope: None (or False), True or dict(theta=10000.0, rotary_dim=D,
+      layout="rotate_half" | "interleaved", offset=0), applied to q and k
+      before the product; theta > 0, rotary_dim even in [2, D].
+    mask: "causal" or None. window: a pair (left, right) of keys visible
+      around each query, ints >= 0 (None or -1: unbounded). softcap: a float
+      cap > 0, scores become cap*tanh(s/cap).
+    alibi: the ALiBi max_bias, a float > 0 (alibi=8.0; True is refused).
+    gate: a pair (g, block_size), g [B, H, N, ceil(M / block_size)] float32 or
+      q's dtype (run as float32), a log-bias per key block (SAS); block_size
+      an int > 0.
+    segment_ids: a pair (qseg [B, N], kseg [B, M]), int32 or int64 (converted
+      to the kernel's int32 after checking the ids fit), document mask.
+    scale: a float > 0, default 1/sqrt(D). program: IR text to run instead of
+      building one from the options (its function takes q, k, v, then gate,
+      qseg, kseg). tile_options: options of the attn-tile pass
+      ("block-m=32 block-n=64").
+    Every argument is checked before anything is compiled: a wrong type
+    raises TypeError, a wrong value or shape ValueError, naming the argument.
     On an H100 or H200 the persistent Hopper kernel is compiled for the GPU's
     SM count (attn.load's hopper_options can set ctas instead).
     Returns o [B, H, N, Dv], allocated like q (torch.empty on q's device)."""
     _check_qkv(q, k, v)
-    inputs = [q, k, v]
+    _optional_str("program", program)
+    _optional_str("tile_options", tile_options)
+    named = [("q", q), ("k", k), ("v", v)]
     if gate is not None:
-        inputs.append(gate[0])
+        gate = _check_gate(gate, q, k)
+        named.append(("gate's g", gate[0]))
     if segment_ids is not None:
-        inputs.extend(segment_ids)
-    device, index = _device(inputs)
-    if device not in ("cpu", "cuda"):
-        raise ValueError("attn: tensors must be on the CPU or a CUDA GPU, not %s" % device)
+        segment_ids = _check_segments(segment_ids, q, k)
+        named.extend(zip(("segment_ids' qseg", "segment_ids' kseg"), segment_ids))
+    device, index = _device(named)
     if program is None:
-        text = build_program(q, k, v, rope=rope, mask=mask, window=window, softcap=softcap,
-                             alibi=alibi, gate=gate, segment_ids=segment_ids, scale=scale)
+        text = _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale)
     elif any(x is not None for x in (rope, mask, window, softcap, alibi, scale)):
         raise ValueError("attn: program= replaces rope, mask, window, softcap, alibi and scale")
     else:
         text = program
+    inputs = [q, k, v]
+    if gate is not None:
+        inputs.append(_gate_input(gate))
+    if segment_ids is not None:
+        inputs.extend(_segment_inputs(segment_ids))
     kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
     return kernel(*inputs)
 
@@ -576,21 +755,27 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
 #===-- matmul -----------------------------------------------------------===#
 
 def _check_matmul(a, b, c):
-    for name, t in (("a", a), ("b", b)) + ((("c", c),) if c is not None else ()):
+    named = [("a", a), ("b", b)] + ([("c", c)] if c is not None else [])
+    for name, t in named:
+        _tensor(name, t)
         if len(t.shape) != 2:
-            raise ValueError("attn: %s must be 2-D, got shape %s" % (name, tuple(t.shape)))
-    tensors = (a, b) if c is None else (a, b, c)
+            raise ValueError("attn: %s must be 2-D, got shape %s" % (name, _shape(t)))
+        if 0 in _shape(t):
+            raise ValueError("attn: %s has an empty dimension, shape %s" % (name, _shape(t)))
+    tensors = [t for _, t in named]
     if len({str(t.dtype) for t in tensors}) != 1:
         raise TypeError("attn: %s must share a dtype, got %s"
                         % ("a and b" if c is None else "a, b and c",
                            ", ".join(str(t.dtype) for t in tensors)))
-    if _program.dtype_name(a.dtype) == "i32":
-        raise TypeError("attn: a and b must be floating point")
-    m, k = a.shape
-    if b.shape[0] != k:
-        raise ValueError("attn: a is %dx%d but b has %d rows" % (m, k, b.shape[0]))
-    if c is not None and tuple(c.shape) != (m, b.shape[1]):
-        raise ValueError("attn: c must be %dx%d, got shape %s" % (m, b.shape[1], tuple(c.shape)))
+    if _dtype(a) not in FLOATS:
+        raise TypeError("attn: a and b must be floating point (float32, float16 or bfloat16), "
+                        "got %s" % _dtype(a))
+    m, k = _shape(a)
+    if _shape(b)[0] != k:
+        raise ValueError("attn: a is %dx%d but b has %d rows" % (m, k, _shape(b)[0]))
+    if c is not None and _shape(c) != (m, _shape(b)[1]):
+        raise ValueError("attn: c must be %dx%d, got shape %s" % (m, _shape(b)[1], _shape(c)))
+    return named
 
 
 def build_matmul_program(a, b, c=None):
@@ -598,7 +783,7 @@ def build_matmul_program(a, b, c=None):
     initialised to zero, or to c (the function's third argument) when c is
     given."""
     _check_matmul(a, b, c)
-    return _program.build_matmul(tuple(a.shape), tuple(b.shape), a.dtype,
+    return _program.build_matmul(_shape(a), _shape(b), a.dtype,
                                  accumulate=c is not None)
 
 
@@ -611,10 +796,10 @@ def matmul(a, b, c=None, tile_options=None):
     place (c += a @ b) and returns c. On an H200, bf16 and f16 GEMMs whose K
     and N are multiples of 8 run the wgmma/TMA kernel. tile_options are the
     attn-tile pass's ("block-m=32 block-n=32 block-k=16")."""
+    named = _check_matmul(a, b, c)
+    _optional_str("tile_options", tile_options)
+    device, index = _device(named)
     text = build_matmul_program(a, b, c)
-    tensors = [a, b] if c is None else [a, b, c]
-    device, index = _device(tensors)
-    if device not in ("cpu", "cuda"):
-        raise ValueError("attn: tensors must be on the CPU or a CUDA GPU, not %s" % device)
+    tensors = [t for _, t in named]
     kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
     return kernel(*tensors)

@@ -5,7 +5,9 @@ The function takes (q, k, v, then the extra inputs gate, qseg, kseg that the
 options ask for) and returns o. Score modifiers apply in this order: scale,
 softcap, alibi, gate, then the masks (causal, window, document).
 """
+import collections.abc
 import math
+import numbers
 
 DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32"}
 
@@ -20,45 +22,99 @@ def dtype_name(dtype):
     return DTYPES[name]
 
 
-def f64(x, what):
-    """A finite float as an MLIR f64 literal (MLIR wants a '.' in it)."""
-    x = float(x)
-    if not math.isfinite(x):
-        raise ValueError("attn: %s must be finite, got %r" % (what, x))
+def _describe(x):
+    """x for an error message: its repr, and its type unless that is plain."""
     r = repr(x)
+    if len(r) > 60:
+        r = r[:57] + "..."
+    t = type(x)
+    if t in (bool, int, float, str, type(None), tuple, list, dict):
+        return r
+    return "%s (%s.%s)" % (r, t.__module__, t.__qualname__)
+
+
+def real(x, what, positive=False, example=None):
+    """x as a Python float: a real number (not a bool), finite, > 0 if positive."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError("attn: %s must be a float%s, got %s"
+                        % (what, " (e.g. %s)" % example if example else "", _describe(x)))
+    x = float(x)
+    if not math.isfinite(x) or (positive and x <= 0):
+        raise ValueError("attn: %s must be %sfinite, got %r"
+                         % (what, "positive and " if positive else "", x))
+    return x
+
+
+def integer(x, what):
+    """x as a Python int: an integer (int, numpy integer; not a bool, not a float)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError("attn: %s must be an integer, got %s" % (what, _describe(x)))
+    return int(x)
+
+
+def f64(x, what, positive=False, example=None):
+    """A finite float as an MLIR f64 literal (MLIR wants a '.' in it)."""
+    r = repr(real(x, what, positive, example))
     if "." not in r:
         r = r.replace("e", ".0e") if "e" in r else r + ".0"
     return "%s : f64" % r
 
 
 def i64(x, what):
-    if isinstance(x, bool) or int(x) != x:
-        raise ValueError("attn: %s must be an integer, got %r" % (what, x))
-    return "%d : i64" % int(x)
+    return "%d : i64" % integer(x, what)
 
 
 def tensor_type(shape, elem):
     return "tensor<%sx%s>" % ("x".join(str(int(d)) for d in shape), elem)
 
 
+ROPE_FORM = ("None, True or dict(theta=10000.0, rotary_dim=D, layout='rotate_half' | "
+             "'interleaved', offset=0)")
+
+
 def rope_attrs(rope, head_dim):
     """The attribute dictionary of attn.rope for rope=True or a dict."""
-    cfg = {} if rope is True else dict(rope)
+    if rope is True:
+        cfg = {}
+    elif isinstance(rope, collections.abc.Mapping):
+        cfg = dict(rope)
+    else:
+        raise TypeError("attn: rope must be %s, got %s" % (ROPE_FORM, _describe(rope)))
     unknown = set(cfg) - {"theta", "rotary_dim", "layout", "offset"}
     if unknown:
         raise ValueError("attn: unknown rope option(s) %s (expected theta, rotary_dim, "
-                         "layout, offset)" % ", ".join(sorted(unknown)))
+                         "layout, offset)" % ", ".join(sorted(map(str, unknown))))
     layout = cfg.get("layout", "rotate_half")
     if layout not in ("rotate_half", "interleaved"):
-        raise ValueError("attn: rope layout must be 'rotate_half' or 'interleaved', got %r"
-                         % (layout,))
-    attrs = ["theta = " + f64(cfg.get("theta", 10000.0), "rope theta"),
-             "rotary_dim = " + i64(cfg.get("rotary_dim", head_dim), "rope rotary_dim"),
+        raise ValueError("attn: rope layout must be 'rotate_half' or 'interleaved', got %s"
+                         % _describe(layout))
+    rotary_dim = integer(cfg.get("rotary_dim", head_dim), "rope rotary_dim")
+    if rotary_dim < 2 or rotary_dim % 2 or rotary_dim > head_dim:
+        raise ValueError("attn: rope rotary_dim must be even and in [2, D=%d] (D: the head "
+                         "dim of q and k), got %d" % (head_dim, rotary_dim))
+    attrs = ["theta = " + f64(cfg.get("theta", 10000.0), "rope theta", positive=True),
+             "rotary_dim = %d : i64" % rotary_dim,
              'layout = "%s"' % layout]
-    offset = cfg.get("offset", 0)
+    offset = integer(cfg.get("offset", 0), "rope offset")
     if offset:
-        attrs.append("offset = " + i64(offset, "rope offset"))
+        attrs.append("offset = %d : i64" % offset)
     return "{%s}" % ", ".join(attrs)
+
+
+def window_attrs(window):
+    """left = .., right = .. of attn.window for window=(left, right)."""
+    form = ("a pair (left, right) of key counts, each an integer >= 0 or None/-1 "
+            "(unbounded)")
+    if not isinstance(window, (tuple, list)) or len(window) != 2:
+        raise TypeError("attn: window must be %s, got %s" % (form, _describe(window)))
+    out = []
+    for side, x in zip(("left", "right"), window):
+        x = -1 if x is None else integer(x, "window " + side)
+        if x < -1:
+            raise ValueError("attn: window %s must be >= 0, or None or -1 (unbounded), got %d"
+                             % (side, x))
+        out.append(x)
+    return "left = %d : i64, right = %d : i64" % tuple(out)
 
 
 def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, softcap=None,
@@ -97,24 +153,23 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
                      % (nxt, op, cur, operands, " {%s}" % attrs if attrs else "", st,
                         extra_types, st))
 
-    score("scale", attrs="scale = " + f64(1.0 / math.sqrt(d) if scale is None else scale,
-                                          "scale"))
+    score("scale", attrs="scale = " + (f64(1.0 / math.sqrt(d), "scale") if scale is None else
+                                       f64(scale, "scale", positive=True, example="scale=0.125")))
     if softcap is not None:
-        score("softcap", attrs="cap = " + f64(softcap, "softcap"))
+        score("softcap", attrs="cap = " + f64(softcap, "softcap", positive=True,
+                                              example="softcap=30.0"))
     if alibi is not None:
-        score("alibi", attrs="max_bias = " + f64(alibi, "alibi max_bias"))
+        score("alibi", attrs="max_bias = " + f64(alibi, "alibi (the ALiBi max_bias)",
+                                                 positive=True, example="alibi=8.0"))
     if gate_shape is not None:
-        score("gate", operands=", %g", attrs="block_size = " + i64(gate_block, "gate block"),
+        score("gate", operands=", %g", attrs="block_size = " + i64(gate_block, "gate block_size"),
               extra_types=", " + tensor_type(gate_shape, "f32"))
     if mask == "causal":
         score("causal")
     elif mask is not None:
-        raise ValueError("attn: mask must be 'causal' or None, got %r" % (mask,))
+        raise ValueError("attn: mask must be 'causal' or None, got %s" % _describe(mask))
     if window is not None:
-        left, right = window
-        score("window", attrs="left = %s, right = %s" % (
-            i64(-1 if left is None else left, "window left"),
-            i64(-1 if right is None else right, "window right")))
+        score("window", attrs=window_attrs(window))
     if segments is not None:
         score("document", operands=", %qseg, %kseg",
               extra_types=", %s, %s" % (tensor_type(segments[0], "i32"),
