@@ -1,17 +1,24 @@
 """A stand-in for torch tensors on the CPU: what attn.attention reads of a
-tensor (shape, dtype, device, data_ptr, contiguous, new_empty), over a ctypes
-buffer. Lets the binding be tested where torch is not installed."""
+tensor (shape, dtype, device, data_ptr, contiguous, new_empty, and for the
+conversions it makes float, int, min, max), over a ctypes buffer. Lets the
+binding be tested where torch is not installed."""
 import ctypes
 import math
 import struct
 
 _CTYPES = {"float32": ctypes.c_float, "float16": ctypes.c_uint16, "bfloat16": ctypes.c_uint16,
-           "int32": ctypes.c_int32}
+           "int32": ctypes.c_int32, "int64": ctypes.c_int64, "float64": ctypes.c_double}
 
 
 class Device:
     type = "cpu"
     index = None
+
+
+class CudaDevice:
+    """A device the tensor only claims to be on (its data is on the host)."""
+    type = "cuda"
+    index = 0
 
 
 def _to_bits(x, dtype):
@@ -30,7 +37,9 @@ def _from_bits(h, dtype):
 class FakeTensor:
     device = Device()
 
-    def __init__(self, shape, dtype="float32", values=None):
+    def __init__(self, shape, dtype="float32", values=None, device=None):
+        if device is not None:
+            self.device = device
         self.shape = tuple(shape)
         self.dtype = dtype
         self.numel = math.prod(self.shape)
@@ -47,6 +56,23 @@ class FakeTensor:
 
     def new_empty(self, shape):
         return FakeTensor(shape, self.dtype)
+
+    def float(self):
+        """A float32 copy (torch.Tensor.float; self when already float32)."""
+        return self if self.dtype == "float32" else FakeTensor(self.shape, "float32",
+                                                                self.values(), self.device)
+
+    def int(self):
+        """An int32 copy (torch.Tensor.int; self when already int32)."""
+        return self if self.dtype == "int32" else FakeTensor(self.shape, "int32",
+                                                              [int(x) for x in self.values()],
+                                                              self.device)
+
+    def min(self):
+        return min(self.values())
+
+    def max(self):
+        return max(self.values())
 
     def values(self):
         """The elements as Python numbers, row-major."""
