@@ -70,9 +70,28 @@ if has_gpu():
 # --- libattn and the Python binding (test/CAPI, test/python)
 import sys
 config.substitutions.append(("%attn_obj", config.attn_obj_root))
-# The Python that runs lit (/usr/bin/python3 on Debian), with the binding of
-# the source tree and the libraries of the build.
-python = sys.executable
+# The Python of the tests, chosen as scripts/bootstrap.sh chooses it:
+# $ATTN_PYTHON, else the first of python3 on PATH and /usr/bin/python3 that
+# imports torch (Debian's python3-torch is for /usr/bin/python3; PATH's
+# python3 may be a pyenv shim or a venv, as on the GPU machine), else
+# /usr/bin/python3, else the Python that runs lit. %attn_python adds the
+# binding of the source tree and the libraries of the build.
+def find_python():
+    if os.environ.get("ATTN_PYTHON"):
+        return os.environ["ATTN_PYTHON"]
+    for candidate in (shutil.which("python3"), "/usr/bin/python3"):
+        if not candidate or not os.access(candidate, os.X_OK):
+            continue
+        try:
+            found = subprocess.run([candidate, "-c", "import sys, torch; print(sys.executable)"],
+                                   capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if found.returncode == 0 and found.stdout.strip():
+            return found.stdout.strip()
+    return "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+
+python = find_python()
 config.substitutions.append(("%attn_python", "env PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=%s ATTN_LIBRARY_DIR=%s %s" % (
     os.path.join(config.attn_src_root, "python"), lib_dir, python)))
 config.substitutions.append(("%python", python))
