@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # The main job, end to end: set up and build attn, then compile the example
 # RoPE + causal attention program and show each stage: the fused op, the
-# tile kernel, the PTX (checked by ptxas), and the CPU path's numerics
-# against the float64 reference.
+# tile kernel, the PTX (checked by ptxas), the CPU path's numerics against
+# the float64 reference, and the Python binding on CPU torch tensors
+# (examples/rope_causal.py, the README's Python example) with the Python that
+# bootstrap.sh names. Everything it writes goes to a fresh temporary folder,
+# which it names; nothing goes into the repository.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/bootstrap.sh"
-bin=${ATTN_BUILD_DIR:-$root/build}/bin
+build=${ATTN_BUILD_DIR:-$root/build}
+bin=$build/bin
 example=${1:-$root/examples/rope_causal.mlir}
 cuda=${CUDA_HOME:-/usr/local/cuda}
-out=$(mktemp -d)
+python=$("$root/scripts/bootstrap.sh" --python)
+out=$(mktemp -d "${TMPDIR:-/tmp}/attn-example.XXXXXX")
+echo "run-example: writing to $out"
 
 echo "== 1. attn-opt --fuse-rope: the chain becomes one attn.fused op"
 "$bin/attn-opt" --fuse-rope "$example"
@@ -29,3 +35,7 @@ echo "== 4. ptxas -arch=sm_90a -v"
 echo
 echo "== 5. attn-run: the CPU path against the float64 reference"
 "$bin/attn-run" "$example"
+echo
+echo "== 6. $python examples/rope_causal.py: attn.attention on CPU torch tensors"
+PYTHONPATH="$root/python" ATTN_LIBRARY_DIR="$build/lib" ATTN_CACHE_DIR="$out/cache" \
+  "$python" "$root/examples/rope_causal.py"
