@@ -1,8 +1,8 @@
 // compile.c - embeds libattn: compiles an attention program to PTX in-process
 // and prints the launch manifest (the PTX goes to a file when asked).
 //
-//   cc compile.c $(pkg-config --cflags --libs attn) -o compile
-//   ./compile examples/rope_causal.mlir [sm_90a] [out.ptx]
+//   cc examples/embed/compile.c $(pkg-config --cflags --libs attn) -o /tmp/compile
+//   /tmp/compile examples/rope_causal.mlir [sm_90a] [/tmp/out.ptx]
 #include <attn/attn.h>
 
 #include <stdio.h>
