@@ -10,8 +10,8 @@
 #include "attn/attn_mlir.h"
 #include "dialects/dialects.h"
 #include "lib/IR/attn_context.h"
+#include "lib/Target/attn_jit.h"
 
-#include "mlir-c/ExecutionEngine.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -22,11 +22,11 @@
 struct cpu_entry {
   char *name;
   size_t nparams;
-  void (*fn)(void **);
+  attn_jit_entry_fn fn;
 };
 
 struct attn_cpu_kernel {
-  MlirExecutionEngine jit;
+  struct attn_jit *jit;
   char *manifest;
   size_t nentries;
   struct cpu_entry *entries;
@@ -71,14 +71,10 @@ static enum attn_status bind_entries(struct attn_session *s,
     strcpy(e->name, name->valuestring);
     e->nparams = (size_t)cJSON_GetArraySize(params);
     ++k->nentries;
-    void *sym = mlirExecutionEngineLookupPacked(
-        k->jit, mlirStringRefCreateFromCString(e->name));
-    // POSIX: object and function pointers share a representation.
-    memcpy(&e->fn, &sym, sizeof e->fn);
-    if (!e->fn) {
+    e->fn = attn_jit_lookup(k->jit, e->name);
+    if (!e->fn) { // the JIT's reason is the session's error already
       st = attn_session_fail(s, ATTN_ERR_COMPILE,
-                             "kernel '%s' is missing from the JIT-compiled "
-                             "code",
+                             "kernel '%s' did not compile for the CPU",
                              e->name);
       goto out;
     }
@@ -123,12 +119,10 @@ attn_cpu_kernel_create(const char *ir, size_t len,
            : attn_session_fail(&s, ATTN_ERR_OUT_OF_MEMORY, "out of memory");
   }
   if (st == ATTN_OK) {
-    k->jit = mlirExecutionEngineCreate(mlirModuleFromOperation(module), 2, 0,
-                                       NULL, false, false);
-    st = mlirExecutionEngineIsNull(k->jit)
-             ? attn_session_fail(&s, ATTN_ERR_COMPILE,
-                                 "the ExecutionEngine rejected the module")
-             : bind_entries(&s, k);
+    k->jit = attn_jit_create(module);
+    st = !k->jit ? attn_session_fail(&s, ATTN_ERR_COMPILE,
+                                     "the program did not compile for the CPU")
+                 : bind_entries(&s, k);
   }
   // The engine keeps its own LLVM module: the MLIR one and its context can go.
   if (!mlirOperationIsNull(module))
@@ -191,8 +185,7 @@ ATTN_API const char *attn_cpu_kernel_manifest(const attn_cpu_kernel *k) {
 ATTN_API void attn_cpu_kernel_destroy(attn_cpu_kernel *k) {
   if (!k)
     return;
-  if (!mlirExecutionEngineIsNull(k->jit))
-    mlirExecutionEngineDestroy(k->jit);
+  attn_jit_destroy(k->jit);
   for (size_t i = 0; i < k->nentries; ++i)
     free(k->entries[i].name);
   free(k->entries);

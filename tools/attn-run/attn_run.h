@@ -5,7 +5,6 @@
 #include "lib/Reference/attn_reference.h"
 #include "lib/Transforms/transforms.h"
 
-#include "mlir-c/ExecutionEngine.h"
 #include "mlir-c/IR.h"
 
 #include <stdbool.h>
@@ -52,6 +51,7 @@ struct job {
   bool elem_bf16; // which 16-bit kind
 };
 
+struct attn_jit;
 struct attnrt_runtime;
 struct attnrt_module;
 
@@ -66,7 +66,7 @@ struct attn_executor {
   int iters;
   double timeout_s;             // GPU: how long a synchronize may wait
                                 // (< 0: the default)
-  MlirExecutionEngine jit;      // CPU
+  struct attn_jit *jit;         // CPU
   struct attnrt_runtime *rt;    // GPU
   struct attnrt_module *module; // GPU
   char chip[16];                // GPU target, from the device or --chip

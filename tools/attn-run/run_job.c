@@ -12,10 +12,10 @@
 #include "dialects/attn/attn_dialect.h"
 #include "dialects/dialects.h"
 #include "lib/Reference/comm_reference.h"
+#include "lib/Target/attn_jit.h"
 #include "lib/Transforms/transforms.h"
 
 #include "mlir-c/BuiltinTypes.h"
-#include "mlir-c/ExecutionEngine.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -476,13 +476,10 @@ static bool cpu_execute(struct attn_executor *x, const struct job *j,
   ptrs[n++] = bufs[j->out];
   for (int a = 0; a < n; ++a)
     args[a] = &ptrs[a];
-  void *sym = mlirExecutionEngineLookupPacked(
-      x->jit, mlirStringRefCreateFromCString(j->name));
-  void (*entry)(void **) = NULL;
-  memcpy(&entry, &sym, sizeof entry); // POSIX: object and function pointers
-                                      // share a representation
-  if (!entry) {
-    fprintf(stderr, "%s: error: cannot find '%s' in the JIT\n", tool, j->name);
+  attn_jit_entry_fn entry = attn_jit_lookup(x->jit, j->name);
+  if (!entry) { // its diagnostic came when the module was compiled
+    fprintf(stderr, "%s: error: kernel '%s' did not compile for the CPU\n",
+            tool, j->name);
     return false;
   }
   entry(args);
@@ -492,18 +489,11 @@ static bool cpu_execute(struct attn_executor *x, const struct job *j,
 
 bool attn_cpu_executor_load(struct attn_executor *x, MlirOperation module) {
   x->execute = cpu_execute;
-  x->jit = mlirExecutionEngineCreate(mlirModuleFromOperation(module), 2, 0,
-                                     NULL, false, false);
-  if (mlirExecutionEngineIsNull(x->jit)) {
-    fprintf(stderr, "%s: error: the ExecutionEngine rejected the module\n",
-            tool);
-    return false;
-  }
-  return true;
+  x->jit = attn_jit_create(module);
+  return x->jit != NULL;
 }
 
 void attn_cpu_executor_release(struct attn_executor *x) {
-  if (!mlirExecutionEngineIsNull(x->jit))
-    mlirExecutionEngineDestroy(x->jit);
-  x->jit = (MlirExecutionEngine){NULL};
+  attn_jit_destroy(x->jit);
+  x->jit = NULL;
 }
