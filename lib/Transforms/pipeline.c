@@ -20,7 +20,13 @@ bool attn_pipeline_run(MlirOperation module, const char *pipeline) {
   return ok;
 }
 
+// bf16 arithmetic runs in f32, and the bf16 conversions become integer
+// arithmetic before LLVM sees them: an x86-64 without AVX512-BF16 lowers an
+// f32 -> bf16 truncation to a libcall (__truncsfbf2) that not every libgcc
+// has (attn_jit.h also resolves it, and the f16 ones, for what reaches LLVM).
 const char attn_cpu_to_llvm_pipeline[] =
+    "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32},"
+    "arith-expand{include-bf16=true},"
     "convert-scf-to-cf,convert-math-to-llvm,convert-arith-to-llvm,"
     "expand-strided-metadata,finalize-memref-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
