@@ -23,7 +23,9 @@ config.substitutions.append(
     ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
 config.environment["PATH"] = os.pathsep.join(
     [bin_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
-for var in ("CUDA_HOME", "CUDA_ROOT", "CUDA_PATH", "HOME"):
+# ATTN_CPU_PORTABLE: scripts/test.sh runs the CPU suites a second time with
+# the JIT's native bf16/f16 conversions off (lib/Target/attn_jit.h).
+for var in ("CUDA_HOME", "CUDA_ROOT", "CUDA_PATH", "HOME", "ATTN_CPU_PORTABLE"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 
