@@ -333,14 +333,13 @@ static enum attn_status parse_module(struct attn_session *s, const char *text,
                                      size_t len, MlirOperation *out) {
   *out = (MlirOperation){NULL};
   MlirModule m = mlirModuleCreateParse(s->ctx, (MlirStringRef){text, len});
-  if (mlirModuleIsNull(m))
+  if (mlirModuleIsNull(m)) {
     // IRDL ops have no custom syntax and fail to parse without a word.
-    return s->errors ? ATTN_ERR_PARSE
-                     : attn_session_fail(s, ATTN_ERR_PARSE,
-                                         "cannot parse the input (attn, "
-                                         "tile and comm ops take MLIR's "
-                                         "generic form: \"attn.qk\"(%%q, "
-                                         "%%k) : ...)");
+    // Unlocated here: text need not end in a NUL.
+    if (!s->errors)
+      attn_emit_parse_hint(s->ctx, NULL, NULL);
+    return ATTN_ERR_PARSE;
+  }
   MlirOperation op = mlirModuleGetOperation(m);
   if (!mlirOperationVerify(op) || !attn_dialects_verify(op)) {
     mlirOperationDestroy(op);

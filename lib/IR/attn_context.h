@@ -51,6 +51,35 @@ bool attn_location_file_line(MlirLocation loc, MlirStringRef *file,
 /// Prints `file:line:col` (or `<unknown>`) for loc to out.
 void attn_location_print(MlirLocation loc, FILE *out);
 
+/// Reports text that MLIR failed to parse without a word: IRDL gives the
+/// attn, tile and comm ops no custom syntax, so `%s = attn.qk %q, %k : ...`
+/// fails silently. Emits one error saying to use the generic form, at the
+/// first such op of text (named filename) when it finds one and filename is
+/// not NULL, else at an unknown location. Call it only when parsing failed
+/// and no error was reported.
+void attn_emit_parse_hint(MlirContext ctx, const char *text,
+                          const char *filename);
+
+//===-- Remarks -----------------------------------------------------------===//
+
+/// Receives a remark: msg at loc (both borrowed for the call).
+typedef void (*attn_remark_fn)(void *user, MlirLocation loc, const char *msg);
+
+/// Routes the remarks of passes running in ctx (attn-fuse: why a chain
+/// stayed unfused) to fn. The installed MLIR C API emits errors only
+/// (mlirEmitError), so remarks take this side channel; without a handler
+/// they are dropped. Detach before destroying ctx. Returns false when too
+/// many contexts have one.
+bool attn_remark_handler_attach(MlirContext ctx, attn_remark_fn fn,
+                                void *user);
+
+/// Detaches ctx's remark handler (none: a no-op).
+void attn_remark_handler_detach(MlirContext ctx);
+
+/// Sends a printf-style remark at op's location to its context's handler.
+void attn_emit_remarkf(MlirOperation op, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 //===-- Building IR from text ---------------------------------------------===//
 
 /// A growable NUL-terminated string; zero-initialise, append, then free(buf).

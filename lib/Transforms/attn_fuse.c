@@ -22,8 +22,10 @@
 // alibi or gate) gets no "mods". RoPE goes into the kernel when q and k are
 // both rotated with one theta, rotary_dim and layout (each side keeps its own
 // offset or positions). Every intermediate value must have one use, or the
-// chain is left alone (the unfused ops are then reported by attn-tile). The
-// short flag --fuse-rope names this pass too.
+// chain is left alone (the unfused ops are then reported by attn-tile). A
+// chain left alone gets a remark at the op that stopped the match, saying
+// why (attn_emit_remarkf: the tools print it). The short flag --fuse-rope
+// names this pass too.
 //
 // Option rope-strategy (auto, fused, split, pre or producer) records where
 // RoPE runs as rope.strategy (docs/cost-model.md): auto asks the Rotation
@@ -241,6 +243,57 @@ static bool same_elem_type(MlirValue a, MlirValue b) {
                        mlirShapedTypeGetElementType(mlirValueGetType(b)));
 }
 
+static int count_uses(MlirValue v) {
+  int n = 0;
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u))
+    ++n;
+  return n;
+}
+
+static const char *const score_mods =
+    "attn.scale, attn.causal, attn.window, attn.softcap, attn.alibi, "
+    "attn.gate or attn.document";
+
+/// Remarks why the chain reaching `user` through its operand v stops at v
+/// (v is not the single-use result of an op named want, or of a score
+/// modifier when mods): at v's op, or at user for a block argument.
+/// Returns false.
+static bool remark_stop(MlirOperation user, MlirValue v, const char *want,
+                        bool mods) {
+  MlirStringRef un = mlirIdentifierStr(mlirOperationGetName(user));
+  if (!mlirValueIsAOpResult(v)) {
+    attn_emit_remarkf(user,
+                      "attn-fuse did not fuse this attention: the operand of "
+                      "'%.*s' is a block argument, not the result of %s",
+                      (int)un.length, un.data, want);
+    return false;
+  }
+  MlirOperation def = mlirOpResultGetOwner(v);
+  MlirStringRef dn = mlirIdentifierStr(mlirOperationGetName(def));
+  int uses = count_uses(v);
+  if (uses != 1 && (attn_op_is(def, want) || (mods && attn_is_score_mod(def))))
+    attn_emit_remarkf(def,
+                      "attn-fuse did not fuse this attention: the result of "
+                      "'%.*s' has %d uses (every value inside the chain must "
+                      "have one)",
+                      (int)dn.length, dn.data, uses);
+  else if (mods)
+    attn_emit_remarkf(def,
+                      "attn-fuse did not fuse this attention: '%.*s' between "
+                      "attn.qk and attn.softmax is not a score modifier "
+                      "(expected %s)",
+                      (int)dn.length, dn.data, score_mods);
+  else
+    attn_emit_remarkf(def,
+                      "attn-fuse did not fuse this attention: '%.*s' feeds "
+                      "'%.*s', which takes the result of %s",
+                      (int)dn.length, dn.data, (int)un.length, un.data, want);
+  return false;
+}
+
+/// Matches the chain ending at pv into c. Returns false, with a remark at
+/// the op that stops it, when pv does not end a chain attn-fuse can fuse.
 static bool match_chain(MlirOperation pv, struct chain *c) {
   *c = (struct chain){.n = 0};
   c->cfg.scale = 1.0;
@@ -248,15 +301,30 @@ static bool match_chain(MlirOperation pv, struct chain *c) {
   c->v = mlirOperationGetOperand(pv, 1);
   MlirOperation sm = producer(mlirOperationGetOperand(pv, 0), ATTN_OP_SOFTMAX);
   if (mlirOperationIsNull(sm))
-    return false;
+    return remark_stop(pv, mlirOperationGetOperand(pv, 0), ATTN_OP_SOFTMAX,
+                       false);
   c->ops[c->n++] = sm;
   MlirValue s = mlirOperationGetOperand(sm, 0);
-  MlirOperation op;
+  MlirOperation op, user = sm;
   while (!mlirOperationIsNull(op = single_use_def(s)) &&
          attn_is_score_mod(op)) {
-    if (c->n >= MAX_CHAIN - 3 || !absorb_modifier(op, c))
+    if (c->n >= MAX_CHAIN - 3) {
+      attn_emit_remarkf(op, "attn-fuse did not fuse this attention: it has "
+                            "more than %d score modifiers",
+                        MAX_CHAIN - 4);
       return false;
+    }
+    if (!absorb_modifier(op, c)) {
+      MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+      attn_emit_remarkf(op,
+                        "attn-fuse did not fuse this attention: a second "
+                        "'%.*s' in one chain (only adjacent attn.scale ops "
+                        "may repeat)",
+                        (int)n.length, n.data);
+      return false;
+    }
     c->ops[c->n++] = op;
+    user = op;
     s = mlirOperationGetOperand(op, 0);
   }
   // Modifiers were met last-first: put them in program order.
@@ -267,15 +335,21 @@ static bool match_chain(MlirOperation pv, struct chain *c) {
   }
   MlirOperation qk = producer(s, ATTN_OP_QK);
   if (mlirOperationIsNull(qk))
-    return false;
+    return remark_stop(user, s, ATTN_OP_QK, true);
   c->ops[c->n++] = qk;
   c->q = mlirOperationGetOperand(qk, 0);
   c->k = mlirOperationGetOperand(qk, 1);
   match_rope(c);
   // One kernel reads and writes one element type (attn.fused's rule).
   MlirValue out = mlirOperationGetResult(pv, 0);
-  return same_elem_type(c->q, out) && same_elem_type(c->q, c->k) &&
-         same_elem_type(c->q, c->v);
+  if (!same_elem_type(c->q, out) || !same_elem_type(c->q, c->k) ||
+      !same_elem_type(c->q, c->v)) {
+    attn_emit_remarkf(pv, "attn-fuse did not fuse this attention: q, k, v "
+                          "and the result of attn.pv have different element "
+                          "types (one kernel reads and writes one)");
+    return false;
+  }
+  return true;
 }
 
 static MlirNamedAttribute named(MlirContext ctx, const char *name,
