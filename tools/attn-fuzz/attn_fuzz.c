@@ -43,21 +43,26 @@ struct options {
   double tolerance;
 };
 
+static const struct attn_tool_option tool_options[] = {
+    {"--cases=<n>", "integer", "100", "well-formed programs"},
+    {"--invalid=<n>", "integer", "50", "ill-formed programs"},
+    {"--seed=<n>", "integer", "fresh each run", "seed"},
+    {"--case=<k>", "integer", "all", "run well-formed case k of the seed alone"},
+    {"--invalid-case=<k>", "integer", "all",
+     "run ill-formed case k of the seed alone"},
+    {"--print", "flag", "off", "print every program and result"},
+    {"--tolerance=<x>", "number", "by element type", "max relative error"},
+    {NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: attn-fuzz [options]\n\n"
-          "Compiles random attention programs on the CPU path and checks them "
-          "against the\nfloat64 reference; checks that ill-formed programs "
-          "are rejected.\n\n"
-          "  --cases=<n>        well-formed programs (default 100)\n"
-          "  --invalid=<n>      ill-formed programs (default 50)\n"
-          "  --seed=<n>         seed (default: fresh each run)\n"
-          "  --case=<k>         run well-formed case k of the seed alone\n"
-          "  --invalid-case=<k> run ill-formed case k of the seed alone\n"
-          "  --print            print every program and result\n"
-          "  --tolerance=<x>    max relative error (default by element "
-          "type)\n"
-          "  -h, --help         this text\n");
+  fprintf(f, "usage: attn-fuzz [options]\n\n"
+             "Compiles random attention programs on the CPU path and checks "
+             "them against the\nfloat64 reference; checks that ill-formed "
+             "programs are rejected.\nOptions take one dash or two "
+             "(-seed=1).\n\noptions:\n");
+  attn_tool_print_options(f, tool_options);
+  attn_tool_print_options(f, attn_tool_common_options);
 }
 
 static bool parse_long(const char *s, long lo, long hi, long *out) {
@@ -75,12 +80,15 @@ static int parse_args(int argc, char **argv, struct options *o) {
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     char *end;
-    bool ok = true;
+    bool ok = true, exit_now = false;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
       return 2;
     }
-    if (!strncmp(a, "--seed=", 7)) {
+    if (attn_tool_common_arg(tool, a, &exit_now)) {
+      if (exit_now)
+        return 2;
+    } else if (!strncmp(a, "--seed=", 7)) {
       o->seed = strtoull(a + 7, &end, 10);
       ok = a[7] && !*end;
     } else if (!strncmp(a, "--cases=", 8)) {
@@ -112,6 +120,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
 /// Diagnostics of one case go to a memory stream, shown when it fails.
 struct capture {
   struct attn_diag_sink sink;
+  struct attn_tool_remarks remarks; // attn-fuse's, into the same stream
   char *text;
   size_t len;
 };
@@ -124,13 +133,14 @@ static void capture_begin(struct capture *c) {
   c->sink.out = open_memstream(&c->text, &c->len);
   if (!c->sink.out)
     c->sink.out = stderr;
+  c->remarks.out = c->sink.out;
 }
 
 /// Ends the capture; the text stays in c->text (never NULL after).
 static void capture_end(struct capture *c) {
   if (c->sink.out != stderr)
     fclose(c->sink.out);
-  c->sink.out = stderr;
+  c->sink.out = c->remarks.out = stderr;
   if (!c->text) {
     c->text = calloc(1, 1);
     c->len = 0;
@@ -165,12 +175,12 @@ static int run_case(MlirContext ctx, struct capture *cap,
   MlirOperation module = attn_tool_parse_module(ctx, text.buf, file);
   bool ok = !mlirOperationIsNull(module) && mlirOperationVerify(module) &&
             attn_dialects_verify(module) &&
-            attn_pipeline_run(module, "attn-fuse") &&
+            attn_tool_run_pipeline(tool, module, "attn-fuse") &&
             attn_run_collect_jobs(module, &job, 1, &njobs);
   snprintf(pipeline, sizeof pipeline,
            "attn-tile{block-m=%d block-n=%d},lower-tile-to-cpu,%s", c.block_m,
            c.block_n, attn_cpu_to_llvm_pipeline);
-  ok = ok && attn_pipeline_run(module, pipeline) &&
+  ok = ok && attn_tool_run_pipeline(tool, module, pipeline) &&
        attn_cpu_executor_load(&x, module);
   char *line = NULL;
   size_t line_len = 0;
@@ -254,13 +264,17 @@ static int run_invalid(MlirContext ctx, struct capture *cap,
 
 int main(int argc, char **argv) {
   struct options o;
-  int rc = parse_args(argc, argv, &o);
+  char **args = attn_tool_args(tool, argc, argv);
+  int rc = args ? parse_args(argc, args, &o) : 1;
+  attn_tool_args_free(argc, args, argv); // o keeps no pointer into args
   if (rc)
     return rc == 2 ? 0 : 1;
   MlirContext ctx = attn_context_create();
-  struct capture cap = {.sink = {stderr, 0, 0}};
+  struct capture cap = {.sink = {stderr, 0, 0}, .remarks = {stderr, 0}};
   attn_diag_attach(ctx, &cap.sink);
+  attn_tool_attach_remarks(ctx, &cap.remarks);
   if (!attn_register_all(ctx, NULL)) {
+    attn_remark_handler_detach(ctx);
     mlirContextDestroy(ctx);
     return 1;
   }
@@ -291,7 +305,14 @@ int main(int argc, char **argv) {
   printf("%ld passed, %ld failed\n", passed, failed);
   printf("%ld ill-formed rejected, %ld missed\n", rejected, accepted);
   printf("seed=%" PRIu64 " time=%.1fs\n", o.seed, secs);
+  if (failed || accepted)
+    fprintf(stderr,
+            "%s: error: %ld case%s failed and %ld ill-formed program%s "
+            "accepted (see above)\n",
+            tool, failed, failed == 1 ? "" : "s", accepted,
+            accepted == 1 ? " was" : "s were");
   free(cap.text);
+  attn_remark_handler_detach(ctx);
   mlirContextDestroy(ctx);
   return failed || accepted ? 1 : 0;
 }

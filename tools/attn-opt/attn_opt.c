@@ -26,24 +26,31 @@ struct options {
   const char *pipeline_flag, *pass_flag; // first of each kind, if any
 };
 
+static const struct attn_tool_option tool_options[] = {
+    {"-o <file>", "file", "- (stdout)", "write the output to file"},
+    {"--split-input-file", "flag", "off",
+     "process each '// -----' chunk alone"},
+    {"--verify-diagnostics", "flag", "off",
+     "check expected-error/warning/remark/note annotations"},
+    {"--pass-pipeline=<text>", "string", "none",
+     "e.g. 'builtin.module(attn-fuse, attn-tile{block-m=64}, canonicalize)'"},
+    {"--irdl-file=<file>", "file", "the built-in IRDL",
+     "load the dialects from this IRDL"},
+    {"--attn-cpu-to-llvm", "flag", "off",
+     "the upstream passes from lower-tile-to-cpu's output to LLVM"},
+    {"--<upstream-pass>[=opts]", "pass", "none",
+     "any MLIR pass, e.g. --canonicalize --cse"},
+    {NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: attn-opt [options] [input.mlir|-]\n\n"
-          "Parses attn/tile/comm IR, verifies it, runs passes, prints it.\n\n"
-          "options:\n"
-          "  -o <file>                 write output to file (default stdout)\n"
-          "  --split-input-file        process each '// -----' chunk alone\n"
-          "  --verify-diagnostics      check expected-error annotations\n"
-          "  --pass-pipeline=<text>    e.g. 'builtin.module(attn-fuse, "
-          "attn-tile{block-m=64}, canonicalize)'\n"
-          "  --irdl-file=<file>        load dialects from this IRDL instead "
-          "of the built-in one\n"
-          "  --attn-cpu-to-llvm        the upstream passes from "
-          "lower-tile-to-cpu's output to the LLVM dialect\n"
-          "  --<upstream-pass>[=opts]  any MLIR pass, e.g. --canonicalize "
-          "--cse\n"
-          "  -h, --help                this text\n\n"
-          "attn passes (--name or --name=\"opt=value ...\"):\n");
+  fprintf(f, "usage: attn-opt [options] [input.mlir|-]\n\n"
+             "Parses attn/tile/comm IR, verifies it, runs passes, prints it.\n"
+             "Options take one dash or two (-split-input-file).\n\n"
+             "options:\n");
+  attn_tool_print_options(f, tool_options);
+  attn_tool_print_options(f, attn_tool_common_options);
+  fprintf(f, "\nattn passes (--name or --name=\"opt=value ...\"):\n");
   for (size_t i = 0; i < attn_num_passes; ++i) {
     const struct attn_pass_def *d = attn_passes[i];
     fprintf(f, "  --%-24s %s\n", d->argument, d->description);
@@ -61,15 +68,20 @@ static void add_element(struct options *o, const char *name, const char *opts) {
     attn_strbuf_printf(&o->pipeline, "{%s}", opts);
 }
 
-/// Returns 0 on success, 1 on a bad command line, 2 after --help.
+/// Returns 0 on success, 1 on a bad command line, 2 after --help or
+/// --version.
 static int parse_args(int argc, char **argv, struct options *o) {
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
+    bool exit_now = false;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
       return 2;
     }
-    if (!strcmp(a, "-o")) {
+    if (attn_tool_common_arg(tool, a, &exit_now)) {
+      if (exit_now)
+        return 2;
+    } else if (!strcmp(a, "-o")) {
       if (++i == argc) {
         fprintf(stderr, "%s: error: -o needs a file name\n", tool);
         return 1;
@@ -128,8 +140,19 @@ static int parse_args(int argc, char **argv, struct options *o) {
 
 struct run_state {
   struct attn_diag_sink sink;
+  struct attn_tool_remarks remarks;
   struct attn_verifier *verifier; // non-NULL while verifying a chunk
 };
+
+/// attn-fuse's remarks: checked like diagnostics, else printed.
+static void on_remark(void *user, MlirLocation loc, const char *msg) {
+  struct run_state *s = user;
+  if (s->verifier) {
+    attn_verifier_record_remark(s->verifier, loc, msg);
+    return;
+  }
+  attn_tool_print_remark(&s->remarks, loc, msg);
+}
 
 static MlirLogicalResult on_diag(MlirDiagnostic d, void *user) {
   struct run_state *s = user;
@@ -144,7 +167,8 @@ static MlirLogicalResult on_diag(MlirDiagnostic d, void *user) {
 /// Parses, verifies and transforms one chunk and prints it, after a
 /// `// -----` line when an earlier chunk was printed (*printed). Returns
 /// false on any error.
-static bool process(MlirContext ctx, const struct options *o, const char *text,
+static bool process(MlirContext ctx, struct run_state *st,
+                    const struct options *o, const char *text,
                     const char *filename, FILE *out, bool *printed) {
   MlirOperation module = attn_tool_parse_module(ctx, text, filename);
   if (mlirOperationIsNull(module))
@@ -159,8 +183,12 @@ static bool process(MlirContext ctx, const struct options *o, const char *text,
       mlirOperationDestroy(module);
       return false;
     }
+    attn_tool_pm_setup(pm);
+    int errors = st->sink.errors;
     ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, module));
     mlirPassManagerDestroy(pm);
+    if (!ok && !st->verifier && st->sink.errors == errors)
+      fprintf(stderr, "%s: error: the pass pipeline failed\n", tool);
   }
   if (ok) {
     if (*printed)
@@ -188,21 +216,25 @@ static bool check_pipeline(MlirContext ctx, const struct options *o) {
 
 int main(int argc, char **argv) {
   struct options o = {0};
-  int rc = parse_args(argc, argv, &o);
+  char **args = attn_tool_args(tool, argc, argv);
+  int rc = args ? parse_args(argc, args, &o) : 1;
   if (rc) {
     attn_strbuf_free(&o.pipeline);
+    attn_tool_args_free(argc, args, argv);
     return rc == 2 ? 0 : 1;
   }
   const char *filename = o.input && strcmp(o.input, "-") ? o.input : "<stdin>";
   char *text = attn_tool_read_input(tool, o.input, NULL);
   if (!text) {
     attn_strbuf_free(&o.pipeline);
+    attn_tool_args_free(argc, args, argv);
     return 1;
   }
   MlirContext ctx = attn_context_create();
-  struct run_state st = {{stderr, 0, 0}, NULL};
+  struct run_state st = {{stderr, 0, 0}, {stderr, 0}, NULL};
   attn_diag_attach(ctx, &st.sink);
   mlirContextAttachDiagnosticHandler(ctx, on_diag, &st, NULL);
+  attn_remark_handler_attach(ctx, on_remark, &st);
   FILE *out = NULL;
   bool ok = attn_register_all(ctx, o.irdl_file) && check_pipeline(ctx, &o);
   if (ok)
@@ -227,7 +259,8 @@ int main(int argc, char **argv) {
   for (size_t i = 0; ok && i < n; ++i) {
     if (o.verify)
       st.verifier = attn_verifier_create(chunks[i].text, filename);
-    bool chunk_ok = process(ctx, &o, chunks[i].text, filename, out, &printed);
+    bool chunk_ok =
+        process(ctx, &st, &o, chunks[i].text, filename, out, &printed);
     if (st.verifier) {
       mismatches += attn_verifier_finish(st.verifier, stderr);
       attn_verifier_destroy(st.verifier);
@@ -241,6 +274,8 @@ int main(int argc, char **argv) {
     ok = false;
   free(text);
   attn_strbuf_free(&o.pipeline);
+  attn_tool_args_free(argc, args, argv);
+  attn_remark_handler_detach(ctx);
   mlirContextDestroy(ctx);
   return ok && !failed && mismatches == 0 && (o.verify || st.sink.errors == 0)
              ? 0

@@ -36,6 +36,10 @@ struct attn_verifier *attn_verifier_create(const char *text,
 /// Records one emitted diagnostic (and its notes).
 void attn_verifier_record(struct attn_verifier *v, MlirDiagnostic d);
 
+/// Records one remark of a pass (attn_remark_fn's arguments).
+void attn_verifier_record_remark(struct attn_verifier *v, MlirLocation loc,
+                                 const char *msg);
+
 /// Matches emitted against expected diagnostics, prints each mismatch to err
 /// as `file:line: error: ...`. Returns the number of mismatches.
 int attn_verifier_finish(struct attn_verifier *v, FILE *err);

@@ -127,20 +127,32 @@ struct attn_verifier *attn_verifier_create(const char *text,
   return v;
 }
 
-static void record_one(struct attn_verifier *v, MlirDiagnostic d) {
+/// Records text (owned, may be NULL) of severity s at loc.
+static void record_text(struct attn_verifier *v, MlirDiagnosticSeverity s,
+                        MlirLocation loc, char *text) {
   if (v->ngot == v->capgot)
     v->got = grow(v->got, &v->capgot, sizeof *v->got, &v->failed);
-  if (v->failed)
+  if (v->failed) {
+    free(text);
     return;
-  struct attn_strbuf msg = {0};
+  }
   MlirStringRef file;
   int line = 0, col;
-  if (!attn_location_file_line(mlirDiagnosticGetLocation(d), &file, &line,
-                               &col))
+  if (!attn_location_file_line(loc, &file, &line, &col))
     line = 0;
+  v->got[v->ngot++] = (struct emitted){s, line, text};
+}
+
+static void record_one(struct attn_verifier *v, MlirDiagnostic d) {
+  struct attn_strbuf msg = {0};
   mlirDiagnosticPrint(d, attn_strbuf_append, &msg);
-  v->got[v->ngot++] =
-      (struct emitted){mlirDiagnosticGetSeverity(d), line, msg.buf};
+  record_text(v, mlirDiagnosticGetSeverity(d), mlirDiagnosticGetLocation(d),
+              msg.buf);
+}
+
+void attn_verifier_record_remark(struct attn_verifier *v, MlirLocation loc,
+                                 const char *msg) {
+  record_text(v, MlirDiagnosticRemark, loc, strdup(msg));
 }
 
 void attn_verifier_record(struct attn_verifier *v, MlirDiagnostic d) {

@@ -40,40 +40,36 @@ struct options {
   enum attn_gpu_kernel kernel;
 };
 
+static const struct attn_tool_option tool_options[] = {
+    {"--target=<cpu|gpu>", "enum", "cpu", "run on the CPU (JIT) or on GPU 0"},
+    {"--iters=<n>", "integer", "0",
+     "GPU: also time n launches (median) and check the last equals the first"},
+    {"--timeout=<s>", "number", "ATTNRT_SYNC_TIMEOUT_S, else 300",
+     "GPU: fail when queued work runs longer (0: no limit)"},
+    {"--kernel=<auto|hopper|mma|plain>", "enum", "auto",
+     "GPU kernel family (auto: Hopper on sm_90a, mma.sync from sm_80)"},
+    {"--chip=<sm_XX>", "string", "the device's",
+     "compile for this chip, e.g. sm_80 on an H200 (PTX is JIT-compiled)"},
+    {"--hopper-options=<text>", "string", "ctas = the GPU's SMs",
+     "lower-tile-to-hopper's options, e.g. 'rope=pre'"},
+    {"--seed=<n>", "integer", "fresh each run", "input seed"},
+    {"--tolerance=<x>", "number", "1e-4 f32, 2e-2 bf16, 5e-3 f16",
+     "max relative error"},
+    {"--tile-options=<text>", "string", "none",
+     "attn-tile's options, e.g. 'block-m=16 block-n=32'"},
+    {"--irdl-file=<file>", "file", "the built-in IRDL",
+     "load the dialects from this IRDL"},
+    {NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: attn-run [options] [input.mlir|-]\n\n"
-          "Compiles each attention and GEMM of the program, runs it on the "
-          "CPU (JIT) "
-          "or GPU 0\non fresh random inputs, and compares with a float64 "
-          "reference.\n\n"
-          "  --target=cpu|gpu       run on the CPU (JIT, default) or on GPU 0\n"
-          "  --iters=<n>            GPU only: also time n launches (median), then check\n"
-          "                         that the last one's output equals the first's (on\n"
-          "                         inputs rolled by one batch when there are two)\n"
-          "  --timeout=<s>          GPU only: fail when the GPU work queued "
-          "between two waits\n"
-          "                         runs longer than this (default: "
-          "ATTNRT_SYNC_TIMEOUT_S, else\n"
-          "                         300; 0: no limit)\n"
-          "  --kernel=auto|hopper|mma|plain  GPU kernel family (default "
-          "auto: Hopper on\n"
-          "                         sm_90a, mma.sync on other chips from "
-          "sm_80, where it applies)\n"
-          "  --chip=<sm_XX>         compile for this chip instead of the "
-          "device's, e.g. sm_80\n"
-          "                         on an H200 to run the mma.sync kernel "
-          "(PTX is JIT-compiled)\n"
-          "  --hopper-options=<text>  options for lower-tile-to-hopper, e.g. "
-          "'rope=pre'; ctas\n"
-          "                         defaults to the GPU's SM count\n"
-          "  --seed=<n>             input seed (default: fresh each run)\n"
-          "  --tolerance=<x>        max relative error (default 1e-4 for f32, "
-          "2e-2 for bf16, 5e-3 for f16)\n"
-          "  --tile-options=<text>  options for attn-tile, e.g. 'block-m=16 "
-          "block-n=32'\n"
-          "  --irdl-file=<file>     load dialects from this IRDL\n"
-          "  -h, --help             this text\n");
+  fprintf(f, "usage: attn-run [options] [input.mlir|-]\n\n"
+             "Compiles each attention and GEMM of the program, runs it on the "
+             "CPU (JIT) or GPU 0\non fresh random inputs, and compares with a "
+             "float64 reference.\nOptions take one dash or two "
+             "(-seed=1).\n\noptions:\n");
+  attn_tool_print_options(f, tool_options);
+  attn_tool_print_options(f, attn_tool_common_options);
 }
 
 /// True when opts (pass options: name=value separated by spaces or commas)
@@ -93,11 +89,15 @@ static int parse_args(int argc, char **argv, struct options *o) {
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     char *end;
+    bool exit_now = false;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
       return 2;
     }
-    if (!strncmp(a, "--seed=", 7)) {
+    if (attn_tool_common_arg(tool, a, &exit_now)) {
+      if (exit_now)
+        return 2;
+    } else if (!strncmp(a, "--seed=", 7)) {
       o->seed = strtoull(a + 7, &end, 10);
       if (*end || !a[7]) {
         fprintf(stderr, "%s: error: --seed expects an integer\n", tool);
@@ -174,16 +174,19 @@ static int parse_args(int argc, char **argv, struct options *o) {
 
 int main(int argc, char **argv) {
   struct options o = {0};
-  int rc = parse_args(argc, argv, &o);
-  if (rc)
+  char **args = attn_tool_args(tool, argc, argv);
+  int rc = args ? parse_args(argc, args, &o) : 1;
+  char *text = rc ? NULL : attn_tool_read_input(tool, o.input, NULL);
+  if (!text) {
+    attn_tool_args_free(argc, args, argv);
     return rc == 2 ? 0 : 1;
-  char *text = attn_tool_read_input(tool, o.input, NULL);
-  if (!text)
-    return 1;
+  }
   const char *filename = o.input && strcmp(o.input, "-") ? o.input : "<stdin>";
   MlirContext ctx = attn_context_create();
   struct attn_diag_sink sink = {stderr, 0, 0};
+  struct attn_tool_remarks remarks = {stderr, 0};
   attn_diag_attach(ctx, &sink);
+  attn_tool_attach_remarks(ctx, &remarks);
   struct job jobs[64];
   int njobs = 0, failures = 0;
   bool ok = attn_register_all(ctx, o.irdl_file);
@@ -242,11 +245,15 @@ int main(int argc, char **argv) {
     printf("%d passed, %d failed\n", njobs - failures, failures);
     fflush(stdout);
   }
+  if (!ok)
+    attn_tool_note_remarks(tool, &remarks);
   attn_cpu_executor_release(&x);
   attn_gpu_executor_release(&x);
   if (!mlirOperationIsNull(module))
     mlirOperationDestroy(module);
   free(text);
+  attn_tool_args_free(argc, args, argv);
+  attn_remark_handler_detach(ctx);
   mlirContextDestroy(ctx);
   return ok && failures == 0 && sink.errors == 0 ? 0 : 1;
 }

@@ -29,40 +29,38 @@ struct options {
   bool manifest_only;
 };
 
+static const struct attn_tool_option tool_options[] = {
+    {"--to-ptx", "flag", "off", "print PTX"},
+    {"--to-cubin", "flag", "off", "write a cubin (assembled by ptxas)"},
+    {"--to-manifest", "flag", "off", "print the JSON launch manifest only"},
+    {"--manifest=<file>", "file", "none", "also write the launch manifest"},
+    {"-o <file>", "file", "- (stdout)", "write the output to file"},
+    {"--chip=<sm_XX>", "string", "sm_90a", "target chip"},
+    {"--features=<+ptxNN>", "string", "the chip's minimum", "PTX ISA"},
+    {"--kernel=<auto|hopper|mma|plain>", "enum", "auto",
+     "GPU kernel family (auto: the tensor-core kernel the chip allows)"},
+    {"--hopper-options=<text>", "string", "none",
+     "lower-tile-to-hopper's options, e.g. 'stages=2 ctas=132'"},
+    {"--rope-strategy=<s>", "string",
+     "auto with attn.project, else the lowering's",
+     "where RoPE runs: auto, fused, split, pre or producer"},
+    {"--tile-options=<text>", "string", "none",
+     "attn-tile's options, e.g. 'block-m=32 block-n=32'"},
+    {"--toolkit=<dir>", "directory", "$CUDA_HOME or /usr/local/cuda",
+     "CUDA toolkit"},
+    {"--irdl-file=<file>", "file", "the built-in IRDL",
+     "load the dialects from this IRDL"},
+    {NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: attn-translate (--to-ptx | --to-cubin | --to-manifest) "
-          "[options] [input.mlir|-]\n\n"
-          "Compiles an attn (or linalg.matmul), tile or gpu-level module to "
-          "a GPU binary.\n\n"
-          "  --to-ptx                 print PTX\n"
-          "  --to-cubin               write a cubin (assembled by ptxas)\n"
-          "  --to-manifest            print the JSON launch manifest only\n"
-          "  --manifest=<file>        also write the launch manifest\n"
-          "  -o <file>                output file (default stdout)\n"
-          "  --chip=<sm_XX>           target chip (default sm_90a)\n"
-          "  --features=<+ptxNN>      PTX ISA (default: the chip's minimum)\n"
-          "  --kernel=auto|hopper|mma|plain  GPU kernel family: the sm_90a "
-          "wgmma/TMA kernel,\n"
-          "                           the sm_80+ mma.sync kernel, the plain "
-          "path, or the\n"
-          "                           tensor-core kernel the chip and program "
-          "allow (default)\n"
-          "  --hopper-options=<text>  options for lower-tile-to-hopper, e.g. "
-          "'stages=2';\n"
-          "                           'ctas=N' sizes the persistent kernel "
-          "for a GPU with N SMs\n"
-          "                           (default: an H200's 132)\n"
-          "  --rope-strategy=<s>      where RoPE runs: auto, fused, split, "
-          "pre or producer\n"
-          "                           (default: auto for programs with "
-          "attn.project, else the lowering's choice)\n"
-          "  --tile-options=<text>    options for attn-tile, e.g. "
-          "'block-m=32 block-n=32'\n"
-          "  --toolkit=<dir>          CUDA toolkit (default $CUDA_HOME or "
-          "/usr/local/cuda)\n"
-          "  --irdl-file=<file>       load dialects from this IRDL\n"
-          "  -h, --help               this text\n");
+  fprintf(f, "usage: attn-translate (--to-ptx | --to-cubin | --to-manifest) "
+             "[options] [input.mlir|-]\n\n"
+             "Compiles an attn (or linalg.matmul), tile or gpu-level module "
+             "to a GPU binary.\nOptions take one dash or two (-to-ptx).\n\n"
+             "options:\n");
+  attn_tool_print_options(f, tool_options);
+  attn_tool_print_options(f, attn_tool_common_options);
 }
 
 static int parse_args(int argc, char **argv, struct options *o) {
@@ -70,11 +68,15 @@ static int parse_args(int argc, char **argv, struct options *o) {
   o->chip = "sm_90a";
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
+    bool exit_now = false;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
       return 2;
     }
-    if (!strcmp(a, "--to-ptx"))
+    if (attn_tool_common_arg(tool, a, &exit_now)) {
+      if (exit_now)
+        return 2;
+    } else if (!strcmp(a, "--to-ptx"))
       o->format = ATTN_FORMAT_PTX;
     else if (!strcmp(a, "--to-cubin"))
       o->format = ATTN_FORMAT_CUBIN;
@@ -202,16 +204,19 @@ static bool write_file(const char *path, const char *data, size_t len,
 
 int main(int argc, char **argv) {
   struct options o = {0};
-  int rc = parse_args(argc, argv, &o);
-  if (rc)
+  char **args = attn_tool_args(tool, argc, argv);
+  int rc = args ? parse_args(argc, args, &o) : 1;
+  char *text = rc ? NULL : attn_tool_read_input(tool, o.input, NULL);
+  if (!text) {
+    attn_tool_args_free(argc, args, argv);
     return rc == 2 ? 0 : 1;
-  char *text = attn_tool_read_input(tool, o.input, NULL);
-  if (!text)
-    return 1;
+  }
   const char *filename = o.input && strcmp(o.input, "-") ? o.input : "<stdin>";
   MlirContext ctx = attn_context_create();
   struct attn_diag_sink sink = {stderr, 0, 0};
+  struct attn_tool_remarks remarks = {stderr, 0};
   attn_diag_attach(ctx, &sink);
+  attn_tool_attach_remarks(ctx, &remarks);
   bool ok = attn_register_all(ctx, o.irdl_file);
   MlirOperation module = {NULL};
   if (ok) {
@@ -236,9 +241,13 @@ int main(int argc, char **argv) {
       ok = write_file(o.manifest, bin.manifest, strlen(bin.manifest), "w");
   }
   attn_binary_free(&bin);
+  if (!ok)
+    attn_tool_note_remarks(tool, &remarks);
   if (!mlirOperationIsNull(module))
     mlirOperationDestroy(module);
   free(text);
+  attn_tool_args_free(argc, args, argv);
+  attn_remark_handler_detach(ctx);
   mlirContextDestroy(ctx);
   return ok && sink.errors == 0 ? 0 : 1;
 }
