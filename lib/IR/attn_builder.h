@@ -1,0 +1,271 @@
+//===- attn_builder.h - Builds IR through the MLIR C API ------------------===//
+//
+// The one way attn's passes and kernel writers make IR: an insertion point
+// and a current location, ops made through mlirOperationState and returning
+// MlirValue, typed helpers for the arith, math, scf, func, memref, llvm, nvvm
+// and gpu ops the kernels use, and structured scf.for / scf.if / func.func
+// helpers whose regions are closed by the same helper that yields, so that
+// none is left open. Types are made once per builder and reused.
+//
+// Every op carries a location: the source op's, named by the kernel role that
+// made it (`"softmax"(file:line:col)`, attn_builder_role), so that a
+// diagnostic, or a line of PTX with debug info, leads back to both.
+//
+// Errors: a helper given a null value, or an op MLIR refuses to create,
+// marks the builder failed with an error diagnostic at the current location
+// and returns a null value; later helpers given that null value do nothing.
+// Writers build on and check attn_builder_finish once at the end.
+//
+//   struct attn_builder b;
+//   attn_builder_init(&b, ctx, mlirOperationGetLocation(fused));
+//   attn_builder_before(&b, func);
+//   attn_builder_role(&b, "softmax");
+//   MlirValue x = attn_b_addf(&b, y, z);
+//   struct attn_b_for loop;
+//   attn_b_for_open(&b, &loop, lo, hi, step, 1, &acc);
+//   MlirValue next = attn_b_mulf(&b, loop.args[0], x);
+//   attn_b_for_close(&b, &loop, 1, &next);   // yields; loop.results[0]
+//   if (!attn_builder_finish(&b)) return false;
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_BUILDER_H
+#define ATTN_BUILDER_H
+
+#include "mlir-c/IR.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Loop-carried values and results of one scf.for / scf.if.
+#define ATTN_B_MAX_VALUES 256
+
+/// The types a kernel uses, made once.
+struct attn_b_types {
+  MlirType i1, i8, i16, i32, i64, index, f16, bf16, f32, f64;
+  MlirType ptr;        ///< !llvm.ptr
+  MlirType ptr_shared; ///< !llvm.ptr<3>
+};
+
+struct attn_builder {
+  MlirContext ctx;
+  MlirBlock block;      ///< where ops go
+  MlirOperation anchor; ///< before this op of block (null: at its end)
+  MlirLocation src;     ///< the source op's location
+  MlirLocation loc;     ///< what new ops get: src, named by the role
+  int depth;            ///< regions open (attn_b_*_open without _close)
+  bool failed;          ///< an op could not be made (diagnosed)
+  struct attn_b_types t;
+};
+
+//===-- Insertion point and location -------------------------------------===//
+
+/// Starts a builder of ctx whose ops are located at src (no insertion
+/// point yet: set one before building).
+void attn_builder_init(struct attn_builder *b, MlirContext ctx,
+                       MlirLocation src);
+
+/// New ops go at the end of block / just before op.
+void attn_builder_at_end(struct attn_builder *b, MlirBlock block);
+void attn_builder_before(struct attn_builder *b, MlirOperation op);
+
+/// New ops are located at src named role (NULL: src itself).
+void attn_builder_role(struct attn_builder *b, const char *role);
+
+/// True when every op was built and every region closed; otherwise false
+/// after an error diagnostic (one for regions left open).
+bool attn_builder_finish(struct attn_builder *b);
+
+//===-- Attributes and types ----------------------------------------------===//
+
+MlirNamedAttribute attn_b_named(struct attn_builder *b, const char *name,
+                                MlirAttribute value);
+MlirAttribute attn_b_attr_i64(struct attn_builder *b, int64_t v);
+MlirAttribute attn_b_attr_i32(struct attn_builder *b, int32_t v);
+MlirAttribute attn_b_attr_index(struct attn_builder *b, int64_t v);
+MlirAttribute attn_b_attr_f64(struct attn_builder *b, double v);
+MlirAttribute attn_b_attr_f32(struct attn_builder *b, float v);
+MlirAttribute attn_b_attr_bool(struct attn_builder *b, bool v);
+MlirAttribute attn_b_attr_str(struct attn_builder *b, const char *s);
+MlirAttribute attn_b_attr_unit(struct attn_builder *b);
+MlirAttribute attn_b_attr_type(struct attn_builder *b, MlirType t);
+/// array<i64: v...> (a DenseI64ArrayAttr) and [s...] of strings.
+MlirAttribute attn_b_attr_i64s(struct attn_builder *b, intptr_t n,
+                               const int64_t *v);
+MlirAttribute attn_b_attr_strs(struct attn_builder *b, intptr_t n,
+                               const char *const *s);
+
+/// memref<shape x elem> with the identity layout in the default memory
+/// space.
+MlirType attn_b_memref(struct attn_builder *b, intptr_t rank,
+                       const int64_t *shape, MlirType elem);
+
+//===-- Ops ---------------------------------------------------------------===//
+
+/// Makes op `name` at the insertion point: nres results of types res, the
+/// operands, the attributes and nregions regions of one empty block each
+/// (fill them through attn_b_region_block). Null after a diagnostic when an
+/// operand is null or MLIR refuses the op.
+MlirOperation attn_b_op(struct attn_builder *b, const char *name,
+                        intptr_t nres, const MlirType *res, intptr_t nopd,
+                        const MlirValue *opd, intptr_t nattr,
+                        const MlirNamedAttribute *attrs, intptr_t nregions);
+/// The same, one result of type res: that result.
+MlirValue attn_b_op1(struct attn_builder *b, const char *name, MlirType res,
+                     intptr_t nopd, const MlirValue *opd, intptr_t nattr,
+                     const MlirNamedAttribute *attrs);
+/// Result i of op (null for a null op).
+MlirValue attn_b_result(MlirOperation op, intptr_t i);
+/// The entry block of region i of op.
+MlirBlock attn_b_region_block(MlirOperation op, intptr_t i);
+
+//===-- Constants and arithmetic ------------------------------------------===//
+
+/// arith.constant of an index, i32, i64, f32 or f64.
+MlirValue attn_b_index(struct attn_builder *b, int64_t v);
+MlirValue attn_b_i32(struct attn_builder *b, int64_t v);
+MlirValue attn_b_i64(struct attn_builder *b, int64_t v);
+MlirValue attn_b_f32(struct attn_builder *b, float v);
+MlirValue attn_b_f64(struct attn_builder *b, double v);
+/// arith.constant holding value (of its own type).
+MlirValue attn_b_constant(struct attn_builder *b, MlirAttribute value);
+
+/// A two-operand op whose result has x's type (arith.addi, math.powf ...).
+MlirValue attn_b_binary(struct attn_builder *b, const char *name, MlirValue x,
+                        MlirValue y);
+/// A one-operand op whose result has x's type (math.exp2, arith.negf ...).
+MlirValue attn_b_unary(struct attn_builder *b, const char *name, MlirValue x);
+
+MlirValue attn_b_addi(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_subi(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_muli(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_divui(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_remui(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_minui(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_maxui(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_addf(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_subf(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_mulf(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_divf(struct attn_builder *b, MlirValue x, MlirValue y);
+/// math.fma: x * y + z.
+MlirValue attn_b_fma(struct attn_builder *b, MlirValue x, MlirValue y,
+                     MlirValue z);
+
+/// arith.cmpi's and arith.cmpf's predicates, as MLIR numbers them.
+enum attn_b_cmpi {
+  ATTN_B_EQ,
+  ATTN_B_NE,
+  ATTN_B_SLT,
+  ATTN_B_SLE,
+  ATTN_B_SGT,
+  ATTN_B_SGE,
+  ATTN_B_ULT,
+  ATTN_B_ULE,
+  ATTN_B_UGT,
+  ATTN_B_UGE
+};
+enum attn_b_cmpf {
+  ATTN_B_F_FALSE,
+  ATTN_B_F_OEQ,
+  ATTN_B_F_OGT,
+  ATTN_B_F_OGE,
+  ATTN_B_F_OLT,
+  ATTN_B_F_OLE,
+  ATTN_B_F_ONE,
+  ATTN_B_F_ORD,
+  ATTN_B_F_UEQ,
+  ATTN_B_F_UGT,
+  ATTN_B_F_UGE,
+  ATTN_B_F_ULT,
+  ATTN_B_F_ULE,
+  ATTN_B_F_UNE,
+  ATTN_B_F_UNO,
+  ATTN_B_F_TRUE
+};
+MlirValue attn_b_cmpi(struct attn_builder *b, enum attn_b_cmpi pred,
+                      MlirValue x, MlirValue y);
+MlirValue attn_b_cmpf(struct attn_builder *b, enum attn_b_cmpf pred,
+                      MlirValue x, MlirValue y);
+/// arith.select: c ? x : y.
+MlirValue attn_b_select(struct attn_builder *b, MlirValue c, MlirValue x,
+                        MlirValue y);
+/// A conversion op `name` (arith.index_cast, arith.extf, arith.bitcast ...)
+/// of x to type to.
+MlirValue attn_b_cast(struct attn_builder *b, const char *name, MlirValue x,
+                      MlirType to);
+
+//===-- Structured control flow -------------------------------------------===//
+
+/// One scf.for being written. Between _open and _close new ops go into its
+/// body; iv is the induction variable and args the loop-carried values.
+struct attn_b_for {
+  MlirOperation op;
+  MlirValue iv;
+  intptr_t n;
+  MlirValue args[ATTN_B_MAX_VALUES];
+  MlirValue results[ATTN_B_MAX_VALUES]; ///< after _close
+  MlirBlock outer_block;                ///< the insertion point to go back to
+  MlirOperation outer_anchor;
+};
+
+/// Opens `scf.for %iv = lo to hi step step iter_args(init[0..n))`.
+void attn_b_for_open(struct attn_builder *b, struct attn_b_for *f,
+                     MlirValue lo, MlirValue hi, MlirValue step, intptr_t n,
+                     const MlirValue *init);
+/// Yields yields[0..n) (n must be the loop's), closes the body and goes
+/// back to after the loop; fills f->results.
+void attn_b_for_close(struct attn_builder *b, struct attn_b_for *f,
+                      intptr_t n, const MlirValue *yields);
+
+/// One scf.if being written: the then region first, then (with an else) the
+/// else region.
+struct attn_b_if {
+  MlirOperation op;
+  intptr_t n;
+  bool has_else, in_else;
+  MlirValue results[ATTN_B_MAX_VALUES]; ///< after _close
+  MlirBlock outer_block;
+  MlirOperation outer_anchor;
+};
+
+/// Opens `scf.if cond -> (types[0..n))` with an else region when has_else
+/// (required when n > 0); new ops go into the then region.
+void attn_b_if_open(struct attn_builder *b, struct attn_b_if *s, MlirValue cond,
+                    intptr_t n, const MlirType *types, bool has_else);
+/// Yields yields[0..n) from the then region; new ops go into the else one.
+void attn_b_if_else(struct attn_builder *b, struct attn_b_if *s, intptr_t n,
+                    const MlirValue *yields);
+/// Yields yields[0..n) from the region being written, closes the op and
+/// goes back to after it; fills s->results.
+void attn_b_if_close(struct attn_builder *b, struct attn_b_if *s, intptr_t n,
+                     const MlirValue *yields);
+
+/// One func.func being written.
+struct attn_b_func {
+  MlirOperation op;
+  MlirBlock entry;
+  MlirBlock outer_block;
+  MlirOperation outer_anchor;
+};
+
+/// Opens `func.func @name(types[0..nargs)) -> (res[0..nres))` with the
+/// attributes attrs (sym_name and function_type are added); new ops go into
+/// its entry block, whose arguments are its parameters.
+void attn_b_func_open(struct attn_builder *b, struct attn_b_func *f,
+                      const char *name, intptr_t nargs, const MlirType *types,
+                      intptr_t nres, const MlirType *res, intptr_t nattr,
+                      const MlirNamedAttribute *attrs);
+/// Argument i of the function.
+MlirValue attn_b_func_arg(const struct attn_b_func *f, intptr_t i);
+/// Returns vals[0..n) (func.return), closes the body, goes back to after it.
+void attn_b_func_close(struct attn_builder *b, struct attn_b_func *f,
+                       intptr_t n, const MlirValue *vals);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // ATTN_BUILDER_H
