@@ -481,3 +481,138 @@ void attn_b_func_close(struct attn_builder *b, struct attn_b_func *f,
     terminate(b, "func.return", n, vals);
   leave(b, f->outer_block, f->outer_anchor);
 }
+
+//===-- Memory and GPU ops ------------------------------------------------===//
+
+MlirValue attn_b_load(struct attn_builder *b, MlirValue memref, intptr_t n,
+                      const MlirValue *indices) {
+  MlirValue opd[ATTN_B_MAX_VALUES + 1];
+  if (mlirValueIsNull(memref) || n > ATTN_B_MAX_VALUES) {
+    fail(b, mlirValueIsNull(memref) ? "an operand of the kernel being built "
+                                      "is missing (a bug in attn)"
+                                    : "too many indices (a bug in attn)");
+    return (MlirValue){NULL};
+  }
+  opd[0] = memref;
+  for (intptr_t i = 0; i < n; ++i)
+    opd[1 + i] = indices[i];
+  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(memref));
+  return attn_b_op1(b, "memref.load", elem, 1 + n, opd, 0, NULL);
+}
+
+void attn_b_store(struct attn_builder *b, MlirValue value, MlirValue memref,
+                  intptr_t n, const MlirValue *indices) {
+  MlirValue opd[ATTN_B_MAX_VALUES + 2];
+  if (n > ATTN_B_MAX_VALUES) {
+    fail(b, "too many indices (a bug in attn)");
+    return;
+  }
+  opd[0] = value, opd[1] = memref;
+  for (intptr_t i = 0; i < n; ++i)
+    opd[2 + i] = indices[i];
+  attn_b_op(b, "memref.store", 0, NULL, 2 + n, opd, 0, NULL, 0);
+}
+
+MlirValue attn_b_alloca(struct attn_builder *b, MlirType t) {
+  int32_t segments[2] = {0, 0}; // dynamic sizes, symbols
+  MlirNamedAttribute seg = attn_b_named(
+      b, "operandSegmentSizes", mlirDenseI32ArrayGet(b->ctx, 2, segments));
+  return attn_b_op1(b, "memref.alloca", t, 0, NULL, 1, &seg);
+}
+
+MlirOperation attn_b_call(struct attn_builder *b, const char *callee,
+                          intptr_t n, const MlirValue *args, intptr_t nres,
+                          const MlirType *res) {
+  MlirNamedAttribute a =
+      attn_b_named(b, "callee", mlirFlatSymbolRefAttrGet(b->ctx, str(callee)));
+  return attn_b_op(b, "func.call", nres, res, n, args, 1, &a, 0);
+}
+
+/// An op `name` with a #gpu<dim d> dimension and an index result.
+static MlirValue gpu_dim_op(struct attn_builder *b, const char *name,
+                            enum attn_b_dim dim) {
+  static const char *const dims[] = {"#gpu<dim x>", "#gpu<dim y>",
+                                     "#gpu<dim z>"};
+  MlirAttribute d = mlirAttributeParseGet(b->ctx, str(dims[dim]));
+  if (mlirAttributeIsNull(d)) {
+    fail(b, "cannot make a #gpu<dim> attribute (a bug in attn)");
+    return (MlirValue){NULL};
+  }
+  MlirNamedAttribute a = attn_b_named(b, "dimension", d);
+  return attn_b_op1(b, name, b->t.index, 0, NULL, 1, &a);
+}
+
+MlirValue attn_b_thread_id(struct attn_builder *b, enum attn_b_dim dim) {
+  return gpu_dim_op(b, "gpu.thread_id", dim);
+}
+
+MlirValue attn_b_block_dim(struct attn_builder *b, enum attn_b_dim dim) {
+  return gpu_dim_op(b, "gpu.block_dim", dim);
+}
+
+MlirValue attn_b_block_id(struct attn_builder *b, enum attn_b_dim dim) {
+  return gpu_dim_op(b, "gpu.block_id", dim);
+}
+
+void attn_b_barrier(struct attn_builder *b) {
+  attn_b_op(b, "gpu.barrier", 0, NULL, 0, NULL, 0, NULL, 0);
+}
+
+MlirAttribute attn_b_attr_workgroup(struct attn_builder *b) {
+  MlirAttribute a =
+      mlirAttributeParseGet(b->ctx, str("#gpu.address_space<workgroup>"));
+  if (mlirAttributeIsNull(a))
+    fail(b, "cannot make the workgroup address space (a bug in attn)");
+  return a;
+}
+
+MlirType attn_b_memref_in(struct attn_builder *b, intptr_t rank,
+                          const int64_t *shape, MlirType elem,
+                          MlirAttribute space) {
+  (void)b;
+  return mlirMemRefTypeContiguousGet(elem, rank, shape, space);
+}
+
+void attn_b_gpu_func_open(struct attn_builder *b, struct attn_b_func *f,
+                          const char *name, intptr_t nargs,
+                          const MlirType *types, intptr_t nwg,
+                          const MlirType *wg, intptr_t nattr,
+                          const MlirNamedAttribute *attrs) {
+  memset(f, 0, sizeof *f);
+  MlirNamedAttribute all[ATTN_B_MAX_VALUES];
+  MlirType block[ATTN_B_MAX_VALUES];
+  MlirLocation locs[ATTN_B_MAX_VALUES];
+  if (nattr + 4 > ATTN_B_MAX_VALUES || nargs + nwg > ATTN_B_MAX_VALUES) {
+    fail(b, "too many attributes, arguments or workgroup buffers for one "
+            "gpu.func (a bug in attn)");
+    nattr = nargs = nwg = 0;
+  }
+  all[0] = attn_b_named(b, "sym_name", attn_b_attr_str(b, name));
+  all[1] = attn_b_named(
+      b, "function_type",
+      mlirTypeAttrGet(mlirFunctionTypeGet(b->ctx, nargs, types, 0, NULL)));
+  all[2] = attn_b_named(b, "gpu.kernel", attn_b_attr_unit(b));
+  all[3] = attn_b_named(b, "workgroup_attributions", attn_b_attr_i64(b, nwg));
+  for (intptr_t i = 0; i < nattr; ++i)
+    all[4 + i] = attrs[i];
+  f->op = attn_b_op(b, "gpu.func", 0, NULL, 0, NULL, 4 + nattr, all, 1);
+  f->outer_block = b->block;
+  f->outer_anchor = b->anchor;
+  if (mlirOperationIsNull(f->op)) {
+    ++b->depth;
+    return;
+  }
+  for (intptr_t i = 0; i < nargs + nwg; ++i) {
+    block[i] = i < nargs ? types[i] : wg[i - nargs];
+    locs[i] = b->loc;
+  }
+  f->entry = mlirBlockCreate(nargs + nwg, block, locs);
+  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(f->op, 0), f->entry);
+  enter(b, f->entry, &f->outer_block, &f->outer_anchor);
+}
+
+void attn_b_gpu_func_close(struct attn_builder *b, struct attn_b_func *f) {
+  if (!mlirOperationIsNull(f->op))
+    terminate(b, "gpu.return", 0, NULL);
+  leave(b, f->outer_block, f->outer_anchor);
+}

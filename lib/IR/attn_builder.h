@@ -264,6 +264,54 @@ MlirValue attn_b_func_arg(const struct attn_b_func *f, intptr_t i);
 void attn_b_func_close(struct attn_builder *b, struct attn_b_func *f,
                        intptr_t n, const MlirValue *vals);
 
+//===-- Memory and GPU ops ------------------------------------------------===//
+
+/// memref.load of memref[indices[0..n)]: a value of its element type.
+MlirValue attn_b_load(struct attn_builder *b, MlirValue memref, intptr_t n,
+                      const MlirValue *indices);
+/// memref.store of value to memref[indices[0..n)].
+void attn_b_store(struct attn_builder *b, MlirValue value, MlirValue memref,
+                  intptr_t n, const MlirValue *indices);
+/// memref.alloca of the statically shaped memref type t (no dynamic sizes,
+/// no symbols): the buffer.
+MlirValue attn_b_alloca(struct attn_builder *b, MlirType t);
+
+/// func.call @callee(args[0..n)) -> (res[0..nres)): the call op (null after
+/// a diagnostic).
+MlirOperation attn_b_call(struct attn_builder *b, const char *callee,
+                          intptr_t n, const MlirValue *args, intptr_t nres,
+                          const MlirType *res);
+
+/// A dimension of gpu.thread_id, gpu.block_dim, gpu.block_id.
+enum attn_b_dim { ATTN_B_X, ATTN_B_Y, ATTN_B_Z };
+/// gpu.thread_id / gpu.block_dim / gpu.block_id of dimension dim: an index.
+MlirValue attn_b_thread_id(struct attn_builder *b, enum attn_b_dim dim);
+MlirValue attn_b_block_dim(struct attn_builder *b, enum attn_b_dim dim);
+MlirValue attn_b_block_id(struct attn_builder *b, enum attn_b_dim dim);
+/// gpu.barrier: every thread of the CTA waits for the others.
+void attn_b_barrier(struct attn_builder *b);
+
+/// The memory space a gpu.func's workgroup attributions live in
+/// (#gpu.address_space<workgroup>), for attn_b_memref_in.
+MlirAttribute attn_b_attr_workgroup(struct attn_builder *b);
+/// memref<shape x elem> with the identity layout in memory space space.
+MlirType attn_b_memref_in(struct attn_builder *b, intptr_t rank,
+                          const int64_t *shape, MlirType elem,
+                          MlirAttribute space);
+
+/// Opens `gpu.func @name(types[0..nargs)) workgroup(wg[0..nwg)) kernel`
+/// with the attributes attrs (sym_name, function_type, gpu.kernel and
+/// workgroup_attributions are added); new ops go into its entry block,
+/// whose arguments are its parameters and then its workgroup buffers
+/// (attn_b_func_arg(f, nargs + i) is buffer i). Belongs in a gpu.module.
+void attn_b_gpu_func_open(struct attn_builder *b, struct attn_b_func *f,
+                          const char *name, intptr_t nargs,
+                          const MlirType *types, intptr_t nwg,
+                          const MlirType *wg, intptr_t nattr,
+                          const MlirNamedAttribute *attrs);
+/// Ends the body with gpu.return, closes it and goes back to after it.
+void attn_b_gpu_func_close(struct attn_builder *b, struct attn_b_func *f);
+
 #ifdef __cplusplus
 }
 #endif

@@ -203,10 +203,66 @@ static void test_unbalanced(void) {
   mlirContextDestroy(ctx);
 }
 
+/// The memory and GPU helpers: a host function with a stack buffer, loads,
+/// stores and a call, and a gpu.func kernel in a gpu.module with a workgroup
+/// buffer, thread and block ids, the block size and a barrier.
+static void test_memory_and_gpu(void) {
+  printf("@test_memory_and_gpu\n");
+  MlirContext ctx = make_context();
+  MlirLocation loc;
+  MlirModule m = make_module(ctx, &loc);
+  struct attn_builder b;
+  attn_builder_init(&b, ctx, loc);
+  attn_builder_at_end(&b, mlirModuleGetBody(m));
+  int64_t shape[] = {4, 8};
+  MlirType mt = attn_b_memref(&b, 2, shape, b.t.f32);
+  struct attn_b_func callee, f;
+  attn_b_func_open(&b, &callee, "use", 1, &mt, 0, NULL, 0, NULL);
+  attn_b_func_close(&b, &callee, 0, NULL);
+  attn_b_func_open(&b, &f, "host", 1, &mt, 0, NULL, 0, NULL);
+  attn_builder_role(&b, "cpu.stack");
+  MlirValue buf = attn_b_alloca(&b, mt);
+  attn_builder_role(&b, NULL);
+  MlirValue ij[2] = {attn_b_index(&b, 1), attn_b_index(&b, 2)};
+  MlirValue x = attn_b_load(&b, attn_b_func_arg(&f, 0), 2, ij);
+  attn_b_store(&b, x, buf, 2, ij);
+  MlirOperation call = attn_b_call(&b, "use", 1, &buf, 0, NULL);
+  attn_b_func_close(&b, &f, 0, NULL);
+
+  MlirNamedAttribute name =
+      attn_b_named(&b, "sym_name", attn_b_attr_str(&b, "kernels"));
+  MlirOperation gm = attn_b_op(&b, "gpu.module", 0, NULL, 0, NULL, 1, &name, 1);
+  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(gm, 0),
+                             mlirBlockCreate(0, NULL, NULL));
+  attn_builder_at_end(&b, attn_b_region_block(gm, 0));
+  MlirType wg = attn_b_memref_in(&b, 2, shape, b.t.f32,
+                                 attn_b_attr_workgroup(&b));
+  int32_t block[] = {128, 1, 1};
+  MlirNamedAttribute bs = attn_b_named(&b, "known_block_size",
+                                       mlirDenseI32ArrayGet(ctx, 3, block));
+  struct attn_b_func k;
+  attn_builder_role(&b, "gpu.threads");
+  attn_b_gpu_func_open(&b, &k, "kern", 1, &mt, 1, &wg, 1, &bs);
+  MlirValue tid = attn_b_thread_id(&b, ATTN_B_X);
+  MlirValue nt = attn_b_block_dim(&b, ATTN_B_X);
+  MlirValue by = attn_b_block_id(&b, ATTN_B_Y);
+  MlirValue at[2] = {attn_b_addi(&b, tid, by), attn_b_remui(&b, nt, tid)};
+  MlirValue y = attn_b_load(&b, attn_b_func_arg(&k, 0), 2, at);
+  attn_b_store(&b, y, attn_b_func_arg(&k, 1), 2, at);
+  attn_b_barrier(&b);
+  attn_b_gpu_func_close(&b, &k);
+  printf("finish %d verify %d call %d depth %d\n", attn_builder_finish(&b),
+         verified(m), !mlirOperationIsNull(call), b.depth);
+  print(m);
+  mlirModuleDestroy(m);
+  mlirContextDestroy(ctx);
+}
+
 int main(void) {
   test_loop_and_branch();
   test_before_and_attributes();
   test_missing_operand();
   test_unbalanced();
+  test_memory_and_gpu();
   return 0;
 }
