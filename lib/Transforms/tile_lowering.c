@@ -4,8 +4,8 @@
 // The loop body is written once; the target only decides who runs it: on
 // the CPU one thread walks every element, on the GPU the CTA's threads take
 // elements tid, tid + ntid, ... and meet at a barrier afterwards. The loops
-// are generated as a small function from text, parsed by MLIR, and inlined
-// in place of the tile op.
+// are built in place of the tile op through lib/IR/attn_builder.h, located
+// at it and named "cpu.loop" or "gpu.threads".
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
@@ -13,316 +13,289 @@
 #include "dialects/attn/attn_dialect.h"
 #include "dialects/tile/tile_dialect.h"
 
+#include "lib/IR/attn_builder.h"
+
 #include "mlir-c/BuiltinTypes.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void attn_gen_f32(struct attn_tile_gen *g, const char *name, float v) {
-  union {
-    float f;
-    unsigned u;
-  } bits = {v};
-  attn_strbuf_printf(g->b, "  %%%s = arith.constant 0x%08X : f32\n", name,
-                     bits.u);
+MlirValue attn_gen_arg(struct attn_tile_gen *g, int i) {
+  return mlirOperationGetOperand(g->op, i);
 }
 
-void attn_gen_index(struct attn_tile_gen *g, const char *name, long long v) {
-  attn_strbuf_printf(g->b, "  %%%s = arith.constant %lld : index\n", name, v);
+MlirValue attn_gen_f32(struct attn_tile_gen *g, float v) {
+  return attn_b_f32(g->b, v);
 }
 
-const char *attn_gen_type(struct attn_tile_gen *g, int i, char *buf,
-                          size_t len) {
-  struct attn_strbuf t = {0};
-  attn_strbuf_type(&t, mlirValueGetType(mlirOperationGetOperand(g->op, i)));
-  snprintf(buf, len, "%s", t.buf ? t.buf : "?");
-  attn_strbuf_free(&t);
-  return buf;
+MlirValue attn_gen_index(struct attn_tile_gen *g, long long v) {
+  return attn_b_index(g->b, v);
 }
 
-/// The element type of a global tensor operand ("f32", "f16", "bf16").
-static const char *elem(struct attn_tile_gen *g, int i) {
+/// The element type of a global tensor operand, when it is 16-bit (loads
+/// widen it to f32, stores narrow to it); null for f32.
+static MlirType narrow_elem(struct attn_tile_gen *g, int i) {
   MlirType e = mlirShapedTypeGetElementType(
       mlirValueGetType(mlirOperationGetOperand(g->op, i)));
-  return mlirTypeIsAF16(e) ? "f16" : mlirTypeIsABF16(e) ? "bf16" : "f32";
+  return mlirTypeIsAF16(e) || mlirTypeIsABF16(e) ? e : (MlirType){NULL};
 }
 
-void attn_gen_open_loop(struct attn_tile_gen *g, const char *iv,
-                        long long total) {
+MlirValue attn_gen_open_loop(struct attn_tile_gen *g, struct attn_b_for *loop,
+                             long long total) {
+  struct attn_builder *b = g->b;
+  MlirValue tid, nt;
+  if (g->target == ATTN_TILE_GPU) {
+    tid = attn_b_thread_id(b, ATTN_B_X);
+    nt = attn_b_block_dim(b, ATTN_B_X);
+  } else {
+    tid = attn_b_index(b, 0);
+    nt = attn_b_index(b, 1);
+  }
+  g->c0 = attn_b_index(b, 0);
+  g->c1 = attn_b_index(b, 1);
+  MlirValue hi = attn_b_index(b, total);
+  attn_b_for_open(b, loop, tid, hi, nt, 0, NULL);
+  return loop->iv;
+}
+
+void attn_gen_close_loop(struct attn_tile_gen *g, struct attn_b_for *loop) {
+  attn_b_for_close(g->b, loop, 0, NULL);
   if (g->target == ATTN_TILE_GPU)
-    attn_strbuf_printf(g->b, "  %%tid = gpu.thread_id x\n"
-                             "  %%nt = gpu.block_dim x\n");
-  else
-    attn_strbuf_printf(g->b, "  %%tid = arith.constant 0 : index\n"
-                             "  %%nt = arith.constant 1 : index\n");
-  attn_gen_index(g, "c0", 0);
-  attn_gen_index(g, "c1", 1);
-  attn_gen_index(g, "total", total);
-  attn_strbuf_printf(g->b, "  scf.for %%%s = %%tid to %%total step %%nt {\n",
-                     iv);
+    attn_b_barrier(g->b);
 }
 
-void attn_gen_close_loop(struct attn_tile_gen *g) {
-  attn_strbuf_printf(g->b, "  }\n");
-  if (g->target == ATTN_TILE_GPU)
-    attn_strbuf_printf(g->b, "  gpu.barrier\n");
-}
-
-void attn_gen_split_index(struct attn_tile_gen *g, long long cols) {
-  attn_gen_index(g, "cols", cols);
-  attn_strbuf_printf(g->b, "  %%i = arith.divui %%e, %%cols : index\n"
-                           "  %%j = arith.remui %%e, %%cols : index\n");
+void attn_gen_split_index(struct attn_tile_gen *g, MlirValue e,
+                          long long cols, MlirValue *i, MlirValue *j) {
+  MlirValue c = attn_gen_index(g, cols);
+  *i = attn_b_divui(g->b, e, c);
+  *j = attn_b_remui(g->b, e, c);
 }
 
 static void gen_fill(struct attn_tile_gen *g, int rank) {
-  char t[160];
+  struct attn_builder *b = g->b;
   double v = 0;
   attn_attr_f64(g->op, "value", &v);
   long long total = g->dims[0][0] * (rank == 2 ? g->dims[0][1] : 1);
-  attn_gen_f32(g, "value", (float)v);
-  attn_gen_open_loop(g, "e", total);
+  MlirValue value = attn_gen_f32(g, (float)v);
+  struct attn_b_for loop;
+  MlirValue e = attn_gen_open_loop(g, &loop, total);
   if (rank == 2) {
-    attn_gen_split_index(g, g->dims[0][1]);
-    attn_strbuf_printf(g->b, "  memref.store %%value, %%a0[%%i, %%j] : %s\n",
-                       attn_gen_type(g, 0, t, sizeof t));
+    MlirValue ij[2];
+    attn_gen_split_index(g, e, g->dims[0][1], &ij[0], &ij[1]);
+    attn_b_store(b, value, attn_gen_arg(g, 0), 2, ij);
   } else {
-    attn_strbuf_printf(g->b, "  memref.store %%value, %%a0[%%e] : %s\n",
-                       attn_gen_type(g, 0, t, sizeof t));
+    attn_b_store(b, value, attn_gen_arg(g, 0), 1, &e);
   }
-  attn_gen_close_loop(g);
+  attn_gen_close_loop(g, &loop);
 }
 
 /// tile.load (src=0, tile=1) and tile.store (tile=0, dst=1). A rank-4
 /// tensor is indexed (batch, head, row) and only its rows are bounded; a
 /// matrix is indexed (row, col) and bounded both ways.
 static void gen_copy(struct attn_tile_gen *g, bool load) {
-  char tt[160], gt[160];
+  struct attn_builder *b = g->b;
   int gi = load ? 0 : 1, ti = load ? 1 : 0;
   const int64_t *tile = g->dims[ti], *glob = g->dims[gi];
   bool matrix = mlirShapedTypeGetRank(mlirValueGetType(
                     mlirOperationGetOperand(g->op, gi))) == 2;
-  const char *e = elem(g, gi);
-  bool cvt = strcmp(e, "f32") != 0;
-  attn_gen_type(g, ti, tt, sizeof tt);
-  attn_gen_type(g, gi, gt, sizeof gt);
-  attn_gen_index(g, "seq", glob[matrix ? 0 : 2]);
+  MlirType narrow = narrow_elem(g, gi);
+  MlirValue seq = attn_gen_index(g, glob[matrix ? 0 : 2]);
+  MlirValue width = {NULL};
   if (matrix)
-    attn_gen_index(g, "width", glob[1]);
-  attn_gen_f32(g, "zero", 0.0f);
-  attn_gen_open_loop(g, "e", tile[0] * tile[1]);
-  attn_gen_split_index(g, tile[1]);
-  if (matrix)
-    attn_strbuf_printf(g->b,
-                       "  %%g = arith.addi %%a2, %%i : index\n"
-                       "  %%gc = arith.addi %%a3, %%j : index\n"
-                       "  %%inr = arith.cmpi ult, %%g, %%seq : index\n"
-                       "  %%inc = arith.cmpi ult, %%gc, %%width : index\n"
-                       "  %%in = arith.andi %%inr, %%inc : i1\n");
-  else
-    attn_strbuf_printf(g->b,
-                       "  %%g = arith.addi %%a4, %%i : index\n"
-                       "  %%in = arith.cmpi ult, %%g, %%seq : index\n");
-  const char *at = matrix ? "%g, %gc" : "%a2, %a3, %g, %j";
-  if (load) {
-    attn_strbuf_printf(g->b,
-                       "  %%x = scf.if %%in -> (f32) {\n"
-                       "  %%y = memref.load %%a0[%s] : %s\n",
-                       at, gt);
-    if (cvt)
-      attn_strbuf_printf(g->b, "  %%y32 = arith.extf %%y : %s to f32\n", e);
-    attn_strbuf_printf(g->b,
-                       "  scf.yield %%%s : f32\n"
-                       "  } else {\n"
-                       "  scf.yield %%zero : f32\n"
-                       "  }\n"
-                       "  memref.store %%x, %%a1[%%i, %%j] : %s\n",
-                       cvt ? "y32" : "y", tt);
+    width = attn_gen_index(g, glob[1]);
+  MlirValue zero = attn_gen_f32(g, 0.0f);
+  struct attn_b_for loop;
+  MlirValue e = attn_gen_open_loop(g, &loop, tile[0] * tile[1]);
+  MlirValue ij[2];
+  attn_gen_split_index(g, e, tile[1], &ij[0], &ij[1]);
+  MlirValue at[4], in;
+  intptr_t nat;
+  if (matrix) {
+    MlirValue row = attn_b_addi(b, attn_gen_arg(g, 2), ij[0]);
+    MlirValue col = attn_b_addi(b, attn_gen_arg(g, 3), ij[1]);
+    MlirValue inr = attn_b_cmpi(b, ATTN_B_ULT, row, seq);
+    MlirValue inc = attn_b_cmpi(b, ATTN_B_ULT, col, width);
+    in = attn_b_binary(b, "arith.andi", inr, inc);
+    at[0] = row, at[1] = col, nat = 2;
   } else {
-    attn_strbuf_printf(g->b,
-                       "  scf.if %%in {\n"
-                       "  %%x = memref.load %%a0[%%i, %%j] : %s\n",
-                       tt);
-    if (cvt)
-      attn_strbuf_printf(g->b, "  %%xn = arith.truncf %%x : f32 to %s\n", e);
-    attn_strbuf_printf(g->b,
-                       "  memref.store %%%s, %%a1[%s] : %s\n"
-                       "  }\n",
-                       cvt ? "xn" : "x", at, gt);
+    MlirValue row = attn_b_addi(b, attn_gen_arg(g, 4), ij[0]);
+    in = attn_b_cmpi(b, ATTN_B_ULT, row, seq);
+    at[0] = attn_gen_arg(g, 2), at[1] = attn_gen_arg(g, 3), at[2] = row,
+    at[3] = ij[1], nat = 4;
   }
-  attn_gen_close_loop(g);
+  struct attn_b_if when;
+  if (load) {
+    attn_b_if_open(b, &when, in, 1, &b->t.f32, true);
+    MlirValue y = attn_b_load(b, attn_gen_arg(g, 0), nat, at);
+    if (!mlirTypeIsNull(narrow))
+      y = attn_b_cast(b, "arith.extf", y, b->t.f32);
+    attn_b_if_else(b, &when, 1, &y);
+    attn_b_if_close(b, &when, 1, &zero);
+    attn_b_store(b, when.results[0], attn_gen_arg(g, 1), 2, ij);
+  } else {
+    attn_b_if_open(b, &when, in, 0, NULL, false);
+    MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 2, ij);
+    if (!mlirTypeIsNull(narrow))
+      x = attn_b_cast(b, "arith.truncf", x, narrow);
+    attn_b_store(b, x, attn_gen_arg(g, 1), nat, at);
+    attn_b_if_close(b, &when, 0, NULL);
+  }
+  attn_gen_close_loop(g, &loop);
 }
 
 /// tile.rope (tile, pos) {offset} and tile.rope_positions (tile, batch, row,
 /// positions): row r of the tile is rotated by the angles of its position.
 static void gen_rope(struct attn_tile_gen *g, bool positions) {
-  char t[160], pt[160];
+  struct attn_builder *b = g->b;
   struct attn_rope_config r;
   attn_rope_get_config(g->op, &r);
   long long half = r.rotary_dim / 2;
-  attn_gen_type(g, 0, t, sizeof t);
-  attn_gen_index(g, "half", half);
-  attn_gen_index(g, "c2", 2);
+  MlirValue vhalf = attn_gen_index(g, half);
+  MlirValue c2 = attn_gen_index(g, 2);
   // inv_freq(i) = theta^(-2i/rotary_dim) = exp2(i * coef)
-  attn_gen_f32(g, "coef", (float)(-2.0 * log2(r.theta) / (double)r.rotary_dim));
+  MlirValue coef =
+      attn_gen_f32(g, (float)(-2.0 * log2(r.theta) / (double)r.rotary_dim));
+  MlirValue last = {NULL};
   if (positions)
-    attn_gen_index(g, "last", g->dims[3][1] - 1);
-  attn_gen_open_loop(g, "e", g->dims[0][0] * half);
-  attn_strbuf_printf(g->b, "  %%r = arith.divui %%e, %%half : index\n"
-                           "  %%f = arith.remui %%e, %%half : index\n");
+    last = attn_gen_index(g, g->dims[3][1] - 1);
+  struct attn_b_for loop;
+  MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * half);
+  MlirValue row = attn_b_divui(b, e, vhalf);
+  MlirValue f = attn_b_remui(b, e, vhalf);
+  MlirValue pf;
   if (positions) {
     // Rows past the sequence are padding; any position will do.
-    attn_strbuf_printf(g->b,
-                       "  %%p0 = arith.addi %%a2, %%r : index\n"
-                       "  %%p = arith.minui %%p0, %%last : index\n"
-                       "  %%p32 = memref.load %%a3[%%a1, %%p] : %s\n"
-                       "  %%pf = arith.sitofp %%p32 : i32 to f32\n",
-                       attn_gen_type(g, 3, pt, sizeof pt));
+    MlirValue p0 = attn_b_addi(b, attn_gen_arg(g, 2), row);
+    MlirValue at[2] = {attn_gen_arg(g, 1), attn_b_minui(b, p0, last)};
+    MlirValue p32 = attn_b_load(b, attn_gen_arg(g, 3), 2, at);
+    pf = attn_b_cast(b, "arith.sitofp", p32, b->t.f32);
   } else {
-    attn_strbuf_printf(g->b, "  %%p = arith.addi %%a1, %%r : index\n"
-                             "  %%p64 = arith.index_cast %%p : index to i64\n");
-    if (r.offset)
-      attn_strbuf_printf(g->b,
-                         "  %%off = arith.constant %lld : i64\n"
-                         "  %%po = arith.addi %%p64, %%off : i64\n"
-                         "  %%pf = arith.sitofp %%po : i64 to f32\n",
-                         (long long)r.offset);
-    else
-      attn_strbuf_printf(g->b, "  %%pf = arith.sitofp %%p64 : i64 to f32\n");
+    MlirValue p = attn_b_addi(b, attn_gen_arg(g, 1), row);
+    MlirValue p64 = attn_b_cast(b, "arith.index_cast", p, b->t.i64);
+    if (r.offset) {
+      MlirValue off = attn_b_i64(b, (int64_t)r.offset);
+      p64 = attn_b_addi(b, p64, off);
+    }
+    pf = attn_b_cast(b, "arith.sitofp", p64, b->t.f32);
   }
-  attn_strbuf_printf(
-      g->b,
-      "  %%f64 = arith.index_cast %%f : index to i64\n"
-      "  %%ff = arith.uitofp %%f64 : i64 to f32\n"
-      "  %%ex = arith.mulf %%ff, %%coef : f32\n"
-      "  %%inv = math.exp2 %%ex : f32\n"
-      "  %%ang = arith.mulf %%pf, %%inv : f32\n"
-      "  %%cs = math.cos %%ang : f32\n"
-      "  %%sn = math.sin %%ang : f32\n");
-  if (r.layout == ATTN_ROPE_ROTATE_HALF)
-    attn_strbuf_printf(g->b, "  %%i1 = arith.addi %%f, %%c0 : index\n"
-                             "  %%i2 = arith.addi %%f, %%half : index\n");
-  else
-    attn_strbuf_printf(g->b, "  %%i1 = arith.muli %%f, %%c2 : index\n"
-                             "  %%i2 = arith.addi %%i1, %%c1 : index\n");
-  attn_strbuf_printf(g->b,
-                     "  %%x1 = memref.load %%a0[%%r, %%i1] : %s\n"
-                     "  %%x2 = memref.load %%a0[%%r, %%i2] : %s\n"
-                     "  %%t1 = arith.mulf %%x1, %%cs : f32\n"
-                     "  %%t2 = arith.mulf %%x2, %%sn : f32\n"
-                     "  %%y1 = arith.subf %%t1, %%t2 : f32\n"
-                     "  %%t3 = arith.mulf %%x2, %%cs : f32\n"
-                     "  %%t4 = arith.mulf %%x1, %%sn : f32\n"
-                     "  %%y2 = arith.addf %%t3, %%t4 : f32\n"
-                     "  memref.store %%y1, %%a0[%%r, %%i1] : %s\n"
-                     "  memref.store %%y2, %%a0[%%r, %%i2] : %s\n",
-                     t, t, t, t);
-  attn_gen_close_loop(g);
+  MlirValue f64 = attn_b_cast(b, "arith.index_cast", f, b->t.i64);
+  MlirValue ff = attn_b_cast(b, "arith.uitofp", f64, b->t.f32);
+  MlirValue ex = attn_b_mulf(b, ff, coef);
+  MlirValue inv = attn_b_unary(b, "math.exp2", ex);
+  MlirValue ang = attn_b_mulf(b, pf, inv);
+  MlirValue cs = attn_b_unary(b, "math.cos", ang);
+  MlirValue sn = attn_b_unary(b, "math.sin", ang);
+  MlirValue i1, i2;
+  if (r.layout == ATTN_ROPE_ROTATE_HALF) {
+    i1 = attn_b_addi(b, f, g->c0);
+    i2 = attn_b_addi(b, f, vhalf);
+  } else {
+    i1 = attn_b_muli(b, f, c2);
+    i2 = attn_b_addi(b, i1, g->c1);
+  }
+  MlirValue at1[2] = {row, i1}, at2[2] = {row, i2};
+  MlirValue x1 = attn_b_load(b, attn_gen_arg(g, 0), 2, at1);
+  MlirValue x2 = attn_b_load(b, attn_gen_arg(g, 0), 2, at2);
+  MlirValue t1 = attn_b_mulf(b, x1, cs);
+  MlirValue t2 = attn_b_mulf(b, x2, sn);
+  MlirValue y1 = attn_b_subf(b, t1, t2);
+  MlirValue t3 = attn_b_mulf(b, x2, cs);
+  MlirValue t4 = attn_b_mulf(b, x1, sn);
+  MlirValue y2 = attn_b_addf(b, t3, t4);
+  attn_b_store(b, y1, attn_gen_arg(g, 0), 2, at1);
+  attn_b_store(b, y2, attn_gen_arg(g, 0), 2, at2);
+  attn_gen_close_loop(g, &loop);
 }
 
 static void gen_mma(struct attn_tile_gen *g) {
-  char ta[160], tb[160], tc[160];
+  struct attn_builder *b = g->b;
   bool trans = false, acc = false;
   attn_attr_bool(g->op, "transpose_b", &trans);
   attn_attr_bool(g->op, "accumulate", &acc);
-  attn_gen_type(g, 0, ta, sizeof ta);
-  attn_gen_type(g, 1, tb, sizeof tb);
-  attn_gen_type(g, 2, tc, sizeof tc);
-  attn_gen_index(g, "kdim", g->dims[0][1]);
-  attn_gen_f32(g, "zero", 0.0f);
-  attn_gen_open_loop(g, "e", g->dims[2][0] * g->dims[2][1]);
-  attn_gen_split_index(g, g->dims[2][1]);
-  if (acc)
-    attn_strbuf_printf(g->b, "  %%init = memref.load %%a2[%%i, %%j] : %s\n",
-                       tc);
-  attn_strbuf_printf(
-      g->b,
-      "  %%dot = scf.for %%k = %%c0 to %%kdim step %%c1 iter_args(%%s = "
-      "%%%s) -> (f32) {\n"
-      "  %%x = memref.load %%a0[%%i, %%k] : %s\n"
-      "  %%y = memref.load %%a1[%s] : %s\n"
-      "  %%s2 = math.fma %%x, %%y, %%s : f32\n"
-      "  scf.yield %%s2 : f32\n"
-      "  }\n"
-      "  memref.store %%dot, %%a2[%%i, %%j] : %s\n",
-      acc ? "init" : "zero", ta, trans ? "%j, %k" : "%k, %j", tb, tc);
-  attn_gen_close_loop(g);
+  MlirValue kdim = attn_gen_index(g, g->dims[0][1]);
+  MlirValue zero = attn_gen_f32(g, 0.0f);
+  struct attn_b_for loop;
+  MlirValue e = attn_gen_open_loop(g, &loop, g->dims[2][0] * g->dims[2][1]);
+  MlirValue ij[2];
+  attn_gen_split_index(g, e, g->dims[2][1], &ij[0], &ij[1]);
+  MlirValue init = acc ? attn_b_load(b, attn_gen_arg(g, 2), 2, ij) : zero;
+  struct attn_b_for kl;
+  attn_b_for_open(b, &kl, g->c0, kdim, g->c1, 1, &init);
+  MlirValue ik[2] = {ij[0], kl.iv};
+  MlirValue bk[2] = {trans ? ij[1] : kl.iv, trans ? kl.iv : ij[1]};
+  MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 2, ik);
+  MlirValue y = attn_b_load(b, attn_gen_arg(g, 1), 2, bk);
+  MlirValue s2 = attn_b_fma(b, x, y, kl.args[0]);
+  attn_b_for_close(b, &kl, 1, &s2);
+  attn_b_store(b, kl.results[0], attn_gen_arg(g, 2), 2, ij);
+  attn_gen_close_loop(g, &loop);
 }
 
 static void gen_softmax_update(struct attn_tile_gen *g) {
-  char ts[160], tm[160], tl[160], ta[160];
+  struct attn_builder *b = g->b;
   double scale = 1.0;
   attn_attr_f64(g->op, "scale", &scale);
-  attn_gen_type(g, 0, ts, sizeof ts);
-  attn_gen_type(g, 1, tm, sizeof tm);
-  attn_gen_type(g, 2, tl, sizeof tl);
-  attn_gen_type(g, 3, ta, sizeof ta);
+  MlirValue s = attn_gen_arg(g, 0), m = attn_gen_arg(g, 1),
+            l = attn_gen_arg(g, 2), a = attn_gen_arg(g, 3);
   // Scores are kept in the log2 domain: exp(x * scale) = exp2(x * k).
-  attn_gen_f32(g, "k", (float)(scale * 1.4426950408889634));
-  attn_gen_f32(g, "ninf", -INFINITY);
-  attn_gen_f32(g, "zero", 0.0f);
-  attn_gen_index(g, "ncols", g->dims[0][1]);
-  attn_gen_index(g, "dv", g->dims[3][1]);
-  attn_gen_open_loop(g, "r", g->dims[0][0]);
-  attn_strbuf_printf(
-      g->b,
-      "  %%mold = memref.load %%a1[%%r] : %s\n"
-      "  %%mnew = scf.for %%j = %%c0 to %%ncols step %%c1 iter_args(%%mx = "
-      "%%mold) -> (f32) {\n"
-      "  %%x = memref.load %%a0[%%r, %%j] : %s\n"
-      "  %%xs = arith.mulf %%x, %%k : f32\n"
-      "  %%mx2 = arith.maximumf %%mx, %%xs : f32\n"
-      "  scf.yield %%mx2 : f32\n"
-      "  }\n"
-      "  %%dead = arith.cmpf oeq, %%mnew, %%ninf : f32\n"
-      "  %%shift = arith.select %%dead, %%zero, %%mnew : f32\n"
-      "  %%dm = arith.subf %%mold, %%shift : f32\n"
-      "  %%alpha = math.exp2 %%dm : f32\n"
-      "  %%sum = scf.for %%j2 = %%c0 to %%ncols step %%c1 iter_args(%%acc = "
-      "%%zero) -> (f32) {\n"
-      "  %%x2 = memref.load %%a0[%%r, %%j2] : %s\n"
-      "  %%xs2 = arith.mulf %%x2, %%k : f32\n"
-      "  %%d = arith.subf %%xs2, %%shift : f32\n"
-      "  %%p = math.exp2 %%d : f32\n"
-      "  memref.store %%p, %%a0[%%r, %%j2] : %s\n"
-      "  %%acc2 = arith.addf %%acc, %%p : f32\n"
-      "  scf.yield %%acc2 : f32\n"
-      "  }\n"
-      "  %%lold = memref.load %%a2[%%r] : %s\n"
-      "  %%lsc = arith.mulf %%lold, %%alpha : f32\n"
-      "  %%lnew = arith.addf %%lsc, %%sum : f32\n"
-      "  memref.store %%lnew, %%a2[%%r] : %s\n"
-      "  memref.store %%mnew, %%a1[%%r] : %s\n"
-      "  scf.for %%d2 = %%c0 to %%dv step %%c1 {\n"
-      "  %%o = memref.load %%a3[%%r, %%d2] : %s\n"
-      "  %%o2 = arith.mulf %%o, %%alpha : f32\n"
-      "  memref.store %%o2, %%a3[%%r, %%d2] : %s\n"
-      "  }\n",
-      tm, ts, ts, ts, tl, tl, tm, ta, ta);
-  attn_gen_close_loop(g);
+  MlirValue k = attn_gen_f32(g, (float)(scale * 1.4426950408889634));
+  MlirValue ninf = attn_gen_f32(g, -INFINITY);
+  MlirValue zero = attn_gen_f32(g, 0.0f);
+  MlirValue ncols = attn_gen_index(g, g->dims[0][1]);
+  MlirValue dv = attn_gen_index(g, g->dims[3][1]);
+  struct attn_b_for loop;
+  MlirValue r = attn_gen_open_loop(g, &loop, g->dims[0][0]);
+  MlirValue mold = attn_b_load(b, m, 1, &r);
+  struct attn_b_for mx;
+  attn_b_for_open(b, &mx, g->c0, ncols, g->c1, 1, &mold);
+  MlirValue rj[2] = {r, mx.iv};
+  MlirValue xs = attn_b_mulf(b, attn_b_load(b, s, 2, rj), k);
+  MlirValue mx2 = attn_b_binary(b, "arith.maximumf", mx.args[0], xs);
+  attn_b_for_close(b, &mx, 1, &mx2);
+  MlirValue mnew = mx.results[0];
+  MlirValue dead = attn_b_cmpf(b, ATTN_B_F_OEQ, mnew, ninf);
+  MlirValue shift = attn_b_select(b, dead, zero, mnew);
+  MlirValue alpha = attn_b_unary(b, "math.exp2", attn_b_subf(b, mold, shift));
+  struct attn_b_for sum;
+  attn_b_for_open(b, &sum, g->c0, ncols, g->c1, 1, &zero);
+  MlirValue rj2[2] = {r, sum.iv};
+  MlirValue xs2 = attn_b_mulf(b, attn_b_load(b, s, 2, rj2), k);
+  MlirValue p = attn_b_unary(b, "math.exp2", attn_b_subf(b, xs2, shift));
+  attn_b_store(b, p, s, 2, rj2);
+  MlirValue acc2 = attn_b_addf(b, sum.args[0], p);
+  attn_b_for_close(b, &sum, 1, &acc2);
+  MlirValue lsc = attn_b_mulf(b, attn_b_load(b, l, 1, &r), alpha);
+  MlirValue lnew = attn_b_addf(b, lsc, sum.results[0]);
+  attn_b_store(b, lnew, l, 1, &r);
+  attn_b_store(b, mnew, m, 1, &r);
+  struct attn_b_for rescale;
+  attn_b_for_open(b, &rescale, g->c0, dv, g->c1, 0, NULL);
+  MlirValue rd[2] = {r, rescale.iv};
+  MlirValue o2 = attn_b_mulf(b, attn_b_load(b, a, 2, rd), alpha);
+  attn_b_store(b, o2, a, 2, rd);
+  attn_b_for_close(b, &rescale, 0, NULL);
+  attn_gen_close_loop(g, &loop);
 }
 
 static void gen_normalize(struct attn_tile_gen *g) {
-  char ta[160], tl[160];
-  attn_gen_type(g, 0, ta, sizeof ta);
-  attn_gen_type(g, 1, tl, sizeof tl);
-  attn_gen_f32(g, "zero", 0.0f);
-  attn_gen_open_loop(g, "e", g->dims[0][0] * g->dims[0][1]);
-  attn_gen_split_index(g, g->dims[0][1]);
-  attn_strbuf_printf(g->b,
-                     "  %%lv = memref.load %%a1[%%i] : %s\n"
-                     "  %%x = memref.load %%a0[%%i, %%j] : %s\n"
-                     "  %%empty = arith.cmpf oeq, %%lv, %%zero : f32\n"
-                     "  %%q = arith.divf %%x, %%lv : f32\n"
-                     "  %%y = arith.select %%empty, %%zero, %%q : f32\n"
-                     "  memref.store %%y, %%a0[%%i, %%j] : %s\n",
-                     tl, ta, ta);
-  attn_gen_close_loop(g);
+  struct attn_builder *b = g->b;
+  MlirValue zero = attn_gen_f32(g, 0.0f);
+  struct attn_b_for loop;
+  MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
+  MlirValue ij[2];
+  attn_gen_split_index(g, e, g->dims[0][1], &ij[0], &ij[1]);
+  MlirValue lv = attn_b_load(b, attn_gen_arg(g, 1), 1, &ij[0]);
+  MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 2, ij);
+  MlirValue empty = attn_b_cmpf(b, ATTN_B_F_OEQ, lv, zero);
+  MlirValue q = attn_b_divf(b, x, lv);
+  MlirValue y = attn_b_select(b, empty, zero, q);
+  attn_b_store(b, y, attn_gen_arg(g, 0), 2, ij);
+  attn_gen_close_loop(g, &loop);
 }
 
-/// Writes the loops for g->op into g->b; false for ops this file does not
-/// lower.
+/// Builds the loops for g->op before it; false for ops this file does not
+/// lower (nothing built then).
 static bool gen_body(struct attn_tile_gen *g) {
   MlirOperation op = g->op;
   if (attn_op_is(op, ATTN_OP_TILE_FILL)) {
@@ -347,50 +320,24 @@ static bool gen_body(struct attn_tile_gen *g) {
   return true;
 }
 
-/// Replaces op by the loops that compute it.
-static bool lower_op(MlirOperation op, enum attn_tile_target target) {
-  struct attn_strbuf b = {0};
-  struct attn_tile_gen g = {&b, target, op, {{0}}};
+/// Replaces op by the loops that compute it, built before it with b (whose
+/// ops are located at op, named by the target's role).
+static bool lower_op(struct attn_builder *b, MlirOperation op,
+                     enum attn_tile_target target) {
+  struct attn_tile_gen g = {b, target, op, {{0}}, {NULL}, {NULL}};
   intptr_t n = mlirOperationGetNumOperands(op);
-  attn_strbuf_printf(&b, "func.func private @tile_lowering(");
-  for (intptr_t i = 0; i < n; ++i) {
+  for (intptr_t i = 0; i < n && i < 6; ++i) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
-    if (i < 6 && mlirTypeIsAMemRef(t))
+    if (mlirTypeIsAMemRef(t))
       attn_static_shape(t, g.dims[i]);
-    attn_strbuf_printf(&b, "%s%%a%ld: ", i ? ", " : "", (long)i);
-    attn_strbuf_type(&b, t);
   }
-  attn_strbuf_printf(&b, ") {\n");
-  if (!gen_body(&g)) {
-    attn_strbuf_free(&b);
+  b->src = mlirOperationGetLocation(op);
+  attn_builder_role(b, target == ATTN_TILE_GPU ? "gpu.threads" : "cpu.loop");
+  attn_builder_before(b, op);
+  if (!gen_body(&g))
     return true; // not a compute op
-  }
-  attn_strbuf_printf(&b, "  return\n}\n");
-  if (b.failed) {
-    attn_strbuf_free(&b);
-    return attn_emit_errorf(op, "tile lowering: out of memory");
-  }
-  MlirOperation helper =
-      attn_parse_op(mlirOperationGetContext(op), b.buf, "tile-lowering");
-  attn_strbuf_free(&b);
-  if (mlirOperationIsNull(helper))
-    return attn_emit_errorf(op, "tile lowering produced IR that MLIR cannot "
-                                "parse (a bug in attn)");
-  // Inline: the helper's arguments become op's operands, its ops move
-  // before op, and its return is dropped with the helper.
-  attn_set_locations(helper, mlirOperationGetLocation(op));
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(helper, 0));
-  for (intptr_t i = 0; i < n; ++i)
-    mlirValueReplaceAllUsesOfWith(mlirBlockGetArgument(body, i),
-                                  mlirOperationGetOperand(op, i));
-  MlirOperation term = mlirBlockGetTerminator(body);
-  for (MlirOperation it = mlirBlockGetFirstOperation(body);
-       !mlirOperationEqual(it, term);) {
-    MlirOperation next = mlirOperationGetNextInBlock(it);
-    mlirOperationMoveBefore(it, op);
-    it = next;
-  }
-  mlirOperationDestroy(helper);
+  if (!attn_builder_finish(b))
+    return false;
   mlirOperationDestroy(op);
   return true;
 }
@@ -407,6 +354,9 @@ bool attn_tile_lower_compute_ops(MlirOperation root,
   struct attn_op_list ops = {0};
   mlirOperationWalk(root, collect_tile_ops, &ops, MlirWalkPostOrder);
   bool ok = !ops.failed;
+  struct attn_builder b;
+  attn_builder_init(&b, mlirOperationGetContext(root),
+                    mlirOperationGetLocation(root));
   for (size_t i = 0; ok && i < ops.n; ++i) {
     if (attn_op_is(ops.ops[i], ATTN_OP_TILE_PROGRAM_ID) ||
         attn_op_is(ops.ops[i], ATTN_OP_TILE_ALLOC)) {
@@ -414,7 +364,7 @@ bool attn_tile_lower_compute_ops(MlirOperation root,
                                         "tile compute ops");
       break;
     }
-    ok = lower_op(ops.ops[i], target);
+    ok = lower_op(&b, ops.ops[i], target);
   }
   free(ops.ops);
   return ok;

@@ -3,7 +3,7 @@
 // The loops of the ops that act on a score tile between the two products:
 // tile.mask (padding keys, causal, window), tile.document_mask and
 // tile.score_mod (scale, softcap, alibi, gate in the order given). One loop
-// over the tile's elements each, written with the helpers of tile_lowering.c
+// over the tile's elements each, built with the helpers of tile_lowering.c
 // so that the CPU and GPU paths share them. Element (i, j) is query row
 // row + i and key col + j of the sequence.
 //
@@ -13,192 +13,179 @@
 #include "dialects/attn/attn_dialect.h"
 #include "dialects/tile/tile_dialect.h"
 
+#include "lib/IR/attn_builder.h"
+
 #include <math.h>
-#include <stdio.h>
+#include <string.h>
 
 /// tile.mask (scores, row, col) {causal, kv_len, window}.
 static void gen_mask(struct attn_tile_gen *g) {
-  char t[160];
+  struct attn_builder *b = g->b;
   bool causal = false;
   int64_t kv_len = 0, left = -1, right = -1;
   attn_attr_bool(g->op, "causal", &causal);
   attn_attr_i64(g->op, "kv_len", &kv_len);
   attn_tile_mask_get_window(g->op, &left, &right);
-  attn_gen_type(g, 0, t, sizeof t);
-  attn_gen_index(g, "kvlen", kv_len);
+  MlirValue kvlen = attn_gen_index(g, kv_len);
+  MlirValue wleft = {NULL}, wright = {NULL};
   if (left >= 0)
-    attn_gen_index(g, "wleft", left);
+    wleft = attn_gen_index(g, left);
   if (right >= 0)
-    attn_gen_index(g, "wright", right);
-  attn_gen_f32(g, "ninf", -INFINITY);
-  attn_gen_open_loop(g, "e", g->dims[0][0] * g->dims[0][1]);
-  attn_gen_split_index(g, g->dims[0][1]);
-  attn_strbuf_printf(g->b,
-                     "  %%qi = arith.addi %%a1, %%i : index\n"
-                     "  %%kj = arith.addi %%a2, %%j : index\n"
-                     "  %%bad0 = arith.cmpi uge, %%kj, %%kvlen : index\n");
-  const char *bad = "%bad0";
+    wright = attn_gen_index(g, right);
+  MlirValue ninf = attn_gen_f32(g, -INFINITY);
+  struct attn_b_for loop;
+  MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
+  MlirValue ij[2];
+  attn_gen_split_index(g, e, g->dims[0][1], &ij[0], &ij[1]);
+  MlirValue qi = attn_b_addi(b, attn_gen_arg(g, 1), ij[0]);
+  MlirValue kj = attn_b_addi(b, attn_gen_arg(g, 2), ij[1]);
+  MlirValue bad = attn_b_cmpi(b, ATTN_B_UGE, kj, kvlen);
   if (causal) {
-    attn_strbuf_printf(g->b,
-                       "  %%fut = arith.cmpi ugt, %%kj, %%qi : index\n"
-                       "  %%bad1 = arith.ori %s, %%fut : i1\n",
-                       bad);
-    bad = "%bad1";
+    MlirValue fut = attn_b_cmpi(b, ATTN_B_UGT, kj, qi);
+    bad = attn_b_binary(b, "arith.ori", bad, fut);
   }
   if (left >= 0) {
     // j < i - left, without going below zero: j + left < i.
-    attn_strbuf_printf(g->b,
-                       "  %%kl = arith.addi %%kj, %%wleft : index\n"
-                       "  %%past = arith.cmpi ult, %%kl, %%qi : index\n"
-                       "  %%bad2 = arith.ori %s, %%past : i1\n",
-                       bad);
-    bad = "%bad2";
+    MlirValue kl = attn_b_addi(b, kj, wleft);
+    MlirValue past = attn_b_cmpi(b, ATTN_B_ULT, kl, qi);
+    bad = attn_b_binary(b, "arith.ori", bad, past);
   }
   if (right >= 0) {
-    attn_strbuf_printf(g->b,
-                       "  %%qr = arith.addi %%qi, %%wright : index\n"
-                       "  %%ahead = arith.cmpi ugt, %%kj, %%qr : index\n"
-                       "  %%bad3 = arith.ori %s, %%ahead : i1\n",
-                       bad);
-    bad = "%bad3";
+    MlirValue qr = attn_b_addi(b, qi, wright);
+    MlirValue ahead = attn_b_cmpi(b, ATTN_B_UGT, kj, qr);
+    bad = attn_b_binary(b, "arith.ori", bad, ahead);
   }
-  attn_strbuf_printf(g->b,
-                     "  %%x = memref.load %%a0[%%i, %%j] : %s\n"
-                     "  %%y = arith.select %s, %%ninf, %%x : f32\n"
-                     "  memref.store %%y, %%a0[%%i, %%j] : %s\n",
-                     t, bad, t);
-  attn_gen_close_loop(g);
+  MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 2, ij);
+  MlirValue y = attn_b_select(b, bad, ninf, x);
+  attn_b_store(b, y, attn_gen_arg(g, 0), 2, ij);
+  attn_gen_close_loop(g, &loop);
 }
 
 /// tile.document_mask (scores, batch, row, col, q_segments, k_segments).
 static void gen_document_mask(struct attn_tile_gen *g) {
-  char t[160], tq[160], tk[160];
-  attn_gen_type(g, 0, t, sizeof t);
-  attn_gen_type(g, 4, tq, sizeof tq);
-  attn_gen_type(g, 5, tk, sizeof tk);
-  attn_gen_index(g, "qlast", g->dims[4][1] - 1);
-  attn_gen_index(g, "klast", g->dims[5][1] - 1);
-  attn_gen_f32(g, "ninf", -INFINITY);
-  attn_gen_open_loop(g, "e", g->dims[0][0] * g->dims[0][1]);
-  attn_gen_split_index(g, g->dims[0][1]);
+  struct attn_builder *b = g->b;
+  MlirValue qlast = attn_gen_index(g, g->dims[4][1] - 1);
+  MlirValue klast = attn_gen_index(g, g->dims[5][1] - 1);
+  MlirValue ninf = attn_gen_f32(g, -INFINITY);
+  struct attn_b_for loop;
+  MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
+  MlirValue ij[2];
+  attn_gen_split_index(g, e, g->dims[0][1], &ij[0], &ij[1]);
   // Rows and keys past the sequence are clamped: their scores are padding
   // (never stored) or masked by tile.mask's kv_len.
-  attn_strbuf_printf(g->b,
-                     "  %%qi0 = arith.addi %%a2, %%i : index\n"
-                     "  %%kj0 = arith.addi %%a3, %%j : index\n"
-                     "  %%qi = arith.minui %%qi0, %%qlast : index\n"
-                     "  %%kj = arith.minui %%kj0, %%klast : index\n"
-                     "  %%qs = memref.load %%a4[%%a1, %%qi] : %s\n"
-                     "  %%ks = memref.load %%a5[%%a1, %%kj] : %s\n"
-                     "  %%other = arith.cmpi ne, %%qs, %%ks : i32\n"
-                     "  %%x = memref.load %%a0[%%i, %%j] : %s\n"
-                     "  %%y = arith.select %%other, %%ninf, %%x : f32\n"
-                     "  memref.store %%y, %%a0[%%i, %%j] : %s\n",
-                     tq, tk, t, t);
-  attn_gen_close_loop(g);
+  MlirValue qi0 = attn_b_addi(b, attn_gen_arg(g, 2), ij[0]);
+  MlirValue kj0 = attn_b_addi(b, attn_gen_arg(g, 3), ij[1]);
+  MlirValue q[2] = {attn_gen_arg(g, 1), attn_b_minui(b, qi0, qlast)};
+  MlirValue k[2] = {attn_gen_arg(g, 1), attn_b_minui(b, kj0, klast)};
+  MlirValue qs = attn_b_load(b, attn_gen_arg(g, 4), 2, q);
+  MlirValue ks = attn_b_load(b, attn_gen_arg(g, 5), 2, k);
+  MlirValue other = attn_b_cmpi(b, ATTN_B_NE, qs, ks);
+  MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 2, ij);
+  MlirValue y = attn_b_select(b, other, ninf, x);
+  attn_b_store(b, y, attn_gen_arg(g, 0), 2, ij);
+  attn_gen_close_loop(g, &loop);
 }
+
+/// The values the modifiers use, made before the loop (qi and kj: the
+/// element's query row and key, in it).
+struct mod_values {
+  MlirValue scale, cap, invcap, one, mtwo, slope, gblock, glastq, glastb;
+  MlirValue qi, kj;
+};
 
 /// Constants a modifier needs before the loop.
 static void gen_mod_constants(struct attn_tile_gen *g, int mod,
-                              const struct attn_tile_score_mods *m) {
+                              const struct attn_tile_score_mods *m,
+                              MlirValue c1h, struct mod_values *v) {
+  struct attn_builder *b = g->b;
   switch (mod) {
   case ATTN_MOD_SCALE:
-    attn_gen_f32(g, "scale", (float)m->scale);
+    v->scale = attn_gen_f32(g, (float)m->scale);
     break;
   case ATTN_MOD_SOFTCAP:
-    attn_gen_f32(g, "cap", (float)m->softcap);
-    attn_gen_f32(g, "invcap", (float)(1.0 / m->softcap));
-    attn_gen_f32(g, "one", 1.0f);
-    attn_gen_f32(g, "mtwo", -2.0f);
+    v->cap = attn_gen_f32(g, (float)m->softcap);
+    v->invcap = attn_gen_f32(g, (float)(1.0 / m->softcap));
+    v->one = attn_gen_f32(g, 1.0f);
+    v->mtwo = attn_gen_f32(g, -2.0f);
     break;
-  case ATTN_MOD_ALIBI:
+  case ATTN_MOD_ALIBI: {
     // m_h = 2^(-max_bias * (h + 1) / heads), once per tile.
-    attn_gen_f32(g, "acoef", (float)(-m->alibi / (double)m->heads));
-    attn_strbuf_printf(g->b, "  %%h1 = arith.addi %%a2, %%c1h : index\n"
-                             "  %%h64 = arith.index_cast %%h1 : index to i64\n"
-                             "  %%hf = arith.uitofp %%h64 : i64 to f32\n"
-                             "  %%aex = arith.mulf %%hf, %%acoef : f32\n"
-                             "  %%slope = math.exp2 %%aex : f32\n");
+    MlirValue acoef = attn_gen_f32(g, (float)(-m->alibi / (double)m->heads));
+    MlirValue h1 = attn_b_addi(b, attn_gen_arg(g, 2), c1h);
+    MlirValue h64 = attn_b_cast(b, "arith.index_cast", h1, b->t.i64);
+    MlirValue hf = attn_b_cast(b, "arith.uitofp", h64, b->t.f32);
+    v->slope = attn_b_unary(b, "math.exp2", attn_b_mulf(b, hf, acoef));
     break;
+  }
   case ATTN_MOD_GATE:
-    attn_gen_index(g, "gblock", m->gate_block);
-    attn_gen_index(g, "glastq", g->dims[5][2] - 1);
-    attn_gen_index(g, "glastb", g->dims[5][3] - 1);
+    v->gblock = attn_gen_index(g, m->gate_block);
+    v->glastq = attn_gen_index(g, g->dims[5][2] - 1);
+    v->glastb = attn_gen_index(g, g->dims[5][3] - 1);
     break;
   }
 }
 
-/// %x<k+1> = modifier mod applied to %x<k>, inside the loop.
-static void gen_mod_step(struct attn_tile_gen *g, int mod, int k) {
-  char gt[160];
+/// Modifier mod applied to x, inside the loop.
+static MlirValue gen_mod_step(struct attn_tile_gen *g, int mod, MlirValue x,
+                              const struct mod_values *v) {
+  struct attn_builder *b = g->b;
   switch (mod) {
   case ATTN_MOD_SCALE:
-    attn_strbuf_printf(g->b, "  %%x%d = arith.mulf %%x%d, %%scale : f32\n",
-                       k + 1, k);
-    break;
-  case ATTN_MOD_SOFTCAP:
+    return attn_b_mulf(b, x, v->scale);
+  case ATTN_MOD_SOFTCAP: {
     // tanh(t) = sign(t) (1 - e) / (1 + e), e = exp(-2 |t|): no overflow, and
     // the absolute error near 0 stays at f32 rounding.
-    attn_strbuf_printf(g->b,
-                       "  %%sc_t%d = arith.mulf %%x%d, %%invcap : f32\n"
-                       "  %%sc_a%d = math.absf %%sc_t%d : f32\n"
-                       "  %%sc_m%d = arith.mulf %%sc_a%d, %%mtwo : f32\n"
-                       "  %%sc_e%d = math.exp %%sc_m%d : f32\n"
-                       "  %%sc_n%d = arith.subf %%one, %%sc_e%d : f32\n"
-                       "  %%sc_d%d = arith.addf %%one, %%sc_e%d : f32\n"
-                       "  %%sc_r%d = arith.divf %%sc_n%d, %%sc_d%d : f32\n"
-                       "  %%sc_h%d = math.copysign %%sc_r%d, %%sc_t%d : f32\n"
-                       "  %%x%d = arith.mulf %%sc_h%d, %%cap : f32\n",
-                       k, k, k, k, k, k, k, k, k, k, k, k, k, k, k, k, k, k,
-                       k + 1, k);
-    break;
-  case ATTN_MOD_ALIBI:
-    attn_strbuf_printf(g->b,
-                       "  %%al_q%d = arith.index_cast %%qi : index to i64\n"
-                       "  %%al_k%d = arith.index_cast %%kj : index to i64\n"
-                       "  %%al_d%d = arith.subi %%al_q%d, %%al_k%d : i64\n"
-                       "  %%al_f%d = arith.sitofp %%al_d%d : i64 to f32\n"
-                       "  %%al_a%d = math.absf %%al_f%d : f32\n"
-                       "  %%al_p%d = arith.mulf %%al_a%d, %%slope : f32\n"
-                       "  %%x%d = arith.subf %%x%d, %%al_p%d : f32\n",
-                       k, k, k, k, k, k, k, k, k, k, k, k + 1, k, k);
-    break;
-  case ATTN_MOD_GATE:
-    // Indices are clamped; padding rows and keys are never used.
-    attn_strbuf_printf(g->b,
-                       "  %%gt_q%d = arith.minui %%qi, %%glastq : index\n"
-                       "  %%gt_b%d = arith.divui %%kj, %%gblock : index\n"
-                       "  %%gt_c%d = arith.minui %%gt_b%d, %%glastb : index\n"
-                       "  %%gt_v%d = memref.load %%a5[%%a1, %%a2, %%gt_q%d, "
-                       "%%gt_c%d] : %s\n"
-                       "  %%x%d = arith.addf %%x%d, %%gt_v%d : f32\n",
-                       k, k, k, k, k, k, k, attn_gen_type(g, 5, gt, sizeof gt),
-                       k + 1, k, k);
-    break;
+    MlirValue t = attn_b_mulf(b, x, v->invcap);
+    MlirValue a = attn_b_unary(b, "math.absf", t);
+    MlirValue e = attn_b_unary(b, "math.exp", attn_b_mulf(b, a, v->mtwo));
+    MlirValue n = attn_b_subf(b, v->one, e);
+    MlirValue d = attn_b_addf(b, v->one, e);
+    MlirValue r = attn_b_divf(b, n, d);
+    MlirValue h = attn_b_binary(b, "math.copysign", r, t);
+    return attn_b_mulf(b, h, v->cap);
   }
+  case ATTN_MOD_ALIBI: {
+    MlirValue q = attn_b_cast(b, "arith.index_cast", v->qi, b->t.i64);
+    MlirValue k = attn_b_cast(b, "arith.index_cast", v->kj, b->t.i64);
+    MlirValue f = attn_b_cast(b, "arith.sitofp", attn_b_subi(b, q, k),
+                              b->t.f32);
+    MlirValue p = attn_b_mulf(b, attn_b_unary(b, "math.absf", f), v->slope);
+    return attn_b_subf(b, x, p);
+  }
+  case ATTN_MOD_GATE: {
+    // Indices are clamped; padding rows and keys are never used.
+    MlirValue q = attn_b_minui(b, v->qi, v->glastq);
+    MlirValue blk = attn_b_divui(b, v->kj, v->gblock);
+    MlirValue at[4] = {attn_gen_arg(g, 1), attn_gen_arg(g, 2), q,
+                       attn_b_minui(b, blk, v->glastb)};
+    MlirValue gv = attn_b_load(b, attn_gen_arg(g, 5), 4, at);
+    return attn_b_addf(b, x, gv);
+  }
+  }
+  return x;
 }
 
 /// tile.score_mod (scores, batch, head, row, col, [gate]) {mods, ...}.
 static void gen_score_mod(struct attn_tile_gen *g) {
-  char t[160];
+  struct attn_builder *b = g->b;
   struct attn_tile_score_mods m;
+  struct mod_values v;
+  memset(&v, 0, sizeof v);
   attn_tile_score_mod_get(g->op, &m);
-  attn_gen_type(g, 0, t, sizeof t);
-  attn_gen_index(g, "c1h", 1);
+  MlirValue c1h = attn_gen_index(g, 1);
   for (int k = 0; k < m.n; ++k)
-    gen_mod_constants(g, m.mods[k], &m);
-  attn_gen_open_loop(g, "e", g->dims[0][0] * g->dims[0][1]);
-  attn_gen_split_index(g, g->dims[0][1]);
-  attn_strbuf_printf(g->b,
-                     "  %%qi = arith.addi %%a3, %%i : index\n"
-                     "  %%kj = arith.addi %%a4, %%j : index\n"
-                     "  %%x0 = memref.load %%a0[%%i, %%j] : %s\n",
-                     t);
+    gen_mod_constants(g, m.mods[k], &m, c1h, &v);
+  struct attn_b_for loop;
+  MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
+  MlirValue ij[2];
+  attn_gen_split_index(g, e, g->dims[0][1], &ij[0], &ij[1]);
+  v.qi = attn_b_addi(b, attn_gen_arg(g, 3), ij[0]);
+  v.kj = attn_b_addi(b, attn_gen_arg(g, 4), ij[1]);
+  MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 2, ij);
   for (int k = 0; k < m.n; ++k)
-    gen_mod_step(g, m.mods[k], k);
-  attn_strbuf_printf(g->b, "  memref.store %%x%d, %%a0[%%i, %%j] : %s\n", m.n,
-                     t);
-  attn_gen_close_loop(g);
+    x = gen_mod_step(g, m.mods[k], x, &v);
+  attn_b_store(b, x, attn_gen_arg(g, 0), 2, ij);
+  attn_gen_close_loop(g, &loop);
 }
 
 bool attn_gen_score_ops(struct attn_tile_gen *g) {

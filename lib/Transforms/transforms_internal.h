@@ -197,32 +197,36 @@ void attn_tile_collect_allocs(MlirOperation kernel, struct attn_op_list *out);
 /// attention_kernel.c).
 void attn_tile_collect_ops(MlirOperation kernel, struct attn_op_list *out);
 
-/// Text generation for one tile op's loops (tile_lowering.c and
-/// tile_lowering_scores.c): the op's operands are %a0, %a1, ... of a helper
-/// function whose body the generators write.
+struct attn_builder;
+struct attn_b_for;
+
+/// The loops of one tile op being built (tile_lowering.c and
+/// tile_lowering_scores.c), in place of the op, through b.
 struct attn_tile_gen {
-  struct attn_strbuf *b;
+  struct attn_builder *b;
   enum attn_tile_target target;
   MlirOperation op;
   int64_t dims[6][8]; // static shapes of memref operands 0..5
+  MlirValue c0, c1;   // index 0 and 1, made by attn_gen_open_loop
 };
 
-/// `%name = arith.constant` of an f32 (exact hexadecimal) or an index.
-void attn_gen_f32(struct attn_tile_gen *g, const char *name, float v);
-void attn_gen_index(struct attn_tile_gen *g, const char *name, long long v);
+/// Operand i of the tile op.
+MlirValue attn_gen_arg(struct attn_tile_gen *g, int i);
 
-/// The textual type of operand i, written into buf. Returns buf.
-const char *attn_gen_type(struct attn_tile_gen *g, int i, char *buf,
-                          size_t len);
+/// arith.constant of an f32 or an index.
+MlirValue attn_gen_f32(struct attn_tile_gen *g, float v);
+MlirValue attn_gen_index(struct attn_tile_gen *g, long long v);
 
-/// Opens the distributed loop `for %iv in [0, total)` (with %c0, %c1) and
-/// closes it; on the GPU the CTA's threads share it and meet at a barrier.
-void attn_gen_open_loop(struct attn_tile_gen *g, const char *iv,
-                        long long total);
-void attn_gen_close_loop(struct attn_tile_gen *g);
+/// Opens the distributed loop `for e in [0, total)` (making g->c0 and
+/// g->c1 first) and closes it; on the GPU the CTA's threads share it and
+/// meet at a barrier. Returns e.
+MlirValue attn_gen_open_loop(struct attn_tile_gen *g, struct attn_b_for *loop,
+                             long long total);
+void attn_gen_close_loop(struct attn_tile_gen *g, struct attn_b_for *loop);
 
-/// Splits %e into row %i and column %j of a tile with cols columns.
-void attn_gen_split_index(struct attn_tile_gen *g, long long cols);
+/// Splits e into row *i and column *j of a tile with cols columns.
+void attn_gen_split_index(struct attn_tile_gen *g, MlirValue e,
+                          long long cols, MlirValue *i, MlirValue *j);
 
 /// Writes the loops of tile.mask, tile.document_mask and tile.score_mod
 /// (tile_lowering_scores.c). Returns false for other ops.
