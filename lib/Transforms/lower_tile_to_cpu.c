@@ -17,6 +17,8 @@
 
 #include "dialects/tile/tile_dialect.h"
 
+#include "lib/IR/attn_builder.h"
+
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
@@ -24,49 +26,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-/// Writes the grid-loop entry function that calls name__cta.
-static void emit_entry(struct attn_strbuf *b, const char *name,
-                       MlirOperation kernel,
-                       const struct attn_tile_launch *launch) {
+/// Builds, before the kernel, the entry function name that loops over the
+/// grid and calls name__cta; false after a diagnostic.
+static bool build_entry(const char *name, MlirOperation kernel,
+                        const struct attn_tile_launch *launch) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
   intptr_t n = mlirBlockGetNumArguments(body);
-  struct attn_strbuf types = {0};
-  for (intptr_t i = 0; i < n; ++i) {
-    attn_strbuf_printf(&types, "%s", i ? ", " : "");
-    attn_strbuf_type(&types, mlirValueGetType(mlirBlockGetArgument(body, i)));
-  }
-  // A declaration of the CTA function lets the call verify; only the entry
-  // function is kept.
-  attn_strbuf_printf(b,
-                     "module {\nfunc.func private @%s__cta(%s, index, index, "
-                     "index)\nfunc.func @%s(",
-                     name, types.buf ? types.buf : "", name);
-  for (intptr_t i = 0; i < n; ++i) {
-    MlirType t = mlirValueGetType(mlirBlockGetArgument(body, i));
-    attn_strbuf_printf(b, "%s%%a%ld: ", i ? ", " : "", (long)i);
-    attn_strbuf_type(b, t);
-  }
-  attn_strbuf_printf(b,
-                     ") {\n"
-                     "  %%c0 = arith.constant 0 : index\n"
-                     "  %%c1 = arith.constant 1 : index\n"
-                     "  %%gx = arith.constant %lld : index\n"
-                     "  %%gy = arith.constant %lld : index\n"
-                     "  %%gz = arith.constant %lld : index\n"
-                     "  scf.for %%z = %%c0 to %%gz step %%c1 {\n"
-                     "  scf.for %%y = %%c0 to %%gy step %%c1 {\n"
-                     "  scf.for %%x = %%c0 to %%gx step %%c1 {\n"
-                     "  func.call @%s__cta(",
-                     (long long)launch->grid[0], (long long)launch->grid[1],
-                     (long long)launch->grid[2], name);
+  if (n + 3 > ATTN_B_MAX_VALUES)
+    return attn_emit_errorf(kernel, "'%s' has too many arguments for the CPU "
+                                    "entry (%ld)",
+                            name, (long)n);
+  MlirType types[ATTN_B_MAX_VALUES];
   for (intptr_t i = 0; i < n; ++i)
-    attn_strbuf_printf(b, "%%a%ld, ", (long)i);
-  attn_strbuf_printf(b, "%%x, %%y, %%z) : (%s, index, index, index) -> ()\n"
-                        "  }\n  }\n  }\n  return\n}\n}\n",
-                     types.buf ? types.buf : "");
-  if (types.failed)
-    b->failed = true;
-  attn_strbuf_free(&types);
+    types[i] = mlirValueGetType(mlirBlockGetArgument(body, i));
+  struct attn_builder b;
+  attn_builder_init(&b, mlirOperationGetContext(kernel),
+                    mlirOperationGetLocation(kernel));
+  attn_builder_role(&b, "cpu.grid");
+  attn_builder_before(&b, kernel);
+  struct attn_b_func f;
+  attn_b_func_open(&b, &f, name, n, types, 0, NULL, 0, NULL);
+  MlirValue c0 = attn_b_index(&b, 0), c1 = attn_b_index(&b, 1);
+  MlirValue grid[3];
+  for (int d = 0; d < 3; ++d)
+    grid[d] = attn_b_index(&b, launch->grid[d]);
+  // z outermost, x innermost.
+  struct attn_b_for loops[3];
+  for (int d = 2; d >= 0; --d)
+    attn_b_for_open(&b, &loops[d], c0, grid[d], c1, 0, NULL);
+  MlirValue args[ATTN_B_MAX_VALUES];
+  for (intptr_t i = 0; i < n; ++i)
+    args[i] = attn_b_func_arg(&f, i);
+  for (int d = 0; d < 3; ++d)
+    args[n + d] = loops[d].iv;
+  char cta[300];
+  snprintf(cta, sizeof cta, "%s__cta", name);
+  attn_b_call(&b, cta, n + 3, args, 0, NULL);
+  for (int d = 0; d < 3; ++d)
+    attn_b_for_close(&b, &loops[d], 0, NULL);
+  attn_b_func_close(&b, &f, 0, NULL);
+  return attn_builder_finish(&b);
 }
 
 /// Turns the kernel into name__cta taking the CTA's grid position.
@@ -103,30 +102,24 @@ static void make_cta_function(MlirOperation kernel, const char *name) {
         kernel, mlirStringRefCreateFromCString(tile_attrs[i]));
 }
 
-/// Each tile.alloc becomes a memref.alloca of the same type. (Built op by
-/// op: a lone alloca does not parse outside an allocation scope.)
+/// Each tile.alloc becomes a memref.alloca of the same type.
 static bool allocs_to_stack(MlirOperation kernel) {
   struct attn_op_list allocs = {0};
   attn_tile_collect_allocs(kernel, &allocs);
   bool ok = !allocs.failed;
-  MlirContext ctx = mlirOperationGetContext(kernel);
-  int32_t segments[2] = {0, 0};
-  MlirNamedAttribute seg = mlirNamedAttributeGet(
-      mlirIdentifierGet(ctx,
-                        mlirStringRefCreateFromCString("operandSegmentSizes")),
-      mlirDenseI32ArrayGet(ctx, 2, segments));
+  struct attn_builder b;
+  attn_builder_init(&b, mlirOperationGetContext(kernel),
+                    mlirOperationGetLocation(kernel));
   for (size_t i = 0; ok && i < allocs.n; ++i) {
     MlirOperation alloc = allocs.ops[i];
-    MlirOperationState st =
-        mlirOperationStateGet(mlirStringRefCreateFromCString("memref.alloca"),
-                              mlirOperationGetLocation(alloc));
-    MlirType t = mlirValueGetType(mlirOperationGetResult(alloc, 0));
-    mlirOperationStateAddResults(&st, 1, &t);
-    mlirOperationStateAddAttributes(&st, 1, &seg);
-    MlirOperation a = mlirOperationCreate(&st);
-    mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(alloc), alloc, a);
-    mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(alloc, 0),
-                                  mlirOperationGetResult(a, 0));
+    b.src = mlirOperationGetLocation(alloc);
+    attn_builder_role(&b, "cpu.stack");
+    attn_builder_before(&b, alloc);
+    MlirValue a = attn_b_alloca(
+        &b, mlirValueGetType(mlirOperationGetResult(alloc, 0)));
+    if (!(ok = attn_builder_finish(&b)))
+      break;
+    mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(alloc, 0), a);
     mlirOperationDestroy(alloc);
   }
   free(allocs.ops);
@@ -143,23 +136,8 @@ static bool lower_kernel(MlirOperation kernel) {
     return false;
   char name[256];
   snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
-  struct attn_strbuf text = {0};
-  emit_entry(&text, name, kernel, &launch);
-  MlirOperation wrapper =
-      text.failed ? (MlirOperation){NULL}
-                  : attn_parse_op(mlirOperationGetContext(kernel), text.buf,
-                                  "lower-tile-to-cpu");
-  attn_strbuf_free(&text);
-  if (mlirOperationIsNull(wrapper))
-    return attn_emit_errorf(kernel, "cannot build the CPU entry of '%s'", name);
-  MlirBlock wb = mlirRegionGetFirstBlock(mlirOperationGetRegion(wrapper, 0));
-  MlirOperation entry =
-      mlirOperationGetNextInBlock(mlirBlockGetFirstOperation(wb));
-  mlirOperationRemoveFromParent(entry);
-  mlirOperationDestroy(wrapper);
-  attn_set_locations(entry, mlirOperationGetLocation(kernel));
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(kernel), kernel,
-                                      entry);
+  if (!build_entry(name, kernel, &launch))
+    return false;
   make_cta_function(kernel, name);
   return allocs_to_stack(kernel) &&
          attn_tile_lower_compute_ops(kernel, ATTN_TILE_CPU);
