@@ -19,6 +19,8 @@
 
 #include "dialects/tile/tile_dialect.h"
 
+#include "lib/IR/attn_builder.h"
+
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
@@ -99,32 +101,48 @@ static bool gpu_set(void *opts, const char *name, const char *value, char *err,
   return false;
 }
 
-/// Writes the gpu.func shell (signature, workgroup buffers, launch bounds)
-/// inside a throwaway gpu.module, so that the text parses on its own.
-static void emit_shell(struct attn_strbuf *b, const char *name,
-                       MlirOperation kernel, const struct attn_op_list *allocs,
-                       const struct attn_tile_launch *l) {
+/// Builds the gpu.func shell (signature, workgroup buffers, launch bounds,
+/// what the kernel computes) at the end of gm, its body a lone gpu.return.
+/// Returns the gpu.func; a null op after a diagnostic.
+static MlirOperation build_shell(const char *name, MlirOperation kernel,
+                                 MlirOperation gm,
+                                 const struct attn_op_list *allocs,
+                                 const struct attn_tile_launch *l) {
+  MlirOperation none = {NULL};
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
-  attn_strbuf_printf(b, "gpu.module @shell {\ngpu.func @%s(", name);
-  for (intptr_t i = 0, n = mlirBlockGetNumArguments(body); i < n; ++i) {
-    attn_strbuf_printf(b, "%s%%a%ld: ", i ? ", " : "", (long)i);
-    attn_strbuf_type(b, mlirValueGetType(mlirBlockGetArgument(body, i)));
+  intptr_t n = mlirBlockGetNumArguments(body);
+  if (n + (intptr_t)allocs->n > ATTN_B_MAX_VALUES) {
+    attn_emit_errorf(kernel, "'%s' has too many arguments and tiles for a "
+                             "gpu.func (%ld)",
+                     name, (long)n + (long)allocs->n);
+    return none;
   }
-  attn_strbuf_printf(b, ") workgroup(");
+  struct attn_builder b;
+  attn_builder_init(&b, mlirOperationGetContext(kernel),
+                    mlirOperationGetLocation(kernel));
+  attn_builder_role(&b, "gpu.kernel");
+  attn_builder_at_end(&b,
+                      mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0)));
+  MlirType types[ATTN_B_MAX_VALUES], wg[ATTN_B_MAX_VALUES];
+  for (intptr_t i = 0; i < n; ++i)
+    types[i] = mlirValueGetType(mlirBlockGetArgument(body, i));
+  // Every tile is f32 in shared memory.
+  MlirAttribute space = attn_b_attr_workgroup(&b);
   for (size_t i = 0; i < allocs->n; ++i) {
-    MlirType t = mlirValueGetType(mlirOperationGetResult(allocs->ops[i], 0));
     int64_t d[8];
-    int rank = attn_static_shape(t, d);
-    attn_strbuf_printf(b, "%s%%w%zu: memref<", i ? ", " : "", i);
-    for (int r = 0; r < rank; ++r)
-      attn_strbuf_printf(b, "%lldx", (long long)d[r]);
-    attn_strbuf_printf(b, "f32, #gpu.address_space<workgroup>>");
+    int rank = attn_static_shape(
+        mlirValueGetType(mlirOperationGetResult(allocs->ops[i], 0)), d);
+    wg[i] = attn_b_memref_in(&b, rank, d, b.t.f32, space);
   }
-  attn_strbuf_printf(b,
-                     ") kernel attributes {known_block_size = array<i32: %lld, "
-                     "1, 1>, known_grid_size = array<i32: %lld, %lld, %lld>",
-                     (long long)l->threads, (long long)l->grid[0],
-                     (long long)l->grid[1], (long long)l->grid[2]);
+  int32_t block[3] = {(int32_t)l->threads, 1, 1};
+  int32_t grid[3] = {(int32_t)l->grid[0], (int32_t)l->grid[1],
+                     (int32_t)l->grid[2]};
+  MlirNamedAttribute attrs[5];
+  intptr_t nattr = 0;
+  attrs[nattr++] = attn_b_named(&b, "known_block_size",
+                                mlirDenseI32ArrayGet(b.ctx, 3, block));
+  attrs[nattr++] = attn_b_named(&b, "known_grid_size",
+                                mlirDenseI32ArrayGet(b.ctx, 3, grid));
   // What the kernel computes travels to the launch manifest.
   static const char *carried[][2] = {
       {ATTN_TILE_ARG_NAMES_ATTR, "attn.arg_names"},
@@ -133,12 +151,14 @@ static void emit_shell(struct attn_strbuf *b, const char *name,
   for (int i = 0; i < 3; ++i) {
     MlirAttribute a = mlirOperationGetAttributeByName(
         kernel, mlirStringRefCreateFromCString(carried[i][0]));
-    if (mlirAttributeIsNull(a))
-      continue;
-    attn_strbuf_printf(b, ", %s = ", carried[i][1]);
-    attn_strbuf_attr(b, a);
+    if (!mlirAttributeIsNull(a))
+      attrs[nattr++] = attn_b_named(&b, carried[i][1], a);
   }
-  attn_strbuf_printf(b, "} {\n  gpu.return\n}\n}\n");
+  struct attn_b_func f;
+  attn_b_gpu_func_open(&b, &f, name, n, types, (intptr_t)allocs->n, wg,
+                       nattr, attrs);
+  attn_b_gpu_func_close(&b, &f);
+  return attn_builder_finish(&b) ? f.op : none;
 }
 
 static long shared_bytes(const struct attn_op_list *allocs) {
@@ -180,24 +200,12 @@ static bool lower_kernel(MlirOperation kernel, MlirOperation gm) {
                             "choose a smaller block-m or block-n",
                             name, smem, STATIC_SMEM_LIMIT);
   }
-  struct attn_strbuf text = {0};
-  emit_shell(&text, name, kernel, &allocs, &launch);
-  MlirOperation shell = text.failed ? (MlirOperation){NULL}
-                                    : attn_parse_op(mlirOperationGetContext(kernel),
-                                                    text.buf, "lower-tile-to-gpu");
-  attn_strbuf_free(&text);
-  if (mlirOperationIsNull(shell)) {
+  MlirLocation loc = mlirOperationGetLocation(kernel);
+  MlirOperation func = build_shell(name, kernel, gm, &allocs, &launch);
+  if (mlirOperationIsNull(func)) {
     free(allocs.ops);
-    return attn_emit_errorf(kernel, "cannot build gpu.func for '%s'", name);
+    return false;
   }
-  MlirBlock shell_body =
-      mlirRegionGetFirstBlock(mlirOperationGetRegion(shell, 0));
-  MlirOperation func = mlirBlockGetFirstOperation(shell_body);
-  mlirOperationRemoveFromParent(func);
-  mlirOperationDestroy(shell);
-  attn_set_locations(func, mlirOperationGetLocation(kernel));
-  mlirBlockAppendOwnedOperation(
-      mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0)), func);
 
   // Move the kernel body into the gpu.func, argument for argument.
   MlirBlock src = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
@@ -222,18 +230,16 @@ static bool lower_kernel(MlirOperation kernel, MlirOperation gm) {
   }
   mlirOperationDestroy(kernel);
 
+  // The CTA's position, first in the body.
+  struct attn_builder b;
+  attn_builder_init(&b, mlirOperationGetContext(func), loc);
+  attn_builder_role(&b, "gpu.blocks");
+  attn_builder_before(&b, mlirBlockGetFirstOperation(dst));
   MlirValue ids[3];
-  static const char *dims[3] = {"x", "y", "z"};
-  MlirOperation first = mlirBlockGetFirstOperation(dst);
-  for (int i = 0; i < 3; ++i) {
-    char t[64];
-    snprintf(t, sizeof t, "%%id = gpu.block_id %s", dims[i]);
-    MlirOperation id =
-        attn_insert_parsed_before(first, t, mlirOperationGetLocation(func));
-    if (mlirOperationIsNull(id))
-      return attn_emit_errorf(func, "cannot build gpu.block_id");
-    ids[i] = mlirOperationGetResult(id, 0);
-  }
+  for (int i = 0; i < 3; ++i)
+    ids[i] = attn_b_block_id(&b, (enum attn_b_dim)i);
+  if (!attn_builder_finish(&b))
+    return false;
   attn_tile_replace_program_ids(func, ids);
   return attn_tile_lower_compute_ops(func, ATTN_TILE_GPU);
 }
