@@ -87,10 +87,16 @@ void mock_cuda_reset(void) {
 
 //===-- Behaviour switches --===//
 
-/// True when MOCK_CUDA_FAIL lists name; *code is then the value to return.
+/// True when MOCK_CUDA_FAIL lists name (and, with MOCK_CUDA_FAIL_AT=N, this
+/// is the Nth call of the listed entry points since the last reset); *code
+/// is then the value to return.
 static bool should_fail(const char *name, CUresult *code) {
   if (!mock_env_lists("MOCK_CUDA_FAIL", name))
     return false;
+  int at = mock_env_int("MOCK_CUDA_FAIL_AT", 0);
+  if (at > 0 && ++state.listed_calls != at)
+    return false;
+  ++state.injected_failures;
   *code = (CUresult)mock_env_int("MOCK_CUDA_FAIL_CODE", CUDA_ERROR_UNKNOWN);
   return true;
 }

@@ -4,6 +4,9 @@
 // memory, and is steered by environment variables read at every call:
 //   MOCK_CUDA_FAIL=cuInit,cuMemAlloc  listed entry points (unversioned names) fail
 //   MOCK_CUDA_FAIL_CODE=100           the CUresult they fail with (default 999)
+//   MOCK_CUDA_FAIL_AT=3               only the 3rd call of the listed entry
+//                                     points (counted together since the last
+//                                     mock_cuda_reset) fails; the others succeed
 //   MOCK_CUDA_DEVICES=0               what cuDeviceGetCount reports (default 1)
 //   MOCK_CUDA_CC=8.6                  compute capability (default 9.0)
 //   MOCK_CUDA_SMS=114                 multiprocessor count (default 132; 0 or
@@ -82,6 +85,8 @@ struct mock_cuda_state {
   struct mock_cuda_launch launch_log[MOCK_CUDA_MAX_LAUNCH_LOG]; // the first ones
   int tensor_map_encodes; // cuTensorMapEncodeTiled calls, failed ones included
   struct mock_cuda_tensor_map tensor_maps[MOCK_CUDA_MAX_TENSOR_MAPS]; // the first ones
+  int listed_calls;       // calls of MOCK_CUDA_FAIL's entry points, with MOCK_CUDA_FAIL_AT
+  int injected_failures;  // calls MOCK_CUDA_FAIL made fail
 };
 
 /// Returns the mock's state. Owned by the mock.

@@ -22,8 +22,9 @@ static inline void mock_fixture_init(void) {
 /// Before each test: the mock with default behaviour and zeroed counters.
 static inline void mock_fixture_before(void) {
   static const char *const vars[] = {"MOCK_CUDA_FAIL", "MOCK_CUDA_FAIL_CODE",
-                                     "MOCK_CUDA_DEVICES", "MOCK_CUDA_CC",
-                                     "MOCK_CUDA_JIT_LOG", "MOCK_CUDA_NO_PROC_ADDRESS",
+                                     "MOCK_CUDA_FAIL_AT", "MOCK_CUDA_DEVICES",
+                                     "MOCK_CUDA_CC", "MOCK_CUDA_JIT_LOG",
+                                     "MOCK_CUDA_NO_PROC_ADDRESS",
                                      "MOCK_CUDA_STREAM_BUSY", "MOCK_CUDA_SMS"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; ++i)
     unsetenv(vars[i]);
