@@ -332,6 +332,9 @@ void attn_session_end(struct attn_session *s) {
 static enum attn_status parse_module(struct attn_session *s, const char *text,
                                      size_t len, MlirOperation *out) {
   *out = (MlirOperation){NULL};
+  // Deep nesting would overflow the parser's stack: refuse it first.
+  if (!attn_check_nesting(s->ctx, text, len, s->source_name))
+    return ATTN_ERR_PARSE;
   MlirModule m = mlirModuleCreateParse(s->ctx, (MlirStringRef){text, len});
   if (mlirModuleIsNull(m)) {
     // IRDL ops have no custom syntax and fail to parse without a word.

@@ -190,6 +190,140 @@ void attn_emit_parse_hint(MlirContext ctx, const char *text,
   mlirEmitError(loc, msg);
 }
 
+//===-- Nesting depth -----------------------------------------------------===//
+
+/// True when c can end an operand of an expression (a name, a number, a
+/// closing bracket), so that an operator after it is binary.
+static bool ends_operand(char c) {
+  return isalnum((unsigned char)c) || c == '_' || c == '$' || c == '.' ||
+         c == ')' || c == ']';
+}
+
+static bool is_operator_char(char c) { return c == '+' || c == '-' || c == '*'; }
+
+/// The scanner's state: the open brackets, and per level the operators
+/// chained in it so far (MLIR's affine parser recurses once per operator).
+struct nesting {
+  char open[ATTN_MAX_NESTING + 2];
+  int chained[ATTN_MAX_NESTING + 2];
+  int depth; // open brackets
+  int total; // depth + every level's chained operators
+};
+
+/// Forgets the operators chained at the current level: a separator ends
+/// the expression.
+static void end_chain(struct nesting *n) {
+  n->total -= n->chained[n->depth];
+  n->chained[n->depth] = 0;
+}
+
+/// Closes levels down to (and with) the innermost opener of c; a closer
+/// without one is left to the parser.
+static void close_level(struct nesting *n, char opener) {
+  int at = n->depth;
+  while (at > 0 && n->open[at] != opener)
+    --at;
+  for (; at > 0 && n->depth >= at; --n->depth)
+    n->total -= 1 + n->chained[n->depth];
+}
+
+/// True for the affine operators spelled as words.
+static bool is_operator_word(const char *s, size_t n) {
+  return (n == 8 && !strncmp(s, "floordiv", 8)) ||
+         (n == 7 && !strncmp(s, "ceildiv", 7)) ||
+         (n == 3 && !strncmp(s, "mod", 3));
+}
+
+bool attn_check_nesting(MlirContext ctx, const char *text, size_t len,
+                        const char *filename) {
+  if (!text)
+    return true;
+  const char *end = text + (len ? len : strlen(text));
+  struct nesting n = {.depth = 0, .total = 0};
+  int line = 1;
+  const char *bol = text, *stop = NULL;
+  char last = '\n'; // last character outside blanks, comments and strings
+  for (const char *s = text; s < end && !stop; ++s) {
+    char c = *s;
+    if (c == '\n') {
+      ++line;
+      bol = s + 1;
+      continue;
+    }
+    if (isspace((unsigned char)c))
+      continue;
+    if (c == '"') {
+      while (++s < end && *s != '"' && *s != '\n')
+        s += *s == '\\' && s + 1 < end && s[1] != '\n';
+      if (s < end && *s == '\n')
+        --s;
+      end_chain(&n);
+      last = '"';
+      continue;
+    }
+    if (c == '/' && s + 1 < end && s[1] == '/') {
+      while (s + 1 < end && s[1] != '\n')
+        ++s;
+      continue;
+    }
+    const char *tok = s;
+    char next = s + 1 < end ? s[1] : '\0';
+    bool chains = false; // an operator that chains onto an expression
+    if (c == '(' || c == '[' || c == '{' || c == '<') {
+      n.open[++n.depth] = c;
+      n.chained[n.depth] = 0;
+      if (++n.total > ATTN_MAX_NESTING)
+        stop = s;
+    } else if (c == ')' || c == ']' || c == '}') {
+      close_level(&n, c == ')' ? '(' : c == ']' ? '[' : '{');
+    } else if (c == '>') {
+      if (next == '=') // `>=` of an integer set
+        ++s;
+      else if (n.depth > 0 && n.open[n.depth] == '<')
+        close_level(&n, '<');
+    } else if (c == '-' && next == '>') { // `->`
+      end_chain(&n);
+      ++s;
+    } else if (c == ',' || c == ':' || c == '=' || c == ';') {
+      end_chain(&n);
+    } else if (is_operator_char(c)) {
+      // Binary after an operand, or one more of a unary chain (`- - d0`);
+      // not the sign of an exponent (`1.0e+05`) or of a number (`[-1`).
+      bool exponent = (c == '+' || c == '-') && s - text >= 2 &&
+                      (s[-1] == 'e' || s[-1] == 'E') &&
+                      (isdigit((unsigned char)s[-2]) || s[-2] == '.');
+      chains = !exponent && (ends_operand(last) || is_operator_char(last));
+    } else if (isalpha((unsigned char)c) &&
+               (s == text || !(is_name_char(s[-1]) || strchr("%@#!^", s[-1])))) {
+      const char *w = s;
+      while (w < end && is_name_char(*w))
+        ++w;
+      chains = is_operator_word(s, (size_t)(w - s)) && ends_operand(last);
+      s = w - 1;
+      c = chains ? '+' : *s; // after an operator word, as after '+'
+    }
+    if (chains) {
+      n.chained[n.depth]++;
+      if (++n.total > ATTN_MAX_NESTING)
+        stop = tok;
+    }
+    last = c;
+  }
+  if (!stop)
+    return true;
+  char msg[256];
+  snprintf(msg, sizeof msg,
+           "%s nests deeper than %d levels (each open bracket, brace, "
+           "parenthesis, '<' and chained operator counts one); MLIR's "
+           "recursive parser would overflow its stack",
+           strchr("([{<", *stop) ? "input" : "expression", ATTN_MAX_NESTING);
+  MlirLocation loc = mlirLocationFileLineColGet(
+      ctx, mlirStringRefCreateFromCString(filename ? filename : "<input>"),
+      (unsigned)line, (unsigned)(stop - bol) + 1);
+  mlirEmitError(loc, msg);
+  return false;
+}
+
 //===-- Remarks -----------------------------------------------------------===//
 
 enum { MAX_REMARK_CONTEXTS = 16 };

@@ -60,6 +60,24 @@ void attn_location_print(MlirLocation loc, FILE *out);
 void attn_emit_parse_hint(MlirContext ctx, const char *text,
                           const char *filename);
 
+//===-- Nesting depth -----------------------------------------------------===//
+
+/// The deepest nesting attn hands to MLIR's parser. Its parser recurses
+/// once per open bracket, region, '<' and chained affine operator and
+/// overflows the stack (SIGSEGV) a few thousand levels deep; 256 keeps it
+/// under 1 MiB of stack, far below the 8 MiB default, and far above
+/// anything attn writes or reads (its own programs nest below 32).
+#define ATTN_MAX_NESTING 256
+
+/// Checks that text (len bytes, or up to its NUL when len is 0) nests no
+/// deeper than ATTN_MAX_NESTING: each open `(`, `[`, `{` or `<` (not `->`,
+/// `>=`) outside strings and `//` comments counts one, and so does each
+/// chained `+`, `-`, `*`, `floordiv`, `ceildiv` or `mod` of an expression.
+/// Returns false after one error at filename:line:col, where the limit is
+/// crossed. Call it before parsing untrusted text.
+bool attn_check_nesting(MlirContext ctx, const char *text, size_t len,
+                        const char *filename);
+
 //===-- Remarks -----------------------------------------------------------===//
 
 /// Receives a remark: msg at loc (both borrowed for the call).

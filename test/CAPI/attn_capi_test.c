@@ -492,6 +492,47 @@ static void test_parse_errors(void) {
               NULL, 0, NULL, NULL, NULL, NULL);
 }
 
+/// Text of a function whose attribute `a` is an array nested depth deep,
+/// then `tail` (without a NUL when len is given). Caller frees.
+static char *nested_array(int depth, const char *tail) {
+  const char *head = "func.func @f() attributes {a = ";
+  size_t n = strlen(head) + 2 * (size_t)depth + strlen(tail) + 1;
+  char *text = malloc(n);
+  if (!text)
+    return NULL;
+  char *p = text + sprintf(text, "%s", head);
+  memset(p, '[', (size_t)depth);
+  memset(p + depth, ']', (size_t)depth);
+  sprintf(p + 2 * depth, "%s", tail);
+  return text;
+}
+
+/// Issue 27: text nested deeper than MLIR's parser can take (10,000 arrays)
+/// used to overflow the stack inside attn_compile; now a located error.
+static void test_nesting(void) {
+  printf("@test_nesting\n");
+  char *deep = nested_array(10000, "} { return }\n");
+  try_compile(deep, "cpu", 0, NULL, NULL, NULL, NULL);
+  try_compile(deep, NULL, 0, NULL, NULL, NULL, NULL);
+  printf("last %s\n", attn_last_error());
+  // An explicit length and no NUL: the scan stays inside (ASan checks).
+  size_t n = strlen(deep);
+  char *sized = malloc(n);
+  memcpy(sized, deep, n);
+  struct attn_compile_options o;
+  attn_compile_options_init(&o);
+  o.source_name = "sized.mlir";
+  attn_result *r = NULL;
+  enum attn_status st = attn_compile(sized, n, &o, print_diag, NULL, &r);
+  printf("sized status %s\n", attn_status_string(st));
+  free(sized);
+  free(deep);
+  // At the limit: parsed, then nothing to compile.
+  char *ok = nested_array(255, "} { return }\n");
+  try_compile(ok, "cpu", 0, NULL, NULL, NULL, NULL);
+  free(ok);
+}
+
 static void test_compile_errors(void) {
   printf("@test_compile_errors\n");
   try_compile("func.func @f(%a: f32) -> f32 {\n  return %a : f32\n}\n", NULL, 0,
@@ -650,6 +691,7 @@ int main(int argc, char **argv) {
   test_matmul();
   test_hopper_options();
   test_parse_errors();
+  test_nesting();
   test_compile_errors();
   test_bad_options();
   test_null_args();

@@ -134,6 +134,9 @@ static MlirOperation parse_module(MlirContext ctx, const char *text,
 
 MlirOperation attn_tool_parse_module(MlirContext ctx, const char *text,
                                      const char *filename) {
+  // Deep nesting would overflow the parser's stack: refuse it first.
+  if (!attn_check_nesting(ctx, text, 0, filename))
+    return (MlirOperation){NULL};
   int errors = 0;
   MlirDiagnosticHandlerID id =
       mlirContextAttachDiagnosticHandler(ctx, count_error, &errors, NULL);

@@ -16,6 +16,8 @@ char *attn_tool_read_input(const char *tool, const char *path, size_t *len);
 
 /// Parses text as a module named filename for locations. Text that is not
 /// already one `module { ... }` is wrapped in one without moving any line.
+/// Text nested deeper than ATTN_MAX_NESTING is refused before parsing
+/// (attn_check_nesting), with a located error.
 /// Returns a null op after the parser's diagnostics on failure (or, when
 /// the parser said nothing, the custom-syntax hint of
 /// attn_emit_parse_hint). Caller owns the result (mlirOperationDestroy).
