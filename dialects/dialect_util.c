@@ -178,6 +178,29 @@ int attn_static_shape(MlirType t, int64_t dims[8]) {
   return (int)rank;
 }
 
+bool attn_static_bytes(MlirType t, int64_t *bytes) {
+  int64_t dims[8];
+  int rank = attn_static_shape(t, dims);
+  if (rank < 0)
+    return false;
+  MlirType e = mlirShapedTypeGetElementType(t);
+  int64_t bits = -1;
+  if (mlirTypeIsAInteger(e))
+    bits = (int64_t)mlirIntegerTypeGetWidth(e);
+  else if (mlirTypeIsAIndex(e))
+    bits = 64;
+  else if (mlirTypeIsAFloat(e))
+    bits = (int64_t)mlirFloatTypeGetWidth(e);
+  if (bits < 0)
+    return false;
+  int64_t n = (bits + 7) / 8;
+  for (int i = 0; i < rank; ++i)
+    if (dims[i] < 0 || __builtin_mul_overflow(n, dims[i], &n))
+      return false;
+  *bytes = n;
+  return true;
+}
+
 struct str_sink {
   char *buf;
   size_t len, used;

@@ -82,6 +82,12 @@ bool attn_str_eq(MlirStringRef s, const char *lit);
 /// 8). Returns the rank, or -1 when t is unranked, dynamic or too deep.
 int attn_static_shape(MlirType t, int64_t dims[8]);
 
+/// Writes t's size in bytes (a static tensor or memref of int, index or
+/// float elements; sub-byte elements round up) into *bytes. Returns false
+/// when t is not one or its size overflows int64_t, which 64-bit index
+/// arithmetic over it would too.
+bool attn_static_bytes(MlirType t, int64_t *bytes);
+
 /// Writes a type's textual form into buf (truncated to len). Returns buf.
 char *attn_type_str(MlirType t, char *buf, size_t len);
 

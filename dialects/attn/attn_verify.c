@@ -22,10 +22,24 @@
 #include "mlir-c/BuiltinTypes.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 //===-- Shapes ------------------------------------------------------------===//
+
+/// Checks that a static shaped type's size in bytes fits in i64: the plain
+/// lowerings index every tensor with 64-bit (index) arithmetic.
+static bool check_bytes(MlirOperation op, MlirType t, const char *what) {
+  int64_t bytes;
+  if (attn_static_bytes(t, &bytes))
+    return true;
+  char ty[128];
+  return attn_emit_errorf(op,
+                          "%s has more than 2^63 - 1 bytes (%s): too large "
+                          "for 64-bit indexing",
+                          what, attn_type_str(t, ty, sizeof ty));
+}
 
 /// Reads value's type as a static rank-4 float tensor [b, h, n, d].
 static bool get_bhnd(MlirOperation op, MlirValue v, const char *what,
@@ -49,7 +63,7 @@ static bool get_bhnd(MlirOperation op, MlirValue v, const char *what,
       return attn_emit_errorf(op, "%s has an empty dimension", what);
     out[i] = dims[i];
   }
-  return true;
+  return check_bytes(op, t, what);
 }
 
 bool attn_rope_check(MlirOperation op, const struct attn_rope_config *c,
@@ -67,6 +81,31 @@ bool attn_rope_check(MlirOperation op, const struct attn_rope_config *c,
   if (c->rotary_dim > head_dim)
     return attn_emit_errorf(op, "rope rotary_dim %lld exceeds head dim %lld",
                             (long long)c->rotary_dim, (long long)head_dim);
+  if (c->offset < 0 || c->offset > INT32_MAX)
+    return attn_emit_errorf(op,
+                            "rope offset must be in [0, 2147483647] "
+                            "(positions are i32), found %lld",
+                            (long long)c->offset);
+  return true;
+}
+
+/// The positions offset .. offset + seq - 1 of a RoPE'd tensor of seq rows
+/// are i32 (the type of explicit positions; the Hopper kernels add the
+/// offset to 32-bit row indices).
+static bool check_rope_positions(MlirOperation op, const char *what,
+                                 int64_t offset, int64_t seq) {
+  if (offset < 0 || offset > INT32_MAX)
+    return attn_emit_errorf(op,
+                            "rope %s must be in [0, 2147483647] (positions "
+                            "are i32), found %lld",
+                            what, (long long)offset);
+  if (seq - 1 > INT32_MAX - offset)
+    return attn_emit_errorf(op,
+                            "rope %s %lld puts the last of %lld rows at "
+                            "position %lld, past 2147483647 (positions are "
+                            "i32)",
+                            what, (long long)offset, (long long)seq,
+                            (long long)(offset + seq - 1));
   return true;
 }
 
@@ -143,7 +182,7 @@ static bool expect_aux(MlirOperation op, MlirValue v, const char *what,
 /// The gate bias of scores [B, H, N, M] in blocks of bs keys.
 static bool check_gate_bias(MlirOperation op, MlirValue g, const int64_t s[4],
                             int64_t bs) {
-  int64_t want[4] = {s[0], s[1], s[2], (s[3] + bs - 1) / bs};
+  int64_t want[4] = {s[0], s[1], s[2], s[3] / bs + (s[3] % bs != 0)};
   return expect_aux(op, g, "gate bias", 4, want, false);
 }
 
@@ -262,7 +301,8 @@ static bool verify_rope(MlirOperation op) {
   if (!attn_rope_get_config(op, &c))
     return attn_emit_errorf(op, "rope layout must be \"rotate_half\" or "
                                 "\"interleaved\"");
-  if (!attn_rope_check(op, &c, d[3]))
+  if (!check_rope_positions(op, "offset", c.offset, d[2]) ||
+      !attn_rope_check(op, &c, d[3]))
     return false;
   if (mlirOperationGetNumOperands(op) < 2)
     return true;
@@ -291,7 +331,9 @@ static bool verify_project(MlirOperation op) {
                                 "[features, heads * head_dim], found %s",
                             attn_type_str(mlirValueGetType(wv), ty, sizeof ty));
   if (!get_bhnd(op, rv, "result", o) || !same_elem(op, xv, wv, "x", "w") ||
-      !same_elem(op, xv, rv, "x", "result"))
+      !same_elem(op, xv, rv, "x", "result") ||
+      !check_bytes(op, mlirValueGetType(xv), "x") ||
+      !check_bytes(op, mlirValueGetType(wv), "w"))
     return false;
   for (int i = 0; i < 3; ++i)
     if (x[i] <= 0 || (i < 2 && w[i] <= 0))
@@ -312,7 +354,8 @@ static bool verify_project(MlirOperation op) {
     return attn_emit_errorf(op, "rope must be a dictionary {theta: f64, "
                                 "rotary_dim: i64, layout: rotate_half or "
                                 "interleaved, offset: i64, strategy}");
-  return !has || attn_rope_check(op, &c, o[3]);
+  return !has || (check_rope_positions(op, "offset", c.offset, o[2]) &&
+                  attn_rope_check(op, &c, o[3]));
 }
 
 static bool verify_qk(MlirOperation op) {
@@ -371,10 +414,23 @@ static bool check_window(MlirOperation op, int64_t left, int64_t right) {
                             "non-negative, found %lld",
                             left < -1 ? "left" : "right",
                             (long long)(left < -1 ? left : right));
+  // The key range adds the window to row indices: keep it far from i64's
+  // end (a wider window is -1's unbounded anyway).
+  if (left > INT32_MAX || right > INT32_MAX)
+    return attn_emit_errorf(op,
+                            "window %s must be at most 2147483647 (-1 for "
+                            "unbounded), found %lld",
+                            left > INT32_MAX ? "left" : "right",
+                            (long long)(left > INT32_MAX ? left : right));
   return true;
 }
 
 static bool check_gate_block(MlirOperation op, int64_t bs) {
+  if (bs > INT32_MAX)
+    return attn_emit_errorf(op,
+                            "gate block_size must be at most 2147483647, "
+                            "found %lld",
+                            (long long)bs);
   if (bs >= 1)
     return true;
   return attn_emit_errorf(op, "gate block_size must be positive, found %lld",
@@ -482,7 +538,10 @@ static bool verify_fused(MlirOperation op) {
       (c.has_softcap && !check_positive(op, "softcap cap", c.softcap)) ||
       (c.has_gate && !check_gate_block(op, c.gate_block)))
     return false;
-  if (c.has_rope && !attn_rope_check(op, &c.rope, q[3]))
+  if (c.has_rope &&
+      (!attn_rope_check(op, &c.rope, q[3]) ||
+       !check_rope_positions(op, "q_offset", c.q_offset, q[2]) ||
+       !check_rope_positions(op, "k_offset", c.k_offset, k[2])))
     return false;
   return verify_fused_extras(op, &c, q, k);
 }

@@ -816,3 +816,123 @@ func.func @project_rope_offsets(%x: tensor<2x16x64xbf16>, %w: tensor<64x128xbf16
   %0 = "attn.project"(%x, %w) {rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half", q_offset = 1 : i64}} : (tensor<2x16x64xbf16>, tensor<64x128xbf16>) -> tensor<2x2x16x64xbf16>
   return
 }
+
+// -----
+
+// Range checks for the integers that reach index arithmetic (issue 27: a
+// RoPE offset of 2^63 - 1 used to be accepted). RoPE positions are i32.
+func.func @rope_offset_max_i64(%x: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{rope offset must be in [0, 2147483647] (positions are i32), found 9223372036854775807}}
+  %a = "attn.rope"(%x) {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = 9223372036854775807 : i64} : (tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @rope_offset_negative(%x: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{rope offset must be in [0, 2147483647] (positions are i32), found -1}}
+  %a = "attn.rope"(%x) {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = -1 : i64} : (tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @rope_offset_last_row_past_i32(%x: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{rope offset 2147483641 puts the last of 8 rows at position 2147483648, past 2147483647 (positions are i32)}}
+  %a = "attn.rope"(%x) {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = 2147483641 : i64} : (tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_rope_k_offset_past_i32(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{rope k_offset 2147483647 puts the last of 8 rows at position 2147483654, past 2147483647 (positions are i32)}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", k_offset = 2147483647 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_rope_q_offset_negative(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{rope q_offset must be in [0, 2147483647] (positions are i32), found -5}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", q_offset = -5 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_rope_offset_max_i64(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{rope q_offset must be in [0, 2147483647] (positions are i32), found 9223372036854775807}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = 9223372036854775807 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @project_rope_offset_max_i64(%x: tensor<2x16x64xbf16>, %w: tensor<64x128xbf16>) {
+  // expected-error@+1 {{rope offset must be in [0, 2147483647] (positions are i32), found 9223372036854775807}}
+  %0 = "attn.project"(%x, %w) {rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half", offset = 9223372036854775807 : i64}} : (tensor<2x16x64xbf16>, tensor<64x128xbf16>) -> tensor<2x2x16x64xbf16>
+  return
+}
+
+// -----
+
+// Shapes whose size in bytes overflows i64: the plain lowerings index every
+// tensor with 64-bit (index) arithmetic.
+func.func @operand_bytes_overflow_i64(%s: tensor<65536x65536x65536x65536xf32>) {
+  // expected-error@+1 {{operand has more than 2^63 - 1 bytes (tensor<65536x65536x65536x65536xf32>): too large for 64-bit indexing}}
+  %a = "attn.causal"(%s) : (tensor<65536x65536x65536x65536xf32>) -> tensor<65536x65536x65536x65536xf32>
+  return
+}
+
+// -----
+
+// q and k fit; their scores (2^31 x 2^31 f32 per head) do not.
+func.func @scores_bytes_overflow_i64(%q: tensor<1x1x2147483648x64xf32>) {
+  // expected-error@+1 {{scores has more than 2^63 - 1 bytes (tensor<1x1x2147483648x2147483648xf32>): too large for 64-bit indexing}}
+  %s = "attn.qk"(%q, %q) : (tensor<1x1x2147483648x64xf32>, tensor<1x1x2147483648x64xf32>) -> tensor<1x1x2147483648x2147483648xf32>
+  return
+}
+
+// -----
+
+func.func @project_x_bytes_overflow_i64(%x: tensor<4611686018427387904x2x64xbf16>, %w: tensor<64x128xbf16>) {
+  // expected-error@+1 {{result has more than 2^63 - 1 bytes (tensor<4611686018427387904x2x2x64xbf16>): too large for 64-bit indexing}}
+  %0 = "attn.project"(%x, %w) : (tensor<4611686018427387904x2x64xbf16>, tensor<64x128xbf16>) -> tensor<4611686018427387904x2x2x64xbf16>
+  return
+}
+
+// -----
+
+// Windows and gate blocks add to or divide row indices.
+func.func @window_left_past_i32(%s: tensor<1x2x8x8xf32>) {
+  // expected-error@+1 {{window left must be at most 2147483647 (-1 for unbounded), found 9223372036854775807}}
+  %a = "attn.window"(%s) {left = 9223372036854775807 : i64, right = 0 : i64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @fused_window_right_past_i32(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{window right must be at most 2147483647 (-1 for unbounded), found 2147483648}}
+  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, window = array<i64: 4, 2147483648>} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+// Used to compute the bias shape as (8 + block_size - 1) / block_size, an
+// i64 overflow.
+func.func @gate_block_max_i64(%s: tensor<1x2x8x8xf32>, %g: tensor<1x2x8x1xf32>) {
+  // expected-error@+1 {{gate block_size must be at most 2147483647, found 9223372036854775807}}
+  %a = "attn.gate"(%s, %g) {block_size = 9223372036854775807 : i64} : (tensor<1x2x8x8xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @fused_gate_block_past_i32(%q: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x1xf32>) {
+  // expected-error@+1 {{gate block_size must be at most 2147483647, found 4294967296}}
+  %o = "attn.fused"(%q, %q, %q, %g) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, gate_block = 4294967296 : i64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
