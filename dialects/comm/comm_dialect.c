@@ -348,6 +348,19 @@ static bool verify_schedule_op(MlirOperation op) {
 
 //===-- Collectives -------------------------------------------------------===//
 
+/// Checks that a static shaped type's size in bytes fits in i64 (the GEMM
+/// and collective kernels compute byte offsets in 64 bits).
+static bool check_bytes(MlirOperation op, MlirType t, const char *what) {
+  int64_t bytes;
+  if (attn_static_bytes(t, &bytes))
+    return true;
+  char ty[128];
+  return attn_emit_errorf(op,
+                          "%s has more than 2^63 - 1 bytes (%s): too large "
+                          "for 64-bit indexing",
+                          what, attn_type_str(t, ty, sizeof ty));
+}
+
 static bool get_shapes(MlirOperation op, int64_t x[8], int64_t o[8],
                        int *rank) {
   char ty[128];
@@ -365,7 +378,7 @@ static bool get_shapes(MlirOperation op, int64_t x[8], int64_t o[8],
   if (!mlirTypeEqual(mlirShapedTypeGetElementType(xt),
                      mlirShapedTypeGetElementType(ot)))
     return attn_emit_errorf(op, "operand and result element types differ");
-  return true;
+  return check_bytes(op, xt, "operand") && check_bytes(op, ot, "result");
 }
 
 static bool check_reduction(MlirOperation op) {
@@ -399,6 +412,11 @@ static bool check_resized(MlirOperation op, const int64_t x[8],
                           int64_t mul, int64_t div) {
   for (int i = 0; i < rank; ++i) {
     if (i == dim) {
+      int64_t scaled;
+      if (__builtin_mul_overflow(x[i], mul, &scaled))
+        return attn_emit_errorf(op, "dim %d of size %lld times world_size "
+                                    "%lld overflows i64",
+                                i, (long long)x[i], (long long)mul);
       if (x[i] * mul % div != 0)
         return attn_emit_errorf(op, "dim %d of size %lld is not divisible by "
                                     "world_size %lld",
@@ -509,6 +527,8 @@ static bool verify_fused_shapes(MlirOperation op, int pattern, int64_t w) {
       return attn_emit_errorf(op, "%s must be a static rank-2 tensor, found "
                                   "%s",
                               what[i], attn_type_str(t, ty, sizeof ty));
+    if (!check_bytes(op, t, what[i]))
+      return false;
     MlirType e = mlirShapedTypeGetElementType(t);
     if (i == 0)
       elem = e;

@@ -729,3 +729,31 @@ func.func @fused_rank3(%a: tensor<2x256x128xbf16>, %b: tensor<128x64xbf16>, %i: 
   %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<2x256x128xbf16>, tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<256x64xbf16>
   return
 }
+
+// -----
+
+// Issue 27: shapes whose size in bytes overflows i64 (the kernels compute
+// byte offsets in 64 bits).
+func.func @all_reduce_bytes_overflow_i64(%x: tensor<4611686018427387904x4xf32>) {
+  // expected-error@+1 {{operand has more than 2^63 - 1 bytes (tensor<4611686018427387904x4xf32>): too large for 64-bit indexing}}
+  %0 = "comm.all_reduce"(%x) {reduction = "sum", world_size = 2 : i64} : (tensor<4611686018427387904x4xf32>) -> tensor<4611686018427387904x4xf32>
+  return
+}
+
+// -----
+
+// The gathered size used to be computed as dim * world_size, an i64
+// overflow.
+func.func @all_gather_dim_times_world_overflows(%x: tensor<4611686018427387904xi8>) {
+  // expected-error@+1 {{dim 0 of size 4611686018427387904 times world_size 4 overflows i64}}
+  %0 = "comm.all_gather"(%x) {dim = 0 : i64, world_size = 4 : i64} : (tensor<4611686018427387904xi8>) -> tensor<4611686018427387904xi8>
+  return
+}
+
+// -----
+
+func.func @fused_matmul_bytes_overflow_i64(%a: tensor<4611686018427387904x128xbf16>, %b: tensor<128x64xbf16>, %i: tensor<4611686018427387904x64xbf16>) {
+  // expected-error@+1 {{a has more than 2^63 - 1 bytes (tensor<4611686018427387904x128xbf16>): too large for 64-bit indexing}}
+  %0 = "comm.fused_matmul"(%a, %b, %i) {comm_sms = 8 : i64, compute_sms = 124 : i64, gpu_sms = 132 : i64, pattern = "matmul_all_reduce", predicted_us = {fused = 1.0 : f64, lower_bound = 1.0 : f64, sequential = 2.0 : f64}, reduction = "sum", split = "static", tile_m = 128 : i64, tile_n = 256 : i64, world_size = 2 : i64} : (tensor<4611686018427387904x128xbf16>, tensor<128x64xbf16>, tensor<4611686018427387904x64xbf16>) -> tensor<4611686018427387904x64xbf16>
+  return
+}
