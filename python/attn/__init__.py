@@ -193,6 +193,14 @@ def _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale
 
 _cache_lock = threading.RLock()
 _memory = {}
+# memory key -> the lock its one producer holds while it reads the disk or
+# compiles and loads; other threads asking for that key wait on it.
+_producing = {}
+
+# The on-disk format; part of the key, so entries of older formats are never
+# read (they stay until the folder is cleaned).
+CACHE_FORMAT = 2
+_MAGIC = b"attn-cache"
 
 
 def cache_dir():
@@ -212,71 +220,175 @@ def clear_memory_cache():
 
 def _key(program, target, tile_options, fmt, hopper_options=None):
     """The cache key: the program text (which spells the shapes and the dtype),
-    the target chip, the tile and hopper options, the output format and the
-    compiler build."""
+    the target chip, the tile and hopper options, the output format, the
+    compiler build and the cache's format."""
     h = hashlib.sha256()
     h.update(json.dumps([program, target, tile_options, hopper_options, fmt,
-                         _lib.attn_identity()]).encode())
+                         _lib.attn_identity(), CACHE_FORMAT]).encode())
     return h.hexdigest()
 
 
-def _disk_read(key, ext):
-    d = cache_dir()
+def _digest(key, ext, manifest, data):
+    """The checksum of an entry: SHA-256 of its key, kind, both lengths and
+    both payloads, so a file that is cut short, altered or copied under
+    another key's name fails the check."""
+    h = hashlib.sha256()
+    h.update(b"%s %d\0%s\0%s\0%d\0%d\0" % (_MAGIC, CACHE_FORMAT, key.encode(), ext.encode(),
+                                           len(manifest), len(data)))
+    h.update(manifest)
+    h.update(data)
+    return h.hexdigest()
+
+
+def _encode_entry(key, ext, data, manifest):
+    """One cache file: the header line `attn-cache 2 <manifest bytes> <data
+    bytes> <sha256>`, then the manifest (JSON) and the data."""
+    text = json.dumps(manifest).encode()
+    header = b"%s %d %d %d %s\n" % (_MAGIC, CACHE_FORMAT, len(text), len(data),
+                                    _digest(key, ext, text, data).encode())
+    return header + text + data
+
+
+def _decode_entry(key, ext, blob):
+    """(data, manifest) of a cache file, or (None, why it fails the check)."""
+    head, nl, rest = blob.partition(b"\n")
+    fields = head.split(b" ")
+    if not nl or len(fields) != 5 or fields[0] != _MAGIC:
+        return None, "not an attn cache entry" if blob else "empty"
+    if fields[1] != b"%d" % CACHE_FORMAT:
+        return None, "format %s, not %d" % (fields[1].decode(errors="replace"), CACHE_FORMAT)
     try:
-        with open(os.path.join(d, key + ".json"), "rb") as f:
-            manifest = json.loads(f.read().decode())
-        with open(os.path.join(d, key + ext), "rb") as f:
-            data = f.read()
+        nman, ndata = int(fields[2]), int(fields[3])
+    except ValueError:
+        return None, "bad header"
+    if nman < 0 or ndata < 0:
+        return None, "bad header"
+    if len(rest) != nman + ndata:
+        return None, "%s: %d bytes after the header, expected %d" % (
+            "truncated" if len(rest) < nman + ndata else "trailing bytes", len(rest),
+            nman + ndata)
+    text, data = rest[:nman], rest[nman:]
+    if fields[4].decode(errors="replace") != _digest(key, ext, text, data):
+        return None, "checksum mismatch"
+    try:
+        manifest = json.loads(text.decode())
+    except ValueError:
+        manifest = None
+    if not isinstance(manifest, dict):
+        return None, "the manifest is not a JSON object"
+    return data, manifest
+
+
+def _entry_path(key, ext):
+    return os.path.join(cache_dir(), key + ext)
+
+
+def _disk_read(key, ext):
+    """(data, manifest) of key's entry on disk, or None. An entry that fails
+    the integrity check is removed, with a warning, and counts as a miss."""
+    path = _entry_path(key, ext)
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
     except (OSError, ValueError):
+        return None  # no entry, or no readable cache folder: a miss
+    data, manifest = _decode_entry(key, ext, blob)
+    if data is None:
+        _discard(path, manifest)
         return None
     return data, manifest
 
 
-_warned = []
+def _discard(path, why):
+    """Removes the damaged entry at path (compiled again by the caller)."""
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+    warnings.warn("attn: ignoring the damaged kernel cache entry %s (%s); compiling again"
+                  % (path, why), RuntimeWarning, stacklevel=2)
+
+
+_warned = set()
 
 
 def _disk_write(key, ext, data, manifest):
+    """Writes key's entry: to a temporary file in the cache folder, renamed
+    over the entry, so a reader sees a whole entry or none. A folder that
+    cannot be written is a warning (once per folder), never an error."""
     d = cache_dir()
+    tmp = None
     try:
         os.makedirs(d, exist_ok=True)
-        # The manifest goes last: its presence marks a complete entry.
-        for name, blob in ((key + ext, data), (key + ".json", json.dumps(manifest).encode())):
-            tmp = os.path.join(d, "%s.%d.%d.tmp" % (name, os.getpid(), threading.get_ident()))
-            with open(tmp, "wb") as f:
-                f.write(blob)
-            os.replace(tmp, os.path.join(d, name))
+        blob = _encode_entry(key, ext, data, manifest)
+        tmp = os.path.join(d, ".%s%s.%d.%d.tmp" % (key, ext, os.getpid(), threading.get_ident()))
+        with open(tmp, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, os.path.join(d, key + ext))
+        tmp = None
         _count("disk_writes")
-    except OSError as e:
-        if not _warned:
-            _warned.append(True)
-            warnings.warn("attn: cannot write the kernel cache in %s: %s" % (d, e))
+    except (OSError, ValueError) as e:
+        with _cache_lock:
+            first = d not in _warned
+            _warned.add(d)
+        if first:
+            warnings.warn("attn: cannot write the kernel cache in %s: %s; kernels are compiled "
+                          "again in each process" % (d, e), RuntimeWarning, stacklevel=2)
+    finally:
+        if tmp is not None:
+            try:
+                os.remove(tmp)
+            except OSError:
+                pass
 
 
 def _cached(key, ext, produce, load, memory_key=None):
     """Returns load(data, manifest) for key: from memory (under memory_key,
-    default key), the disk, or produce()."""
+    default key), the disk, or produce(). One thread produces a key at a
+    time: threads asking for a key being produced wait for it and then take
+    it from memory (or, when producing failed, try themselves)."""
     memory_key = key if memory_key is None else memory_key
-    with _cache_lock:
-        hit = _memory.get(memory_key)
-        if hit is not None:
-            _count("memory_hits")
-            return hit
-        found = _disk_read(key, ext)
-        obj = None
-        if found is not None:
-            _count("disk_hits")
-            try:
-                obj = load(*found)
-            except Error:
-                obj = None  # a damaged entry: compile again and replace it
-        if obj is None:
-            compiled = produce()
-            found = (compiled.data, compiled.manifest)
-            _disk_write(key, ext, *found)
-            obj = load(*found)
-        _count("loads")
-        _memory[memory_key] = obj
+    while True:
+        with _cache_lock:
+            hit = _memory.get(memory_key)
+            if hit is not None:
+                _count("memory_hits")
+                return hit
+            busy = _producing.get(memory_key)
+            if busy is None:
+                mine = _producing[memory_key] = threading.Lock()
+                mine.acquire()
+                break
+        with busy:  # wait for its producer, then look again
+            pass
+    try:
+        obj = _produce(key, ext, produce, load)
+        with _cache_lock:
+            _memory[memory_key] = obj
         return obj
+    finally:
+        with _cache_lock:
+            del _producing[memory_key]
+        mine.release()
+
+
+def _produce(key, ext, produce, load):
+    """load() of key's entry on disk, else of produce()'s, written to disk."""
+    found = _disk_read(key, ext)
+    obj = None
+    if found is not None:
+        _count("disk_hits")
+        try:
+            obj = load(*found)
+        except Error:
+            obj = None  # an entry this build cannot load: compile again and replace it
+    if obj is None:
+        compiled = produce()
+        found = (compiled.data, compiled.manifest)
+        _disk_write(key, ext, *found)
+        obj = load(*found)
+    _count("loads")
+    return obj
 
 
 #===-- CPU kernels ------------------------------------------------------===#
@@ -312,6 +424,9 @@ class _CpuKernel:
 #===-- GPU modules ------------------------------------------------------===#
 
 _runtimes = {}
+# GPU index -> the lock every attnrt call on its runtime (and the modules and
+# streams made from it) holds: attnrt objects are used by one thread at a time.
+_runtime_locks = {}
 
 
 def _rt_error(rt, status, what):
@@ -343,22 +458,26 @@ def _runtime(index):
             # newer chips run sm_90 PTX through the driver's JIT (as attn-run).
             _runtimes[index] = (rt, "sm_90a" if cc == 90 else "sm_%d" % min(cc, 90),
                                 sms.value)
+            _runtime_locks[index] = threading.RLock()
         return _runtimes[index]
 
 
 class _GpuModule:
-    """PTX or a cubin loaded on one GPU (attnrt_module)."""
+    """PTX or a cubin loaded on one GPU (attnrt_module). Every attnrt call
+    holds lock, the runtime's (several Python threads may launch it)."""
 
-    def __init__(self, rt, data, manifest, fmt):
+    def __init__(self, rt, lock, data, manifest, fmt):
         self._lib = _lib.attnrt()
         handle = ctypes.c_void_p()
         text = json.dumps(manifest).encode()
         load = (self._lib.attnrt_module_load_cubin if fmt == "cubin"
                 else self._lib.attnrt_module_load_ptx)
-        status = load(rt, data, len(data), text, ctypes.byref(handle))
-        if status:
-            raise _rt_error(rt, status, "cannot load the kernel")
+        with lock:
+            status = load(rt, data, len(data), text, ctypes.byref(handle))
+            if status:
+                raise _rt_error(rt, status, "cannot load the kernel")
         self._rt = rt
+        self._lock = lock
         self._handle = handle
         self.manifest = manifest
 
@@ -369,23 +488,28 @@ class _GpuModule:
             args[i].kind = _lib.ARG_PTR
             args[i].v.ptr = p
         stream = ctypes.c_void_p()
-        status = lib.attnrt_stream_wrap(self._rt, ctypes.c_void_p(cu_stream or None),
-                                        ctypes.byref(stream))
-        if status:
-            raise _rt_error(self._rt, status, "cannot use the current stream")
-        try:
-            # A launch program where the compiler made one, else the kernel.
-            status = lib.attnrt_program_launch(self._handle, name.encode(), args,
-                                               len(pointers), stream)
-        finally:
-            lib.attnrt_stream_destroy(stream)
-        if status:
-            raise _rt_error(self._rt, status, "launch of %s failed" % name)
+        # One lock around the whole launch: the workspace a program allocates
+        # on its first launch, and the error message read on failure, are the
+        # runtime's, shared by all threads.
+        with self._lock:
+            status = lib.attnrt_stream_wrap(self._rt, ctypes.c_void_p(cu_stream or None),
+                                            ctypes.byref(stream))
+            if status:
+                raise _rt_error(self._rt, status, "cannot use the current stream")
+            try:
+                # A launch program where the compiler made one, else the kernel.
+                status = lib.attnrt_program_launch(self._handle, name.encode(), args,
+                                                   len(pointers), stream)
+            finally:
+                lib.attnrt_stream_destroy(stream)
+            if status:
+                raise _rt_error(self._rt, status, "launch of %s failed" % name)
 
     def __del__(self):
         handle = getattr(self, "_handle", None)
         if handle:
-            self._lib.attnrt_module_destroy(handle)
+            with self._lock:
+                self._lib.attnrt_module_destroy(handle)
 
 
 #===-- attention --------------------------------------------------------===#
@@ -696,7 +820,8 @@ def load(program, device="cpu", tile_options=None, hopper_options=None):
     loaded = _cached(key, ".ptx",
                      lambda: compile(program, chip, "ptx", tile_options, source_name=PROGRAM_NAME,
                                      hopper_options=hopper),
-                     lambda data, manifest: _GpuModule(rt, data, manifest, "ptx"),
+                     lambda data, manifest: _GpuModule(rt, _runtime_locks[index], data, manifest,
+                                                       "ptx"),
                      memory_key=(key, index))
     return Kernel(loaded, "cuda", index)
 
