@@ -97,13 +97,14 @@ static int launch_twice(attnrt_module *m, attnrt_runtime *rt, const char *name,
   if (check_oom(rt, r))
     return 1;
   const char *msg = attnrt_last_error(rt);
+  bool unzeroed = false;
   CHECK(st->ctx_depth == 0);
   if (contains(msg, "; workspace of program 'attn' (lse: 100 bytes, k_rot: 32768 bytes)")) {
     seen->workspace = true;
     CHECK(contains(msg, "cuMemAlloc(33024 bytes) failed"));
     CHECK(st->launches == before); // nothing queued
   } else if (contains(msg, "(zeroing the workspace of program 'attn')")) {
-    seen->memset = true;
+    seen->memset = unzeroed = true;
     CHECK(st->launches == before);
   } else if (contains(msg, "(step 0 of program 'attn'; 0 of its 2 steps queued)")) {
     seen->step0 = true;
@@ -124,6 +125,13 @@ static int launch_twice(attnrt_module *m, attnrt_runtime *rt, const char *name,
   before = st->launches;
   CHECK(attnrt_program_launch(m, name, args, nargs, s) == ATTNRT_OK);
   CHECK(st->launches == before + 2);
+  if (unzeroed) {
+    // The retry zero-filled the workspace the failed launch allocated
+    // (the mock's memory starts as 0xA5; lse is its first buffer).
+    const unsigned char *w = (const unsigned char *)(uintptr_t)st->last_launch.params[6];
+    for (size_t i = 0; i < 33024; ++i)
+      CHECK(w[i] == 0);
+  }
   return 0;
 }
 
