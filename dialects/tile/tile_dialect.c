@@ -1,15 +1,18 @@
-//===- tile_dialect.c - C verifier and readers of the tile dialect --------===//
+//===- tile_dialect.c - C verifier, readers and builders of the tile dialect =//
 //
 // Tiles are static memrefs: rank 2 for matrices, rank 1 for per-row vectors.
 // This file checks that every tile op's operands agree in shape and that its
-// attributes are in range, which IRDL cannot say.
+// attributes are in range, which IRDL cannot say, and builds the ops with
+// those attributes at an attn_builder's insertion point.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/tile/tile_dialect.h"
 #include "dialects/attn/attn_dialect.h"
+#include "lib/IR/attn_builder.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Diagnostics.h"
 
 #include <math.h>
 #include <string.h>
@@ -497,4 +500,246 @@ bool attn_tile_verify_op(MlirOperation op) {
     return verify_rows(op, 1, d[0], "row_sum");
   }
   return true;
+}
+
+//===-- Builders ----------------------------------------------------------===//
+//
+// These use the builder's insertion point, location and failure flag but
+// make ops through the MLIR C API themselves: attn_dialects sits below
+// attn_compiler, which holds lib/IR/attn_builder.c, so calling attn_b_op
+// from here would leave it undefined in binaries that link attn_compiler
+// without pulling attn_builder.o first (attn-jit-test).
+
+static MlirStringRef str(const char *s) {
+  return mlirStringRefCreateFromCString(s);
+}
+
+/// Marks b failed with an error at its location (once, as attn_builder).
+static void build_fail(struct attn_builder *b, const char *what) {
+  if (!b->failed)
+    mlirEmitError(b->loc, what);
+  b->failed = true;
+}
+
+/// Makes op name at b's insertion point (attn_b_op without regions):
+/// nres results of types res; null after a diagnostic.
+static MlirOperation build_op(struct attn_builder *b, const char *name,
+                              intptr_t nres, const MlirType *res,
+                              intptr_t nopd, const MlirValue *opd,
+                              intptr_t nattr, const MlirNamedAttribute *attrs) {
+  MlirOperation none = {NULL};
+  for (intptr_t i = 0; i < nopd; ++i)
+    if (mlirValueIsNull(opd[i])) {
+      build_fail(b, "an operand of the kernel being built is missing (a bug "
+                    "in attn)");
+      return none;
+    }
+  if (mlirBlockIsNull(b->block)) {
+    build_fail(b, "the builder has no insertion point (a bug in attn)");
+    return none;
+  }
+  MlirOperationState st = mlirOperationStateGet(str(name), b->loc);
+  mlirOperationStateAddResults(&st, nres, res);
+  mlirOperationStateAddOperands(&st, nopd, opd);
+  mlirOperationStateAddAttributes(&st, nattr, attrs);
+  MlirOperation op = mlirOperationCreate(&st);
+  if (mlirOperationIsNull(op)) { // MLIR said why at b->loc
+    b->failed = true;
+    return none;
+  }
+  if (mlirOperationIsNull(b->anchor))
+    mlirBlockAppendOwnedOperation(b->block, op);
+  else
+    mlirBlockInsertOwnedOperationBefore(b->block, b->anchor, op);
+  return op;
+}
+
+/// Makes tile op name with no results.
+static void build_void(struct attn_builder *b, const char *name, intptr_t nopd,
+                       const MlirValue *opd, intptr_t nattr,
+                       const MlirNamedAttribute *attrs) {
+  build_op(b, name, 0, NULL, nopd, opd, nattr, attrs);
+}
+
+/// Makes tile op name with one result of type res: that result.
+static MlirValue build_value(struct attn_builder *b, const char *name,
+                             MlirType res, intptr_t nattr,
+                             const MlirNamedAttribute *attrs) {
+  MlirOperation op = build_op(b, name, 1, &res, 0, NULL, nattr, attrs);
+  return mlirOperationIsNull(op) ? (MlirValue){NULL}
+                                 : mlirOperationGetResult(op, 0);
+}
+
+static MlirNamedAttribute named(struct attn_builder *b, const char *name,
+                                MlirAttribute value) {
+  return mlirNamedAttributeGet(mlirIdentifierGet(b->ctx, str(name)), value);
+}
+
+static MlirAttribute attr_i64(struct attn_builder *b, int64_t v) {
+  return mlirIntegerAttrGet(b->t.i64, v);
+}
+
+static MlirAttribute attr_f64(struct attn_builder *b, double v) {
+  return mlirFloatAttrDoubleGet(b->ctx, b->t.f64, v);
+}
+
+static MlirAttribute attr_str(struct attn_builder *b, const char *s) {
+  return mlirStringAttrGet(b->ctx, str(s));
+}
+
+static MlirAttribute attr_bool(struct attn_builder *b, bool v) {
+  return mlirBoolAttrGet(b->ctx, v);
+}
+
+MlirValue attn_tile_build_program_id(struct attn_builder *b, int64_t dim) {
+  MlirNamedAttribute a = named(b, "dim", attr_i64(b, dim));
+  return build_value(b, ATTN_OP_TILE_PROGRAM_ID, b->t.index, 1, &a);
+}
+
+MlirValue attn_tile_build_alloc(struct attn_builder *b, MlirType tile) {
+  return build_value(b, ATTN_OP_TILE_ALLOC, tile, 0, NULL);
+}
+
+void attn_tile_build_fill(struct attn_builder *b, MlirValue tile,
+                          double value) {
+  MlirNamedAttribute a =
+      named(b, "value", mlirFloatAttrDoubleGet(b->ctx, b->t.f32, value));
+  build_void(b, ATTN_OP_TILE_FILL, 1, &tile, 1, &a);
+}
+
+/// tile.load / tile.store: two memrefs, then the indices.
+static void build_copy(struct attn_builder *b, const char *name, MlirValue x,
+                       MlirValue y, intptr_t n, const MlirValue *idx) {
+  MlirValue opd[2 + 4];
+  if (n > 4) { // tensors are rank 4 at most
+    build_fail(b, "a tile copy with more than 4 indices (a bug in attn)");
+    return;
+  }
+  opd[0] = x;
+  opd[1] = y;
+  for (intptr_t i = 0; i < n; ++i)
+    opd[2 + i] = idx[i];
+  build_void(b, name, 2 + n, opd, 0, NULL);
+}
+
+void attn_tile_build_load(struct attn_builder *b, MlirValue source,
+                          MlirValue tile, intptr_t n, const MlirValue *idx) {
+  build_copy(b, ATTN_OP_TILE_LOAD, source, tile, n, idx);
+}
+
+void attn_tile_build_store(struct attn_builder *b, MlirValue tile,
+                           MlirValue dest, intptr_t n, const MlirValue *idx) {
+  build_copy(b, ATTN_OP_TILE_STORE, tile, dest, n, idx);
+}
+
+/// Fills a[0..3) with a rotation's theta, rotary_dim and layout.
+static void rope_attrs(struct attn_builder *b, MlirNamedAttribute a[3],
+                       double theta, int64_t rotary_dim, const char *layout) {
+  a[0] = named(b, "theta", attr_f64(b, theta));
+  a[1] = named(b, "rotary_dim", attr_i64(b, rotary_dim));
+  a[2] = named(b, "layout", attr_str(b, layout));
+}
+
+void attn_tile_build_rope(struct attn_builder *b, MlirValue tile,
+                          MlirValue pos, double theta, int64_t rotary_dim,
+                          const char *layout, int64_t offset) {
+  MlirNamedAttribute a[4];
+  rope_attrs(b, a, theta, rotary_dim, layout);
+  if (offset)
+    a[3] = named(b, "offset", attr_i64(b, offset));
+  MlirValue opd[] = {tile, pos};
+  build_void(b, ATTN_OP_TILE_ROPE, 2, opd, offset ? 4 : 3, a);
+}
+
+void attn_tile_build_rope_positions(struct attn_builder *b, MlirValue tile,
+                                    MlirValue batch, MlirValue row,
+                                    MlirValue positions, double theta,
+                                    int64_t rotary_dim, const char *layout) {
+  MlirNamedAttribute a[3];
+  rope_attrs(b, a, theta, rotary_dim, layout);
+  MlirValue opd[] = {tile, batch, row, positions};
+  build_void(b, ATTN_OP_TILE_ROPE_POSITIONS, 4, opd, 3, a);
+}
+
+void attn_tile_build_mma(struct attn_builder *b, MlirValue a, MlirValue bt,
+                         MlirValue c, bool transpose_b, bool accumulate) {
+  MlirNamedAttribute at[] = {
+      named(b, "transpose_b", attr_bool(b, transpose_b)),
+      named(b, "accumulate", attr_bool(b, accumulate))};
+  MlirValue opd[] = {a, bt, c};
+  build_void(b, ATTN_OP_TILE_MMA, 3, opd, 2, at);
+}
+
+void attn_tile_build_mask(struct attn_builder *b, MlirValue scores,
+                          MlirValue row, MlirValue col, bool causal,
+                          int64_t kv_len, const int64_t *window) {
+  MlirNamedAttribute a[3] = {named(b, "causal", attr_bool(b, causal)),
+                             named(b, "kv_len", attr_i64(b, kv_len))};
+  if (window)
+    a[2] = named(b, "window", mlirDenseI64ArrayGet(b->ctx, 2, window));
+  MlirValue opd[] = {scores, row, col};
+  build_void(b, ATTN_OP_TILE_MASK, 3, opd, window ? 3 : 2, a);
+}
+
+void attn_tile_build_document_mask(struct attn_builder *b, MlirValue scores,
+                                   MlirValue batch, MlirValue row,
+                                   MlirValue col, MlirValue q_segments,
+                                   MlirValue k_segments) {
+  MlirValue opd[] = {scores, batch, row, col, q_segments, k_segments};
+  build_void(b, ATTN_OP_TILE_DOCUMENT_MASK, 6, opd, 0, NULL);
+}
+
+void attn_tile_build_score_mod(struct attn_builder *b, MlirValue scores,
+                               MlirValue batch, MlirValue head, MlirValue row,
+                               MlirValue col, MlirValue gate,
+                               const struct attn_tile_score_mods *m) {
+  MlirAttribute names[4];
+  MlirNamedAttribute a[1 + 5];
+  int na = 0;
+  bool gated = false;
+  if (m->n < 1 || m->n > 4) {
+    build_fail(b, "a tile.score_mod of no or too many modifiers (a bug in "
+                  "attn)");
+    return;
+  }
+  for (int i = 0; i < m->n; ++i) {
+    switch (m->mods[i]) {
+    case ATTN_MOD_SCALE:
+      a[na++] = named(b, "scale", attr_f64(b, m->scale));
+      break;
+    case ATTN_MOD_SOFTCAP:
+      a[na++] = named(b, "softcap", attr_f64(b, m->softcap));
+      break;
+    case ATTN_MOD_ALIBI:
+      a[na++] = named(b, "alibi", attr_f64(b, m->alibi));
+      a[na++] = named(b, "heads", attr_i64(b, m->heads));
+      break;
+    case ATTN_MOD_GATE:
+      a[na++] = named(b, "gate_block", attr_i64(b, m->gate_block));
+      gated = true;
+      break;
+    default:
+      build_fail(b, "a tile.score_mod of an unknown modifier (a bug in "
+                    "attn)");
+      return;
+    }
+    names[i] = attr_str(b, score_mod_names[m->mods[i]]);
+  }
+  a[na++] = named(b, "mods", mlirArrayAttrGet(b->ctx, m->n, names));
+  MlirValue opd[] = {scores, batch, head, row, col, gate};
+  build_void(b, ATTN_OP_TILE_SCORE_MOD, gated ? 6 : 5, opd, na, a);
+}
+
+void attn_tile_build_softmax_update(struct attn_builder *b, MlirValue scores,
+                                    MlirValue row_max, MlirValue row_sum,
+                                    MlirValue acc, double scale) {
+  MlirNamedAttribute a = named(b, "scale", attr_f64(b, scale));
+  MlirValue opd[] = {scores, row_max, row_sum, acc};
+  build_void(b, ATTN_OP_TILE_SOFTMAX_UPDATE, 4, opd, 1, &a);
+}
+
+void attn_tile_build_normalize(struct attn_builder *b, MlirValue acc,
+                               MlirValue row_sum) {
+  MlirValue opd[] = {acc, row_sum};
+  build_void(b, ATTN_OP_TILE_NORMALIZE, 2, opd, 0, NULL);
 }
