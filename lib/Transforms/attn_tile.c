@@ -26,8 +26,11 @@
 //     "tile.normalize"(%acc, %l) ; "tile.store"(%acc, %out, ...)
 //   }
 //
-// One helper per block writes its part (emit_rope, emit_key_range,
-// emit_score_mods, emit_masks, ...). Modifiers are applied in program order
+// One helper per block builds its part through attn_builder and the tile
+// dialect's builders (build_rope, build_key_range, build_score_mods,
+// build_masks, ...); each names the fused op's location by its role
+// (tile.kernel, tile.prologue, tile.query_tile, tile.key_range,
+// tile.key_loop, tile.epilogue), and no IR is printed and parsed. Modifiers are applied in program order
 // by tile.score_mod; the scale folds into the softmax's exp2 factor when no
 // softcap, alibi or gate follows it (folding is exact only there), else
 // tile.score_mod applies it in order. Masks come after the modifiers, so a
@@ -50,10 +53,12 @@
 
 #include "dialects/attn/attn_dialect.h"
 #include "dialects/tile/tile_dialect.h"
+#include "lib/IR/attn_builder.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,11 +132,6 @@ static long pick_block(long d, long dv) {
   return b;
 }
 
-static const char *elem_name(MlirType t) {
-  MlirType e = mlirShapedTypeGetElementType(t);
-  return mlirTypeIsAF16(e) ? "f16" : mlirTypeIsABF16(e) ? "bf16" : "f32";
-}
-
 /// The kernel's parameters by role: q, k, v, then attn.fused's optional
 /// inputs (enum attn_fused_extra + 3), then the output.
 enum { ROLE_Q, ROLE_K, ROLE_V, ROLE_EXTRA0, ROLE_OUT = 3 + ATTN_NUM_EXTRAS };
@@ -145,39 +145,40 @@ static const char *role_name(int role) {
 
 struct kernel_shape {
   int64_t q[4], k[4], v[4];
-  const char *elem;
   struct attn_fused_config cfg;
   long bm, bn, threads;
   int nargs;                     // function arguments (q, k, v, inputs)
   int arg_role[ROLE_OUT];        // role of function argument i
   MlirType role_type[ROLE_OUT + 1]; // tensor type of each present role
-  char tile_ty[5][64];           // q, k, v, scores, acc tiles
-  char row_ty[64];               // m, l
 };
 
 enum { T_Q, T_K, T_V, T_S, T_ACC };
-
-/// Prints the memref type matching a static tensor type.
-static void print_memref_of(struct attn_strbuf *b, MlirType tensor) {
-  int64_t d[8];
-  int rank = attn_static_shape(tensor, d);
-  attn_strbuf_printf(b, "memref<");
-  for (int i = 0; i < rank; ++i)
-    attn_strbuf_printf(b, "%lldx", (long long)d[i]);
-  attn_strbuf_type(b, mlirShapedTypeGetElementType(tensor));
-  attn_strbuf_printf(b, ">");
-}
-
-static void print_role_type(struct attn_strbuf *b, const struct kernel_shape *s,
-                            int role) {
-  print_memref_of(b, s->role_type[role]);
-}
 
 static bool has_role(const struct kernel_shape *s, int role) {
   return !mlirTypeIsNull(s->role_type[role]);
 }
 
-//===-- Kernel text, one helper per block ---------------------------------===//
+/// The memref type matching a static tensor type.
+static MlirType memref_of(MlirType tensor) {
+  int64_t d[8];
+  int rank = attn_static_shape(tensor, d);
+  return mlirMemRefTypeContiguousGet(mlirShapedTypeGetElementType(tensor),
+                                     rank, d, mlirAttributeGetNull());
+}
+
+//===-- The kernel, one helper per block ----------------------------------===//
+
+/// One kernel being built: its shape, the builder, and the values the
+/// blocks share (the parameters by role, the grid position, the tiles).
+struct kernel {
+  const struct kernel_shape *s;
+  struct attn_builder b;
+  MlirValue arg[ROLE_OUT + 1];
+  MlirValue c0, c1, bm, bn;
+  MlirValue batch, head, kv_head, row; // the CTA's (b, h), K/V head, row 0
+  MlirValue tile[5], m, l;             // q, k, v, scores, acc; row max, sum
+  MlirType tile_ty[5], row_ty;
+};
 
 /// Where the scale goes: folded into the softmax's exp2 constant when no
 /// softcap, alibi or gate follows it (exact only there), else applied in
@@ -188,308 +189,276 @@ static bool scale_folds(const struct attn_fused_config *c) {
 
 /// The dictionary tile.attention: everything the kernel computes, for the
 /// launch manifest.
-static void emit_attention_dict(struct attn_strbuf *b,
-                                const struct kernel_shape *s) {
+static MlirAttribute attention_dict(struct attn_builder *b,
+                                    const struct kernel_shape *s) {
   const struct attn_fused_config *c = &s->cfg;
-  attn_strbuf_printf(b, "tile.attention = {causal = %s, scale = %.17e : f64",
-                     c->causal ? "true" : "false", c->scale);
+  MlirNamedAttribute d[12], r[8];
+  int n = 0, nr = 0;
+  d[n++] = attn_b_named(b, "causal", attn_b_attr_bool(b, c->causal));
+  d[n++] = attn_b_named(b, "scale", attn_b_attr_f64(b, c->scale));
+  int64_t window[2] = {c->window_left, c->window_right};
   if (c->has_window)
-    attn_strbuf_printf(b, ", window = array<i64: %lld, %lld>",
-                       (long long)c->window_left, (long long)c->window_right);
+    d[n++] = attn_b_named(b, "window", attn_b_attr_i64s(b, 2, window));
   if (c->has_alibi)
-    attn_strbuf_printf(b, ", alibi = %.17e : f64", c->alibi_max_bias);
+    d[n++] = attn_b_named(b, "alibi", attn_b_attr_f64(b, c->alibi_max_bias));
   if (c->has_softcap)
-    attn_strbuf_printf(b, ", softcap = %.17e : f64", c->softcap);
+    d[n++] = attn_b_named(b, "softcap", attn_b_attr_f64(b, c->softcap));
   if (c->has_gate)
-    attn_strbuf_printf(b, ", gate_block = %lld : i64",
-                       (long long)c->gate_block);
+    d[n++] = attn_b_named(b, "gate_block", attn_b_attr_i64(b, c->gate_block));
   if (c->document)
-    attn_strbuf_printf(b, ", document = true");
-  attn_strbuf_printf(b, ", mods = [");
+    d[n++] = attn_b_named(b, "document", attn_b_attr_bool(b, true));
+  const char *mods[ATTN_NUM_MODS];
   for (int i = 0; i < c->nmods; ++i)
-    attn_strbuf_printf(b, "%s\"%s\"", i ? ", " : "",
-                       attn_score_mod_name(c->mods[i]));
-  attn_strbuf_printf(b, "]");
+    mods[i] = attn_score_mod_name(c->mods[i]);
+  d[n++] = attn_b_named(b, "mods", attn_b_attr_strs(b, c->nmods, mods));
   if (c->has_rope) {
-    attn_strbuf_printf(b,
-                       ", rope = {layout = \"%s\", rotary_dim = %lld : i64, "
-                       "theta = %.17e : f64",
-                       attn_rope_layout_name(c->rope.layout),
-                       (long long)c->rope.rotary_dim, c->rope.theta);
+    r[nr++] = attn_b_named(
+        b, "layout", attn_b_attr_str(b, attn_rope_layout_name(c->rope.layout)));
+    r[nr++] =
+        attn_b_named(b, "rotary_dim", attn_b_attr_i64(b, c->rope.rotary_dim));
+    r[nr++] = attn_b_named(b, "theta", attn_b_attr_f64(b, c->rope.theta));
     if (c->q_offset)
-      attn_strbuf_printf(b, ", q_offset = %lld : i64", (long long)c->q_offset);
+      r[nr++] = attn_b_named(b, "q_offset", attn_b_attr_i64(b, c->q_offset));
     if (c->k_offset)
-      attn_strbuf_printf(b, ", k_offset = %lld : i64", (long long)c->k_offset);
+      r[nr++] = attn_b_named(b, "k_offset", attn_b_attr_i64(b, c->k_offset));
     if (c->extra[ATTN_EXTRA_Q_POSITIONS] >= 0)
-      attn_strbuf_printf(b, ", q_positions = true");
+      r[nr++] = attn_b_named(b, "q_positions", attn_b_attr_bool(b, true));
     if (c->extra[ATTN_EXTRA_K_POSITIONS] >= 0)
-      attn_strbuf_printf(b, ", k_positions = true");
+      r[nr++] = attn_b_named(b, "k_positions", attn_b_attr_bool(b, true));
     if (c->rope_strategy != ATTN_ROPE_STRATEGY_NONE)
-      attn_strbuf_printf(b, ", strategy = \"%s\"",
-                         attn_rope_strategy_name(c->rope_strategy));
-    attn_strbuf_printf(b, "}");
+      r[nr++] = attn_b_named(
+          b, "strategy",
+          attn_b_attr_str(b, attn_rope_strategy_name(c->rope_strategy)));
+    d[n++] = attn_b_named(b, "rope", mlirDictionaryAttrGet(b->ctx, nr, r));
   }
-  attn_strbuf_printf(b, "}");
+  return mlirDictionaryAttrGet(b->ctx, n, d);
 }
 
-/// The signature: function arguments by role, then out; launch attributes.
-static void emit_signature(struct attn_strbuf *b, const char *name,
-                           const struct kernel_shape *s) {
-  attn_strbuf_printf(b, "func.func @%s(", name);
+/// Opens the kernel function: arguments by role, then out; launch
+/// attributes. Fills k->arg.
+static void build_signature(struct kernel *k, struct attn_b_func *f,
+                            const char *name) {
+  const struct kernel_shape *s = k->s;
+  struct attn_builder *b = &k->b;
+  MlirType types[ROLE_OUT + 1];
+  const char *names[ROLE_OUT + 1];
   for (int i = 0; i < s->nargs; ++i) {
-    attn_strbuf_printf(b, "%%%s: ", role_name(s->arg_role[i]));
-    print_role_type(b, s, s->arg_role[i]);
-    attn_strbuf_printf(b, ", ");
+    types[i] = memref_of(s->role_type[s->arg_role[i]]);
+    names[i] = role_name(s->arg_role[i]);
   }
-  attn_strbuf_printf(b, "%%out: ");
-  print_role_type(b, s, ROLE_OUT);
-  attn_strbuf_printf(b,
-                     ") attributes {tile.kernel, tile.grid = array<i64: %lld, "
-                     "%lld, 1>, tile.threads = %ld : i64, tile.arg_names = [",
-                     (long long)((s->q[2] + s->bm - 1) / s->bm),
-                     (long long)(s->q[0] * s->q[1]), s->threads);
+  types[s->nargs] = memref_of(s->role_type[ROLE_OUT]);
+  names[s->nargs] = "out";
+  int64_t grid[3] = {(s->q[2] + s->bm - 1) / s->bm, s->q[0] * s->q[1], 1};
+  MlirNamedAttribute attrs[] = {
+      attn_b_named(b, ATTN_TILE_KERNEL_ATTR, attn_b_attr_unit(b)),
+      attn_b_named(b, ATTN_TILE_GRID_ATTR, attn_b_attr_i64s(b, 3, grid)),
+      attn_b_named(b, ATTN_TILE_THREADS_ATTR, attn_b_attr_i64(b, s->threads)),
+      attn_b_named(b, ATTN_TILE_ARG_NAMES_ATTR,
+                   attn_b_attr_strs(b, s->nargs + 1, names)),
+      attn_b_named(b, "tile.attention", attention_dict(b, s)),
+  };
+  attn_builder_role(b, "tile.kernel");
+  attn_b_func_open(b, f, name, s->nargs + 1, types, 0, NULL,
+                   sizeof attrs / sizeof *attrs, attrs);
   for (int i = 0; i < s->nargs; ++i)
-    attn_strbuf_printf(b, "\"%s\", ", role_name(s->arg_role[i]));
-  attn_strbuf_printf(b, "\"out\"], ");
-  emit_attention_dict(b, s);
-  attn_strbuf_printf(b, "} {\n");
+    k->arg[s->arg_role[i]] = attn_b_func_arg(f, i);
+  k->arg[ROLE_OUT] = attn_b_func_arg(f, s->nargs);
 }
 
 /// Grid position, index constants and the CTA's tiles.
-static void emit_prologue(struct attn_strbuf *b, const struct kernel_shape *s) {
-  attn_strbuf_printf(
-      b,
-      "  %%qb = \"tile.program_id\"() {dim = 0 : i64} : () -> index\n"
-      "  %%bh = \"tile.program_id\"() {dim = 1 : i64} : () -> index\n"
-      "  %%c0 = arith.constant 0 : index\n"
-      "  %%c1 = arith.constant 1 : index\n"
-      "  %%heads = arith.constant %lld : index\n"
-      "  %%group = arith.constant %lld : index\n"
-      "  %%bm = arith.constant %ld : index\n"
-      "  %%bn = arith.constant %ld : index\n"
-      "  %%b = arith.divui %%bh, %%heads : index\n"
-      "  %%h = arith.remui %%bh, %%heads : index\n"
-      "  %%kh = arith.divui %%h, %%group : index\n"
-      "  %%row = arith.muli %%qb, %%bm : index\n",
-      (long long)s->q[1], (long long)(s->q[1] / s->k[1]), s->bm, s->bn);
-  static const char *const names[5] = {"qt", "kt", "vt", "st", "acc"};
+static void build_prologue(struct kernel *k) {
+  const struct kernel_shape *s = k->s;
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, "tile.prologue");
+  MlirValue qb = attn_tile_build_program_id(b, 0);
+  MlirValue bh = attn_tile_build_program_id(b, 1);
+  k->c0 = attn_b_index(b, 0);
+  k->c1 = attn_b_index(b, 1);
+  MlirValue heads = attn_b_index(b, s->q[1]);
+  MlirValue group = attn_b_index(b, s->q[1] / s->k[1]);
+  k->bm = attn_b_index(b, s->bm);
+  k->bn = attn_b_index(b, s->bn);
+  k->batch = attn_b_divui(b, bh, heads);
+  k->head = attn_b_remui(b, bh, heads);
+  k->kv_head = attn_b_divui(b, k->head, group);
+  k->row = attn_b_muli(b, qb, k->bm);
   for (int i = 0; i < 5; ++i)
-    attn_strbuf_printf(b, "  %%%s = \"tile.alloc\"() : () -> %s\n", names[i],
-                       s->tile_ty[i]);
-  attn_strbuf_printf(b,
-                     "  %%m = \"tile.alloc\"() : () -> %s\n"
-                     "  %%l = \"tile.alloc\"() : () -> %s\n",
-                     s->row_ty, s->row_ty);
+    k->tile[i] = attn_tile_build_alloc(b, k->tile_ty[i]);
+  k->m = attn_tile_build_alloc(b, k->row_ty);
+  k->l = attn_tile_build_alloc(b, k->row_ty);
 }
 
-/// Rotates tile %<tile> whose row 0 is sequence row %<pos>: at explicit
-/// positions (tile.rope_positions) or at offset + row (tile.rope).
-static void emit_rope(struct attn_strbuf *b, const struct kernel_shape *s,
-                      const char *tile, const char *tile_ty, const char *pos,
-                      bool keys) {
+/// Rotates tile whose row 0 is sequence row pos: at explicit positions
+/// (tile.rope_positions) or at offset + row (tile.rope).
+static void build_rope(struct kernel *k, MlirValue tile, MlirValue pos,
+                       bool keys) {
+  const struct kernel_shape *s = k->s;
   const struct attn_rope_config *r = &s->cfg.rope;
   int role =
       ROLE_EXTRA0 + (keys ? ATTN_EXTRA_K_POSITIONS : ATTN_EXTRA_Q_POSITIONS);
-  int64_t offset = keys ? s->cfg.k_offset : s->cfg.q_offset;
+  const char *layout = attn_rope_layout_name(r->layout);
   if (has_role(s, role))
-    attn_strbuf_printf(b, "  \"tile.rope_positions\"(%s, %%b, %s, %%%s) {",
-                       tile, pos, role_name(role));
+    attn_tile_build_rope_positions(&k->b, tile, k->batch, pos, k->arg[role],
+                                   r->theta, r->rotary_dim, layout);
   else
-    attn_strbuf_printf(b, "  \"tile.rope\"(%s, %s) {", tile, pos);
-  attn_strbuf_printf(b, "theta = %.17e : f64, rotary_dim = %lld : i64, "
-                        "layout = \"%s\"",
-                     r->theta, (long long)r->rotary_dim,
-                     attn_rope_layout_name(r->layout));
-  if (offset && !has_role(s, role))
-    attn_strbuf_printf(b, ", offset = %lld : i64", (long long)offset);
-  attn_strbuf_printf(b, "} : (%s, ", tile_ty);
-  if (has_role(s, role)) {
-    attn_strbuf_printf(b, "index, index, ");
-    print_role_type(b, s, role);
-  } else {
-    attn_strbuf_printf(b, "index");
-  }
-  attn_strbuf_printf(b, ") -> ()\n");
+    attn_tile_build_rope(&k->b, tile, pos, r->theta, r->rotary_dim, layout,
+                         keys ? s->cfg.k_offset : s->cfg.q_offset);
 }
 
-/// Copies rows of head (%b, %<head>) of role's tensor into a tile.
-static void emit_load(struct attn_strbuf *b, const struct kernel_shape *s,
-                      int role, const char *tile, int tile_kind,
-                      const char *head, const char *pos) {
-  attn_strbuf_printf(b, "  \"tile.load\"(%%%s, %s, %%b, %s, %s) : (",
-                     role_name(role), tile, head, pos);
-  print_role_type(b, s, role);
-  attn_strbuf_printf(b, ", %s, index, index, index) -> ()\n",
-                     s->tile_ty[tile_kind]);
+/// Copies rows of head (batch, head) of role's tensor into a tile.
+static void build_load(struct kernel *k, int role, int tile, MlirValue head,
+                       MlirValue pos) {
+  MlirValue idx[] = {k->batch, head, pos};
+  attn_tile_build_load(&k->b, k->arg[role], k->tile[tile], 3, idx);
 }
 
 /// Q is loaded and rotated once per CTA; the softmax state starts empty.
-static void emit_query_tile(struct attn_strbuf *b,
-                            const struct kernel_shape *s) {
-  emit_load(b, s, ROLE_Q, "%qt", T_Q, "%h", "%row");
-  if (s->cfg.has_rope)
-    emit_rope(b, s, "%qt", s->tile_ty[T_Q], "%row", false);
-  attn_strbuf_printf(
-      b,
-      "  \"tile.fill\"(%%acc) {value = 0.0 : f32} : (%s) -> ()\n"
-      "  \"tile.fill\"(%%m) {value = 0xFF800000 : f32} : (%s) -> ()\n"
-      "  \"tile.fill\"(%%l) {value = 0.0 : f32} : (%s) -> ()\n",
-      s->tile_ty[T_ACC], s->row_ty, s->row_ty);
+static void build_query_tile(struct kernel *k) {
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, "tile.query_tile");
+  build_load(k, ROLE_Q, T_Q, k->head, k->row);
+  if (k->s->cfg.has_rope)
+    build_rope(k, k->tile[T_Q], k->row, false);
+  attn_tile_build_fill(b, k->tile[T_ACC], 0.0);
+  attn_tile_build_fill(b, k->m, -INFINITY);
+  attn_tile_build_fill(b, k->l, 0.0);
 }
 
-/// The key blocks a query block can see: [%kstart, %kend). Blocks entirely
-/// after the diagonal (causal), right of the window or left of it are never
-/// visited. Writes the bound names into lo and hi.
-static void emit_key_range(struct attn_strbuf *b, const struct kernel_shape *s,
-                           const char **lo, const char **hi) {
+/// The key blocks a query block can see: [*lo, *hi). Blocks entirely after
+/// the diagonal (causal), right of the window or left of it are never
+/// visited.
+static void build_key_range(struct kernel *k, MlirValue *lo, MlirValue *hi) {
+  const struct kernel_shape *s = k->s;
   const struct attn_fused_config *c = &s->cfg;
-  long nkb = (long)((s->k[2] + s->bn - 1) / s->bn);
-  attn_strbuf_printf(b, "  %%nkb = arith.constant %ld : index\n", nkb);
-  *lo = "%c0";
-  *hi = "%nkb";
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, "tile.key_range");
+  MlirValue nkb = attn_b_index(b, (s->k[2] + s->bn - 1) / s->bn);
+  *lo = k->c0;
+  *hi = nkb;
   bool right = c->causal || (c->has_window && c->window_right >= 0);
   if (right) {
     // Query rows [row, row + bm) see keys up to row + bm - 1 + reach.
-    long long reach = c->causal ? 0 : (long long)c->window_right;
-    attn_strbuf_printf(b, "  %%last = arith.addi %%row, %%bm : index\n");
+    int64_t reach = c->causal ? 0 : c->window_right;
+    MlirValue last = attn_b_addi(b, k->row, k->bm);
     if (reach)
-      attn_strbuf_printf(b,
-                         "  %%reach = arith.constant %lld : index\n"
-                         "  %%lastr = arith.addi %%last, %%reach : index\n",
-                         reach);
-    attn_strbuf_printf(b,
-                       "  %%diag = arith.ceildivui %s, %%bn : index\n"
-                       "  %%kend = arith.minui %%diag, %%nkb : index\n",
-                       reach ? "%lastr" : "%last");
-    *hi = "%kend";
+      last = attn_b_addi(b, last, attn_b_index(b, reach));
+    MlirValue diag = attn_b_binary(b, "arith.ceildivui", last, k->bn);
+    *hi = attn_b_minui(b, diag, nkb);
   }
   if (c->has_window && c->window_left >= 0) {
     // Row `row` sees keys from row - left on.
-    attn_strbuf_printf(b,
-                       "  %%left = arith.constant %lld : index\n"
-                       "  %%first = arith.subi %%row, %%left : index\n"
-                       "  %%first0 = arith.maxsi %%first, %%c0 : index\n"
-                       "  %%kstart = arith.divui %%first0, %%bn : index\n",
-                       (long long)c->window_left);
-    *lo = "%kstart";
+    MlirValue left = attn_b_index(b, c->window_left);
+    MlirValue first = attn_b_subi(b, k->row, left);
+    MlirValue first0 = attn_b_binary(b, "arith.maxsi", first, k->c0);
+    *lo = attn_b_divui(b, first0, k->bn);
   }
 }
 
 /// tile.score_mod for the modifiers applied inside the loop, in program
 /// order; the scale is left out when it folds into the softmax.
-static void emit_score_mods(struct attn_strbuf *b,
-                            const struct kernel_shape *s) {
+static void build_score_mods(struct kernel *k, MlirValue col) {
+  const struct kernel_shape *s = k->s;
   const struct attn_fused_config *c = &s->cfg;
   bool fold = scale_folds(c);
-  struct attn_strbuf names = {0};
-  int n = 0;
-  for (int i = 0; i < c->nmods; ++i) {
-    if (c->mods[i] == ATTN_MOD_SCALE && (fold || c->scale == 1.0))
-      continue;
-    attn_strbuf_printf(&names, "%s\"%s\"", n++ ? ", " : "",
-                       attn_score_mod_name(c->mods[i]));
-  }
-  if (n == 0) {
-    attn_strbuf_free(&names);
+  struct attn_tile_score_mods m;
+  memset(&m, 0, sizeof m);
+  for (int i = 0; i < c->nmods && m.n < 4; ++i)
+    if (c->mods[i] != ATTN_MOD_SCALE || !(fold || c->scale == 1.0))
+      m.mods[m.n++] = c->mods[i];
+  if (m.n == 0)
     return;
-  }
-  bool gate = has_role(s, ROLE_EXTRA0 + ATTN_EXTRA_GATE);
-  attn_strbuf_printf(b,
-                     "  \"tile.score_mod\"(%%st, %%b, %%h, %%row, %%col%s) "
-                     "{mods = [%s]",
-                     gate ? ", %gate" : "", names.buf ? names.buf : "");
-  attn_strbuf_free(&names);
-  if (!fold && c->scale != 1.0)
-    attn_strbuf_printf(b, ", scale = %.17e : f64", c->scale);
-  if (c->has_softcap)
-    attn_strbuf_printf(b, ", softcap = %.17e : f64", c->softcap);
-  if (c->has_alibi)
-    attn_strbuf_printf(b, ", alibi = %.17e : f64, heads = %lld : i64",
-                       c->alibi_max_bias, (long long)s->q[1]);
-  if (gate)
-    attn_strbuf_printf(b, ", gate_block = %lld : i64",
-                       (long long)c->gate_block);
-  attn_strbuf_printf(b, "} : (%s, index, index, index, index", s->tile_ty[T_S]);
-  if (gate) {
-    attn_strbuf_printf(b, ", ");
-    print_role_type(b, s, ROLE_EXTRA0 + ATTN_EXTRA_GATE);
-  }
-  attn_strbuf_printf(b, ") -> ()\n");
+  m.scale = c->scale;
+  m.softcap = c->softcap;
+  m.alibi = c->alibi_max_bias;
+  m.heads = s->q[1];
+  m.gate_block = c->gate_block;
+  int gate = ROLE_EXTRA0 + ATTN_EXTRA_GATE;
+  attn_tile_build_score_mod(&k->b, k->tile[T_S], k->batch, k->head, k->row,
+                            col,
+                            has_role(s, gate) ? k->arg[gate]
+                                              : (MlirValue){NULL},
+                            &m);
 }
 
 /// Masks after the modifiers: padding keys, causal, window, documents. A
 /// masked score is -inf whatever the modifiers did (masks commute).
-static void emit_masks(struct attn_strbuf *b, const struct kernel_shape *s) {
+static void build_masks(struct kernel *k, MlirValue col) {
+  const struct kernel_shape *s = k->s;
   const struct attn_fused_config *c = &s->cfg;
-  attn_strbuf_printf(b,
-                     "  \"tile.mask\"(%%st, %%row, %%col) {causal = %s, "
-                     "kv_len = %lld : i64",
-                     c->causal ? "true" : "false", (long long)s->k[2]);
-  if (c->has_window)
-    attn_strbuf_printf(b, ", window = array<i64: %lld, %lld>",
-                       (long long)c->window_left, (long long)c->window_right);
-  attn_strbuf_printf(b, "} : (%s, index, index) -> ()\n", s->tile_ty[T_S]);
-  if (!c->document)
-    return;
-  attn_strbuf_printf(b, "  \"tile.document_mask\"(%%st, %%b, %%row, %%col, "
-                        "%%q_segments, %%k_segments) : (%s, index, index, "
-                        "index, ",
-                     s->tile_ty[T_S]);
-  print_role_type(b, s, ROLE_EXTRA0 + ATTN_EXTRA_Q_SEGMENTS);
-  attn_strbuf_printf(b, ", ");
-  print_role_type(b, s, ROLE_EXTRA0 + ATTN_EXTRA_K_SEGMENTS);
-  attn_strbuf_printf(b, ") -> ()\n");
+  int64_t window[2] = {c->window_left, c->window_right};
+  attn_tile_build_mask(&k->b, k->tile[T_S], k->row, col, c->causal, s->k[2],
+                       c->has_window ? window : NULL);
+  if (c->document)
+    attn_tile_build_document_mask(
+        &k->b, k->tile[T_S], k->batch, k->row, col,
+        k->arg[ROLE_EXTRA0 + ATTN_EXTRA_Q_SEGMENTS],
+        k->arg[ROLE_EXTRA0 + ATTN_EXTRA_K_SEGMENTS]);
 }
 
-/// One step of the key loop: K (rotated) and V tiles, scores, modifiers,
+/// The key loop: per step K (rotated) and V tiles, scores, modifiers,
 /// masks, the online softmax update and P.V.
-static void emit_key_step(struct attn_strbuf *b, const struct kernel_shape *s,
-                          const char *lo, const char *hi) {
-  attn_strbuf_printf(b,
-                     "  scf.for %%j = %s to %s step %%c1 {\n"
-                     "  %%col = arith.muli %%j, %%bn : index\n",
-                     lo, hi);
-  emit_load(b, s, ROLE_K, "%kt", T_K, "%kh", "%col");
+static void build_key_loop(struct kernel *k, MlirValue lo, MlirValue hi) {
+  const struct kernel_shape *s = k->s;
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, "tile.key_loop");
+  struct attn_b_for loop;
+  attn_b_for_open(b, &loop, lo, hi, k->c1, 0, NULL);
+  MlirValue col = attn_b_muli(b, loop.iv, k->bn);
+  build_load(k, ROLE_K, T_K, k->kv_head, col);
   if (s->cfg.has_rope)
-    emit_rope(b, s, "%kt", s->tile_ty[T_K], "%col", true);
-  emit_load(b, s, ROLE_V, "%vt", T_V, "%kh", "%col");
-  attn_strbuf_printf(b,
-                     "  \"tile.mma\"(%%qt, %%kt, %%st) {transpose_b = true, "
-                     "accumulate = false} : (%s, %s, %s) -> ()\n",
-                     s->tile_ty[T_Q], s->tile_ty[T_K], s->tile_ty[T_S]);
-  emit_score_mods(b, s);
-  emit_masks(b, s);
-  attn_strbuf_printf(
-      b,
-      "  \"tile.softmax_update\"(%%st, %%m, %%l, %%acc) {scale = %.17e : f64} "
-      ": (%s, %s, %s, %s) -> ()\n"
-      "  \"tile.mma\"(%%st, %%vt, %%acc) {transpose_b = false, accumulate = "
-      "true} : (%s, %s, %s) -> ()\n"
-      "  }\n",
-      scale_folds(&s->cfg) ? s->cfg.scale : 1.0, s->tile_ty[T_S], s->row_ty,
-      s->row_ty, s->tile_ty[T_ACC], s->tile_ty[T_S], s->tile_ty[T_V],
-      s->tile_ty[T_ACC]);
+    build_rope(k, k->tile[T_K], col, true);
+  build_load(k, ROLE_V, T_V, k->kv_head, col);
+  attn_tile_build_mma(b, k->tile[T_Q], k->tile[T_K], k->tile[T_S], true,
+                      false);
+  build_score_mods(k, col);
+  build_masks(k, col);
+  attn_tile_build_softmax_update(b, k->tile[T_S], k->m, k->l, k->tile[T_ACC],
+                                 scale_folds(&s->cfg) ? s->cfg.scale : 1.0);
+  attn_tile_build_mma(b, k->tile[T_S], k->tile[T_V], k->tile[T_ACC], false,
+                      true);
+  attn_b_for_close(b, &loop, 0, NULL);
 }
 
-static void emit_epilogue(struct attn_strbuf *b, const struct kernel_shape *s) {
-  attn_strbuf_printf(b,
-                     "  \"tile.normalize\"(%%acc, %%l) : (%s, %s) -> ()\n"
-                     "  \"tile.store\"(%%acc, %%out, %%b, %%h, %%row) : (%s, ",
-                     s->tile_ty[T_ACC], s->row_ty, s->tile_ty[T_ACC]);
-  print_role_type(b, s, ROLE_OUT);
-  attn_strbuf_printf(b, ", index, index, index) -> ()\n  return\n}\n");
+static void build_epilogue(struct kernel *k, struct attn_b_func *f) {
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, "tile.epilogue");
+  attn_tile_build_normalize(b, k->tile[T_ACC], k->l);
+  MlirValue idx[] = {k->batch, k->head, k->row};
+  attn_tile_build_store(b, k->tile[T_ACC], k->arg[ROLE_OUT], 3, idx);
+  attn_b_func_close(b, f, 0, NULL);
 }
 
-/// Writes the tile kernel for one attn.fused op as MLIR text.
-static void emit_kernel(struct attn_strbuf *b, const char *name,
-                        const struct kernel_shape *s) {
-  const char *lo, *hi;
-  emit_signature(b, name, s);
-  emit_prologue(b, s);
-  emit_query_tile(b, s);
-  emit_key_range(b, s, &lo, &hi);
-  emit_key_step(b, s, lo, hi);
-  emit_epilogue(b, s);
+/// Builds the tile kernel for one attn.fused op (located at fused, named by
+/// role) just before func. Returns it, or a null op after a diagnostic.
+static MlirOperation build_kernel(MlirOperation func, MlirOperation fused,
+                                  const char *name,
+                                  const struct kernel_shape *s) {
+  struct kernel k;
+  memset(&k, 0, sizeof k);
+  k.s = s;
+  struct attn_builder *b = &k.b;
+  attn_builder_init(b, mlirOperationGetContext(func),
+                    mlirOperationGetLocation(fused));
+  attn_builder_before(b, func);
+  int64_t cols[5] = {s->q[3], s->k[3], s->v[3], s->bn, s->v[3]};
+  int64_t rows[5] = {s->bm, s->bn, s->bn, s->bm, s->bm};
+  for (int i = 0; i < 5; ++i)
+    k.tile_ty[i] = attn_b_memref(b, 2, (int64_t[]){rows[i], cols[i]},
+                                 b->t.f32);
+  k.row_ty = attn_b_memref(b, 1, (int64_t[]){s->bm}, b->t.f32);
+  struct attn_b_func f;
+  MlirValue lo, hi;
+  build_signature(&k, &f, name);
+  build_prologue(&k);
+  build_query_tile(&k);
+  build_key_range(&k, &lo, &hi);
+  build_key_loop(&k, lo, hi);
+  build_epilogue(&k, &f);
+  if (attn_builder_finish(b))
+    return f.op;
+  if (!mlirOperationIsNull(f.op))
+    mlirOperationDestroy(f.op);
+  return (MlirOperation){NULL};
 }
 
 /// Finds the single attn.fused op of func and checks the body is only that
@@ -578,17 +547,6 @@ static bool check_signature(MlirOperation func, MlirOperation fused,
   return true;
 }
 
-/// Fills the tile types of s from the shapes and block sizes.
-static void set_tile_types(struct kernel_shape *s) {
-  long cols[5] = {(long)s->q[3], (long)s->k[3], (long)s->v[3], s->bn,
-                  (long)s->v[3]};
-  long rows[5] = {s->bm, s->bn, s->bn, s->bm, s->bm};
-  for (int i = 0; i < 5; ++i)
-    snprintf(s->tile_ty[i], sizeof s->tile_ty[i], "memref<%ldx%ldxf32>",
-             rows[i], cols[i]);
-  snprintf(s->row_ty, sizeof s->row_ty, "memref<%ldxf32>", s->bm);
-}
-
 static bool tile_function(MlirOperation func,
                           const struct attn_tile_options *o) {
   bool bad = false;
@@ -613,7 +571,6 @@ static bool tile_function(MlirOperation func,
                       dims);
     memcpy(dst, dims, 4 * sizeof *dst);
   }
-  s.elem = elem_name(mlirValueGetType(mlirOperationGetOperand(fused, 0)));
   long d = (long)s.q[3], dv = (long)s.v[3];
   // The Hopper kernel's tiles: 128 query rows (two consumer warpgroups),
   // 128 keys, 384 threads.
@@ -629,24 +586,13 @@ static bool tile_function(MlirOperation func,
               : o->hopper ? 384
               : o->mma    ? 2 * s.bm
                           : 128;
-  set_tile_types(&s);
   MlirStringRef name;
   if (!attn_attr_str(func, "sym_name", &name))
     return attn_emit_errorf(func, "function has no name");
   char fname[256];
   snprintf(fname, sizeof fname, "%.*s", (int)name.length, name.data);
-  struct attn_strbuf text = {0};
-  emit_kernel(&text, fname, &s);
-  if (text.failed) {
-    attn_strbuf_free(&text);
-    return attn_emit_errorf(func, "attn-tile: out of memory");
-  }
-  MlirOperation kernel = attn_insert_parsed_before(
-      func, text.buf, mlirOperationGetLocation(fused));
-  attn_strbuf_free(&text);
-  if (mlirOperationIsNull(kernel))
-    return attn_emit_errorf(fused, "attn-tile produced a kernel MLIR cannot "
-                                   "parse (a bug in attn)");
+  if (mlirOperationIsNull(build_kernel(func, fused, fname, &s)))
+    return false;
   mlirOperationDestroy(func);
   return true;
 }
