@@ -46,7 +46,7 @@
 // columns unless the output has too few such tiles to fill an H200's 132
 // SMs; then 128 or 64, and where even those leave SMs idle and K is long,
 // K in slices summed by a second kernel (tile.matmul's split_k;
-// attn_tile_hopper_gemm_shape). Projections (attn_tile_emit_gemm) and fused
+// attn_tile_hopper_gemm_shape). Projections (attn_tile_build_gemm_kernel) and fused
 // collectives keep 256, unsplit.
 //
 //===----------------------------------------------------------------------===//
@@ -56,6 +56,10 @@
 #include "lib/CostModel/cost_model.h"
 #include "dialects/tile/tile_dialect.h"
 
+#include "lib/IR/attn_builder.h"
+
+#include "mlir-c/AffineExpr.h"
+#include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
@@ -95,17 +99,21 @@ static bool is_matmul_like(MlirOperation op) {
   return false;
 }
 
-/// True when mm has no indexing_maps or the default row-major ones.
+/// True when mm has no indexing_maps or the default row-major ones:
+/// (d0, d1, d2) -> (d0, d2), (d2, d1), (d0, d1).
 static bool default_maps(MlirOperation mm) {
   MlirAttribute maps = attn_attr_get(mm, "indexing_maps");
   if (mlirAttributeIsNull(maps))
     return true;
-  MlirAttribute want = mlirAttributeParseGet(
-      mlirOperationGetContext(mm),
-      mlirStringRefCreateFromCString("[affine_map<(d0, d1, d2) -> (d0, d2)>, "
-                                     "affine_map<(d0, d1, d2) -> (d2, d1)>, "
-                                     "affine_map<(d0, d1, d2) -> (d0, d1)>]"));
-  return !mlirAttributeIsNull(want) && mlirAttributeEqual(maps, want);
+  MlirContext ctx = mlirOperationGetContext(mm);
+  static const int dims[3][2] = {{0, 2}, {2, 1}, {0, 1}};
+  MlirAttribute want[3];
+  for (int i = 0; i < 3; ++i) {
+    MlirAffineExpr e[2] = {mlirAffineDimExprGet(ctx, dims[i][0]),
+                           mlirAffineDimExprGet(ctx, dims[i][1])};
+    want[i] = mlirAffineMapAttrGet(mlirAffineMapGet(ctx, 3, 0, 2, e));
+  }
+  return mlirAttributeEqual(maps, mlirArrayAttrGet(ctx, 3, want));
 }
 
 static bool is_arg(MlirValue v, MlirBlock body, intptr_t i) {
@@ -392,8 +400,6 @@ struct gemm {
   struct attn_matmul_info mm;
   long bm, bn, bk, threads;
   int split_k; ///< kernel=hopper: K slices (recorded in tile.matmul when > 1)
-  char a_ty[96], b_ty[96], c_ty[96];    // global memrefs
-  char at_ty[64], bt_ty[64], ct_ty[64]; // f32 tiles
 };
 
 /// The smallest power of two >= x, at most cap.
@@ -485,84 +491,105 @@ static void pick_blocks(struct gemm *g, const struct attn_tile_options *o,
   g->threads = o->threads ? o->threads : hopper ? 384 : 128;
 }
 
-static void set_types(struct gemm *g) {
-  struct attn_strbuf e = {0};
-  attn_strbuf_type(&e, g->mm.elem);
-  const char *et = e.buf ? e.buf : "f32";
-  long long m = g->mm.m, n = g->mm.n, k = g->mm.k;
-  snprintf(g->a_ty, sizeof g->a_ty, "memref<%lldx%lldx%s>", m, k, et);
-  snprintf(g->b_ty, sizeof g->b_ty, "memref<%lldx%lldx%s>", k, n, et);
-  snprintf(g->c_ty, sizeof g->c_ty, "memref<%lldx%lldx%s>", m, n, et);
-  attn_strbuf_free(&e);
-  snprintf(g->at_ty, sizeof g->at_ty, "memref<%ldx%ldxf32>", g->bm, g->bk);
-  snprintf(g->bt_ty, sizeof g->bt_ty, "memref<%ldx%ldxf32>", g->bk, g->bn);
-  snprintf(g->ct_ty, sizeof g->ct_ty, "memref<%ldx%ldxf32>", g->bm, g->bn);
+/// A memref<rows x cols x elem>.
+static MlirType matrix(struct attn_builder *b, int64_t rows, int64_t cols,
+                       MlirType elem) {
+  return attn_b_memref(b, 2, (int64_t[]){rows, cols}, elem);
 }
 
-/// Writes the kernel of the file comment as MLIR text; extra (may be
-/// empty) is appended to the tile.matmul dictionary.
-static void emit_gemm(struct attn_strbuf *b, const char *name,
-                      const struct gemm *g, const char *extra) {
-  long long m = g->mm.m, n = g->mm.n, k = g->mm.k;
-  attn_strbuf_printf(
-      b,
-      "func.func @%s(%%a: %s, %%b: %s, %%c: %s) attributes {tile.kernel, "
-      "tile.grid = array<i64: %lld, %lld, 1>, tile.threads = %ld : i64, "
-      "tile.arg_names = [\"a\", \"b\", \"c\"], tile.matmul = {m = %lld : i64, "
-      "n = %lld : i64, k = %lld : i64, block_m = %ld : i64, block_n = %ld : "
-      "i64, block_k = %ld : i64, accumulate = %s%s%s}} {\n",
-      name, g->a_ty, g->b_ty, g->c_ty, (m + g->bm - 1) / g->bm,
-      (n + g->bn - 1) / g->bn, g->threads, m, n, k, g->bm, g->bn, g->bk,
-      g->mm.accumulate ? "true" : "false", *extra ? ", " : "", extra);
-  attn_strbuf_printf(
-      b,
-      "  %%pm = \"tile.program_id\"() {dim = 0 : i64} : () -> index\n"
-      "  %%pn = \"tile.program_id\"() {dim = 1 : i64} : () -> index\n"
-      "  %%c0 = arith.constant 0 : index\n"
-      "  %%c1 = arith.constant 1 : index\n"
-      "  %%bm = arith.constant %ld : index\n"
-      "  %%bn = arith.constant %ld : index\n"
-      "  %%bk = arith.constant %ld : index\n"
-      "  %%nk = arith.constant %lld : index\n"
-      "  %%row = arith.muli %%pm, %%bm : index\n"
-      "  %%col = arith.muli %%pn, %%bn : index\n"
-      "  %%at = \"tile.alloc\"() : () -> %s\n"
-      "  %%bt = \"tile.alloc\"() : () -> %s\n"
-      "  %%ct = \"tile.alloc\"() : () -> %s\n",
-      g->bm, g->bn, g->bk, (k + g->bk - 1) / g->bk, g->at_ty, g->bt_ty,
-      g->ct_ty);
+/// tile.matmul's sizes; extra[0..nextra) follow them.
+static MlirAttribute matmul_dict(struct attn_builder *b, const struct gemm *g,
+                                 int64_t block_m, int64_t block_n,
+                                 int64_t block_k, intptr_t nextra,
+                                 const MlirNamedAttribute *extra) {
+  MlirNamedAttribute d[7 + 4];
+  const char *keys[6] = {"m", "n", "k", "block_m", "block_n", "block_k"};
+  int64_t vals[6] = {g->mm.m, g->mm.n, g->mm.k, block_m, block_n, block_k};
+  int n = 0;
+  for (int i = 0; i < 6; ++i)
+    d[n++] = attn_b_named(b, keys[i], attn_b_attr_i64(b, vals[i]));
+  d[n++] =
+      attn_b_named(b, "accumulate", attn_b_attr_bool(b, g->mm.accumulate));
+  for (intptr_t i = 0; i < nextra && n < 7 + 4; ++i)
+    d[n++] = extra[i];
+  return mlirDictionaryAttrGet(b->ctx, n, d);
+}
+
+/// Opens @name(a, b, c) of types t with the launch attributes and matmul.
+static void open_kernel(struct attn_builder *b, struct attn_b_func *f,
+                        const char *name, const MlirType t[3],
+                        const int64_t grid[3], int64_t threads,
+                        MlirAttribute matmul) {
+  static const char *const names[3] = {"a", "b", "c"};
+  MlirNamedAttribute attrs[] = {
+      attn_b_named(b, ATTN_TILE_KERNEL_ATTR, attn_b_attr_unit(b)),
+      attn_b_named(b, ATTN_TILE_GRID_ATTR, attn_b_attr_i64s(b, 3, grid)),
+      attn_b_named(b, ATTN_TILE_THREADS_ATTR, attn_b_attr_i64(b, threads)),
+      attn_b_named(b, ATTN_TILE_ARG_NAMES_ATTR, attn_b_attr_strs(b, 3, names)),
+      attn_b_named(b, ATTN_TILE_MATMUL_ATTR, matmul),
+  };
+  attn_builder_role(b, "tile.kernel");
+  attn_b_func_open(b, f, name, 3, t, 0, NULL, sizeof attrs / sizeof *attrs,
+                   attrs);
+}
+
+/// Builds the kernel of the file comment at b's insertion point;
+/// extra[0..nextra) are added to the tile.matmul dictionary. Returns its
+/// func.func (null when that could not be made; check b).
+static MlirOperation build_gemm(struct attn_builder *b, const char *name,
+                       const struct gemm *g, intptr_t nextra,
+                       const MlirNamedAttribute *extra) {
+  int64_t m = g->mm.m, n = g->mm.n, k = g->mm.k;
+  MlirType t[3] = {matrix(b, m, k, g->mm.elem), matrix(b, k, n, g->mm.elem),
+                   matrix(b, m, n, g->mm.elem)};
+  MlirType at = matrix(b, g->bm, g->bk, b->t.f32);
+  MlirType bt = matrix(b, g->bk, g->bn, b->t.f32);
+  MlirType ct = matrix(b, g->bm, g->bn, b->t.f32);
+  int64_t grid[3] = {(m + g->bm - 1) / g->bm, (n + g->bn - 1) / g->bn, 1};
+  struct attn_b_func f;
+  open_kernel(b, &f, name, t, grid, g->threads,
+              matmul_dict(b, g, g->bm, g->bn, g->bk, nextra, extra));
+  MlirValue a = attn_b_func_arg(&f, 0), bm = attn_b_func_arg(&f, 1),
+            c = attn_b_func_arg(&f, 2);
+  attn_builder_role(b, "tile.prologue");
+  MlirValue pm = attn_tile_build_program_id(b, 0);
+  MlirValue pn = attn_tile_build_program_id(b, 1);
+  MlirValue c0 = attn_b_index(b, 0);
+  MlirValue c1 = attn_b_index(b, 1);
+  MlirValue bm_c = attn_b_index(b, g->bm);
+  MlirValue bn_c = attn_b_index(b, g->bn);
+  MlirValue bk_c = attn_b_index(b, g->bk);
+  MlirValue nk = attn_b_index(b, (k + g->bk - 1) / g->bk);
+  MlirValue row = attn_b_muli(b, pm, bm_c);
+  MlirValue col = attn_b_muli(b, pn, bn_c);
+  MlirValue a_tile = attn_tile_build_alloc(b, at);
+  MlirValue b_tile = attn_tile_build_alloc(b, bt);
+  MlirValue c_tile = attn_tile_build_alloc(b, ct);
+  MlirValue rc[] = {row, col};
   if (g->mm.accumulate)
-    attn_strbuf_printf(b,
-                       "  \"tile.load\"(%%c, %%ct, %%row, %%col) : (%s, %s, "
-                       "index, index) -> ()\n",
-                       g->c_ty, g->ct_ty);
+    attn_tile_build_load(b, c, c_tile, 2, rc);
   else
-    attn_strbuf_printf(b,
-                       "  \"tile.fill\"(%%ct) {value = 0.0 : f32} : (%s) -> "
-                       "()\n",
-                       g->ct_ty);
-  attn_strbuf_printf(
-      b,
-      "  scf.for %%kb = %%c0 to %%nk step %%c1 {\n"
-      "  %%kk = arith.muli %%kb, %%bk : index\n"
-      "  \"tile.load\"(%%a, %%at, %%row, %%kk) : (%s, %s, index, index) -> ()\n"
-      "  \"tile.load\"(%%b, %%bt, %%kk, %%col) : (%s, %s, index, index) -> ()\n"
-      "  \"tile.mma\"(%%at, %%bt, %%ct) {transpose_b = false, accumulate = "
-      "true} : (%s, %s, %s) -> ()\n"
-      "  }\n"
-      "  \"tile.store\"(%%ct, %%c, %%row, %%col) : (%s, %s, index, index) -> "
-      "()\n"
-      "  return\n}\n",
-      g->a_ty, g->at_ty, g->b_ty, g->bt_ty, g->at_ty, g->bt_ty, g->ct_ty,
-      g->ct_ty, g->c_ty);
+    attn_tile_build_fill(b, c_tile, 0.0);
+  attn_builder_role(b, "tile.k_loop");
+  struct attn_b_for loop;
+  attn_b_for_open(b, &loop, c0, nk, c1, 0, NULL);
+  MlirValue kk = attn_b_muli(b, loop.iv, bk_c);
+  attn_tile_build_load(b, a, a_tile, 2, (MlirValue[]){row, kk});
+  attn_tile_build_load(b, bm, b_tile, 2, (MlirValue[]){kk, col});
+  attn_tile_build_mma(b, a_tile, b_tile, c_tile, false, true);
+  attn_b_for_close(b, &loop, 0, NULL);
+  attn_builder_role(b, "tile.epilogue");
+  attn_tile_build_store(b, c_tile, c, 2, rc);
+  attn_b_func_close(b, &f, 0, NULL);
+  return f.op;
 }
 
 /// A matmul fused with a collective: the kernel's body is empty (no tile
 /// op spells the communication) and tile.matmul's `comm` says what it
 /// computes; only lower-tile-to-hopper lowers it. Blocks are the op's
-/// tile_m x tile_n with K steps of 64.
-static void emit_fused(struct attn_strbuf *b, const char *name,
-                       const struct gemm *g) {
+/// tile_m x tile_n with K steps of 64. Returns the func.func, as build_gemm.
+static MlirOperation build_fused(struct attn_builder *b, const char *name,
+                        const struct gemm *g) {
   MlirOperation op = g->mm.matmul;
   int64_t tile_m = 128, tile_n = 256, comm = 0, compute = 0;
   attn_attr_i64(op, "tile_m", &tile_m);
@@ -572,25 +599,25 @@ static void emit_fused(struct attn_strbuf *b, const char *name,
   MlirStringRef pat = {"", 0}, split = {"static", 6};
   attn_attr_str(op, "pattern", &pat);
   attn_attr_str(op, "split", &split);
-  struct attn_strbuf e = {0};
-  attn_strbuf_type(&e, g->mm.elem);
-  const char *et = e.buf ? e.buf : "bf16";
-  long long m = g->mm.m, n = g->mm.n, k = g->mm.k;
-  attn_strbuf_printf(
-      b,
-      "func.func @%s(%%a: memref<%lldx%lldx%s>, %%b: memref<%lldx%lldx%s>, "
-      "%%c: memref<%lldx%lldx%s>) attributes {tile.kernel, tile.grid = "
-      "array<i64: %lld, 1, 1>, tile.threads = 384 : i64, tile.arg_names = "
-      "[\"a\", \"b\", \"c\"], tile.matmul = {m = %lld : i64, n = %lld : "
-      "i64, k = %lld : i64, block_m = %lld : i64, block_n = %lld : i64, "
-      "block_k = 64 : i64, accumulate = false, comm = {pattern = \"%.*s\", "
-      "world_size = %lld : i64, comm_sms = %lld : i64, compute_sms = %lld : "
-      "i64, split = \"%.*s\"}}} {\n  return\n}\n",
-      name, (long long)g->mm.a_rows, k, et, k, n, et, (long long)g->mm.c_rows,
-      n, et, (long long)(comm + compute), m, n, k, (long long)tile_m,
-      (long long)tile_n, (int)pat.length, pat.data, (long long)g->mm.world,
-      (long long)comm, (long long)compute, (int)split.length, split.data);
-  attn_strbuf_free(&e);
+  int64_t n = g->mm.n, k = g->mm.k;
+  MlirType t[3] = {matrix(b, g->mm.a_rows, k, g->mm.elem),
+                   matrix(b, k, n, g->mm.elem),
+                   matrix(b, g->mm.c_rows, n, g->mm.elem)};
+  MlirNamedAttribute c[] = {
+      attn_b_named(b, "pattern", mlirStringAttrGet(b->ctx, pat)),
+      attn_b_named(b, "world_size", attn_b_attr_i64(b, g->mm.world)),
+      attn_b_named(b, "comm_sms", attn_b_attr_i64(b, comm)),
+      attn_b_named(b, "compute_sms", attn_b_attr_i64(b, compute)),
+      attn_b_named(b, "split", mlirStringAttrGet(b->ctx, split)),
+  };
+  MlirNamedAttribute extra = attn_b_named(
+      b, "comm", mlirDictionaryAttrGet(b->ctx, sizeof c / sizeof *c, c));
+  int64_t grid[3] = {comm + compute, 1, 1};
+  struct attn_b_func f;
+  open_kernel(b, &f, name, t, grid, 384,
+              matmul_dict(b, g, tile_m, tile_n, 64, 1, &extra));
+  attn_b_func_close(b, &f, 0, NULL);
+  return f.op;
 }
 
 bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o) {
@@ -600,39 +627,38 @@ bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o) {
   if (found <= 0)
     return found == 0;
   pick_blocks(&g, o, !g.mm.fused);
-  set_types(&g);
   MlirStringRef sym;
   if (!attn_attr_str(func, "sym_name", &sym))
     return attn_emit_errorf(func, "function has no name");
   char name[256];
   snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
-  struct attn_strbuf text = {0};
+  struct attn_builder b;
+  attn_builder_init(&b, mlirOperationGetContext(func),
+                    mlirOperationGetLocation(g.mm.matmul));
+  attn_builder_before(&b, func);
+  MlirOperation kernel;
   if (g.mm.fused) {
-    emit_fused(&text, name, &g);
+    kernel = build_fused(&b, name, &g);
   } else {
-    char extra[32] = "";
-    if (g.split_k > 1)
-      snprintf(extra, sizeof extra, "split_k = %d : i64", g.split_k);
-    emit_gemm(&text, name, &g, extra);
+    MlirNamedAttribute split =
+        attn_b_named(&b, "split_k", attn_b_attr_i64(&b, g.split_k));
+    kernel = build_gemm(&b, name, &g, g.split_k > 1 ? 1 : 0, &split);
   }
-  if (text.failed) {
-    attn_strbuf_free(&text);
-    return attn_emit_errorf(func, "attn-tile: out of memory");
+  if (!attn_builder_finish(&b)) {
+    if (!mlirOperationIsNull(kernel))
+      mlirOperationDestroy(kernel);
+    return false;
   }
-  MlirOperation kernel = attn_insert_parsed_before(
-      func, text.buf, mlirOperationGetLocation(g.mm.matmul));
-  attn_strbuf_free(&text);
-  if (mlirOperationIsNull(kernel))
-    return attn_emit_errorf(g.mm.matmul, "attn-tile produced a kernel MLIR "
-                                         "cannot parse (a bug in attn)");
   mlirOperationDestroy(func);
   return true;
 }
 
-void attn_tile_emit_gemm(struct attn_strbuf *b, const char *name,
-                         MlirType elem, int64_t m, int64_t n, int64_t k,
-                         const struct attn_tile_options *o,
-                         const char *extra) {
+MlirOperation attn_tile_build_gemm_kernel(struct attn_builder *b,
+                                          const char *name, MlirType elem,
+                                          int64_t m, int64_t n, int64_t k,
+                                          const struct attn_tile_options *o,
+                                          intptr_t nextra,
+                                          const MlirNamedAttribute *extra) {
   struct gemm g;
   memset(&g, 0, sizeof g);
   g.mm.m = m;
@@ -640,6 +666,5 @@ void attn_tile_emit_gemm(struct attn_strbuf *b, const char *name,
   g.mm.k = k;
   g.mm.elem = elem;
   pick_blocks(&g, o, false);
-  set_types(&g);
-  emit_gemm(b, name, &g, extra);
+  return build_gemm(b, name, &g, nextra, extra);
 }

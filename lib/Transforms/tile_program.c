@@ -36,6 +36,7 @@
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/attn/attn_dialect.h"
+#include "lib/IR/attn_builder.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
@@ -193,90 +194,146 @@ static bool name_args(struct program *p) {
   return true;
 }
 
-/// Writes and inserts the GEMM kernel of projection role r.
-static bool emit_projection(struct program *p, int r, const char *fname,
-                            const struct attn_tile_options *o) {
+/// Builds the GEMM kernel of projection role r just before the function.
+static bool build_projection(struct program *p, int r, const char *fname,
+                             const struct attn_tile_options *o) {
   MlirOperation op = p->proj[r];
   int64_t x[8], w[8], out[8];
   attn_static_shape(mlirValueGetType(mlirOperationGetOperand(op, 0)), x);
   attn_static_shape(mlirValueGetType(mlirOperationGetOperand(op, 1)), w);
   attn_static_shape(mlirValueGetType(mlirOperationGetResult(op, 0)), out);
-  struct attn_strbuf extra = {0}, text = {0};
-  attn_strbuf_printf(&extra,
-                     "project = {heads = %lld : i64, seq = %lld : i64, "
-                     "head_dim = %lld : i64}",
-                     (long long)out[1], (long long)out[2], (long long)out[3]);
   bool has;
   struct attn_rope_config rc;
   if (!attn_project_get_rope(op, &has, &rc))
     return attn_emit_errorf(op, "malformed rope entry");
-  if (has)
-    attn_strbuf_printf(
-        &extra,
-        ", rope = {theta = %.17e : f64, head_dim = %lld : i64, rotary_dim = "
-        "%lld : i64, seq_len = %lld : i64, offset = %lld : i64, layout = "
-        "\"%s\"}",
-        rc.theta, (long long)out[3], (long long)rc.rotary_dim,
-        (long long)out[2], (long long)rc.offset,
-        attn_rope_layout_name(rc.layout));
+  struct attn_builder b;
+  attn_builder_init(&b, mlirOperationGetContext(op),
+                    mlirOperationGetLocation(op));
+  attn_builder_before(&b, p->func);
+  MlirNamedAttribute proj[] = {
+      attn_b_named(&b, "heads", attn_b_attr_i64(&b, out[1])),
+      attn_b_named(&b, "seq", attn_b_attr_i64(&b, out[2])),
+      attn_b_named(&b, "head_dim", attn_b_attr_i64(&b, out[3])),
+  };
+  MlirNamedAttribute rope[] = {
+      attn_b_named(&b, "theta", attn_b_attr_f64(&b, rc.theta)),
+      attn_b_named(&b, "head_dim", attn_b_attr_i64(&b, out[3])),
+      attn_b_named(&b, "rotary_dim", attn_b_attr_i64(&b, rc.rotary_dim)),
+      attn_b_named(&b, "seq_len", attn_b_attr_i64(&b, out[2])),
+      attn_b_named(&b, "offset", attn_b_attr_i64(&b, rc.offset)),
+      attn_b_named(&b, "layout",
+                   attn_b_attr_str(&b, attn_rope_layout_name(rc.layout))),
+  };
+  MlirNamedAttribute extra[] = {
+      attn_b_named(&b, "project",
+                   mlirDictionaryAttrGet(b.ctx, sizeof proj / sizeof *proj,
+                                         proj)),
+      attn_b_named(&b, "rope",
+                   mlirDictionaryAttrGet(b.ctx, sizeof rope / sizeof *rope,
+                                         rope)),
+  };
   char name[300];
   snprintf(name, sizeof name, "%s__proj_%s", fname, roles[r]);
-  attn_tile_emit_gemm(
-      &text, name,
-      mlirShapedTypeGetElementType(mlirValueGetType(mlirOperationGetResult(op, 0))),
-      x[0] * x[1], w[1], x[2], o, extra.failed ? "" : extra.buf);
-  bool ok = !extra.failed && !text.failed;
-  attn_strbuf_free(&extra);
-  MlirOperation k = ok ? attn_insert_parsed_before(p->func, text.buf,
-                                                   mlirOperationGetLocation(op))
-                       : (MlirOperation){NULL};
-  attn_strbuf_free(&text);
-  if (mlirOperationIsNull(k))
-    return attn_emit_errorf(op, "attn-tile produced a kernel MLIR cannot "
-                                "parse (a bug in attn)");
-  return true;
+  MlirOperation k = attn_tile_build_gemm_kernel(
+      &b, name,
+      mlirShapedTypeGetElementType(
+          mlirValueGetType(mlirOperationGetResult(op, 0))),
+      x[0] * x[1], w[1], x[2], o, has ? 2 : 1, extra);
+  if (attn_builder_finish(&b))
+    return true;
+  if (!mlirOperationIsNull(k))
+    mlirOperationDestroy(k);
+  return false;
+}
+
+/// s as a string attribute.
+static MlirAttribute str_attr(MlirContext ctx, const char *s) {
+  return mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(s));
+}
+
+/// {key[i] = val[i], ...} of n entries.
+static MlirAttribute dict(MlirContext ctx, intptr_t n, const char *const *key,
+                          const MlirAttribute *val) {
+  MlirNamedAttribute e[4];
+  for (intptr_t i = 0; i < n && i < 4; ++i)
+    e[i] = mlirNamedAttributeGet(
+        mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(key[i])), val[i]);
+  return mlirDictionaryAttrGet(ctx, n < 4 ? n : 4, e);
+}
+
+/// [s[0], ..., s[n - 1]] of strings.
+static MlirAttribute str_array(MlirContext ctx, intptr_t n,
+                               const char *const *s) {
+  MlirAttribute e[MAX_ARGS + 1];
+  for (intptr_t i = 0; i < n && i < MAX_ARGS + 1; ++i)
+    e[i] = str_attr(ctx, s[i]);
+  return mlirArrayAttrGet(ctx, n < MAX_ARGS + 1 ? n : MAX_ARGS + 1, e);
 }
 
 /// Records the launch program on the module (appended to tile.programs).
-static bool record_program(struct program *p, const char *fname) {
+static void record_program(struct program *p, const char *fname) {
   MlirOperation module = mlirOperationGetParentOperation(p->func);
-  struct attn_strbuf t = {0};
-  attn_strbuf_printf(&t, "{name = \"%s\", inputs = [", fname);
+  MlirContext ctx = mlirOperationGetContext(module);
+  MlirBlock body =
+      mlirRegionGetFirstBlock(mlirOperationGetRegion(p->func, 0));
+  const char *s[MAX_ARGS + 1];
   for (intptr_t i = 0; i < p->nargs; ++i)
-    attn_strbuf_printf(&t, "\"%s\", ", p->arg_name[i]);
-  attn_strbuf_printf(&t, "\"out\"], workspace = [");
-  bool first = true;
+    s[i] = p->arg_name[i];
+  s[p->nargs] = "out";
+  MlirAttribute inputs = str_array(ctx, p->nargs + 1, s);
+  MlirAttribute work[3], steps[4];
+  char ws_name[3][16], kernel[3][300];
+  int nwork = 0, nsteps = 0;
+  static const char *const ws_keys[2] = {"name", "bytes"};
+  static const char *const step_keys[2] = {"kernel", "args"};
   for (int r = 0; r < 3; ++r)
     if (!mlirOperationIsNull(p->proj[r])) {
       int64_t d[8];
       MlirType ty = mlirValueGetType(mlirOperationGetResult(p->proj[r], 0));
       attn_static_shape(ty, d);
       MlirType e = mlirShapedTypeGetElementType(ty);
-      long long bytes = (long long)(d[0] * d[1] * d[2] * d[3]) *
-                        (mlirTypeIsAF32(e) ? 4 : 2);
-      attn_strbuf_printf(&t, "%s{name = \"%s_proj\", bytes = %lld : i64}",
-                         first ? "" : ", ", roles[r], bytes);
-      first = false;
+      int64_t bytes = d[0] * d[1] * d[2] * d[3] * (mlirTypeIsAF32(e) ? 4 : 2);
+      snprintf(ws_name[r], sizeof ws_name[r], "%s_proj", roles[r]);
+      MlirAttribute v[2] = {str_attr(ctx, ws_name[r]),
+                            mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64),
+                                               bytes)};
+      work[nwork++] = dict(ctx, 2, ws_keys, v);
     }
-  attn_strbuf_printf(&t, "], steps = [");
-  MlirBlock body =
-      mlirRegionGetFirstBlock(mlirOperationGetRegion(p->func, 0));
   for (int r = 0; r < 3; ++r)
-    if (!mlirOperationIsNull(p->proj[r]))
-      attn_strbuf_printf(
-          &t, "{kernel = \"%s__proj_%s\", args = [\"%s\", \"%s\", \"%s_proj\"]}, ",
-          fname, roles[r],
+    if (!mlirOperationIsNull(p->proj[r])) {
+      snprintf(kernel[r], sizeof kernel[r], "%s__proj_%s", fname, roles[r]);
+      const char *args[3] = {
           p->arg_name[arg_number(mlirOperationGetOperand(p->proj[r], 0), body)],
           p->arg_name[arg_number(mlirOperationGetOperand(p->proj[r], 1), body)],
-          roles[r]);
-  attn_strbuf_printf(&t, "{kernel = \"%s__attn\", args = [", fname);
+          ws_name[r]};
+      MlirAttribute v[2] = {str_attr(ctx, kernel[r]), str_array(ctx, 3, args)};
+      steps[nsteps++] = dict(ctx, 2, step_keys, v);
+    }
+  char attn[300];
+  snprintf(attn, sizeof attn, "%s__attn", fname);
   for (intptr_t i = 0; i < p->noperands; ++i)
-    attn_strbuf_printf(&t, "\"%s\", ", p->operand[i]);
-  attn_strbuf_printf(&t, "\"out\"]}]}");
-  if (!attn_programs_append(module, ATTN_TILE_PROGRAMS_ATTR, &t))
-    return attn_emit_errorf(p->func, "attn-tile: cannot record the launch "
-                                     "program (a bug in attn)");
-  return true;
+    s[i] = p->operand[i];
+  s[p->noperands] = "out";
+  MlirAttribute v[2] = {str_attr(ctx, attn),
+                        str_array(ctx, p->noperands + 1, s)};
+  steps[nsteps++] = dict(ctx, 2, step_keys, v);
+  static const char *const keys[4] = {"name", "inputs", "workspace", "steps"};
+  MlirAttribute prog[4] = {str_attr(ctx, fname), inputs,
+                           mlirArrayAttrGet(ctx, nwork, work),
+                           mlirArrayAttrGet(ctx, nsteps, steps)};
+  MlirAttribute program = dict(ctx, 4, keys, prog);
+  // Appended to the programs already recorded.
+  MlirStringRef attr = mlirStringRefCreateFromCString(ATTN_TILE_PROGRAMS_ATTR);
+  MlirAttribute old = mlirOperationGetAttributeByName(module, attr);
+  intptr_t n = !mlirAttributeIsNull(old) && mlirAttributeIsAArray(old)
+                   ? mlirArrayAttrGetNumElements(old)
+                   : 0;
+  MlirAttribute all[n + 1];
+  for (intptr_t i = 0; i < n; ++i)
+    all[i] = mlirArrayAttrGetElement(old, i);
+  all[n] = program;
+  mlirOperationSetAttributeByName(module, attr,
+                                  mlirArrayAttrGet(ctx, n + 1, all));
 }
 
 /// Leaves func as @<f>__attn(operands of attn.fused) -> result: one new
@@ -335,10 +392,9 @@ bool attn_tile_program(MlirOperation func, const struct attn_tile_options *o) {
   if (!name_args(&p))
     return false;
   for (int r = 0; r < 3; ++r)
-    if (!mlirOperationIsNull(p.proj[r]) && !emit_projection(&p, r, fname, o))
+    if (!mlirOperationIsNull(p.proj[r]) && !build_projection(&p, r, fname, o))
       return false;
-  if (!record_program(&p, fname))
-    return false;
+  record_program(&p, fname);
   keep_attention(&p, fname);
   return true;
 }

@@ -79,12 +79,19 @@ struct attn_tile_options {
 /// diagnostic (a matmul attn-tile cannot take, or an internal failure).
 bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o);
 
-/// Writes the GEMM tile kernel @name(a: m x k, b: k x n, c: m x n) of
-/// elem with o's blocks (tile_matmul.c's kernel, accumulate = false);
-/// extra, when not empty, is appended to its tile.matmul dictionary.
-void attn_tile_emit_gemm(struct attn_strbuf *b, const char *name,
-                         MlirType elem, int64_t m, int64_t n, int64_t k,
-                         const struct attn_tile_options *o, const char *extra);
+struct attn_builder;
+
+/// Builds the GEMM tile kernel @name(a: m x k, b: k x n, c: m x n) of elem
+/// with o's blocks (tile_matmul.c's kernel, accumulate = false) at b's
+/// insertion point; extra[0..nextra) are added to its tile.matmul
+/// dictionary. Returns its func.func; check attn_builder_finish(b), and
+/// destroy the (partial) kernel when that fails.
+MlirOperation attn_tile_build_gemm_kernel(struct attn_builder *b,
+                                          const char *name, MlirType elem,
+                                          int64_t m, int64_t n, int64_t k,
+                                          const struct attn_tile_options *o,
+                                          intptr_t nextra,
+                                          const MlirNamedAttribute *extra);
 
 /// A function holding attn.project ops (tile_program.c): each projection
 /// becomes a GEMM tile kernel @<f>__proj_<q|k|v> writing its heads
