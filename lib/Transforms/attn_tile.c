@@ -30,17 +30,18 @@
 // dialect's builders (build_rope, build_key_range, build_score_mods,
 // build_masks, ...); each names the fused op's location by its role
 // (tile.kernel, tile.prologue, tile.query_tile, tile.key_range,
-// tile.key_loop, tile.epilogue), and no IR is printed and parsed. Modifiers are applied in program order
-// by tile.score_mod; the scale folds into the softmax's exp2 factor when no
-// softcap, alibi or gate follows it (folding is exact only there), else
-// tile.score_mod applies it in order. Masks come after the modifiers, so a
-// masked score is -inf whatever they did. The key loop visits only blocks a
-// query block can see: it stops at the diagonal (causal) or right edge of a
-// window and starts at its left edge. Options: block-m, block-n (0 picks the
-// largest power of two up to 64 whose tiles fit 48 KiB, the static shared
-// memory of the plain GPU path; with kernel=hopper, 128 x 128, the Hopper
-// kernel's tiles; with kernel=mma, 128 x 64, the mma.sync kernel's) and
-// threads (0: 128, 384 with kernel=hopper, 2 * block-m with kernel=mma).
+// tile.key_loop, tile.epilogue), and no IR is printed and parsed.
+// Modifiers are applied in program order by tile.score_mod; the scale folds
+// into the softmax's exp2 factor when no softcap, alibi or gate follows it
+// (folding is exact only there), else tile.score_mod applies it in order. Masks
+// come after the modifiers, so a masked score is -inf whatever they did. The
+// key loop visits only blocks a query block can see: it stops at the diagonal
+// (causal) or right edge of a window and starts at its left edge. Options:
+// block-m, block-n (0 picks the largest power of two up to 64 whose tiles fit
+// 48 KiB, the static shared memory of the plain GPU path; with kernel=hopper,
+// 128 x 128, the Hopper kernel's tiles; with kernel=mma, 128 x 64, the mma.sync
+// kernel's) and threads (0: 128, 384 with kernel=hopper, 2 * block-m with
+// kernel=mma).
 //
 // Functions without attn ops go to tile_matmul.c, which turns a
 // linalg.matmul into a GEMM tile kernel (block-k is its option). Functions

@@ -46,8 +46,8 @@
 // columns unless the output has too few such tiles to fill an H200's 132
 // SMs; then 128 or 64, and where even those leave SMs idle and K is long,
 // K in slices summed by a second kernel (tile.matmul's split_k;
-// attn_tile_hopper_gemm_shape). Projections (attn_tile_build_gemm_kernel) and fused
-// collectives keep 256, unsplit.
+// attn_tile_hopper_gemm_shape). Projections (attn_tile_build_gemm_kernel)
+// and fused collectives keep 256, unsplit.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
