@@ -106,9 +106,10 @@ MlirType attn_b_memref(struct attn_builder *b, intptr_t rank,
 //===-- Ops ---------------------------------------------------------------===//
 
 /// Makes op `name` at the insertion point: nres results of types res, the
-/// operands, the attributes and nregions regions of one empty block each
-/// (fill them through attn_b_region_block). Null after a diagnostic when an
-/// operand is null or MLIR refuses the op.
+/// operands, the attributes and nregions empty regions (no block: append
+/// the blocks they need, as attn_b_for_open does; attn_b_region_block then
+/// returns a region's first). Null after a diagnostic when an operand is
+/// null or MLIR refuses the op.
 MlirOperation attn_b_op(struct attn_builder *b, const char *name,
                         intptr_t nres, const MlirType *res, intptr_t nopd,
                         const MlirValue *opd, intptr_t nattr,
