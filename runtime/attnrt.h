@@ -390,6 +390,39 @@ ATTNRT_API enum attnrt_status
 attnrt_module_load_cubin(attnrt_runtime *rt, const void *cubin, size_t len,
                          const char *manifest_json, attnrt_module **out);
 
+/// PTX to SASS in this process, without the driver's JIT: writes into arch
+/// (cap bytes) the nvJitLink architecture for PTX whose .target is target
+/// ("sm_90a") on rt's device: "sm_<major><minor>" of the device, with
+/// target's "a" or "f" suffix when target names the device's own
+/// architecture ("sm_90a" on a 9.0 device, "sm_90" for sm_80 PTX there).
+/// Returns ATTNRT_ERR_INVALID_ARGUMENT for NULL arguments, a target not of
+/// the form sm_NN[a|f], or a cap too small (16 bytes always suffice).
+ATTNRT_API enum attnrt_status attnrt_runtime_sass_arch(attnrt_runtime *rt,
+                                                       const char *target,
+                                                       char *arch, size_t cap);
+
+/// Compiles the PTX text ptx (len bytes, or 0 when NUL-terminated) into a
+/// cubin for arch (NULL or "": attnrt_runtime_sass_arch of the PTX's .target)
+/// through nvJitLink, linking the NCCL device shim when the PTX calls it, as
+/// attnrt_ptx_link does; load the result with attnrt_module_load_cubin (the
+/// manifest's "format" then "cubin" or absent) and free it with
+/// attnrt_cubin_free. Errors are those of attnrt_ptx_link, in
+/// attnrt_last_error(rt): ATTNRT_ERR_CUDA with "cannot load nvJitLink ..."
+/// when no nvJitLink can be opened (see attnrt_nvjitlink_version), or with
+/// nvJitLink's log when the PTX does not compile.
+ATTNRT_API enum attnrt_status
+attnrt_runtime_ptx_to_cubin(attnrt_runtime *rt, const char *ptx, size_t len,
+                            const char *arch, void **cubin, size_t *cubin_len);
+
+/// The version of the nvJitLink that attnrt_ptx_link and
+/// attnrt_runtime_ptx_to_cubin would use (13 and 0 for CUDA 13.0), found as
+/// they find it (ATTNRT_NVJITLINK_LIBRARY, then the CUDA folders). Returns
+/// ATTNRT_ERR_INVALID_ARGUMENT for NULL arguments and ATTNRT_ERR_CUDA, with
+/// "cannot load nvJitLink ..." in attnrt_last_error(NULL), when there is
+/// none, or when it lacks nvJitLinkVersion (before CUDA 12.3): then PTX must
+/// go through the driver's JIT (attnrt_module_load_ptx).
+ATTNRT_API enum attnrt_status attnrt_nvjitlink_version(int *major, int *minor);
+
 /// Unloads the image, frees the workspace of m's programs and frees m with its
 /// manifest. NULL is a no-op. Work queued with m must have finished.
 ATTNRT_API void attnrt_module_destroy(attnrt_module *m);

@@ -523,3 +523,105 @@ ATTNRT_API enum attnrt_status attnrt_ptx_link(const char *ptx, size_t len,
 }
 
 ATTNRT_API void attnrt_cubin_free(void *cubin) { free(cubin); }
+
+//===-- PTX to SASS for a runtime's device --===//
+
+ATTNRT_API enum attnrt_status attnrt_nvjitlink_version(int *major, int *minor) {
+  if (!major || !minor)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_nvjitlink_version: %s is NULL", !major ? "major" : "minor");
+  *major = *minor = 0;
+  struct nvjl_api api;
+  void *lib = NULL;
+  enum attnrt_status st = load_nvjitlink(&api, &lib);
+  if (st != ATTNRT_OK)
+    return st;
+  // Optional: nvJitLink has it from CUDA 12.3 on.
+  nvjl_result (*version)(unsigned *, unsigned *) = NULL;
+  void *fn = dlsym(lib, "nvJitLinkVersion");
+  memcpy(&version, &fn, sizeof fn);
+  unsigned maj = 0, min = 0;
+  if (!version) {
+    st = attnrt_fail(NULL, ATTNRT_ERR_CUDA,
+                     "cannot load nvJitLink: the library found has no nvJitLinkVersion "
+                     "(older than CUDA 12.3; set %s to a newer one)",
+                     ATTNRT_NVJITLINK_LIBRARY_ENV);
+  } else {
+    nvjl_result res = version(&maj, &min);
+    if (res != NVJL_SUCCESS)
+      st = attnrt_fail(NULL, ATTNRT_ERR_CUDA, "nvJitLinkVersion failed: %s",
+                       nvjl_result_name(res));
+  }
+  dlclose(lib);
+  if (st == ATTNRT_OK) {
+    *major = (int)maj;
+    *minor = (int)min;
+  }
+  return st;
+}
+
+ATTNRT_API enum attnrt_status attnrt_runtime_sass_arch(attnrt_runtime *rt,
+                                                       const char *target,
+                                                       char *arch, size_t cap) {
+  if (!rt)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_runtime_sass_arch: runtime is NULL");
+  if (!target || !arch)
+    return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_runtime_sass_arch: %s is NULL", !target ? "target" : "arch");
+  if (!is_arch_name(target))
+    return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_runtime_sass_arch: target '%s' is not of the form sm_NN, "
+                       "sm_NNa or sm_NNf",
+                       target);
+  char own[16];
+  snprintf(own, sizeof own, "sm_%d%d", rt->cc_major, rt->cc_minor);
+  size_t n = strlen(own);
+  // sm_90a PTX runs only on 9.0 and keeps its suffix there; PTX for an
+  // older chip compiles for the device's plain architecture.
+  char suffix = strncmp(target, own, n) == 0 && (target[n] == 'a' || target[n] == 'f')
+                    ? target[n]
+                    : '\0';
+  if (suffix) {
+    own[n] = suffix;
+    own[n + 1] = '\0';
+  }
+  if (strlen(own) + 1 > cap)
+    return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_runtime_sass_arch: %zu bytes do not hold '%s'", cap, own);
+  memcpy(arch, own, strlen(own) + 1);
+  return ATTNRT_OK;
+}
+
+ATTNRT_API enum attnrt_status
+attnrt_runtime_ptx_to_cubin(attnrt_runtime *rt, const char *ptx, size_t len,
+                            const char *arch, void **cubin, size_t *cubin_len) {
+  if (cubin)
+    *cubin = NULL;
+  if (cubin_len)
+    *cubin_len = 0;
+  if (!rt)
+    return attnrt_fail(NULL, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_runtime_ptx_to_cubin: runtime is NULL");
+  if (!ptx || !cubin || !cubin_len)
+    return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                       "attnrt_runtime_ptx_to_cubin: %s is NULL",
+                       !ptx ? "ptx" : !cubin ? "cubin" : "cubin_len");
+  char derived[16];
+  if (!arch || !*arch) {
+    char target[32];
+    size_t n = ptx_length(ptx, len);
+    if (!read_target(ptx, n, target, sizeof target))
+      return attnrt_fail(rt, ATTNRT_ERR_INVALID_ARGUMENT,
+                         "attnrt_runtime_ptx_to_cubin: the PTX has no .target directive "
+                         "and no arch was given");
+    enum attnrt_status st = attnrt_runtime_sass_arch(rt, target, derived, sizeof derived);
+    if (st != ATTNRT_OK)
+      return st;
+    arch = derived;
+  }
+  enum attnrt_status st = attnrt_ptx_link(ptx, len, arch, cubin, cubin_len);
+  if (st != ATTNRT_OK)
+    attnrt_fail(rt, st, "attnrt_runtime_ptx_to_cubin: %s", attnrt_thread_error());
+  return st;
+}

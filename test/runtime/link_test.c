@@ -374,6 +374,122 @@ static int test_module_link_errors(void) {
   return 0;
 }
 
+//===-- PTX to SASS for a runtime's device --===//
+
+static int test_nvjitlink_version(void) {
+  int major = -1, minor = -1;
+  CHECK(attnrt_nvjitlink_version(&major, &minor) == ATTNRT_OK);
+  CHECK(major >= 12 && minor >= 0);
+  CHECK(attnrt_nvjitlink_version(NULL, &minor) == ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(NULL), "attnrt_nvjitlink_version: major is NULL"));
+  // Absent: the caller falls back to the driver's JIT.
+  setenv(ATTNRT_NVJITLINK_LIBRARY_ENV, "/nonexistent/libnvJitLink.so.13", 1);
+  CHECK(attnrt_nvjitlink_version(&major, &minor) == ATTNRT_ERR_CUDA);
+  CHECK(major == 0 && minor == 0);
+  CHECK(contains(attnrt_last_error(NULL), "cannot load nvJitLink '/nonexistent/libnvJitLink.so.13'"));
+  unsetenv(ATTNRT_NVJITLINK_LIBRARY_ENV);
+  return 0;
+}
+
+static int test_sass_arch(void) {
+  char arch[16];
+  {
+    CREATE_RUNTIME(rt); // the mock's default: compute capability 9.0
+    CHECK(attnrt_runtime_sass_arch(rt, "sm_90a", arch, sizeof arch) == ATTNRT_OK);
+    CHECK(strcmp(arch, "sm_90a") == 0);
+    CHECK(attnrt_runtime_sass_arch(rt, "sm_90", arch, sizeof arch) == ATTNRT_OK);
+    CHECK(strcmp(arch, "sm_90") == 0);
+    CHECK(attnrt_runtime_sass_arch(rt, "sm_80", arch, sizeof arch) == ATTNRT_OK);
+    CHECK(strcmp(arch, "sm_90") == 0);
+    // Another chip's arch-specific PTX keeps nothing of its suffix.
+    CHECK(attnrt_runtime_sass_arch(rt, "sm_100a", arch, sizeof arch) == ATTNRT_OK);
+    CHECK(strcmp(arch, "sm_90") == 0);
+    CHECK(attnrt_runtime_sass_arch(rt, "compute_90", arch, sizeof arch) ==
+          ATTNRT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(attnrt_last_error(rt), "target 'compute_90' is not of the form"));
+    CHECK(attnrt_runtime_sass_arch(rt, "sm_90a", arch, 6) == ATTNRT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(attnrt_last_error(rt), "6 bytes do not hold 'sm_90a'"));
+    CHECK(attnrt_runtime_sass_arch(rt, NULL, arch, sizeof arch) == ATTNRT_ERR_INVALID_ARGUMENT);
+    CHECK(attnrt_runtime_sass_arch(NULL, "sm_90a", arch, sizeof arch) ==
+          ATTNRT_ERR_INVALID_ARGUMENT);
+    attnrt_runtime_destroy(rt);
+  }
+  setenv("MOCK_CUDA_CC", "8.6", 1);
+  CREATE_RUNTIME(rt);
+  CHECK(attnrt_runtime_sass_arch(rt, "sm_80", arch, sizeof arch) == ATTNRT_OK);
+  CHECK(strcmp(arch, "sm_86") == 0);
+  attnrt_runtime_destroy(rt);
+  return 0;
+}
+
+static int test_ptx_to_cubin(void) {
+  CREATE_RUNTIME(rt);
+  void *cubin = (void *)1;
+  size_t len = 1;
+  // The arch from the PTX's .target and the device (sm_90a on 9.0).
+  enum attnrt_status st = attnrt_runtime_ptx_to_cubin(rt, plain_ptx, 0, NULL, &cubin, &len);
+  if (st != ATTNRT_OK)
+    fprintf(stderr, "%s\n", attnrt_last_error(rt));
+  CHECK(st == ATTNRT_OK && is_elf(cubin, len));
+  // The cubin loads as a cubin (the mock reads its kernels' parameters from
+  // the ELF's .nv.info sections) and launches with the manifest's arguments.
+  static const char manifest[] =
+      "{\"version\": 1, \"format\": \"cubin\", \"kernels\": [{\"name\": \"plain\", "
+      "\"grid\": [1], \"block\": [1], \"params\": [{\"name\": \"p\", \"kind\": \"ptr\"}]}]}";
+  attnrt_module *m = NULL;
+  CHECK(attnrt_module_load_cubin(rt, cubin, len, manifest, &m) == ATTNRT_OK);
+  CHECK(mock_cuda_state()->cubin_loads == 1 && mock_cuda_cubin_loads() == 1);
+  struct attnrt_arg arg = {.kind = ATTNRT_ARG_PTR, .v.ptr = 0x1000};
+  CHECK(attnrt_launch(m, "plain", &arg, 1, NULL) == ATTNRT_OK);
+  const struct mock_cuda_launch *l = &mock_cuda_state()->last_launch;
+  CHECK(strcmp(l->kernel, "plain") == 0 && l->nparams == 1 && l->param_size[0] == 8 &&
+        l->params[0] == 0x1000);
+  // A kernel the cubin lacks.
+  attnrt_module *none = NULL;
+  char *other = replace(manifest, "\"plain\"", "\"other\"");
+  CHECK(attnrt_module_load_cubin(rt, cubin, len, other, &none) == ATTNRT_ERR_NOT_FOUND);
+  free(other);
+  attnrt_module_destroy(m);
+  attnrt_cubin_free(cubin);
+  // For an explicit arch, by length without a NUL.
+  char *copy = malloc(sizeof plain_ptx - 1);
+  memcpy(copy, plain_ptx, sizeof plain_ptx - 1);
+  CHECK(attnrt_runtime_ptx_to_cubin(rt, copy, sizeof plain_ptx - 1, "sm_90a", &cubin, &len) ==
+        ATTNRT_OK);
+  CHECK(is_elf(cubin, len));
+  attnrt_cubin_free(cubin);
+  free(copy);
+  // sm_90a PTX cannot run on an sm_100 device: nvJitLink says so, in rt's message.
+  CHECK(attnrt_runtime_ptx_to_cubin(rt, plain_ptx, 0, "sm_100", &cubin, &len) ==
+        ATTNRT_ERR_CUDA);
+  CHECK(cubin == NULL && len == 0);
+  CHECK(contains(attnrt_last_error(rt), "attnrt_runtime_ptx_to_cubin: "));
+  // Malformed PTX: ptxas's complaint from nvJitLink's log.
+  char *bad = replace(plain_ptx, "ld.param.u64 %rd1, [p];", "ld.param.u64 %rdX1, [p];");
+  CHECK(attnrt_runtime_ptx_to_cubin(rt, bad, 0, NULL, &cubin, &len) == ATTNRT_ERR_CUDA);
+  CHECK(contains(attnrt_last_error(rt), "attnrt_runtime_ptx_to_cubin: nvJitLinkAddData(kernel.ptx) "
+                                        "failed for sm_90a: NVJITLINK_ERROR_PTX_COMPILE"));
+  CHECK(contains(attnrt_last_error(rt), "%rdX1"));
+  free(bad);
+  // Arguments.
+  CHECK(attnrt_runtime_ptx_to_cubin(rt, ".version 8.0\n", 0, NULL, &cubin, &len) ==
+        ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(rt), "no .target directive and no arch was given"));
+  CHECK(attnrt_runtime_ptx_to_cubin(rt, NULL, 0, NULL, &cubin, &len) ==
+        ATTNRT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(attnrt_last_error(rt), "attnrt_runtime_ptx_to_cubin: ptx is NULL"));
+  CHECK(attnrt_runtime_ptx_to_cubin(NULL, plain_ptx, 0, NULL, &cubin, &len) ==
+        ATTNRT_ERR_INVALID_ARGUMENT);
+  // No nvJitLink: a clear message naming the variable that finds one.
+  setenv(ATTNRT_NVJITLINK_LIBRARY_ENV, "/nonexistent/libnvJitLink.so.13", 1);
+  CHECK(attnrt_runtime_ptx_to_cubin(rt, plain_ptx, 0, NULL, &cubin, &len) == ATTNRT_ERR_CUDA);
+  CHECK(contains(attnrt_last_error(rt), "attnrt_runtime_ptx_to_cubin: cannot load nvJitLink "
+                                        "'/nonexistent/libnvJitLink.so.13' (ATTNRT_NVJITLINK_LIBRARY)"));
+  unsetenv(ATTNRT_NVJITLINK_LIBRARY_ENV);
+  attnrt_runtime_destroy(rt);
+  return 0;
+}
+
 int main(void) {
   static const struct test_case tests[] = {
       TEST(test_needs_shim),
@@ -387,6 +503,9 @@ int main(void) {
       TEST(test_nvjitlink_missing),
       TEST(test_module_links_shim),
       TEST(test_module_link_errors),
+      TEST(test_nvjitlink_version),
+      TEST(test_sass_arch),
+      TEST(test_ptx_to_cubin),
   };
   mock_fixture_init();
   return run_tests(tests, sizeof tests / sizeof tests[0], before, mock_fixture_after);

@@ -33,6 +33,7 @@ struct CUfunc_st {
 
 struct CUmod_st {
   char *image;
+  size_t image_len; // bytes of an ELF image; 0 for PTX text
   struct CUfunc_st *functions;
 };
 
@@ -57,6 +58,8 @@ static struct allocation *allocations;
 static long clock_ticks;
 
 const struct mock_cuda_state *mock_cuda_state(void) { return &state; }
+
+int mock_cuda_cubin_loads(void) { return state.cubin_loads; }
 
 /// Host functions of kernels (mock_cuda_set_kernel).
 static struct {
@@ -299,6 +302,80 @@ static bool parse_entry(const char *image, const char *name,
   return false;
 }
 
+//===-- Cubins: ELF images as nvJitLink writes them --===//
+
+static uint64_t read_le(const unsigned char *p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i)
+    v = v << 8 | p[i];
+  return v;
+}
+
+/// Size of the 64-bit little-endian ELF file at image (the end of its
+/// section and program header tables and of its sections), or 0 when image
+/// is not one.
+static size_t elf_size(const void *image) {
+  const unsigned char *e = image;
+  if (memcmp(e, "\x7f" "ELF", 4) != 0 || e[4] != 2 || e[5] != 1)
+    return 0;
+  uint64_t phoff = read_le(e + 0x20, 8), shoff = read_le(e + 0x28, 8);
+  uint64_t phentsize = read_le(e + 0x36, 2), phnum = read_le(e + 0x38, 2);
+  uint64_t shentsize = read_le(e + 0x3A, 2), shnum = read_le(e + 0x3C, 2);
+  uint64_t end = shoff + shentsize * shnum;
+  if (phoff + phentsize * phnum > end)
+    end = phoff + phentsize * phnum;
+  for (uint64_t i = 0; i < shnum; ++i) {
+    const unsigned char *sh = e + shoff + i * shentsize;
+    uint64_t type = read_le(sh + 4, 4), off = read_le(sh + 0x18, 8), size = read_le(sh + 0x20, 8);
+    if (type != 8 /* SHT_NOBITS */ && off + size > end)
+      end = off + size;
+  }
+  return (size_t)end;
+}
+
+/// Reads the parameters of kernel name from the cubin's .nv.info.<name>
+/// section (EIATTR_KPARAM_INFO, attribute 0x17, an EIFMT_SVAL entry: index,
+/// ordinal, offset and size in bits 18-31 of its last word) into f; false when there is no such section.
+static bool parse_elf_entry(const struct CUmod_st *m, const char *name,
+                            struct CUfunc_st *f) {
+  const unsigned char *e = (const unsigned char *)m->image;
+  uint64_t shoff = read_le(e + 0x28, 8), shentsize = read_le(e + 0x3A, 2);
+  uint64_t shnum = read_le(e + 0x3C, 2), shstrndx = read_le(e + 0x3E, 2);
+  if (shstrndx >= shnum)
+    return false;
+  uint64_t names = read_le(e + shoff + shstrndx * shentsize + 0x18, 8);
+  char want[128];
+  snprintf(want, sizeof want, ".nv.info.%s", name);
+  for (uint64_t i = 0; i < shnum; ++i) {
+    const unsigned char *sh = e + shoff + i * shentsize;
+    const char *sname = (const char *)e + names + read_le(sh, 4);
+    if (strcmp(sname, want) != 0)
+      continue;
+    const unsigned char *p = e + read_le(sh + 0x18, 8);
+    const unsigned char *end = p + read_le(sh + 0x20, 8);
+    while (p + 2 <= end) {
+      unsigned format = p[0], attr = p[1];
+      // EIFMT_SVAL (4) has a 16-bit size; the others take 4 bytes in all.
+      size_t bytes = format == 4 ? 4 + read_le(p + 2, 2) : 4;
+      if (format == 4 && attr == 0x17 && bytes >= 16) {
+        unsigned ordinal = (unsigned)read_le(p + 8, 2);
+        int size = (int)((read_le(p + 12, 4) >> 18) & 0x3fff);
+        if (ordinal >= MOCK_CUDA_MAX_PARAMS || size <= 0 || size > MOCK_CUDA_MAX_PARAM_BYTES)
+          return false;
+        f->param_bytes[ordinal] = size;
+        if ((int)ordinal + 1 > f->nparams)
+          f->nparams = (int)ordinal + 1;
+      }
+      p += bytes;
+    }
+    for (int j = 0; j < f->nparams; ++j)
+      if (f->param_bytes[j] == 0)
+        return false;
+    return true;
+  }
+  return false;
+}
+
 CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
                                     unsigned int noptions, CUjit_option *options,
                                     void **values) {
@@ -322,9 +399,13 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
   if (!module || !image)
     return CUDA_ERROR_INVALID_VALUE;
   struct CUmod_st *m = calloc(1, sizeof *m);
-  size_t len = strlen(image);
+  size_t elf = elf_size(image);
+  size_t len = elf ? elf : strlen(image);
   m->image = malloc(len + 1);
-  memcpy(m->image, image, len + 1);
+  memcpy(m->image, image, len);
+  m->image[len] = '\0';
+  m->image_len = elf;
+  state.cubin_loads += elf != 0;
   *module = m;
   ++state.live_modules;
   return CUDA_SUCCESS;
@@ -352,7 +433,8 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule module,
     return CUDA_ERROR_INVALID_VALUE;
   struct CUfunc_st *f = calloc(1, sizeof *f);
   snprintf(f->name, sizeof f->name, "%s", name);
-  if (!parse_entry(module->image, name, f)) {
+  if (module->image_len ? !parse_elf_entry(module, name, f)
+                        : !parse_entry(module->image, name, f)) {
     free(f);
     return CUDA_ERROR_NOT_FOUND;
   }

@@ -16,7 +16,9 @@
 //   MOCK_CUDA_STREAM_BUSY=1           cuStreamQuery and cuEventQuery answer CUDA_ERROR_NOT_READY
 // Calls that need a context fail with CUDA_ERROR_INVALID_CONTEXT unless one is
 // pushed; cuModuleGetFunction reads the kernel's .param list from the PTX text
-// (".param .u64 p", ".param .align 64 .b8 p[128]") so cuLaunchKernel can
+// (".param .u64 p", ".param .align 64 .b8 p[128]"), or from a cubin's
+// .nv.info.<kernel> section (EIATTR_KPARAM_INFO) when the image is an ELF
+// file (an nvJitLink output), so cuLaunchKernel can
 // record the argument bytes (the first MOCK_CUDA_MAX_LAUNCH_LOG launches are
 // kept in order); a launch does nothing unless the test gave the kernel a
 // host function (mock_cuda_set_kernel). cuMemAlloc returns 256-byte aligned memory, like the driver.
@@ -87,6 +89,7 @@ struct mock_cuda_state {
   struct mock_cuda_tensor_map tensor_maps[MOCK_CUDA_MAX_TENSOR_MAPS]; // the first ones
   int listed_calls;       // calls of MOCK_CUDA_FAIL's entry points, with MOCK_CUDA_FAIL_AT
   int injected_failures;  // calls MOCK_CUDA_FAIL made fail
+  int cubin_loads;        // modules loaded from an ELF cubin (not PTX text)
 };
 
 /// Returns the mock's state. Owned by the mock.
@@ -101,6 +104,9 @@ typedef void (*mock_cuda_kernel_fn)(const struct mock_cuda_launch *launch);
 /// nothing again, the default for every kernel). Up to 4 kernels; kept
 /// across mock_cuda_reset.
 void mock_cuda_set_kernel(const char *name, mock_cuda_kernel_fn fn);
+
+/// state.cubin_loads, for callers that do not read the struct (ctypes).
+int mock_cuda_cubin_loads(void);
 
 /// Zeroes the counters and records (live objects must have been released).
 void mock_cuda_reset(void);
