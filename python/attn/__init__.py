@@ -25,6 +25,7 @@ import json
 import os
 import re
 import threading
+import time as _time
 import warnings
 
 from . import _lib, _program
@@ -348,6 +349,12 @@ def _cached(key, ext, produce, load, memory_key=None):
     time: threads asking for a key being produced wait for it and then take
     it from memory (or, when producing failed, try themselves)."""
     memory_key = key if memory_key is None else memory_key
+    return _cached_make(memory_key, lambda: _produce(key, ext, produce, load))
+
+
+def _cached_make(memory_key, make):
+    """The object under memory_key in memory, else make()'s, kept there; one
+    thread makes a key at a time (see _cached)."""
     while True:
         with _cache_lock:
             hit = _memory.get(memory_key)
@@ -362,7 +369,7 @@ def _cached(key, ext, produce, load, memory_key=None):
         with busy:  # wait for its producer, then look again
             pass
     try:
-        obj = _produce(key, ext, produce, load)
+        obj = make()
         with _cache_lock:
             _memory[memory_key] = obj
         return obj
@@ -387,6 +394,167 @@ def _produce(key, ext, produce, load):
         found = (compiled.data, compiled.manifest)
         _disk_write(key, ext, *found)
         obj = load(*found)
+    _count("loads")
+    return obj
+
+
+#===-- GPU kernels: PTX, and SASS made in-process -----------------------===#
+
+# Where the time of this thread's last kernel production went (seconds):
+# read by bench/compile_latency.py through _last_timings().
+_timings = threading.local()
+
+
+def _last_timings():
+    """{"disk", "compile", "sass", "load"}: seconds the calling thread's last
+    GPU kernel production spent reading the disk cache, compiling IR to PTX,
+    turning PTX into SASS with nvJitLink, and loading the module (with the
+    driver's JIT when no cubin was made); "path" says which ("cubin hit",
+    "cubin", "ptx")."""
+    return dict(getattr(_timings, "last", {}))
+
+
+def _cubin_key(key, arch, toolchain):
+    """The key of the cubin made from key's PTX for arch ("sm_90a") by the
+    toolchain toolchain (nvJitLink's and the driver's versions)."""
+    h = hashlib.sha256()
+    h.update(json.dumps([key, "cubin", arch, toolchain, CACHE_FORMAT]).encode())
+    return h.hexdigest()
+
+
+_sass_info = {}
+
+
+def _sass_policy():
+    """$ATTN_NVJITLINK: "never" (the default; unset, empty, 0, off, no): PTX
+    goes to the driver's JIT at load time; "auto": nvJitLink makes every PTX
+    into a cubin but one that uses setmaxnreg; "always" (1, on, yes): every
+    PTX. nvJitLink compiles PTX as relocatable code, where ptxas ignores
+    setmaxnreg and serializes wgmma: the Hopper attention kernel it makes ran
+    2.1 to 2.5 times slower on an H200, and took longer to make than the
+    driver's JIT (docs/api.md, Caching; bench/compile_latency.md)."""
+    v = os.environ.get("ATTN_NVJITLINK", "").strip().lower()
+    if v == "auto":
+        return "auto"
+    if v in ("1", "always", "on", "yes"):
+        return "always"
+    return "never"
+
+
+def _sass_wanted(policy, ptx):
+    """Whether nvJitLink makes ptx's SASS under policy (see _sass_policy)."""
+    return policy == "always" or b"setmaxnreg" not in ptx
+
+
+def _sass(index, chip):
+    """(arch, toolchain) when the PTX for chip may be made into SASS in this
+    process on GPU index: nvJitLink's architecture for the device and a text
+    naming the policy and the nvJitLink and driver versions (part of the
+    cubin's key). None when $ATTN_NVJITLINK is never (the default) or no
+    nvJitLink can be loaded: the driver's JIT compiles the PTX at load time
+    instead."""
+    policy = _sass_policy()
+    if policy == "never":
+        return None
+    with _cache_lock:
+        if (index, chip) not in _sass_info:
+            lib = _lib.attnrt()
+            rt = _runtimes[index][0]
+            info = None
+            major, minor, driver = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+            arch = ctypes.create_string_buffer(16)
+            with _runtime_locks[index]:
+                if (lib.attnrt_nvjitlink_version(ctypes.byref(major), ctypes.byref(minor)) == 0
+                        and lib.attnrt_runtime_driver_version(rt, ctypes.byref(driver)) == 0
+                        and lib.attnrt_runtime_sass_arch(rt, chip.encode(), arch,
+                                                         len(arch)) == 0):
+                    info = (arch.value.decode(), "nvJitLink %d.%d, driver %d" % (
+                        major.value, minor.value, driver.value))
+            _sass_info[(index, chip)] = info
+        info = _sass_info[(index, chip)]
+        # Cubins made under "always" (setmaxnreg ignored) are never taken under "auto".
+        return info and (info[0], "%s, %s" % (policy, info[1]), policy)
+
+
+def _ptx_to_cubin(rt, lock, ptx, arch):
+    """The cubin nvJitLink makes of ptx for arch, or None, with a warning,
+    when it fails (the driver's JIT then gets the PTX, and its error)."""
+    lib = _lib.attnrt()
+    out, size = ctypes.c_void_p(), ctypes.c_size_t()
+    with lock:
+        status = lib.attnrt_runtime_ptx_to_cubin(rt, ptx, len(ptx), arch.encode(),
+                                                 ctypes.byref(out), ctypes.byref(size))
+        if status:
+            err = _rt_error(rt, status, "nvJitLink did not compile the kernel for %s" % arch)
+    if status:
+        warnings.warn("%s; loading its PTX through the driver's JIT" % err, RuntimeWarning,
+                      stacklevel=3)
+        return None
+    try:
+        return ctypes.string_at(out, size.value)
+    finally:
+        lib.attnrt_cubin_free(out)
+
+
+def _produce_gpu(key, rt, lock, sass, produce):
+    """The loaded module of key on a GPU: the cubin entry on disk (no compile,
+    no JIT), else the PTX (the disk's, or produce()'s, written), made into a
+    cubin by nvJitLink (written beside the PTX) and loaded; without sass, or
+    when nvJitLink fails, the PTX through the driver's JIT."""
+    times = {"disk": 0.0, "compile": 0.0, "sass": 0.0, "load": 0.0}
+    _timings.last = times
+
+    def timed(what, fn, *args):
+        t = _time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            times[what] += _time.perf_counter() - t
+
+    ckey = _cubin_key(key, sass[0], sass[1]) if sass else None
+    if ckey:
+        found = timed("disk", _disk_read, ckey, ".cubin")
+        if found is not None:
+            _count("disk_hits")
+            try:
+                obj = timed("load", _GpuModule, rt, lock, found[0], found[1], "cubin")
+                times["path"] = "cubin hit"
+                _count("loads")
+                return obj
+            except Error:
+                pass  # a cubin this driver cannot load: made again below
+    found = timed("disk", _disk_read, key, ".ptx")
+    from_disk = found is not None
+    if from_disk:
+        _count("disk_hits")
+    else:
+        compiled = timed("compile", produce)
+        found = (compiled.data, compiled.manifest)
+        _disk_write(key, ".ptx", *found)
+    ptx, manifest = found
+    if ckey and _sass_wanted(sass[2], ptx):
+        cubin = timed("sass", _ptx_to_cubin, rt, lock, ptx, sass[0])
+        if cubin is not None:
+            try:
+                obj = timed("load", _GpuModule, rt, lock, cubin, manifest, "cubin")
+            except Error as e:
+                warnings.warn("attn: %s; loading its PTX through the driver's JIT" % e,
+                              RuntimeWarning, stacklevel=2)
+            else:
+                _disk_write(ckey, ".cubin", cubin, manifest)
+                times["path"] = "cubin"
+                _count("loads")
+                return obj
+    try:
+        obj = timed("load", _GpuModule, rt, lock, ptx, manifest, "ptx")
+    except Error:
+        if not from_disk:
+            raise
+        # A PTX entry this build cannot load: compile again and replace it.
+        compiled = timed("compile", produce)
+        _disk_write(key, ".ptx", compiled.data, compiled.manifest)
+        obj = timed("load", _GpuModule, rt, lock, compiled.data, compiled.manifest, "ptx")
+    times["path"] = "ptx"
     _count("loads")
     return obj
 
@@ -469,7 +637,9 @@ class _GpuModule:
     def __init__(self, rt, lock, data, manifest, fmt):
         self._lib = _lib.attnrt()
         handle = ctypes.c_void_p()
-        text = json.dumps(manifest).encode()
+        # The compiler's manifest says "ptx"; attnrt checks it against the loader.
+        text = json.dumps(dict(manifest, format=fmt) if "format" in manifest else
+                          manifest).encode()
         load = (self._lib.attnrt_module_load_cubin if fmt == "cubin"
                 else self._lib.attnrt_module_load_ptx)
         with lock:
@@ -817,12 +987,12 @@ def load(program, device="cpu", tile_options=None, hopper_options=None):
     rt, chip, sms = _runtime(index)
     hopper = _device_hopper_options(chip, sms, hopper_options)
     key = _key(program, chip, tile_options, "ptx", hopper)
-    loaded = _cached(key, ".ptx",
-                     lambda: compile(program, chip, "ptx", tile_options, source_name=PROGRAM_NAME,
-                                     hopper_options=hopper),
-                     lambda data, manifest: _GpuModule(rt, _runtime_locks[index], data, manifest,
-                                                       "ptx"),
-                     memory_key=(key, index))
+    sass = _sass(index, chip)
+    loaded = _cached_make(
+        (key, index),
+        lambda: _produce_gpu(key, rt, _runtime_locks[index], sass,
+                             lambda: compile(program, chip, "ptx", tile_options,
+                                             source_name=PROGRAM_NAME, hopper_options=hopper)))
     return Kernel(loaded, "cuda", index)
 
 

@@ -106,6 +106,12 @@ def _load_attnrt(path):
     _declare(lib, "attnrt_module_load_cubin", c_int, c_void_p, c_char_p, c_size_t, c_char_p,
              P(c_void_p))
     _declare(lib, "attnrt_module_destroy", None, c_void_p)
+    _declare(lib, "attnrt_runtime_driver_version", c_int, c_void_p, P(c_int))
+    _declare(lib, "attnrt_nvjitlink_version", c_int, P(c_int), P(c_int))
+    _declare(lib, "attnrt_runtime_sass_arch", c_int, c_void_p, c_char_p, c_char_p, c_size_t)
+    _declare(lib, "attnrt_runtime_ptx_to_cubin", c_int, c_void_p, c_char_p, c_size_t, c_char_p,
+             P(c_void_p), P(c_size_t))
+    _declare(lib, "attnrt_cubin_free", None, c_void_p)
     _declare(lib, "attnrt_stream_wrap", c_int, c_void_p, c_void_p, P(c_void_p))
     _declare(lib, "attnrt_stream_destroy", None, c_void_p)
     _declare(lib, "attnrt_launch", c_int, c_void_p, c_char_p, P(RtArg), c_size_t, c_void_p)
