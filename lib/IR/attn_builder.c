@@ -6,7 +6,6 @@
 //===----------------------------------------------------------------------===//
 #include "lib/IR/attn_builder.h"
 
-
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Diagnostics.h"
@@ -28,7 +27,7 @@ void attn_builder_init(struct attn_builder *b, MlirContext ctx,
   b->loc = src;
   // Ops of dialects not yet loaded would be made unregistered, and the LLVM
   // dialect's types need it loaded.
-  static const char *const dialects[] = {"arith", "math", "scf",  "func",
+  static const char *const dialects[] = {"arith",  "math", "scf",  "func",
                                          "memref", "llvm", "nvvm", "gpu"};
   for (size_t i = 0; i < sizeof dialects / sizeof *dialects; ++i)
     mlirContextGetOrLoadDialect(ctx, str(dialects[i]));
@@ -61,9 +60,7 @@ void attn_builder_role(struct attn_builder *b, const char *role) {
   b->loc = role ? mlirLocationNameGet(b->ctx, str(role), b->src) : b->src;
 }
 
-/// Marks b failed with an error at its location (once: the first error is
-/// the one to read).
-static void fail(struct attn_builder *b, const char *what) {
+void attn_builder_fail(struct attn_builder *b, const char *what) {
   if (!b->failed)
     mlirEmitError(b->loc, what);
   b->failed = true;
@@ -71,8 +68,9 @@ static void fail(struct attn_builder *b, const char *what) {
 
 bool attn_builder_finish(struct attn_builder *b) {
   if (b->depth != 0)
-    fail(b, "a region of the kernel being built was left open (a bug in "
-            "attn)");
+    attn_builder_fail(
+        b, "a region of the kernel being built was left open (a bug in "
+           "attn)");
   return !b->failed;
 }
 
@@ -129,7 +127,8 @@ MlirAttribute attn_b_attr_strs(struct attn_builder *b, intptr_t n,
                                const char *const *s) {
   MlirAttribute elems[ATTN_B_MAX_VALUES];
   if (n > ATTN_B_MAX_VALUES) {
-    fail(b, "too many strings for one array attribute (a bug in attn)");
+    attn_builder_fail(
+        b, "too many strings for one array attribute (a bug in attn)");
     n = 0;
   }
   for (intptr_t i = 0; i < n; ++i)
@@ -140,25 +139,25 @@ MlirAttribute attn_b_attr_strs(struct attn_builder *b, intptr_t n,
 MlirType attn_b_memref(struct attn_builder *b, intptr_t rank,
                        const int64_t *shape, MlirType elem) {
   (void)b;
-  return mlirMemRefTypeContiguousGet(elem, rank, shape,
-                                     mlirAttributeGetNull());
+  return mlirMemRefTypeContiguousGet(elem, rank, shape, mlirAttributeGetNull());
 }
 
 //===-- Ops ---------------------------------------------------------------===//
 
-MlirOperation attn_b_op(struct attn_builder *b, const char *name,
-                        intptr_t nres, const MlirType *res, intptr_t nopd,
+MlirOperation attn_b_op(struct attn_builder *b, const char *name, intptr_t nres,
+                        const MlirType *res, intptr_t nopd,
                         const MlirValue *opd, intptr_t nattr,
                         const MlirNamedAttribute *attrs, intptr_t nregions) {
   MlirOperation none = {NULL};
   for (intptr_t i = 0; i < nopd; ++i)
     if (mlirValueIsNull(opd[i])) {
-      fail(b, "an operand of the kernel being built is missing (a bug in "
-              "attn)");
+      attn_builder_fail(
+          b, "an operand of the kernel being built is missing (a bug in "
+             "attn)");
       return none;
     }
   if (mlirBlockIsNull(b->block)) {
-    fail(b, "the builder has no insertion point (a bug in attn)");
+    attn_builder_fail(b, "the builder has no insertion point (a bug in attn)");
     return none;
   }
   MlirOperationState st = mlirOperationStateGet(str(name), b->loc);
@@ -167,7 +166,7 @@ MlirOperation attn_b_op(struct attn_builder *b, const char *name,
   mlirOperationStateAddAttributes(&st, nattr, attrs);
   MlirRegion regions[4];
   if (nregions > 4) {
-    fail(b, "too many regions for one op (a bug in attn)");
+    attn_builder_fail(b, "too many regions for one op (a bug in attn)");
     return none;
   }
   for (intptr_t i = 0; i < nregions; ++i)
@@ -232,8 +231,9 @@ MlirValue attn_b_f64(struct attn_builder *b, double v) {
 MlirValue attn_b_binary(struct attn_builder *b, const char *name, MlirValue x,
                         MlirValue y) {
   if (mlirValueIsNull(x) || mlirValueIsNull(y)) {
-    fail(b, "an operand of the kernel being built is missing (a bug in "
-            "attn)");
+    attn_builder_fail(
+        b, "an operand of the kernel being built is missing (a bug in "
+           "attn)");
     return (MlirValue){NULL};
   }
   MlirValue opd[] = {x, y};
@@ -242,8 +242,9 @@ MlirValue attn_b_binary(struct attn_builder *b, const char *name, MlirValue x,
 
 MlirValue attn_b_unary(struct attn_builder *b, const char *name, MlirValue x) {
   if (mlirValueIsNull(x)) {
-    fail(b, "an operand of the kernel being built is missing (a bug in "
-            "attn)");
+    attn_builder_fail(
+        b, "an operand of the kernel being built is missing (a bug in "
+           "attn)");
     return (MlirValue){NULL};
   }
   return attn_b_op1(b, name, mlirValueGetType(x), 1, &x, 0, NULL);
@@ -276,8 +277,7 @@ MlirValue attn_b_fma(struct attn_builder *b, MlirValue x, MlirValue y,
 static MlirValue compare(struct attn_builder *b, const char *name, int pred,
                          MlirValue x, MlirValue y) {
   MlirValue opd[] = {x, y};
-  MlirNamedAttribute a =
-      attn_b_named(b, "predicate", attn_b_attr_i64(b, pred));
+  MlirNamedAttribute a = attn_b_named(b, "predicate", attn_b_attr_i64(b, pred));
   return attn_b_op1(b, name, b->t.i1, 2, opd, 1, &a);
 }
 
@@ -326,15 +326,15 @@ static void leave(struct attn_builder *b, MlirBlock outer,
   --b->depth;
 }
 
-void attn_b_for_open(struct attn_builder *b, struct attn_b_for *f,
-                     MlirValue lo, MlirValue hi, MlirValue step, intptr_t n,
+void attn_b_for_open(struct attn_builder *b, struct attn_b_for *f, MlirValue lo,
+                     MlirValue hi, MlirValue step, intptr_t n,
                      const MlirValue *init) {
   memset(f, 0, sizeof *f);
   MlirValue opd[ATTN_B_MAX_VALUES + 3];
   MlirType tys[ATTN_B_MAX_VALUES + 1];
   MlirLocation locs[ATTN_B_MAX_VALUES + 1];
   if (n > ATTN_B_MAX_VALUES) {
-    fail(b, "too many loop-carried values (a bug in attn)");
+    attn_builder_fail(b, "too many loop-carried values (a bug in attn)");
     n = 0;
   }
   opd[0] = lo, opd[1] = hi, opd[2] = step;
@@ -344,7 +344,8 @@ void attn_b_for_open(struct attn_builder *b, struct attn_b_for *f,
   tys[0] = mlirValueIsNull(lo) ? b->t.index : mlirValueGetType(lo);
   locs[0] = b->loc;
   for (intptr_t i = 0; i < n; ++i) {
-    tys[1 + i] = mlirValueIsNull(init[i]) ? b->t.f32 : mlirValueGetType(init[i]);
+    tys[1 + i] =
+        mlirValueIsNull(init[i]) ? b->t.f32 : mlirValueGetType(init[i]);
     locs[1 + i] = b->loc;
   }
   f->op = attn_b_op(b, "scf.for", n, tys + 1, 3 + n, opd, 0, NULL, 1);
@@ -362,12 +363,13 @@ void attn_b_for_open(struct attn_builder *b, struct attn_b_for *f,
   enter(b, body, &f->outer_block, &f->outer_anchor);
 }
 
-void attn_b_for_close(struct attn_builder *b, struct attn_b_for *f,
-                      intptr_t n, const MlirValue *yields) {
+void attn_b_for_close(struct attn_builder *b, struct attn_b_for *f, intptr_t n,
+                      const MlirValue *yields) {
   if (!mlirOperationIsNull(f->op)) {
     if (n != f->n)
-      fail(b, "a loop yields a different number of values than it carries "
-              "(a bug in attn)");
+      attn_builder_fail(
+          b, "a loop yields a different number of values than it carries "
+             "(a bug in attn)");
     else
       terminate(b, "scf.yield", n, yields);
     for (intptr_t i = 0; i < f->n; ++i)
@@ -380,9 +382,10 @@ void attn_b_if_open(struct attn_builder *b, struct attn_b_if *s, MlirValue cond,
                     intptr_t n, const MlirType *types, bool has_else) {
   memset(s, 0, sizeof *s);
   if (n > ATTN_B_MAX_VALUES || (n > 0 && !has_else)) {
-    fail(b, n > 0 ? "an scf.if with results needs an else region (a bug in "
-                    "attn)"
-                  : "too many results for one scf.if (a bug in attn)");
+    attn_builder_fail(
+        b, n > 0 ? "an scf.if with results needs an else region (a bug in "
+                   "attn)"
+                 : "too many results for one scf.if (a bug in attn)");
     n = 0;
   }
   s->n = n;
@@ -407,8 +410,9 @@ static void if_yield(struct attn_builder *b, struct attn_b_if *s, intptr_t n,
   if (mlirOperationIsNull(s->op))
     return;
   if (n != s->n)
-    fail(b, "an scf.if region yields a different number of values than the "
-            "op has results (a bug in attn)");
+    attn_builder_fail(
+        b, "an scf.if region yields a different number of values than the "
+           "op has results (a bug in attn)");
   else
     terminate(b, "scf.yield", n, yields);
 }
@@ -416,8 +420,9 @@ static void if_yield(struct attn_builder *b, struct attn_b_if *s, intptr_t n,
 void attn_b_if_else(struct attn_builder *b, struct attn_b_if *s, intptr_t n,
                     const MlirValue *yields) {
   if (!s->has_else || s->in_else) {
-    fail(b, "attn_b_if_else on an scf.if without an else region still to "
-            "write (a bug in attn)");
+    attn_builder_fail(
+        b, "attn_b_if_else on an scf.if without an else region still to "
+           "write (a bug in attn)");
     return;
   }
   if_yield(b, s, n, yields);
@@ -429,8 +434,9 @@ void attn_b_if_else(struct attn_builder *b, struct attn_b_if *s, intptr_t n,
 void attn_b_if_close(struct attn_builder *b, struct attn_b_if *s, intptr_t n,
                      const MlirValue *yields) {
   if (s->has_else && !s->in_else)
-    fail(b, "an scf.if was closed before its else region was written (a bug "
-            "in attn)");
+    attn_builder_fail(
+        b, "an scf.if was closed before its else region was written (a bug "
+           "in attn)");
   else
     if_yield(b, s, n, yields);
   for (intptr_t i = 0; !mlirOperationIsNull(s->op) && i < s->n; ++i)
@@ -446,8 +452,9 @@ void attn_b_func_open(struct attn_builder *b, struct attn_b_func *f,
   MlirNamedAttribute all[ATTN_B_MAX_VALUES];
   MlirLocation locs[ATTN_B_MAX_VALUES];
   if (nattr + 2 > ATTN_B_MAX_VALUES || nargs > ATTN_B_MAX_VALUES) {
-    fail(b, "too many attributes or arguments for one function (a bug in "
-            "attn)");
+    attn_builder_fail(
+        b, "too many attributes or arguments for one function (a bug in "
+           "attn)");
     nattr = nargs = 0;
   }
   all[0] = attn_b_named(b, "sym_name", attn_b_attr_str(b, name));
@@ -488,9 +495,10 @@ MlirValue attn_b_load(struct attn_builder *b, MlirValue memref, intptr_t n,
                       const MlirValue *indices) {
   MlirValue opd[ATTN_B_MAX_VALUES + 1];
   if (mlirValueIsNull(memref) || n > ATTN_B_MAX_VALUES) {
-    fail(b, mlirValueIsNull(memref) ? "an operand of the kernel being built "
-                                      "is missing (a bug in attn)"
-                                    : "too many indices (a bug in attn)");
+    attn_builder_fail(b, mlirValueIsNull(memref)
+                             ? "an operand of the kernel being built "
+                               "is missing (a bug in attn)"
+                             : "too many indices (a bug in attn)");
     return (MlirValue){NULL};
   }
   opd[0] = memref;
@@ -504,7 +512,7 @@ void attn_b_store(struct attn_builder *b, MlirValue value, MlirValue memref,
                   intptr_t n, const MlirValue *indices) {
   MlirValue opd[ATTN_B_MAX_VALUES + 2];
   if (n > ATTN_B_MAX_VALUES) {
-    fail(b, "too many indices (a bug in attn)");
+    attn_builder_fail(b, "too many indices (a bug in attn)");
     return;
   }
   opd[0] = value, opd[1] = memref;
@@ -535,7 +543,7 @@ static MlirValue gpu_dim_op(struct attn_builder *b, const char *name,
                                      "#gpu<dim z>"};
   MlirAttribute d = mlirAttributeParseGet(b->ctx, str(dims[dim]));
   if (mlirAttributeIsNull(d)) {
-    fail(b, "cannot make a #gpu<dim> attribute (a bug in attn)");
+    attn_builder_fail(b, "cannot make a #gpu<dim> attribute (a bug in attn)");
     return (MlirValue){NULL};
   }
   MlirNamedAttribute a = attn_b_named(b, "dimension", d);
@@ -562,7 +570,8 @@ MlirAttribute attn_b_attr_workgroup(struct attn_builder *b) {
   MlirAttribute a =
       mlirAttributeParseGet(b->ctx, str("#gpu.address_space<workgroup>"));
   if (mlirAttributeIsNull(a))
-    fail(b, "cannot make the workgroup address space (a bug in attn)");
+    attn_builder_fail(
+        b, "cannot make the workgroup address space (a bug in attn)");
   return a;
 }
 
@@ -583,8 +592,9 @@ void attn_b_gpu_func_open(struct attn_builder *b, struct attn_b_func *f,
   MlirType block[ATTN_B_MAX_VALUES];
   MlirLocation locs[ATTN_B_MAX_VALUES];
   if (nattr + 4 > ATTN_B_MAX_VALUES || nargs + nwg > ATTN_B_MAX_VALUES) {
-    fail(b, "too many attributes, arguments or workgroup buffers for one "
-            "gpu.func (a bug in attn)");
+    attn_builder_fail(
+        b, "too many attributes, arguments or workgroup buffers for one "
+           "gpu.func (a bug in attn)");
     nattr = nargs = nwg = 0;
   }
   all[0] = attn_b_named(b, "sym_name", attn_b_attr_str(b, name));

@@ -1,0 +1,186 @@
+//===- attn_builder_tile.c - Builders of the tile dialect's ops -----------===//
+//
+// IRDL gives the tile ops no generated builders; these make one op each at
+// the insertion point and location of an attn_builder, with the attributes
+// the tile dialect's C verifier reads. They live beside the builder, not in
+// dialects/tile: the dialects sit below lib/ and never call into it.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/IR/attn_builder.h"
+
+#include "dialects/attn/attn_dialect.h"
+#include "dialects/tile/tile_dialect.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+
+/// Makes tile op name with no results.
+static void build_void(struct attn_builder *b, const char *name, intptr_t nopd,
+                       const MlirValue *opd, intptr_t nattr,
+                       const MlirNamedAttribute *attrs) {
+  attn_b_op(b, name, 0, NULL, nopd, opd, nattr, attrs, 0);
+}
+
+/// Makes tile op name with one result of type res and no operands.
+static MlirValue build_value(struct attn_builder *b, const char *name,
+                             MlirType res, intptr_t nattr,
+                             const MlirNamedAttribute *attrs) {
+  return attn_b_op1(b, name, res, 0, NULL, nattr, attrs);
+}
+
+MlirValue attn_tile_build_program_id(struct attn_builder *b, int64_t dim) {
+  MlirNamedAttribute a = attn_b_named(b, "dim", attn_b_attr_i64(b, dim));
+  return build_value(b, ATTN_OP_TILE_PROGRAM_ID, b->t.index, 1, &a);
+}
+
+MlirValue attn_tile_build_alloc(struct attn_builder *b, MlirType tile) {
+  return build_value(b, ATTN_OP_TILE_ALLOC, tile, 0, NULL);
+}
+
+void attn_tile_build_fill(struct attn_builder *b, MlirValue tile,
+                          double value) {
+  MlirNamedAttribute a =
+      attn_b_named(b, "value", mlirFloatAttrDoubleGet(b->ctx, b->t.f32, value));
+  build_void(b, ATTN_OP_TILE_FILL, 1, &tile, 1, &a);
+}
+
+/// tile.load / tile.store: two memrefs, then the indices.
+static void build_copy(struct attn_builder *b, const char *name, MlirValue x,
+                       MlirValue y, intptr_t n, const MlirValue *idx) {
+  MlirValue opd[2 + 4];
+  if (n > 4) { // tensors are rank 4 at most
+    attn_builder_fail(b,
+                      "a tile copy with more than 4 indices (a bug in attn)");
+    return;
+  }
+  opd[0] = x;
+  opd[1] = y;
+  for (intptr_t i = 0; i < n; ++i)
+    opd[2 + i] = idx[i];
+  build_void(b, name, 2 + n, opd, 0, NULL);
+}
+
+void attn_tile_build_load(struct attn_builder *b, MlirValue source,
+                          MlirValue tile, intptr_t n, const MlirValue *idx) {
+  build_copy(b, ATTN_OP_TILE_LOAD, source, tile, n, idx);
+}
+
+void attn_tile_build_store(struct attn_builder *b, MlirValue tile,
+                           MlirValue dest, intptr_t n, const MlirValue *idx) {
+  build_copy(b, ATTN_OP_TILE_STORE, tile, dest, n, idx);
+}
+
+/// Fills a[0..3) with a rotation's theta, rotary_dim and layout.
+static void rope_attrs(struct attn_builder *b, MlirNamedAttribute a[3],
+                       double theta, int64_t rotary_dim, const char *layout) {
+  a[0] = attn_b_named(b, "theta", attn_b_attr_f64(b, theta));
+  a[1] = attn_b_named(b, "rotary_dim", attn_b_attr_i64(b, rotary_dim));
+  a[2] = attn_b_named(b, "layout", attn_b_attr_str(b, layout));
+}
+
+void attn_tile_build_rope(struct attn_builder *b, MlirValue tile, MlirValue pos,
+                          double theta, int64_t rotary_dim, const char *layout,
+                          int64_t offset) {
+  MlirNamedAttribute a[4];
+  rope_attrs(b, a, theta, rotary_dim, layout);
+  if (offset)
+    a[3] = attn_b_named(b, "offset", attn_b_attr_i64(b, offset));
+  MlirValue opd[] = {tile, pos};
+  build_void(b, ATTN_OP_TILE_ROPE, 2, opd, offset ? 4 : 3, a);
+}
+
+void attn_tile_build_rope_positions(struct attn_builder *b, MlirValue tile,
+                                    MlirValue batch, MlirValue row,
+                                    MlirValue positions, double theta,
+                                    int64_t rotary_dim, const char *layout) {
+  MlirNamedAttribute a[3];
+  rope_attrs(b, a, theta, rotary_dim, layout);
+  MlirValue opd[] = {tile, batch, row, positions};
+  build_void(b, ATTN_OP_TILE_ROPE_POSITIONS, 4, opd, 3, a);
+}
+
+void attn_tile_build_mma(struct attn_builder *b, MlirValue a, MlirValue bt,
+                         MlirValue c, bool transpose_b, bool accumulate) {
+  MlirNamedAttribute at[] = {
+      attn_b_named(b, "transpose_b", attn_b_attr_bool(b, transpose_b)),
+      attn_b_named(b, "accumulate", attn_b_attr_bool(b, accumulate))};
+  MlirValue opd[] = {a, bt, c};
+  build_void(b, ATTN_OP_TILE_MMA, 3, opd, 2, at);
+}
+
+void attn_tile_build_mask(struct attn_builder *b, MlirValue scores,
+                          MlirValue row, MlirValue col, bool causal,
+                          int64_t kv_len, const int64_t *window) {
+  MlirNamedAttribute a[3] = {
+      attn_b_named(b, "causal", attn_b_attr_bool(b, causal)),
+      attn_b_named(b, "kv_len", attn_b_attr_i64(b, kv_len))};
+  if (window)
+    a[2] = attn_b_named(b, "window", mlirDenseI64ArrayGet(b->ctx, 2, window));
+  MlirValue opd[] = {scores, row, col};
+  build_void(b, ATTN_OP_TILE_MASK, 3, opd, window ? 3 : 2, a);
+}
+
+void attn_tile_build_document_mask(struct attn_builder *b, MlirValue scores,
+                                   MlirValue batch, MlirValue row,
+                                   MlirValue col, MlirValue q_segments,
+                                   MlirValue k_segments) {
+  MlirValue opd[] = {scores, batch, row, col, q_segments, k_segments};
+  build_void(b, ATTN_OP_TILE_DOCUMENT_MASK, 6, opd, 0, NULL);
+}
+
+void attn_tile_build_score_mod(struct attn_builder *b, MlirValue scores,
+                               MlirValue batch, MlirValue head, MlirValue row,
+                               MlirValue col, MlirValue gate,
+                               const struct attn_tile_score_mods *m) {
+  MlirAttribute names[4];
+  MlirNamedAttribute a[1 + 5];
+  int na = 0;
+  bool gated = false;
+  if (m->n < 1 || m->n > 4) {
+    attn_builder_fail(b,
+                      "a tile.score_mod of no or too many modifiers (a bug in "
+                      "attn)");
+    return;
+  }
+  for (int i = 0; i < m->n; ++i) {
+    switch (m->mods[i]) {
+    case ATTN_MOD_SCALE:
+      a[na++] = attn_b_named(b, "scale", attn_b_attr_f64(b, m->scale));
+      break;
+    case ATTN_MOD_SOFTCAP:
+      a[na++] = attn_b_named(b, "softcap", attn_b_attr_f64(b, m->softcap));
+      break;
+    case ATTN_MOD_ALIBI:
+      a[na++] = attn_b_named(b, "alibi", attn_b_attr_f64(b, m->alibi));
+      a[na++] = attn_b_named(b, "heads", attn_b_attr_i64(b, m->heads));
+      break;
+    case ATTN_MOD_GATE:
+      a[na++] =
+          attn_b_named(b, "gate_block", attn_b_attr_i64(b, m->gate_block));
+      gated = true;
+      break;
+    default:
+      attn_builder_fail(b, "a tile.score_mod of an unknown modifier (a bug in "
+                           "attn)");
+      return;
+    }
+    names[i] = attn_b_attr_str(
+        b, attn_score_mod_name((enum attn_score_mod)m->mods[i]));
+  }
+  a[na++] = attn_b_named(b, "mods", mlirArrayAttrGet(b->ctx, m->n, names));
+  MlirValue opd[] = {scores, batch, head, row, col, gate};
+  build_void(b, ATTN_OP_TILE_SCORE_MOD, gated ? 6 : 5, opd, na, a);
+}
+
+void attn_tile_build_softmax_update(struct attn_builder *b, MlirValue scores,
+                                    MlirValue row_max, MlirValue row_sum,
+                                    MlirValue acc, double scale) {
+  MlirNamedAttribute a = attn_b_named(b, "scale", attn_b_attr_f64(b, scale));
+  MlirValue opd[] = {scores, row_max, row_sum, acc};
+  build_void(b, ATTN_OP_TILE_SOFTMAX_UPDATE, 4, opd, 1, &a);
+}
+
+void attn_tile_build_normalize(struct attn_builder *b, MlirValue acc,
+                               MlirValue row_sum) {
+  MlirValue opd[] = {acc, row_sum};
+  build_void(b, ATTN_OP_TILE_NORMALIZE, 2, opd, 0, NULL);
+}
