@@ -201,6 +201,17 @@ bool attn_static_bytes(MlirType t, int64_t *bytes) {
   return true;
 }
 
+bool attn_check_static_bytes(MlirOperation op, MlirType t, const char *what) {
+  int64_t bytes;
+  if (attn_static_bytes(t, &bytes))
+    return true;
+  char ty[128];
+  return attn_emit_errorf(op,
+                          "%s has more than 2^63 - 1 bytes (%s): too large "
+                          "for 64-bit indexing",
+                          what, attn_type_str(t, ty, sizeof ty));
+}
+
 struct str_sink {
   char *buf;
   size_t len, used;

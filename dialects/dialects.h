@@ -88,6 +88,11 @@ int attn_static_shape(MlirType t, int64_t dims[8]);
 /// arithmetic over it would too.
 bool attn_static_bytes(MlirType t, int64_t *bytes);
 
+/// Checks that t's size in bytes fits in i64 (attn_static_bytes), as the
+/// kernels' 64-bit index arithmetic over it needs; otherwise an error at op
+/// naming what (e.g. "q") and t. Returns whether it fits.
+bool attn_check_static_bytes(MlirOperation op, MlirType t, const char *what);
+
 /// Writes a type's textual form into buf (truncated to len). Returns buf.
 char *attn_type_str(MlirType t, char *buf, size_t len);
 

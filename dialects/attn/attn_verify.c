@@ -28,19 +28,6 @@
 
 //===-- Shapes ------------------------------------------------------------===//
 
-/// Checks that a static shaped type's size in bytes fits in i64: the plain
-/// lowerings index every tensor with 64-bit (index) arithmetic.
-static bool check_bytes(MlirOperation op, MlirType t, const char *what) {
-  int64_t bytes;
-  if (attn_static_bytes(t, &bytes))
-    return true;
-  char ty[128];
-  return attn_emit_errorf(op,
-                          "%s has more than 2^63 - 1 bytes (%s): too large "
-                          "for 64-bit indexing",
-                          what, attn_type_str(t, ty, sizeof ty));
-}
-
 /// Reads value's type as a static rank-4 float tensor [b, h, n, d].
 static bool get_bhnd(MlirOperation op, MlirValue v, const char *what,
                      int64_t out[4]) {
@@ -63,7 +50,7 @@ static bool get_bhnd(MlirOperation op, MlirValue v, const char *what,
       return attn_emit_errorf(op, "%s has an empty dimension", what);
     out[i] = dims[i];
   }
-  return check_bytes(op, t, what);
+  return attn_check_static_bytes(op, t, what);
 }
 
 bool attn_rope_check(MlirOperation op, const struct attn_rope_config *c,
@@ -332,8 +319,8 @@ static bool verify_project(MlirOperation op) {
                             attn_type_str(mlirValueGetType(wv), ty, sizeof ty));
   if (!get_bhnd(op, rv, "result", o) || !same_elem(op, xv, wv, "x", "w") ||
       !same_elem(op, xv, rv, "x", "result") ||
-      !check_bytes(op, mlirValueGetType(xv), "x") ||
-      !check_bytes(op, mlirValueGetType(wv), "w"))
+      !attn_check_static_bytes(op, mlirValueGetType(xv), "x") ||
+      !attn_check_static_bytes(op, mlirValueGetType(wv), "w"))
     return false;
   for (int i = 0; i < 3; ++i)
     if (x[i] <= 0 || (i < 2 && w[i] <= 0))

@@ -348,19 +348,6 @@ static bool verify_schedule_op(MlirOperation op) {
 
 //===-- Collectives -------------------------------------------------------===//
 
-/// Checks that a static shaped type's size in bytes fits in i64 (the GEMM
-/// and collective kernels compute byte offsets in 64 bits).
-static bool check_bytes(MlirOperation op, MlirType t, const char *what) {
-  int64_t bytes;
-  if (attn_static_bytes(t, &bytes))
-    return true;
-  char ty[128];
-  return attn_emit_errorf(op,
-                          "%s has more than 2^63 - 1 bytes (%s): too large "
-                          "for 64-bit indexing",
-                          what, attn_type_str(t, ty, sizeof ty));
-}
-
 static bool get_shapes(MlirOperation op, int64_t x[8], int64_t o[8],
                        int *rank) {
   char ty[128];
@@ -378,7 +365,8 @@ static bool get_shapes(MlirOperation op, int64_t x[8], int64_t o[8],
   if (!mlirTypeEqual(mlirShapedTypeGetElementType(xt),
                      mlirShapedTypeGetElementType(ot)))
     return attn_emit_errorf(op, "operand and result element types differ");
-  return check_bytes(op, xt, "operand") && check_bytes(op, ot, "result");
+  return attn_check_static_bytes(op, xt, "operand") &&
+         attn_check_static_bytes(op, ot, "result");
 }
 
 static bool check_reduction(MlirOperation op) {
@@ -527,7 +515,7 @@ static bool verify_fused_shapes(MlirOperation op, int pattern, int64_t w) {
       return attn_emit_errorf(op, "%s must be a static rank-2 tensor, found "
                                   "%s",
                               what[i], attn_type_str(t, ty, sizeof ty));
-    if (!check_bytes(op, t, what[i]))
+    if (!attn_check_static_bytes(op, t, what[i]))
       return false;
     MlirType e = mlirShapedTypeGetElementType(t);
     if (i == 0)
