@@ -1,7 +1,7 @@
 //===- lower_tile_to_mma.c - lower-tile-to-mma: mma.sync attention kernels ===//
 //
 // Lowers an attention tile kernel, as attn-tile writes it, to one
-// tensor-core kernel for any chip from sm_80 on (mma_emit.c): cp.async loads
+// tensor-core kernel for any chip from sm_80 on (lib/Kernels): cp.async loads
 // of K and V tiles into a multi-stage shared-memory ring, ldmatrix,
 // mma.sync.m16n8k16 (bf16 or f16 in, f32 accumulators) for Q.K^T and P.V,
 // each warp owning 16 query rows, an exp2 online softmax in registers with
@@ -52,7 +52,7 @@
 // not.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Transforms/mma_emit.h"
+#include "lib/Kernels/kernels.h"
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/tile/tile_dialect.h"

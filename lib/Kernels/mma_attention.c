@@ -1,4 +1,4 @@
-//===- mma_emit.c - The mma.sync attention kernel (sm_80 and newer) -------===//
+//===- mma_attention.c - The mma.sync attention kernel (sm_80 and newer) ===//
 //
 // Writes one fused attention kernel for every chip from sm_80 on as MLIR text
 // in the LLVM and NVVM dialects (scf/arith for control flow and scalar
@@ -25,7 +25,7 @@
 // Registers per thread and spills: the table in lower_tile_to_mma.c.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Transforms/mma_emit.h"
+#include "lib/Kernels/kernels.h"
 #include "lib/Transforms/hopper_launch.h"
 #include "lib/Transforms/hopper_ptx.h"
 

@@ -1,6 +1,6 @@
-//===- mma_emit.h - Writes the mma.sync attention kernel as MLIR text -----===//
+//===- kernels.h - Writes the mma.sync attention kernel as MLIR text ------===//
 //
-// Internal to lib/Transforms: lower_tile_to_mma.c decides what to build (the
+// For lib/Transforms: lower_tile_to_mma.c decides what to build (the
 // attention problem as struct attn_hopper_kernel, whose block_m, block_n and
 // stages are this kernel's), mma_emit.c writes it as LLVM/NVVM-dialect MLIR
 // with inline PTX for mma.sync, ldmatrix and cp.async, which every chip from
