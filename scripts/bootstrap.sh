@@ -39,8 +39,10 @@ if [ "${1:-}" = "--python" ]; then
   exit 0
 fi
 
+# clang-22 and libclang-rt-22-dev: the libFuzzer targets (test/fuzz/build.sh).
 packages=(cmake ninja-build gcc g++ python3 libcjson-dev pkg-config python3-torch
-          libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools)
+          libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+          clang-22 libclang-rt-22-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -107,5 +107,10 @@ def python_has(module):
 
 if python_has("torch"):
     config.available_features.add("torch")
+# libfuzzer: the libFuzzer targets of test/fuzz were built (a clang build,
+# test/fuzz/build.sh); test/fuzz/*.test REQUIRE it.
+if all(os.path.exists(os.path.join(bin_dir, t))
+       for t in ("attn-fuzz-parse", "attn-fuzz-compile", "attnrt-fuzz-manifest")):
+    config.available_features.add("libfuzzer")
 if shutil.which("pkg-config"):
     config.available_features.add("pkg-config")
