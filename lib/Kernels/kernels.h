@@ -1,33 +1,52 @@
-//===- kernels.h - Writes the mma.sync attention kernel as MLIR text ------===//
+//===- kernels.h - The GPU kernel writers, built as IR --------------------===//
 //
-// For lib/Transforms: lower_tile_to_mma.c decides what to build (the
-// attention problem as struct attn_hopper_kernel, whose block_m, block_n and
-// stages are this kernel's), mma_emit.c writes it as LLVM/NVVM-dialect MLIR
-// with inline PTX for mma.sync, ldmatrix and cp.async, which every chip from
-// sm_80 on runs.
+// The public header of lib/Kernels: what lib/Transforms' passes call to
+// build a kernel into a gpu.module through the MLIR C API (no text). The
+// passes decide what to build (their option parsing and checks stay in
+// lib/Transforms); a writer here builds it. Only the mma.sync attention
+// kernel has moved so far; the Hopper attention, GEMM and fused-collective
+// kernels are still written as text by lib/Transforms (hopper_ptx.h).
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_MMA_EMIT_H
-#define ATTN_MMA_EMIT_H
+#ifndef ATTN_KERNELS_H
+#define ATTN_KERNELS_H
 
-#include "lib/Transforms/hopper_emit.h"
+#include "mlir-c/IR.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The attention problem and tiles (lib/Transforms/hopper_emit.h).
+struct attn_hopper_kernel;
+
+//===-- The mma.sync attention kernel (sm_80 and newer) -------------------===//
+
 /// Threads of a CTA: one warp per 16 query rows.
-int attn_mma_threads(const struct attn_hopper_kernel *k);
+int attn_kernels_mma_threads(const struct attn_hopper_kernel *k);
 
 /// Bytes of dynamic shared memory the kernel needs: the Q tile and `stages`
 /// K and V tiles, block_m (block_n) rows of head_dim 16-bit elements each.
-int64_t attn_mma_smem_bytes(const struct attn_hopper_kernel *k);
+int64_t attn_kernels_mma_smem_bytes(const struct attn_hopper_kernel *k);
 
-/// Appends the kernel's llvm.func (with its attn.launch manifest entry,
-/// attention_attr being its "attention" dictionary or NULL) to b. The
-/// function refers to `@attn_smem`, the dynamic shared memory global, and to
-/// libdevice's `@__nv_exp2`, `@__nv_sinf` and `@__nv_cosf` (with RoPE),
-/// which the caller declares once per gpu.module.
-void attn_mma_emit_kernel(struct attn_strbuf *b,
-                          const struct attn_hopper_kernel *k,
-                          const char *attention_attr);
+/// Builds the kernel k describes as an llvm.func @<k->name> at the end of
+/// gpu_module, with its attn.launch manifest entry (attention, when not
+/// null, becomes its "attention" key), declaring first what it refers to
+/// and the module lacks: @attn_smem (the dynamic shared memory) and
+/// libdevice's @__nv_exp2, @__nv_sinf and @__nv_cosf. Every op is located
+/// at loc (the tile kernel's) named by the role that made it ("mma.load",
+/// "mma.softmax", ...). False after an error diagnostic at loc when an op
+/// could not be built; the partial function is then removed.
+bool attn_kernels_build_mma_attention(MlirOperation gpu_module,
+                                      MlirLocation loc,
+                                      const struct attn_hopper_kernel *k,
+                                      MlirAttribute attention);
 
-#endif // ATTN_MMA_EMIT_H
+#ifdef __cplusplus
+}
+#endif
+
+#endif // ATTN_KERNELS_H

@@ -3,9 +3,10 @@
 // Internal to lib/Transforms: the manifest entry each generated kernel
 // carries as its attn.launch attribute (grid, block, shared memory, kernel
 // family, params), written as MLIR attribute text by the emitters of the
-// attention kernels (hopper_emit.c, mma_emit.c), the RoPE kernels
-// (hopper_rope.c) and the GEMMs (hopper_gemm.c, hopper_gemm_splitk.c).
-// attnrt reads it back from the manifest (docs/runtime.md).
+// Hopper attention kernel (hopper_emit.c), the RoPE kernels (hopper_rope.c)
+// and the GEMMs (hopper_gemm.c, hopper_gemm_splitk.c). The mma.sync kernel
+// builds the same entry as an attribute (lib/Kernels/launch.c). attnrt
+// reads it back from the manifest (docs/runtime.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_HOPPER_LAUNCH_H

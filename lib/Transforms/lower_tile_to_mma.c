@@ -1,7 +1,8 @@
 //===- lower_tile_to_mma.c - lower-tile-to-mma: mma.sync attention kernels ===//
 //
 // Lowers an attention tile kernel, as attn-tile writes it, to one
-// tensor-core kernel for any chip from sm_80 on (lib/Kernels): cp.async loads
+// tensor-core kernel for any chip from sm_80 on, built as IR by
+// lib/Kernels/mma_attention.c (through lib/Kernels/kernels.h): cp.async loads
 // of K and V tiles into a multi-stage shared-memory ring, ldmatrix,
 // mma.sync.m16n8k16 (bf16 or f16 in, f32 accumulators) for Q.K^T and P.V,
 // each warp owning 16 query rows, an exp2 online softmax in registers with
@@ -53,6 +54,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels.h"
+#include "lib/Transforms/hopper_emit.h"
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/tile/tile_dialect.h"
@@ -191,13 +193,14 @@ static bool describe(MlirOperation kernel, const struct mma_options *o,
     return false;
   int64_t limit = smem_limit(o->chip);
   k->stages = o->stages ? (int)o->stages : 3;
-  while (!o->stages && k->stages > 2 && attn_mma_smem_bytes(k) > limit)
+  while (!o->stages && k->stages > 2 &&
+         attn_kernels_mma_smem_bytes(k) > limit)
     --k->stages;
-  if (attn_mma_smem_bytes(k) > limit) {
+  if (attn_kernels_mma_smem_bytes(k) > limit) {
     snprintf(why, wlen, "the tiles do not fit the shared memory of a CTA");
     snprintf(detail, dlen, "%lld bytes with %d stages, %lld on %s",
-             (long long)attn_mma_smem_bytes(k), k->stages, (long long)limit,
-             o->chip);
+             (long long)attn_kernels_mma_smem_bytes(k), k->stages,
+             (long long)limit, o->chip);
     return false;
   }
   return true;
@@ -223,15 +226,11 @@ static bool lower_kernel(MlirOperation kernel, const struct mma_options *o) {
       attn_kernel_gpu_module(kernel, o->chip, ptx < 70 ? 70 : ptx);
   if (mlirOperationIsNull(gm))
     return false;
-  struct attn_strbuf att = {0}, text = {0};
-  attn_strbuf_attr(&att, mlirOperationGetAttributeByName(
-                             kernel, mlirStringRefCreateFromCString(
-                                         "tile.attention")));
-  attn_open_kernel_shell(&text, 16);
-  attn_mma_emit_kernel(&text, &k, att.buf);
-  attn_strbuf_free(&att);
-  if (!attn_parse_kernel_shell(kernel, gm, &text, "lower-tile-to-mma",
-                               "ATTN_DUMP_MMA"))
+  // The kernel writer reports its own failure, at the kernel.
+  if (!attn_kernels_build_mma_attention(
+          gm, mlirOperationGetLocation(kernel), &k,
+          mlirOperationGetAttributeByName(
+              kernel, mlirStringRefCreateFromCString("tile.attention"))))
     return false;
   mlirOperationDestroy(kernel);
   return true;

@@ -1,0 +1,52 @@
+//===- launch.c - The attn.launch manifest entry, as an attribute ---------===//
+//
+// A kernel's attn.launch entry (docs/runtime.md) built as a dictionary
+// attribute through the C API: the same keys and values as the text of
+// lib/Transforms/hopper_launch.c, which the Hopper and GEMM families still
+// write. A dictionary's keys are sorted when it is made, so their order
+// here does not reach the manifest.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Kernels/kernels_internal.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+
+/// {name, kind = "ptr", dtype, shape = array<i64: ...>[, align : i64]}.
+static MlirAttribute param_attr(struct attn_builder *b,
+                                const struct attn_k_param *p) {
+  MlirNamedAttribute a[5];
+  intptr_t n = 0;
+  a[n++] = attn_b_named(b, "name", attn_b_attr_str(b, p->name));
+  a[n++] = attn_b_named(b, "kind", attn_b_attr_str(b, "ptr"));
+  a[n++] = attn_b_named(b, "dtype", attn_b_attr_str(b, p->dtype));
+  a[n++] = attn_b_named(b, "shape", attn_b_attr_i64s(b, 4, p->shape));
+  if (p->align > 1)
+    a[n++] = attn_b_named(b, "align", attn_b_attr_i64(b, p->align));
+  return mlirDictionaryAttrGet(b->ctx, n, a);
+}
+
+MlirAttribute attn_k_launch_attr(struct attn_builder *b, const char *kernel,
+                                 const int64_t grid[3], int threads,
+                                 int64_t smem_bytes, intptr_t nparams,
+                                 const struct attn_k_param *params,
+                                 MlirAttribute attention) {
+  int32_t g[3] = {(int32_t)grid[0], (int32_t)grid[1], (int32_t)grid[2]};
+  int32_t blk[3] = {threads, 1, 1};
+  MlirAttribute ps[8];
+  if (nparams > 8)
+    nparams = 8;
+  for (intptr_t i = 0; i < nparams; ++i)
+    ps[i] = param_attr(b, &params[i]);
+  MlirNamedAttribute a[7];
+  intptr_t n = 0;
+  a[n++] = attn_b_named(b, "grid", mlirDenseI32ArrayGet(b->ctx, 3, g));
+  a[n++] = attn_b_named(b, "block", mlirDenseI32ArrayGet(b->ctx, 3, blk));
+  a[n++] = attn_b_named(b, "static_shared_bytes", attn_b_attr_i64(b, 0));
+  a[n++] =
+      attn_b_named(b, "dynamic_shared_bytes", attn_b_attr_i64(b, smem_bytes));
+  a[n++] = attn_b_named(b, "kernel", attn_b_attr_str(b, kernel));
+  a[n++] = attn_b_named(b, "params", mlirArrayAttrGet(b->ctx, nparams, ps));
+  if (!mlirAttributeIsNull(attention))
+    a[n++] = attn_b_named(b, "attention", attention);
+  return mlirDictionaryAttrGet(b->ctx, n, a);
+}

@@ -1,0 +1,180 @@
+// kernels_test.c - lib/Kernels: kernels built through the MLIR C API.
+// Each @test_* owns its context and prints what FileCheck reads (with debug
+// info, so that the roles' locations show). It tests the internal floors
+// too, and so includes kernels_internal.h, as no file outside lib/Kernels
+// but this test may.
+#include "lib/IR/attn_context.h"
+#include "lib/Kernels/kernels_internal.h"
+#include "lib/Transforms/hopper_emit.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static struct attn_diag_sink sink;
+
+static MlirContext make_context(void) {
+  MlirContext ctx = attn_context_create();
+  sink = (struct attn_diag_sink){.out = stdout};
+  attn_diag_attach(ctx, &sink);
+  return ctx;
+}
+
+static MlirStringRef str(const char *s) {
+  return mlirStringRefCreateFromCString(s);
+}
+
+static void put(MlirStringRef s, void *user) {
+  fwrite(s.data, 1, s.length, user);
+}
+
+static void print(MlirOperation op) {
+  MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
+  mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+  mlirOperationPrintWithFlags(op, flags, put, stdout);
+  mlirOpPrintingFlagsDestroy(flags);
+  printf("\n");
+}
+
+/// A module holding an empty gpu.module @attn_kernels, and its location.
+static MlirModule make_module(MlirContext ctx, MlirLocation *loc,
+                              MlirOperation *gm) {
+  *loc = mlirLocationFileLineColGet(ctx, str("k.mlir"), 3, 7);
+  MlirModule m = mlirModuleCreateEmpty(*loc);
+  struct attn_builder b;
+  attn_builder_init(&b, ctx, *loc);
+  attn_builder_at_end(&b, mlirModuleGetBody(m));
+  MlirNamedAttribute a =
+      attn_b_named(&b, "sym_name", attn_b_attr_str(&b, "attn_kernels"));
+  *gm = attn_b_op(&b, "gpu.module", 0, NULL, 0, NULL, 1, &a, 1);
+  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(*gm, 0),
+                             mlirBlockCreate(0, NULL, NULL));
+  return m;
+}
+
+/// The vocabulary in one function: inline PTX, a shuffle, 16-bit pairs both
+/// ways, libdevice sin/cos, shared-memory pointers, loads and stores; the
+/// declarations made once when asked twice.
+static void test_vocabulary(void) {
+  printf("@test_vocabulary\n");
+  MlirContext ctx = make_context();
+  MlirLocation loc;
+  MlirOperation gm;
+  MlirModule m = make_module(ctx, &loc, &gm);
+  struct attn_builder b;
+  attn_builder_init(&b, ctx, loc);
+  attn_k_declare_libdevice(&b, gm, 16);
+  attn_k_declare_libdevice(&b, gm, 16);
+  struct attn_b_func f;
+  attn_builder_role(&b, "test.role");
+  attn_k_llvm_func_open(&b, &f, "words", 1, 0, NULL);
+  MlirValue tid = attn_k_sreg(&b, "tid.x");
+  MlirValue smem = attn_k_addressof(&b, "attn_smem", b.t.ptr_shared);
+  MlirValue p = attn_k_smem_ptr(&b, smem, attn_k_mulc(&b, tid, 4));
+  MlirValue w = attn_k_load(&b, p, b.t.i32);
+  MlirValue lo, hi, flo, fhi, c, s;
+  attn_k_unpack2(&b, true, w, &lo, &hi);
+  attn_k_unpack2(&b, false, w, &flo, &fhi);
+  attn_k_sincos(&b, attn_k_shfl_xor(&b, lo, 1), &c, &s);
+  attn_k_store(&b, attn_k_pack2(&b, true, attn_b_mulf(&b, hi, c), s), p);
+  MlirValue out = attn_k_gep_const(&b, attn_b_func_arg(&f, 0), 0);
+  attn_k_store(&b, attn_k_pack2(&b, false, flo, fhi),
+               attn_k_gep(&b, out, attn_k_i64_of(&b, tid)));
+  attn_k_asm0(&b, "bar.sync 0;");
+  attn_k_llvm_func_close(&b, &f);
+  printf("finish %d verify %d depth %d\n", attn_builder_finish(&b),
+         mlirOperationVerify(mlirModuleGetOperation(m)), b.depth);
+  print(mlirModuleGetOperation(m));
+  mlirModuleDestroy(m);
+  mlirContextDestroy(ctx);
+}
+
+/// The built attn.launch entry is the attribute hopper_launch.c's text
+/// parses to.
+static void test_launch_attr(void) {
+  printf("@test_launch_attr\n");
+  MlirContext ctx = make_context();
+  struct attn_builder b;
+  attn_builder_init(&b, ctx, mlirLocationUnknownGet(ctx));
+  MlirAttribute att = mlirAttributeParseGet(ctx, str("{causal = true}"));
+  int64_t grid[3] = {3, 8, 2};
+  struct attn_k_param params[2] = {
+      {"q", "bf16", {2, 8, 300, 64}, 16},
+      {"out", "bf16", {2, 8, 300, 64}, 1},
+  };
+  MlirAttribute built =
+      attn_k_launch_attr(&b, "mma-sync", grid, 256, 65536, 2, params, att);
+  MlirAttribute text = mlirAttributeParseGet(
+      ctx, str("{grid = array<i32: 3, 8, 2>, block = array<i32: 256, 1, 1>, "
+               "static_shared_bytes = 0 : i64, dynamic_shared_bytes = 65536 "
+               ": i64, kernel = \"mma-sync\", params = [{name = \"q\", kind = "
+               "\"ptr\", dtype = \"bf16\", shape = array<i64: 2, 8, 300, 64>, "
+               "align = 16 : i64}, {name = \"out\", kind = \"ptr\", dtype = "
+               "\"bf16\", shape = array<i64: 2, 8, 300, 64>}], attention = "
+               "{causal = true}}"));
+  printf("equal %d\n", mlirAttributeEqual(built, text));
+  mlirContextDestroy(ctx);
+}
+
+/// The whole mma.sync kernel through the public entry, twice into one
+/// gpu.module (one set of declarations): it verifies, and its ops are
+/// located at the tile kernel named by their roles.
+static void test_mma_kernel(void) {
+  printf("@test_mma_kernel\n");
+  MlirContext ctx = make_context();
+  MlirLocation loc;
+  MlirOperation gm;
+  MlirModule m = make_module(ctx, &loc, &gm);
+  struct attn_hopper_kernel k;
+  memset(&k, 0, sizeof k);
+  k.bf16 = true;
+  k.batch = 1, k.heads = 2, k.kv_heads = 1, k.seq_q = 100, k.seq_k = 100;
+  k.head_dim = 64, k.block_m = 64, k.block_n = 32, k.stages = 2;
+  k.causal = true, k.scale = 0.125;
+  k.rope = true, k.theta = 10000.0, k.rotary_dim = 64;
+  k.name = "mma_a";
+  bool a = attn_kernels_build_mma_attention(gm, loc, &k, (MlirAttribute){NULL});
+  k.name = "mma_b", k.rope = false, k.causal = false, k.bf16 = false;
+  bool b = attn_kernels_build_mma_attention(gm, loc, &k, (MlirAttribute){NULL});
+  printf("built %d %d verify %d errors %d threads %d smem %lld\n", a, b,
+         mlirOperationVerify(mlirModuleGetOperation(m)), sink.errors,
+         attn_kernels_mma_threads(&k),
+         (long long)attn_kernels_mma_smem_bytes(&k));
+  print(mlirModuleGetOperation(m));
+  mlirModuleDestroy(m);
+  mlirContextDestroy(ctx);
+}
+
+/// A null value given to the vocabulary: one error diagnostic at the
+/// role's location, a failed builder, nothing crashes.
+static void test_missing_value(void) {
+  printf("@test_missing_value\n");
+  MlirContext ctx = make_context();
+  MlirLocation loc;
+  MlirOperation gm;
+  MlirModule m = make_module(ctx, &loc, &gm);
+  struct attn_builder b;
+  attn_builder_init(&b, ctx, loc);
+  attn_builder_at_end(&b, attn_b_region_block(gm, 0));
+  struct attn_b_func f;
+  attn_builder_role(&b, "mma.load");
+  attn_k_llvm_func_open(&b, &f, "broken", 1, 0, NULL);
+  MlirValue none = {NULL};
+  MlirValue x = attn_k_pack2(&b, true, none, attn_b_f32(&b, 1.0f));
+  attn_k_store(&b, x, attn_k_gep(&b, attn_b_func_arg(&f, 0), none));
+  attn_k_llvm_func_close(&b, &f);
+  printf("null %d finish %d errors %d depth %d\n", mlirValueIsNull(x),
+         attn_builder_finish(&b), sink.errors, b.depth);
+  mlirModuleDestroy(m);
+  mlirContextDestroy(ctx);
+}
+
+int main(void) {
+  test_vocabulary();
+  test_launch_attr();
+  test_mma_kernel();
+  test_missing_value();
+  return 0;
+}
