@@ -384,7 +384,7 @@ static void turns32_sincos(struct attn_ptx *p, int pos, int turns, int *c,
 typedef void rotate_fn(struct attn_ptx *, int, int, int, int, int *, int *);
 
 /// The rotation, its multiply-adds fused (fma: the kernel's own rows) or not
-/// (the interface below, which mma_emit.c shares).
+/// (the interface below; lib/Kernels/rope.c builds the mma kernel's twin).
 static rotate_fn *rotation(bool fma) {
   return fma ? attn_ptx_rotate_fma : attn_ptx_rotate;
 }
