@@ -265,7 +265,17 @@ BINARY(attn_b_addf, "arith.addf")
 BINARY(attn_b_subf, "arith.subf")
 BINARY(attn_b_mulf, "arith.mulf")
 BINARY(attn_b_divf, "arith.divf")
+BINARY(attn_b_maxnumf, "arith.maxnumf")
+BINARY(attn_b_andi, "arith.andi")
+BINARY(attn_b_ori, "arith.ori")
+BINARY(attn_b_xori, "arith.xori")
+BINARY(attn_b_shli, "arith.shli")
+BINARY(attn_b_ceildivui, "arith.ceildivui")
 #undef BINARY
+
+MlirValue attn_b_negf(struct attn_builder *b, MlirValue x) {
+  return attn_b_unary(b, "arith.negf", x);
+}
 
 MlirValue attn_b_fma(struct attn_builder *b, MlirValue x, MlirValue y,
                      MlirValue z) {

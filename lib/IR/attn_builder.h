@@ -155,6 +155,16 @@ MlirValue attn_b_addf(struct attn_builder *b, MlirValue x, MlirValue y);
 MlirValue attn_b_subf(struct attn_builder *b, MlirValue x, MlirValue y);
 MlirValue attn_b_mulf(struct attn_builder *b, MlirValue x, MlirValue y);
 MlirValue attn_b_divf(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_maxnumf(struct attn_builder *b, MlirValue x, MlirValue y);
+/// Bitwise ops, the left shift and the unsigned ceiling division, of two
+/// integers of one type.
+MlirValue attn_b_andi(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_ori(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_xori(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_shli(struct attn_builder *b, MlirValue x, MlirValue y);
+MlirValue attn_b_ceildivui(struct attn_builder *b, MlirValue x, MlirValue y);
+/// arith.negf.
+MlirValue attn_b_negf(struct attn_builder *b, MlirValue x);
 /// math.fma: x * y + z.
 MlirValue attn_b_fma(struct attn_builder *b, MlirValue x, MlirValue y,
                      MlirValue z);

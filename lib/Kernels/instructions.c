@@ -38,40 +38,12 @@ MlirValue attn_k_remc(struct attn_builder *b, MlirValue x, int64_t c) {
 }
 
 MlirValue attn_k_andc(struct attn_builder *b, MlirValue x, int64_t c) {
-  return attn_k_andi(b, x, attn_b_i32(b, c));
+  return attn_b_andi(b, x, attn_b_i32(b, c));
 }
 
 MlirValue attn_k_cmpc(struct attn_builder *b, enum attn_b_cmpi pred,
                       MlirValue x, int64_t c) {
   return attn_b_cmpi(b, pred, x, attn_b_i32(b, c));
-}
-
-MlirValue attn_k_andi(struct attn_builder *b, MlirValue x, MlirValue y) {
-  return attn_b_binary(b, "arith.andi", x, y);
-}
-
-MlirValue attn_k_ori(struct attn_builder *b, MlirValue x, MlirValue y) {
-  return attn_b_binary(b, "arith.ori", x, y);
-}
-
-MlirValue attn_k_xori(struct attn_builder *b, MlirValue x, MlirValue y) {
-  return attn_b_binary(b, "arith.xori", x, y);
-}
-
-MlirValue attn_k_shli(struct attn_builder *b, MlirValue x, MlirValue y) {
-  return attn_b_binary(b, "arith.shli", x, y);
-}
-
-MlirValue attn_k_ceildivui(struct attn_builder *b, MlirValue x, MlirValue y) {
-  return attn_b_binary(b, "arith.ceildivui", x, y);
-}
-
-MlirValue attn_k_maxnumf(struct attn_builder *b, MlirValue x, MlirValue y) {
-  return attn_b_binary(b, "arith.maxnumf", x, y);
-}
-
-MlirValue attn_k_negf(struct attn_builder *b, MlirValue x) {
-  return attn_b_unary(b, "arith.negf", x);
 }
 
 MlirValue attn_k_fma_intr(struct attn_builder *b, MlirValue x, MlirValue y,
@@ -215,8 +187,8 @@ MlirValue attn_k_pack2(struct attn_builder *b, bool bf16, MlirValue lo,
 void attn_k_unpack2(struct attn_builder *b, bool bf16, MlirValue w,
                     MlirValue *lo, MlirValue *hi) {
   if (bf16) {
-    MlirValue l = attn_k_shli(b, w, attn_b_i32(b, 16));
-    MlirValue h = attn_k_andi(b, w, attn_b_i32(b, (int32_t)0xffff0000));
+    MlirValue l = attn_b_shli(b, w, attn_b_i32(b, 16));
+    MlirValue h = attn_b_andi(b, w, attn_b_i32(b, (int32_t)0xffff0000));
     *lo = attn_k_bitcast(b, l, b->t.f32);
     *hi = attn_k_bitcast(b, h, b->t.f32);
     return;

@@ -43,15 +43,6 @@ MlirValue attn_k_remc(struct attn_builder *b, MlirValue x, int64_t c);
 MlirValue attn_k_andc(struct attn_builder *b, MlirValue x, int64_t c);
 MlirValue attn_k_cmpc(struct attn_builder *b, enum attn_b_cmpi pred,
                       MlirValue x, int64_t c);
-/// Bitwise and other integer ops of two operands of one type.
-MlirValue attn_k_andi(struct attn_builder *b, MlirValue x, MlirValue y);
-MlirValue attn_k_ori(struct attn_builder *b, MlirValue x, MlirValue y);
-MlirValue attn_k_xori(struct attn_builder *b, MlirValue x, MlirValue y);
-MlirValue attn_k_shli(struct attn_builder *b, MlirValue x, MlirValue y);
-MlirValue attn_k_ceildivui(struct attn_builder *b, MlirValue x, MlirValue y);
-/// arith.maxnumf, arith.negf.
-MlirValue attn_k_maxnumf(struct attn_builder *b, MlirValue x, MlirValue y);
-MlirValue attn_k_negf(struct attn_builder *b, MlirValue x);
 /// llvm.intr.fma: x * y + z (f32).
 MlirValue attn_k_fma_intr(struct attn_builder *b, MlirValue x, MlirValue y,
                           MlirValue z);

@@ -83,7 +83,7 @@ static MlirValue add64(struct attn_builder *b, MlirValue x, MlirValue y) {
 /// (i32): chunk ^ (row % 8) within the row.
 static MlirValue swz(struct em *e, MlirValue row, MlirValue chunk) {
   struct attn_builder *b = e->b;
-  MlirValue pc = attn_k_xori(b, chunk, attn_k_andc(b, row, 7));
+  MlirValue pc = attn_b_xori(b, chunk, attn_k_andc(b, row, 7));
   return attn_b_addi(b, attn_k_mulc(b, row, e->rb), attn_k_mulc(b, pc, 16));
 }
 
@@ -342,7 +342,7 @@ static void scores(struct em *e, const struct ids *x, MlirValue qf[][4],
     sv[i] = x->zero;
   MlirValue base = attn_b_addi(b, attn_b_addi(b, x->sbase, kt), x->krow);
   for (int kk = 0; kk < k->head_dim / 16; ++kk) {
-    MlirValue chunk = attn_k_xori(b, attn_k_addc(b, x->klo, 2 * kk), x->x7);
+    MlirValue chunk = attn_b_xori(b, attn_k_addc(b, x->klo, 2 * kk), x->x7);
     MlirValue at = attn_b_addi(b, base, attn_k_mulc(b, chunk, 16));
     for (int pp = 0; pp < k->block_n / 16; ++pp) {
       MlirValue kb[4];
@@ -364,7 +364,7 @@ static void add_pv(struct em *e, const struct ids *x, MlirValue vt,
   MlirValue base = attn_b_addi(b, attn_b_addi(b, x->sbase, vt),
                                attn_k_mulc(b, x->frag_row, e->rb));
   for (int dp = 0; dp < k->head_dim / 16; ++dp) {
-    MlirValue chunk = attn_k_xori(b, attn_k_addc(b, x->frag_hi, 2 * dp), x->x7);
+    MlirValue chunk = attn_b_xori(b, attn_k_addc(b, x->frag_hi, 2 * dp), x->x7);
     MlirValue at = attn_b_addi(b, base, attn_k_mulc(b, chunk, 16));
     for (int kc = 0; kc < k->block_n / 16; ++kc) {
       MlirValue vb[4];
@@ -543,7 +543,7 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
   x.kend = attn_b_i32(b, blocks);
   if (k->causal) {
     MlirValue last = attn_k_addc(b, x.q_row, k->block_m);
-    MlirValue diag = attn_k_ceildivui(b, last, attn_b_i32(b, k->block_n));
+    MlirValue diag = attn_b_ceildivui(b, last, attn_b_i32(b, k->block_n));
     x.kend = attn_b_minui(b, diag, x.kend);
   }
   x.raw = attn_k_addressof(b, "attn_smem", b->t.ptr_shared);
@@ -586,7 +586,7 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
         attn_k_mulc(b, attn_b_addi(b, attn_k_mulc(b, warp, 16), x.frag_row),
                     e->rb));
     for (int kk = 0; kk < k->head_dim / 16; ++kk) {
-      MlirValue chunk = attn_k_xori(b, attn_k_addc(b, x.frag_hi, 2 * kk), x.x7);
+      MlirValue chunk = attn_b_xori(b, attn_k_addc(b, x.frag_hi, 2 * kk), x.x7);
       ldmatrix_x4(e, attn_b_addi(b, base, attn_k_mulc(b, chunk, 16)), false,
                   qf[kk]);
     }

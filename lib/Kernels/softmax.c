@@ -50,7 +50,7 @@ static void mask_scores(struct attn_builder *b,
     MlirValue col = attn_k_addc(b, kbase, 8 * (i >> 2) + (i & 1));
     MlirValue bad = attn_k_cmpc(b, ATTN_B_UGE, col, k->seq_k);
     if (k->causal)
-      bad = attn_k_ori(b, bad,
+      bad = attn_b_ori(b, bad,
                        attn_b_cmpi(b, ATTN_B_UGT, col, rows[(i >> 1) & 1]));
     sv[i] = attn_b_select(b, bad, s->ninf, sv[i]);
   }
@@ -66,7 +66,7 @@ void attn_k_mask(struct attn_builder *b, const struct attn_hopper_kernel *k,
                               k->block_n); // one past the block
   MlirValue need = attn_k_cmpc(b, ATTN_B_UGT, end, k->seq_k);
   if (k->causal)
-    need = attn_k_ori(
+    need = attn_b_ori(
         b, need, attn_b_cmpi(b, ATTN_B_UGT, end, attn_k_addc(b, s->wg_row, 1)));
   struct attn_b_if r;
   if_f32_open(b, &r, need, ns);
@@ -88,10 +88,10 @@ void attn_k_softmax(struct attn_builder *b, const struct attn_hopper_kernel *k,
     MlirValue mx = s->ninf;
     for (int i = 0; i < ns; ++i)
       if (((i >> 1) & 1) == r)
-        mx = attn_k_maxnumf(b, mx, sv[i]);
-    mx = attn_k_maxnumf(b, mx, attn_k_shfl_xor(b, mx, 1));
-    mx = attn_k_maxnumf(b, mx, attn_k_shfl_xor(b, mx, 2));
-    m_out[r] = attn_k_maxnumf(b, m_in[r], attn_b_mulf(b, mx, s->scale_log2));
+        mx = attn_b_maxnumf(b, mx, sv[i]);
+    mx = attn_b_maxnumf(b, mx, attn_k_shfl_xor(b, mx, 1));
+    mx = attn_b_maxnumf(b, mx, attn_k_shfl_xor(b, mx, 2));
+    m_out[r] = attn_b_maxnumf(b, m_in[r], attn_b_mulf(b, mx, s->scale_log2));
     MlirValue moved = {NULL};
     if (k->lazy_rescale) {
       // m_in = -inf moves to anything but -inf (a row masked so far).
@@ -106,7 +106,7 @@ void attn_k_softmax(struct attn_builder *b, const struct attn_hopper_kernel *k,
       alpha[r] = attn_b_select(b, moved, alpha[r], attn_b_f32(b, 1));
   }
   MlirValue sum[2] = {s->zero, s->zero};
-  MlirValue neg[2] = {attn_k_negf(b, m_use[0]), attn_k_negf(b, m_use[1])};
+  MlirValue neg[2] = {attn_b_negf(b, m_use[0]), attn_b_negf(b, m_use[1])};
   for (int i = 0; i < ns; ++i) {
     int r = (i >> 1) & 1;
     pf[i] = attn_k_ex2(b, attn_k_fma_intr(b, sv[i], s->scale_log2, neg[r]));
@@ -126,7 +126,7 @@ void attn_k_rescale(struct attn_builder *b, const struct attn_hopper_kernel *k,
     return;
   }
   MlirValue one = attn_b_f32(b, 1.0f);
-  MlirValue moved = attn_k_ori(b, attn_b_cmpf(b, ATTN_B_F_UNE, alpha[0], one),
+  MlirValue moved = attn_b_ori(b, attn_b_cmpf(b, ATTN_B_F_UNE, alpha[0], one),
                                attn_b_cmpf(b, ATTN_B_F_UNE, alpha[1], one));
   struct attn_b_if r;
   if_f32_open(b, &r, attn_k_vote_any(b, moved), n);

@@ -343,7 +343,7 @@ static void build_key_range(struct kernel *k, MlirValue *lo, MlirValue *hi) {
     MlirValue last = attn_b_addi(b, k->row, k->bm);
     if (reach)
       last = attn_b_addi(b, last, attn_b_index(b, reach));
-    MlirValue diag = attn_b_binary(b, "arith.ceildivui", last, k->bn);
+    MlirValue diag = attn_b_ceildivui(b, last, k->bn);
     *hi = attn_b_minui(b, diag, nkb);
   }
   if (c->has_window && c->window_left >= 0) {

@@ -116,7 +116,7 @@ static void gen_copy(struct attn_tile_gen *g, bool load) {
     MlirValue col = attn_b_addi(b, attn_gen_arg(g, 3), ij[1]);
     MlirValue inr = attn_b_cmpi(b, ATTN_B_ULT, row, seq);
     MlirValue inc = attn_b_cmpi(b, ATTN_B_ULT, col, width);
-    in = attn_b_binary(b, "arith.andi", inr, inc);
+    in = attn_b_andi(b, inr, inc);
     at[0] = row, at[1] = col, nat = 2;
   } else {
     MlirValue row = attn_b_addi(b, attn_gen_arg(g, 4), ij[0]);

@@ -42,18 +42,18 @@ static void gen_mask(struct attn_tile_gen *g) {
   MlirValue bad = attn_b_cmpi(b, ATTN_B_UGE, kj, kvlen);
   if (causal) {
     MlirValue fut = attn_b_cmpi(b, ATTN_B_UGT, kj, qi);
-    bad = attn_b_binary(b, "arith.ori", bad, fut);
+    bad = attn_b_ori(b, bad, fut);
   }
   if (left >= 0) {
     // j < i - left, without going below zero: j + left < i.
     MlirValue kl = attn_b_addi(b, kj, wleft);
     MlirValue past = attn_b_cmpi(b, ATTN_B_ULT, kl, qi);
-    bad = attn_b_binary(b, "arith.ori", bad, past);
+    bad = attn_b_ori(b, bad, past);
   }
   if (right >= 0) {
     MlirValue qr = attn_b_addi(b, qi, wright);
     MlirValue ahead = attn_b_cmpi(b, ATTN_B_UGT, kj, qr);
-    bad = attn_b_binary(b, "arith.ori", bad, ahead);
+    bad = attn_b_ori(b, bad, ahead);
   }
   MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 2, ij);
   MlirValue y = attn_b_select(b, bad, ninf, x);
