@@ -454,13 +454,34 @@ void attn_b_if_close(struct attn_builder *b, struct attn_b_if *s, intptr_t n,
   leave(b, s->outer_block, s->outer_anchor);
 }
 
+/// Makes function op `name` with the attributes attrs and one region whose
+/// entry block takes nargs arguments of types; new ops go into that block
+/// (func.func and gpu.func alike).
+static void open_function(struct attn_builder *b, struct attn_b_func *f,
+                          const char *name, intptr_t nattr,
+                          const MlirNamedAttribute *attrs, intptr_t nargs,
+                          const MlirType *types) {
+  MlirLocation locs[ATTN_B_MAX_VALUES];
+  f->op = attn_b_op(b, name, 0, NULL, 0, NULL, nattr, attrs, 1);
+  f->outer_block = b->block;
+  f->outer_anchor = b->anchor;
+  if (mlirOperationIsNull(f->op)) {
+    ++b->depth; // the close helper still closes it
+    return;
+  }
+  for (intptr_t i = 0; i < nargs; ++i)
+    locs[i] = b->loc;
+  f->entry = mlirBlockCreate(nargs, types, locs);
+  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(f->op, 0), f->entry);
+  enter(b, f->entry, &f->outer_block, &f->outer_anchor);
+}
+
 void attn_b_func_open(struct attn_builder *b, struct attn_b_func *f,
                       const char *name, intptr_t nargs, const MlirType *types,
                       intptr_t nres, const MlirType *res, intptr_t nattr,
                       const MlirNamedAttribute *attrs) {
   memset(f, 0, sizeof *f);
   MlirNamedAttribute all[ATTN_B_MAX_VALUES];
-  MlirLocation locs[ATTN_B_MAX_VALUES];
   if (nattr + 2 > ATTN_B_MAX_VALUES || nargs > ATTN_B_MAX_VALUES) {
     attn_builder_fail(
         b, "too many attributes or arguments for one function (a bug in "
@@ -473,18 +494,7 @@ void attn_b_func_open(struct attn_builder *b, struct attn_b_func *f,
       mlirTypeAttrGet(mlirFunctionTypeGet(b->ctx, nargs, types, nres, res)));
   for (intptr_t i = 0; i < nattr; ++i)
     all[2 + i] = attrs[i];
-  f->op = attn_b_op(b, "func.func", 0, NULL, 0, NULL, 2 + nattr, all, 1);
-  f->outer_block = b->block;
-  f->outer_anchor = b->anchor;
-  if (mlirOperationIsNull(f->op)) {
-    ++b->depth;
-    return;
-  }
-  for (intptr_t i = 0; i < nargs; ++i)
-    locs[i] = b->loc;
-  f->entry = mlirBlockCreate(nargs, types, locs);
-  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(f->op, 0), f->entry);
-  enter(b, f->entry, &f->outer_block, &f->outer_anchor);
+  open_function(b, f, "func.func", 2 + nattr, all, nargs, types);
 }
 
 MlirValue attn_b_func_arg(const struct attn_b_func *f, intptr_t i) {
@@ -600,7 +610,6 @@ void attn_b_gpu_func_open(struct attn_builder *b, struct attn_b_func *f,
   memset(f, 0, sizeof *f);
   MlirNamedAttribute all[ATTN_B_MAX_VALUES];
   MlirType block[ATTN_B_MAX_VALUES];
-  MlirLocation locs[ATTN_B_MAX_VALUES];
   if (nattr + 4 > ATTN_B_MAX_VALUES || nargs + nwg > ATTN_B_MAX_VALUES) {
     attn_builder_fail(
         b, "too many attributes, arguments or workgroup buffers for one "
@@ -615,20 +624,9 @@ void attn_b_gpu_func_open(struct attn_builder *b, struct attn_b_func *f,
   all[3] = attn_b_named(b, "workgroup_attributions", attn_b_attr_i64(b, nwg));
   for (intptr_t i = 0; i < nattr; ++i)
     all[4 + i] = attrs[i];
-  f->op = attn_b_op(b, "gpu.func", 0, NULL, 0, NULL, 4 + nattr, all, 1);
-  f->outer_block = b->block;
-  f->outer_anchor = b->anchor;
-  if (mlirOperationIsNull(f->op)) {
-    ++b->depth;
-    return;
-  }
-  for (intptr_t i = 0; i < nargs + nwg; ++i) {
+  for (intptr_t i = 0; i < nargs + nwg; ++i)
     block[i] = i < nargs ? types[i] : wg[i - nargs];
-    locs[i] = b->loc;
-  }
-  f->entry = mlirBlockCreate(nargs + nwg, block, locs);
-  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(f->op, 0), f->entry);
-  enter(b, f->entry, &f->outer_block, &f->outer_anchor);
+  open_function(b, f, "gpu.func", 4 + nattr, all, nargs + nwg, block);
 }
 
 void attn_b_gpu_func_close(struct attn_builder *b, struct attn_b_func *f) {
