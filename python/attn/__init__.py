@@ -16,19 +16,31 @@ shapes, the dtype, the target chip, the options and the compiler build.
 Errors: attn.CompileError (the compiler's diagnostics, file:line:col: error:
 ...), attn.RuntimeError (loading or launching), ValueError/TypeError for
 arguments attn cannot take (checked before compiling, naming the argument).
+
+This module holds the public API and the kernels; the errors live in
+_errors.py, the argument checks in _args.py, the memory and disk kernel cache
+(with the cubin keys and the cache_stats counters) in _cache.py; attn
+re-exports their names.
 """
-import builtins
 import collections
 import ctypes
-import hashlib
 import json
-import os
 import re
 import threading
 import time as _time
 import warnings
 
 from . import _lib, _program
+from ._args import (FLOATS, INT32_MAX, INT32_MIN, _check_gate, _check_matmul,  # noqa: F401
+                    _check_program, _check_qkv, _check_segments, _dtype, _gate_input,
+                    _is_tensor, _on, _optional_str, _pair, _segment_inputs, _shape,
+                    _tensor)
+from ._cache import (CACHE_FORMAT, _MAGIC, _cache_lock, _cached, _cached_make,  # noqa: F401
+                     _count, _cubin_key, _decode_entry, _digest, _discard, _disk_read,
+                     _disk_write, _encode_entry, _entry_path, _key, _last_timings, _memory,
+                     _produce, _producing, _sass_policy, _sass_wanted, _stats,
+                     _stats_lock, _timings, _warned, cache_dir, clear_memory_cache)
+from ._errors import CompileError, Diagnostic, Error, RuntimeError  # noqa: F401
 
 __all__ = ["attention", "matmul", "build_program", "build_matmul_program", "compile", "load",
            "Kernel", "Compiled", "CompileError",
@@ -36,52 +48,6 @@ __all__ = ["attention", "matmul", "build_program", "build_matmul_program", "comp
            "cache_dir", "version"]
 
 PROGRAM_NAME = "<attn.attention>"
-
-
-class Error(Exception):
-    """Base of the errors attn raises."""
-
-
-class Diagnostic(collections.namedtuple("Diagnostic", "severity file line col message")):
-    """One compiler diagnostic; str() gives `file:line:col: severity: message`."""
-
-    def __str__(self):
-        loc = "%s:%d:%d: " % (self.file, self.line, self.col) if self.file else ""
-        return "%s%s: %s" % (loc, self.severity, self.message)
-
-
-class CompileError(Error):
-    """The compiler rejected the program. .diagnostics lists what it said,
-    .program is the IR text, .status the C API's status name."""
-
-    def __init__(self, status, diagnostics, program, source_name):
-        self.status = status
-        self.diagnostics = list(diagnostics)
-        self.program = program
-        lines = []
-        src = program.splitlines() if program else []
-        for d in self.diagnostics:
-            if d.severity == "note" and d.message.startswith("see current operation"):
-                continue
-            lines.append(str(d))
-            if d.file == source_name and 1 <= d.line <= len(src):
-                lines.append("    " + src[d.line - 1])
-        if not lines:
-            lines.append("error: " + status)
-        super().__init__("\n".join(lines))
-
-
-class RuntimeError(Error, builtins.RuntimeError):
-    """Loading or running a compiled kernel failed (no GPU, driver errors)."""
-
-
-_stats_lock = threading.Lock()
-_stats = collections.Counter()
-
-
-def _count(what):
-    with _stats_lock:
-        _stats[what] += 1
 
 
 def cache_stats():
@@ -190,260 +156,11 @@ def _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale
                           scale=scale)
 
 
-#===-- The cache --------------------------------------------------------===#
-
-_cache_lock = threading.RLock()
-_memory = {}
-# memory key -> the lock its one producer holds while it reads the disk or
-# compiles and loads; other threads asking for that key wait on it.
-_producing = {}
-
-# The on-disk format; part of the key, so entries of older formats are never
-# read (they stay until the folder is cleaned).
-CACHE_FORMAT = 2
-_MAGIC = b"attn-cache"
-
-
-def cache_dir():
-    """The on-disk cache: $ATTN_CACHE_DIR, else $XDG_CACHE_HOME/attn or ~/.cache/attn."""
-    d = os.environ.get("ATTN_CACHE_DIR")
-    if d:
-        return d
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "attn")
-
-
-def clear_memory_cache():
-    """Forgets the kernels loaded by this process (the disk cache stays)."""
-    with _cache_lock:
-        _memory.clear()
-
-
-def _key(program, target, tile_options, fmt, hopper_options=None):
-    """The cache key: the program text (which spells the shapes and the dtype),
-    the target chip, the tile and hopper options, the output format, the
-    compiler build and the cache's format."""
-    h = hashlib.sha256()
-    h.update(json.dumps([program, target, tile_options, hopper_options, fmt,
-                         _lib.attn_identity(), CACHE_FORMAT]).encode())
-    return h.hexdigest()
-
-
-def _digest(key, ext, manifest, data):
-    """The checksum of an entry: SHA-256 of its key, kind, both lengths and
-    both payloads, so a file that is cut short, altered or copied under
-    another key's name fails the check."""
-    h = hashlib.sha256()
-    h.update(b"%s %d\0%s\0%s\0%d\0%d\0" % (_MAGIC, CACHE_FORMAT, key.encode(), ext.encode(),
-                                           len(manifest), len(data)))
-    h.update(manifest)
-    h.update(data)
-    return h.hexdigest()
-
-
-def _encode_entry(key, ext, data, manifest):
-    """One cache file: the header line `attn-cache 2 <manifest bytes> <data
-    bytes> <sha256>`, then the manifest (JSON) and the data."""
-    text = json.dumps(manifest).encode()
-    header = b"%s %d %d %d %s\n" % (_MAGIC, CACHE_FORMAT, len(text), len(data),
-                                    _digest(key, ext, text, data).encode())
-    return header + text + data
-
-
-def _decode_entry(key, ext, blob):
-    """(data, manifest) of a cache file, or (None, why it fails the check)."""
-    head, nl, rest = blob.partition(b"\n")
-    fields = head.split(b" ")
-    if not nl or len(fields) != 5 or fields[0] != _MAGIC:
-        return None, "not an attn cache entry" if blob else "empty"
-    if fields[1] != b"%d" % CACHE_FORMAT:
-        return None, "format %s, not %d" % (fields[1].decode(errors="replace"), CACHE_FORMAT)
-    try:
-        nman, ndata = int(fields[2]), int(fields[3])
-    except ValueError:
-        return None, "bad header"
-    if nman < 0 or ndata < 0:
-        return None, "bad header"
-    if len(rest) != nman + ndata:
-        return None, "%s: %d bytes after the header, expected %d" % (
-            "truncated" if len(rest) < nman + ndata else "trailing bytes", len(rest),
-            nman + ndata)
-    text, data = rest[:nman], rest[nman:]
-    if fields[4].decode(errors="replace") != _digest(key, ext, text, data):
-        return None, "checksum mismatch"
-    try:
-        manifest = json.loads(text.decode())
-    except ValueError:
-        manifest = None
-    if not isinstance(manifest, dict):
-        return None, "the manifest is not a JSON object"
-    return data, manifest
-
-
-def _entry_path(key, ext):
-    return os.path.join(cache_dir(), key + ext)
-
-
-def _disk_read(key, ext):
-    """(data, manifest) of key's entry on disk, or None. An entry that fails
-    the integrity check is removed, with a warning, and counts as a miss."""
-    path = _entry_path(key, ext)
-    try:
-        with open(path, "rb") as f:
-            blob = f.read()
-    except (OSError, ValueError):
-        return None  # no entry, or no readable cache folder: a miss
-    data, manifest = _decode_entry(key, ext, blob)
-    if data is None:
-        _discard(path, manifest)
-        return None
-    return data, manifest
-
-
-def _discard(path, why):
-    """Removes the damaged entry at path (compiled again by the caller)."""
-    try:
-        os.remove(path)
-    except OSError:
-        pass
-    warnings.warn("attn: ignoring the damaged kernel cache entry %s (%s); compiling again"
-                  % (path, why), RuntimeWarning, stacklevel=2)
-
-
-_warned = set()
-
-
-def _disk_write(key, ext, data, manifest):
-    """Writes key's entry: to a temporary file in the cache folder, renamed
-    over the entry, so a reader sees a whole entry or none. A folder that
-    cannot be written is a warning (once per folder), never an error."""
-    d = cache_dir()
-    tmp = None
-    try:
-        os.makedirs(d, exist_ok=True)
-        blob = _encode_entry(key, ext, data, manifest)
-        tmp = os.path.join(d, ".%s%s.%d.%d.tmp" % (key, ext, os.getpid(), threading.get_ident()))
-        with open(tmp, "wb") as f:
-            f.write(blob)
-        os.replace(tmp, os.path.join(d, key + ext))
-        tmp = None
-        _count("disk_writes")
-    except (OSError, ValueError) as e:
-        with _cache_lock:
-            first = d not in _warned
-            _warned.add(d)
-        if first:
-            warnings.warn("attn: cannot write the kernel cache in %s: %s; kernels are compiled "
-                          "again in each process" % (d, e), RuntimeWarning, stacklevel=2)
-    finally:
-        if tmp is not None:
-            try:
-                os.remove(tmp)
-            except OSError:
-                pass
-
-
-def _cached(key, ext, produce, load, memory_key=None):
-    """Returns load(data, manifest) for key: from memory (under memory_key,
-    default key), the disk, or produce(). One thread produces a key at a
-    time: threads asking for a key being produced wait for it and then take
-    it from memory (or, when producing failed, try themselves)."""
-    memory_key = key if memory_key is None else memory_key
-    return _cached_make(memory_key, lambda: _produce(key, ext, produce, load))
-
-
-def _cached_make(memory_key, make):
-    """The object under memory_key in memory, else make()'s, kept there; one
-    thread makes a key at a time (see _cached)."""
-    while True:
-        with _cache_lock:
-            hit = _memory.get(memory_key)
-            if hit is not None:
-                _count("memory_hits")
-                return hit
-            busy = _producing.get(memory_key)
-            if busy is None:
-                mine = _producing[memory_key] = threading.Lock()
-                mine.acquire()
-                break
-        with busy:  # wait for its producer, then look again
-            pass
-    try:
-        obj = make()
-        with _cache_lock:
-            _memory[memory_key] = obj
-        return obj
-    finally:
-        with _cache_lock:
-            del _producing[memory_key]
-        mine.release()
-
-
-def _produce(key, ext, produce, load):
-    """load() of key's entry on disk, else of produce()'s, written to disk."""
-    found = _disk_read(key, ext)
-    obj = None
-    if found is not None:
-        _count("disk_hits")
-        try:
-            obj = load(*found)
-        except Error:
-            obj = None  # an entry this build cannot load: compile again and replace it
-    if obj is None:
-        compiled = produce()
-        found = (compiled.data, compiled.manifest)
-        _disk_write(key, ext, *found)
-        obj = load(*found)
-    _count("loads")
-    return obj
-
-
 #===-- GPU kernels: PTX, and SASS made in-process -----------------------===#
-
-# Where the time of this thread's last kernel production went (seconds):
-# read by bench/compile_latency.py through _last_timings().
-_timings = threading.local()
-
-
-def _last_timings():
-    """{"disk", "compile", "sass", "load"}: seconds the calling thread's last
-    GPU kernel production spent reading the disk cache, compiling IR to PTX,
-    turning PTX into SASS with nvJitLink, and loading the module (with the
-    driver's JIT when no cubin was made); "path" says which ("cubin hit",
-    "cubin", "ptx")."""
-    return dict(getattr(_timings, "last", {}))
-
-
-def _cubin_key(key, arch, toolchain):
-    """The key of the cubin made from key's PTX for arch ("sm_90a") by the
-    toolchain toolchain (nvJitLink's and the driver's versions)."""
-    h = hashlib.sha256()
-    h.update(json.dumps([key, "cubin", arch, toolchain, CACHE_FORMAT]).encode())
-    return h.hexdigest()
-
 
 _sass_info = {}
 
 
-def _sass_policy():
-    """$ATTN_NVJITLINK: "never" (the default; unset, empty, 0, off, no): PTX
-    goes to the driver's JIT at load time; "auto": nvJitLink makes every PTX
-    into a cubin but one that uses setmaxnreg; "always" (1, on, yes): every
-    PTX. nvJitLink compiles PTX as relocatable code, where ptxas ignores
-    setmaxnreg and serializes wgmma: the Hopper attention kernel it makes ran
-    2.1 to 2.5 times slower on an H200, and took longer to make than the
-    driver's JIT (docs/api.md, Caching; bench/compile_latency.md)."""
-    v = os.environ.get("ATTN_NVJITLINK", "").strip().lower()
-    if v == "auto":
-        return "auto"
-    if v in ("1", "always", "on", "yes"):
-        return "always"
-    return "never"
-
-
-def _sass_wanted(policy, ptx):
-    """Whether nvJitLink makes ptx's SASS under policy (see _sass_policy)."""
-    return policy == "always" or b"setmaxnreg" not in ptx
 
 
 def _sass(index, chip):
@@ -684,158 +401,6 @@ class _GpuModule:
 
 #===-- attention --------------------------------------------------------===#
 
-def _is_tensor(x):
-    """Whether x is a tensor: what attn reads of one (torch.Tensor or a stand-in)."""
-    return all(hasattr(x, a) for a in ("shape", "dtype", "device", "data_ptr"))
-
-
-def _tensor(name, x):
-    if not _is_tensor(x):
-        raise TypeError("attn: %s must be a tensor (torch.Tensor), got %s"
-                        % (name, _program._describe(x)))
-    return x
-
-
-def _shape(t):
-    return tuple(int(d) for d in t.shape)
-
-
-def _dtype(t):
-    """t's dtype as torch names it without 'torch.': 'float32', 'int64'."""
-    name = str(t.dtype)
-    return name[len("torch."):] if name.startswith("torch.") else name
-
-
-def _on(t):
-    """t's device as a string: 'cpu', 'cuda:0'."""
-    d = t.device
-    return d.type if getattr(d, "index", None) is None else "%s:%d" % (d.type, d.index)
-
-
-def _check_program(program):
-    if not isinstance(program, str):
-        raise TypeError("attn: program must be IR text (a str), got %s"
-                        % _program._describe(program))
-
-
-def _optional_str(name, x):
-    if x is not None and not isinstance(x, str):
-        raise TypeError("attn: %s must be a str or None, got %s" % (name, _program._describe(x)))
-
-
-FLOATS = ("float32", "float16", "bfloat16")
-
-
-def _check_qkv(q, k, v):
-    """q [B, H, N, D], k [B, Hk, M, D], v [B, Hk, M, Dv]: Hk divides H, one
-    floating dtype, no empty dimension."""
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        _tensor(name, t)
-        if len(t.shape) != 4:
-            raise ValueError("attn: %s must be 4-D [batch, heads, seq, dim], got shape %s"
-                             % (name, _shape(t)))
-        if 0 in _shape(t):
-            raise ValueError("attn: %s has an empty dimension, shape %s" % (name, _shape(t)))
-    if not (_dtype(q) == _dtype(k) == _dtype(v)):
-        raise TypeError("attn: q, k and v must share a dtype, got %s, %s, %s"
-                        % (q.dtype, k.dtype, v.dtype))
-    if _dtype(q) not in FLOATS:
-        raise TypeError("attn: q, k and v must be float32, float16 or bfloat16, got %s"
-                        % _dtype(q))
-    (b, h, _, d), (bk, hk, m, dk), (bv, hv, mv, _) = _shape(q), _shape(k), _shape(v)
-    shapes = "q %s, k %s, v %s" % (_shape(q), _shape(k), _shape(v))
-    if not b == bk == bv:
-        raise ValueError("attn: q, k and v must have one batch size B, got %s" % shapes)
-    if hk != hv:
-        raise ValueError("attn: k and v must have the same number of heads Hk, got %s" % shapes)
-    if m != mv:
-        raise ValueError("attn: k and v must have the same sequence length M, got %s" % shapes)
-    if d != dk:
-        raise ValueError("attn: q and k must have the same head dim D, got %s" % shapes)
-    if h % hk:
-        raise ValueError("attn: the query heads H=%d must be a multiple of the key/value heads "
-                         "Hk=%d (grouped-query attention), got %s" % (h, hk, shapes))
-
-
-def _pair(name, form, x):
-    """x as a 2-tuple, or a TypeError saying the form name= takes."""
-    if _is_tensor(x):
-        raise TypeError("attn: %s must be a pair %s, got a tensor: pass %s=%s"
-                        % (name, form, name, form))
-    if not isinstance(x, (tuple, list)):
-        raise TypeError("attn: %s must be a pair %s, got %s"
-                        % (name, form, _program._describe(x)))
-    if len(x) != 2:
-        raise TypeError("attn: %s must be a pair %s, got a %s of %d"
-                        % (name, form, type(x).__name__, len(x)))
-    return tuple(x)
-
-
-def _check_gate(gate, q, k):
-    """(g, block_size) checked against q and k: g [B, H, N, ceil(M / block_size)],
-    float32 or q's dtype."""
-    g, block = _pair("gate", "(g, block_size)", gate)
-    _tensor("gate's g", g)
-    block = _program.integer(block, "gate block_size")
-    if block < 1:
-        raise ValueError("attn: gate block_size must be positive, got %d" % block)
-    b, h, n, _ = _shape(q)
-    want = (b, h, n, -(-_shape(k)[2] // block))
-    if _shape(g) != want:
-        raise ValueError("attn: gate's g must be [B, H, N, ceil(M / block_size)] = %s for q %s, "
-                         "k %s and block_size %d, got shape %s"
-                         % (want, _shape(q), _shape(k), block, _shape(g)))
-    if _dtype(g) not in ("float32", _dtype(q)):
-        raise TypeError("attn: gate's g must be float32 or q's dtype (%s), got %s"
-                        % (_dtype(q), _dtype(g)))
-    return g, block
-
-
-INT32_MIN, INT32_MAX = -2 ** 31, 2 ** 31 - 1
-
-
-def _check_segments(segment_ids, q, k):
-    """(qseg [B, N], kseg [B, M]), int32 or int64."""
-    segs = _pair("segment_ids", "(qseg, kseg)", segment_ids)
-    b, n = _shape(q)[0], _shape(q)[2]
-    m = _shape(k)[2]
-    for name, t, want in (("qseg", segs[0], (b, n)), ("kseg", segs[1], (b, m))):
-        _tensor("segment_ids' " + name, t)
-        if _shape(t) != want:
-            raise ValueError("attn: segment_ids' %s must be [B, %s] = %s for q %s and k %s, "
-                             "got shape %s" % (name, "N" if name == "qseg" else "M", want,
-                                               _shape(q), _shape(k), _shape(t)))
-        if _dtype(t) not in ("int32", "int64"):
-            raise TypeError("attn: segment_ids' %s must be int32 or int64, got %s"
-                            % (name, _dtype(t)))
-    return segs
-
-
-def _gate_input(gate):
-    """The kernel's gate input: g as float32."""
-    g = gate[0]
-    return g if _dtype(g) == "float32" else g.float()
-
-
-def _segment_inputs(segs):
-    """The kernel's qseg and kseg: int32, int64 ids converted after checking
-    that they fit."""
-    out = []
-    for name, t in zip(("qseg", "kseg"), segs):
-        if out and t is segs[0]:
-            out.append(out[0])  # segment_ids=(seg, seg): convert once
-            continue
-        if _dtype(t) == "int64":
-            lo, hi = int(t.min()), int(t.max())
-            if lo < INT32_MIN or hi > INT32_MAX:
-                raise ValueError("attn: segment_ids' %s holds %d, outside the kernel's int32 "
-                                 "range [%d, %d]" % (name, lo if lo < INT32_MIN else hi,
-                                                     INT32_MIN, INT32_MAX))
-            t = t.int()
-        out.append(t)
-    return out
-
-
 def _device(named):
     """(device type, index) of the tensors of named [(name, tensor)], all on one
     device (the CPU or a CUDA GPU)."""
@@ -1048,30 +613,6 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
 
 
 #===-- matmul -----------------------------------------------------------===#
-
-def _check_matmul(a, b, c):
-    named = [("a", a), ("b", b)] + ([("c", c)] if c is not None else [])
-    for name, t in named:
-        _tensor(name, t)
-        if len(t.shape) != 2:
-            raise ValueError("attn: %s must be 2-D, got shape %s" % (name, _shape(t)))
-        if 0 in _shape(t):
-            raise ValueError("attn: %s has an empty dimension, shape %s" % (name, _shape(t)))
-    tensors = [t for _, t in named]
-    if len({str(t.dtype) for t in tensors}) != 1:
-        raise TypeError("attn: %s must share a dtype, got %s"
-                        % ("a and b" if c is None else "a, b and c",
-                           ", ".join(str(t.dtype) for t in tensors)))
-    if _dtype(a) not in FLOATS:
-        raise TypeError("attn: a and b must be floating point (float32, float16 or bfloat16), "
-                        "got %s" % _dtype(a))
-    m, k = _shape(a)
-    if _shape(b)[0] != k:
-        raise ValueError("attn: a is %dx%d but b has %d rows" % (m, k, _shape(b)[0]))
-    if c is not None and _shape(c) != (m, _shape(b)[1]):
-        raise ValueError("attn: c must be %dx%d, got shape %s" % (m, _shape(b)[1], _shape(c)))
-    return named
-
 
 def build_matmul_program(a, b, c=None):
     """The IR text matmul() compiles for these tensors: one linalg.matmul,
