@@ -129,9 +129,9 @@ MlirValue attn_k_extract(struct attn_builder *b, MlirValue agg, int64_t i,
 }
 
 MlirType attn_k_struct(struct attn_builder *b, intptr_t n, MlirType elem) {
-  MlirType f[16];
-  if (n > 16)
-    n = 16;
+  MlirType f[ATTN_B_MAX_VALUES];
+  if (n > ATTN_B_MAX_VALUES)
+    n = ATTN_B_MAX_VALUES;
   for (intptr_t i = 0; i < n; ++i)
     f[i] = elem;
   return mlirLLVMStructTypeLiteralGet(b->ctx, n, f, false);

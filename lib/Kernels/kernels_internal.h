@@ -128,26 +128,200 @@ void attn_k_llvm_func_open(struct attn_builder *b, struct attn_b_func *f,
                            const MlirNamedAttribute *attrs);
 void attn_k_llvm_func_close(struct attn_builder *b, struct attn_b_func *f);
 
+//===-- Hopper instructions (hopper_instructions.c) -----------------------===//
+//
+// The same ops, in the same order, as lib/Transforms/hopper_ptx.c's text
+// vocabulary (attn_ptx_*), whose kernels move here: shared-memory addresses
+// are i32 (shared::cta window offsets), global ones i64 or !llvm.ptr. Where
+// MLIR 22's NVVM dialect has an op that becomes an LLVM intrinsic it is used;
+// every inline PTX says why no upstream op is.
+
+/// Shared memory one CTA may use on sm_90a: 227 KiB.
+#define ATTN_K_SMEM_LIMIT (227 * 1024)
+/// 2 pi, for the kernels' sin and cos by the MUFU (of a fraction of a turn).
+#define ATTN_K_TWO_PI 6.283185307179586476925
+
+/// Inline PTX with side effects and no result over one or two i32 operands
+/// (constraints "r" and "r,r").
+void attn_k_asm_r(struct attn_builder *b, const char *text, MlirValue x);
+void attn_k_asm_rr(struct attn_builder *b, const char *text, MlirValue x,
+                   MlirValue y);
+/// Rotation as a multiply and a fused multiply-add per output (math.fma):
+/// y1 = fma(x1, c, -(x2 s)), y2 = fma(x2, c, x1 s).
+void attn_k_rotate_fma(struct attn_builder *b, MlirValue x1, MlirValue x2,
+                       MlirValue c, MlirValue s, MlirValue *y1, MlirValue *y2);
+/// llvm.inttoptr of x to type to (!llvm.ptr<3>, <7>, or !llvm.ptr).
+MlirValue attn_k_inttoptr(struct attn_builder *b, MlirValue x, MlirType to);
+
+/// mbarriers at shared address addr (i32): init with an arrival count,
+/// arrive expecting bytes of transactions, arrive, wait for parity (i32).
+void attn_k_mbar_init(struct attn_builder *b, MlirValue addr, int count);
+void attn_k_mbar_expect_tx(struct attn_builder *b, MlirValue addr,
+                           int64_t bytes);
+void attn_k_mbar_arrive(struct attn_builder *b, MlirValue addr);
+void attn_k_mbar_wait(struct attn_builder *b, MlirValue addr, MlirValue parity);
+/// fence.mbarrier_init.release.cluster.
+void attn_k_fence_mbar_init(struct attn_builder *b);
+/// fence.proxy.async.global (global) or .shared::cta.
+void attn_k_fence_proxy_async(struct attn_builder *b, bool global);
+/// setmaxnreg.inc (inc) or .dec to regs registers per thread.
+void attn_k_setmaxnreg(struct attn_builder *b, bool inc, int regs);
+/// wgmma.fence, wgmma.commit_group, wgmma.wait_group n.
+void attn_k_wgmma_fence(struct attn_builder *b);
+void attn_k_wgmma_commit(struct attn_builder *b);
+void attn_k_wgmma_wait(struct attn_builder *b, int n);
+/// wgmma.wait_group 0 kept by ptxas after the computation of after (f32),
+/// as attn_ptx_wgmma_wait_after.
+void attn_k_wgmma_wait_after(struct attn_builder *b, MlirValue after);
+/// TMA load of a 4-D box at c[0..3] (i32) of tensor map map (i64) into shared
+/// address dst (i32), completing on the mbarrier at bar (i32).
+void attn_k_tma_load(struct attn_builder *b, MlirValue dst, MlirValue map,
+                     const MlirValue c[4], MlirValue bar);
+/// TMA store of the box at c[0..3] of map from shared address src, in a bulk
+/// async-group.
+void attn_k_tma_store(struct attn_builder *b, MlirValue src, MlirValue map,
+                      const MlirValue c[4]);
+/// cp.async.bulk.commit_group; cp.async.bulk.wait_group[.read] n.
+void attn_k_bulk_commit(struct attn_builder *b);
+void attn_k_bulk_wait(struct attn_builder *b, int n, bool read);
+/// One thread polls the u32 at addr (i64) until it compares cmp ("ge", "eq")
+/// to target (i32), acquire at scope ("sys", "gpu"); traps after timeout_ns.
+void attn_k_wait_until(struct attn_builder *b, MlirValue addr, const char *cmp,
+                       MlirValue target, const char *scope,
+                       long long timeout_ns);
+/// st.release.gpu of the u32 v at addr (i64).
+void attn_k_store_release(struct attn_builder *b, MlirValue addr, MlirValue v);
+/// atom.relaxed.gpu.add.u64 of 1 at addr (i64): the old value (i64).
+MlirValue attn_k_atom_inc64(struct attn_builder *b, MlirValue addr);
+/// v through an empty asm with side effects (constraint cons, tied): the
+/// same value, but LLVM cannot hoist it out of the loop it is in.
+MlirValue attn_k_pin(struct attn_builder *b, MlirValue v, const char *cons);
+/// n (2 or 4) 4-byte values w (all of one type, i32 or f32) stored at ptr
+/// (!llvm.ptr), aligned to 4n bytes, as one vector store.
+void attn_k_store_vec(struct attn_builder *b, const MlirValue *w, int n,
+                      MlirValue ptr);
+/// The words w[0..3] (i32) at the 16-byte aligned ptr (!llvm.ptr) where pred
+/// (i1) holds: a predicated store.
+void attn_k_store16_if(struct attn_builder *b, const MlirValue w[4],
+                       MlirValue ptr, MlirValue pred);
+/// Transposes the 4 x 4 words (i32) of a quad of lanes (lane4 = lane % 4);
+/// w is replaced.
+void attn_k_quad_transpose(struct attn_builder *b, MlirValue lane4,
+                           MlirValue w[4]);
+/// 1 / v by rcp.approx.ftz.f32.
+MlirValue attn_k_rcp(struct attn_builder *b, MlirValue v);
+/// One 16-bit float (i16) to f32 and back (bf16 or f16).
+MlirValue attn_k_to_f32_16(struct attn_builder *b, bool bf16, MlirValue h16);
+MlirValue attn_k_from_f32_16(struct attn_builder *b, bool bf16, MlirValue f);
+/// vals[0..n) (one type; constraint cons_out, "f" or "r") through an empty
+/// asm, replaced by its results: their definitions stay on this side of the
+/// surrounding wgmma fence/wait.
+void attn_k_reg_fence(struct attn_builder *b, MlirValue *vals, int n,
+                      const char *cons_out);
+/// acc (n f32, replaced) = wgmma m64n(2n)k16 of A by descriptor desc_a and B
+/// by desc_b (i64), + acc where scale_d (i32) is not 0; B transposed or not.
+void attn_k_wgmma_ss(struct attn_builder *b, bool bf16, MlirValue *acc, int n,
+                     MlirValue desc_a, MlirValue desc_b, MlirValue scale_d,
+                     bool trans_b);
+/// acc (n f32, replaced) += wgmma of A in registers a[0..3] (i32) and B by
+/// desc_b.
+void attn_k_wgmma_rs(struct attn_builder *b, bool bf16, MlirValue *acc, int n,
+                     const MlirValue a[4], MlirValue desc_b, bool trans_b);
+/// The wgmma descriptor (i64) of shared address addr (i32), 128-byte swizzle,
+/// leading and stride byte offsets lbo, sbo; and desc plus bytes (desc
+/// itself when bytes is 0).
+MlirValue attn_k_make_desc(struct attn_builder *b, MlirValue addr, int64_t lbo,
+                           int64_t sbo);
+MlirValue attn_k_desc_add(struct attn_builder *b, MlirValue desc,
+                          int64_t bytes);
+/// Shared byte offset (i32) of element (row, col) (i32) of a tile with the
+/// 128-byte swizzle at base (i32) with `rows` rows.
+MlirValue attn_k_swz(struct attn_builder *b, MlirValue base, int64_t rows,
+                     MlirValue row, MlirValue col);
+
+//===-- Staged output rows (staged_rows.c) --------------------------------===//
+//
+// hopper_ptx.h's staged rows, built: a consumer warpgroup writes its 64
+// output rows into shared memory and threads 0-63 each copy one row with the
+// bulk-copy engine. Per tile: drain, put, ready, copy_open, copy per row,
+// copy_close; at the end a drain that waits for the rows to land.
+
+/// Row 0 at shared address base (i32), rows pitch bytes apart; wt the thread
+/// in the warpgroup (i32), bar its named barrier (i32).
+struct attn_k_rows {
+  MlirValue base, wt, bar;
+  int64_t pitch;
+};
+/// The pitch of rows of bytes bytes: 16 more.
+int64_t attn_k_rows_pitch(int64_t bytes);
+enum attn_k_drain {
+  ATTN_K_DRAIN_READ,     ///< the engine has read the rows
+  ATTN_K_DRAIN_LANDED,   ///< the copies have landed
+  ATTN_K_DRAIN_PUBLISHED ///< landed, and fenced before a release
+};
+void attn_k_rows_drain(struct attn_builder *b, const struct attn_k_rows *r,
+                       enum attn_k_drain how, bool meet);
+/// This thread's part of the accumulator fragment acc (n f32), times
+/// scale[row half] when scale is not NULL, as 16-bit pairs (bf16 or f16).
+void attn_k_rows_put(struct attn_builder *b, bool bf16,
+                     const struct attn_k_rows *r, const MlirValue *acc, int n,
+                     const MlirValue *scale);
+void attn_k_rows_ready(struct attn_builder *b, const struct attn_k_rows *r);
+/// Opens the copying threads' region (wt < 64) in s; copy_close commits the
+/// thread's copies and closes it.
+void attn_k_rows_copy_open(struct attn_builder *b, const struct attn_k_rows *r,
+                           struct attn_b_if *s);
+/// Copies this thread's row to dst (i64): bytes (i32 value) or n bytes.
+void attn_k_rows_copy(struct attn_builder *b, const struct attn_k_rows *r,
+                      MlirValue dst, MlirValue bytes);
+void attn_k_rows_copy_n(struct attn_builder *b, const struct attn_k_rows *r,
+                        MlirValue dst, int64_t n);
+void attn_k_rows_copy_close(struct attn_builder *b, struct attn_b_if *s);
+
+//===-- RoPE inside the attention kernel (rope_rows.c, rope_ahead.c) ------===//
+//
+// hopper_emit.h's attn_hopper_rope_* and attn_hopper_ahead_*, built (the
+// rope helper fills this section; the attention kernel calls it).
+
+//===-- The Hopper attention kernel's roles (attention_*.c) ---------------===//
+//
+// (the attention helper fills this section)
+
+//===-- The Hopper GEMM and its fused collectives (gemm_*.c) --------------===//
+//
+// (the GEMM and collective helpers fill this section)
+
 //===-- The manifest entry (launch.c) -------------------------------------===//
 
-/// One pointer parameter of a kernel: name, element type, shape of rank 4,
-/// and the alignment the kernel assumes (0 or 1: none).
+/// One parameter of a kernel: a pointer (tensor NULL) with name, element
+/// type, shape of rank dims (0: 4) and the alignment the kernel assumes (0
+/// or 1: none); or a TMA tensor map that attnrt encodes from the pointer
+/// parameter `tensor`: dims innermost first, boxes of 64 elements by
+/// box_rows rows, 128-byte swizzle (shape, rank and align unused).
 struct attn_k_param {
   const char *name;
   const char *dtype;
   int64_t shape[4];
   int align;
+  int rank;
+  const char *tensor;
+  int64_t dims[4];
+  int box_rows;
 };
+
+/// Most parameters (and extra keys) of a manifest entry.
+#define ATTN_K_MAX_PARAMS 16
 
 /// The attn.launch dictionary: grid, block (threads, 1, 1), no static and
 /// smem_bytes dynamic shared memory, kernel family `kernel`, the params, and
-/// `attention` unless it is null. The same attribute hopper_launch.c's text
-/// gives.
+/// the keys extra[0..nextra) ("attention", "matmul" ...). The same attribute
+/// lib/Transforms/hopper_launch.c's text gives.
 MlirAttribute attn_k_launch_attr(struct attn_builder *b, const char *kernel,
                                  const int64_t grid[3], int threads,
                                  int64_t smem_bytes, intptr_t nparams,
                                  const struct attn_k_param *params,
-                                 MlirAttribute attention);
+                                 intptr_t nextra,
+                                 const MlirNamedAttribute *extra);
 
 //===-- Softmax (softmax.c) -----------------------------------------------===//
 

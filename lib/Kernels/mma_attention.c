@@ -451,14 +451,15 @@ static MlirAttribute launch_attr(struct em *e, MlirAttribute attention) {
                      k->batch};
   const char *ty = k->bf16 ? "bf16" : "f16";
   struct attn_k_param params[4] = {
-      {"q", ty, {k->batch, k->heads, k->seq_q, k->head_dim}, 16},
-      {"k", ty, {k->batch, k->kv_heads, k->seq_k, k->head_dim}, 16},
-      {"v", ty, {k->batch, k->kv_heads, k->seq_k, k->head_dim}, 16},
-      {"out", ty, {k->batch, k->heads, k->seq_q, k->head_dim}, 4},
+      {"q", ty, {k->batch, k->heads, k->seq_q, k->head_dim}, 16, 4, NULL, {0}, 0},
+      {"k", ty, {k->batch, k->kv_heads, k->seq_k, k->head_dim}, 16, 4, NULL, {0}, 0},
+      {"v", ty, {k->batch, k->kv_heads, k->seq_k, k->head_dim}, 16, 4, NULL, {0}, 0},
+      {"out", ty, {k->batch, k->heads, k->seq_q, k->head_dim}, 4, 4, NULL, {0}, 0},
   };
+  MlirNamedAttribute extra = attn_b_named(e->b, "attention", attention);
   return attn_k_launch_attr(e->b, "mma-sync", grid, attn_kernels_mma_threads(k),
                             attn_kernels_mma_smem_bytes(k), 4, params,
-                            attention);
+                            mlirAttributeIsNull(attention) ? 0 : 1, &extra);
 }
 
 /// i64 address of row 0 of head (batch b, head hd) of a [B, heads, seq, D]
