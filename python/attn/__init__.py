@@ -76,6 +76,9 @@ def _enc(s):
 
 
 def _options(target, fmt, tile_options, features, toolkit, source_name, hopper_options=None):
+    if not isinstance(fmt, str):
+        raise TypeError("attn: format must be a str (one of %s), got %s"
+                        % (", ".join(_lib.OUTPUT_FORMATS), _program._describe(fmt)))
     if fmt not in _lib.OUTPUT_FORMATS:
         raise ValueError("attn: format must be one of %s, got %r"
                          % (", ".join(_lib.OUTPUT_FORMATS), fmt))
@@ -527,6 +530,21 @@ def _device_hopper_options(chip, sms, hopper_options):
     return ("ctas=%d %s" % (sms, hopper_options or "")).strip()
 
 
+def _current_cuda_device():
+    """torch's current CUDA device, for device='cuda'; RuntimeError where
+    torch is missing or has no CUDA device (torch itself asserts)."""
+    try:
+        import torch
+    except ImportError:
+        raise RuntimeError("attn: device 'cuda' needs torch (to name the current CUDA "
+                           "device); give 'cuda:N' or install torch") from None
+    if not torch.cuda.is_available():
+        raise RuntimeError("attn: device 'cuda': torch sees no CUDA device (torch %s%s)"
+                           % (torch.__version__, "" if torch.version.cuda else
+                              ", built without CUDA"))
+    return torch.cuda.current_device()
+
+
 def load(program, device="cpu", tile_options=None, hopper_options=None):
     """Compiles IR text (one attention, at the attn or tile level) for device
     ('cpu', 'cuda', 'cuda:N' or a torch.device) and loads it, through the
@@ -547,8 +565,7 @@ def load(program, device="cpu", tile_options=None, hopper_options=None):
                          lambda data, manifest: _CpuKernel(data, manifest))
         return Kernel(loaded, "cpu", None)
     if index is None:
-        import torch
-        index = torch.cuda.current_device()
+        index = _current_cuda_device()
     rt, chip, sms = _runtime(index)
     hopper = _device_hopper_options(chip, sms, hopper_options)
     key = _key(program, chip, tile_options, "ptx", hopper)

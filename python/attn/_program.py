@@ -38,7 +38,10 @@ def real(x, what, positive=False, example=None):
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise TypeError("attn: %s must be a float%s, got %s"
                         % (what, " (e.g. %s)" % example if example else "", _describe(x)))
-    x = float(x)
+    try:
+        x = float(x)
+    except OverflowError:  # an int beyond the float range (10**400)
+        x = math.inf if x > 0 else -math.inf
     if not math.isfinite(x) or (positive and x <= 0):
         raise ValueError("attn: %s must be %sfinite, got %r"
                          % (what, "positive and " if positive else "", x))
@@ -52,9 +55,17 @@ def integer(x, what):
     return int(x)
 
 
+FLOAT32_MAX = 3.4028234663852886e38
+
+
 def f64(x, what, positive=False, example=None):
-    """A finite float as an MLIR f64 literal (MLIR wants a '.' in it)."""
-    r = repr(real(x, what, positive, example))
+    """A finite float as an MLIR f64 literal (MLIR wants a '.' in it). The
+    kernels compute in float32, so it must be within float32's range."""
+    x = real(x, what, positive, example)
+    if abs(x) > FLOAT32_MAX:
+        raise ValueError("attn: %s must be within float32's range (|x| <= %.7g), got %r"
+                         % (what, FLOAT32_MAX, x))
+    r = repr(x)
     if "." not in r:
         r = r.replace("e", ".0e") if "e" in r else r + ".0"
     return "%s : f64" % r
