@@ -1,5 +1,6 @@
 //===- transforms.c - The pass table and helpers shared by the passes -----===//
 #include "lib/Transforms/transforms_internal.h"
+#include "lib/IR/attn_builder.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 
@@ -63,18 +64,6 @@ void attn_set_locations(MlirOperation root, MlirLocation loc) {
   mlirOperationWalk(root, set_location, &loc, MlirWalkPreOrder);
 }
 
-MlirOperation attn_insert_parsed_before(MlirOperation before, const char *text,
-                                        MlirLocation loc) {
-  MlirOperation op =
-      attn_parse_op(mlirOperationGetContext(before), text, "attn-generated");
-  if (mlirOperationIsNull(op))
-    return op;
-  attn_set_locations(op, loc);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before,
-                                      op);
-  return op;
-}
-
 bool attn_parse_bool_option(const char *value, bool *out) {
   if (!strcmp(value, "true") || !strcmp(value, "1"))
     *out = true;
@@ -111,16 +100,27 @@ MlirOperation attn_gpu_kernels_module(MlirOperation module, const char *chip,
         attn_str_eq(sym, "attn_kernels"))
       return op;
   }
-  char text[256];
-  snprintf(text, sizeof text,
-           "gpu.module @attn_kernels [#nvvm.target<chip = \"%s\", features = "
-           "\"+ptx%d\", O = 3>] {\n}\n",
-           chip, ptx);
-  MlirOperation gm = attn_parse_op(ctx, text, "attn-gpu");
-  if (!mlirOperationIsNull(gm)) {
-    mlirOperationSetLocation(gm, loc);
-    mlirBlockAppendOwnedOperation(body, gm);
-  }
+  // The target is an attribute literal; the module itself is built.
+  char target[160];
+  snprintf(target, sizeof target,
+           "#nvvm.target<chip = \"%s\", features = \"+ptx%d\", O = 3>", chip,
+           ptx);
+  MlirAttribute t =
+      mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString(target));
+  if (mlirAttributeIsNull(t))
+    return (MlirOperation){NULL};
+  struct attn_builder b;
+  attn_builder_init(&b, ctx, loc);
+  attn_builder_at_end(&b, body);
+  MlirNamedAttribute a[] = {
+      attn_b_named(&b, "sym_name", attn_b_attr_str(&b, "attn_kernels")),
+      attn_b_named(&b, "targets", mlirArrayAttrGet(ctx, 1, &t)),
+  };
+  MlirOperation gm = attn_b_op(&b, "gpu.module", 0, NULL, 0, NULL, 2, a, 1);
+  if (mlirOperationIsNull(gm))
+    return gm;
+  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(gm, 0),
+                             mlirBlockCreate(0, NULL, NULL));
   mlirOperationSetAttributeByName(
       module, mlirStringRefCreateFromCString("gpu.container_module"),
       mlirUnitAttrGet(ctx));

@@ -137,12 +137,6 @@ void attn_op_list_push(struct attn_op_list *l, MlirOperation op);
 void attn_op_list_collect(struct attn_op_list *l, MlirOperation root,
                           const char *name);
 
-/// Parses a single-op snippet, gives it and everything nested in it the
-/// location loc, and inserts it before `before`. Returns the new op, or a
-/// null op (with the parser's diagnostics) on failure.
-MlirOperation attn_insert_parsed_before(MlirOperation before, const char *text,
-                                        MlirLocation loc);
-
 /// Sets the location of root and every op nested in it.
 void attn_set_locations(MlirOperation root, MlirLocation loc);
 
