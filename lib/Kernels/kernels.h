@@ -45,6 +45,17 @@ bool attn_kernels_build_mma_attention(MlirOperation gpu_module,
                                       const struct attn_hopper_kernel *k,
                                       MlirAttribute attention);
 
+//===-- The RoPE kernel of the split and pre placements (sm_90a) ----------===//
+
+/// Builds `llvm.func @<k->name>__rope_k(x, x_rot)` (`__rope_q` when q is
+/// true) at the end of gpu_module with its attn.launch manifest entry: it
+/// rotates every row of K (Q) once, 16-byte loads and stores, cos/sin
+/// stepped down the rows. Only when attn_hopper_rope_k_supported(k). Ops
+/// are located at loc named "rope". False after an error diagnostic at loc
+/// when an op could not be built; the partial function is then removed.
+bool attn_kernels_build_hopper_rope(MlirOperation gpu_module, MlirLocation loc,
+                                    const struct attn_hopper_kernel *k, bool q);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,12 @@
 //                    a thread's two rows of S
 //   rope.c           the RoPE role's math: inverse frequencies, a pair's
 //                    columns, two words of a shared-memory tile rotated
+//   rope_rows.c      RoPE of rows of a swizzled shared-memory tile (cos/sin
+//                    stepped down the rows) and of Q pair by pair
+//   rope_ahead.c     the ahead placement's team: K rotated once per row from
+//                    a queue, its context, flags and counters
+//   rope_kernel.c    the separate RoPE kernel of the split and pre
+//                    placements, assembled
 //   mma_attention.c  the mma.sync attention kernel (sm_80+), assembled
 //
 // Values are MlirValue made through lib/IR/attn_builder.h; a helper given a
@@ -280,8 +286,99 @@ void attn_k_rows_copy_close(struct attn_builder *b, struct attn_b_if *s);
 
 //===-- RoPE inside the attention kernel (rope_rows.c, rope_ahead.c) ------===//
 //
-// hopper_emit.h's attn_hopper_rope_* and attn_hopper_ahead_*, built (the
-// rope helper fills this section; the attention kernel calls it).
+// hopper_emit.h's attn_hopper_rope_* and attn_hopper_ahead_*, built: the
+// rotation of rows of a swizzled shared-memory tile (Q in the consumers or
+// the producer, K per tile in the fused placement) and of Q pair by pair
+// (rope_rows.c), and the ahead placement's team that rotates K once per row
+// from a queue (rope_ahead.c). The pure sizes (attn_hopper_rope_slots,
+// attn_hopper_ahead_blocks, ...) stay declared in hopper_emit.h.
+
+/// One thread's part of rotating rows of a swizzled shared-memory tile: it
+/// owns two adjacent RoPE pairs ("a slot") and rows g, g + groups, ...;
+/// cos/sin advance by a rotation per row step, so a tile costs two sincos
+/// per thread. All fields are values (i32 or f32) but groups.
+struct attn_k_rope_rows {
+  MlirValue slot_c1, slot_c2; ///< first columns of the slot's two words
+  MlirValue g;                ///< first row (within the rows rotated)
+  int groups;                 ///< rows advance by this many per step
+  MlirValue f0, f1;           ///< inverse frequencies of the two pairs
+  MlirValue step_c0, step_s0, step_c1, step_s1;
+  /// Null (what attn_k_rope_rows_setup sets): the words are addressed
+  /// through the shared-memory pointer; else the i32 shared address of that
+  /// base, and they are loaded and stored with 32-bit addresses (by inline
+  /// PTX), which take fewer registers.
+  MlirValue sbase32;
+  /// Null (what attn_k_rope_rows_setup sets): the first row's cos/sin by
+  /// sincos of f32 angles pos * f0, pos * f1; else the frequencies in turns
+  /// per position, and the MUFU's sin/cos of the angle's fraction of a turn.
+  MlirValue turns0, turns1;
+  /// false (what attn_k_rope_rows_setup sets): turns0 and turns1 are f64
+  /// (the ahead team's); true: f32 (the consumers' with ahead, whose product
+  /// with the position is split exactly into two f32 by an FMA).
+  bool turns32;
+};
+
+/// Thread rt (i32) of nthreads owns slot rt % slots and rows rt / slots + i *
+/// (nthreads / slots); nthreads must be a multiple of the slots.
+void attn_k_rope_rows_setup(struct attn_builder *b,
+                            const struct attn_hopper_kernel *k, MlirValue rt,
+                            int nthreads, struct attn_k_rope_rows *r);
+/// Sets r's turns0 and turns1 (f64) from its inverse frequencies (as
+/// attn_hopper_rope_rows_turns).
+void attn_k_rope_rows_turns(struct attn_builder *b, struct attn_k_rope_rows *r);
+/// Rotates rows [first, first + nrows) (first: i32) of a swizzled tile of
+/// tile_rows rows at tile_base (i32 offset from the shared-memory base smem,
+/// a !llvm.ptr<3>); row `first` has position pos_first (i32). The rotations
+/// fuse their multiply-adds (attn_k_rotate_fma).
+void attn_k_rope_rows(struct attn_builder *b,
+                      const struct attn_hopper_kernel *k, MlirValue smem,
+                      MlirValue tile_base, int tile_rows, MlirValue first,
+                      int nrows, MlirValue pos_first,
+                      const struct attn_k_rope_rows *r);
+/// A consumer warpgroup (thread wt of 128, warpgroup cw; i32) rotates its 64
+/// Q rows of the Q tile at shared-memory offset 0 (q_row: the tile's first
+/// query row), one pair per item; then fences for the async proxy.
+void attn_k_rope_q_pairs(struct attn_builder *b,
+                         const struct attn_hopper_kernel *k, MlirValue smem,
+                         MlirValue wt, MlirValue q_row, MlirValue cw);
+
+/// The ahead placement (hopper_emit.h's attn_hopper_ahead_blocks says what
+/// its workspace rope_sync holds). ctx: the i32 shared address of its
+/// context (attn_hopper_ahead_ctx_bytes). One thread: initialises the
+/// context's mbarriers.
+void attn_k_ahead_init(struct attn_builder *b, MlirValue ctx);
+/// All producer threads (wt: i32): thread 32, the team's leader, takes the
+/// CTA's first ticket and fills the context (sync: rope_sync, raw_map and
+/// rot_map: the maps of k and k_rot, i64 each); then named barrier 8. The
+/// first ticket less this launch's first (i32). ctas: the launch's CTAs.
+MlirValue attn_k_ahead_start(struct attn_builder *b,
+                             const struct attn_hopper_kernel *k, MlirValue ctx,
+                             MlirValue wt, MlirValue sync, MlirValue raw_map,
+                             MlirValue rot_map, int64_t ctas);
+/// The TMA thread, at a tile's start: whether every key block of batch bz,
+/// K head kh (i32) is done (i1), then the fence for its TMA.
+MlirValue attn_k_ahead_head_done(struct attn_builder *b,
+                                 const struct attn_hopper_kernel *k,
+                                 MlirValue ctx, MlirValue bz, MlirValue kh);
+/// The TMA thread: waits (trapping after timeout_ns) until key block j (i32)
+/// of batch bz and K head kh is flagged done, then fences for its TMA.
+void attn_k_ahead_wait(struct attn_builder *b,
+                       const struct attn_hopper_kernel *k, MlirValue ctx,
+                       MlirValue bz, MlirValue kh, MlirValue j,
+                       long long timeout_ns);
+/// All producer threads (wt: i32): the team's threads (wt 32 .. 127)
+/// compute their rotation constants and stash them in the context.
+void attn_k_ahead_setup(struct attn_builder *b,
+                        const struct attn_hopper_kernel *k, MlirValue wt,
+                        MlirValue ctx);
+/// The team (rt = 0 .. 95, i32; rt 0 the leader), from key block first
+/// (i32): rotates key blocks until the queue is empty, double-buffered at
+/// buf_off from the shared-memory base (smem as a !llvm.ptr<3>, sbase as an
+/// i32 address), as hopper_emit.h's attn_hopper_rope_ahead. Named barrier 9.
+void attn_k_rope_ahead(struct attn_builder *b,
+                       const struct attn_hopper_kernel *k, MlirValue rt,
+                       MlirValue smem, MlirValue sbase, int64_t buf_off,
+                       MlirValue ctx, MlirValue first);
 
 //===-- The Hopper attention kernel's roles (attention_*.c) ---------------===//
 //
