@@ -19,7 +19,15 @@
 //                    a queue, its context, flags and counters
 //   rope_kernel.c    the separate RoPE kernel of the split and pre
 //                    placements, assembled
+//   attention_schedule.c  the Hopper attention kernel's grid and persistent
+//                    schedule (the global @<name>__tiles)
+//   attention_pipeline.c  its shared-memory layout and the walk over a
+//                    CTA's tiles and the K/V ring
+//   attention_epilogue.c  how a consumer warpgroup writes a tile's O
+//   attention_producer.c  its producer warpgroup (TMA, RoPE of K or Q)
+//   attention_consumer.c  its consumer warpgroups (wgmma, online softmax)
 //   mma_attention.c  the mma.sync attention kernel (sm_80+), assembled
+//   hopper_attention.c  the Hopper attention kernel (sm_90a), assembled
 //
 // Values are MlirValue made through lib/IR/attn_builder.h; a helper given a
 // null value makes nothing and the builder reports the first failure.
@@ -382,7 +390,128 @@ void attn_k_rope_ahead(struct attn_builder *b,
 
 //===-- The Hopper attention kernel's roles (attention_*.c) ---------------===//
 //
-// (the attention helper fills this section)
+// The warp-specialised attention kernel of sm_90a (hopper_attention.c
+// assembles it): its shared-memory layout and the walk over a CTA's tiles
+// and the K/V ring (attention_pipeline.c), the persistent schedule and the
+// grid (attention_schedule.c), the producer warpgroup (attention_producer.c),
+// the consumer warpgroups (attention_consumer.c) and how a tile's O is
+// written (attention_epilogue.c). The pure sizes (attn_hopper_smem_bytes,
+// attn_hopper_grid, ...) stay declared in lib/Transforms/hopper_emit.h.
+
+/// Bytes of each consumer thread's stash of RoPE constants
+/// (attn_hopper_stashes_rope): its two frequencies, then its steps' cos and
+/// sin (six f32).
+#define ATTN_K_ATT_STASH_BYTES 24
+
+/// The kernel being built: its builder and description, register counts and
+/// shared-memory layout, set once by attn_k_att_layout and read-only after.
+struct attn_k_att {
+  struct attn_builder *b;
+  const struct attn_hopper_kernel *k;
+  int ns, no;  ///< S and O accumulator registers per thread
+  int na;      ///< O's and, with row_sum_mma, l's 4 (m64n8) after them
+  int regions; ///< head_dim / 64
+  /// Shared-memory layout (byte offsets from the 1024-aligned base).
+  int64_t q_off, kv_off, tile_bytes, ones_off, bar_off, stash_off;
+  int64_t staging_off, pitch; ///< staged_out: the rows of O, their stride
+  /// rope_k_ahead: the team's two K buffers, then its context; end: the
+  /// layout's end.
+  int64_t ahead_off, ahead_ctx_off, end;
+};
+
+/// The kernel's values every role reads, and the current tile's.
+struct attn_k_att_vals {
+  MlirValue smem, sbase, tid, bx, gx, qmap, kmap, vmap, out;
+  /// rope_k_ahead: the map of the raw k (kmap is k_rot's) and rope_sync
+  /// (i64); the team's context (i32 shared address) and first key block.
+  MlirValue kraw_map, sync, ahead_ctx, ahead_first;
+  /// i32 shared addresses of the mbarriers (of stage 0).
+  MlirValue bar_q, bar_qempty, bar_qready, bar_full, bar_kready, bar_empty;
+  /// The tile (attn_k_att_open_tiles): its first query row, head, batch,
+  /// K/V head and key blocks; kc = key blocks this CTA loaded before it, qn
+  /// = tiles before it (the parity of the Q barriers).
+  MlirValue q_row, h, bz, kh, nkb, kc, qn;
+};
+
+/// Lays out a kernel of k built by b (NULL for the sizes alone) in a.
+void attn_k_att_layout(struct attn_k_att *a, struct attn_builder *b,
+                       const struct attn_hopper_kernel *k);
+/// Whether producer warps 1-3 rotate each tile's Q (rope_q_by_producer): in
+/// a persistent kernel whose K comes rotated those warps are free, and the
+/// rotation of the next tile's Q overlaps the consumers' last P V and
+/// epilogue. Otherwise the consumers rotate their rows.
+bool attn_hopper_q_by_producer(const struct attn_hopper_kernel *k);
+/// Whether the consumers rotate Q stepping cos/sin down their rows (each
+/// thread owns a slot of every row it rotates), rather than pair by pair.
+bool attn_hopper_q_steps(const struct attn_hopper_kernel *k);
+/// Whether each consumer thread keeps those steps' constants for Q (inverse
+/// frequencies and the per-step rotations, six f32) in shared memory rather
+/// than in registers across the tile loop: with three consumers their 160
+/// registers do not hold them besides the block loop's (ptxas spilled).
+bool attn_hopper_stashes_rope(const struct attn_hopper_kernel *k);
+
+/// Opens the loop (in loop) over this CTA's tiles and sets x's tile values
+/// (tile t as attention_schedule.c numbers them). A persistent kernel's CTA
+/// bx runs the tiles its list in @<name>__tiles holds; otherwise the CTA's
+/// one tile comes from its block index (and loop is unused).
+void attn_k_att_open_tiles(const struct attn_k_att *a,
+                           struct attn_k_att_vals *x, struct attn_b_for *loop);
+/// Closes attn_k_att_open_tiles' loop: the next tile starts nkb key blocks
+/// on.
+void attn_k_att_close_tiles(const struct attn_k_att *a,
+                            const struct attn_k_att_vals *x,
+                            struct attn_b_for *loop);
+/// The ring stage (i32) and its phase parity of the tile's key block j.
+MlirValue attn_k_att_stage_of(const struct attn_k_att *a,
+                              const struct attn_k_att_vals *x, MlirValue j,
+                              MlirValue *phase);
+/// The parity of the tile's phase of the Q barriers.
+MlirValue attn_k_att_q_parity(const struct attn_k_att *a,
+                              const struct attn_k_att_vals *x);
+/// The address of stage s's mbarrier in the array at base.
+MlirValue attn_k_att_bar_at(const struct attn_k_att *a, MlirValue base,
+                            MlirValue s);
+/// The shared address of stage s's K tile (its V tile follows).
+MlirValue attn_k_att_tile_k(const struct attn_k_att *a,
+                            const struct attn_k_att_vals *x, MlirValue s);
+
+/// Builds the persistent kernel's schedule at b's insertion point: the
+/// global @<name>__tiles (i32: G + 1 offsets, then the tiles of each CTA in
+/// order). The op, or null when out of memory (b is then failed).
+MlirOperation attn_k_att_schedule(struct attn_builder *b,
+                                  const struct attn_hopper_kernel *k);
+
+/// The producer warpgroup (wt its thread): TMA of Q and the K/V ring, RoPE
+/// of K tiles or of Q by warps 1-3, or the ahead team.
+void attn_k_att_producer(const struct attn_k_att *a,
+                         const struct attn_k_att_vals *tiles, MlirValue wt);
+/// Consumer warpgroup wg (1 .. consumers; wt its thread) over the CTA's
+/// tiles.
+void attn_k_att_consumer(const struct attn_k_att *a,
+                         const struct attn_k_att_vals *tiles, MlirValue wg,
+                         MlirValue wt);
+
+/// What a consumer warpgroup's epilogue needs of the kernel's values: the
+/// out pointer, the tile's batch and head, the warpgroup's first query row,
+/// this thread's first fragment row and lane % 4, the consumer's index and
+/// thread, the shared-memory base and 0.0f; with k->staged_out, where its
+/// rows of O are staged (bytes from the base, and their pitch).
+struct attn_k_att_out {
+  MlirValue out, bz, h, wg_row, row0, lr, cw, wt, sbase, zero;
+  int64_t staging_off, pitch;
+};
+/// Sums the row sums l[2] across the quad (with k->row_sum_mma they are the
+/// rows' already), normalises this thread's O accumulators (ov, no f32) and
+/// writes its rows < seq_q: 16 bytes per lane from registers (the quad's
+/// words transposed first; out is 16-byte aligned), or, with
+/// k->staged_out, through the warpgroup's staged rows.
+void attn_k_att_out(struct attn_builder *b, const struct attn_hopper_kernel *k,
+                    const struct attn_k_att_out *o, const MlirValue *ov,
+                    int no, const MlirValue l[2]);
+/// The warpgroup's staged rows of O (k->staged_out), for the kernel's last
+/// wait on their copies.
+void attn_k_att_out_rows(struct attn_builder *b, const struct attn_k_att_out *o,
+                         struct attn_k_rows *r);
 
 //===-- The Hopper GEMM and its fused collectives (gemm_*.c) --------------===//
 //

@@ -1,12 +1,14 @@
-//===- hopper_emit.h - Writes the Hopper attention kernel as MLIR text ----===//
+//===- hopper_emit.h - The Hopper attention kernel's description ---------===//
 //
-// Internal to lib/Transforms: lower_tile_to_hopper.c decides what to build
-// (struct attn_hopper_kernel), hopper_emit.c writes it as LLVM/NVVM-dialect
-// MLIR through hopper_ptx.h: mbarrier init/arrive, TMA loads, wgmma
-// fence/commit/wait, setmaxnreg and the proxy fences are NVVM ops; wgmma
-// itself, the mbarrier wait loop and the named barriers are still inline PTX
-// (see hopper_ptx.c for why).
-// MLIR's NVVM target and LLVM NVPTX compile it.
+// Internal to lib/Transforms and lib/Kernels: lower_tile_to_hopper.c decides
+// what to build (struct attn_hopper_kernel) and lib/Kernels builds it as
+// LLVM/NVVM-dialect IR (attn_kernels_build_hopper_attention, kernels.h):
+// mbarrier init/arrive, TMA loads, wgmma fence/commit/wait, setmaxnreg and
+// the proxy fences are NVVM ops; wgmma itself, the mbarrier wait loop and
+// the named barriers are still inline PTX. MLIR's NVVM target and LLVM
+// NVPTX compile it. This header keeps the description and the sizes the
+// pass checks (defined in lib/Kernels: attention_pipeline.c,
+// attention_schedule.c).
 // hopper_rope.c writes the RoPE kernel of the split and pre placements.
 //
 //===----------------------------------------------------------------------===//
@@ -90,13 +92,13 @@ struct attn_hopper_kernel {
 int attn_hopper_threads(const struct attn_hopper_kernel *k);
 
 /// Whether producer warps 1-3 rotate (K per tile, or each tile's Q), which
-/// takes registers from the consumers (hopper_emit.c's table).
+/// takes registers from the consumers (hopper_attention.c's table).
 bool attn_hopper_producer_rotates(const struct attn_hopper_kernel *k);
 
 /// Bytes of dynamic shared memory the kernel needs.
 int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k);
 
-//===-- The grid and the persistent schedule (hopper_schedule.c) ---------===//
+//===-- The grid and the persistent schedule (attention_schedule.c) ------===//
 
 /// Query blocks, tiles (query blocks x heads x batch) and the launch grid:
 /// (query blocks, heads, batch), or (CTAs, 1, 1) for a persistent kernel.
@@ -114,85 +116,6 @@ int64_t attn_hopper_tiles(const struct attn_hopper_kernel *k);
 /// (TMA fills it with zeros) and store nothing. 0 when not causal.
 int64_t attn_hopper_query_shift(const struct attn_hopper_kernel *k);
 void attn_hopper_grid(const struct attn_hopper_kernel *k, int64_t grid[3]);
-
-/// Writes the persistent kernel's schedule as the global @<name>__tiles (i32:
-/// G + 1 offsets, then the tiles of each CTA in order); false when out of
-/// memory.
-bool attn_hopper_emit_schedule(struct attn_strbuf *b,
-                               const struct attn_hopper_kernel *k);
-
-/// Appends the kernel's llvm.func (with its attn.launch manifest entry) to b,
-/// preceded for a persistent kernel by its schedule, the global
-/// @<name>__tiles; false when out of memory.
-/// The function refers to `@attn_smem`, the dynamic shared memory global,
-/// which the caller declares once per gpu.module. Aliases it needs are
-/// written by attn_hopper_emit_aliases, which must come first in the text.
-void attn_hopper_emit_aliases(struct attn_strbuf *b,
-                              const struct attn_hopper_kernel *k);
-bool attn_hopper_emit_kernel(struct attn_strbuf *b,
-                             const struct attn_hopper_kernel *k,
-                             const char *attention_attr);
-
-//===-- One key block's online softmax (hopper_softmax.c) -----------------===//
-
-/// What a consumer thread's softmax needs of the kernel's values (SSA ids):
-/// its lane % 4, its first fragment row (query row of register pairs 0-1),
-/// its warpgroup's first query row, and the f32 constants scale * log2(e),
-/// -inf and 0.
-struct attn_hopper_softmax {
-  int lr, row0, wg_row;
-  int scale_log2, ninf, zero;
-};
-
-/// Masks S (block_n / 2 f32 in sv, replaced) in key block j (i32) where it
-/// crosses the diagonal (causal) or the end of the keys; a branch, so that
-/// the other blocks pay nothing.
-void attn_hopper_mask(struct attn_ptx *p, const struct attn_hopper_kernel *k,
-                      const struct attn_hopper_softmax *s, int j, int *sv);
-/// The softmax of S (sv) given the running maxima m_in and sums l_in of the
-/// thread's two rows: the new maxima m_out, the factors alpha that rescale
-/// the accumulators (exactly 1 where a lazy maximum did not move), the new
-/// sums l_out (l_in with k->row_sum_mma, whose sums the tensor cores add)
-/// and P (block_n / 2 f32 in pf). m_out and l_out must not be m_in and l_in
-/// (m_in is read after m_out is written).
-void attn_hopper_softmax(struct attn_ptx *p, const struct attn_hopper_kernel *k,
-                         const struct attn_hopper_softmax *s, const int *sv,
-                         const int m_in[2], const int l_in[2], int m_out[2],
-                         int l_out[2], int alpha[2], int *pf);
-/// The accumulators acc (n f32, replaced: O, then l with k->row_sum_mma)
-/// times their rows' factors; with k->lazy_rescale only in warps where one
-/// is not 1.
-void attn_hopper_rescale(struct attn_ptx *p,
-                         const struct attn_hopper_kernel *k, int *acc, int n,
-                         const int alpha[2]);
-
-//===-- The end of a tile: O normalised and written (hopper_epilogue.c) ---===//
-
-struct attn_ptx_rows;
-
-/// What a consumer warpgroup's epilogue needs of the kernel's values (SSA
-/// ids): the out pointer, the tile's batch and head, the warpgroup's first
-/// query row, this thread's first fragment row and lane % 4, the consumer's
-/// index and thread, the shared-memory base and 0.0f; with k->staged_out,
-/// where its rows of O are staged (bytes from the base, and their pitch).
-struct attn_hopper_out {
-  int out, b, h, wg_row, row0, lr, cw, wt, sbase, zero;
-  int64_t staging_off, pitch;
-};
-
-/// Sums the row sums l[2] across the quad (with k->row_sum_mma they are the
-/// rows' already), normalises this thread's O accumulators (no f32) and
-/// writes its rows < seq_q: 16 bytes per lane from registers (the quad's
-/// words transposed first; out is 16-byte aligned), or, with
-/// k->staged_out, through the warpgroup's staged rows.
-void attn_hopper_emit_out(struct attn_ptx *p,
-                          const struct attn_hopper_kernel *k,
-                          const struct attn_hopper_out *o, const int *ov,
-                          int no, const int l[2]);
-/// The warpgroup's staged rows of O (k->staged_out), for the kernel's last
-/// wait on their copies.
-void attn_hopper_out_rows(struct attn_ptx *p, const struct attn_hopper_out *o,
-                          struct attn_ptx_rows *r);
 
 /// The split and pre placements: a kernel `@<name>__rope_k(x, x_rot)` (or
 /// `__rope_q` when q is true) rotating every row of K (Q) once, 16-byte
