@@ -331,8 +331,11 @@ struct attn_k_rope_rows {
 void attn_k_rope_rows_setup(struct attn_builder *b,
                             const struct attn_hopper_kernel *k, MlirValue rt,
                             int nthreads, struct attn_k_rope_rows *r);
-/// Sets r's turns0 and turns1 (f64) from its inverse frequencies (as
-/// attn_hopper_rope_rows_turns).
+/// Sets r's turns0 and turns1 (f64) from its inverse frequencies: the first
+/// row's cos/sin then come from the angle's fraction of a turn (a multiply,
+/// a rounding, sin.approx and cos.approx) instead of __nv_sinf and
+/// __nv_cosf (a range reduction each, about 20 instructions on the fast
+/// path). A caller that keeps them as f32 sets turns32 where it loads them.
 void attn_k_rope_rows_turns(struct attn_builder *b, struct attn_k_rope_rows *r);
 /// Rotates rows [first, first + nrows) (first: i32) of a swizzled tile of
 /// tile_rows rows at tile_base (i32 offset from the shared-memory base smem,
@@ -364,7 +367,8 @@ MlirValue attn_k_ahead_start(struct attn_builder *b,
                              MlirValue wt, MlirValue sync, MlirValue raw_map,
                              MlirValue rot_map, int64_t ctas);
 /// The TMA thread, at a tile's start: whether every key block of batch bz,
-/// K head kh (i32) is done (i1), then the fence for its TMA.
+/// K head kh (i32) is done (its counter read once, with acquire order; then
+/// the fence for its TMA): if so the tile's blocks need no wait (i1).
 MlirValue attn_k_ahead_head_done(struct attn_builder *b,
                                  const struct attn_hopper_kernel *k,
                                  MlirValue ctx, MlirValue bz, MlirValue kh);
@@ -374,15 +378,22 @@ void attn_k_ahead_wait(struct attn_builder *b,
                        const struct attn_hopper_kernel *k, MlirValue ctx,
                        MlirValue bz, MlirValue kh, MlirValue j,
                        long long timeout_ns);
-/// All producer threads (wt: i32): the team's threads (wt 32 .. 127)
-/// compute their rotation constants and stash them in the context.
+/// All producer threads (wt: i32), before the producer warpgroup gives up
+/// its registers: the team's threads (wt 32 .. 127) compute their rotation
+/// constants, whose f64 and sincos math needs more than the 32 registers
+/// the warpgroup keeps with three consumers, and stash them in the context.
 void attn_k_ahead_setup(struct attn_builder *b,
                         const struct attn_hopper_kernel *k, MlirValue wt,
                         MlirValue ctx);
-/// The team (rt = 0 .. 95, i32; rt 0 the leader), from key block first
-/// (i32): rotates key blocks until the queue is empty, double-buffered at
-/// buf_off from the shared-memory base (smem as a !llvm.ptr<3>, sbase as an
-/// i32 address), as hopper_emit.h's attn_hopper_rope_ahead. Named barrier 9.
+/// The team: producer warps 1-3 (rt = 0 .. 95, i32; rt 0 is the leader
+/// that takes the tickets and issues the copies), from key block first
+/// (i32), with the constants attn_k_ahead_setup stashed. Rotates key blocks
+/// until the queue is empty, double-buffered in the two 1024-aligned
+/// buffers of block_n * head_dim * 2 bytes at buf_off from the
+/// shared-memory base (smem as a !llvm.ptr<3>, sbase as an i32 address):
+/// TMA of the raw block into one while the team rotates the other, TMA out
+/// to k_rot, and the block's flag released once its copy has landed. Named
+/// barrier 9.
 void attn_k_rope_ahead(struct attn_builder *b,
                        const struct attn_hopper_kernel *k, MlirValue rt,
                        MlirValue smem, MlirValue sbase, int64_t buf_off,
