@@ -44,7 +44,8 @@ static void issue_qk(const struct attn_k_att *a, const struct cons *c,
   MlirValue desc_k = attn_k_make_desc(b, kt, 16, 1024);
   // The first wgmma ignores its accumulators (scale-d = 0): feed it undefined
   // values, so nothing writes those registers inside the wgmma pipeline.
-  MlirValue undef = attn_b_op1(b, "llvm.mlir.undef", b->t.f32, 0, NULL, 0, NULL);
+  MlirValue undef =
+      attn_b_op1(b, "llvm.mlir.undef", b->t.f32, 0, NULL, 0, NULL);
   for (int i = 0; i < a->ns; ++i)
     sv[i] = undef;
   if (fence)
@@ -64,8 +65,9 @@ static void issue_qk(const struct attn_k_att *a, const struct cons *c,
 /// with row_sum_mma l += P times ones (in ov[no..no+4), every column the
 /// row's sum). The caller has fenced O and P (fence_acc, reg_fence) and
 /// issued wgmma.fence.
-static void issue_pv(const struct attn_k_att *a, const struct attn_k_att_vals *x,
-                     MlirValue vt, MlirValue *ov, const MlirValue *p) {
+static void issue_pv(const struct attn_k_att *a,
+                     const struct attn_k_att_vals *x, MlirValue vt,
+                     MlirValue *ov, const MlirValue *p) {
   const struct attn_hopper_kernel *k = a->k;
   struct attn_builder *b = a->b;
   MlirValue desc_v = attn_k_make_desc(b, vt, (int64_t)k->block_n * 128, 1024);
@@ -269,7 +271,8 @@ void attn_k_att_consumer(const struct attn_k_att *a,
   c.sm.ninf = attn_b_f32(b, -INFINITY);
   c.sm.zero = attn_b_f32(b, 0.0f);
   c.nz = attn_b_f32(b, -0.0f); // x + -0.0 == x: names one result of a region op
-  MlirValue ready = k->rope && k->rope_k_in_kernel ? x->bar_kready : x->bar_full;
+  MlirValue ready =
+      k->rope && k->rope_k_in_kernel ? x->bar_kready : x->bar_full;
 
   // Step 0: S_0 and its softmax; O starts at zero.
   MlirValue sv[ATTN_K_MAX_REGS], p0[ATTN_K_MAX_REGS], pf[ATTN_K_MAX_REGS];

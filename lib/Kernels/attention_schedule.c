@@ -10,10 +10,10 @@
 // tiles in that order, each given to the CTA that frees first, costing its
 // key blocks plus tile_overhead for the tile's own work (Q, the first Q.K^T
 // and the last P.V that overlap nothing, the epilogue), as the hardware's
-// block scheduler would place one CTA per tile. A static round-robin instead measured 2-13%
-// slower than one CTA per tile on an H200: CTAs got unequal work. The kernel
-// (attention_pipeline.c) reads the lists from the global @<name>__tiles,
-// built here as an llvm.mlir.global.
+// block scheduler would place one CTA per tile. A static round-robin
+// instead measured 2-13% slower than one CTA per tile on an H200: CTAs got
+// unequal work. The kernel (attention_pipeline.c) reads the lists from the
+// global @<name>__tiles, built here as an llvm.mlir.global.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"

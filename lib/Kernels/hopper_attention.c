@@ -125,7 +125,8 @@ static MlirAttribute arg_attrs(struct attn_builder *b,
   return mlirArrayAttrGet(b->ctx, n, all);
 }
 
-static void build_body(const struct attn_k_att *a, const struct attn_b_func *f) {
+static void build_body(const struct attn_k_att *a,
+                       const struct attn_b_func *f) {
   const struct attn_hopper_kernel *k = a->k;
   struct attn_builder *b = a->b;
   int m0 = first_map(k);
