@@ -3,8 +3,8 @@
 // The public header of lib/Kernels: what lib/Transforms' passes call to
 // build a kernel into a gpu.module through the MLIR C API (no text). The
 // passes decide what to build (their option parsing and checks stay in
-// lib/Transforms); a writer here builds it. Only the mma.sync attention
-// kernel has moved so far; the Hopper attention, GEMM and fused-collective
+// lib/Transforms); a writer here builds it. The mma.sync and Hopper
+// attention kernels have moved; the Hopper GEMM and fused-collective
 // kernels are still written as text by lib/Transforms (hopper_ptx.h).
 //
 //===----------------------------------------------------------------------===//
@@ -44,6 +44,34 @@ bool attn_kernels_build_mma_attention(MlirOperation gpu_module,
                                       MlirLocation loc,
                                       const struct attn_hopper_kernel *k,
                                       MlirAttribute attention);
+
+//===-- The warp-specialised attention kernel (sm_90a) --------------------===//
+
+/// Builds the kernel k describes as an llvm.func @<k->name> at the end of
+/// gpu_module, with its attn.launch manifest entry (attention, when not
+/// null, becomes its "attention" key), preceded for a persistent kernel by
+/// its schedule, the global @<k->name>__tiles; first it declares what it
+/// refers to and the module lacks: @attn_smem (aligned to 1024 bytes) and
+/// libdevice's @__nv_exp2, @__nv_sinf and @__nv_cosf. Every op is located
+/// at loc (the tile kernel's) named by the role that made it ("setup",
+/// "producer", "consumer", "softmax", "rope", "epilogue"). False after an
+/// error diagnostic at loc when an op could not be built (or the schedule
+/// not made); what it built but the declarations is then removed.
+bool attn_kernels_build_hopper_attention(MlirOperation gpu_module,
+                                         MlirLocation loc,
+                                         const struct attn_hopper_kernel *k,
+                                         MlirAttribute attention);
+
+//===-- The RoPE kernel of the split and pre placements (sm_90a) ----------===//
+
+/// Builds `llvm.func @<k->name>__rope_k(x, x_rot)` (`__rope_q` when q is
+/// true) at the end of gpu_module with its attn.launch manifest entry: it
+/// rotates every row of K (Q) once, 16-byte loads and stores, cos/sin
+/// stepped down the rows. Only when attn_hopper_rope_k_supported(k). Ops
+/// are located at loc named "rope". False after an error diagnostic at loc
+/// when an op could not be built; the partial function is then removed.
+bool attn_kernels_build_hopper_rope(MlirOperation gpu_module, MlirLocation loc,
+                                    const struct attn_hopper_kernel *k, bool q);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,21 @@
 //                    a thread's two rows of S
 //   rope.c           the RoPE role's math: inverse frequencies, a pair's
 //                    columns, two words of a shared-memory tile rotated
+//   rope_rows.c      RoPE of rows of a swizzled shared-memory tile (cos/sin
+//                    stepped down the rows) and of Q pair by pair
+//   rope_ahead.c     the ahead placement's team: K rotated once per row from
+//                    a queue, its context, flags and counters
+//   rope_kernel.c    the separate RoPE kernel of the split and pre
+//                    placements, assembled
+//   attention_schedule.c  the Hopper attention kernel's grid and persistent
+//                    schedule (the global @<name>__tiles)
+//   attention_pipeline.c  its shared-memory layout and the walk over a
+//                    CTA's tiles and the K/V ring
+//   attention_epilogue.c  how a consumer warpgroup writes a tile's O
+//   attention_producer.c  its producer warpgroup (TMA, RoPE of K or Q)
+//   attention_consumer.c  its consumer warpgroups (wgmma, online softmax)
 //   mma_attention.c  the mma.sync attention kernel (sm_80+), assembled
+//   hopper_attention.c  the Hopper attention kernel (sm_90a), assembled
 //
 // Values are MlirValue made through lib/IR/attn_builder.h; a helper given a
 // null value makes nothing and the builder reports the first failure.
@@ -280,12 +294,235 @@ void attn_k_rows_copy_close(struct attn_builder *b, struct attn_b_if *s);
 
 //===-- RoPE inside the attention kernel (rope_rows.c, rope_ahead.c) ------===//
 //
-// hopper_emit.h's attn_hopper_rope_* and attn_hopper_ahead_*, built (the
-// rope helper fills this section; the attention kernel calls it).
+// hopper_emit.h's attn_hopper_rope_* and attn_hopper_ahead_*, built: the
+// rotation of rows of a swizzled shared-memory tile (Q in the consumers or
+// the producer, K per tile in the fused placement) and of Q pair by pair
+// (rope_rows.c), and the ahead placement's team that rotates K once per row
+// from a queue (rope_ahead.c). The pure sizes (attn_hopper_rope_slots,
+// attn_hopper_ahead_blocks, ...) stay declared in hopper_emit.h.
+
+/// One thread's part of rotating rows of a swizzled shared-memory tile: it
+/// owns two adjacent RoPE pairs ("a slot") and rows g, g + groups, ...;
+/// cos/sin advance by a rotation per row step, so a tile costs two sincos
+/// per thread. All fields are values (i32 or f32) but groups.
+struct attn_k_rope_rows {
+  MlirValue slot_c1, slot_c2; ///< first columns of the slot's two words
+  MlirValue g;                ///< first row (within the rows rotated)
+  int groups;                 ///< rows advance by this many per step
+  MlirValue f0, f1;           ///< inverse frequencies of the two pairs
+  MlirValue step_c0, step_s0, step_c1, step_s1;
+  /// Null (what attn_k_rope_rows_setup sets): the words are addressed
+  /// through the shared-memory pointer; else the i32 shared address of that
+  /// base, and they are loaded and stored with 32-bit addresses (by inline
+  /// PTX), which take fewer registers.
+  MlirValue sbase32;
+  /// Null (what attn_k_rope_rows_setup sets): the first row's cos/sin by
+  /// sincos of f32 angles pos * f0, pos * f1; else the frequencies in turns
+  /// per position, and the MUFU's sin/cos of the angle's fraction of a turn.
+  MlirValue turns0, turns1;
+  /// false (what attn_k_rope_rows_setup sets): turns0 and turns1 are f64
+  /// (the ahead team's); true: f32 (the consumers' with ahead, whose product
+  /// with the position is split exactly into two f32 by an FMA).
+  bool turns32;
+};
+
+/// Thread rt (i32) of nthreads owns slot rt % slots and rows rt / slots + i *
+/// (nthreads / slots); nthreads must be a multiple of the slots.
+void attn_k_rope_rows_setup(struct attn_builder *b,
+                            const struct attn_hopper_kernel *k, MlirValue rt,
+                            int nthreads, struct attn_k_rope_rows *r);
+/// Sets r's turns0 and turns1 (f64) from its inverse frequencies: the first
+/// row's cos/sin then come from the angle's fraction of a turn (a multiply,
+/// a rounding, sin.approx and cos.approx) instead of __nv_sinf and
+/// __nv_cosf (a range reduction each, about 20 instructions on the fast
+/// path). A caller that keeps them as f32 sets turns32 where it loads them.
+void attn_k_rope_rows_turns(struct attn_builder *b, struct attn_k_rope_rows *r);
+/// Rotates rows [first, first + nrows) (first: i32) of a swizzled tile of
+/// tile_rows rows at tile_base (i32 offset from the shared-memory base smem,
+/// a !llvm.ptr<3>); row `first` has position pos_first (i32). The rotations
+/// fuse their multiply-adds (attn_k_rotate_fma).
+void attn_k_rope_rows(struct attn_builder *b,
+                      const struct attn_hopper_kernel *k, MlirValue smem,
+                      MlirValue tile_base, int tile_rows, MlirValue first,
+                      int nrows, MlirValue pos_first,
+                      const struct attn_k_rope_rows *r);
+/// A consumer warpgroup (thread wt of 128, warpgroup cw; i32) rotates its 64
+/// Q rows of the Q tile at shared-memory offset 0 (q_row: the tile's first
+/// query row), one pair per item; then fences for the async proxy.
+void attn_k_rope_q_pairs(struct attn_builder *b,
+                         const struct attn_hopper_kernel *k, MlirValue smem,
+                         MlirValue wt, MlirValue q_row, MlirValue cw);
+
+/// The ahead placement (hopper_emit.h's attn_hopper_ahead_blocks says what
+/// its workspace rope_sync holds). ctx: the i32 shared address of its
+/// context (attn_hopper_ahead_ctx_bytes). One thread: initialises the
+/// context's mbarriers.
+void attn_k_ahead_init(struct attn_builder *b, MlirValue ctx);
+/// All producer threads (wt: i32): thread 32, the team's leader, takes the
+/// CTA's first ticket and fills the context (sync: rope_sync, raw_map and
+/// rot_map: the maps of k and k_rot, i64 each); then named barrier 8. The
+/// first ticket less this launch's first (i32). ctas: the launch's CTAs.
+MlirValue attn_k_ahead_start(struct attn_builder *b,
+                             const struct attn_hopper_kernel *k, MlirValue ctx,
+                             MlirValue wt, MlirValue sync, MlirValue raw_map,
+                             MlirValue rot_map, int64_t ctas);
+/// The TMA thread, at a tile's start: whether every key block of batch bz,
+/// K head kh (i32) is done (its counter read once, with acquire order; then
+/// the fence for its TMA): if so the tile's blocks need no wait (i1).
+MlirValue attn_k_ahead_head_done(struct attn_builder *b,
+                                 const struct attn_hopper_kernel *k,
+                                 MlirValue ctx, MlirValue bz, MlirValue kh);
+/// The TMA thread: waits (trapping after timeout_ns) until key block j (i32)
+/// of batch bz and K head kh is flagged done, then fences for its TMA.
+void attn_k_ahead_wait(struct attn_builder *b,
+                       const struct attn_hopper_kernel *k, MlirValue ctx,
+                       MlirValue bz, MlirValue kh, MlirValue j,
+                       long long timeout_ns);
+/// All producer threads (wt: i32), before the producer warpgroup gives up
+/// its registers: the team's threads (wt 32 .. 127) compute their rotation
+/// constants, whose f64 and sincos math needs more than the 32 registers
+/// the warpgroup keeps with three consumers, and stash them in the context.
+void attn_k_ahead_setup(struct attn_builder *b,
+                        const struct attn_hopper_kernel *k, MlirValue wt,
+                        MlirValue ctx);
+/// The team: producer warps 1-3 (rt = 0 .. 95, i32; rt 0 is the leader
+/// that takes the tickets and issues the copies), from key block first
+/// (i32), with the constants attn_k_ahead_setup stashed. Rotates key blocks
+/// until the queue is empty, double-buffered in the two 1024-aligned
+/// buffers of block_n * head_dim * 2 bytes at buf_off from the
+/// shared-memory base (smem as a !llvm.ptr<3>, sbase as an i32 address):
+/// TMA of the raw block into one while the team rotates the other, TMA out
+/// to k_rot, and the block's flag released once its copy has landed. Named
+/// barrier 9.
+void attn_k_rope_ahead(struct attn_builder *b,
+                       const struct attn_hopper_kernel *k, MlirValue rt,
+                       MlirValue smem, MlirValue sbase, int64_t buf_off,
+                       MlirValue ctx, MlirValue first);
 
 //===-- The Hopper attention kernel's roles (attention_*.c) ---------------===//
 //
-// (the attention helper fills this section)
+// The warp-specialised attention kernel of sm_90a (hopper_attention.c
+// assembles it): its shared-memory layout and the walk over a CTA's tiles
+// and the K/V ring (attention_pipeline.c), the persistent schedule and the
+// grid (attention_schedule.c), the producer warpgroup (attention_producer.c),
+// the consumer warpgroups (attention_consumer.c) and how a tile's O is
+// written (attention_epilogue.c). The pure sizes (attn_hopper_smem_bytes,
+// attn_hopper_grid, ...) stay declared in lib/Transforms/hopper_emit.h.
+
+/// Bytes of each consumer thread's stash of RoPE constants
+/// (attn_hopper_stashes_rope): its two frequencies, then its steps' cos and
+/// sin (six f32).
+#define ATTN_K_ATT_STASH_BYTES 24
+
+/// The kernel being built: its builder and description, register counts and
+/// shared-memory layout, set once by attn_k_att_layout and read-only after.
+struct attn_k_att {
+  struct attn_builder *b;
+  const struct attn_hopper_kernel *k;
+  int ns, no;  ///< S and O accumulator registers per thread
+  int na;      ///< O's and, with row_sum_mma, l's 4 (m64n8) after them
+  int regions; ///< head_dim / 64
+  /// Shared-memory layout (byte offsets from the 1024-aligned base).
+  int64_t q_off, kv_off, tile_bytes, ones_off, bar_off, stash_off;
+  int64_t staging_off, pitch; ///< staged_out: the rows of O, their stride
+  /// rope_k_ahead: the team's two K buffers, then its context; end: the
+  /// layout's end.
+  int64_t ahead_off, ahead_ctx_off, end;
+};
+
+/// The kernel's values every role reads, and the current tile's.
+struct attn_k_att_vals {
+  MlirValue smem, sbase, tid, bx, gx, qmap, kmap, vmap, out;
+  /// rope_k_ahead: the map of the raw k (kmap is k_rot's) and rope_sync
+  /// (i64); the team's context (i32 shared address) and first key block.
+  MlirValue kraw_map, sync, ahead_ctx, ahead_first;
+  /// i32 shared addresses of the mbarriers (of stage 0).
+  MlirValue bar_q, bar_qempty, bar_qready, bar_full, bar_kready, bar_empty;
+  /// The tile (attn_k_att_open_tiles): its first query row, head, batch,
+  /// K/V head and key blocks; kc = key blocks this CTA loaded before it, qn
+  /// = tiles before it (the parity of the Q barriers).
+  MlirValue q_row, h, bz, kh, nkb, kc, qn;
+};
+
+/// Lays out a kernel of k built by b (NULL for the sizes alone) in a.
+void attn_k_att_layout(struct attn_k_att *a, struct attn_builder *b,
+                       const struct attn_hopper_kernel *k);
+/// Whether producer warps 1-3 rotate each tile's Q (rope_q_by_producer): in
+/// a persistent kernel whose K comes rotated those warps are free, and the
+/// rotation of the next tile's Q overlaps the consumers' last P V and
+/// epilogue. Otherwise the consumers rotate their rows.
+bool attn_hopper_q_by_producer(const struct attn_hopper_kernel *k);
+/// Whether the consumers rotate Q stepping cos/sin down their rows (each
+/// thread owns a slot of every row it rotates), rather than pair by pair.
+bool attn_hopper_q_steps(const struct attn_hopper_kernel *k);
+/// Whether each consumer thread keeps those steps' constants for Q (inverse
+/// frequencies and the per-step rotations, six f32) in shared memory rather
+/// than in registers across the tile loop: with three consumers their 160
+/// registers do not hold them besides the block loop's (ptxas spilled).
+bool attn_hopper_stashes_rope(const struct attn_hopper_kernel *k);
+
+/// Opens the loop (in loop) over this CTA's tiles and sets x's tile values
+/// (tile t as attention_schedule.c numbers them). A persistent kernel's CTA
+/// bx runs the tiles its list in @<name>__tiles holds; otherwise the CTA's
+/// one tile comes from its block index (and loop is unused).
+void attn_k_att_open_tiles(const struct attn_k_att *a,
+                           struct attn_k_att_vals *x, struct attn_b_for *loop);
+/// Closes attn_k_att_open_tiles' loop: the next tile starts nkb key blocks
+/// on.
+void attn_k_att_close_tiles(const struct attn_k_att *a,
+                            const struct attn_k_att_vals *x,
+                            struct attn_b_for *loop);
+/// The ring stage (i32) and its phase parity of the tile's key block j.
+MlirValue attn_k_att_stage_of(const struct attn_k_att *a,
+                              const struct attn_k_att_vals *x, MlirValue j,
+                              MlirValue *phase);
+/// The parity of the tile's phase of the Q barriers.
+MlirValue attn_k_att_q_parity(const struct attn_k_att *a,
+                              const struct attn_k_att_vals *x);
+/// The address of stage s's mbarrier in the array at base.
+MlirValue attn_k_att_bar_at(const struct attn_k_att *a, MlirValue base,
+                            MlirValue s);
+/// The shared address of stage s's K tile (its V tile follows).
+MlirValue attn_k_att_tile_k(const struct attn_k_att *a,
+                            const struct attn_k_att_vals *x, MlirValue s);
+
+/// Builds the persistent kernel's schedule at b's insertion point: the
+/// global @<name>__tiles (i32: G + 1 offsets, then the tiles of each CTA in
+/// order). The op, or null when out of memory (b is then failed).
+MlirOperation attn_k_att_schedule(struct attn_builder *b,
+                                  const struct attn_hopper_kernel *k);
+
+/// The producer warpgroup (wt its thread): TMA of Q and the K/V ring, RoPE
+/// of K tiles or of Q by warps 1-3, or the ahead team.
+void attn_k_att_producer(const struct attn_k_att *a,
+                         const struct attn_k_att_vals *tiles, MlirValue wt);
+/// Consumer warpgroup wg (1 .. consumers; wt its thread) over the CTA's
+/// tiles.
+void attn_k_att_consumer(const struct attn_k_att *a,
+                         const struct attn_k_att_vals *tiles, MlirValue wg,
+                         MlirValue wt);
+
+/// What a consumer warpgroup's epilogue needs of the kernel's values: the
+/// out pointer, the tile's batch and head, the warpgroup's first query row,
+/// this thread's first fragment row and lane % 4, the consumer's index and
+/// thread, the shared-memory base and 0.0f; with k->staged_out, where its
+/// rows of O are staged (bytes from the base, and their pitch).
+struct attn_k_att_out {
+  MlirValue out, bz, h, wg_row, row0, lr, cw, wt, sbase, zero;
+  int64_t staging_off, pitch;
+};
+/// Sums the row sums l[2] across the quad (with k->row_sum_mma they are the
+/// rows' already), normalises this thread's O accumulators (ov, no f32) and
+/// writes its rows < seq_q: 16 bytes per lane from registers (the quad's
+/// words transposed first; out is 16-byte aligned), or, with
+/// k->staged_out, through the warpgroup's staged rows.
+void attn_k_att_out(struct attn_builder *b, const struct attn_hopper_kernel *k,
+                    const struct attn_k_att_out *o, const MlirValue *ov,
+                    int no, const MlirValue l[2]);
+/// The warpgroup's staged rows of O (k->staged_out), for the kernel's last
+/// wait on their copies.
+void attn_k_att_out_rows(struct attn_builder *b, const struct attn_k_att_out *o,
+                         struct attn_k_rows *r);
 
 //===-- The Hopper GEMM and its fused collectives (gemm_*.c) --------------===//
 //

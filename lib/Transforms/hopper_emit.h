@@ -1,13 +1,16 @@
-//===- hopper_emit.h - Writes the Hopper attention kernel as MLIR text ----===//
+//===- hopper_emit.h - The Hopper attention kernel's description ---------===//
 //
-// Internal to lib/Transforms: lower_tile_to_hopper.c decides what to build
-// (struct attn_hopper_kernel), hopper_emit.c writes it as LLVM/NVVM-dialect
-// MLIR through hopper_ptx.h: mbarrier init/arrive, TMA loads, wgmma
-// fence/commit/wait, setmaxnreg and the proxy fences are NVVM ops; wgmma
-// itself, the mbarrier wait loop and the named barriers are still inline PTX
-// (see hopper_ptx.c for why).
-// MLIR's NVVM target and LLVM NVPTX compile it.
-// hopper_rope.c writes the RoPE kernel of the split and pre placements.
+// Internal to lib/Transforms and lib/Kernels: lower_tile_to_hopper.c decides
+// what to build (struct attn_hopper_kernel) and lib/Kernels builds it as
+// LLVM/NVVM-dialect IR (attn_kernels_build_hopper_attention, kernels.h):
+// mbarrier init/arrive, TMA loads, wgmma fence/commit/wait, setmaxnreg and
+// the proxy fences are NVVM ops; wgmma itself, the mbarrier wait loop and
+// the named barriers are still inline PTX. MLIR's NVVM target and LLVM
+// NVPTX compile it. This header keeps the description and the sizes the
+// pass checks (defined in lib/Kernels: attention_pipeline.c,
+// attention_schedule.c).
+// lib/Kernels/rope_kernel.c builds the RoPE kernel of the split and pre
+// placements.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_HOPPER_EMIT_H
@@ -40,7 +43,7 @@ struct attn_hopper_kernel {
   int64_t rope_offset;    ///< position of q's row 0
   int64_t rope_offset_k;  ///< position of k's row 0
   /// RoPE of K: in this kernel per tile (fused), or by a separate kernel
-  /// (attn_hopper_emit_rope) before it, once per K row (split).
+  /// (attn_kernels_build_hopper_rope) before it, once per K row (split).
   bool rope_k_in_kernel;
   /// RoPE of K once per K row, by this kernel (ahead): producer warps 1-3 of
   /// every CTA take key blocks from a queue in the workspace rope_sync,
@@ -90,13 +93,13 @@ struct attn_hopper_kernel {
 int attn_hopper_threads(const struct attn_hopper_kernel *k);
 
 /// Whether producer warps 1-3 rotate (K per tile, or each tile's Q), which
-/// takes registers from the consumers (hopper_emit.c's table).
+/// takes registers from the consumers (hopper_attention.c's table).
 bool attn_hopper_producer_rotates(const struct attn_hopper_kernel *k);
 
 /// Bytes of dynamic shared memory the kernel needs.
 int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k);
 
-//===-- The grid and the persistent schedule (hopper_schedule.c) ---------===//
+//===-- The grid and the persistent schedule (attention_schedule.c) ------===//
 
 /// Query blocks, tiles (query blocks x heads x batch) and the launch grid:
 /// (query blocks, heads, batch), or (CTAs, 1, 1) for a persistent kernel.
@@ -115,166 +118,21 @@ int64_t attn_hopper_tiles(const struct attn_hopper_kernel *k);
 int64_t attn_hopper_query_shift(const struct attn_hopper_kernel *k);
 void attn_hopper_grid(const struct attn_hopper_kernel *k, int64_t grid[3]);
 
-/// Writes the persistent kernel's schedule as the global @<name>__tiles (i32:
-/// G + 1 offsets, then the tiles of each CTA in order); false when out of
-/// memory.
-bool attn_hopper_emit_schedule(struct attn_strbuf *b,
-                               const struct attn_hopper_kernel *k);
+//===-- RoPE's sizes (lib/Kernels/rope_*.c) -------------------------------===//
+//
+// The RoPE of the split and pre placements is a kernel of its own
+// (attn_kernels_build_hopper_rope, lib/Kernels/kernels.h); the rotation in
+// shared memory inside the attention kernel and the ahead placement's team
+// are built in lib/Kernels too.
 
-/// Appends the kernel's llvm.func (with its attn.launch manifest entry) to b,
-/// preceded for a persistent kernel by its schedule, the global
-/// @<name>__tiles; false when out of memory.
-/// The function refers to `@attn_smem`, the dynamic shared memory global,
-/// which the caller declares once per gpu.module. Aliases it needs are
-/// written by attn_hopper_emit_aliases, which must come first in the text.
-void attn_hopper_emit_aliases(struct attn_strbuf *b,
-                              const struct attn_hopper_kernel *k);
-bool attn_hopper_emit_kernel(struct attn_strbuf *b,
-                             const struct attn_hopper_kernel *k,
-                             const char *attention_attr);
-
-//===-- One key block's online softmax (hopper_softmax.c) -----------------===//
-
-/// What a consumer thread's softmax needs of the kernel's values (SSA ids):
-/// its lane % 4, its first fragment row (query row of register pairs 0-1),
-/// its warpgroup's first query row, and the f32 constants scale * log2(e),
-/// -inf and 0.
-struct attn_hopper_softmax {
-  int lr, row0, wg_row;
-  int scale_log2, ninf, zero;
-};
-
-/// Masks S (block_n / 2 f32 in sv, replaced) in key block j (i32) where it
-/// crosses the diagonal (causal) or the end of the keys; a branch, so that
-/// the other blocks pay nothing.
-void attn_hopper_mask(struct attn_ptx *p, const struct attn_hopper_kernel *k,
-                      const struct attn_hopper_softmax *s, int j, int *sv);
-/// The softmax of S (sv) given the running maxima m_in and sums l_in of the
-/// thread's two rows: the new maxima m_out, the factors alpha that rescale
-/// the accumulators (exactly 1 where a lazy maximum did not move), the new
-/// sums l_out (l_in with k->row_sum_mma, whose sums the tensor cores add)
-/// and P (block_n / 2 f32 in pf). m_out and l_out must not be m_in and l_in
-/// (m_in is read after m_out is written).
-void attn_hopper_softmax(struct attn_ptx *p, const struct attn_hopper_kernel *k,
-                         const struct attn_hopper_softmax *s, const int *sv,
-                         const int m_in[2], const int l_in[2], int m_out[2],
-                         int l_out[2], int alpha[2], int *pf);
-/// The accumulators acc (n f32, replaced: O, then l with k->row_sum_mma)
-/// times their rows' factors; with k->lazy_rescale only in warps where one
-/// is not 1.
-void attn_hopper_rescale(struct attn_ptx *p,
-                         const struct attn_hopper_kernel *k, int *acc, int n,
-                         const int alpha[2]);
-
-//===-- The end of a tile: O normalised and written (hopper_epilogue.c) ---===//
-
-struct attn_ptx_rows;
-
-/// What a consumer warpgroup's epilogue needs of the kernel's values (SSA
-/// ids): the out pointer, the tile's batch and head, the warpgroup's first
-/// query row, this thread's first fragment row and lane % 4, the consumer's
-/// index and thread, the shared-memory base and 0.0f; with k->staged_out,
-/// where its rows of O are staged (bytes from the base, and their pitch).
-struct attn_hopper_out {
-  int out, b, h, wg_row, row0, lr, cw, wt, sbase, zero;
-  int64_t staging_off, pitch;
-};
-
-/// Sums the row sums l[2] across the quad (with k->row_sum_mma they are the
-/// rows' already), normalises this thread's O accumulators (no f32) and
-/// writes its rows < seq_q: 16 bytes per lane from registers (the quad's
-/// words transposed first; out is 16-byte aligned), or, with
-/// k->staged_out, through the warpgroup's staged rows.
-void attn_hopper_emit_out(struct attn_ptx *p,
-                          const struct attn_hopper_kernel *k,
-                          const struct attn_hopper_out *o, const int *ov,
-                          int no, const int l[2]);
-/// The warpgroup's staged rows of O (k->staged_out), for the kernel's last
-/// wait on their copies.
-void attn_hopper_out_rows(struct attn_ptx *p, const struct attn_hopper_out *o,
-                          struct attn_ptx_rows *r);
-
-/// The split and pre placements: a kernel `@<name>__rope_k(x, x_rot)` (or
-/// `__rope_q` when q is true) rotating every row of K (Q) once, 16-byte
-/// loads and stores, cos/sin stepped down the rows. Supported when the
-/// rotary dim is the head dim (see attn_hopper_rope_k_supported).
+/// Whether the split and pre placements' RoPE kernel supports k: the rotary
+/// dim is the head dim, and the 16-byte units of a row divide its 128
+/// threads.
 bool attn_hopper_rope_k_supported(const struct attn_hopper_kernel *k);
-void attn_hopper_emit_rope(struct attn_strbuf *b,
-                           const struct attn_hopper_kernel *k, bool q);
 
-//===-- RoPE in shared memory, inside the attention kernel (hopper_rope.c) ===//
-
-/// One thread's part of rotating rows of a swizzled shared-memory tile: it
-/// owns two adjacent RoPE pairs ("a slot") and rows g, g + groups, ...;
-/// cos/sin advance by a rotation per row step, so a tile costs two sincos
-/// per thread. All fields are SSA ids (i32 or f32) but groups.
-struct attn_hopper_rope_rows {
-  int slot_c1, slot_c2; // first columns of the slot's two words
-  int g;                // first row (within the rows rotated)
-  int groups;           // rows advance by this many per step (a constant)
-  int f0, f1;           // inverse frequencies of the two pairs
-  int step_c0, step_s0, step_c1, step_s1;
-  /// -1 (what attn_hopper_rope_rows_setup sets): the words are addressed
-  /// through the shared-memory pointer; else the i32 shared address of that
-  /// base, and they are loaded and stored with 32-bit addresses
-  /// (by inline PTX), which take fewer registers.
-  int sbase32;
-  /// -1 (what attn_hopper_rope_rows_setup sets): the first row's cos/sin
-  /// by sincos of f32 angles pos * f0, pos * f1; else the frequencies in
-  /// turns per position, and the MUFU's sin/cos of the angle's fraction of
-  /// a turn (fewer registers and instructions).
-  int turns0, turns1;
-  /// false (what attn_hopper_rope_rows_setup sets): turns0 and turns1 are
-  /// f64 (the ahead team's); true: f32 (the consumers' with ahead, whose
-  /// product with the position is split exactly into two f32 by an FMA).
-  bool turns32;
-};
-
-/// Slots of a row: rotary_dim / 4.
+/// Slots of a row: rotary_dim / 4 (a thread rotating rows of a tile in
+/// shared memory owns a slot, two adjacent pairs, of each of its rows).
 int attn_hopper_rope_slots(const struct attn_hopper_kernel *k);
-
-/// Thread rt (i32) of nthreads owns slot rt % slots and rows rt / slots + i *
-/// (nthreads / slots); nthreads must be a multiple of the slots.
-void attn_hopper_rope_rows_setup(struct attn_ptx *p,
-                                 const struct attn_hopper_kernel *k, int rt,
-                                 int nthreads, struct attn_hopper_rope_rows *r);
-/// Sets r's turns0 and turns1 (f64) from its inverse frequencies: the first
-/// row's cos/sin then come from the angle's fraction of a turn (a multiply,
-/// a rounding, sin.approx and cos.approx) instead of __nv_sinf and
-/// __nv_cosf (a range reduction each, about 20 instructions on the fast
-/// path). A caller that keeps them as f32 sets turns32 where it loads them.
-void attn_hopper_rope_rows_turns(struct attn_ptx *p,
-                                 struct attn_hopper_rope_rows *r);
-
-/// Rotates, in shared memory, a slot's two 32-bit words at pa and pb
-/// (!llvm.ptr<3>): pair 0 by (c0, s0), pair 1 by (c1, s1). Interleaved, each
-/// word is one pair; rotate-half, pa holds both pairs' x1 and pb their x2.
-void attn_hopper_rope_rotate_words(struct attn_ptx *p,
-                                   const struct attn_hopper_kernel *k, int pa,
-                                   int pb, int c0, int s0, int c1, int s1);
-
-/// Ends a loop down the rows whose iteration arguments are the two pairs'
-/// cos/sin (c0, s0, c1, s1): yields them advanced by the step's rotation
-/// (sc0, ss0, sc1, ss1) and closes the loop.
-void attn_hopper_rope_step_rows(struct attn_ptx *p, int c0, int s0, int c1,
-                                int s1, int sc0, int ss0, int sc1, int ss1);
-
-/// Rotates rows [first, first + nrows) of a swizzled tile of tile_rows rows
-/// at tile_base (i32 offsets from the shared-memory base smem); row `first`
-/// has position pos_first.
-void attn_hopper_rope_rows(struct attn_ptx *p,
-                           const struct attn_hopper_kernel *k, int smem,
-                           int tile_base, int tile_rows, int first, int nrows,
-                           int pos_first,
-                           const struct attn_hopper_rope_rows *r);
-
-/// A consumer warpgroup (thread wt of 128, warpgroup cw) rotates its 64 Q
-/// rows of the Q tile at shared-memory offset 0, one pair per item, for
-/// rotary dims whose slots do not divide 128; then fences for the async
-/// proxy.
-void attn_hopper_rope_q_pairs(struct attn_ptx *p,
-                              const struct attn_hopper_kernel *k, int smem,
-                              int wt, int q_row, int cw);
 
 /// The ahead placement (attn_hopper_kernel::rope_k_ahead). Its workspace
 /// rope_sync holds a u64 ticket counter, then one u32 flag per key block of
@@ -288,69 +146,15 @@ void attn_hopper_rope_q_pairs(struct attn_ptx *p,
 /// blocks (u64): the zero-filled workspace is never reset.
 int64_t attn_hopper_ahead_blocks(const struct attn_hopper_kernel *k);
 
-/// The ahead placement's context: CTX bytes of shared memory (8-aligned)
-/// holding the team's two mbarriers, its ticket slots and what the team's
+/// The ahead placement's context: bytes of shared memory (8-aligned)
+/// holding the team's two mbarriers, its ticket slots, what the team's
 /// leader and the TMA thread read now and then (the producer warpgroup has
-/// too few registers to keep it).
+/// too few registers to keep it) and each team thread's rotation constants.
 int64_t attn_hopper_ahead_ctx_bytes(void);
-/// One thread: initialises the context's mbarriers (before the CTA's
-/// barrier).
-void attn_hopper_ahead_init(struct attn_ptx *p, int ctx);
-/// All producer threads (wt 0 .. 127): thread 32, the team's leader, takes
-/// the CTA's first ticket and fills the context (rope_sync, the maps of k
-/// and k_rot: i64 addresses); then named barrier 8. Returns the first
-/// ticket less this launch's first (i32): the team's first key block, if
-/// below attn_hopper_ahead_blocks. ctas: the launch's CTAs.
-int attn_hopper_ahead_start(struct attn_ptx *p,
-                            const struct attn_hopper_kernel *k, int ctx,
-                            int wt, int sync, int raw_map, int rot_map,
-                            int64_t ctas);
+
 /// Bytes of the workspace rope_sync: the ticket counter (u64), a flag (u32)
 /// per key block, and a counter (u64) per (batch, K head) of its blocks
 /// done, which grows by its blocks per launch.
 int64_t attn_hopper_ahead_sync_bytes(const struct attn_hopper_kernel *k);
-/// The TMA thread, at a tile's start: whether every key block of batch b,
-/// K head kh is done (its counter read once, with acquire order; then the
-/// fence for its TMA): if so the tile's blocks need no wait (i1).
-int attn_hopper_ahead_head_done(struct attn_ptx *p,
-                                const struct attn_hopper_kernel *k, int ctx,
-                                int b, int kh);
-/// The TMA thread: waits (trapping after timeout_ns) until key block j
-/// (i32) of batch b and K head kh is flagged done, then fences so that its
-/// TMA reads the rotated rows.
-void attn_hopper_ahead_wait(struct attn_ptx *p,
-                            const struct attn_hopper_kernel *k, int ctx,
-                            int b, int kh, int j, long long timeout_ns);
-/// All producer threads (wt: i32), before the producer warpgroup gives up
-/// its registers: the team's threads (wt 32 .. 127) compute their rotation
-/// constants, whose f64 and sincos math needs more than the 32 registers
-/// the warpgroup keeps with three consumers, and stash them in the context.
-void attn_hopper_ahead_setup(struct attn_ptx *p,
-                             const struct attn_hopper_kernel *k, int wt,
-                             int ctx);
-/// The team: producer warps 1-3 (rt = 0 .. 95; rt 0 is the leader that
-/// takes the tickets and issues the copies), from key block `first`, with
-/// the constants attn_hopper_ahead_setup stashed.
-/// Rotates key blocks until the queue is empty, double-buffered in the two
-/// 1024-aligned buffers of block_n * head_dim * 2 bytes at buf_off from the
-/// shared-memory base (smem as a pointer, sbase as an i32 address): TMA of
-/// the raw block into one while the team rotates the other, TMA out to
-/// k_rot, and the block's flag released once its copy has landed. Named
-/// barrier 9.
-void attn_hopper_rope_ahead(struct attn_ptx *p,
-                            const struct attn_hopper_kernel *k, int rt,
-                            int smem, int sbase, int64_t buf_off, int ctx,
-                            int first);
-
-/// inv_freq(pair) = theta^(-2 pair/rotary_dim) for pair index pair (i32),
-/// in f32.
-int attn_hopper_rope_inv_freq(struct attn_ptx *p,
-                              const struct attn_hopper_kernel *k, int pair);
-
-/// The two columns of RoPE pair `pair` (i32): rotate-half (p, p + r/2) or
-/// interleaved (2p, 2p + 1).
-void attn_hopper_rope_pair_cols(struct attn_ptx *p,
-                                const struct attn_hopper_kernel *k, int pair,
-                                int *c1, int *c2);
 
 #endif // ATTN_HOPPER_EMIT_H

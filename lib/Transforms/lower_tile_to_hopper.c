@@ -1,7 +1,8 @@
 //===- lower_tile_to_hopper.c - lower-tile-to-hopper: wgmma/TMA kernels ---===//
 //
 // Lowers an attention tile kernel, as attn-tile writes it, to one
-// warp-specialised sm_90a kernel (hopper_emit.c): TMA loads into a
+// warp-specialised sm_90a kernel, built by lib/Kernels
+// (attn_kernels_build_hopper_attention): TMA loads into a
 // multi-stage shared-memory ring completing on mbarriers, a producer
 // warpgroup, two consumer warpgroups (three at head dim 64 from N = 2048,
 // option consumers) running wgmma for Q.K^T and P.V with
@@ -50,6 +51,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/CostModel/cost_model.h"
+#include "lib/Kernels/kernels.h"
 #include "lib/Target/attn_target.h"
 #include "lib/Transforms/hopper_emit.h"
 #include "lib/Transforms/hopper_gemm.h"
@@ -389,17 +391,17 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
                                detail, dlen))
     return false;
   k->stages = o->stages ? (int)o->stages : k->head_dim == 128 ? 3 : 4;
-  // The kernel's query block is its consumers' 64 rows each, whatever
-  // block-m attn-tile chose. A third consumer leaves each 152-160 registers
-  // (hopper_emit.c): room for S and O of head dim 64, not 128. At head dim 64
-  // the softmax's exponentials take the MUFU as long as the two GEMMs take
-  // the tensor cores, and with three consumers each has two others' GEMMs
-  // to hide its softmax under: on an H200 (bench/RESULTS.md) from N = 4K
-  // 3-9% faster without RoPE and 0-6% with it, 12% slower at 1K (a sixth of
-  // the 192-row tiles is padding); at 2K no faster with the old softmax, and
-  // 1-4.5% faster with lazy rescaling and the tensor cores' row sums (which
-  // need three consumers, below). lower_kernel goes back to 2 when producer
-  // warps rotate K or Q.
+  // The kernel's query block is its consumers' 64 rows each, whatever block-m
+  // attn-tile chose. A third consumer leaves each 152-160 registers
+  // (lib/Kernels/hopper_attention.c): room for S and O of head dim 64, not 128.
+  // At head dim 64 the softmax's exponentials take the MUFU as long as the two
+  // GEMMs take the tensor cores, and with three consumers each has two others'
+  // GEMMs to hide its softmax under: on an H200 (bench/RESULTS.md) from N = 4K
+  // 3-9% faster without RoPE and 0-6% with it, 12% slower at 1K (a sixth of the
+  // 192-row tiles is padding); at 2K no faster with the old softmax, and 1-4.5%
+  // faster with lazy rescaling and the tensor cores' row sums (which need three
+  // consumers, below). lower_kernel goes back to 2 when producer warps rotate K
+  // or Q.
   k->consumers = o->consumers            ? (int)o->consumers
                  : k->head_dim == 64 && k->seq_q >= 2048 ? 3
                                                            : 2;
@@ -514,6 +516,39 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 
+/// The last op of the gpu.module's body (null when it is empty).
+static MlirOperation last_op(MlirOperation gm) {
+  MlirOperation last = {NULL};
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+    last = op;
+  return last;
+}
+
+static void print_to_file(MlirStringRef s, void *f) {
+  fwrite(s.data, 1, s.length, f);
+}
+
+/// With ATTN_DUMP_HOPPER=<file>: prints the ops lower_kernel built (those
+/// after `before` in the gpu.module) into the file, for a human to read.
+static void dump_built(MlirOperation gm, MlirOperation before) {
+  const char *path = getenv("ATTN_DUMP_HOPPER");
+  FILE *f = path ? fopen(path, "w") : NULL;
+  if (!f)
+    return;
+  MlirOperation op =
+      mlirOperationIsNull(before)
+          ? mlirBlockGetFirstOperation(
+                mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0)))
+          : mlirOperationGetNextInBlock(before);
+  for (; !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    mlirOperationPrint(op, print_to_file, f);
+    fputc('\n', f);
+  }
+  fclose(f);
+}
+
 static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
                          bool *lowered) {
   *lowered = false;
@@ -590,12 +625,10 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   if (mlirOperationIsNull(gm))
     return false;
 
-  struct attn_strbuf att = {0}, text = {0};
-  attn_strbuf_attr(&att, mlirOperationGetAttributeByName(
-                             kernel, mlirStringRefCreateFromCString(
-                                         "tile.attention")));
-  attn_hopper_emit_aliases(&text, &k);
-  attn_open_kernel_shell(&text, 1024);
+  // The ops built below go after the module's last op now (for the dump).
+  MlirOperation before = last_op(gm);
+  MlirAttribute att = mlirOperationGetAttributeByName(
+      kernel, mlirStringRefCreateFromCString("tile.attention"));
   // With a launch program the attention kernel is one of its steps; the
   // attention kernel of the pre placement sees rotated inputs (and its
   // manifest entry says so: no rope).
@@ -605,25 +638,17 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   if (split || pre || ahead)
     main.name = attn_name;
   main.rope = k.rope && !pre;
-  if (pre) {
-    attn_strbuf_free(&att);
-    attn_strbuf_attr(&att, without_rope(mlirOperationGetAttributeByName(
-                               kernel, mlirStringRefCreateFromCString(
-                                           "tile.attention"))));
-  }
-  if (!attn_hopper_emit_kernel(&text, &main, att.buf)) {
-    attn_strbuf_free(&att);
-    attn_strbuf_free(&text);
-    return attn_emit_errorf(kernel, "out of memory scheduling '%s'", name);
-  }
-  if (split || pre)
-    attn_hopper_emit_rope(&text, &k, false);
   if (pre)
-    attn_hopper_emit_rope(&text, &k, true);
-  attn_strbuf_free(&att);
-  if (!attn_parse_kernel_shell(kernel, gm, &text, "lower-tile-to-hopper",
-                               "ATTN_DUMP_HOPPER"))
+    att = without_rope(att);
+  // The kernel writers report their own failure, at the kernel.
+  MlirLocation loc = mlirOperationGetLocation(kernel);
+  if (!attn_kernels_build_hopper_attention(gm, loc, &main, att))
     return false;
+  if ((split || pre) && !attn_kernels_build_hopper_rope(gm, loc, &k, false))
+    return false;
+  if (pre && !attn_kernels_build_hopper_rope(gm, loc, &k, true))
+    return false;
+  dump_built(gm, before);
   if ((split || pre || ahead) && !add_program(gm, &k, place))
     return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);

@@ -1,4 +1,4 @@
-//===- hopper_schedule.c - The attention kernel's grid and schedule ------===//
+//===- attention_schedule.c - The attention kernel's grid and schedule ---===//
 //
 // The Hopper attention kernel's grid and, for the persistent kernel, its
 // schedule. A tile is one query block of one (batch, head); tile t is query
@@ -10,13 +10,20 @@
 // tiles in that order, each given to the CTA that frees first, costing its
 // key blocks plus tile_overhead for the tile's own work (Q, the first Q.K^T
 // and the last P.V that overlap nothing, the epilogue), as the hardware's
-// block scheduler would place one CTA per tile. A static round-robin instead measured 2-13%
-// slower than one CTA per tile on an H200: CTAs got unequal work. The kernel
-// (hopper_emit.c) reads the lists from the global @<name>__tiles.
+// block scheduler would place one CTA per tile. A static round-robin
+// instead measured 2-13% slower than one CTA per tile on an H200: CTAs got
+// unequal work. The kernel (attention_pipeline.c) reads the lists from the
+// global @<name>__tiles, built here as an llvm.mlir.global.
 //
 //===----------------------------------------------------------------------===//
+#include "lib/Kernels/kernels_internal.h"
 #include "lib/Transforms/hopper_emit.h"
 
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Dialect/LLVM.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 
 int64_t attn_hopper_query_blocks(const struct attn_hopper_kernel *k) {
@@ -101,24 +108,40 @@ static int32_t *schedule(const struct attn_hopper_kernel *k, int64_t g,
   return out;
 }
 
-bool attn_hopper_emit_schedule(struct attn_strbuf *b,
-                          const struct attn_hopper_kernel *k) {
+MlirOperation attn_k_att_schedule(struct attn_builder *b,
+                                  const struct attn_hopper_kernel *k) {
   int64_t grid[3], t = attn_hopper_tiles(k);
   attn_hopper_grid(k, grid);
   int32_t *s = schedule(k, grid[0], t);
-  if (!s)
-    return false;
+  if (!s) {
+    char what[320];
+    snprintf(what, sizeof what, "out of memory scheduling '%s'", k->name);
+    attn_builder_fail(b, what);
+    return (MlirOperation){NULL};
+  }
   int64_t n = grid[0] + 1 + t;
-  attn_strbuf_printf(b, "llvm.mlir.global internal constant @%s__tiles(dense<[",
-                     k->name);
-  for (int64_t i = 0; i < n; ++i)
-    attn_strbuf_printf(b, "%s%d", i ? ", " : "", s[i]);
-  attn_strbuf_printf(b,
-                     "]> : tensor<%lldxi32>) {addr_space = 1 : i32} : "
-                     "!llvm.array<%lld x i32>\n",
-                     (long long)n, (long long)n);
+  MlirType tensor = mlirRankedTensorTypeGet(1, &n, b->t.i32,
+                                            mlirAttributeGetNull());
+  MlirAttribute value = mlirDenseElementsAttrInt32Get(tensor, n, s);
   free(s);
-  return true;
+  char name[320];
+  snprintf(name, sizeof name, "%s__tiles", k->name);
+  // The attributes the parser gives `llvm.mlir.global internal constant`.
+  MlirNamedAttribute a[] = {
+      attn_b_named(b, "sym_name", attn_b_attr_str(b, name)),
+      attn_b_named(b, "global_type",
+                   attn_b_attr_type(b, mlirLLVMArrayTypeGet(b->t.i32,
+                                                            (unsigned)n))),
+      attn_b_named(b, "constant", attn_b_attr_unit(b)),
+      attn_b_named(b, "linkage", mlirLLVMLinkageAttrGet(
+                                     b->ctx, MlirLLVMLinkageInternal)),
+      attn_b_named(b, "value", value),
+      attn_b_named(b, "addr_space", attn_b_attr_i32(b, 1)),
+      attn_b_named(b, "visibility_", attn_b_attr_i64(b, 0)),
+      attn_b_named(b, "unnamed_addr", attn_b_attr_i64(b, 0)),
+  };
+  return attn_b_op(b, "llvm.mlir.global", 0, NULL, 0, NULL,
+                   (intptr_t)(sizeof a / sizeof a[0]), a, 1);
 }
 
 void attn_hopper_grid(const struct attn_hopper_kernel *k, int64_t grid[3]) {
