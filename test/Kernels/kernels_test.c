@@ -91,8 +91,86 @@ static void test_vocabulary(void) {
   mlirContextDestroy(ctx);
 }
 
+/// The Hopper instructions in one function: mbarriers, fences, setmaxnreg,
+/// wgmma (both forms, with its descriptor), TMA loads and stores, bulk
+/// copies and the staged rows, flags in global memory, register fences,
+/// the swizzle and the 16-bit conversions. It verifies, and each prints as
+/// the text vocabulary wrote it.
+static void test_hopper_vocabulary(void) {
+  printf("@test_hopper_vocabulary\n");
+  MlirContext ctx = make_context();
+  MlirLocation loc;
+  MlirOperation gm;
+  MlirModule m = make_module(ctx, &loc, &gm);
+  struct attn_builder b;
+  attn_builder_init(&b, ctx, loc);
+  attn_k_declare_libdevice(&b, gm, 1024);
+  struct attn_b_func f;
+  attn_builder_role(&b, "test.hopper");
+  attn_k_llvm_func_open(&b, &f, "hopper", 2, 0, NULL);
+  MlirValue tid = attn_k_sreg(&b, "tid.x");
+  MlirValue bar = attn_k_mulc(&b, tid, 8);
+  attn_k_mbar_init(&b, bar, 1);
+  attn_k_fence_mbar_init(&b);
+  attn_k_mbar_expect_tx(&b, bar, 16384);
+  attn_k_mbar_arrive(&b, bar);
+  attn_k_mbar_wait(&b, bar, attn_k_andc(&b, tid, 1));
+  attn_k_setmaxnreg(&b, true, 240);
+  attn_k_setmaxnreg(&b, false, 24);
+  attn_k_fence_proxy_async(&b, true);
+  attn_k_fence_proxy_async(&b, false);
+  MlirValue map = attn_k_ptrtoint(&b, attn_b_func_arg(&f, 1), b.t.i64);
+  MlirValue c[4] = {tid, tid, tid, tid};
+  attn_k_tma_load(&b, bar, map, c, bar);
+  attn_k_tma_store(&b, bar, map, c);
+  attn_k_bulk_commit(&b);
+  attn_k_bulk_wait(&b, 0, true);
+  MlirValue desc = attn_k_make_desc(&b, bar, 16, 1024);
+  MlirValue acc[4];
+  for (int i = 0; i < 4; ++i)
+    acc[i] = attn_b_f32(&b, 0.0f);
+  attn_k_wgmma_fence(&b);
+  attn_k_wgmma_ss(&b, true, acc, 4, desc, attn_k_desc_add(&b, desc, 32),
+                  attn_b_i32(&b, 0), false);
+  MlirValue a[4] = {tid, tid, tid, tid};
+  attn_k_wgmma_rs(&b, false, acc, 4, a, desc, true);
+  attn_k_wgmma_commit(&b);
+  attn_k_wgmma_wait(&b, 1);
+  attn_k_wgmma_wait_after(&b, acc[0]);
+  attn_k_reg_fence(&b, acc, 4, "f");
+  MlirValue sw = attn_k_swz(&b, bar, 128, tid, tid);
+  MlirValue flag = attn_k_i64_of(&b, sw);
+  attn_k_wait_until(&b, flag, "ge", tid, "gpu", 1000);
+  attn_k_store_release(&b, flag, tid);
+  attn_k_atom_inc64(&b, flag);
+  MlirValue pinned = attn_k_pin(&b, acc[1], "f");
+  MlirValue h = attn_k_from_f32_16(&b, true, attn_k_rcp(&b, pinned));
+  MlirValue back = attn_k_to_f32_16(&b, false, h);
+  MlirValue w[4] = {tid, tid, tid, tid};
+  attn_k_quad_transpose(&b, attn_k_remc(&b, tid, 4), w);
+  MlirValue out = attn_b_func_arg(&f, 0);
+  attn_k_store16_if(&b, w, out, attn_k_cmpc(&b, ATTN_B_ULT, tid, 64));
+  MlirValue fv[2] = {back, acc[2]};
+  attn_k_store_vec(&b, fv, 2, out);
+  struct attn_k_rows rows = {bar, tid, attn_b_i32(&b, 1),
+                             attn_k_rows_pitch(128)};
+  attn_k_rows_drain(&b, &rows, ATTN_K_DRAIN_PUBLISHED, true);
+  attn_k_rows_put(&b, true, &rows, acc, 4, NULL);
+  attn_k_rows_ready(&b, &rows);
+  struct attn_b_if copy;
+  attn_k_rows_copy_open(&b, &rows, &copy);
+  attn_k_rows_copy_n(&b, &rows, map, 128);
+  attn_k_rows_copy_close(&b, &copy);
+  attn_k_llvm_func_close(&b, &f);
+  printf("finish %d verify %d depth %d\n", attn_builder_finish(&b),
+         mlirOperationVerify(mlirModuleGetOperation(m)), b.depth);
+  print(mlirModuleGetOperation(m));
+  mlirModuleDestroy(m);
+  mlirContextDestroy(ctx);
+}
+
 /// The built attn.launch entry is the attribute hopper_launch.c's text
-/// parses to.
+/// parses to (pointers of rank 4 and 2, a tensor map, an extra key).
 static void test_launch_attr(void) {
   printf("@test_launch_attr\n");
   MlirContext ctx = make_context();
@@ -100,20 +178,24 @@ static void test_launch_attr(void) {
   attn_builder_init(&b, ctx, mlirLocationUnknownGet(ctx));
   MlirAttribute att = mlirAttributeParseGet(ctx, str("{causal = true}"));
   int64_t grid[3] = {3, 8, 2};
-  struct attn_k_param params[2] = {
-      {"q", "bf16", {2, 8, 300, 64}, 16},
-      {"out", "bf16", {2, 8, 300, 64}, 1},
+  struct attn_k_param params[3] = {
+      {"q", "bf16", {2, 8, 300, 64}, 16, 4, NULL, {0}, 0},
+      {"out", "bf16", {4800, 64}, 1, 2, NULL, {0}, 0},
+      {"q_map", "bf16", {0}, 0, 0, "q", {64, 300, 8, 2}, 128},
   };
-  MlirAttribute built =
-      attn_k_launch_attr(&b, "mma-sync", grid, 256, 65536, 2, params, att);
+  MlirNamedAttribute extra = attn_b_named(&b, "attention", att);
+  MlirAttribute built = attn_k_launch_attr(&b, "mma-sync", grid, 256, 65536,
+                                           3, params, 1, &extra);
   MlirAttribute text = mlirAttributeParseGet(
       ctx, str("{grid = array<i32: 3, 8, 2>, block = array<i32: 256, 1, 1>, "
                "static_shared_bytes = 0 : i64, dynamic_shared_bytes = 65536 "
                ": i64, kernel = \"mma-sync\", params = [{name = \"q\", kind = "
                "\"ptr\", dtype = \"bf16\", shape = array<i64: 2, 8, 300, 64>, "
                "align = 16 : i64}, {name = \"out\", kind = \"ptr\", dtype = "
-               "\"bf16\", shape = array<i64: 2, 8, 300, 64>}], attention = "
-               "{causal = true}}"));
+               "\"bf16\", shape = array<i64: 4800, 64>}, {name = \"q_map\", "
+               "kind = \"tensormap\", tensor = \"q\", dtype = \"bf16\", "
+               "dims = array<i64: 64, 300, 8, 2>, box = array<i64: 64, 128, 1, "
+               "1>, swizzle = 128 : i64}], attention = {causal = true}}"));
   printf("equal %d\n", mlirAttributeEqual(built, text));
   mlirContextDestroy(ctx);
 }
@@ -173,6 +255,7 @@ static void test_missing_value(void) {
 
 int main(void) {
   test_vocabulary();
+  test_hopper_vocabulary();
   test_launch_attr();
   test_mma_kernel();
   test_missing_value();

@@ -1,0 +1,473 @@
+//===- hopper_instructions.c - The Hopper instructions, built -------------===//
+//
+// The bottom floor of lib/Kernels for the sm_90a kernels (kernels_internal.h):
+// mbarriers, TMA, wgmma, fences, bulk copies, flags in global memory,
+// wgmma descriptors and the 128-byte swizzle, register fences and 16-bit
+// conversions. The same ops, in the same order, as the text vocabulary
+// lib/Transforms/hopper_ptx.c made, so that the kernels built on it write the
+// same PTX. Where MLIR 22's NVVM dialect has an op that translates to an LLVM
+// intrinsic it is used (mbarrier init/arrive/expect_tx, TMA loads, wgmma
+// fence/commit/wait, setmaxnreg, proxy fences); every inline PTX says why no
+// upstream op is. Inline PTX goes through llvm.inline_asm with side effects,
+// so MLIR and LLVM keep it in place.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Kernels/kernels_internal.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Dialect/LLVM.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static MlirStringRef str(const char *s) {
+  return mlirStringRefCreateFromCString(s);
+}
+
+/// An attribute literal of the NVVM dialect (#nvvm.proxy_kind<...> ...).
+static MlirAttribute nvvm_attr(struct attn_builder *b, const char *text) {
+  return mlirAttributeParseGet(b->ctx, str(text));
+}
+
+/// The result of an inline PTX with one result.
+static MlirValue asm1(struct attn_builder *b, MlirType res, const char *cons,
+                      const char *text, intptr_t n, const MlirValue *opd) {
+  return attn_b_result(attn_k_asm(b, res, cons, text, n, opd), 0);
+}
+
+//===-- Shortcuts ---------------------------------------------------------===//
+
+void attn_k_asm_r(struct attn_builder *b, const char *text, MlirValue x) {
+  attn_k_asm(b, (MlirType){NULL}, "r", text, 1, &x);
+}
+
+void attn_k_asm_rr(struct attn_builder *b, const char *text, MlirValue x,
+                   MlirValue y) {
+  MlirValue opd[] = {x, y};
+  attn_k_asm(b, (MlirType){NULL}, "r,r", text, 2, opd);
+}
+
+void attn_k_rotate_fma(struct attn_builder *b, MlirValue x1, MlirValue x2,
+                       MlirValue c, MlirValue s, MlirValue *y1, MlirValue *y2) {
+  *y1 = attn_b_fma(b, x1, c, attn_b_negf(b, attn_b_mulf(b, x2, s)));
+  *y2 = attn_b_fma(b, x2, c, attn_b_mulf(b, x1, s));
+}
+
+MlirValue attn_k_inttoptr(struct attn_builder *b, MlirValue x, MlirType to) {
+  return attn_b_op1(b, "llvm.inttoptr", to, 1, &x, 0, NULL);
+}
+
+//===-- mbarriers and fences ----------------------------------------------===//
+
+/// The shared address addr (i32, a shared::cta window offset) as the
+/// !llvm.ptr<3> that the NVVM mbarrier ops take.
+static MlirValue shared_ptr(struct attn_builder *b, MlirValue addr) {
+  return attn_k_inttoptr(b, addr, b->t.ptr_shared);
+}
+
+/// The properties nvvm.mbarrier.arrive(.expect_tx) print with by default:
+/// not relaxed, CTA scope.
+static intptr_t arrive_attrs(struct attn_builder *b, MlirNamedAttribute *a) {
+  a[0] = attn_b_named(b, "relaxed", attn_b_attr_bool(b, false));
+  a[1] = attn_b_named(b, "scope", nvvm_attr(b, "#nvvm.mem_scope<cta>"));
+  return 2;
+}
+
+void attn_k_mbar_init(struct attn_builder *b, MlirValue addr, int count) {
+  MlirValue bar = shared_ptr(b, addr);
+  MlirValue opd[] = {bar, attn_b_i32(b, count)};
+  attn_b_op(b, "nvvm.mbarrier.init", 0, NULL, 2, opd, 0, NULL, 0);
+}
+
+void attn_k_mbar_expect_tx(struct attn_builder *b, MlirValue addr,
+                           int64_t bytes) {
+  MlirValue bar = shared_ptr(b, addr);
+  MlirValue opd[] = {bar, attn_b_i32(b, bytes)};
+  MlirNamedAttribute a[2];
+  attn_b_op(b, "nvvm.mbarrier.arrive.expect_tx", 0, NULL, 2, opd,
+            arrive_attrs(b, a), a, 0);
+}
+
+void attn_k_mbar_arrive(struct attn_builder *b, MlirValue addr) {
+  MlirValue bar = shared_ptr(b, addr);
+  MlirNamedAttribute a[2];
+  attn_b_op(b, "nvvm.mbarrier.arrive", 0, NULL, 1, &bar, arrive_attrs(b, a),
+            a, 0);
+}
+
+/// Stays inline PTX, a loop inside one asm: nvvm.mbarrier.try_wait in an
+/// scf.while made the loop visible to LLVM and cost 29 SASS instructions
+/// (3%) in the projection program's attention main loop and 50 register
+/// moves in its projection GEMMs; nvvm.mbarrier.try_wait.parity loops by
+/// itself but is lowered to inline PTX by convert-nvvm-to-llvm anyway and
+/// requires a suspend-time hint.
+void attn_k_mbar_wait(struct attn_builder *b, MlirValue addr,
+                      MlirValue parity) {
+  attn_k_asm_rr(b,
+                "{ .reg .pred p; WAIT: mbarrier.try_wait.parity.shared::cta.b64 "
+                "p, [$0], $1; @!p bra.uni WAIT; }",
+                addr, parity);
+}
+
+void attn_k_fence_mbar_init(struct attn_builder *b) {
+  attn_b_op(b, "nvvm.fence.mbarrier.init", 0, NULL, 0, NULL, 0, NULL, 0);
+}
+
+void attn_k_fence_proxy_async(struct attn_builder *b, bool global) {
+  MlirNamedAttribute a[2];
+  intptr_t n = 0;
+  a[n++] = attn_b_named(b, "kind",
+                        nvvm_attr(b, global ? "#nvvm.proxy_kind<async.global>"
+                                            : "#nvvm.proxy_kind<async.shared>"));
+  if (!global)
+    a[n++] = attn_b_named(b, "space", nvvm_attr(b, "#nvvm.shared_space<cta>"));
+  attn_b_op(b, "nvvm.fence.proxy", 0, NULL, 0, NULL, n, a, 0);
+}
+
+void attn_k_setmaxnreg(struct attn_builder *b, bool inc, int regs) {
+  MlirNamedAttribute a[] = {
+      attn_b_named(b, "action", nvvm_attr(b, inc ? "#nvvm<action increase>"
+                                                 : "#nvvm<action decrease>")),
+      attn_b_named(b, "regCount", attn_b_attr_i32(b, regs)),
+  };
+  attn_b_op(b, "nvvm.setmaxregister", 0, NULL, 0, NULL, 2, a, 0);
+}
+
+//===-- wgmma -------------------------------------------------------------===//
+
+void attn_k_wgmma_fence(struct attn_builder *b) {
+  attn_b_op(b, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL, 0);
+}
+
+void attn_k_wgmma_commit(struct attn_builder *b) {
+  attn_b_op(b, "nvvm.wgmma.commit.group.sync.aligned", 0, NULL, 0, NULL, 0,
+            NULL, 0);
+}
+
+void attn_k_wgmma_wait(struct attn_builder *b, int n) {
+  MlirNamedAttribute a = attn_b_named(b, "group", attn_b_attr_i64(b, n));
+  attn_b_op(b, "nvvm.wgmma.wait.group.sync.aligned", 0, NULL, 0, NULL, 1, &a,
+            0);
+}
+
+void attn_k_wgmma_wait_after(struct attn_builder *b, MlirValue after) {
+  // Inline PTX: the branch cannot go above the instruction that computes
+  // `after`, and the wait, in both arms, cannot go above the branch (a wait
+  // in one arm only makes ptxas serialise every wgmma); no upstream op ties
+  // a wait to a value.
+  attn_k_asm(b, (MlirType){NULL}, "f",
+             "{ .reg .pred p; setp.eq.f32 p, $0, 0fBF800000; "
+             "@p bra.uni W1; wgmma.wait_group.sync.aligned 0; bra.uni W2; "
+             "W1: wgmma.wait_group.sync.aligned 0; W2: }",
+             1, &after);
+}
+
+/// The constraints of a wgmma over n accumulators tied to its results, then
+/// `rest` for the other operands.
+static void wgmma_constraints(char *cons, size_t len, int n,
+                              const char *rest) {
+  size_t at = 0;
+  for (int i = 0; i < n && at < len; ++i)
+    at += (size_t)snprintf(cons + at, len - at, "%s=f", i ? "," : "");
+  for (int i = 0; i < n && at < len; ++i)
+    at += (size_t)snprintf(cons + at, len - at, ",%d", i);
+  if (at < len)
+    snprintf(cons + at, len - at, "%s", rest);
+}
+
+/// `{$0, ..., $(n-1)}` after text[0..at), for the accumulators.
+static size_t wgmma_acc_list(char *text, size_t at, size_t len, int n) {
+  for (int i = 0; i < n && at < len; ++i)
+    at += (size_t)snprintf(text + at, len - at, "%s$%d", i ? ", " : "", i);
+  return at;
+}
+
+/// The wgmma asm's n results back into acc.
+static void wgmma_results(struct attn_builder *b, MlirOperation op,
+                          MlirValue *acc, int n) {
+  MlirValue r = attn_b_result(op, 0);
+  for (int i = 0; i < n; ++i)
+    acc[i] = attn_k_extract(b, r, i, b->t.f32);
+}
+
+/// Stays inline PTX: LLVM 22 has no wgmma.mma_async intrinsic, so
+/// nvvm.wgmma.mma_async is lowered by convert-nvvm-to-llvm (not in our
+/// target pipeline) into this same inline asm, and it takes scale-d as an
+/// attribute where this wrapper is given an SSA value.
+void attn_k_wgmma_ss(struct attn_builder *b, bool bf16, MlirValue *acc, int n,
+                     MlirValue desc_a, MlirValue desc_b, MlirValue scale_d,
+                     bool trans_b) {
+  const char *ty = bf16 ? "bf16" : "f16";
+  char text[4096], cons[2048];
+  size_t at = (size_t)snprintf(
+      text, sizeof text,
+      "{ .reg .pred p; setp.ne.b32 p, $%d, 0; "
+      "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
+      2 * n + 2, 2 * n, ty, ty);
+  at = wgmma_acc_list(text, at, sizeof text, n);
+  if (at < sizeof text)
+    snprintf(text + at, sizeof text - at, "}, $%d, $%d, p, 1, 1, 0, %d; }",
+             2 * n, 2 * n + 1, trans_b ? 1 : 0);
+  wgmma_constraints(cons, sizeof cons, n, ",l,l,r");
+  MlirValue opd[ATTN_K_MAX_REGS + 3];
+  for (int i = 0; i < n; ++i)
+    opd[i] = acc[i];
+  opd[n] = desc_a;
+  opd[n + 1] = desc_b;
+  opd[n + 2] = scale_d;
+  MlirOperation op = attn_k_asm(b, attn_k_struct(b, n, b->t.f32), cons, text,
+                                n + 3, opd);
+  wgmma_results(b, op, acc, n);
+}
+
+/// Stays inline PTX: nvvm.wgmma.mma_async has no register-A form (its
+/// descriptorA is an i64 shared-memory descriptor only).
+void attn_k_wgmma_rs(struct attn_builder *b, bool bf16, MlirValue *acc, int n,
+                     const MlirValue a[4], MlirValue desc_b, bool trans_b) {
+  const char *ty = bf16 ? "bf16" : "f16";
+  char text[4096], cons[2048];
+  size_t at = (size_t)snprintf(
+      text, sizeof text,
+      "{ .reg .pred p; setp.ne.b32 p, $%d, 0; "
+      "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
+      2 * n + 5, 2 * n, ty, ty);
+  at = wgmma_acc_list(text, at, sizeof text, n);
+  if (at < sizeof text)
+    snprintf(text + at, sizeof text - at,
+             "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d; }", 2 * n, 2 * n + 1,
+             2 * n + 2, 2 * n + 3, 2 * n + 4, trans_b ? 1 : 0);
+  wgmma_constraints(cons, sizeof cons, n, ",r,r,r,r,l,r");
+  MlirValue opd[ATTN_K_MAX_REGS + 6];
+  for (int i = 0; i < n; ++i)
+    opd[i] = acc[i];
+  for (int i = 0; i < 4; ++i)
+    opd[n + i] = a[i];
+  opd[n + 4] = desc_b;
+  opd[n + 5] = attn_b_i32(b, 1);
+  MlirOperation op = attn_k_asm(b, attn_k_struct(b, n, b->t.f32), cons, text,
+                                n + 6, opd);
+  wgmma_results(b, op, acc, n);
+}
+
+MlirValue attn_k_make_desc(struct attn_builder *b, MlirValue addr, int64_t lbo,
+                           int64_t sbo) {
+  int64_t bits = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (1LL << 62);
+  MlirValue a4 = attn_b_binary(b, "arith.shrui", addr, attn_b_i32(b, 4));
+  MlirValue a14 = attn_b_andi(b, a4, attn_b_i32(b, 0x3FFF));
+  MlirValue wide = attn_k_i64_of(b, a14);
+  return attn_b_ori(b, wide, attn_b_i64(b, bits));
+}
+
+MlirValue attn_k_desc_add(struct attn_builder *b, MlirValue desc,
+                          int64_t bytes) {
+  return bytes ? attn_b_addi(b, desc, attn_b_i64(b, bytes >> 4)) : desc;
+}
+
+MlirValue attn_k_swz(struct attn_builder *b, MlirValue base, int64_t rows,
+                     MlirValue row, MlirValue col) {
+  MlirValue region = attn_k_divc(b, col, 64);
+  MlirValue cc = attn_k_remc(b, col, 64);
+  MlirValue chunk =
+      attn_b_xori(b, attn_k_divc(b, cc, 8), attn_b_andi(b, row, attn_b_i32(b, 7)));
+  MlirValue off = attn_b_addi(
+      b, attn_k_mulc(b, region, rows * 128),
+      attn_b_addi(b, attn_k_mulc(b, row, 128),
+                  attn_b_addi(b, attn_k_mulc(b, chunk, 16),
+                              attn_k_mulc(b, attn_k_remc(b, cc, 8), 2))));
+  return attn_b_addi(b, base, off);
+}
+
+//===-- TMA and bulk copies -----------------------------------------------===//
+
+void attn_k_tma_load(struct attn_builder *b, MlirValue dst, MlirValue map,
+                     const MlirValue c[4], MlirValue bar) {
+  // A shared::cta address is a valid shared::cluster address of this CTA.
+  MlirValue to =
+      attn_k_inttoptr(b, dst, mlirLLVMPointerTypeGet(b->ctx, 7));
+  MlirValue desc = attn_k_inttoptr(b, map, b->t.ptr);
+  MlirValue mbar = shared_ptr(b, bar);
+  MlirValue opd[] = {to, desc, c[0], c[1], c[2], c[3], mbar};
+  int32_t seg[8] = {1, 1, 4, 1, 0, 0, 0, 0};
+  MlirNamedAttribute a[] = {
+      attn_b_named(b, "isCTAOnly", attn_b_attr_bool(b, false)),
+      attn_b_named(b, "mode", nvvm_attr(b, "#nvvm.tma_load_mode<tile>")),
+      attn_b_named(b, "operandSegmentSizes",
+                   mlirDenseI32ArrayGet(b->ctx, 8, seg)),
+  };
+  attn_b_op(b, "nvvm.cp.async.bulk.tensor.shared.cluster.global", 0, NULL, 7,
+            opd, 3, a, 0);
+}
+
+void attn_k_tma_store(struct attn_builder *b, MlirValue src, MlirValue map,
+                      const MlirValue c[4]) {
+  // Inline PTX, as the text had it: nvvm.cp.async.bulk.tensor.global.
+  // shared.cta is the upstream op; the move changes the PTX and needs a GPU
+  // check.
+  MlirValue opd[] = {map, c[0], c[1], c[2], c[3], src};
+  attn_k_asm(b, (MlirType){NULL}, "l,r,r,r,r,r",
+             "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group "
+             "[$0, {$1, $2, $3, $4}], [$5];",
+             6, opd);
+}
+
+void attn_k_bulk_commit(struct attn_builder *b) {
+  // Inline PTX, as the text had it (nvvm.cp.async.bulk.commit.group is the
+  // upstream op, a later step with a GPU check).
+  attn_k_asm0(b, "cp.async.bulk.commit_group;");
+}
+
+void attn_k_bulk_wait(struct attn_builder *b, int n, bool read) {
+  // Inline PTX, as the text had it (nvvm.cp.async.bulk.wait_group {read}
+  // is the upstream op, a later step with a GPU check).
+  char text[64];
+  snprintf(text, sizeof text, "cp.async.bulk.wait_group%s %d;",
+           read ? ".read" : "", n);
+  attn_k_asm0(b, text);
+}
+
+//===-- Flags in global memory --------------------------------------------===//
+
+void attn_k_wait_until(struct attn_builder *b, MlirValue addr, const char *cmp,
+                       MlirValue target, const char *scope,
+                       long long timeout_ns) {
+  // Inline PTX: a polling loop with a sleep and a deadline in one asm; no
+  // upstream op polls, and a loop of NVVM ops would let LLVM move it.
+  char text[512];
+  snprintf(text, sizeof text,
+           "{ .reg .pred p; .reg .u32 v; .reg .u64 t0, t1; "
+           "mov.u64 t0, %%globaltimer; "
+           "POLL: ld.acquire.%s.global.u32 v, [$0]; setp.%s.u32 p, v, $1; "
+           "@p bra.uni DONE; nanosleep.u32 64; mov.u64 t1, %%globaltimer; "
+           "sub.u64 t1, t1, t0; setp.gt.u64 p, t1, %lld; @p trap; "
+           "bra.uni POLL; DONE: }",
+           scope, cmp, timeout_ns);
+  MlirValue opd[] = {addr, target};
+  attn_k_asm(b, (MlirType){NULL}, "l,r", text, 2, opd);
+}
+
+void attn_k_store_release(struct attn_builder *b, MlirValue addr,
+                          MlirValue v) {
+  // Inline PTX, as the text had it: an llvm.store with release ordering and
+  // the "gpu" sync scope (syncscope("device")) is the upstream route, a
+  // later step with a GPU check.
+  MlirValue opd[] = {addr, v};
+  attn_k_asm(b, (MlirType){NULL}, "l,r", "st.release.gpu.global.u32 [$0], $1;",
+             2, opd);
+}
+
+MlirValue attn_k_atom_inc64(struct attn_builder *b, MlirValue addr) {
+  // Inline PTX, as the text had it: llvm.atomicrmw add monotonic with
+  // syncscope("device") is the upstream route, a later step with a GPU
+  // check.
+  return asm1(b, b->t.i64, "=l,l",
+              "atom.relaxed.gpu.global.add.u64 $0, [$1], 1;", 1, &addr);
+}
+
+//===-- Registers and stores ----------------------------------------------===//
+
+MlirValue attn_k_pin(struct attn_builder *b, MlirValue v, const char *cons) {
+  // An empty asm: nothing upstream keeps LLVM from hoisting a value.
+  char tied[16];
+  snprintf(tied, sizeof tied, "=%s,0", cons);
+  if (mlirValueIsNull(v))
+    return asm1(b, b->t.i32, tied, "", 1, &v); // reports the null operand
+  return asm1(b, mlirValueGetType(v), tied, "", 1, &v);
+}
+
+void attn_k_store_vec(struct attn_builder *b, const MlirValue *w, int n,
+                      MlirValue ptr) {
+  if (mlirValueIsNull(w[0])) {
+    attn_b_unary(b, "llvm.mlir.undef", w[0]); // reports the null value
+    return;
+  }
+  MlirType vt = mlirVectorTypeGet(1, (int64_t[]){n}, mlirValueGetType(w[0]));
+  MlirValue v = attn_b_op1(b, "llvm.mlir.undef", vt, 0, NULL, 0, NULL);
+  for (int i = 0; i < n; ++i) {
+    MlirValue opd[] = {v, w[i], attn_b_i32(b, i)};
+    v = attn_b_op1(b, "llvm.insertelement", vt, 3, opd, 0, NULL);
+  }
+  MlirValue opd[] = {v, ptr};
+  MlirNamedAttribute a =
+      attn_b_named(b, "alignment", attn_b_attr_i64(b, 4 * n));
+  attn_b_op(b, "llvm.store", 0, NULL, 2, opd, 1, &a, 0);
+}
+
+void attn_k_store16_if(struct attn_builder *b, const MlirValue w[4],
+                       MlirValue ptr, MlirValue pred) {
+  // Inline PTX: a predicated store, where an scf.if would be a branch.
+  MlirValue opd[6] = {ptr, w[0], w[1], w[2], w[3],
+                      attn_b_cast(b, "arith.extui", pred, b->t.i32)};
+  attn_k_asm(b, (MlirType){NULL}, "l,r,r,r,r,r",
+             "{ .reg .pred p; setp.ne.b32 p, $5, 0; "
+             "@p st.global.v4.b32 [$0], {$1, $2, $3, $4}; }",
+             6, opd);
+}
+
+void attn_k_quad_transpose(struct attn_builder *b, MlirValue lane4,
+                           MlirValue w[4]) {
+  for (int round = 0; round < 2; ++round) {
+    int m = round ? 1 : 2; // the lane mask, and the words' distance
+    MlirValue hi = attn_b_cmpi(b, ATTN_B_NE,
+                               attn_b_andi(b, lane4, attn_b_i32(b, m)),
+                               attn_b_i32(b, 0));
+    // Round 0 sends words {0,1} or {2,3}, round 1 words {0,2} or {1,3}.
+    int lo_idx[2] = {0, round ? 2 : 1};
+    for (int t = 0; t < 2; ++t) {
+      int x = lo_idx[t], y = x + m; // y: x's partner word
+      MlirValue send = attn_b_select(b, hi, w[x], w[y]);
+      MlirValue f = attn_k_bitcast(b, send, b->t.f32);
+      MlirValue got =
+          attn_k_bitcast(b, attn_k_shfl_xor(b, f, m), b->t.i32);
+      MlirValue nx = attn_b_select(b, hi, got, w[x]);
+      w[y] = attn_b_select(b, hi, w[y], got);
+      w[x] = nx;
+    }
+  }
+}
+
+MlirValue attn_k_rcp(struct attn_builder *b, MlirValue v) {
+  // Inline PTX: the MUFU alone, no slow-path call (whose calling convention
+  // costs registers where it sits); arith.divf becomes div.rn.
+  return asm1(b, b->t.f32, "=f,f", "rcp.approx.ftz.f32 $0, $1;", 1, &v);
+}
+
+MlirValue attn_k_to_f32_16(struct attn_builder *b, bool bf16, MlirValue h16) {
+  if (bf16) {
+    MlirValue w = attn_b_cast(b, "arith.extui", h16, b->t.i32);
+    MlirValue s = attn_b_shli(b, w, attn_b_i32(b, 16));
+    return attn_k_bitcast(b, s, b->t.f32);
+  }
+  // Inline PTX, as the text had it (arith.extf of an f16 bitcast is the
+  // upstream route, a later step with a GPU check).
+  return asm1(b, b->t.f32, "=f,h", "cvt.f32.f16 $0, $1;", 1, &h16);
+}
+
+MlirValue attn_k_from_f32_16(struct attn_builder *b, bool bf16, MlirValue f) {
+  // Inline PTX, as the text had it (arith.truncf and a bitcast is the
+  // upstream route, a later step with a GPU check).
+  return asm1(b, b->t.i16, "=h,f",
+              bf16 ? "cvt.rn.bf16.f32 $0, $1;" : "cvt.rn.f16.f32 $0, $1;", 1,
+              &f);
+}
+
+void attn_k_reg_fence(struct attn_builder *b, MlirValue *vals, int n,
+                      const char *cons_out) {
+  // An empty asm: nothing upstream pins a value's definition between a
+  // wgmma fence and its wait.
+  if (n <= 0 || n > ATTN_K_MAX_REGS)
+    return;
+  char cons[4096];
+  size_t at = 0;
+  for (int i = 0; i < n && at < sizeof cons; ++i)
+    at += (size_t)snprintf(cons + at, sizeof cons - at, "%s=%s", i ? "," : "",
+                           cons_out);
+  for (int i = 0; i < n && at < sizeof cons; ++i)
+    at += (size_t)snprintf(cons + at, sizeof cons - at, ",%d", i);
+  MlirType elem = mlirValueIsNull(vals[0]) ? b->t.f32
+                                           : mlirValueGetType(vals[0]);
+  MlirValue r = attn_b_result(
+      attn_k_asm(b, attn_k_struct(b, n, elem), cons, "", n, vals), 0);
+  for (int i = 0; i < n; ++i)
+    vals[i] = attn_k_extract(b, r, i, elem);
+}
