@@ -3,9 +3,10 @@
 // The public header of lib/Kernels: what lib/Transforms' passes call to
 // build a kernel into a gpu.module through the MLIR C API (no text). The
 // passes decide what to build (their option parsing and checks stay in
-// lib/Transforms); a writer here builds it. Only the mma.sync attention
-// kernel has moved so far; the Hopper attention, GEMM and fused-collective
-// kernels are still written as text by lib/Transforms (hopper_ptx.h).
+// lib/Transforms); a writer here builds it. The mma.sync attention kernel
+// and the Hopper GEMM with its fused collectives have moved; the Hopper
+// attention kernels are still written as text by lib/Transforms
+// (hopper_ptx.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_KERNELS_H

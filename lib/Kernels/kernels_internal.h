@@ -15,6 +15,21 @@
 //                    columns, two words of a shared-memory tile rotated
 //   mma_attention.c  the mma.sync attention kernel (sm_80+), assembled
 //
+// The Hopper GEMM (sm_90a), floor by floor:
+//
+//   gemm_ops.c       ops beyond the vocabulary: scf.while, a kernel with
+//                    parameter attributes, typed getelementptr, vector loads
+//   gemm_geometry.c  sizes, defaults, checks and the workspace (no IR), and
+//                    the tile walk: a tile ordinal to its row and column
+//   gemm_comm.c      a fused kernel's communication CTAs and the compute
+//                    CTAs' hooks (claims, signals, the owner's slot)
+//   gemm_rope.c      RoPE of the accumulators in the epilogue
+//   gemm_epilogue.c  the consumers' epilogue: staged rows, registers, or
+//                    split-K partials; the mailboxes of the signalers
+//   gemm_reduce.c    the split-K reduce kernel, assembled
+//   hopper_gemm.c    the GEMM kernel (producer, consumers, the tile loops
+//                    and its manifest entry), assembled
+//
 // Values are MlirValue made through lib/IR/attn_builder.h; a helper given a
 // null value makes nothing and the builder reports the first failure.
 //
@@ -324,6 +339,49 @@ struct attn_k_gemm {
   MlirValue slice;     ///< split K: the unit's slice (i32; per role)
   MlirValue kblk0;     ///< split K: its first K block (i32; producer)
 };
+
+/// Fills e's sizes and shared-memory offsets from e->g (no IR).
+/// (gemm_geometry.c)
+void attn_k_gemm_layout(struct attn_k_gemm *e);
+/// Shared-memory offset of the ring slots' tile numbers (adaptive split),
+/// after the mbarriers; 64 bytes are kept for them.
+int64_t attn_k_gemm_tileq_off(const struct attn_hopper_gemm *g);
+
+/// One `scf.while (%arg = init) : (i32) -> (types[0..n))` being built
+/// (gemm_ops.c): between _open and _cond new ops go into its before
+/// region, whose argument is arg; _cond ends it with scf.condition(cond)
+/// vals[0..n) and opens the after region, whose arguments are args; _close
+/// yields next (i32) and goes back to after the loop, whose results are
+/// results.
+struct attn_k_while {
+  MlirOperation op;
+  MlirValue arg;
+  intptr_t n;
+  MlirValue args[4], results[4];
+  MlirBlock outer_block;
+  MlirOperation outer_anchor;
+};
+void attn_k_while_open(struct attn_builder *b, struct attn_k_while *w,
+                       MlirValue init, intptr_t n, const MlirType *types);
+void attn_k_while_cond(struct attn_builder *b, struct attn_k_while *w,
+                       MlirValue cond, const MlirValue *vals);
+void attn_k_while_close(struct attn_builder *b, struct attn_k_while *w,
+                        MlirValue next);
+
+/// Opens the kernel `llvm.func @name(types[0..nargs))` returning nothing,
+/// with the parameter attributes arg_attrs[0..nargs) (dictionaries; NULL:
+/// none) and the discardable attributes attrs; attn_k_llvm_func_close ends
+/// it. (gemm_ops.c)
+void attn_k_gemm_func_open(struct attn_builder *b, struct attn_b_func *f,
+                           const char *name, intptr_t nargs,
+                           const MlirType *types, const MlirAttribute *arg_attrs,
+                           intptr_t nattr, const MlirNamedAttribute *attrs);
+/// llvm.getelementptr of type elem at p[idx] (idx an i32 or i64 value).
+MlirValue attn_k_gemm_gep(struct attn_builder *b, MlirValue p, MlirValue idx,
+                          MlirType elem);
+/// llvm.load of vector<n x elem> from p, aligned to align bytes.
+MlirValue attn_k_gemm_load_vec(struct attn_builder *b, MlirValue p, int n,
+                               MlirType elem, int64_t align);
 
 /// Tile ordinal t (i32) -> tile row *tm and column *tn: grouped by group_m
 /// tile rows; shards of rows interleaved (reduce-scatter) or starting at
