@@ -3,9 +3,9 @@
 // The public header of lib/Kernels: what lib/Transforms' passes call to
 // build a kernel into a gpu.module through the MLIR C API (no text). The
 // passes decide what to build (their option parsing and checks stay in
-// lib/Transforms); a writer here builds it. The mma.sync and Hopper
-// attention kernels have moved; the Hopper GEMM and fused-collective
-// kernels are still written as text by lib/Transforms (hopper_ptx.h).
+// lib/Transforms); a writer here builds it: the mma.sync attention kernel,
+// the Hopper attention kernel and its RoPE kernel, the Hopper GEMM with its
+// split-K reduce and fused collectives.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_KERNELS_H
@@ -72,6 +72,31 @@ bool attn_kernels_build_hopper_attention(MlirOperation gpu_module,
 /// when an op could not be built; the partial function is then removed.
 bool attn_kernels_build_hopper_rope(MlirOperation gpu_module, MlirLocation loc,
                                     const struct attn_hopper_kernel *k, bool q);
+
+//===-- The Hopper GEMM (sm_90a) ------------------------------------------===//
+
+/// The GEMM and its fused collective (lib/Transforms/hopper_gemm.h).
+struct attn_hopper_gemm;
+
+/// Builds the persistent warp-specialised GEMM g describes as an llvm.func
+/// @<g->name>(a, b, c[, workspace, peers, out_peers, rank, epoch], a_map,
+/// b_map[, g_map]) at the end of gpu_module, with its attn.launch manifest
+/// entry (matmul, when not null, becomes its "matmul" key), declaring first
+/// what the module lacks (@attn_smem, 1024-byte aligned, and libdevice's
+/// @__nv_exp2, @__nv_sinf and @__nv_cosf). Every op is located at loc named
+/// by its role ("gemm.producer", "gemm.consumer", "gemm.epilogue", ...).
+/// False after an error diagnostic at loc; the partial function is then
+/// removed.
+bool attn_kernels_build_hopper_gemm(MlirOperation gpu_module, MlirLocation loc,
+                                    const struct attn_hopper_gemm *g,
+                                    MlirAttribute matmul);
+
+/// Builds the kernel @<name>(partials, c) that sums a split GEMM's split_k
+/// f32 slices into C (16-bit), with its attn.launch entry, at the end of
+/// gpu_module. False after an error diagnostic at loc (nothing is left).
+bool attn_kernels_build_gemm_reduce(MlirOperation gpu_module, MlirLocation loc,
+                                    const struct attn_hopper_gemm *g,
+                                    const char *name);
 
 #ifdef __cplusplus
 }

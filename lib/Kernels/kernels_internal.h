@@ -29,6 +29,21 @@
 //   mma_attention.c  the mma.sync attention kernel (sm_80+), assembled
 //   hopper_attention.c  the Hopper attention kernel (sm_90a), assembled
 //
+// The Hopper GEMM (sm_90a), floor by floor:
+//
+//   gemm_ops.c       ops beyond the vocabulary: scf.while, a kernel with
+//                    parameter attributes, typed getelementptr, vector loads
+//   gemm_geometry.c  sizes, defaults, checks and the workspace (no IR), and
+//                    the tile walk: a tile ordinal to its row and column
+//   gemm_comm.c      a fused kernel's communication CTAs and the compute
+//                    CTAs' hooks (claims, signals, the owner's slot)
+//   gemm_rope.c      RoPE of the accumulators in the epilogue
+//   gemm_epilogue.c  the consumers' epilogue: staged rows, registers, or
+//                    split-K partials; the mailboxes of the signalers
+//   gemm_reduce.c    the split-K reduce kernel, assembled
+//   hopper_gemm.c    the GEMM kernel (producer, consumers, the tile loops
+//                    and its manifest entry), assembled
+//
 // Values are MlirValue made through lib/IR/attn_builder.h; a helper given a
 // null value makes nothing and the builder reports the first failure.
 //
@@ -526,7 +541,149 @@ void attn_k_att_out_rows(struct attn_builder *b, const struct attn_k_att_out *o,
 
 //===-- The Hopper GEMM and its fused collectives (gemm_*.c) --------------===//
 //
-// (the GEMM and collective helpers fill this section)
+// lib/Transforms/hopper_gemm.h's kernel state and shared roles, built: the
+// GEMM's floors (gemm_geometry.c, gemm_epilogue.c, gemm_rope.c,
+// gemm_comm.c) fill the roles hopper_gemm.c assembles. The description
+// (struct attn_hopper_gemm), its workspace layout and the pure functions
+// (sizes, defaults, checks) are still declared in hopper_gemm.h.
+
+#include "lib/Transforms/hopper_gemm.h"
+
+/// The kernel being built: the builder and the values used across roles.
+struct attn_k_gemm {
+  struct attn_builder *b;
+  const struct attn_hopper_gemm *g;
+  int nacc;            ///< accumulators per consumer thread: block_n / 2
+  int64_t a_bytes, b_bytes, stage_bytes, bar_off, tiles_m, tiles_n, nk;
+  int64_t staging_off, pitch; ///< staged epilogue: its rows, and their stride
+  int64_t pending_off;        ///< staged reduce patterns: pending tiles
+  int64_t mail_off;           ///< staged reduce patterns: the mailboxes
+  struct attn_gemm_workspace ws_at;
+  // Values (i32 unless noted).
+  MlirValue smem, sbase, tid, bid, a_map, b_map, c; // a_map, b_map: i64;
+                                                    // c: ptr
+  MlirValue out;       ///< where compute CTAs store tiles: c or the partials
+  MlirValue full, empty; ///< shared addresses of slot 0's mbarriers
+  MlirValue ntiles;    ///< tiles this compute CTA runs (index)
+  MlirValue cbid;      ///< compute CTA number (bid - comm_ctas)
+  MlirValue ws;        ///< the workspace pointer (fused kernels only)
+  MlirValue peers;     ///< i64 address of the ranks' workspace bases (fused)
+  /// i64 address of the ranks' C (fused; 0 when C is not a symmetric buffer)
+  MlirValue out_peers;
+  MlirValue pbase[8];  ///< reduce patterns: the ranks' workspaces (i64)
+  MlirValue g_map;     ///< all-gather: map of the gathered rows (i64)
+  MlirValue rank, epoch;
+  MlirValue slice;     ///< split K: the unit's slice (i32; per role)
+  MlirValue kblk0;     ///< split K: its first K block (i32; producer)
+};
+
+/// Fills e's sizes and shared-memory offsets from e->g (no IR).
+/// (gemm_geometry.c)
+void attn_k_gemm_layout(struct attn_k_gemm *e);
+/// Shared-memory offset of the ring slots' tile numbers (adaptive split),
+/// after the mbarriers; 64 bytes are kept for them.
+int64_t attn_k_gemm_tileq_off(const struct attn_hopper_gemm *g);
+
+/// One `scf.while (%arg = init) : (i32) -> (types[0..n))` being built
+/// (gemm_ops.c): between _open and _cond new ops go into its before
+/// region, whose argument is arg; _cond ends it with scf.condition(cond)
+/// vals[0..n) and opens the after region, whose arguments are args; _close
+/// yields next (i32) and goes back to after the loop, whose results are
+/// results.
+struct attn_k_while {
+  MlirOperation op;
+  MlirValue arg;
+  intptr_t n;
+  MlirValue args[4], results[4];
+  MlirBlock outer_block;
+  MlirOperation outer_anchor;
+};
+void attn_k_while_open(struct attn_builder *b, struct attn_k_while *w,
+                       MlirValue init, intptr_t n, const MlirType *types);
+void attn_k_while_cond(struct attn_builder *b, struct attn_k_while *w,
+                       MlirValue cond, const MlirValue *vals);
+void attn_k_while_close(struct attn_builder *b, struct attn_k_while *w,
+                        MlirValue next);
+
+/// Opens the kernel `llvm.func @name(types[0..nargs))` returning nothing,
+/// with the parameter attributes arg_attrs[0..nargs) (dictionaries; NULL:
+/// none) and the discardable attributes attrs; attn_k_llvm_func_close ends
+/// it. (gemm_ops.c)
+void attn_k_gemm_func_open(struct attn_builder *b, struct attn_b_func *f,
+                           const char *name, intptr_t nargs,
+                           const MlirType *types, const MlirAttribute *arg_attrs,
+                           intptr_t nattr, const MlirNamedAttribute *attrs);
+/// llvm.getelementptr of type elem at p[idx] (idx an i32 or i64 value).
+MlirValue attn_k_gemm_gep(struct attn_builder *b, MlirValue p, MlirValue idx,
+                          MlirType elem);
+/// llvm.load of vector<n x elem> from p, aligned to align bytes.
+MlirValue attn_k_gemm_load_vec(struct attn_builder *b, MlirValue p, int n,
+                               MlirType elem, int64_t align);
+
+/// Tile ordinal t (i32) -> tile row *tm and column *tn: grouped by group_m
+/// tile rows; shards of rows interleaved (reduce-scatter) or starting at
+/// this rank's (all-gather). (gemm_geometry.c)
+void attn_k_gemm_tile_coords(struct attn_k_gemm *e, MlirValue t,
+                             MlirValue *tm, MlirValue *tn);
+/// Row vrow (i32) of the padded layout -> the real row of A or C (i32) in
+/// *real and whether it is one (i1) in *valid; without padding (m_rows 0)
+/// vrow itself and a null value (no test needed). in_shard: the real row
+/// within its shard instead of within the whole matrix. (gemm_geometry.c)
+void attn_k_gemm_real_row(struct attn_k_gemm *e, MlirValue vrow,
+                          bool in_shard, MlirValue *real, MlirValue *valid);
+
+/// Fused kernels (gemm_comm.c), in order: the communication role of CTA
+/// bid < comm_ctas; the compute epilogue's signal that the consumer
+/// warpgroup's half of tile t is in the workspace; the peer bases of the
+/// consumers and the signalers (once each, reduce patterns); where tile t
+/// (tile row tm) goes: this rank's slot of the owner's workspace (a
+/// pointer); the producer's wait for the gathered rows of tile row tm
+/// unless they are this rank's (mine, i1).
+void attn_k_gemm_comm_role(struct attn_k_gemm *e);
+void attn_k_gemm_comm_tile_done(struct attn_k_gemm *e, MlirValue t,
+                                MlirValue tm, MlirValue cw, MlirValue wt);
+/// One thread: counts a warpgroup's half of tile t (tile row tm) in the
+/// owner's flags0[t] (what attn_k_gemm_comm_tile_done does after its
+/// barrier; the staged epilogue calls it once its copies have landed).
+void attn_k_gemm_comm_signal(struct attn_k_gemm *e, MlirValue t,
+                             MlirValue tm);
+void attn_k_gemm_comm_consumer_init(struct attn_k_gemm *e);
+MlirValue attn_k_gemm_comm_out(struct attn_k_gemm *e, MlirValue t,
+                               MlirValue tm);
+void attn_k_gemm_comm_wait_rows(struct attn_k_gemm *e, MlirValue tm,
+                                MlirValue mine);
+/// Adaptive split: the 256 consumer threads (team thread tid, i32) of a
+/// compute CTA that found no tile left take communication tasks.
+void attn_k_gemm_comm_help(struct attn_k_gemm *e, MlirValue tid);
+/// Claims the next number of the workspace's counter at ctl
+/// (ATTN_GEMM_CTL_TILE or _TASK; one thread; an i32); the last CTA of a
+/// launch resets the counters.
+MlirValue attn_k_gemm_claim(struct attn_k_gemm *e, int ctl);
+/// The end of a fused kernel (every CTA, all threads): the last CTA of this
+/// rank meets the other ranks.
+void attn_k_gemm_comm_finish(struct attn_k_gemm *e);
+
+/// The consumers' epilogue (gemm_epilogue.c): set-up before the tile loop
+/// (warpgroup cw, thread wt in it, i32), the tile t (tile row tm, column
+/// tn) from the final accumulators acc (nacc f32), and the end of the loop.
+void attn_k_gemm_epilogue_open(struct attn_k_gemm *e, MlirValue cw,
+                               MlirValue wt);
+void attn_k_gemm_epilogue(struct attn_k_gemm *e, MlirValue *acc, MlirValue t,
+                          MlirValue tm, MlirValue tn, MlirValue cw,
+                          MlirValue wt);
+void attn_k_gemm_epilogue_close(struct attn_k_gemm *e, MlirValue cw,
+                                MlirValue wt);
+/// Staged fused reduce patterns' mailboxes (hopper_gemm.h's
+/// attn_gemm_has_mail): their mbarriers, made by one thread before the
+/// CTA's first barrier, and the signaler part of the producer warpgroup's
+/// thread wt (i32). (gemm_epilogue.c)
+void attn_k_gemm_mail_init(struct attn_k_gemm *e);
+void attn_k_gemm_signaler(struct attn_k_gemm *e, MlirValue wt);
+/// RoPE in the epilogue (gemm_rope.c): rotates this consumer thread's
+/// accumulators acc in place; its first column is col0 (i32, the tile
+/// column + 2 (lane % 4)), its two rows rows[0] and rows[1] (i32).
+void attn_k_gemm_rope_epilogue(struct attn_k_gemm *e, MlirValue *acc,
+                               MlirValue col0, const MlirValue rows[2]);
 
 //===-- The manifest entry (launch.c) -------------------------------------===//
 

@@ -1,14 +1,14 @@
-//===- hopper_gemm.h - Writes the Hopper tile-level GEMM as MLIR text -----===//
+//===- hopper_gemm.h - The Hopper tile-level GEMM's description -----------===//
 //
-// Internal to lib/Transforms: lower_tile_to_hopper.c reads a matmul tile
-// kernel (tile.matmul, as attn-tile writes it for linalg.matmul) into struct
-// attn_hopper_gemm, and hopper_gemm.c writes the kernel: a persistent,
-// warp-specialised sm_90a GEMM, C[M,N] = A[M,K] * B[K,N] (row-major, 16-bit
-// elements, f32 accumulation, one rounding at the end). One producer
-// warpgroup issues TMA loads of A (block_m x 64) and B (64 x block_n) into a
-// ring of `stages` shared-memory slots completing on mbarriers; two consumer
-// warpgroups of block_m/2 rows each run wgmma m64nNk16 from shared memory
-// and write their tile through shared memory and the bulk-copy engine
+// lower_tile_to_hopper_gemm.c reads a matmul tile kernel (tile.matmul, as
+// attn-tile writes it for linalg.matmul) into struct attn_hopper_gemm, and
+// lib/Kernels builds the kernel (attn_kernels_build_hopper_gemm): a
+// persistent, warp-specialised sm_90a GEMM, C[M,N] = A[M,K] * B[K,N]
+// (row-major, 16-bit elements, f32 accumulation, one rounding at the end).
+// One producer warpgroup issues TMA loads of A (block_m x 64) and B (64 x
+// block_n) into a ring of `stages` shared-memory slots completing on
+// mbarriers; two consumer warpgroups of block_m/2 rows each run wgmma
+// m64nNk16 from shared memory and write their tile through shared memory and the bulk-copy engine
 // (staged), or straight from registers. CTAs walk the output tiles
 // in a grouped order (group_m tile rows at a time) so that neighbours share
 // A and B in L2.
@@ -66,13 +66,13 @@ bool attn_hopper_lower_gemm(MlirOperation kernel, MlirAttribute mm,
 #define ATTN_HOPPER_GEMM_THREADS 384
 
 /// Rows of an output tile one communication task of a fused reduce
-/// pattern moves (hopper_comm.c); the all-reduce workspace has a flag per
-/// slab. Large enough that a warp's release fence (an NVLink round trip)
-/// is paid for 16 KiB-64 KiB of data, small enough that a tile is split
-/// between warps.
+/// pattern moves (lib/Kernels/gemm_comm.c); the all-reduce workspace has a
+/// flag per slab. Large enough that a warp's release fence (an NVLink round
+/// trip) is paid for 16 KiB-64 KiB of data, small enough that a tile is
+/// split between warps.
 #define ATTN_GEMM_SLAB_ROWS 64
 
-/// The collective fused with the GEMM (hopper_comm.c), or none.
+/// The collective fused with the GEMM (lib/Kernels/gemm_comm.c), or none.
 enum attn_gemm_comm {
   ATTN_GEMM_LOCAL,          ///< C = A * B on one GPU
   ATTN_GEMM_ALL_REDUCE,     ///< C = sum over ranks of A_r * B_r, on every rank
@@ -138,13 +138,13 @@ struct attn_hopper_gemm {
   /// (the peers' tiles of those rows in the waves before), so that no
   /// partial of the last wave crosses NVLink after the GEMM: tile ordinals
   /// keep their meaning (owner, slot, flags); only the order in which a
-  /// rank runs them changes (hopper_gemm.c's ordinal_of).
+  /// rank runs them changes (lib/Kernels/hopper_gemm.c's ordinal_of).
   bool own_last;
   /// Slices of K (1: none). With split_k > 1 the kernel runs split_k x
   /// tiles units, unit u = tile u % tiles over K blocks [s nk/split_k, (s +
   /// 1) nk/split_k) of slice s = u / tiles, and writes each tile's f32 sum
   /// of its slice into `partials` (split_k x m rows of n, row-major); a
-  /// second kernel (attn_hopper_gemm_emit_reduce) sums the slices into C.
+  /// second kernel (attn_kernels_build_gemm_reduce) sums the slices into C.
   /// For outputs with too few tiles to fill the GPU and a long K; local,
   /// plain GEMMs only (no accumulate, RoPE, heads layout or collective).
   int split_k;
@@ -180,130 +180,29 @@ int64_t attn_hopper_gemm_smem_bytes(const struct attn_hopper_gemm *g);
 /// Number of output tiles (the persistent CTAs walk these).
 int64_t attn_hopper_gemm_tiles(const struct attn_hopper_gemm *g);
 
-/// Appends the kernel `@<name>(partials, c)` that sums a split GEMM's
-/// split_k f32 slices into C (16-bit), with its attn.launch entry.
-void attn_hopper_gemm_emit_reduce(struct attn_strbuf *b,
-                                  const struct attn_hopper_gemm *g,
-                                  const char *name);
+//===-- Shared with lib/Kernels' GEMM (gemm_*.c) --------------------------===//
+//
+// The built kernel's state and roles are lib/Kernels/kernels_internal.h's
+// (struct attn_k_gemm); what needs no IR stays here.
 
-/// Appends the type aliases the kernel needs to b; must come first in the
-/// text, before any gpu.module.
-void attn_hopper_gemm_emit_aliases(struct attn_strbuf *b,
-                                   const struct attn_hopper_gemm *g);
-
-/// Appends the kernel's llvm.func `@<name>(a, b, c, a_map, b_map)` with its
-/// attn.launch manifest entry (matmul_attr, a dictionary attribute's text,
-/// is copied into it as "matmul"). Refers to `@attn_smem`, the dynamic
-/// shared memory global the caller declares once per gpu.module.
-void attn_hopper_gemm_emit_kernel(struct attn_strbuf *b,
-                                  const struct attn_hopper_gemm *g,
-                                  const char *matmul_attr);
-
-//===-- Shared by hopper_gemm.c, hopper_gemm_rope.c and hopper_comm.c -----===//
-
-struct attn_ptx;
-
-/// The kernel being written: its text and SSA values used across roles.
-struct attn_gemm_em {
-  struct attn_ptx *p;
-  const struct attn_hopper_gemm *g;
-  int nacc;            ///< accumulators per consumer thread: block_n / 2
-  int64_t a_bytes, b_bytes, stage_bytes, bar_off, tiles_m, tiles_n, nk;
-  int64_t staging_off, pitch; ///< staged epilogue: its rows, and their stride
-  int64_t pending_off;        ///< staged reduce patterns: pending tiles
-  int64_t mail_off;           ///< staged reduce patterns: the mailboxes
-  struct attn_gemm_workspace ws_at;
-  // SSA values (i32 unless noted).
-  int smem, sbase, tid, bid, a_map, b_map, c; // a_map, b_map: i64; c: ptr
-  int out;             ///< where compute CTAs store tiles: c or the partials
-  int full, empty;     ///< shared addresses of slot 0's mbarriers
-  int ntiles;          ///< tiles this compute CTA runs (index)
-  int cbid;            ///< compute CTA number (bid - comm_ctas)
-  int ws;              ///< the workspace pointer (fused kernels only)
-  int peers;           ///< i64 address of the ranks' workspace bases (fused)
-  /// i64 address of the ranks' C (fused; 0 when C is not a symmetric buffer)
-  int out_peers;
-  int pbase[8];        ///< reduce patterns: the ranks' workspaces (i64)
-  int g_map;           ///< all-gather: map of the gathered rows (i64)
-  int rank, epoch;
-  int slice;           ///< split K: the unit's slice (i32; per role)
-  int kblk0;           ///< split K: its first K block (i32; producer)
-};
-
-/// Tile ordinal t (i32) -> tile row *tm and column *tn: grouped by group_m
-/// tile rows; shards of rows interleaved (reduce-scatter) or starting at
-/// this rank's (all-gather).
-void attn_gemm_tile_coords(struct attn_gemm_em *e, int t, int *tm, int *tn);
+/// Staged fused reduce patterns: a consumer warpgroup does not count its
+/// landed tiles at their owners itself (a system-scope release would stall
+/// it at every tile) but posts them to a mailbox in shared memory, and one
+/// thread of the producer warpgroup per consumer (threads 32 and 64, the
+/// signalers) counts them.
+bool attn_gemm_has_mail(const struct attn_hopper_gemm *g);
+/// Shared-memory bytes of the mailboxes at mail_off: the two consumers'
+/// posted and taken mbarriers (32), then their boxes and post counts (16).
+#define ATTN_GEMM_MAIL_BYTES 48
 
 /// The parts a fused kernel's rows are padded in (attn_hopper_gemm's
 /// m_rows): world for reduce-scatter and all-gather, whose ranks' shards
 /// are whole tiles each, 1 for all-reduce.
 int attn_gemm_shards(const struct attn_hopper_gemm *g);
 
-/// Row vrow (i32) of the padded layout -> the real row of A or C (i32)
-/// in *real and whether it is one (i1) in *valid; without padding (m_rows
-/// 0) vrow itself and -1 (no test needed). in_shard: the real row within
-/// its shard (a rank's rows of A for all-gather, of C for reduce-scatter)
-/// instead of within the whole matrix.
-void attn_gemm_real_row(struct attn_gemm_em *e, int vrow, bool in_shard,
-                        int *real, int *valid);
-
-/// Fused kernels (hopper_comm.c), in order: the communication role of CTA
-/// bid < comm_ctas; the compute epilogue's signal that the consumer
-/// warpgroup's half of tile t is in the workspace; the peer bases of the
-/// consumers and the signalers (once each, reduce patterns); where tile t
-/// (tile row tm) goes: this rank's slot of the owner's workspace (a
-/// pointer); the producer's wait for the gathered rows of tile row tm
-/// unless they are this rank's (mine, i1).
-void attn_gemm_comm_role(struct attn_gemm_em *e);
-void attn_gemm_comm_tile_done(struct attn_gemm_em *e, int t, int tm, int cw,
-                              int wt);
-/// One thread: counts a warpgroup's half of tile t (tile row tm) in the
-/// owner's flags0[t] (what attn_gemm_comm_tile_done does after its barrier;
-/// the staged epilogue calls it once its copies of the tile have landed).
-void attn_gemm_comm_signal(struct attn_gemm_em *e, int t, int tm);
-void attn_gemm_comm_consumer_init(struct attn_gemm_em *e);
-int attn_gemm_comm_out(struct attn_gemm_em *e, int t, int tm);
-void attn_gemm_comm_wait_rows(struct attn_gemm_em *e, int tm, int mine);
-/// Adaptive split: the 256 consumer threads (team thread tid, i32) of a
-/// compute CTA that found no tile left take communication tasks.
-void attn_gemm_comm_help(struct attn_gemm_em *e, int tid);
-
-/// The consumers' epilogue (hopper_gemm_epilogue.c): set-up before the
-/// tile loop (warpgroup cw, thread wt in it), the tile t (tile row tm,
-/// column tn) from the final accumulators acc, and the end of the loop.
-void attn_gemm_epilogue_open(struct attn_gemm_em *e, int cw, int wt);
-void attn_gemm_epilogue(struct attn_gemm_em *e, int *acc, int t, int tm,
-                        int tn, int cw, int wt);
-void attn_gemm_epilogue_close(struct attn_gemm_em *e, int cw, int wt);
-/// Staged fused reduce patterns: a consumer warpgroup does not count its
-/// landed tiles at their owners itself (a system-scope release would stall
-/// it at every tile) but posts them to a mailbox in shared memory, and one
-/// thread of the producer warpgroup per consumer (threads 32 and 64, the
-/// signalers) counts them. attn_gemm_mail_init (one thread, before the
-/// CTA's first barrier) makes the mailboxes' mbarriers; attn_gemm_signaler
-/// is the part of the producer warpgroup's thread wt.
-bool attn_gemm_has_mail(const struct attn_hopper_gemm *g);
-/// Shared-memory bytes of the mailboxes at mail_off: the two consumers'
-/// posted and taken mbarriers (32), then their boxes and post counts (16).
-#define ATTN_GEMM_MAIL_BYTES 48
-void attn_gemm_mail_init(struct attn_gemm_em *e);
-void attn_gemm_signaler(struct attn_gemm_em *e, int wt);
-/// RoPE in the epilogue (hopper_gemm_rope.c): rotates this consumer
-/// thread's accumulators acc in place; its first column is col0 (i32, the
-/// tile column + 2 (lane % 4)), its two rows rows[0] and rows[1] (i32).
-void attn_gemm_rope_epilogue(struct attn_gemm_em *e, int *acc, int col0,
-                             const int rows[2]);
-
 /// Control words of the workspace (byte offsets in its ctl block) that
-/// hopper_gemm.c claims from: next tile, next communication task.
+/// the GEMM claims from: next tile, next communication task.
 #define ATTN_GEMM_CTL_TILE 12
 #define ATTN_GEMM_CTL_TASK 16
-/// Claims the next number of the workspace's counter ctl (one thread; i32
-/// result); the last CTA of a launch resets the counters.
-int attn_gemm_claim(struct attn_gemm_em *e, int ctl);
-/// The end of a fused kernel (every CTA, all threads): the last CTA of this
-/// rank meets the other ranks.
-void attn_gemm_comm_finish(struct attn_gemm_em *e);
 
 #endif // ATTN_HOPPER_GEMM_H

@@ -4,13 +4,15 @@
 // pass, its options and the attention half): reads a matmul tile kernel
 // (tile.matmul, as attn-tile writes it for linalg.matmul, or comm-schedule
 // for a matmul fused with a collective) into struct attn_hopper_gemm and
-// replaces it with the Hopper GEMM (hopper_gemm.c), and with a split K the
-// reduce kernel and the launch program that runs both.
+// replaces it with the Hopper GEMM (lib/Kernels/hopper_gemm.c builds it),
+// and with a split K the reduce kernel (lib/Kernels/gemm_reduce.c) and the
+// launch program that runs both.
 //
 //===----------------------------------------------------------------------===//
+#include "lib/Kernels/kernels.h"
 #include "lib/Target/attn_target.h"
 #include "lib/Transforms/hopper_gemm.h"
-#include "lib/Transforms/hopper_ptx.h"
+#include "lib/Transforms/hopper_ptx.h" // ATTN_HOPPER_SMEM_LIMIT
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/tile/tile_dialect.h"
@@ -240,16 +242,11 @@ bool attn_hopper_lower_gemm(MlirOperation kernel, MlirAttribute mm,
   MlirOperation gm = attn_kernel_gpu_module(kernel, "sm_90a", 80);
   if (mlirOperationIsNull(gm))
     return false;
-  struct attn_strbuf att = {0}, text = {0};
-  attn_strbuf_attr(&att, mm);
-  attn_hopper_gemm_emit_aliases(&text, &g);
-  attn_open_kernel_shell(&text, 1024);
-  attn_hopper_gemm_emit_kernel(&text, &g, att.buf);
-  if (g.split_k > 1)
-    attn_hopper_gemm_emit_reduce(&text, &g, reduce);
-  attn_strbuf_free(&att);
-  if (!attn_parse_kernel_shell(kernel, gm, &text, "lower-tile-to-hopper",
-                               "ATTN_DUMP_HOPPER"))
+  // The kernel writers report their own failure, at the kernel.
+  MlirLocation loc = mlirOperationGetLocation(kernel);
+  if (!attn_kernels_build_hopper_gemm(gm, loc, &g, mm))
+    return false;
+  if (g.split_k > 1 && !attn_kernels_build_gemm_reduce(gm, loc, &g, reduce))
     return false;
   if (g.split_k > 1 && !add_split_program(gm, &g, name))
     return attn_emit_errorf(kernel, "cannot record the launch program of '%s'",
