@@ -16,7 +16,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
-#include "lib/Transforms/hopper_emit.h"
 
 /// Byte offset in out (i64) of query row grow (i32) of head bh.
 static MlirValue row_bytes(struct attn_builder *b,

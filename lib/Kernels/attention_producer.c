@@ -16,7 +16,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
-#include "lib/Transforms/hopper_emit.h"
 
 /// How long the TMA thread waits for a key block's flag (rope_k_ahead)
 /// before the kernel traps: 10 s, far beyond any launch.

@@ -1,9 +1,9 @@
 //===- gemm_geometry.c - The Hopper GEMM's sizes and tile walk ------------===//
 //
-// What lib/Transforms/hopper_gemm.h's GEMM occupies and how its CTAs walk
+// What kernels.h's GEMM (struct attn_hopper_gemm) occupies and how its CTAs walk
 // the output: the shared-memory layout (ring slots, mbarriers, tile
 // numbers, mailboxes, staging rows), the workspace of a fused kernel, the
-// defaults and the checks (no IR: these keep hopper_gemm.h's names), and
+// defaults and the checks (no IR; declared in kernels.h), and
 // the built tile walk: a tile ordinal to its tile row and column, in
 // groups of group_m tile rows, shards of rows interleaved or this rank's
 // first, and a padded row to the real one.
@@ -68,7 +68,7 @@ void attn_hopper_gemm_workspace(const struct attn_hopper_gemm *g,
   int64_t n0 = g->comm == ATTN_GEMM_ALL_GATHER
                    ? (g->m + g->block_m - 1) / g->block_m
                    : tiles;
-  // All-reduce: one flag per slab of each tile (hopper_comm.c).
+  // All-reduce: one flag per slab of each tile (gemm_comm.c).
   int64_t n1 = g->comm == ATTN_GEMM_ALL_REDUCE
                    ? tiles * (g->block_m / ATTN_GEMM_SLAB_ROWS)
                    : 0;
@@ -107,7 +107,7 @@ void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms) {
     // As deep as 227 KiB allows (beside the staging rows), at most 6.
     int64_t stage = (int64_t)(g->block_m + g->block_n) * BLOCK_K * 2;
     int64_t staging = g->staged ? g->block_m * staging_pitch(g) + 128 : 0;
-    g->stages = (int)((ATTN_K_SMEM_LIMIT - 2048 - staging) / stage);
+    g->stages = (int)((ATTN_KERNELS_SMEM_LIMIT - 2048 - staging) / stage);
     if (g->stages > 6)
       g->stages = 6;
   }
@@ -172,7 +172,7 @@ bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
     snprintf(why, why_len, "at most 12 stages, found %d", g->stages);
     return false;
   }
-  if (g->stages < 2 || attn_hopper_gemm_smem_bytes(g) > ATTN_K_SMEM_LIMIT) {
+  if (g->stages < 2 || attn_hopper_gemm_smem_bytes(g) > ATTN_KERNELS_SMEM_LIMIT) {
     snprintf(why, why_len,
              "%d stages of %dx%d tiles%s do not fit 227 KiB of shared "
              "memory (need at least 2)",

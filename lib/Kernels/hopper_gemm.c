@@ -1,6 +1,7 @@
 //===- hopper_gemm.c - The persistent warp-specialised Hopper GEMM --------===//
 //
-// Builds the tile-level GEMM kernel of lib/Transforms/hopper_gemm.h for
+// Builds the tile-level GEMM kernel kernels.h's struct attn_hopper_gemm
+// describes, for
 // sm_90a (LLVM/NVVM dialects, scf/arith, inline PTX through
 // hopper_instructions.c), and its manifest entry:
 //

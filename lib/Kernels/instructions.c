@@ -2,8 +2,8 @@
 //
 // The bottom floor of lib/Kernels (kernels_internal.h): one op or a short
 // fixed sequence per call, over lib/IR/attn_builder.h. The op choices are the
-// ones the text vocabulary (lib/Transforms/hopper_ptx.c) made, so that the
-// kernels moved here write the same PTX; where that is inline PTX the call
+// ones the text vocabulary (lib/Transforms/hopper_ptx.c, until issue 26)
+// made, so that the kernels moved here write the same PTX; where that is inline PTX the call
 // says why no upstream op is used.
 //
 //===----------------------------------------------------------------------===//

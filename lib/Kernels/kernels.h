@@ -14,14 +14,320 @@
 #include "mlir-c/IR.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/// The attention problem and tiles (lib/Transforms/hopper_emit.h).
-struct attn_hopper_kernel;
+//===-- What a kernel is asked to build -----------------------------------===//
+//
+// The descriptions the passes fill in (lib/Transforms/lower_tile_to_hopper.c,
+// lower_tile_to_hopper_gemm.c, lower_tile_to_mma.c) and the sizes they check
+// before asking for a kernel; all of it is compile-time constant.
+
+/// Shared memory one CTA may use on sm_90a: 227 KiB.
+#define ATTN_KERNELS_SMEM_LIMIT (227 * 1024)
+
+//===-- The attention problem (attention_pipeline.c, attention_schedule.c) ===//
+//
+// The Hopper attention kernel (attn_kernels_build_hopper_attention) follows
+// FlashAttention-3: a producer warpgroup issues TMA loads of K and V into a
+// ring of shared-memory stages, consumer warpgroups run wgmma on them; the
+// mma.sync kernel (attn_kernels_build_mma_attention) reads the same
+// description.
+
+/// Everything the kernel depends on; all of it is compile-time constant.
+struct attn_hopper_kernel {
+  const char *name;
+  bool bf16;              ///< element type: bf16 (true) or f16
+  int64_t batch, heads, kv_heads, seq_q, seq_k, head_dim;
+  int block_m, block_n;   ///< 64 * consumers, and 64/128
+  /// Consumer warpgroups of 64 query rows each: 2, or 3 at head dim 64
+  /// (FlashAttention-3's 192-row tiles). The CTA has one producer warpgroup
+  /// more (attn_hopper_threads).
+  int consumers;
+  int stages;             ///< K/V shared-memory pipeline depth
+  bool causal;
+  double scale;
+  bool rope;
+  double theta;
+  int64_t rotary_dim;
+  bool interleaved;
+  int64_t rope_offset;    ///< position of q's row 0
+  int64_t rope_offset_k;  ///< position of k's row 0
+  /// RoPE of K: in this kernel per tile (fused), or by a separate kernel
+  /// (attn_kernels_build_hopper_rope) before it, once per K row (split).
+  bool rope_k_in_kernel;
+  /// RoPE of K once per K row, by this kernel (ahead): producer warps 1-3 of
+  /// every CTA take key blocks from a queue in the workspace rope_sync,
+  /// rotate them (TMA from k into shared memory and back out to the
+  /// workspace k_rot) and flag each done; the TMA thread waits for a block's
+  /// flag before it loads it from k_rot. The rotation of later heads thus
+  /// runs under the attention of earlier ones.
+  bool rope_k_ahead;
+  /// 0: one CTA per (query block, head, batch). Otherwise a persistent
+  /// kernel: min(tiles, persistent_ctas) CTAs loop over the tiles (longest
+  /// query blocks of each head first), so that one tile's last P V and
+  /// epilogue overlap the loads of the next.
+  int64_t persistent_ctas;
+  /// What a tile costs the persistent schedule beyond its key blocks, in key
+  /// blocks.
+  int tile_overhead;
+  /// In a persistent kernel with RoPE whose K comes rotated: producer warps
+  /// 1-3 rotate each tile's Q while the consumers finish the previous tile
+  /// (else the consumers rotate their rows).
+  bool rope_q_by_producer;
+  /// The staged epilogue: each consumer warpgroup writes its 64 rows of O
+  /// into shared memory and hands them, a row per thread, to the bulk-copy
+  /// engine (cp.async.bulk) instead of storing 4-byte words straight from
+  /// registers (struct attn_hopper_gemm's staged, for O).
+  bool staged_out;
+  /// FlashAttention-4's conditional rescaling: a row's running maximum moves
+  /// only when a block's exceeds it by more than 2^8 (P then stays below
+  /// 256), so that O and l are rescaled rarely, and a warp skips the rescale
+  /// when none of its rows moved.
+  bool lazy_rescale;
+  /// The row sums l by the tensor cores: each P.V also multiplies P by a
+  /// 64x8 tile of ones in shared memory (wgmma m64n8), whose accumulators
+  /// hold l whole, instead of the consumer adding its P values one by one.
+  bool row_sum_mma;
+  /// The wait for the previous block's P.V after this block's softmax, so
+  /// that the softmax runs under it (ptxas would otherwise wait first).
+  bool pv_wait_late;
+};
+
+/// The most tiles a persistent kernel schedules (its schedule is a table of
+/// 4-byte entries in the kernel's module); larger problems run one CTA per
+/// tile.
+#define ATTN_HOPPER_MAX_SCHEDULED_TILES (1 << 16)
+
+/// Threads of a CTA: one producer warpgroup (TMA and RoPE of K tiles) and
+/// k->consumers consumer warpgroups of 64 query rows each.
+int attn_hopper_threads(const struct attn_hopper_kernel *k);
+
+/// Whether producer warps 1-3 rotate (K per tile, or each tile's Q), which
+/// takes registers from the consumers (hopper_attention.c's table).
+bool attn_hopper_producer_rotates(const struct attn_hopper_kernel *k);
+
+/// Bytes of dynamic shared memory the kernel needs.
+int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k);
+
+//===-- The grid and the persistent schedule (attention_schedule.c) ------===//
+
+/// Query blocks, tiles (query blocks x heads x batch) and the launch grid:
+/// (query blocks, heads, batch), or (CTAs, 1, 1) for a persistent kernel.
+int64_t attn_hopper_query_blocks(const struct attn_hopper_kernel *k);
+/// Key blocks of block_n keys of one (batch, K head): ceil(seq_k / block_n).
+int64_t attn_hopper_key_blocks(const struct attn_hopper_kernel *k);
+int64_t attn_hopper_tiles(const struct attn_hopper_kernel *k);
+/// How far the query blocks of a causal kernel are shifted up so that the
+/// last one ends at the last query row: query block qb covers rows qb *
+/// block_m - shift and on. The shift is the whole warpgroups (64 rows) of
+/// the part of a block that sticks out, so the rows a partial block wastes
+/// fall in the first block (whose few key blocks the queries before row 0
+/// read) instead of the last (which reads every key block); warpgroups
+/// whose rows all lie before row 0 read their Q from outside the tensor
+/// (TMA fills it with zeros) and store nothing. 0 when not causal.
+int64_t attn_hopper_query_shift(const struct attn_hopper_kernel *k);
+void attn_hopper_grid(const struct attn_hopper_kernel *k, int64_t grid[3]);
+
+//===-- RoPE's sizes (lib/Kernels/rope_*.c) -------------------------------===//
+//
+// The RoPE of the split and pre placements is a kernel of its own
+// (attn_kernels_build_hopper_rope, lib/Kernels/kernels.h); the rotation in
+// shared memory inside the attention kernel and the ahead placement's team
+// are built in lib/Kernels too.
+
+/// Whether the split and pre placements' RoPE kernel supports k: the rotary
+/// dim is the head dim, and the 16-byte units of a row divide its 128
+/// threads.
+bool attn_hopper_rope_k_supported(const struct attn_hopper_kernel *k);
+
+/// Slots of a row: rotary_dim / 4 (a thread rotating rows of a tile in
+/// shared memory owns a slot, two adjacent pairs, of each of its rows).
+int attn_hopper_rope_slots(const struct attn_hopper_kernel *k);
+
+/// The ahead placement (attn_hopper_kernel::rope_k_ahead). Its workspace
+/// rope_sync holds a u64 ticket counter, then one u32 flag per key block of
+/// each (batch, K head), block b of head h of batch z at z * kv_heads *
+/// blocks + h * blocks + b (attn_hopper_ahead_blocks in all), then a u64
+/// count of done blocks per (batch, K head). Every launch takes exactly
+/// blocks + CTAs tickets (each CTA's team takes tickets until one is past
+/// the end), so launch e (0, 1, ...) takes tickets from e * (blocks + CTAs)
+/// on, sets each flag to e + 1 (mod 2^32; waits compare for equality, so
+/// the wrap is harmless) and brings each count to (e + 1) times the head's
+/// blocks (u64): the zero-filled workspace is never reset.
+int64_t attn_hopper_ahead_blocks(const struct attn_hopper_kernel *k);
+
+/// The ahead placement's context: bytes of shared memory (8-aligned)
+/// holding the team's two mbarriers, its ticket slots, what the team's
+/// leader and the TMA thread read now and then (the producer warpgroup has
+/// too few registers to keep it) and each team thread's rotation constants.
+int64_t attn_hopper_ahead_ctx_bytes(void);
+
+/// Bytes of the workspace rope_sync: the ticket counter (u64), a flag (u32)
+/// per key block, and a counter (u64) per (batch, K head) of its blocks
+/// done, which grows by its blocks per launch.
+int64_t attn_hopper_ahead_sync_bytes(const struct attn_hopper_kernel *k);
+
+//===-- The GEMM and its fused collectives (gemm_geometry.c) --------------===//
+//
+// A persistent, warp-specialised sm_90a GEMM, C[M,N] = A[M,K] * B[K,N]
+// (row-major, 16-bit elements, f32 accumulation, one rounding at the end).
+// One producer warpgroup issues TMA loads of A (block_m x 64) and B (64 x
+// block_n) into a ring of `stages` shared-memory slots completing on
+// mbarriers; two consumer warpgroups of block_m/2 rows each run wgmma
+// m64nNk16 from shared memory and write their tile through shared memory and
+// the bulk-copy engine (staged), or straight from registers. CTAs walk the
+// output tiles in a grouped order (group_m tile rows at a time) so that
+// neighbours share A and B in L2. The epilogue may rotate the output (RoPE,
+// the `producer` placement of the Rotation Calculus): columns are heads of
+// head_dim, row r is position rope_offset + r % seq_len.
+
+/// Threads of a CTA: one producer and two consumer warpgroups.
+#define ATTN_HOPPER_GEMM_THREADS 384
+
+/// Rows of an output tile one communication task of a fused reduce
+/// pattern moves (lib/Kernels/gemm_comm.c); the all-reduce workspace has a
+/// flag per slab. Large enough that a warp's release fence (an NVLink round
+/// trip) is paid for 16 KiB-64 KiB of data, small enough that a tile is
+/// split between warps.
+#define ATTN_GEMM_SLAB_ROWS 64
+
+/// The collective fused with the GEMM (lib/Kernels/gemm_comm.c), or none.
+enum attn_gemm_comm {
+  ATTN_GEMM_LOCAL,          ///< C = A * B on one GPU
+  ATTN_GEMM_ALL_REDUCE,     ///< C = sum over ranks of A_r * B_r, on every rank
+  ATTN_GEMM_ALL_GATHER,     ///< C = [A_0; ...; A_{W-1}] * B, A_r: rank r's rows
+  ATTN_GEMM_REDUCE_SCATTER, ///< C_r = rows r of the sum over ranks of A_r * B_r
+};
+
+/// Everything the GEMM kernel depends on; all of it is compile-time constant.
+struct attn_hopper_gemm {
+  const char *name;
+  bool bf16;                 ///< element type: bf16 (true) or f16
+  int64_t m, n, k;           ///< C is m x n, A m x k, B k x n, all row-major
+  /// A fused kernel's real rows when they do not split into whole tiles
+  /// (0: m, which they do): m is then the rows of a padded layout of
+  /// `shards` (attn_gemm_shards) equal parts, each the real part's rows
+  /// rounded up to block_m; the padding rows are computed from whatever A
+  /// holds there and never stored into C (attn_gemm_real_row).
+  int64_t m_rows;
+  int block_m;               ///< 128
+  int block_n;               ///< 64, 128, 192 or 256 (a multiple of 64)
+  int stages;                ///< shared-memory ring depth (A and B slots)
+  int group_m;               ///< tile rows walked together (L2 grouping)
+  int ctas;                  ///< persistent CTAs: at most the tile count
+  int sms;                   ///< the GPU's SMs: a fused kernel's compute
+                             ///< and communication CTAs share them
+  bool accumulate;           ///< C += A * B (C is read) instead of C = A * B
+  // RoPE in the epilogue (the producer placement).
+  bool rope;
+  double theta;
+  int64_t head_dim;          ///< columns per head (a multiple of 16)
+  int64_t rotary_dim;        ///< rotated columns of each head (<= head_dim)
+  bool interleaved;          ///< pairs (2p, 2p+1) instead of (p, p + r/2)
+  int64_t seq_len;           ///< rows per sequence: position = r % seq_len
+  int64_t rope_offset;       ///< position of row 0 of each sequence
+  // The heads layout of a projection (attn.project): element (r, c) of C
+  // is stored at [r / out_seq, c / out_head_dim, r % out_seq, c %
+  // out_head_dim] of a [M / out_seq, N / out_head_dim, out_seq,
+  // out_head_dim] tensor. out_seq 0: C is row-major M x N.
+  int64_t out_seq, out_head_dim;
+  /// The staged epilogue: each consumer warpgroup writes its rows of the
+  /// tile into shared memory and hands them, a row per thread, to the
+  /// bulk-copy engine (cp.async.bulk), so that C (or a peer's slot) is
+  /// written in whole rows while the warps go on to the next tile, instead
+  /// of by 4-byte stores straight from registers. Only where
+  /// attn_hopper_gemm_stages_tiles; its rows take the shared memory of
+  /// about one ring slot (the default depth drops from 4 to 3 at 128x256).
+  bool staged;
+  // The fused collective: the kernel runs `ctas` compute CTAs and
+  // `comm_ctas` communication CTAs (launched first) on `world` ranks of one
+  // NVLink domain. m, n, k are one rank's GEMM (m: all gathered rows for
+  // ALL_GATHER; the reduce-scatter output has m / world rows).
+  enum attn_gemm_comm comm;
+  int world;
+  int comm_ctas;
+  /// The adaptive split (the on-GPU controller): compute CTAs claim tiles
+  /// from a counter instead of a fixed share, and once none is left their
+  /// consumer warpgroups claim communication tasks beside the
+  /// communication CTAs, so the SMs move from the GEMM to the collective
+  /// as the GEMM drains. Fused kernels only (the counters live in the
+  /// workspace).
+  bool adaptive;
+  /// Reduce patterns: each rank computes the tiles it owns in its last wave
+  /// (the peers' tiles of those rows in the waves before), so that no
+  /// partial of the last wave crosses NVLink after the GEMM: tile ordinals
+  /// keep their meaning (owner, slot, flags); only the order in which a
+  /// rank runs them changes (lib/Kernels/hopper_gemm.c's ordinal_of).
+  bool own_last;
+  /// Slices of K (1: none). With split_k > 1 the kernel runs split_k x
+  /// tiles units, unit u = tile u % tiles over K blocks [s nk/split_k, (s +
+  /// 1) nk/split_k) of slice s = u / tiles, and writes each tile's f32 sum
+  /// of its slice into `partials` (split_k x m rows of n, row-major); a
+  /// second kernel (attn_kernels_build_gemm_reduce) sums the slices into C.
+  /// For outputs with too few tiles to fill the GPU and a long K; local,
+  /// plain GEMMs only (no accumulate, RoPE, heads layout or collective).
+  int split_k;
+};
+
+/// Byte offsets in the symmetric workspace of a fused kernel (every rank
+/// allocates the same, zero-filled once: flags count launches). data is the
+/// partial products (reduce patterns) or the gathered A (all-gather; the
+/// caller writes its own rows there before each launch); flags[0] and
+/// flags[1] are per-tile or per-row-block counters; ctl holds the launch
+/// counters. 0 bytes for ATTN_GEMM_LOCAL.
+struct attn_gemm_workspace {
+  int64_t data, flags0, flags1, ctl, bytes;
+};
+void attn_hopper_gemm_workspace(const struct attn_hopper_gemm *g,
+                                struct attn_gemm_workspace *w);
+
+/// Picks block_n, stages, group_m and ctas (for gpu_sms SMs) where they are
+/// 0, from the shape.
+void attn_hopper_gemm_defaults(struct attn_hopper_gemm *g, int gpu_sms);
+
+/// True when the kernel computes g; otherwise *why says why not (for a
+/// diagnostic: "k must be a multiple of 8 (16-byte TMA strides), found 12").
+bool attn_hopper_gemm_supported(const struct attn_hopper_gemm *g, char *why,
+                                size_t why_len);
+
+/// True when the staged epilogue can write g's tiles: no accumulate, no
+/// RoPE and no heads layout (C row-major, written as the GEMM made it).
+bool attn_hopper_gemm_stages_tiles(const struct attn_hopper_gemm *g);
+/// Bytes of dynamic shared memory the kernel needs.
+int64_t attn_hopper_gemm_smem_bytes(const struct attn_hopper_gemm *g);
+
+/// Number of output tiles (the persistent CTAs walk these).
+int64_t attn_hopper_gemm_tiles(const struct attn_hopper_gemm *g);
+
+//===-- Shared with lib/Kernels' GEMM (gemm_*.c) --------------------------===//
+//
+// The built kernel's state and roles are lib/Kernels/kernels_internal.h's
+// (struct attn_k_gemm); what needs no IR stays here.
+
+/// Staged fused reduce patterns: a consumer warpgroup does not count its
+/// landed tiles at their owners itself (a system-scope release would stall
+/// it at every tile) but posts them to a mailbox in shared memory, and one
+/// thread of the producer warpgroup per consumer (threads 32 and 64, the
+/// signalers) counts them.
+bool attn_gemm_has_mail(const struct attn_hopper_gemm *g);
+/// Shared-memory bytes of the mailboxes at mail_off: the two consumers'
+/// posted and taken mbarriers (32), then their boxes and post counts (16).
+#define ATTN_GEMM_MAIL_BYTES 48
+
+/// The parts a fused kernel's rows are padded in (attn_hopper_gemm's
+/// m_rows): world for reduce-scatter and all-gather, whose ranks' shards
+/// are whole tiles each, 1 for all-reduce.
+int attn_gemm_shards(const struct attn_hopper_gemm *g);
+
+/// Control words of the workspace (byte offsets in its ctl block) that
+/// the GEMM claims from: next tile, next communication task.
+#define ATTN_GEMM_CTL_TILE 12
+#define ATTN_GEMM_CTL_TASK 16
 
 //===-- The mma.sync attention kernel (sm_80 and newer) -------------------===//
 
@@ -74,9 +380,6 @@ bool attn_kernels_build_hopper_rope(MlirOperation gpu_module, MlirLocation loc,
                                     const struct attn_hopper_kernel *k, bool q);
 
 //===-- The Hopper GEMM (sm_90a) ------------------------------------------===//
-
-/// The GEMM and its fused collective (lib/Transforms/hopper_gemm.h).
-struct attn_hopper_gemm;
 
 /// Builds the persistent warp-specialised GEMM g describes as an llvm.func
 /// @<g->name>(a, b, c[, workspace, peers, out_peers, rank, epoch], a_map,

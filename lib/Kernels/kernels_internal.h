@@ -7,8 +7,13 @@
 //                    per call (i32 shortcuts, conversions, inline PTX,
 //                    shuffles, 16-bit pairs, shared-memory pointers, LLVM
 //                    functions and declarations)
+//   hopper_instructions.c  the sm_90a instructions: mbarriers, fences,
+//                    setmaxnreg, wgmma and its descriptors, TMA, bulk
+//                    copies, flags in global memory, the 128-byte swizzle
 //   launch.c         the attn.launch manifest entry of a kernel, as a
 //                    dictionary attribute
+//   staged_rows.c    output rows staged through shared memory and copied
+//                    by the bulk-copy engine (attention's and the GEMM's)
 //   softmax.c        the online softmax role (mask, maxima, P, rescale) of
 //                    a thread's two rows of S
 //   rope.c           the RoPE role's math: inverse frequencies, a pair's
@@ -159,14 +164,13 @@ void attn_k_llvm_func_close(struct attn_builder *b, struct attn_b_func *f);
 
 //===-- Hopper instructions (hopper_instructions.c) -----------------------===//
 //
-// The same ops, in the same order, as lib/Transforms/hopper_ptx.c's text
-// vocabulary (attn_ptx_*), whose kernels move here: shared-memory addresses
+// The same ops, in the same order, as the text vocabulary the Hopper
+// kernels were written in before they were built (lib/Transforms/hopper_ptx.c
+// until issue 26), so that their PTX did not change: shared-memory addresses
 // are i32 (shared::cta window offsets), global ones i64 or !llvm.ptr. Where
 // MLIR 22's NVVM dialect has an op that becomes an LLVM intrinsic it is used;
 // every inline PTX says why no upstream op is.
 
-/// Shared memory one CTA may use on sm_90a: 227 KiB.
-#define ATTN_K_SMEM_LIMIT (227 * 1024)
 /// 2 pi, for the kernels' sin and cos by the MUFU (of a fraction of a turn).
 #define ATTN_K_TWO_PI 6.283185307179586476925
 
@@ -270,7 +274,7 @@ MlirValue attn_k_swz(struct attn_builder *b, MlirValue base, int64_t rows,
 
 //===-- Staged output rows (staged_rows.c) --------------------------------===//
 //
-// hopper_ptx.h's staged rows, built: a consumer warpgroup writes its 64
+// A consumer warpgroup writes its 64
 // output rows into shared memory and threads 0-63 each copy one row with the
 // bulk-copy engine. Per tile: drain, put, ready, copy_open, copy per row,
 // copy_close; at the end a drain that waits for the rows to land.
@@ -309,12 +313,11 @@ void attn_k_rows_copy_close(struct attn_builder *b, struct attn_b_if *s);
 
 //===-- RoPE inside the attention kernel (rope_rows.c, rope_ahead.c) ------===//
 //
-// hopper_emit.h's attn_hopper_rope_* and attn_hopper_ahead_*, built: the
-// rotation of rows of a swizzled shared-memory tile (Q in the consumers or
+// The rotation of rows of a swizzled shared-memory tile (Q in the consumers or
 // the producer, K per tile in the fused placement) and of Q pair by pair
 // (rope_rows.c), and the ahead placement's team that rotates K once per row
 // from a queue (rope_ahead.c). The pure sizes (attn_hopper_rope_slots,
-// attn_hopper_ahead_blocks, ...) stay declared in hopper_emit.h.
+// attn_hopper_ahead_blocks, ...) are kernels.h's.
 
 /// One thread's part of rotating rows of a swizzled shared-memory tile: it
 /// owns two adjacent RoPE pairs ("a slot") and rows g, g + groups, ...;
@@ -368,7 +371,7 @@ void attn_k_rope_q_pairs(struct attn_builder *b,
                          const struct attn_hopper_kernel *k, MlirValue smem,
                          MlirValue wt, MlirValue q_row, MlirValue cw);
 
-/// The ahead placement (hopper_emit.h's attn_hopper_ahead_blocks says what
+/// The ahead placement (kernels.h's attn_hopper_ahead_blocks says what
 /// its workspace rope_sync holds). ctx: the i32 shared address of its
 /// context (attn_hopper_ahead_ctx_bytes). One thread: initialises the
 /// context's mbarriers.
@@ -422,7 +425,7 @@ void attn_k_rope_ahead(struct attn_builder *b,
 // grid (attention_schedule.c), the producer warpgroup (attention_producer.c),
 // the consumer warpgroups (attention_consumer.c) and how a tile's O is
 // written (attention_epilogue.c). The pure sizes (attn_hopper_smem_bytes,
-// attn_hopper_grid, ...) stay declared in lib/Transforms/hopper_emit.h.
+// attn_hopper_grid, ...) are kernels.h's.
 
 /// Bytes of each consumer thread's stash of RoPE constants
 /// (attn_hopper_stashes_rope): its two frequencies, then its steps' cos and
@@ -541,13 +544,11 @@ void attn_k_att_out_rows(struct attn_builder *b, const struct attn_k_att_out *o,
 
 //===-- The Hopper GEMM and its fused collectives (gemm_*.c) --------------===//
 //
-// lib/Transforms/hopper_gemm.h's kernel state and shared roles, built: the
-// GEMM's floors (gemm_geometry.c, gemm_epilogue.c, gemm_rope.c,
+// The GEMM's kernel state and shared roles: its floors (gemm_geometry.c, gemm_epilogue.c, gemm_rope.c,
 // gemm_comm.c) fill the roles hopper_gemm.c assembles. The description
 // (struct attn_hopper_gemm), its workspace layout and the pure functions
-// (sizes, defaults, checks) are still declared in hopper_gemm.h.
+// (sizes, defaults, checks) are kernels.h's.
 
-#include "lib/Transforms/hopper_gemm.h"
 
 /// The kernel being built: the builder and the values used across roles.
 struct attn_k_gemm {
@@ -673,7 +674,7 @@ void attn_k_gemm_epilogue(struct attn_k_gemm *e, MlirValue *acc, MlirValue t,
                           MlirValue wt);
 void attn_k_gemm_epilogue_close(struct attn_k_gemm *e, MlirValue cw,
                                 MlirValue wt);
-/// Staged fused reduce patterns' mailboxes (hopper_gemm.h's
+/// Staged fused reduce patterns' mailboxes (kernels.h's
 /// attn_gemm_has_mail): their mbarriers, made by one thread before the
 /// CTA's first barrier, and the signaler part of the producer warpgroup's
 /// thread wt (i32). (gemm_epilogue.c)

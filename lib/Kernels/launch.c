@@ -1,10 +1,10 @@
 //===- launch.c - The attn.launch manifest entry, as an attribute ---------===//
 //
 // A kernel's attn.launch entry (docs/runtime.md) built as a dictionary
-// attribute through the C API: the same keys and values as the text of
-// lib/Transforms/hopper_launch.c, which the Hopper and GEMM families still
-// write; hopper_launch.c goes once every kernel is built. A dictionary's keys are sorted when it is made, so their order
-// here does not reach the manifest.
+// attribute through the C API: the same keys and values the text of
+// lib/Transforms/hopper_launch.c gave before issue 26. A dictionary's keys
+// are sorted when it is made, so their order here does not reach the
+// manifest.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"

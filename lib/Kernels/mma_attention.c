@@ -31,7 +31,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
-#include "lib/Transforms/hopper_emit.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 

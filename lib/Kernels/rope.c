@@ -9,7 +9,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
-#include "lib/Transforms/hopper_emit.h"
 
 #include <math.h>
 

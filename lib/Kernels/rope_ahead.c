@@ -14,7 +14,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
-#include "lib/Transforms/hopper_emit.h"
 
 #include <stdio.h>
 

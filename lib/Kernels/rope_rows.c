@@ -12,7 +12,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
-#include "lib/Transforms/hopper_emit.h"
 
 /// Ops built under the role "rope"; the caller's location comes back after.
 static MlirLocation enter_rope(struct attn_builder *b) {

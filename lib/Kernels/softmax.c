@@ -4,13 +4,13 @@
 // 8: register pairs 0-1 and 2-3 of every 4), in exp2 form: the mask on
 // blocks that cross the diagonal or the end of the keys, the new maxima,
 // the factors that rescale the accumulators, and P. The same ops, in the
-// same order, as lib/Transforms/hopper_softmax.c writes as text for the
-// Hopper kernel (whose lazy_rescale and row_sum_mma choices are kept here
-// too), so that the mma.sync kernel built on it prints the same PTX.
+// same order, as the Hopper kernel's text writer made them before issue 26
+// (lib/Transforms/hopper_softmax.c; its lazy_rescale and row_sum_mma choices
+// are kept here too), so that both attention kernels built on it print the
+// PTX they printed as text.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
-#include "lib/Transforms/hopper_emit.h"
 
 #include <string.h>
 

@@ -4,8 +4,8 @@
 // (kernels_internal.h's "Staged output rows"): a consumer warpgroup writes
 // its 64 output rows into shared memory, and its threads 0-63 each hand one
 // row to the bulk-copy engine (cp.async.bulk), then go on while the rows are
-// written. The same ops, in the same order, as lib/Transforms/hopper_ptx.c's
-// attn_ptx_rows_* wrote as text.
+// written. The same ops, in the same order, as the text vocabulary's
+// attn_ptx_rows_* wrote (lib/Transforms/hopper_ptx.c, until issue 26).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"

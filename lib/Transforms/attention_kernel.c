@@ -9,7 +9,7 @@
 // attn_attention_family), whose name opens the diagnostics.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Transforms/hopper_emit.h"
+#include "lib/Kernels/kernels.h"
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/tile/tile_dialect.h"

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/CostModel/cost_model.h"
-#include "lib/Transforms/hopper_gemm.h"
+#include "lib/Transforms/lower_tile_to_hopper.h"
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/attn/attn_dialect.h"
@@ -75,7 +75,7 @@ bool attn_hopper_supports(MlirOperation fused, const char **why) {
 
 /// True when lower-tile-to-hopper computes the GEMM kernel attn-tile
 /// writes for mm with kernel=hopper: 16-bit elements and a shape the Hopper
-/// GEMM takes with attn-tile's tiles (hopper_gemm.h), on the default GPU's
+/// GEMM takes with attn-tile's tiles (lib/Kernels/kernels.h), on the default GPU's
 /// SMs as attn-tile and the drivers' lowering assume.
 static bool hopper_computes_matmul(const struct attn_matmul_info *mm) {
   if (!mlirTypeIsABF16(mm->elem) && !mlirTypeIsAF16(mm->elem))

@@ -53,9 +53,7 @@
 #include "lib/CostModel/cost_model.h"
 #include "lib/Kernels/kernels.h"
 #include "lib/Target/attn_target.h"
-#include "lib/Transforms/hopper_emit.h"
-#include "lib/Transforms/hopper_gemm.h"
-#include "lib/Transforms/hopper_ptx.h"
+#include "lib/Transforms/lower_tile_to_hopper.h"
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/attn/attn_dialect.h"
@@ -427,7 +425,7 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // at d 64 and 128, N 1K to 8K (8 was best at N = 1K only).
   k->tile_overhead = o->tile_overhead ? (int)o->tile_overhead : 2;
   choose_softmax(k, o);
-  if (attn_hopper_smem_bytes(k) > ATTN_HOPPER_SMEM_LIMIT) {
+  if (attn_hopper_smem_bytes(k) > ATTN_KERNELS_SMEM_LIMIT) {
     snprintf(why, wlen,
              "the tiles do not fit the 227 KiB of shared memory of a CTA");
     snprintf(detail, dlen, "%lld bytes with %d stages",
@@ -516,39 +514,6 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 
-/// The last op of the gpu.module's body (null when it is empty).
-static MlirOperation last_op(MlirOperation gm) {
-  MlirOperation last = {NULL};
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
-  for (MlirOperation op = mlirBlockGetFirstOperation(body);
-       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
-    last = op;
-  return last;
-}
-
-static void print_to_file(MlirStringRef s, void *f) {
-  fwrite(s.data, 1, s.length, f);
-}
-
-/// With ATTN_DUMP_HOPPER=<file>: prints the ops lower_kernel built (those
-/// after `before` in the gpu.module) into the file, for a human to read.
-static void dump_built(MlirOperation gm, MlirOperation before) {
-  const char *path = getenv("ATTN_DUMP_HOPPER");
-  FILE *f = path ? fopen(path, "w") : NULL;
-  if (!f)
-    return;
-  MlirOperation op =
-      mlirOperationIsNull(before)
-          ? mlirBlockGetFirstOperation(
-                mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0)))
-          : mlirOperationGetNextInBlock(before);
-  for (; !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
-    mlirOperationPrint(op, print_to_file, f);
-    fputc('\n', f);
-  }
-  fclose(f);
-}
-
 static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
                          bool *lowered) {
   *lowered = false;
@@ -612,7 +577,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   // The tiles alone were checked above; what ahead or staging adds is
   // checked now, and named.
   int64_t bytes = attn_hopper_smem_bytes(&k);
-  if ((ahead || k.staged_out) && bytes > ATTN_HOPPER_SMEM_LIMIT)
+  if ((ahead || k.staged_out) && bytes > ATTN_KERNELS_SMEM_LIMIT)
     return attn_emit_errorf(
         kernel,
         "no Hopper kernel for '%s': %s the 227 KiB of shared memory beside "
@@ -626,7 +591,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
     return false;
 
   // The ops built below go after the module's last op now (for the dump).
-  MlirOperation before = last_op(gm);
+  MlirOperation before = attn_hopper_last_op(gm);
   MlirAttribute att = mlirOperationGetAttributeByName(
       kernel, mlirStringRefCreateFromCString("tile.attention"));
   // With a launch program the attention kernel is one of its steps; the
@@ -648,7 +613,7 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
     return false;
   if (pre && !attn_kernels_build_hopper_rope(gm, loc, &k, true))
     return false;
-  dump_built(gm, before);
+  attn_hopper_dump_built(gm, before);
   if ((split || pre || ahead) && !add_program(gm, &k, place))
     return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);

@@ -11,8 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels.h"
 #include "lib/Target/attn_target.h"
-#include "lib/Transforms/hopper_gemm.h"
-#include "lib/Transforms/hopper_ptx.h" // ATTN_HOPPER_SMEM_LIMIT
+#include "lib/Transforms/lower_tile_to_hopper.h"
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/tile/tile_dialect.h"
@@ -212,7 +211,7 @@ static bool describe_gemm(MlirOperation kernel, MlirAttribute mm,
   // The default depth leaves room for the staging rows; a depth the caller
   // chose may not (stages=4 at 128 x 256): auto then keeps the registers.
   if (o->epilogue == ATTN_HOPPER_EPILOGUE_AUTO && g->staged &&
-      attn_hopper_gemm_smem_bytes(g) > ATTN_HOPPER_SMEM_LIMIT)
+      attn_hopper_gemm_smem_bytes(g) > ATTN_KERNELS_SMEM_LIMIT)
     g->staged = false;
   return attn_hopper_gemm_supported(g, why, wlen);
 }
@@ -244,10 +243,12 @@ bool attn_hopper_lower_gemm(MlirOperation kernel, MlirAttribute mm,
     return false;
   // The kernel writers report their own failure, at the kernel.
   MlirLocation loc = mlirOperationGetLocation(kernel);
+  MlirOperation before = attn_hopper_last_op(gm);
   if (!attn_kernels_build_hopper_gemm(gm, loc, &g, mm))
     return false;
   if (g.split_k > 1 && !attn_kernels_build_gemm_reduce(gm, loc, &g, reduce))
     return false;
+  attn_hopper_dump_built(gm, before);
   if (g.split_k > 1 && !add_split_program(gm, &g, name))
     return attn_emit_errorf(kernel, "cannot record the launch program of '%s'",
                             name);

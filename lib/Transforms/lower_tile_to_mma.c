@@ -54,7 +54,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels.h"
-#include "lib/Transforms/hopper_emit.h"
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/tile/tile_dialect.h"

@@ -55,15 +55,6 @@ void attn_op_list_collect(struct attn_op_list *l, MlirOperation root,
   mlirOperationWalk(root, collect_named, &s, MlirWalkPostOrder);
 }
 
-static MlirWalkResult set_location(MlirOperation op, void *user) {
-  mlirOperationSetLocation(op, *(MlirLocation *)user);
-  return MlirWalkResultAdvance;
-}
-
-void attn_set_locations(MlirOperation root, MlirLocation loc) {
-  mlirOperationWalk(root, set_location, &loc, MlirWalkPreOrder);
-}
-
 bool attn_parse_bool_option(const char *value, bool *out) {
   if (!strcmp(value, "true") || !strcmp(value, "1"))
     *out = true;
@@ -127,43 +118,6 @@ MlirOperation attn_gpu_kernels_module(MlirOperation module, const char *chip,
   return gm;
 }
 
-void attn_open_kernel_shell(struct attn_strbuf *text, int smem_align) {
-  attn_strbuf_printf(
-      text,
-      "gpu.module @shell {\n"
-      "llvm.func @__nv_exp2(f64) -> f64\n"
-      "llvm.func @__nv_sinf(f32) -> f32\n"
-      "llvm.func @__nv_cosf(f32) -> f32\n"
-      "llvm.mlir.global external @attn_smem() {addr_space = 3 : i32, "
-      "alignment = %d : i64} : !llvm.array<0 x i8>\n",
-      smem_align);
-}
-
-/// Moves the ops of the parsed shell gpu.module into @attn_kernels, keeping
-/// one copy of each declaration and of the shared-memory global.
-static void move_into(MlirOperation shell, MlirOperation kernels) {
-  MlirBlock src = mlirRegionGetFirstBlock(mlirOperationGetRegion(shell, 0));
-  MlirBlock dst = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernels, 0));
-  for (MlirOperation op = mlirBlockGetFirstOperation(src);
-       !mlirOperationIsNull(op);) {
-    MlirOperation next = mlirOperationGetNextInBlock(op);
-    MlirStringRef sym;
-    bool dup = false;
-    if (attn_attr_str(op, "sym_name", &sym))
-      for (MlirOperation d = mlirBlockGetFirstOperation(dst);
-           !mlirOperationIsNull(d) && !dup; d = mlirOperationGetNextInBlock(d)) {
-        MlirStringRef ds;
-        dup = attn_attr_str(d, "sym_name", &ds) && ds.length == sym.length &&
-              !memcmp(ds.data, sym.data, sym.length);
-      }
-    if (!dup) {
-      mlirOperationRemoveFromParent(op);
-      mlirBlockAppendOwnedOperation(dst, op);
-    }
-    op = next;
-  }
-}
-
 MlirOperation attn_kernel_gpu_module(MlirOperation kernel, const char *chip,
                                      int ptx) {
   MlirOperation gm = attn_gpu_kernels_module(
@@ -174,30 +128,32 @@ MlirOperation attn_kernel_gpu_module(MlirOperation kernel, const char *chip,
   return gm;
 }
 
-bool attn_parse_kernel_shell(MlirOperation kernel, MlirOperation gm,
-                             struct attn_strbuf *text, const char *pass,
-                             const char *dump_env) {
-  attn_strbuf_printf(text, "}\n"); // closes attn_open_kernel_shell's module
-  if (text->failed) {
-    attn_strbuf_free(text);
-    return attn_emit_errorf(kernel, "%s: out of memory", pass);
+MlirOperation attn_hopper_last_op(MlirOperation gm) {
+  MlirOperation last = {NULL};
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+    last = op;
+  return last;
+}
+
+static void print_to_file(MlirStringRef s, void *f) {
+  fwrite(s.data, 1, s.length, f);
+}
+
+void attn_hopper_dump_built(MlirOperation gm, MlirOperation before) {
+  const char *path = getenv("ATTN_DUMP_HOPPER");
+  FILE *f = path ? fopen(path, "w") : NULL;
+  if (!f)
+    return;
+  MlirOperation op =
+      mlirOperationIsNull(before)
+          ? mlirBlockGetFirstOperation(
+                mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0)))
+          : mlirOperationGetNextInBlock(before);
+  for (; !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    mlirOperationPrint(op, print_to_file, f);
+    fputc('\n', f);
   }
-  const char *dump = getenv(dump_env);
-  FILE *f = dump ? fopen(dump, "w") : NULL;
-  if (f) {
-    fputs(text->buf, f);
-    fclose(f);
-  }
-  MlirOperation shell =
-      attn_parse_op(mlirOperationGetContext(kernel), text->buf, pass);
-  attn_strbuf_free(text);
-  if (mlirOperationIsNull(shell))
-    return attn_emit_errorf(kernel,
-                            "%s produced IR that MLIR cannot parse (a bug in "
-                            "attn)",
-                            pass);
-  attn_set_locations(shell, mlirOperationGetLocation(kernel));
-  move_into(shell, gm);
-  mlirOperationDestroy(shell);
-  return true;
+  fclose(f);
 }

@@ -137,9 +137,6 @@ void attn_op_list_push(struct attn_op_list *l, MlirOperation op);
 void attn_op_list_collect(struct attn_op_list *l, MlirOperation root,
                           const char *name);
 
-/// Sets the location of root and every op nested in it.
-void attn_set_locations(MlirOperation root, MlirLocation loc);
-
 /// Finds or creates `gpu.module @attn_kernels` (NVVM target chip, PTX ISA
 /// ptx/10) at the end of module and marks module as a GPU container.
 /// Returns a null op on failure.
@@ -151,29 +148,21 @@ MlirOperation attn_gpu_kernels_module(MlirOperation module, const char *chip,
 MlirOperation attn_kernel_gpu_module(MlirOperation kernel, const char *chip,
                                      int ptx);
 
+/// The last op of the gpu.module gm's body (null when it is empty): where a
+/// lowering's new kernels start, for attn_hopper_dump_built.
+MlirOperation attn_hopper_last_op(MlirOperation gm);
+
+/// With ATTN_DUMP_HOPPER=<file>: prints the ops a lowering built into gm
+/// (those after `before`, all when before is null) into the file, for a
+/// human to read (the kernels are built, never parsed back).
+void attn_hopper_dump_built(MlirOperation gm, MlirOperation before);
+
 /// Entry key of the dictionary attribute dict, or a null attribute
 /// (attention_kernel.c, like attn_dict_int).
 MlirAttribute attn_dict_get(MlirAttribute dict, const char *key);
 
 /// Integer entry key of dict, or dflt when it is absent or not an integer.
 int64_t attn_dict_int(MlirAttribute dict, const char *key, int64_t dflt);
-
-/// Opens the `gpu.module @shell` a generated kernel's text is parsed in,
-/// with what the tensor-core kernels refer to: libdevice's exp2, sin and
-/// cos, and the dynamic shared memory @attn_smem aligned to smem_align
-/// bytes.
-void attn_open_kernel_shell(struct attn_strbuf *text, int smem_align);
-
-/// Closes and parses text (the `gpu.module @shell` attn_open_kernel_shell
-/// opened, with the kernels written into it; freed here) and moves its ops
-/// into gm (@attn_kernels), keeping one copy of each declaration and of the
-/// shared-memory global, all with kernel's location. The environment
-/// variable dump_env, when set, names a file the text is written to first
-/// (debugging). pass names the lowering in diagnostics. False after an
-/// error at kernel.
-bool attn_parse_kernel_shell(MlirOperation kernel, MlirOperation gm,
-                             struct attn_strbuf *text, const char *pass,
-                             const char *dump_env);
 
 /// Reads a bool option value ("true"/"false"/"1"/"0").
 bool attn_parse_bool_option(const char *value, bool *out);
