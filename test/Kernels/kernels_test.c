@@ -5,8 +5,6 @@
 // but this test may.
 #include "lib/IR/attn_context.h"
 #include "lib/Kernels/kernels_internal.h"
-#include "lib/Transforms/hopper_emit.h"
-#include "lib/Transforms/hopper_gemm.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
