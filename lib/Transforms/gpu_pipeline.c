@@ -39,6 +39,11 @@ bool attn_hopper_supports(MlirOperation fused, const char **why) {
     *why = "the Hopper kernel has head dims 64 and 128";
     return false;
   }
+  if (q[0] > 65535 || q[1] > 65535) {
+    *why = "the tensor-core kernels' grids take at most 65535 heads and "
+           "batch";
+    return false;
+  }
   for (intptr_t i = 0, n = mlirOperationGetNumAttributes(fused); i < n; ++i) {
     MlirNamedAttribute a = mlirOperationGetAttribute(fused, i);
     MlirStringRef name = mlirIdentifierStr(a.name);

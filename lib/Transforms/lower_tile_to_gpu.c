@@ -161,6 +161,52 @@ static MlirOperation build_shell(const char *name, MlirOperation kernel,
   return attn_builder_finish(&b) ? f.op : none;
 }
 
+/// CUDA's largest grid: 2^31 - 1 CTAs along x, 65535 along y and z.
+#define GRID_X_MAX 2147483647LL
+#define GRID_YZ_MAX 65535LL
+
+/// Fits the tile kernel's grid l->grid into CUDA's limits: a grid whose y
+/// or z exceeds 65535 (more than 65535 batch-heads, say) is launched as one
+/// row of CTAs, l->grid becoming (product, 1, 1), and *folded is set, for
+/// fold_ids. False after an error at kernel when even the product exceeds
+/// 2^31 - 1 CTAs.
+static bool fit_grid(MlirOperation kernel, const char *name,
+                     struct attn_tile_launch *l, int64_t dims[3],
+                     bool *folded) {
+  *folded = false;
+  for (int i = 0; i < 3; ++i)
+    dims[i] = l->grid[i];
+  if (dims[0] <= GRID_X_MAX && dims[1] <= GRID_YZ_MAX &&
+      dims[2] <= GRID_YZ_MAX)
+    return true;
+  int64_t total = dims[0];
+  if (dims[1] > GRID_X_MAX / total || dims[1] * total > GRID_X_MAX ||
+      dims[2] > GRID_X_MAX / (dims[1] * total))
+    return attn_emit_errorf(kernel,
+                            "'%s' needs a grid of %lld x %lld x %lld CTAs, "
+                            "more than the 2^31 - 1 a launch can have; "
+                            "choose a larger block-m",
+                            name, (long long)dims[0], (long long)dims[1],
+                            (long long)dims[2]);
+  total *= dims[1] * dims[2];
+  l->grid[0] = total, l->grid[1] = 1, l->grid[2] = 1;
+  *folded = true;
+  return true;
+}
+
+/// The CTA's three grid indices from a folded grid's one (bid, an index):
+/// x = bid % dims[0], y = bid / dims[0] % dims[1], z = bid / (dims[0]
+/// dims[1]).
+static void fold_ids(struct attn_builder *b, const int64_t dims[3],
+                     MlirValue ids[3]) {
+  MlirValue bid = ids[0];
+  MlirValue d0 = attn_b_index(b, dims[0]), d1 = attn_b_index(b, dims[1]);
+  ids[0] = attn_b_remui(b, bid, d0);
+  MlirValue rest = attn_b_divui(b, bid, d0);
+  ids[1] = attn_b_remui(b, rest, d1);
+  ids[2] = attn_b_divui(b, rest, d1);
+}
+
 static long shared_bytes(const struct attn_op_list *allocs) {
   long total = 0;
   for (size_t i = 0; i < allocs->n; ++i) {
@@ -200,6 +246,12 @@ static bool lower_kernel(MlirOperation kernel, MlirOperation gm) {
                             "choose a smaller block-m or block-n",
                             name, smem, STATIC_SMEM_LIMIT);
   }
+  int64_t dims[3];
+  bool folded;
+  if (!fit_grid(kernel, name, &launch, dims, &folded)) {
+    free(allocs.ops);
+    return false;
+  }
   MlirLocation loc = mlirOperationGetLocation(kernel);
   MlirOperation func = build_shell(name, kernel, gm, &allocs, &launch);
   if (mlirOperationIsNull(func)) {
@@ -236,8 +288,13 @@ static bool lower_kernel(MlirOperation kernel, MlirOperation gm) {
   attn_builder_role(&b, "gpu.blocks");
   attn_builder_before(&b, mlirBlockGetFirstOperation(dst));
   MlirValue ids[3];
-  for (int i = 0; i < 3; ++i)
-    ids[i] = attn_b_block_id(&b, (enum attn_b_dim)i);
+  if (folded) {
+    ids[0] = attn_b_block_id(&b, ATTN_B_X);
+    fold_ids(&b, dims, ids);
+  } else {
+    for (int i = 0; i < 3; ++i)
+      ids[i] = attn_b_block_id(&b, (enum attn_b_dim)i);
+  }
   if (!attn_builder_finish(&b))
     return false;
   attn_tile_replace_program_ids(func, ids);

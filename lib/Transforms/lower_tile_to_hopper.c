@@ -425,6 +425,16 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // at d 64 and 128, N 1K to 8K (8 was best at N = 1K only).
   k->tile_overhead = o->tile_overhead ? (int)o->tile_overhead : 2;
   choose_softmax(k, o);
+  // A grid of one CTA per tile, and the RoPE kernels', are (blocks, heads,
+  // batch): y and z take 65535 CTAs at most (the plain path folds larger
+  // grids into x).
+  if (k->heads > 65535 || k->batch > 65535) {
+    snprintf(why, wlen, "the grid's y (heads) and z (batch) take at most "
+                        "65535 CTAs");
+    snprintf(detail, dlen, "%lld heads, batch %lld", (long long)k->heads,
+             (long long)k->batch);
+    return false;
+  }
   if (attn_hopper_smem_bytes(k) > ATTN_KERNELS_SMEM_LIMIT) {
     snprintf(why, wlen,
              "the tiles do not fit the 227 KiB of shared memory of a CTA");

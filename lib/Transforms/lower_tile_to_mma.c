@@ -190,6 +190,15 @@ static bool describe(MlirOperation kernel, const struct mma_options *o,
   if (!attn_attention_describe(kernel, &mma_family, k, NULL, why, wlen, detail,
                                dlen))
     return false;
+  // The grid is (query blocks, heads, batch): y and z take 65535 CTAs at
+  // most (the plain path folds larger grids into x).
+  if (k->heads > 65535 || k->batch > 65535) {
+    snprintf(why, wlen, "the grid's y (heads) and z (batch) take at most "
+                        "65535 CTAs");
+    snprintf(detail, dlen, "%lld heads, batch %lld", (long long)k->heads,
+             (long long)k->batch);
+    return false;
+  }
   int64_t limit = smem_limit(o->chip);
   k->stages = o->stages ? (int)o->stages : 3;
   while (!o->stages && k->stages > 2 &&

@@ -36,3 +36,22 @@ func.func @blocks(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tens
   %o = "attn.fused"(%q, %k, %v, %g, %qs, %ks) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>, scale = 0.25 : f64, causal = true, softcap = 30.0 : f64, gate_block = 16 : i64, mods = ["softcap", "gate", "scale"]} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x3xf32>, tensor<1x40xi32>, tensor<1x40xi32>) -> tensor<1x2x40x16xf32>
   return %o : tensor<1x2x40x16xf32>
 }
+
+// -----
+
+// More than 65535 batch-heads: CUDA's grid takes that many CTAs along x
+// only, so the grid is folded into x and each CTA recovers its indices.
+// CHECK-LABEL: gpu.func @wide(
+// CHECK-SAME: known_grid_size = array<i32: 140000, 1, 1>
+// CHECK: %[[BID:.*]] = gpu.block_id x
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C70K:.*]] = arith.constant 70000 : index
+// CHECK: arith.remui %[[BID]], %[[C2]] : index
+// CHECK: %[[REST:.*]] = arith.divui %[[BID]], %[[C2]] : index
+// CHECK: arith.remui %[[REST]], %[[C70K]] : index
+// CHECK: arith.divui %[[REST]], %[[C70K]] : index
+// CHECK-NOT: gpu.block_id y
+func.func @wide(%q: tensor<1x70000x40x16xf32>, %k: tensor<1x70000x40x16xf32>, %v: tensor<1x70000x40x16xf32>) -> tensor<1x70000x40x16xf32> {
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true} : (tensor<1x70000x40x16xf32>, tensor<1x70000x40x16xf32>, tensor<1x70000x40x16xf32>) -> tensor<1x70000x40x16xf32>
+  return %o : tensor<1x70000x40x16xf32>
+}

@@ -58,3 +58,14 @@ func.func @far_positions(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16
   %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half", offset = 16777000 : i64}} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16>
   return %o : tensor<1x2x256x64xbf16>
 }
+
+// -----
+
+// More than 65535 heads: the grid's y cannot hold them (the plain path folds
+// such grids into x; lower-tile-to-gpu.mlir).
+// FALLBACK-LABEL: func.func @many_heads
+func.func @many_heads(%q: tensor<1x70000x64x64xbf16>, %k: tensor<1x70000x64x64xbf16>, %v: tensor<1x70000x64x64xbf16>) -> tensor<1x70000x64x64xbf16> {
+  // expected-error@+1 {{no mma.sync kernel for 'many_heads': the grid's y (heads) and z (batch) take at most 65535 CTAs (found 70000 heads, batch 1)}}
+  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x70000x64x64xbf16>, tensor<1x70000x64x64xbf16>, tensor<1x70000x64x64xbf16>) -> tensor<1x70000x64x64xbf16>
+  return %o : tensor<1x70000x64x64xbf16>
+}
