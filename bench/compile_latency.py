@@ -263,6 +263,8 @@ def main():
     ap.add_argument("--no-write", action="store_true", help="print the table only")
     ap.add_argument("--set", choices=("plain", "hopper"), default=None,
                     help="the programs (default: plain on the CPU, hopper on a GPU)")
+    ap.add_argument("--paths", choices=("both", "driver", "nvjitlink"), default="both",
+                    help="hopper set on a GPU: the SASS paths to time (default both)")
     ap.add_argument("programs", nargs="*")
     a = ap.parse_args()
     if a.child:
@@ -342,6 +344,8 @@ def main_hopper(a):
     # whose PTX uses setmaxnreg, to the driver too).
     paths = ((("nvjitlink", {"ATTN_NVJITLINK": "always"}), ("driver", {"ATTN_NVJITLINK": "never"}))
              if gpu else ((None, {}),))
+    if gpu and a.paths != "both":
+        paths = tuple(p for p in paths if p[0] == a.paths)
     for name in names:
         B, H, Hkv, N, d = next(x[1:] for x in HOPPER if x[0] == name)
         shape = "%dx%dx%dx%d, Hkv %d" % (B, H, N, d, Hkv)
@@ -392,9 +396,12 @@ def main_hopper(a):
                     name, shape, path, when,
                     " | ".join(_ms(med[(when, c)]) if (when, c) in med else "-" for c in cols),
                     med.get((when, "path"), "-"), kernel_ms[(name, path)])
-        worst = max(med[("cold", "first call")] for _, _, p, med in rows if p == "nvjitlink")
-        verdict = "Target < 500 ms cold first call (nvJitLink path): %s (worst %.0f ms)" % (
-            "met" if worst < 500 else "NOT met", worst)
+        worst = {}
+        for _, _, p, med in rows:
+            worst[p] = max(worst.get(p, 0.0), med[("cold", "first call")])
+        verdict = "Target < 500 ms cold first call: %s" % "; ".join(
+            "%s path %s (worst %.0f ms)" % (p, "met" if w < 500 else "NOT met", w)
+            for p, w in sorted(worst.items()))
     else:
         cols = ["import", "ptx cold", "ptx warm", "sass"]
         head = ("| program | shape | " + " | ".join(c + " ms" for c in cols) +
