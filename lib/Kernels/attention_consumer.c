@@ -175,10 +175,10 @@ static void finish_tile(const struct attn_k_att *a,
   attn_k_reg_fence(b, pa, np, "r");
   MlirValue vl =
       attn_k_addc(b, attn_k_att_tile_k(a, x, sl), a->tile_bytes);
-  attn_k_asm_r(b, "bar.sync $0, 256;", c->sched_me);
+  attn_k_bar_sync(b, c->sched_me, 256);
   attn_k_wgmma_fence(b);
   issue_pv(a, x, vl, ov, pa);
-  attn_k_asm_r(b, "bar.arrive $0, 256;", c->sched_other);
+  attn_k_bar_arrive(b, c->sched_other, 256);
   attn_k_wgmma_wait(b, 0);
   fence_acc(a, ov);
   attn_k_mbar_arrive(b, attn_k_att_bar_at(a, x->bar_empty, sl));
@@ -236,7 +236,7 @@ void attn_k_att_consumer(const struct attn_k_att *a,
   MlirValue last_cw = attn_k_cmpc(b, ATTN_B_EQ, c.cw, W - 1);
   struct attn_b_if opens;
   attn_b_if_open(b, &opens, last_cw, 0, NULL, false);
-  attn_k_asm_r(b, "bar.arrive $0, 256;", attn_b_i32(b, W + 1));
+  attn_k_bar_arrive(b, attn_b_i32(b, W + 1), 256);
   attn_b_if_close(b, &opens, 0, NULL);
 
   struct attn_k_att_vals t = *tiles, *x = &t;
@@ -261,7 +261,7 @@ void attn_k_att_consumer(const struct attn_k_att *a,
       attn_k_rope_q_pairs(b, k, x->smem, wt, x->q_row, c.cw);
     }
     attn_builder_role(b, "consumer");
-    attn_k_asm_r(b, "bar.sync $0, 128;", attn_k_addc(b, c.cw, 1));
+    attn_k_bar_sync(b, attn_k_addc(b, c.cw, 1), 128);
   }
   MlirValue qaddr = attn_b_addi(b, attn_k_addc(b, x->sbase, a->q_off),
                                 attn_k_mulc(b, c.cw, 64 * 128));
@@ -281,9 +281,9 @@ void attn_k_att_consumer(const struct attn_k_att *a,
     MlirValue z = attn_b_i32(b, 0), ph;
     MlirValue s = attn_k_att_stage_of(a, x, z, &ph);
     attn_k_mbar_wait(b, attn_k_att_bar_at(a, ready, s), ph);
-    attn_k_asm_r(b, "bar.sync $0, 256;", c.sched_me);
+    attn_k_bar_sync(b, c.sched_me, 256);
     issue_qk(a, &c, attn_k_att_tile_k(a, x, s), sv, true);
-    attn_k_asm_r(b, "bar.arrive $0, 256;", c.sched_other);
+    attn_k_bar_arrive(b, c.sched_other, 256);
     attn_k_wgmma_wait(b, 0);
     attn_k_reg_fence(b, sv, ns, "f");
     attn_builder_role(b, "softmax");
@@ -334,11 +334,11 @@ void attn_k_att_consumer(const struct attn_k_att *a,
     MlirValue kt = attn_k_att_tile_k(a, x, s),
               vt = attn_k_addc(b, attn_k_att_tile_k(a, x, sp), a->tile_bytes);
     attn_k_mbar_wait(b, attn_k_att_bar_at(a, ready, s), ph);
-    attn_k_asm_r(b, "bar.sync $0, 256;", c.sched_me);
+    attn_k_bar_sync(b, c.sched_me, 256);
     attn_k_wgmma_fence(b);
     issue_qk(a, &c, kt, sv, false);
     issue_pv(a, x, vt, ov, pa);
-    attn_k_asm_r(b, "bar.arrive $0, 256;", c.sched_other);
+    attn_k_bar_arrive(b, c.sched_other, 256);
     attn_k_wgmma_wait(b, 1);
     attn_k_reg_fence(b, sv, ns, "f");
     attn_builder_role(b, "softmax");
@@ -389,6 +389,6 @@ void attn_k_att_consumer(const struct attn_k_att *a,
   MlirValue first = attn_k_cmpc(b, ATTN_B_EQ, c.cw, 0);
   struct attn_b_if takes;
   attn_b_if_open(b, &takes, first, 0, NULL, false);
-  attn_k_asm_r(b, "bar.sync $0, 256;", attn_b_i32(b, W + 1));
+  attn_k_bar_sync(b, attn_b_i32(b, W + 1), 256);
   attn_b_if_close(b, &takes, 0, NULL);
 }

@@ -165,9 +165,8 @@ static void wait_ge(struct attn_k_gemm *e, MlirValue addr, MlirValue target,
 /// One thread: adds 1 to the u32 at addr with release order at scope.
 static void signal_add(struct attn_k_gemm *e, MlirValue addr,
                        const char *scope) {
-  // Inline PTX, as the text had it: a system-scope release reduction
-  // (llvm.atomicrmw with a syncscope is the upstream route; whether NVPTX
-  // gives the same red.release.sys needs a GPU check).
+  // Inline PTX: llvm.atomicrmw add release with a syncscope becomes a plain
+  // atom.global.add under llc-22 (sm_90a), without the release.
   char text[160];
   snprintf(text, sizeof text, "red.release.%s.global.add.u32 [$0], 1;", scope);
   attn_k_asm(e->b, (MlirType){NULL}, "l", text, 1, &addr);
@@ -226,7 +225,7 @@ static void if_first(struct attn_k_gemm *e, const struct team *tm,
 
 /// The warp meets again after lane 0's wait (and orders its lanes' memory).
 static void sync_team(struct attn_k_gemm *e) {
-  attn_k_asm0(e->b, "bar.warp.sync -1;");
+  attn_k_warp_sync(e->b);
 }
 
 /// Opens the region of the CTA's thread 0.
@@ -235,7 +234,9 @@ static void if_thread0(struct attn_k_gemm *e, struct attn_b_if *s) {
                  false);
 }
 
-static void sync_cta(struct attn_k_gemm *e) { attn_k_asm0(e->b, "bar.sync 0;"); }
+static void sync_cta(struct attn_k_gemm *e) {
+  attn_k_bar_sync(e->b, (MlirValue){NULL}, 0);
+}
 
 /// The workspace base of rank `rank` (i32) among the world's bases.
 static MlirValue select_base(struct attn_k_gemm *e, const MlirValue *bases,
@@ -576,9 +577,10 @@ static void comm_ctx_init(struct attn_k_gemm *e, struct comm_ctx *x) {
 MlirValue attn_k_gemm_claim(struct attn_k_gemm *e, int ctl) {
   MlirLocation prev = role(e, "comm.claim");
   MlirValue addr = at(e, ptr_i64(e, e->ws), e->ws_at.ctl + ctl);
-  // Inline PTX, as the text had it (llvm.atomicrmw add monotonic at the
-  // "device" syncscope is the upstream route, a later step with a GPU
-  // check).
+  // Inline PTX, not yet moved: llvm.atomicrmw add monotonic at the
+  // "device" syncscope gives the same atom (relaxed, gpu) as
+  // attn_k_atom_inc64 does; the fused kernels' cubins are still to be
+  // compared.
   MlirValue n = asm_l(e, e->b->t.i32, "=r,l",
                       "atom.relaxed.gpu.global.add.u32 $0, [$1], 1;", addr);
   role_end(e, prev);
@@ -613,13 +615,7 @@ static void claim_tasks(struct attn_k_gemm *e, const struct team *tm,
   attn_b_if_else(b, &lane0, 1, &mine);
   MlirValue none = attn_b_i32(b, 0);
   attn_b_if_close(b, &lane0, 1, &none);
-  // Inline PTX, as the text had it (nvvm.shfl.sync idx is the upstream op,
-  // a later step with a GPU check).
-  MlirValue q = attn_b_result(
-      attn_k_asm(b, b->t.i32, "=r,r",
-                 "shfl.sync.idx.b32 $0, $1, 0, 0x1f, 0xffffffff;", 1,
-                 &lane0.results[0]),
-      0);
+  MlirValue q = attn_k_shfl_idx(b, lane0.results[0], 0);
   MlirValue cond[] = {attn_k_cmpc(b, ATTN_B_ULT, q, ntasks(e)), q};
   attn_b_op(b, "scf.condition", 0, NULL, 2, cond, 0, NULL, 0);
 
@@ -720,7 +716,7 @@ void attn_k_gemm_comm_tile_done(struct attn_k_gemm *e, MlirValue t,
   struct attn_builder *b = e->b;
   MlirLocation prev = role(e, "comm.signal");
   // This warpgroup's 64 rows are in the owner's slot: count them there.
-  attn_k_asm_r(b, "bar.sync $0, 128;", attn_k_addc(b, cw, 1));
+  attn_k_bar_sync(b, attn_k_addc(b, cw, 1), 128);
   struct attn_b_if one;
   attn_b_if_open(b, &one, attn_k_cmpc(b, ATTN_B_EQ, wt, 0), 0, NULL, false);
   signal_tile(e, t, tm);
@@ -753,9 +749,8 @@ void attn_k_gemm_comm_finish(struct attn_k_gemm *e) {
   if_thread0(e, &one);
   MlirValue local = ptr_i64(e, e->ws);
   MlirValue addr = at(e, local, e->ws_at.ctl + CTL_DONE);
-  // Inline PTX, as the text had it (llvm.atomicrmw add acq_rel at the
-  // "device" syncscope is the upstream route, a later step with a GPU
-  // check).
+  // Inline PTX: llc-22 (sm_90a) drops the ordering of an llvm.atomicrmw
+  // that releases (a plain atom.global.add, no .acq_rel).
   MlirValue old = asm_l(e, b->t.i32, "=r,l",
                         "atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;", addr);
   int grid = g->ctas + g->comm_ctas;

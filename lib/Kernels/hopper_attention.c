@@ -193,8 +193,7 @@ static void build_body(const struct attn_k_att *a,
     attn_k_fence_proxy_async(b, false);
     attn_b_if_close(b, &ones, 0, NULL);
   }
-  // Inline PTX, as the text had it (nvvm.barrier0 upstream).
-  attn_k_asm0(b, "bar.sync 0;");
+  attn_k_bar_sync(b, (MlirValue){NULL}, 0);
 
   MlirValue wg = attn_k_divc(b, x.tid, 128), wt = attn_k_remc(b, x.tid, 128);
   MlirValue is_producer = attn_k_cmpc(b, ATTN_B_EQ, wg, 0);

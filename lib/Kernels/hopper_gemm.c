@@ -555,7 +555,7 @@ static void build_body(struct attn_k_gemm *e, const struct attn_b_func *f) {
     attn_k_gemm_mail_init(e);
   attn_k_fence_mbar_init(b);
   attn_b_if_close(b, &init, 0, NULL);
-  attn_k_asm0(b, "bar.sync 0;");
+  attn_k_bar_sync(b, (MlirValue){NULL}, 0);
 
   MlirValue wg = attn_k_divc(b, e->tid, 128), wt = attn_k_remc(b, e->tid, 128);
   attn_b_if_open(b, &split, attn_k_cmpc(b, ATTN_B_EQ, wg, 0), 0, NULL, true);

@@ -5,11 +5,14 @@
 // wgmma descriptors and the 128-byte swizzle, register fences and 16-bit
 // conversions. The same ops, in the same order, as the text vocabulary
 // lib/Transforms/hopper_ptx.c made, so that the kernels built on it write the
-// same PTX. Where MLIR 22's NVVM dialect has an op that translates to an LLVM
-// intrinsic it is used (mbarrier init/arrive/expect_tx, TMA loads, wgmma
-// fence/commit/wait, setmaxnreg, proxy fences); every inline PTX says why no
-// upstream op is. Inline PTX goes through llvm.inline_asm with side effects,
-// so MLIR and LLVM keep it in place.
+// same PTX. Where MLIR 22's NVVM or LLVM dialect has an op that translates
+// to an LLVM intrinsic or instruction it is used (mbarrier init/arrive/
+// expect_tx, TMA loads and stores, bulk copies and their commit/wait, wgmma
+// fence/commit/wait, setmaxnreg, proxy fences, rcp.approx, 16-bit
+// conversions, release stores, acquire loads, relaxed atomics at GPU
+// scope); every inline PTX says why no upstream op is. Inline PTX goes
+// through llvm.inline_asm with side effects, so MLIR and LLVM keep it in
+// place.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
@@ -301,29 +304,41 @@ void attn_k_tma_load(struct attn_builder *b, MlirValue dst, MlirValue map,
 
 void attn_k_tma_store(struct attn_builder *b, MlirValue src, MlirValue map,
                       const MlirValue c[4]) {
-  // Inline PTX, as the text had it: nvvm.cp.async.bulk.tensor.global.
-  // shared.cta is the upstream op; the move changes the PTX and needs a GPU
-  // check.
-  MlirValue opd[] = {map, c[0], c[1], c[2], c[3], src};
-  attn_k_asm(b, (MlirType){NULL}, "l,r,r,r,r,r",
-             "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group "
-             "[$0, {$1, $2, $3, $4}], [$5];",
-             6, opd);
+  MlirValue opd[] = {attn_k_inttoptr(b, map, b->t.ptr), shared_ptr(b, src),
+                     c[0], c[1], c[2], c[3]};
+  int32_t seg[5] = {1, 1, 4, 0, 0}; // map, src, coordinates, l2 hint, pred
+  MlirNamedAttribute a[] = {
+      attn_b_named(b, "mode", nvvm_attr(b, "#nvvm.tma_store_mode<tile>")),
+      attn_b_named(b, "operandSegmentSizes",
+                   mlirDenseI32ArrayGet(b->ctx, 5, seg)),
+  };
+  attn_b_op(b, "nvvm.cp.async.bulk.tensor.global.shared.cta", 0, NULL, 6, opd,
+            2, a, 0);
+}
+
+void attn_k_bulk_copy_out(struct attn_builder *b, MlirValue dst,
+                          MlirValue src, MlirValue bytes) {
+  MlirValue opd[] = {attn_k_inttoptr(b, dst, mlirLLVMPointerTypeGet(b->ctx, 1)),
+                     shared_ptr(b, src), bytes};
+  int32_t seg[5] = {1, 1, 1, 0, 0}; // dst, src, size, l2CacheHint, byteMask
+  MlirNamedAttribute a = attn_b_named(b, "operandSegmentSizes",
+                                      mlirDenseI32ArrayGet(b->ctx, 5, seg));
+  attn_b_op(b, "nvvm.cp.async.bulk.global.shared.cta", 0, NULL, 3, opd, 1, &a,
+            0);
 }
 
 void attn_k_bulk_commit(struct attn_builder *b) {
-  // Inline PTX, as the text had it (nvvm.cp.async.bulk.commit.group is the
-  // upstream op, a later step with a GPU check).
-  attn_k_asm0(b, "cp.async.bulk.commit_group;");
+  attn_b_op(b, "nvvm.cp.async.bulk.commit.group", 0, NULL, 0, NULL, 0, NULL,
+            0);
 }
 
 void attn_k_bulk_wait(struct attn_builder *b, int n, bool read) {
-  // Inline PTX, as the text had it (nvvm.cp.async.bulk.wait_group {read}
-  // is the upstream op, a later step with a GPU check).
-  char text[64];
-  snprintf(text, sizeof text, "cp.async.bulk.wait_group%s %d;",
-           read ? ".read" : "", n);
-  attn_k_asm0(b, text);
+  MlirNamedAttribute a[] = {
+      attn_b_named(b, "group", attn_b_attr_i32(b, n)),
+      attn_b_named(b, "read", attn_b_attr_unit(b)),
+  };
+  attn_b_op(b, "nvvm.cp.async.bulk.wait_group", 0, NULL, 0, NULL, read ? 2 : 1,
+            a, 0);
 }
 
 //===-- Flags in global memory --------------------------------------------===//
@@ -346,22 +361,48 @@ void attn_k_wait_until(struct attn_builder *b, MlirValue addr, const char *cmp,
   attn_k_asm(b, (MlirType){NULL}, "l,r", text, 2, opd);
 }
 
+/// The i64 address addr as a global pointer (!llvm.ptr<1>).
+static MlirValue global_ptr(struct attn_builder *b, MlirValue addr) {
+  return attn_k_inttoptr(b, addr, mlirLLVMPointerTypeGet(b->ctx, 1));
+}
+
+/// The properties of an atomic access at GPU scope (syncscope "device",
+/// PTX's .gpu) with LLVM's AtomicOrdering ordering, aligned to align bytes
+/// (0: none given).
+static intptr_t atomic_attrs(struct attn_builder *b, MlirNamedAttribute *a,
+                             int64_t ordering, int64_t align) {
+  intptr_t n = 0;
+  a[n++] = attn_b_named(b, "ordering", attn_b_attr_i64(b, ordering));
+  a[n++] = attn_b_named(b, "syncscope", attn_b_attr_str(b, "device"));
+  if (align)
+    a[n++] = attn_b_named(b, "alignment", attn_b_attr_i64(b, align));
+  return n;
+}
+
+enum { ORDER_MONOTONIC = 2, ORDER_ACQUIRE = 4, ORDER_RELEASE = 5 };
+
 void attn_k_store_release(struct attn_builder *b, MlirValue addr,
                           MlirValue v) {
-  // Inline PTX, as the text had it: an llvm.store with release ordering and
-  // the "gpu" sync scope (syncscope("device")) is the upstream route, a
-  // later step with a GPU check.
-  MlirValue opd[] = {addr, v};
-  attn_k_asm(b, (MlirType){NULL}, "l,r", "st.release.gpu.global.u32 [$0], $1;",
-             2, opd);
+  MlirValue opd[] = {v, global_ptr(b, addr)};
+  MlirNamedAttribute a[3];
+  attn_b_op(b, "llvm.store", 0, NULL, 2, opd,
+            atomic_attrs(b, a, ORDER_RELEASE, 4), a, 0);
+}
+
+MlirValue attn_k_load_acquire64(struct attn_builder *b, MlirValue addr) {
+  MlirValue p = global_ptr(b, addr);
+  MlirNamedAttribute a[3];
+  return attn_b_op1(b, "llvm.load", b->t.i64, 1, &p,
+                    atomic_attrs(b, a, ORDER_ACQUIRE, 8), a);
 }
 
 MlirValue attn_k_atom_inc64(struct attn_builder *b, MlirValue addr) {
-  // Inline PTX, as the text had it: llvm.atomicrmw add monotonic with
-  // syncscope("device") is the upstream route, a later step with a GPU
-  // check.
-  return asm1(b, b->t.i64, "=l,l",
-              "atom.relaxed.gpu.global.add.u64 $0, [$1], 1;", 1, &addr);
+  // PTX's atom without .sem and .scope is atom.relaxed.gpu.
+  MlirValue opd[] = {global_ptr(b, addr), attn_b_i64(b, 1)};
+  MlirNamedAttribute a[4];
+  intptr_t n = atomic_attrs(b, a, ORDER_MONOTONIC, 0);
+  a[n++] = attn_b_named(b, "bin_op", attn_b_attr_i64(b, 1)); // add
+  return attn_b_op1(b, "llvm.atomicrmw", b->t.i64, 2, opd, n, a);
 }
 
 //===-- Registers and stores ----------------------------------------------===//
@@ -427,9 +468,14 @@ void attn_k_quad_transpose(struct attn_builder *b, MlirValue lane4,
 }
 
 MlirValue attn_k_rcp(struct attn_builder *b, MlirValue v) {
-  // Inline PTX: the MUFU alone, no slow-path call (whose calling convention
-  // costs registers where it sits); arith.divf becomes div.rn.
-  return asm1(b, b->t.f32, "=f,f", "rcp.approx.ftz.f32 $0, $1;", 1, &v);
+  // The MUFU alone, no slow-path call (whose calling convention costs
+  // registers where it sits); arith.divf becomes div.rn.
+  return attn_b_op1(b, "nvvm.rcp.approx.ftz.f", b->t.f32, 1, &v, 0, NULL);
+}
+
+/// The 16-bit float type: bf16 or f16.
+static MlirType half_type(struct attn_builder *b, bool bf16) {
+  return bf16 ? mlirBF16TypeGet(b->ctx) : mlirF16TypeGet(b->ctx);
 }
 
 MlirValue attn_k_to_f32_16(struct attn_builder *b, bool bf16, MlirValue h16) {
@@ -438,17 +484,13 @@ MlirValue attn_k_to_f32_16(struct attn_builder *b, bool bf16, MlirValue h16) {
     MlirValue s = attn_b_shli(b, w, attn_b_i32(b, 16));
     return attn_k_bitcast(b, s, b->t.f32);
   }
-  // Inline PTX, as the text had it (arith.extf of an f16 bitcast is the
-  // upstream route, a later step with a GPU check).
-  return asm1(b, b->t.f32, "=f,h", "cvt.f32.f16 $0, $1;", 1, &h16);
+  return attn_b_cast(b, "arith.extf",
+                     attn_k_bitcast(b, h16, half_type(b, false)), b->t.f32);
 }
 
 MlirValue attn_k_from_f32_16(struct attn_builder *b, bool bf16, MlirValue f) {
-  // Inline PTX, as the text had it (arith.truncf and a bitcast is the
-  // upstream route, a later step with a GPU check).
-  return asm1(b, b->t.i16, "=h,f",
-              bf16 ? "cvt.rn.bf16.f32 $0, $1;" : "cvt.rn.f16.f32 $0, $1;", 1,
-              &f);
+  // arith.truncf rounds to nearest even: cvt.rn.bf16.f32 or cvt.rn.f16.f32.
+  return attn_k_bitcast(b, attn_k_truncf(b, f, half_type(b, bf16)), b->t.i16);
 }
 
 void attn_k_reg_fence(struct attn_builder *b, MlirValue *vals, int n,

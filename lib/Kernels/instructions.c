@@ -3,7 +3,8 @@
 // The bottom floor of lib/Kernels (kernels_internal.h): one op or a short
 // fixed sequence per call, over lib/IR/attn_builder.h. The op choices are the
 // ones the text vocabulary (lib/Transforms/hopper_ptx.c, until issue 26)
-// made, so that the kernels moved here write the same PTX; where that is inline PTX the call
+// made, except where an upstream op gives the same instruction (shuffles,
+// votes, named barriers, ex2.approx, f16 conversions); every inline PTX
 // says why no upstream op is used.
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +14,7 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Dialect/LLVM.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static MlirStringRef str(const char *s) {
@@ -139,49 +141,82 @@ MlirType attn_k_struct(struct attn_builder *b, intptr_t n, MlirType elem) {
 
 //===-- Warp and conversion instructions ----------------------------------===//
 
+/// nvvm.shfl.sync of kind (bfly, idx) of v (f32 or i32) with lane operand
+/// lane over the whole warp (mask -1, clamp 31).
+static MlirValue shfl(struct attn_builder *b, const char *kind, MlirValue v,
+                      int lane) {
+  char k[48];
+  snprintf(k, sizeof k, "#nvvm<shfl_kind %s>", kind);
+  MlirValue opd[] = {attn_b_i32(b, -1), v, attn_b_i32(b, lane),
+                     attn_b_i32(b, 31)};
+  MlirNamedAttribute a =
+      attn_b_named(b, "kind", mlirAttributeParseGet(b->ctx, str(k)));
+  MlirType t = mlirValueIsNull(v) ? b->t.f32 : mlirValueGetType(v);
+  return attn_b_op1(b, "nvvm.shfl.sync", t, 4, opd, 1, &a);
+}
+
 MlirValue attn_k_shfl_xor(struct attn_builder *b, MlirValue v, int lane_mask) {
-  // Inline PTX, as the text had it (nvvm.shfl.sync takes the same operands;
-  // moving to it changes the PTX and needs a GPU check).
-  MlirValue opd[] = {v, attn_b_i32(b, lane_mask)};
-  return attn_b_result(
-      attn_k_asm(b, b->t.f32, "=f,f,r",
-                 "shfl.sync.bfly.b32 $0, $1, $2, 0x1f, 0xffffffff;", 2, opd),
-      0);
+  return shfl(b, "bfly", v, lane_mask);
+}
+
+MlirValue attn_k_shfl_idx(struct attn_builder *b, MlirValue v, int lane) {
+  return shfl(b, "idx", v, lane);
 }
 
 MlirValue attn_k_vote_any(struct attn_builder *b, MlirValue pred) {
-  // Inline PTX, as the text had it (nvvm.vote.sync any is the upstream op,
-  // a later step with a GPU check).
-  MlirValue opd[] = {attn_b_cast(b, "arith.extui", pred, b->t.i32)};
-  MlirValue any =
-      attn_b_result(attn_k_asm(b, b->t.i32, "=r,r",
-                               "{ .reg .pred p, q; setp.ne.b32 p, $1, 0; "
-                               "vote.sync.any.pred q, p, 0xffffffff; "
-                               "selp.b32 $0, 1, 0, q; }",
-                               1, opd),
-                    0);
-  return attn_k_cmpc(b, ATTN_B_NE, any, 0);
+  MlirValue opd[] = {attn_b_i32(b, -1), pred};
+  MlirNamedAttribute a = attn_b_named(
+      b, "kind",
+      mlirAttributeParseGet(b->ctx, str("#nvvm<vote_sync_kind any>")));
+  return attn_b_op1(b, "nvvm.vote.sync", b->t.i1, 2, opd, 1, &a);
 }
 
 MlirValue attn_k_ex2(struct attn_builder *b, MlirValue v) {
-  // Inline PTX, as the text had it: the NVVM intrinsic ex2.approx.ftz.f
-  // (llvm.call_intrinsic) gives the same instruction; the move is a later
-  // step with a GPU check.
-  return attn_b_result(
-      attn_k_asm(b, b->t.f32, "=f,f", "ex2.approx.ftz.f32 $0, $1;", 1, &v), 0);
+  // The NVVM intrinsic by llvm.call_intrinsic (MLIR 22 has no nvvm op for
+  // ex2.approx).
+  int32_t seg[2] = {1, 0}; // args, operand bundles
+  MlirNamedAttribute a[] = {
+      attn_b_named(b, "intrin",
+                   attn_b_attr_str(b, "llvm.nvvm.ex2.approx.ftz.f")),
+      attn_b_named(b, "operandSegmentSizes",
+                   mlirDenseI32ArrayGet(b->ctx, 2, seg)),
+      attn_b_named(b, "op_bundle_sizes", mlirDenseI32ArrayGet(b->ctx, 0, NULL)),
+  };
+  return attn_b_op1(b, "llvm.call_intrinsic", b->t.f32, 1, &v, 3, a);
+}
+
+/// vector<2 x elem>.
+static MlirType vec2(MlirType elem) {
+  return mlirVectorTypeGet(1, (int64_t[]){2}, elem);
+}
+
+/// The 16-bit float type: bf16 or f16.
+static MlirType half_type(struct attn_builder *b, bool bf16) {
+  return bf16 ? mlirBF16TypeGet(b->ctx) : mlirF16TypeGet(b->ctx);
 }
 
 MlirValue attn_k_pack2(struct attn_builder *b, bool bf16, MlirValue lo,
                        MlirValue hi) {
-  // Inline PTX: one cvt.rn of two f32 into a pair; arith.truncf to a vector
-  // of two and a bitcast is the upstream route, a later step with a GPU
-  // check.
-  MlirValue opd[] = {hi, lo};
-  return attn_b_result(attn_k_asm(b, b->t.i32, "=r,f,f",
-                                  bf16 ? "cvt.rn.bf16x2.f32 $0, $1, $2;"
-                                       : "cvt.rn.f16x2.f32 $0, $1, $2;",
-                                  2, opd),
-                       0);
+  if (bf16) {
+    // Inline PTX: arith.truncf of a vector<2xf32> to bf16 becomes two
+    // cvt.rn.bf16.f32 and a mov.b32 under llc-22 (sm_90a), not this one
+    // cvt.rn.bf16x2.f32; nvvm.convert.f32x2.to.bf16x2 is the stochastic
+    // rounding (.rs) form only.
+    MlirValue opd[] = {hi, lo};
+    return attn_b_result(attn_k_asm(b, b->t.i32, "=r,f,f",
+                                    "cvt.rn.bf16x2.f32 $0, $1, $2;", 2, opd),
+                         0);
+  }
+  // arith.truncf of the vector (lo, hi): one cvt.rn.f16x2.f32.
+  MlirType vt = vec2(b->t.f32);
+  MlirValue v = attn_b_op1(b, "llvm.mlir.undef", vt, 0, NULL, 0, NULL);
+  MlirValue e[] = {lo, hi};
+  for (int i = 0; i < 2; ++i) {
+    MlirValue opd[] = {v, e[i], attn_b_i32(b, i)};
+    v = attn_b_op1(b, "llvm.insertelement", vt, 3, opd, 0, NULL);
+  }
+  MlirValue h = attn_k_truncf(b, v, vec2(half_type(b, false)));
+  return attn_b_op1(b, "llvm.bitcast", b->t.i32, 1, &h, 0, NULL);
 }
 
 void attn_k_unpack2(struct attn_builder *b, bool bf16, MlirValue w,
@@ -193,17 +228,51 @@ void attn_k_unpack2(struct attn_builder *b, bool bf16, MlirValue w,
     *hi = attn_k_bitcast(b, h, b->t.f32);
     return;
   }
-  // Inline PTX: two cvt.f32.f16 of the halves of one register, as the text
-  // had it (arith.extf of a bitcast vector is the upstream route).
-  MlirType pair = attn_k_struct(b, 2, b->t.f32);
-  MlirValue r = attn_b_result(
-      attn_k_asm(b, pair, "=f,=f,r",
-                 "{ .reg .b16 l, h; mov.b32 {l, h}, $2; cvt.f32.f16 $0, l; "
-                 "cvt.f32.f16 $1, h; }",
-                 1, &w),
-      0);
-  *lo = attn_k_extract(b, r, 0, b->t.f32);
-  *hi = attn_k_extract(b, r, 1, b->t.f32);
+  // arith.extf of the pair as a vector<2xf16>: two cvt.f32.f16.
+  MlirValue hv =
+      attn_b_op1(b, "llvm.bitcast", vec2(half_type(b, false)), 1, &w, 0, NULL);
+  MlirValue v = attn_b_cast(b, "arith.extf", hv, vec2(b->t.f32));
+  MlirValue opd[2] = {v, attn_b_i32(b, 0)};
+  *lo = attn_b_op1(b, "llvm.extractelement", b->t.f32, 2, opd, 0, NULL);
+  opd[1] = attn_b_i32(b, 1);
+  *hi = attn_b_op1(b, "llvm.extractelement", b->t.f32, 2, opd, 0, NULL);
+}
+
+//===-- Barriers ----------------------------------------------------------===//
+
+void attn_k_bar_sync(struct attn_builder *b, MlirValue id, int threads) {
+  if (mlirValueIsNull(id) && threads == 0) { // bar.sync 0: every thread
+    attn_b_op(b, "nvvm.barrier", 0, NULL, 0, NULL, 0, NULL, 0);
+    return;
+  }
+  int32_t seg[3] = {1, 1, 0}; // barrierId, numberOfThreads, reductionPredicate
+  MlirNamedAttribute a = attn_b_named(b, "operandSegmentSizes",
+                                      mlirDenseI32ArrayGet(b->ctx, 3, seg));
+  MlirValue opd[] = {id, attn_b_i32(b, threads)};
+  attn_b_op(b, "nvvm.barrier", 0, NULL, 2, opd, 1, &a, 0);
+}
+
+void attn_k_bar_arrive(struct attn_builder *b, MlirValue id, int threads) {
+  // The LLVM intrinsic by llvm.call_intrinsic: nvvm.barrier.arrive has no
+  // LLVM translation in MLIR 22 (convert-nvvm-to-llvm, not in our target
+  // pipeline, makes it inline PTX), and the intrinsic gives the same
+  // bar.arrive.
+  MlirValue opd[] = {id, attn_b_i32(b, threads)};
+  int32_t seg[2] = {2, 0}; // args, operand bundles
+  MlirNamedAttribute a[] = {
+      attn_b_named(b, "intrin",
+                   attn_b_attr_str(b, "llvm.nvvm.barrier.cta.arrive.aligned."
+                                      "count")),
+      attn_b_named(b, "operandSegmentSizes",
+                   mlirDenseI32ArrayGet(b->ctx, 2, seg)),
+      attn_b_named(b, "op_bundle_sizes", mlirDenseI32ArrayGet(b->ctx, 0, NULL)),
+  };
+  attn_b_op(b, "llvm.call_intrinsic", 0, NULL, 2, opd, 3, a, 0);
+}
+
+void attn_k_warp_sync(struct attn_builder *b) {
+  MlirValue m = attn_b_i32(b, -1);
+  attn_b_op(b, "nvvm.bar.warp.sync", 0, NULL, 1, &m, 0, NULL, 0);
 }
 
 //===-- Special registers, pointers and memory ----------------------------===//

@@ -115,12 +115,23 @@ MlirValue attn_k_extract(struct attn_builder *b, MlirValue agg, int64_t i,
 /// !llvm.struct<(elem x n)>.
 MlirType attn_k_struct(struct attn_builder *b, intptr_t n, MlirType elem);
 
-/// Butterfly shuffle of an f32 across the warp (the lane mask a constant).
+/// Butterfly shuffle of an f32 across the warp (the lane mask a constant),
+/// nvvm.shfl.sync bfly.
 MlirValue attn_k_shfl_xor(struct attn_builder *b, MlirValue v, int lane_mask);
+/// Lane lane's v (i32 or f32) in every lane of the warp, nvvm.shfl.sync idx.
+MlirValue attn_k_shfl_idx(struct attn_builder *b, MlirValue v, int lane);
 /// Whether the i1 pred holds in any lane of the warp (every lane takes
-/// part): an i1.
+/// part): an i1, nvvm.vote.sync any.
 MlirValue attn_k_vote_any(struct attn_builder *b, MlirValue pred);
-/// 2^v, approximate (ex2.approx.ftz).
+
+/// bar.sync of named barrier id (i32) for threads threads (nvvm.barrier);
+/// a null id and 0 threads: bar.sync 0, every thread of the CTA.
+void attn_k_bar_sync(struct attn_builder *b, MlirValue id, int threads);
+/// bar.arrive of named barrier id (i32) for threads threads.
+void attn_k_bar_arrive(struct attn_builder *b, MlirValue id, int threads);
+/// bar.warp.sync -1: the whole warp meets (nvvm.bar.warp.sync).
+void attn_k_warp_sync(struct attn_builder *b);
+/// 2^v, approximate (ex2.approx.ftz, the NVVM intrinsic).
 MlirValue attn_k_ex2(struct attn_builder *b, MlirValue v);
 /// (lo, hi) f32 packed into one i32 of two 16-bit floats (bf16 or f16).
 MlirValue attn_k_pack2(struct attn_builder *b, bool bf16, MlirValue lo,
@@ -168,8 +179,12 @@ void attn_k_llvm_func_close(struct attn_builder *b, struct attn_b_func *f);
 // kernels were written in before they were built (lib/Transforms/hopper_ptx.c
 // until issue 26), so that their PTX did not change: shared-memory addresses
 // are i32 (shared::cta window offsets), global ones i64 or !llvm.ptr. Where
-// MLIR 22's NVVM dialect has an op that becomes an LLVM intrinsic it is used;
-// every inline PTX says why no upstream op is.
+// MLIR 22's NVVM or LLVM dialect has an op that becomes the same instruction
+// it is used (issue 26: named barriers, shuffles, votes, bulk copies and
+// TMA stores with their commit/wait, rcp/ex2.approx, f16 conversions, the
+// release store, acquire load and relaxed atomic add at GPU scope); every
+// inline PTX says why no upstream op is (the wgmma, the mbarrier wait loop,
+// the polling loop, red.release, cvt.rn.bf16x2, register pins and fences).
 
 /// 2 pi, for the kernels' sin and cos by the MUFU (of a fraction of a turn).
 #define ATTN_K_TWO_PI 6.283185307179586476925
@@ -214,6 +229,11 @@ void attn_k_tma_load(struct attn_builder *b, MlirValue dst, MlirValue map,
 /// async-group.
 void attn_k_tma_store(struct attn_builder *b, MlirValue src, MlirValue map,
                       const MlirValue c[4]);
+/// Bulk copy (cp.async.bulk.global.shared::cta, nvvm.cp.async.bulk.global.
+/// shared.cta) of bytes (i32) from shared address src (i32) to global
+/// address dst (i64), in a bulk async-group.
+void attn_k_bulk_copy_out(struct attn_builder *b, MlirValue dst,
+                          MlirValue src, MlirValue bytes);
 /// cp.async.bulk.commit_group; cp.async.bulk.wait_group[.read] n.
 void attn_k_bulk_commit(struct attn_builder *b);
 void attn_k_bulk_wait(struct attn_builder *b, int n, bool read);
@@ -222,9 +242,13 @@ void attn_k_bulk_wait(struct attn_builder *b, int n, bool read);
 void attn_k_wait_until(struct attn_builder *b, MlirValue addr, const char *cmp,
                        MlirValue target, const char *scope,
                        long long timeout_ns);
-/// st.release.gpu of the u32 v at addr (i64).
+/// st.release.gpu of the u32 v at addr (i64): an atomic llvm.store, release,
+/// syncscope "device".
 void attn_k_store_release(struct attn_builder *b, MlirValue addr, MlirValue v);
-/// atom.relaxed.gpu.add.u64 of 1 at addr (i64): the old value (i64).
+/// ld.acquire.gpu of the u64 at addr (i64), an atomic llvm.load.
+MlirValue attn_k_load_acquire64(struct attn_builder *b, MlirValue addr);
+/// atom.relaxed.gpu.add.u64 of 1 at addr (i64), llvm.atomicrmw add monotonic
+/// at syncscope "device": the old value (i64).
 MlirValue attn_k_atom_inc64(struct attn_builder *b, MlirValue addr);
 /// v through an empty asm with side effects (constraint cons, tied): the
 /// same value, but LLVM cannot hoist it out of the loop it is in.
@@ -241,7 +265,7 @@ void attn_k_store16_if(struct attn_builder *b, const MlirValue w[4],
 /// w is replaced.
 void attn_k_quad_transpose(struct attn_builder *b, MlirValue lane4,
                            MlirValue w[4]);
-/// 1 / v by rcp.approx.ftz.f32.
+/// 1 / v by rcp.approx.ftz.f32 (nvvm.rcp.approx.ftz.f).
 MlirValue attn_k_rcp(struct attn_builder *b, MlirValue v);
 /// One 16-bit float (i16) to f32 and back (bf16 or f16).
 MlirValue attn_k_to_f32_16(struct attn_builder *b, bool bf16, MlirValue h16);

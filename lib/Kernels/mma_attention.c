@@ -139,23 +139,19 @@ static void cp_async(struct em *e, MlirValue dst, MlirValue src,
 }
 
 static void cp_async_wait(struct em *e, int pending) {
-  // Inline PTX, as the text had it (nvvm.cp.async.wait.group is the
-  // upstream op, a later step with a GPU check).
-  char text[64];
-  snprintf(text, sizeof text, "cp.async.wait_group %d;", pending);
-  attn_k_asm0(e->b, text);
+  MlirNamedAttribute a =
+      attn_b_named(e->b, "n", attn_b_attr_i32(e->b, pending));
+  attn_b_op(e->b, "nvvm.cp.async.wait.group", 0, NULL, 0, NULL, 1, &a, 0);
 }
 
 /// The commit of the cp.async copies issued so far as one group.
 static void cp_async_commit(struct em *e) {
-  // Inline PTX, as the text had it (nvvm.cp.async.commit.group upstream).
-  attn_k_asm0(e->b, "cp.async.commit_group;");
+  attn_b_op(e->b, "nvvm.cp.async.commit.group", 0, NULL, 0, NULL, 0, NULL, 0);
 }
 
 /// Every thread of the CTA meets at barrier 0.
 static void bar_sync(struct em *e) {
-  // Inline PTX, as the text had it (nvvm.barrier upstream).
-  attn_k_asm0(e->b, "bar.sync 0;");
+  attn_k_bar_sync(e->b, (MlirValue){NULL}, 0);
 }
 
 //===-- Loads -------------------------------------------------------------===//

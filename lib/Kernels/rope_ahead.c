@@ -105,7 +105,7 @@ MlirValue attn_k_ahead_start(struct attn_builder *b,
   ctx_store(b, ctx, CTX_FLAG,
             attn_b_cast(b, "arith.trunci", launch1, b->t.i32));
   attn_b_if_close(b, &lead, 0, NULL);
-  attn_k_asm0(b, "bar.sync 8, 128;");
+  attn_k_bar_sync(b, attn_b_i32(b, 8), 128);
   MlirValue base = ctx_load(b, ctx, CTX_BASE, b->t.i64);
   MlirValue rel = attn_b_subi(b, ctx_load(b, ctx, CTX_FIRST, b->t.i64), base);
   MlirValue r = attn_b_cast(b, "arith.trunci", rel, b->t.i32);
@@ -144,10 +144,7 @@ MlirValue attn_k_ahead_head_done(struct attn_builder *b,
   MlirLocation outer = enter_ahead(b);
   ctx = attn_k_pin(b, ctx, "r");
   MlirValue addr = counter_addr(b, k, ctx, ahead_bh(b, k, bz, kh));
-  MlirValue n =
-      attn_b_result(attn_k_asm(b, b->t.i64, "=l,l",
-                               "ld.acquire.gpu.global.u64 $0, [$1];", 1, &addr),
-                    0);
+  MlirValue n = attn_k_load_acquire64(b, addr);
   MlirValue blocks = attn_b_i64(b, attn_hopper_key_blocks(k));
   MlirValue want =
       attn_b_muli(b, ctx_load(b, ctx, CTX_LAUNCH1, b->t.i64), blocks);
@@ -236,6 +233,8 @@ static void ahead_publish(struct attn_builder *b,
   attn_k_store_release(b, flag_addr(b, ctx, c), flag);
   MlirValue cnt =
       counter_addr(b, k, ctx, attn_k_divc(b, c, attn_hopper_key_blocks(k)));
+  // Inline PTX: llvm.atomicrmw add release syncscope("device") becomes a
+  // plain atom.global.add.u64 under llc-22 (sm_90a), without the release.
   attn_k_asm(b, (MlirType){NULL}, "l",
              "red.release.gpu.global.add.u64 [$0], 1;", 1, &cnt);
   attn_b_if_close(b, &some, 0, NULL);
@@ -435,7 +434,7 @@ void attn_k_rope_ahead(struct attn_builder *b,
   attn_k_rope_rows(b, k, smem, buf, k->block_n, attn_b_i32(b, 0), k->block_n,
                    pos0, &r);
   attn_k_fence_proxy_async(b, false);
-  attn_k_asm0(b, "bar.sync 9, 96;");
+  attn_k_bar_sync(b, attn_b_i32(b, 9), 96);
   attn_b_if_open(b, &s, leader, 0, NULL, false);
   MlirValue src = ahead_buf(b, k, buf0, which);
   MlirValue map = ctx_load(b, ctx, CTX_ROT, b->t.i64);

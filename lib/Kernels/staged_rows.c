@@ -29,7 +29,7 @@ void attn_k_rows_drain(struct attn_builder *b, const struct attn_k_rows *r,
     attn_k_fence_proxy_async(b, true);
   attn_b_if_close(b, &s, 0, NULL);
   if (meet)
-    attn_k_asm_r(b, "bar.sync $0, 128;", r->bar);
+    attn_k_bar_sync(b, r->bar, 128);
 }
 
 void attn_k_rows_put(struct attn_builder *b, bool bf16,
@@ -60,7 +60,7 @@ void attn_k_rows_put(struct attn_builder *b, bool bf16,
 
 void attn_k_rows_ready(struct attn_builder *b, const struct attn_k_rows *r) {
   attn_k_fence_proxy_async(b, false);
-  attn_k_asm_r(b, "bar.sync $0, 128;", r->bar);
+  attn_k_bar_sync(b, r->bar, 128);
 }
 
 void attn_k_rows_copy_open(struct attn_builder *b, const struct attn_k_rows *r,
@@ -73,25 +73,14 @@ static MlirValue own_row(struct attn_builder *b, const struct attn_k_rows *r) {
   return attn_b_addi(b, r->base, attn_k_mulc(b, r->wt, r->pitch));
 }
 
-// The copies stay inline PTX, as the text had them: nvvm.cp.async.bulk.
-// global.shared.cta is the upstream op, a later step with a GPU check.
-
 void attn_k_rows_copy(struct attn_builder *b, const struct attn_k_rows *r,
                       MlirValue dst, MlirValue bytes) {
-  MlirValue opd[] = {dst, own_row(b, r), bytes};
-  attn_k_asm(b, (MlirType){NULL}, "l,r,r",
-             "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], $2;", 3,
-             opd);
+  attn_k_bulk_copy_out(b, dst, own_row(b, r), bytes);
 }
 
 void attn_k_rows_copy_n(struct attn_builder *b, const struct attn_k_rows *r,
                         MlirValue dst, int64_t n) {
-  MlirValue opd[] = {dst, own_row(b, r)};
-  char text[96];
-  snprintf(text, sizeof text,
-           "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], %lld;",
-           (long long)n);
-  attn_k_asm(b, (MlirType){NULL}, "l,r", text, 2, opd);
+  attn_k_bulk_copy_out(b, dst, own_row(b, r), attn_b_i32(b, n));
 }
 
 void attn_k_rows_copy_close(struct attn_builder *b, struct attn_b_if *s) {

@@ -39,7 +39,7 @@
 // The default is that kernel: no rotation kernel, and the team's tickets.
 // DEFAULT-NOT: .entry attn__rope_k
 // DEFAULT: .visible .entry attn__attn(
-// DEFAULT: atom.relaxed.gpu.global.add.u64
+// DEFAULT: atom.global.add.u64
 // AHEAD3: Compiling entry function 'attn__attn' for 'sm_90a'
 // AHEAD3-NEXT: Function properties for attn__attn
 // AHEAD3-NEXT: frame, 0 bytes spill stores, 0 bytes spill loads

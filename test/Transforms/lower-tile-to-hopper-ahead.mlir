@@ -21,11 +21,11 @@
 // CHECK: llvm.call @__nv_sinf
 // CHECK: st.shared.b64 [$0], $1;
 // CHECK: nvvm.setmaxregister decrease 32
-// CHECK: atom.relaxed.gpu.global.add.u64
-// CHECK: bar.sync 8, 128;
+// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic
+// CHECK: nvvm.barrier id = %c8_i32{{.*}} number_of_threads = %c128_i32
 // The TMA thread: a head's count once per tile, and where it is short of
 // all blocks a wait for each block's flag (which traps after 10 s).
-// CHECK: ld.acquire.gpu.global.u64
+// CHECK: llvm.load %{{.*}} atomic syncscope("device") acquire {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: ld.acquire.gpu.global.u32 v, [$0]; setp.eq.u32 p, v, $1; @p bra.uni DONE; nanosleep.u32 64;{{.*}}@p trap;
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
@@ -34,9 +34,9 @@
 // then steps), stored by TMA, and flagged and counted once the store has
 // landed.
 // CHECK: scf.while
-// CHECK: atom.relaxed.gpu.global.add.u64
-// CHECK: cp.async.bulk.wait_group 0;
-// CHECK: st.release.gpu.global.u32
+// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") monotonic
+// CHECK: nvvm.cp.async.bulk.wait_group 0{{$}}
+// CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") release {alignment = 4 : i64} : i32, !llvm.ptr<1>
 // CHECK: red.release.gpu.global.add.u64
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
@@ -44,13 +44,13 @@
 // CHECK: cos.approx.f32
 // CHECK: ld.shared.b32
 // CHECK: st.shared.b32
-// CHECK: bar.sync 9, 96;
-// CHECK: cp.async.bulk.tensor.4d.global.shared::cta.bulk_group
-// CHECK: cp.async.bulk.commit_group;
+// CHECK: nvvm.barrier id = %c9_i32{{.*}} number_of_threads = %c96_i32
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %{{.*}}, box[
+// CHECK: nvvm.cp.async.bulk.commit.group
 // CHECK: scf.yield
 // The last block's flag after the loop.
-// CHECK: cp.async.bulk.wait_group 0;
-// CHECK: st.release.gpu.global.u32
+// CHECK: nvvm.cp.async.bulk.wait_group 0{{$}}
+// CHECK: llvm.store %{{.*}}, %{{.*}} atomic syncscope("device") release {alignment = 4 : i64} : i32, !llvm.ptr<1>
 // CHECK: nvvm.setmaxregister increase 160
 // Each consumer thread's first row of Q per tile: cos/sin from its
 // frequencies in turns (f32), the product's rounding error by an FMA, the

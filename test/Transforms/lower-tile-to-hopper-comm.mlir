@@ -45,7 +45,7 @@
 // CHECK: ld.acquire.sys.global.u32
 // CHECK: ld.global.cg.v4.u32
 // CHECK: st.global.v4.u32
-// CHECK: bar.warp.sync -1;
+// CHECK: nvvm.bar.warp.sync %c-1_i32
 // CHECK: red.release.sys.global.add.u32
 // The signalers count the consumers' landed partials at the owners.
 // CHECK: red.release.sys.global.add.u32
@@ -56,7 +56,7 @@
 // ADAPT: atom.relaxed.gpu.global.add.u32
 // ADAPT: scf.while
 // ADAPT: scf.condition
-// ADAPT: shfl.sync.idx.b32
+// ADAPT: nvvm.shfl.sync idx %c-1_i32{{.*}} : i32 -> i32
 func.func @ar(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
   %z = arith.constant 0.0 : bf16
   %e = tensor.empty() : tensor<8192x8192xbf16>

@@ -29,7 +29,7 @@
 // CHECK: nvvm.setmaxregister  increase 160
 // CHECK: llvm.call @__nv_sinf
 // CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
-// CHECK: "bar.arrive $0, 256;", "r" %c4_i32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.barrier.cta.arrive.aligned.count"(%c4_i32{{.*}}, %c256_i32
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // At head dim 64 the loop waits for P V with a plain wait: keeping it after

@@ -14,15 +14,15 @@
 // ones (185,472 bytes against 157,816).
 // CHECK-LABEL: llvm.func @h64_causal(
 // CHECK-SAME: dynamic_shared_bytes = 185472 : i64
-// CHECK: cp.async.bulk.wait_group.read 0;
-// CHECK: "bar.sync $0, 128;"
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
 // CHECK-COUNT-16: st.shared.b32 [$0], $1;
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK: "bar.sync $0, 128;"
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
 // CHECK: arith.cmpi ult, %{{.*}}, %c2048_i32{{.*}} : i32
-// CHECK: "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], 128;"
-// CHECK: cp.async.bulk.commit_group;
-// CHECK: cp.async.bulk.wait_group 0;
+// CHECK: nvvm.cp.async.bulk.global.shared.cta %{{.*}}, %{{.*}}, %c128_i32
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.cp.async.bulk.wait_group 0{{$}}
 // CHECK: llvm.return
 
 // auto keeps the stores from registers for attention: on an H200 the
@@ -37,10 +37,10 @@
 // AUTO-SAME: {align = 16 : i64, dtype = "bf16", kind = "ptr", name = "out"
 // AUTO-NOT: cp.async.bulk.global
 // AUTO-NOT: arith.divf
-// AUTO-COUNT-2: rcp.approx.ftz.f32 $0, $1;
+// AUTO-COUNT-2: nvvm.rcp.approx.ftz.f %
 // AUTO: cvt.rn.bf16x2.f32
-// AUTO-COUNT-2: "shfl.sync.bfly.b32 $0, $1, $2, 0x1f, 0xffffffff;", "=f,f,r" %{{.*}}, %c2_i32{{.*}}
-// AUTO-COUNT-2: "shfl.sync.bfly.b32 $0, $1, $2, 0x1f, 0xffffffff;", "=f,f,r" %{{.*}}, %c1_i32{{.*}}
+// AUTO-COUNT-2: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32{{.*}}
+// AUTO-COUNT-2: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32{{.*}}
 // AUTO: arith.cmpi ult, %{{.*}}, %c2048_i32
 // AUTO: "{ .reg .pred p; setp.ne.b32 p, $5, 0; @p st.global.v4.b32 [$0], {$1, $2, $3, $4}; }"
 // AUTO-NOT: llvm.store %{{.*}}, %{{.*}} : i32, !llvm.ptr{{$}}

@@ -17,14 +17,14 @@
 // keeps the 4-byte stores straight from the accumulators.
 // CHECK-LABEL: llvm.func @plain(
 // CHECK-SAME: dynamic_shared_bytes = 216192 : i64
-// CHECK: cp.async.bulk.wait_group.read 0;
-// CHECK: "bar.sync $0, 128;"
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
 // CHECK-COUNT-64: st.shared.b32 [$0], $1;
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK: "bar.sync $0, 128;"
-// CHECK: "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], $2;"
-// CHECK: cp.async.bulk.commit_group;
-// CHECK: cp.async.bulk.wait_group 0;
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK: nvvm.cp.async.bulk.global.shared.cta %{{.*}}, %{{.*}}, %c512_i32{{.*}} : <1>, <3>
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.cp.async.bulk.wait_group 0{{$}}
 // CHECK-NOT: : i32, !llvm.ptr{{$}}
 // CHECK: llvm.return
 // A ring 4 deep leaves no room for the rows: auto keeps the registers, and
@@ -55,7 +55,7 @@ func.func @plain(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tens
 // CHECK: arith.cmpi ult, %{{.*}}, %{{.*}} : i32
 // CHECK-NEXT: scf.if
 // CHECK: arith.minui
-// CHECK: cp.async.bulk.global.shared::cta.bulk_group
+// CHECK: nvvm.cp.async.bulk.global.shared.cta
 func.func @tails(%a: tensor<8000x8000xbf16>, %b: tensor<8000x8000xbf16>) -> tensor<8000x8000xbf16> {
   %z = arith.constant 0.0 : bf16
   %e = tensor.empty() : tensor<8000x8000xbf16>
@@ -84,13 +84,13 @@ func.func @tails(%a: tensor<8000x8000xbf16>, %b: tensor<8000x8000xbf16>) -> tens
 // CHECK: red.release.sys.global.add.u32
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: nvvm.setmaxregister  increase
-// CHECK: cp.async.bulk.wait_group 0;
+// CHECK: nvvm.cp.async.bulk.wait_group 0{{$}}
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
-// CHECK: "bar.sync $0, 128;"
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
 // CHECK-NOT: red.release.sys
 // CHECK: nvvm.mbarrier.arrive
 // CHECK-NOT: red.release.sys
-// CHECK: cp.async.bulk.global.shared::cta.bulk_group
+// CHECK: nvvm.cp.async.bulk.global.shared.cta
 func.func @rs(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<4096x8192xbf16> {
   %e = tensor.empty() : tensor<8192x8192xbf16>
   %c = linalg.matmul ins(%a, %b : tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) outs(%e : tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>

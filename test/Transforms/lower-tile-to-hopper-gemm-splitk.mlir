@@ -43,7 +43,7 @@
 // An f16 GEMM rounds its sums to f16.
 // F16-LABEL: llvm.func @mm__reduce(
 // F16-SAME: {align = 16 : i64, dtype = "f16", kind = "ptr", name = "c", shape = array<i64: 512, 512>}
-// F16: cvt.rn.f16x2.f32
+// F16: arith.truncf %{{.*}} : vector<2xf32> to vector<2xf16>
 // F16-NOT: bf16x2
 // RANGE: error: option 'split-k' expects an integer in [0, 64], found '65'
 // STAGED: error: no Hopper GEMM for 'mm': the staged epilogue writes row-major C as the GEMM made it: not with accumulate, RoPE, the heads layout or a split K

@@ -21,16 +21,16 @@
 // CHECK-LABEL: llvm.func @long(
 // CHECK: llvm.store %c1065369472_i32, %{{.*}} : i32, !llvm.ptr<3>
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK: "bar.sync 0;"
+// CHECK: nvvm.barrier{{$}}
 // CHECK: arith.constant 8.000000e+00 : f32
 // CHECK: arith.cmpf ogt
-// CHECK: vote.sync.any.pred q, p, 0xffffffff
+// CHECK: nvvm.vote.sync any %c-1_i32{{.*}}, %{{.*}} -> i1
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}} p, 1, 1, 1; }
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {$0, $1, $2, $3}, {$8, $9, $10, $11}, $12, p, 1, 1, 0; }
 // CHECK-NOT: setp.eq.f32 p, $0
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-NOT: "shfl.sync.bfly.b32 $0, $1, $2, 0x1f, 0xffffffff;", "=f,f,r" %{{.*}}, %c1_i32
-// CHECK: rcp.approx.ftz.f32
+// CHECK-NOT: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32
+// CHECK: nvvm.rcp.approx.ftz.f
 // CHECK: llvm.return
 
 // Eager and by the ALUs, as before: no threshold, no vote, no ones.
@@ -45,7 +45,7 @@
 // of a branch on the row sum.
 // D128-LABEL: llvm.func @h128_norope_causal(
 // D128: arith.cmpf ogt
-// D128: vote.sync.any.pred
+// D128: nvvm.vote.sync any
 // D128-NOT: m64n8k16
 // D128: setp.eq.f32 p, $0, 0fBF800000
 // D128: llvm.return

@@ -36,13 +36,13 @@
 // CHECK: llvm.call @__nv_sinf
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: ex2.approx.ftz.f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}, ${{[0-9]+}}}, ${{[0-9]+}}, p, 1, 1, 1
 // At head dim 128 the wait for P V comes after the softmax, in both arms
 // of a branch on the new row sum, so that ptxas cannot move it above the
 // exponentials (it moves a plain wait up to just after the last one).
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
-// CHECK: ex2.approx.ftz.f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // CHECK: "{ .reg .pred p; setp.eq.f32 p, $0, 0fBF800000; @p bra.uni W1; wgmma.wait_group.sync.aligned 0; bra.uni W2; W1: wgmma.wait_group.sync.aligned 0; W2: }", "f"
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
 // The rotation kernel reads and writes 16 bytes at a time, two rows per

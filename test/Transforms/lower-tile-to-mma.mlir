@@ -19,18 +19,18 @@
 // CHECK-SAME: attn.launch = {attention = {causal = true, mods = ["scale"], rope = {layout = "rotate_half", rotary_dim = 64 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64}, block = array<i32: 256, 1, 1>, dynamic_shared_bytes = 65536 : i64, grid = array<i32: 3, 8, 2>, kernel = "mma-sync", params = [{align = 16 : i64, dtype = "bf16", kind = "ptr", name = "q", shape = array<i64: 2, 8, 300, 64>}, {align = 16 : i64, dtype = "bf16", kind = "ptr", name = "k", shape = array<i64: 2, 2, 300, 64>}, {align = 16 : i64, dtype = "bf16", kind = "ptr", name = "v", shape = array<i64: 2, 2, 300, 64>}, {align = 4 : i64, dtype = "bf16", kind = "ptr", name = "out", shape = array<i64: 2, 8, 300, 64>}], static_shared_bytes = 0 : i64}
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>, nvvm.minctasm = 1 : i32
 // CHECK: cp.async.cg.shared.global [$0], [$1], 16, $2;
-// CHECK: cp.async.commit_group;
-// CHECK: cp.async.wait_group 2;
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 2
 // CHECK: llvm.call @__nv_sinf
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK: scf.for
-// CHECK: cp.async.wait_group 1;
-// CHECK: bar.sync 0;
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK: nvvm.barrier{{$}}
 // CHECK: llvm.call @__nv_cosf
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// CHECK: ex2.approx.ftz.f32
-// CHECK: shfl.sync.bfly.b32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK: nvvm.shfl.sync bfly
 // CHECK: cvt.rn.bf16x2.f32
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
@@ -40,7 +40,7 @@
 // SM86-SAME: dynamic_shared_bytes = 65536 : i64
 // SMALL-LABEL: llvm.func @d64_gqa_rope_causal
 // SMALL-SAME: block = array<i32: 128, 1, 1>, dynamic_shared_bytes = 40960 : i64, grid = array<i32: 5, 8, 2>
-// SMALL: cp.async.wait_group 3;
+// SMALL: nvvm.cp.async.wait.group 3
 // CHIP: attn-opt: error: unknown chip 'sm_61' (expected sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a)
 // STAGES: attn-opt: error: option 'stages' must be 0 or 2 to 4, found 1
 func.func @d64_gqa_rope_causal(%q: tensor<2x8x300x64xbf16>, %k: tensor<2x2x300x64xbf16>, %v: tensor<2x2x300x64xbf16>) -> tensor<2x8x300x64xbf16> {
@@ -58,11 +58,11 @@ func.func @d64_gqa_rope_causal(%q: tensor<2x8x300x64xbf16>, %k: tensor<2x2x300x6
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK-NOT: scf.if
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
-// CHECK: cvt.rn.f16x2.f32
+// CHECK: arith.truncf %{{.*}} : vector<2xf32> to vector<2xf16>
 // SM86-LABEL: llvm.func @d128_f16_plain
 // SM86-SAME: dynamic_shared_bytes = 98304 : i64
-// SM86: cp.async.wait_group 1;
-// SM86: cp.async.wait_group 0;
+// SM86: nvvm.cp.async.wait.group 1
+// SM86: nvvm.cp.async.wait.group 0
 func.func @d128_f16_plain(%q: tensor<1x2x256x128xf16>, %k: tensor<1x2x256x128xf16>, %v: tensor<1x2x256x128xf16>) -> tensor<1x2x256x128xf16> {
   %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.08838834764831845 : f64, causal = false} : (tensor<1x2x256x128xf16>, tensor<1x2x256x128xf16>, tensor<1x2x256x128xf16>) -> tensor<1x2x256x128xf16>
   return %o : tensor<1x2x256x128xf16>
