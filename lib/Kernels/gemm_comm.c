@@ -112,29 +112,6 @@ static MlirValue asm_l(struct attn_k_gemm *e, MlirType res, const char *cons,
   return attn_b_result(attn_k_asm(e->b, res, cons, text, 1, &addr), 0);
 }
 
-/// The kernel's first parameter, a (the all-gather's rows of A): argument 0
-/// of the llvm.func being built around the insertion point.
-static MlirValue param_a(struct attn_k_gemm *e) {
-  MlirBlock blk = e->b->block;
-  while (!mlirBlockIsNull(blk)) {
-    MlirOperation op = mlirBlockGetParentOperation(blk);
-    if (mlirOperationIsNull(op))
-      break;
-    MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
-    if (name.length == strlen("llvm.func") &&
-        !memcmp(name.data, "llvm.func", name.length)) {
-      MlirBlock entry = attn_b_region_block(op, 0);
-      if (mlirBlockIsNull(entry) || mlirBlockGetNumArguments(entry) < 1)
-        break;
-      return mlirBlockGetArgument(entry, 0);
-    }
-    blk = mlirOperationGetBlock(op);
-  }
-  attn_builder_fail(e->b, "the communication role is built outside the "
-                          "GEMM kernel's llvm.func (a bug in attn)");
-  return (MlirValue){NULL};
-}
-
 /// The i64 address of rank peer's (constant) workspace: entry peer of the
 /// peer table attnrt made for the workspace (attnrt_comm_buffer_peers: NCCL's
 /// load/store address of each rank's copy), the workspace argument itself for
@@ -554,7 +531,7 @@ static void comm_ctx_init(struct attn_k_gemm *e, struct comm_ctx *x) {
     x->bases[p] = peer_base(e, p);
   x->local = ptr_i64(e, e->ws);
   x->c = ptr_i64(e, e->c);
-  x->a = ptr_i64(e, param_a(e));
+  x->a = ptr_i64(e, e->a);
   if (g->comm != ATTN_GEMM_ALL_REDUCE)
     return;
   x->direct = attn_b_cmpi(b, ATTN_B_NE, e->out_peers, attn_b_i64(b, 0));

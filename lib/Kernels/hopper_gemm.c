@@ -508,6 +508,7 @@ static void build_body(struct attn_k_gemm *e, const struct attn_b_func *f) {
   // Communication CTAs come first (lowest block numbers start first).
   e->cbid = fused ? attn_k_addc(b, e->bid, -g->comm_ctas) : e->bid;
   int64_t tiles = e->tiles_m * e->tiles_n * g->split_k;
+  e->a = attn_b_func_arg(f, 0);
   e->c = attn_k_gep_const(b, attn_b_func_arg(f, 2), 0);
   e->out = e->c;
   if (fused) {

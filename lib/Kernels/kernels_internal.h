@@ -587,6 +587,7 @@ struct attn_k_gemm {
   // Values (i32 unless noted).
   MlirValue smem, sbase, tid, bid, a_map, b_map, c; // a_map, b_map: i64;
                                                     // c: ptr
+  MlirValue a;         ///< the kernel's parameter a (the all-gather's rows)
   MlirValue out;       ///< where compute CTAs store tiles: c or the partials
   MlirValue full, empty; ///< shared addresses of slot 0's mbarriers
   MlirValue ntiles;    ///< tiles this compute CTA runs (index)
