@@ -6,10 +6,10 @@
 // issues S = Q.K^T and the previous block's O += P.V back to back on the
 // tensor cores, in turns with the other consumers (named barriers, a ring
 // when there are three), and computes the block's score modifiers, mask and
-// online softmax (softmax.c) while those run; the tile's last P.V and its epilogue
-// (attention_epilogue.c) end it. The state it shares with the producer is
-// attention_pipeline.c's. Ops are named "consumer", "softmax", "rope" and
-// "epilogue".
+// online softmax (softmax.c) while those run; the tile's last P.V and its
+// epilogue (attention_epilogue.c) end it. The state it shares with the
+// producer is attention_pipeline.c's. Ops are named "consumer", "softmax",
+// "rope" and "epilogue".
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"

@@ -21,10 +21,10 @@
 // A causal CTA stops at the diagonal, a windowed one reads the key blocks
 // its window reaches (attn_hopper_key_range); inside it a warp skips the
 // blocks entirely above its own rows or outside their window. Softcap and
-// ALiBi modify S before the mask (softmax.c). Shared-memory tiles are rows of head_dim
-// 16-bit elements whose 16-byte chunks are XORed with row % 8, so that the
-// eight row addresses of an ldmatrix matrix (and a warp's cp.async stores)
-// fall in distinct banks.
+// ALiBi modify S before the mask (softmax.c). Shared-memory tiles are rows
+// of head_dim 16-bit elements whose 16-byte chunks are XORed with row % 8,
+// so that the eight row addresses of an ldmatrix matrix (and a warp's
+// cp.async stores) fall in distinct banks.
 //
 // Registers per thread and spills: the table in lower_tile_to_mma.c. Each
 // op is located at the tile kernel, named by its role: mma.kernel (the
@@ -381,10 +381,10 @@ static void add_pv(struct em *e, const struct ids *x, MlirValue vt,
 
 /// The score modifiers softcap and ALiBi on S of key block j, then masks S
 /// (updated in place) where the block crosses this warp's diagonal, a
-/// window's edge or the end of the keys; other blocks pass unchanged. The mma.sync
-/// fragments are laid out as the wgmma ones, rows warp_row0 + g and + 8, so
-/// this is the Hopper kernel's mask with the warp's 16 rows in place of a
-/// warpgroup's 64 (softmax.c).
+/// window's edge or the end of the keys; other blocks pass unchanged. The
+/// mma.sync fragments are laid out as the wgmma ones, rows warp_row0 + g
+/// and + 8, so this is the Hopper kernel's mask with the warp's 16 rows in
+/// place of a warpgroup's 64 (softmax.c).
 static void mask(struct em *e, const struct ids *x, MlirValue j,
                  MlirValue *sv) {
   MlirLocation prev = role(e, "mma.mask");

@@ -40,7 +40,7 @@ static void if_f32_open(struct attn_builder *b, struct attn_b_if *s,
   attn_b_if_open(b, s, cond, n, tys, true);
 }
 
-//===-- Score modifiers ---------------------------------------------------===//
+//===-- Score modifiers --------------------------------------------------===//
 //
 // S leaves the tensor cores as Q K^T. The modifiers run in the program's
 // order on x = f v, v the register and f a compile-time factor (1 at
@@ -53,8 +53,7 @@ static void if_f32_open(struct attn_builder *b, struct attn_b_if *s,
 // cores), relative error 2^-11 (PTX ISA), which moves a logit of magnitude
 // |x| by |x| 2^-11; over an exact tanh by exp2 and rcp (two MUFU ops).
 
-/// The factor the scores carry after modifier i of k's order (f before it
-/// in *f).
+/// The factor the scores carry after modifier i of k's order, f before it.
 static double factor_after(const struct attn_hopper_kernel *k, int i,
                            double f) {
   switch (k->mods[i]) {
@@ -102,10 +101,9 @@ MlirValue attn_k_alibi_slope(struct attn_builder *b,
 /// NVPTX selects as that instruction (sm_75 and newer; LLVM 22 has no
 /// llvm.nvvm.tanh.approx intrinsic any more).
 static MlirValue tanh_approx(struct attn_builder *b, MlirValue x) {
-  MlirNamedAttribute fm = attn_b_named(
-      b, "fastmathFlags",
-      mlirAttributeParseGet(b->ctx,
-                            mlirStringRefCreateFromCString("#llvm.fastmath<afn>")));
+  MlirAttribute afn = mlirAttributeParseGet(
+      b->ctx, mlirStringRefCreateFromCString("#llvm.fastmath<afn>"));
+  MlirNamedAttribute fm = attn_b_named(b, "fastmathFlags", afn);
   return attn_b_op1(b, "llvm.intr.tanh", b->t.f32, 1, &x, 1, &fm);
 }
 
@@ -145,7 +143,7 @@ void attn_k_score_mods(struct attn_builder *b,
   }
 }
 
-//===-- The mask ----------------------------------------------------------===//
+//===-- The mask ---------------------------------------------------------===//
 
 /// Masks S (ns values, updated in place) in key block j: keys past the end
 /// and, causal, past the row; with a window, keys before row - left or past

@@ -121,7 +121,7 @@ static bool describe_mods(MlirAttribute att,
     intptr_t n = mlirAttributeIsAArray(mods)
                      ? mlirArrayAttrGetNumElements(mods)
                      : -1;
-    for (intptr_t m = 0; m < n && k->nmods >= 0; ++m) {
+    for (intptr_t m = 0; m < n; ++m) {
       MlirAttribute e = mlirArrayAttrGetElement(mods, m);
       MlirStringRef s = mlirAttributeIsAString(e) ? mlirStringAttrGetValue(e)
                                                   : mlirStringRefCreate("", 0);

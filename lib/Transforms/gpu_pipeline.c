@@ -55,8 +55,9 @@ bool attn_hopper_supports(MlirOperation fused, const char **why) {
       bool computed = true;
       for (intptr_t m = 0; m < mlirArrayAttrGetNumElements(a.attribute); ++m) {
         MlirAttribute e = mlirArrayAttrGetElement(a.attribute, m);
-        MlirStringRef s = mlirAttributeIsAString(e) ? mlirStringAttrGetValue(e)
-                                                    : mlirStringRefCreate("", 0);
+        MlirStringRef s = mlirAttributeIsAString(e)
+                              ? mlirStringAttrGetValue(e)
+                              : mlirStringRefCreate("", 0);
         computed &= attn_str_eq(s, "scale") || attn_str_eq(s, "softcap") ||
                     attn_str_eq(s, "alibi");
       }
