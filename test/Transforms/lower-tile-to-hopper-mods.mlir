@@ -1,5 +1,12 @@
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper | FileCheck %s
 // RUN: attn-opt %s --attn-tile=kernel=mma --lower-tile-to-mma | FileCheck %s --check-prefix=MMA
+// RUN: attn-translate --to-manifest %S/../Inputs/hopper/h128_alibi_causal.mlir | FileCheck %s --check-prefix=AUTO90
+// RUN: attn-translate --to-manifest --chip=sm_80 %S/../Inputs/hopper/h64_mods_window_f16.mlir | FileCheck %s --check-prefix=AUTO80
+
+// The drivers' automatic choice (attn_hopper_supports) sends these programs
+// to the tensor-core kernels: Hopper on sm_90a, mma.sync from sm_80.
+// AUTO90: "kernel": "hopper-wgmma"
+// AUTO80: "kernel": "mma-sync"
 
 // The score modifiers in the tensor-core kernels (lib/Kernels/softmax.c):
 // S leaves the tensor cores as Q K^T and carries a compile-time factor f,
