@@ -90,6 +90,19 @@ run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options="rescale=eager cta
 run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options="row-sum=mma ctas=3"
 run test/Inputs/hopper/h64_plain_f16.mlir --hopper-options="row-sum=mma ctas=2"
 run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="consumers=3 pv-wait=late ctas=3"
+# Softcap, ALiBi and sliding windows (their inputs run above with the
+# defaults, and on the mma kernel below): three consumers, the persistent
+# kernel with few CTAs (its schedule prices a tile by the key blocks its
+# window reaches), RoPE of K per tile (positions from the window's first
+# block) and ahead (its flags by absolute block), one CTA per tile, 64-key
+# blocks, the other softmax variants.
+run test/Inputs/hopper/h64_window_rope.mlir --hopper-options="consumers=3 ctas=3"
+run test/Inputs/hopper/h64_window_rope.mlir --hopper-options="rope=fused ctas=2"
+run test/Inputs/hopper/h64_window_rope.mlir --hopper-options="rope=ahead"
+run test/Inputs/hopper/h64_window_rope.mlir --hopper-options="persistent=false"
+run test/Inputs/hopper/h128_softcap_causal_gqa.mlir --tile-options="kernel=hopper block-n=64" --hopper-options="ctas=5"
+run test/Inputs/hopper/h128_alibi_causal.mlir --hopper-options="rescale=eager ctas=3"
+run test/Inputs/hopper/h64_mods_window_f16.mlir --hopper-options="consumers=3 row-sum=mma ctas=2"
 # The mma.sync kernel (lower-tile-to-mma), compiled for sm_80 (3 stages) and
 # sm_86 (2 stages at d 128) and JIT-compiled by the driver: every input it
 # takes, then its small tiles (4 warps, 32 and 128 keys).
@@ -100,6 +113,8 @@ run test/Inputs/hopper/h128_rope_causal.mlir --chip=sm_86 --kernel=mma
 run test/Inputs/hopper/h64_gqa_rope_causal.mlir --chip=sm_86 --kernel=mma
 run test/Inputs/hopper/h64_gqa_rope_causal.mlir --chip=sm_80 --kernel=mma --tile-options="block-m=64 block-n=32"
 run test/Inputs/hopper/h64_causal.mlir --chip=sm_80 --kernel=mma --tile-options="block-m=64 block-n=128"
+run test/Inputs/hopper/h64_window_rope.mlir --chip=sm_80 --kernel=mma --tile-options="block-m=64 block-n=32"
+run test/Inputs/hopper/h64_mods_window_f16.mlir --chip=sm_86 --kernel=mma
 # The Python binding on CUDA torch tensors (test/python/torch_cuda.test).
 echo "== python: attn.attention on CUDA tensors" | tee -a "$log"
 if ! PYTHONPATH="$root/python" ATTN_LIBRARY_DIR="$carry/lib" ATTN_CACHE_DIR="/tmp/attn-gpu-check-cache" \

@@ -5,11 +5,11 @@
 // tile, rotates them (RoPE) unless the producer did, then per key block
 // issues S = Q.K^T and the previous block's O += P.V back to back on the
 // tensor cores, in turns with the other consumers (named barriers, a ring
-// when there are three), and computes the block's mask and online softmax
-// (softmax.c) while those run; the tile's last P.V and its epilogue
-// (attention_epilogue.c) end it. The state it shares with the producer is
-// attention_pipeline.c's. Ops are named "consumer", "softmax", "rope" and
-// "epilogue".
+// when there are three), and computes the block's score modifiers, mask and
+// online softmax (softmax.c) while those run; the tile's last P.V and its
+// epilogue (attention_epilogue.c) end it. The state it shares with the
+// producer is attention_pipeline.c's. Ops are named "consumer", "softmax",
+// "rope" and "epilogue".
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
@@ -266,7 +266,11 @@ void attn_k_att_consumer(const struct attn_k_att *a,
   MlirValue qaddr = attn_b_addi(b, attn_k_addc(b, x->sbase, a->q_off),
                                 attn_k_mulc(b, c.cw, 64 * 128));
   c.desc_q = attn_k_make_desc(b, qaddr, 16, 1024);
-  c.sm.scale_log2 = attn_b_f32(b, (float)(k->scale * 1.4426950408889634));
+  c.sm.scale_log2 =
+      attn_b_f32(b, (float)(attn_k_score_factor(k) * 1.4426950408889634));
+  c.sm.group_rows = 64;
+  c.sm.slope = k->alibi > 0 ? attn_k_alibi_slope(b, k, x->h)
+                            : (MlirValue){NULL}; // per tile: its head's
   c.sm.ninf = attn_b_f32(b, -INFINITY);
   c.sm.zero = attn_b_f32(b, 0.0f);
   c.nz = attn_b_f32(b, -0.0f); // x + -0.0 == x: names one result of a region op
@@ -287,7 +291,9 @@ void attn_k_att_consumer(const struct attn_k_att *a,
     attn_k_wgmma_wait(b, 0);
     attn_k_reg_fence(b, sv, ns, "f");
     attn_builder_role(b, "softmax");
-    attn_k_mask(b, k, &c.sm, z, sv);
+    MlirValue kb = attn_k_att_key_block(a, x, z);
+    attn_k_score_mods(b, k, &c.sm, kb, sv);
+    attn_k_mask(b, k, &c.sm, kb, sv);
     attn_k_softmax(b, k, &c.sm, sv, m0, l0, m, l, alpha, pf);
     attn_builder_role(b, "consumer");
     pack_p(a, pf, p0);
@@ -342,7 +348,9 @@ void attn_k_att_consumer(const struct attn_k_att *a,
     attn_k_wgmma_wait(b, 1);
     attn_k_reg_fence(b, sv, ns, "f");
     attn_builder_role(b, "softmax");
-    attn_k_mask(b, k, &c.sm, j, sv);
+    MlirValue kb = attn_k_att_key_block(a, x, j);
+    attn_k_score_mods(b, k, &c.sm, kb, sv);
+    attn_k_mask(b, k, &c.sm, kb, sv);
     MlirValue mo[2], lo2[2], an[2], pn[ATTN_K_MAX_REGS], pf2[ATTN_K_MAX_REGS];
     attn_k_softmax(b, k, &c.sm, sv, mi, li, mo, lo2, an, pf2);
     attn_builder_role(b, "consumer");

@@ -148,6 +148,28 @@ void attn_k_att_open_tiles(const struct attn_k_att *a,
     MlirValue diag = attn_b_ceildivui(b, last, attn_b_i32(b, k->block_n));
     x->nkb = attn_b_minui(b, diag, x->nkb);
   }
+  // A window: keys to q + right, from the block of the first row's q - left
+  // (attn_hopper_key_range); nkb counts the blocks from there.
+  x->kb0 = (MlirValue){NULL};
+  if (k->window && k->window_right >= 0) {
+    MlirValue last =
+        attn_k_addc(b, x->q_row, k->block_m + k->window_right);
+    MlirValue edge = attn_b_ceildivui(b, last, attn_b_i32(b, k->block_n));
+    x->nkb = attn_b_minui(b, edge, x->nkb);
+  }
+  if (k->window && k->window_left >= 0) {
+    MlirValue lo = attn_b_binary(b, "arith.maxsi",
+                                 attn_k_addc(b, x->q_row, -k->window_left),
+                                 attn_b_i32(b, 0));
+    x->kb0 = attn_b_minui(b, attn_k_divc(b, lo, k->block_n),
+                          attn_k_addc(b, x->nkb, -1));
+    x->nkb = attn_b_subi(b, x->nkb, x->kb0);
+  }
+}
+
+MlirValue attn_k_att_key_block(const struct attn_k_att *a,
+                               const struct attn_k_att_vals *x, MlirValue j) {
+  return mlirValueIsNull(x->kb0) ? j : attn_b_addi(a->b, x->kb0, j);
 }
 
 void attn_k_att_close_tiles(const struct attn_k_att *a,

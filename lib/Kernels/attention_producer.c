@@ -3,7 +3,8 @@
 // The producer warpgroup of the attention kernel hopper_attention.c
 // assembles:
 //
-//   thread 0    TMA loads of Q once per tile, then K and V tiles into the
+//   thread 0    TMA loads of Q once per tile, then K and V tiles (the
+//               tile's key blocks, attn_hopper_key_range) into the
 //               `stages`-deep ring of shared-memory buffers, each completing
 //               on a "full" mbarrier; with rope_k_ahead it loads K from the
 //               workspace k_rot once a block is flagged rotated
@@ -58,14 +59,15 @@ static void tma_loads(const struct attn_k_att *a, struct attn_k_att_vals *x) {
   attn_k_mbar_expect_tx(b, full, 2 * a->tile_bytes);
   MlirValue kt = attn_k_att_tile_k(a, x, s),
             vt = attn_k_addc(b, kt, a->tile_bytes);
-  MlirValue row = attn_k_mulc(b, j, k->block_n);
+  MlirValue kb = attn_k_att_key_block(a, x, j);
+  MlirValue row = attn_k_mulc(b, kb, k->block_n);
   if (k->rope_k_ahead) { // the block's rows in k_rot, once flagged
     struct attn_b_if wait;
     attn_b_if_open(b, &wait,
                    attn_b_xori(b, head_done,
                                attn_b_constant(b, attn_b_attr_bool(b, true))),
                    0, NULL, false);
-    attn_k_ahead_wait(b, k, x->ahead_ctx, x->bz, x->kh, j, AHEAD_WAIT_NS);
+    attn_k_ahead_wait(b, k, x->ahead_ctx, x->bz, x->kh, kb, AHEAD_WAIT_NS);
     attn_b_if_close(b, &wait, 0, NULL);
   }
   for (int r = 0; r < a->regions; ++r) {
@@ -112,8 +114,9 @@ static void rotate_k(const struct attn_k_att *a, struct attn_k_att_vals *x,
   attn_k_mbar_wait(b, attn_k_att_bar_at(a, x->bar_full, s), ph);
   MlirValue base =
       attn_k_addc(b, attn_k_mulc(b, s, 2 * a->tile_bytes), a->kv_off);
-  MlirValue pos0 =
-      attn_k_addc(b, attn_k_mulc(b, j, k->block_n), k->rope_offset_k);
+  MlirValue pos0 = attn_k_addc(
+      b, attn_k_mulc(b, attn_k_att_key_block(a, x, j), k->block_n),
+      k->rope_offset_k);
   attn_k_rope_rows(b, k, x->smem, base, k->block_n, attn_b_i32(b, 0),
                    k->block_n, pos0, r);
   attn_k_fence_proxy_async(b, false);

@@ -38,6 +38,13 @@ extern "C" {
 // mma.sync kernel (attn_kernels_build_mma_attention) reads the same
 // description.
 
+/// A score modifier of the attention kernels (attn_hopper_kernel::mods).
+enum attn_hopper_mod {
+  ATTN_HOPPER_MOD_SCALE,
+  ATTN_HOPPER_MOD_SOFTCAP,
+  ATTN_HOPPER_MOD_ALIBI,
+};
+
 /// Everything the kernel depends on; all of it is compile-time constant.
 struct attn_hopper_kernel {
   const char *name;
@@ -51,6 +58,21 @@ struct attn_hopper_kernel {
   int stages;             ///< K/V shared-memory pipeline depth
   bool causal;
   double scale;
+  /// The score modifiers between the two products, applied in the order
+  /// mods[0 .. nmods) (attn.fused's `mods`; nmods 0: scale alone): scale
+  /// (s = scale s), softcap (s = softcap tanh(s / softcap)) and ALiBi (s =
+  /// s - slope_h |q - k|, slope_h = 2^(-alibi (h + 1) / heads) for query
+  /// head h). softcap and alibi are 0 when absent.
+  int nmods;
+  enum attn_hopper_mod mods[3];
+  double softcap;
+  double alibi;
+  /// A sliding window besides causal: key k is masked for query q when k <
+  /// q - window_left or k > q + window_right (-1: unbounded on that side);
+  /// the kernels skip the key blocks wholly outside it
+  /// (attn_hopper_key_range). false: none (left and right unread).
+  bool window;
+  int64_t window_left, window_right;
   bool rope;
   double theta;
   int64_t rotary_dim;
@@ -132,6 +154,14 @@ int64_t attn_hopper_tiles(const struct attn_hopper_kernel *k);
 /// (TMA fills it with zeros) and store nothing. 0 when not causal.
 int64_t attn_hopper_query_shift(const struct attn_hopper_kernel *k);
 void attn_hopper_grid(const struct attn_hopper_kernel *k, int64_t grid[3]);
+/// The key blocks [*first, *last) a query block whose first row is q_row
+/// (negative for a causal kernel's shifted first block) reads: all of them,
+/// up to the diagonal (causal) or the window's right edge, from the block
+/// of the window's left edge; never empty (a query block whose window holds
+/// no key reads one block, wholly masked). Both attention kernels bound
+/// their key loops so, the persistent schedule prices tiles by it.
+void attn_hopper_key_range(const struct attn_hopper_kernel *k, int64_t q_row,
+                           int64_t *first, int64_t *last);
 
 //===-- RoPE's sizes (lib/Kernels/rope_*.c) -------------------------------===//
 //

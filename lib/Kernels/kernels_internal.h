@@ -484,6 +484,9 @@ struct attn_k_att_vals {
   /// K/V head and key blocks; kc = key blocks this CTA loaded before it, qn
   /// = tiles before it (the parity of the Q barriers).
   MlirValue q_row, h, bz, kh, nkb, kc, qn;
+  /// The tile's first key block with a window's left edge (its nkb blocks
+  /// from there: attn_hopper_key_range); null otherwise (block 0).
+  MlirValue kb0;
 };
 
 /// Lays out a kernel of k built by b (NULL for the sizes alone) in a.
@@ -514,6 +517,10 @@ void attn_k_att_open_tiles(const struct attn_k_att *a,
 void attn_k_att_close_tiles(const struct attn_k_att *a,
                             const struct attn_k_att_vals *x,
                             struct attn_b_for *loop);
+/// The key block (i32) of the tile's j-th (i32): kb0 + j, or j itself when
+/// the tile starts at block 0.
+MlirValue attn_k_att_key_block(const struct attn_k_att *a,
+                               const struct attn_k_att_vals *x, MlirValue j);
 /// The ring stage (i32) and its phase parity of the tile's key block j.
 MlirValue attn_k_att_stage_of(const struct attn_k_att *a,
                               const struct attn_k_att_vals *x, MlirValue j,
@@ -746,15 +753,37 @@ MlirAttribute attn_k_launch_attr(struct attn_builder *b, const char *kernel,
 //===-- Softmax (softmax.c) -----------------------------------------------===//
 
 /// What the softmax of a thread's two rows reads: its lane in the quad (lr),
-/// its first row (row0), the first row of its warp or warpgroup (wg_row),
-/// and the constants scale * log2(e), -inf and 0.
+/// its first row (row0), the first row of its warp or warpgroup (wg_row)
+/// and that group's rows (group_rows: 16 or 64), the constants
+/// attn_k_score_factor * log2(e), -inf and 0, and with ALiBi the tile's
+/// attn_k_alibi_slope.
 struct attn_k_softmax {
   MlirValue lr, row0, wg_row;
   MlirValue scale_log2, ninf, zero;
+  int group_rows;
+  MlirValue slope;
 };
 
+/// The factor f the softmax folds into its exponent (scale_log2 = f
+/// log2(e)): the modifiers keep S as f times what they compute (each
+/// multiply by a constant joins f), so that without softcap and ALiBi f is
+/// the scale and S is never touched.
+double attn_k_score_factor(const struct attn_hopper_kernel *k);
+/// With ALiBi: -slope_h / f (f32) for query head h (i32), where f is the
+/// factor the scores carry when the ALiBi step comes (attn_k_score_mods).
+MlirValue attn_k_alibi_slope(struct attn_builder *b,
+                             const struct attn_hopper_kernel *k, MlirValue h);
+/// The modifiers softcap and ALiBi, in k's order, on S (block_n / 2 f32 in
+/// sv, replaced) of key block j (i32): softcap by tanh.approx.f32, ALiBi by
+/// the element's row and key (the fragment layout attn_k_mask reads).
+/// Nothing without them.
+void attn_k_score_mods(struct attn_builder *b,
+                       const struct attn_hopper_kernel *k,
+                       const struct attn_k_softmax *s, MlirValue j,
+                       MlirValue *sv);
 /// Masks S (block_n / 2 f32 in sv, replaced) in key block j (i32) where it
-/// crosses the diagonal (causal) or the end of the keys, behind a branch.
+/// crosses the diagonal (causal), a window's edge or the end of the keys,
+/// behind a branch.
 void attn_k_mask(struct attn_builder *b, const struct attn_hopper_kernel *k,
                  const struct attn_k_softmax *s, MlirValue j, MlirValue *sv);
 /// The online softmax of S (sv) from the row maxima m_in and sums l_in: the

@@ -18,11 +18,13 @@
 //                 registers, O += P V with P packed straight from the S
 //                 accumulators into A fragments and V by ldmatrix.trans
 //
-// A causal CTA stops at the diagonal; inside it a warp skips the blocks
-// entirely above its own rows. Shared-memory tiles are rows of head_dim
-// 16-bit elements whose 16-byte chunks are XORed with row % 8, so that the
-// eight row addresses of an ldmatrix matrix (and a warp's cp.async stores)
-// fall in distinct banks.
+// A causal CTA stops at the diagonal, a windowed one reads the key blocks
+// its window reaches (attn_hopper_key_range); inside it a warp skips the
+// blocks entirely above its own rows or outside their window. Softcap and
+// ALiBi modify S before the mask (softmax.c). Shared-memory tiles are rows
+// of head_dim 16-bit elements whose 16-byte chunks are XORed with row % 8,
+// so that the eight row addresses of an ldmatrix matrix (and a warp's
+// cp.async stores) fall in distinct banks.
 //
 // Registers per thread and spills: the table in lower_tile_to_mma.c. Each
 // op is located at the tile kernel, named by its role: mma.kernel (the
@@ -57,6 +59,8 @@ struct ids {
   MlirValue tid, lane, g, t, x7; // lane / 4, lane % 4, lane % 8
   MlirValue raw, sbase; // @attn_smem as !llvm.ptr<3> and as an i32 address
   MlirValue h, b, q_row, warp_row0, kend;
+  MlirValue kfirst; // a window's first key block; null: block 0
+  MlirValue slope;  // ALiBi: the head's attn_k_alibi_slope
   MlirValue qsrc, ksrc, vsrc, out; // i64 addresses of the head's row 0; out
   MlirValue frag_row;              // ((lane / 8) % 2) * 8 + lane % 8
   MlirValue frag_hi;               // lane / 16
@@ -371,11 +375,12 @@ static void add_pv(struct em *e, const struct ids *x, MlirValue vt,
   b->loc = prev;
 }
 
-/// Masks S (updated in place) where key block j crosses this warp's
-/// diagonal or the end of the keys; other blocks pass unchanged. The mma.sync
-/// fragments are laid out as the wgmma ones, rows warp_row0 + g and + 8, so
-/// this is the Hopper kernel's mask with the warp's 16 rows in place of a
-/// warpgroup's 64 (softmax.c).
+/// The score modifiers softcap and ALiBi on S of key block j, then masks S
+/// (updated in place) where the block crosses this warp's diagonal, a
+/// window's edge or the end of the keys; other blocks pass unchanged. The
+/// mma.sync fragments are laid out as the wgmma ones, rows warp_row0 + g
+/// and + 8, so this is the Hopper kernel's mask with the warp's 16 rows in
+/// place of a warpgroup's 64 (softmax.c).
 static void mask(struct em *e, const struct ids *x, MlirValue j,
                  MlirValue *sv) {
   MlirLocation prev = role(e, "mma.mask");
@@ -384,7 +389,14 @@ static void mask(struct em *e, const struct ids *x, MlirValue j,
                              .wg_row = x->warp_row0,
                              .scale_log2 = x->scale_log2,
                              .ninf = x->ninf,
-                             .zero = x->zero};
+                             .zero = x->zero,
+                             .group_rows = 16,
+                             .slope = x->slope};
+  if (e->k->softcap > 0 || e->k->alibi > 0) {
+    role(e, "mma.mods");
+    attn_k_score_mods(e->b, e->k, &s, j, sv);
+    role(e, "mma.mask");
+  }
   attn_k_mask(e->b, e->k, &s, j, sv);
   e->b->loc = prev;
 }
@@ -542,6 +554,22 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
     MlirValue diag = attn_b_ceildivui(b, last, attn_b_i32(b, k->block_n));
     x.kend = attn_b_minui(b, diag, x.kend);
   }
+  // A window's key blocks (attn_hopper_key_range): to the right edge of the
+  // block's last row, from the block of its first row's left edge.
+  x.kfirst = (MlirValue){NULL};
+  if (k->window && k->window_right >= 0) {
+    MlirValue last = attn_k_addc(b, x.q_row, k->block_m + k->window_right);
+    MlirValue edge = attn_b_ceildivui(b, last, attn_b_i32(b, k->block_n));
+    x.kend = attn_b_minui(b, edge, x.kend);
+  }
+  if (k->window && k->window_left >= 0) {
+    MlirValue lo = attn_b_binary(b, "arith.maxsi",
+                                 attn_k_addc(b, x.q_row, -k->window_left),
+                                 attn_b_i32(b, 0));
+    x.kfirst = attn_b_minui(b, attn_k_divc(b, lo, k->block_n),
+                            attn_k_addc(b, x.kend, -1));
+  }
+  x.slope = k->alibi > 0 ? attn_k_alibi_slope(b, k, x.h) : (MlirValue){NULL};
   x.raw = attn_k_addressof(b, "attn_smem", b->t.ptr_shared);
   x.sbase = attn_k_ptrtoint(b, x.raw, b->t.i32);
   x.qsrc = head_address(e, attn_b_func_arg(f, 0), x.b, x.h, k->heads, k->seq_q);
@@ -550,7 +578,8 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
   x.vsrc =
       head_address(e, attn_b_func_arg(f, 2), x.b, kh, k->kv_heads, k->seq_k);
   x.out = attn_k_gep_const(b, attn_b_func_arg(f, 3), 0);
-  x.scale_log2 = attn_b_f32(b, (float)(k->scale * 1.4426950408889634));
+  x.scale_log2 =
+      attn_b_f32(b, (float)(attn_k_score_factor(k) * 1.4426950408889634));
   x.ninf = attn_b_f32(b, -INFINITY);
   x.zero = attn_b_f32(b, 0.0f);
   x.nz = attn_b_f32(b, -0.0f);
@@ -561,7 +590,9 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
             k->seq_q);
   cp_async_commit(e);
   for (int s = 0; s < k->stages - 1; ++s)
-    load_block(e, &x, attn_b_i32(b, s));
+    load_block(e, &x,
+               mlirValueIsNull(x.kfirst) ? attn_b_i32(b, s)
+                                         : attn_k_addc(b, x.kfirst, s));
   cp_async_wait(e, k->stages - 1);
   bar_sync(e);
   struct rope r;
@@ -597,8 +628,9 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
     init[i] = i < e->no || i >= e->no + 2 ? x.zero : x.ninf;
     tys[i] = b->t.f32;
   }
-  MlirValue lo = attn_b_index(b, 0), hi = attn_k_to_index(b, x.kend),
-            st = attn_b_index(b, 1);
+  MlirValue lo = mlirValueIsNull(x.kfirst) ? attn_b_index(b, 0)
+                                           : attn_k_to_index(b, x.kfirst),
+            hi = attn_k_to_index(b, x.kend), st = attn_b_index(b, 1);
   struct attn_b_for loop;
   attn_b_for_open(b, &loop, lo, hi, st, ncarry, init);
   {
@@ -622,12 +654,32 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
                             l[2] = {arg[e->no + 2], arg[e->no + 3]};
     memcpy(ov, arg, sizeof(MlirValue) * (size_t)e->no);
     struct attn_b_if skip = {0};
-    if (k->causal) {
-      // Blocks entirely above this warp's rows change nothing.
-      MlirValue above =
-          attn_b_cmpi(b, ATTN_B_UGT, attn_k_mulc(b, j, k->block_n),
-                      attn_k_addc(b, x.warp_row0, 15));
-      attn_b_if_open(b, &skip, above, ncarry, tys, true);
+    bool skips = k->causal || k->window;
+    if (skips) {
+      // Blocks entirely above this warp's rows (causal) or outside their
+      // window change nothing.
+      MlirValue none = {NULL};
+      if (k->causal)
+        none = attn_b_cmpi(b, ATTN_B_UGT, attn_k_mulc(b, j, k->block_n),
+                           attn_k_addc(b, x.warp_row0, 15));
+      if (k->window && k->window_right >= 0) {
+        MlirValue past =
+            attn_b_cmpi(b, ATTN_B_UGT, attn_k_mulc(b, j, k->block_n),
+                        attn_k_addc(b, x.warp_row0, 15 + k->window_right));
+        none = mlirValueIsNull(none) ? past : attn_b_ori(b, none, past);
+      }
+      if (k->window && k->window_left >= 0) {
+        // The block's last key + left < the warp's first row.
+        MlirValue before = attn_b_cmpi(
+            b, ATTN_B_ULT,
+            attn_k_addc(b, attn_k_mulc(b, j, k->block_n),
+                        k->block_n - 1 + k->window_left),
+            x.warp_row0);
+        none = mlirValueIsNull(none) ? before : attn_b_ori(b, none, before);
+      }
+      if (mlirValueIsNull(none)) // a window unbounded on both sides
+        none = attn_b_constant(b, attn_b_attr_bool(b, false));
+      attn_b_if_open(b, &skip, none, ncarry, tys, true);
       attn_b_if_else(b, &skip, ncarry, arg);
     }
     block(e, &x, qf, j, kt, ov, m, l);
@@ -638,7 +690,7 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
     out[e->no + 1] = m[1];
     out[e->no + 2] = l[0];
     out[e->no + 3] = l[1];
-    if (k->causal) {
+    if (skips) {
       attn_b_if_close(b, &skip, ncarry, out);
       for (int i = 0; i < ncarry; ++i)
         out[i] = attn_k_result_f32(b, skip.op, i, x.nz);

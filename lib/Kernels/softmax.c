@@ -1,8 +1,9 @@
 //===- softmax.c - The online softmax role, built -------------------------===//
 //
 // One key block's softmax of a thread's two rows of S (rows row0 and row0 +
-// 8: register pairs 0-1 and 2-3 of every 4), in exp2 form: the mask on
-// blocks that cross the diagonal or the end of the keys, the new maxima,
+// 8: register pairs 0-1 and 2-3 of every 4), in exp2 form: the score
+// modifiers softcap and ALiBi, the mask on blocks that cross the diagonal,
+// a window's edge or the end of the keys, the new maxima,
 // the factors that rescale the accumulators, and P. The same ops, in the
 // same order, as the Hopper kernel's text writer made them before issue 26
 // (lib/Transforms/hopper_softmax.c; its lazy_rescale and row_sum_mma choices
@@ -11,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
+
+#include "mlir-c/BuiltinAttributes.h"
 
 #include <string.h>
 
@@ -37,8 +40,114 @@ static void if_f32_open(struct attn_builder *b, struct attn_b_if *s,
   attn_b_if_open(b, s, cond, n, tys, true);
 }
 
+//===-- Score modifiers --------------------------------------------------===//
+//
+// S leaves the tensor cores as Q K^T. The modifiers run in the program's
+// order on x = f v, v the register and f a compile-time factor (1 at
+// first): scale multiplies f; softcap computes v = tanh(v f / cap) (one
+// multiply before the tanh) and sets f = cap; ALiBi adds -slope |q - k| / f
+// to v (one FMA). The softmax then folds f into its exponent as it folds
+// the scale alone (attn_k_score_factor), so that v f is the program's
+// score. tanh is tanh.approx.f32, as FlashAttention-3's softcap: one MUFU
+// op (the exponentials already keep the MUFU about as busy as the tensor
+// cores), relative error 2^-11 (PTX ISA), which moves a logit of magnitude
+// |x| by |x| 2^-11; over an exact tanh by exp2 and rcp (two MUFU ops).
+
+/// The factor the scores carry after modifier i of k's order, f before it.
+static double factor_after(const struct attn_hopper_kernel *k, int i,
+                           double f) {
+  switch (k->mods[i]) {
+  case ATTN_HOPPER_MOD_SCALE:
+    return f * k->scale;
+  case ATTN_HOPPER_MOD_SOFTCAP:
+    return k->softcap;
+  case ATTN_HOPPER_MOD_ALIBI:
+    return f;
+  }
+  return f;
+}
+
+double attn_k_score_factor(const struct attn_hopper_kernel *k) {
+  if (k->nmods == 0)
+    return k->scale;
+  double f = 1.0;
+  for (int i = 0; i < k->nmods; ++i)
+    f = factor_after(k, i, f);
+  return f;
+}
+
+/// The factor the scores carry when modifier `mod` comes.
+static double factor_before(const struct attn_hopper_kernel *k,
+                            enum attn_hopper_mod mod) {
+  double f = 1.0;
+  for (int i = 0; i < k->nmods && k->mods[i] != mod; ++i)
+    f = factor_after(k, i, f);
+  return f;
+}
+
+MlirValue attn_k_alibi_slope(struct attn_builder *b,
+                             const struct attn_hopper_kernel *k, MlirValue h) {
+  // 2^(-alibi (h + 1) / heads) by the MUFU's exp2 (relative error about
+  // 2^-22), then times -1/f.
+  MlirValue h1 = attn_k_uitofp(b, attn_k_addc(b, h, 1), b->t.f32);
+  MlirValue e = attn_b_mulf(
+      b, h1, attn_b_f32(b, (float)(-k->alibi / (double)k->heads)));
+  return attn_b_mulf(
+      b, attn_k_ex2(b, e),
+      attn_b_f32(b, (float)(-1.0 / factor_before(k, ATTN_HOPPER_MOD_ALIBI))));
+}
+
+/// tanh.approx.f32 of x (f32): llvm.intr.tanh with the afn flag, which
+/// NVPTX selects as that instruction (sm_75 and newer; LLVM 22 has no
+/// llvm.nvvm.tanh.approx intrinsic any more).
+static MlirValue tanh_approx(struct attn_builder *b, MlirValue x) {
+  MlirAttribute afn = mlirAttributeParseGet(
+      b->ctx, mlirStringRefCreateFromCString("#llvm.fastmath<afn>"));
+  MlirNamedAttribute fm = attn_b_named(b, "fastmathFlags", afn);
+  return attn_b_op1(b, "llvm.intr.tanh", b->t.f32, 1, &x, 1, &fm);
+}
+
+void attn_k_score_mods(struct attn_builder *b,
+                       const struct attn_hopper_kernel *k,
+                       const struct attn_k_softmax *s, MlirValue j,
+                       MlirValue *sv) {
+  if (!(k->softcap > 0) && !(k->alibi > 0))
+    return;
+  int ns = k->block_n / 2;
+  double f = 1.0;
+  for (int m = 0; m < k->nmods; ++m) {
+    if (k->mods[m] == ATTN_HOPPER_MOD_SOFTCAP) {
+      MlirValue c = attn_b_f32(b, (float)(f / k->softcap));
+      for (int i = 0; i < ns; ++i)
+        sv[i] = tanh_approx(b, attn_b_mulf(b, sv[i], c));
+    } else if (k->mods[m] == ATTN_HOPPER_MOD_ALIBI) {
+      // q - k of element i: (row - kbase) - (8 (i / 4) + i % 2), exact in
+      // f32 (|q - k| < 2^24); one conversion per row.
+      MlirValue kbase = attn_b_addi(b, attn_k_mulc(b, j, k->block_n),
+                                    attn_k_mulc(b, s->lr, 2));
+      MlirValue d0[2];
+      for (int r = 0; r < 2; ++r) {
+        MlirValue row = r ? attn_k_addc(b, s->row0, 8) : s->row0;
+        d0[r] = attn_b_cast(b, "arith.sitofp", attn_b_subi(b, row, kbase),
+                            b->t.f32);
+      }
+      for (int i = 0; i < ns; ++i) {
+        MlirValue d =
+            attn_b_subf(b, d0[(i >> 1) & 1],
+                        attn_b_f32(b, (float)(8 * (i >> 2) + (i & 1))));
+        sv[i] = attn_b_fma(b, attn_b_unary(b, "math.absf", d), s->slope,
+                           sv[i]);
+      }
+    }
+    f = factor_after(k, m, f);
+  }
+}
+
+//===-- The mask ---------------------------------------------------------===//
+
 /// Masks S (ns values, updated in place) in key block j: keys past the end
-/// and, causal, past the row.
+/// and, causal, past the row; with a window, keys before row - left or past
+/// row + right (the plain path's tile.mask, in i32).
 static void mask_scores(struct attn_builder *b,
                         const struct attn_hopper_kernel *k,
                         const struct attn_k_softmax *s, MlirValue j,
@@ -46,12 +155,25 @@ static void mask_scores(struct attn_builder *b,
   MlirValue kbase =
       attn_b_addi(b, attn_k_mulc(b, j, k->block_n), attn_k_mulc(b, s->lr, 2));
   MlirValue rows[2] = {s->row0, attn_k_addc(b, s->row0, 8)};
+  bool left = k->window && k->window_left >= 0,
+       right = k->window && k->window_right >= 0;
+  MlirValue edge[2] = {{NULL}, {NULL}}; // row + right
+  for (int r = 0; right && r < 2; ++r)
+    edge[r] = attn_k_addc(b, rows[r], k->window_right);
   for (int i = 0; i < k->block_n / 2; ++i) {
     MlirValue col = attn_k_addc(b, kbase, 8 * (i >> 2) + (i & 1));
     MlirValue bad = attn_k_cmpc(b, ATTN_B_UGE, col, k->seq_k);
     if (k->causal)
       bad = attn_b_ori(b, bad,
                        attn_b_cmpi(b, ATTN_B_UGT, col, rows[(i >> 1) & 1]));
+    if (left) // col < row - left, without going below zero
+      bad = attn_b_ori(
+          b, bad,
+          attn_b_cmpi(b, ATTN_B_ULT, attn_k_addc(b, col, k->window_left),
+                      rows[(i >> 1) & 1]));
+    if (right)
+      bad = attn_b_ori(b, bad,
+                       attn_b_cmpi(b, ATTN_B_UGT, col, edge[(i >> 1) & 1]));
     sv[i] = attn_b_select(b, bad, s->ninf, sv[i]);
   }
 }
@@ -60,7 +182,7 @@ void attn_k_mask(struct attn_builder *b, const struct attn_hopper_kernel *k,
                  const struct attn_k_softmax *s, MlirValue j, MlirValue *sv) {
   int ns = k->block_n / 2;
   bool tail = k->seq_k % k->block_n != 0;
-  if (!k->causal && !tail)
+  if (!k->causal && !tail && !k->window)
     return;
   MlirValue end = attn_k_mulc(b, attn_k_addc(b, j, 1),
                               k->block_n); // one past the block
@@ -68,6 +190,18 @@ void attn_k_mask(struct attn_builder *b, const struct attn_hopper_kernel *k,
   if (k->causal)
     need = attn_b_ori(
         b, need, attn_b_cmpi(b, ATTN_B_UGT, end, attn_k_addc(b, s->wg_row, 1)));
+  if (k->window && k->window_right >= 0) // a key past the first row's edge
+    need = attn_b_ori(
+        b, need,
+        attn_b_cmpi(b, ATTN_B_UGT, end,
+                    attn_k_addc(b, s->wg_row, k->window_right + 1)));
+  if (k->window && k->window_left >= 0) // a key before the last row's edge
+    need = attn_b_ori(
+        b, need,
+        attn_b_cmpi(b, ATTN_B_SLT,
+                    attn_k_addc(b, attn_k_mulc(b, j, k->block_n),
+                                k->window_left),
+                    attn_k_addc(b, s->wg_row, s->group_rows - 1)));
   struct attn_b_if r;
   if_f32_open(b, &r, need, ns);
   MlirValue masked[ATTN_K_MAX_REGS];

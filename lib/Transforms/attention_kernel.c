@@ -17,6 +17,7 @@
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,8 @@ static const char *const program[] = {
     ATTN_OP_TILE_LOAD,       "rope?",                 ATTN_OP_TILE_FILL,
     ATTN_OP_TILE_FILL,       ATTN_OP_TILE_FILL,       ATTN_OP_TILE_LOAD,
     "rope?",                 ATTN_OP_TILE_LOAD,       ATTN_OP_TILE_MMA,
-    ATTN_OP_TILE_MASK,       ATTN_OP_TILE_SOFTMAX_UPDATE, ATTN_OP_TILE_MMA,
+    "score_mod?",            ATTN_OP_TILE_MASK,
+    ATTN_OP_TILE_SOFTMAX_UPDATE, ATTN_OP_TILE_MMA,
     ATTN_OP_TILE_NORMALIZE,  ATTN_OP_TILE_STORE,
 };
 
@@ -45,8 +47,8 @@ void attn_tile_collect_ops(MlirOperation kernel, struct attn_op_list *out) {
 }
 
 /// True when kernel is the attention tile program (with tile.rope on Q and
-/// K when rope is set).
-static bool is_attention_program(MlirOperation kernel, bool rope) {
+/// K when rope is set, and a tile.score_mod when mods is).
+static bool is_attention_program(MlirOperation kernel, bool rope, bool mods) {
   struct attn_op_list ops = {0};
   attn_tile_collect_ops(kernel, &ops);
   size_t i = 0;
@@ -55,6 +57,11 @@ static bool is_attention_program(MlirOperation kernel, bool rope) {
     if (!strcmp(program[p], "rope?")) {
       if (rope)
         ok = i < ops.n && attn_op_is(ops.ops[i++], ATTN_OP_TILE_ROPE);
+      continue;
+    }
+    if (!strcmp(program[p], "score_mod?")) {
+      if (mods)
+        ok = i < ops.n && attn_op_is(ops.ops[i++], ATTN_OP_TILE_SCORE_MOD);
       continue;
     }
     ok = i < ops.n && attn_op_is(ops.ops[i++], program[p]);
@@ -95,6 +102,87 @@ static bool named_qkvo(MlirOperation kernel) {
   return ok;
 }
 
+/// Reads the score modifiers of tile.attention (att) into k: mods, softcap,
+/// alibi and window (normalised: a bound that masks no key of the problem
+/// becomes -1, the right one always with causal, and a window left without
+/// bounds is none); false with why (and detail) when malformed.
+static bool describe_mods(MlirAttribute att,
+                          const struct attn_attention_family *f,
+                          struct attn_hopper_kernel *k, char *why, size_t wlen,
+                          char *detail, size_t dlen) {
+  MlirAttribute a = attn_dict_get(att, "softcap");
+  if (!mlirAttributeIsNull(a))
+    k->softcap = mlirAttributeIsAFloat(a) ? mlirFloatAttrGetValueDouble(a) : 0;
+  a = attn_dict_get(att, "alibi");
+  if (!mlirAttributeIsNull(a))
+    k->alibi = mlirAttributeIsAFloat(a) ? mlirFloatAttrGetValueDouble(a) : 0;
+  MlirAttribute mods = attn_dict_get(att, "mods");
+  if (!mlirAttributeIsNull(mods)) {
+    intptr_t n = mlirAttributeIsAArray(mods)
+                     ? mlirArrayAttrGetNumElements(mods)
+                     : -1;
+    for (intptr_t m = 0; m < n; ++m) {
+      MlirAttribute e = mlirArrayAttrGetElement(mods, m);
+      MlirStringRef s = mlirAttributeIsAString(e) ? mlirStringAttrGetValue(e)
+                                                  : mlirStringRefCreate("", 0);
+      enum attn_hopper_mod mod = ATTN_HOPPER_MOD_SCALE;
+      if (attn_str_eq(s, "softcap"))
+        mod = ATTN_HOPPER_MOD_SOFTCAP;
+      else if (attn_str_eq(s, "alibi"))
+        mod = ATTN_HOPPER_MOD_ALIBI;
+      else if (!attn_str_eq(s, "scale")) {
+        snprintf(why, wlen,
+                 "%s computes the modifiers scale, softcap and alibi only",
+                 f->kernel);
+        snprintf(detail, dlen, "'%.*s'", (int)s.length, s.data);
+        return false;
+      }
+      for (int i = 0; i < k->nmods; ++i)
+        n = k->mods[i] == mod ? -1 : n;
+      if (n < 0 || k->nmods == 3)
+        break;
+      k->mods[k->nmods++] = mod;
+    }
+    if (n < 0) {
+      snprintf(why, wlen, "malformed mods");
+      return false;
+    }
+  }
+  bool named[3] = {false, false, false};
+  for (int i = 0; i < k->nmods; ++i)
+    named[k->mods[i]] = true;
+  if (!(k->softcap >= 0 && k->softcap < INFINITY) ||
+      !(k->alibi >= 0 && k->alibi < INFINITY) ||
+      (k->softcap > 0) != named[ATTN_HOPPER_MOD_SOFTCAP] ||
+      (k->alibi > 0) != named[ATTN_HOPPER_MOD_ALIBI] ||
+      (k->nmods && !named[ATTN_HOPPER_MOD_SCALE] && k->scale != 1.0)) {
+    snprintf(why, wlen,
+             "mods must name the scale (unless 1), and softcap and alibi "
+             "exactly when they are given (positive)");
+    return false;
+  }
+  a = attn_dict_get(att, "window");
+  if (mlirAttributeIsNull(a))
+    return true;
+  if (!mlirAttributeIsADenseI64Array(a) ||
+      mlirDenseArrayGetNumElements(a) != 2 ||
+      mlirDenseI64ArrayGetElement(a, 0) < -1 ||
+      mlirDenseI64ArrayGetElement(a, 1) < -1) {
+    snprintf(why, wlen, "malformed window");
+    return false;
+  }
+  k->window_left = mlirDenseI64ArrayGetElement(a, 0);
+  k->window_right = mlirDenseI64ArrayGetElement(a, 1);
+  // Rows are below seq_q and keys below seq_k: a bound beyond masks
+  // nothing (and the kernels' i32 sums stay below 2^25).
+  if (k->window_left >= k->seq_q)
+    k->window_left = -1;
+  if (k->window_right >= k->seq_k || k->causal)
+    k->window_right = -1;
+  k->window = k->window_left >= 0 || k->window_right >= 0;
+  return true;
+}
+
 /// Reads tile.attention into k; false with why (and detail) when the kernel
 /// computes something f's kernel does not.
 static bool describe_attention(MlirAttribute att,
@@ -109,21 +197,14 @@ static bool describe_attention(MlirAttribute att,
   for (intptr_t i = 0, n = mlirDictionaryAttrGetNumElements(att); i < n; ++i) {
     MlirNamedAttribute el = mlirDictionaryAttrGetElement(att, i);
     MlirStringRef key = mlirIdentifierStr(el.name);
-    if (attn_str_eq(key, "mods") && mlirAttributeIsAArray(el.attribute)) {
-      // "scale" only (or nothing): the other score modifiers have no
-      // tensor-core kernel yet.
-      bool scale_only = true;
-      for (intptr_t m = 0; m < mlirArrayAttrGetNumElements(el.attribute); ++m) {
-        MlirAttribute s = mlirArrayAttrGetElement(el.attribute, m);
-        scale_only &= mlirAttributeIsAString(s) &&
-                      attn_str_eq(mlirStringAttrGetValue(s), "scale");
-      }
-      if (scale_only)
-        continue;
-    }
     if (!attn_str_eq(key, "scale") && !attn_str_eq(key, "causal") &&
-        !attn_str_eq(key, "rope")) {
-      snprintf(why, wlen, "%s computes scale, causal and RoPE only", f->kernel);
+        !attn_str_eq(key, "rope") && !attn_str_eq(key, "mods") &&
+        !attn_str_eq(key, "softcap") && !attn_str_eq(key, "alibi") &&
+        !attn_str_eq(key, "window")) {
+      snprintf(why, wlen,
+               "%s computes scale, causal, softcap, alibi, window and RoPE "
+               "only",
+               f->kernel);
       snprintf(detail, dlen, "'%.*s'", (int)key.length, key.data);
       return false;
     }
@@ -136,6 +217,8 @@ static bool describe_attention(MlirAttribute att,
   }
   a = attn_dict_get(att, "causal");
   k->causal = mlirAttributeIsABool(a) && mlirBoolAttrGetValue(a);
+  if (!describe_mods(att, f, k, why, wlen, detail, dlen))
+    return false;
   MlirAttribute rope = attn_dict_get(att, "rope");
   if (mlirAttributeIsNull(rope))
     return true;
@@ -231,7 +314,8 @@ bool attn_attention_describe(MlirOperation kernel,
   if (!describe_attention(attn_attr_get(kernel, "tile.attention"), f, k, user,
                           why, wlen, detail, dlen))
     return false;
-  if (!is_attention_program(kernel, k->rope)) {
+  if (!is_attention_program(kernel, k->rope,
+                            k->softcap > 0 || k->alibi > 0)) {
     snprintf(why, wlen,
              "the kernel is not the attention tile program attn-tile writes");
     return false;

@@ -50,18 +50,25 @@ bool attn_hopper_supports(MlirOperation fused, const char **why) {
     if (attn_str_eq(name, "operandSegmentSizes"))
       continue;
     if (attn_str_eq(name, "mods") && mlirAttributeIsAArray(a.attribute)) {
-      bool scale_only = true;
+      // The gate (an extra input, refused above) is the one modifier the
+      // tensor-core kernels do not compute.
+      bool computed = true;
       for (intptr_t m = 0; m < mlirArrayAttrGetNumElements(a.attribute); ++m) {
         MlirAttribute e = mlirArrayAttrGetElement(a.attribute, m);
-        scale_only &= mlirAttributeIsAString(e) &&
-                      attn_str_eq(mlirStringAttrGetValue(e), "scale");
+        MlirStringRef s = mlirAttributeIsAString(e)
+                              ? mlirStringAttrGetValue(e)
+                              : mlirStringRefCreate("", 0);
+        computed &= attn_str_eq(s, "scale") || attn_str_eq(s, "softcap") ||
+                    attn_str_eq(s, "alibi");
       }
-      if (scale_only)
+      if (computed)
         continue;
     }
     if (!attn_str_eq(name, "scale") && !attn_str_eq(name, "causal") &&
-        !attn_str_eq(name, "rope")) {
-      *why = "the Hopper kernel computes scale, causal and RoPE only";
+        !attn_str_eq(name, "rope") && !attn_str_eq(name, "softcap") &&
+        !attn_str_eq(name, "alibi") && !attn_str_eq(name, "window")) {
+      *why = "the Hopper kernel computes scale, causal, softcap, alibi, "
+             "window and RoPE only";
       return false;
     }
   }

@@ -45,8 +45,10 @@
 //
 // Supported: bf16/f16, head dim 64 or 128 (v's equal to q's), block-m 128
 // (the kernel's query block is 64 rows per consumer),
-// block-n 64 or 128, MHA or GQA, any sequence length, causal or not, RoPE
-// with rotary_dim/4 dividing 96 (64, 128, 32, ...). Anything else is a
+// block-n 64 or 128, MHA or GQA, any sequence length, causal or not,
+// softcap, ALiBi and a sliding window (lib/Kernels/softmax.c; the window's
+// key blocks outside it are skipped), RoPE with rotary_dim/4 dividing 96
+// (64, 128, 32, ...). Anything else (a gate, a document mask) is a
 // diagnostic, or with fallback=true is left to lower-tile-to-gpu.
 //
 //===----------------------------------------------------------------------===//

@@ -26,8 +26,9 @@
 //
 // Supported: bf16/f16, head dim 64 or 128 (v's equal to q's), block-m 64 or
 // 128 (4 or 8 warps), block-n 32, 64 or 128, MHA or GQA, any sequence
-// length, causal or not, a positive scale, RoPE (either layout, rotary_dim a
-// multiple of 4 up to the head dim, positions from offsets). Anything else
+// length, causal or not, a positive scale, softcap, ALiBi and a sliding
+// window, RoPE (either layout, rotary_dim a multiple of 4 up to the head
+// dim, positions from offsets). Anything else (a gate, a document mask)
 // is a diagnostic, or with fallback=true is left to lower-tile-to-gpu, as
 // are GEMM tile kernels (tile.matmul) always.
 //
