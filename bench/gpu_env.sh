@@ -15,6 +15,11 @@ stage() {
   # Debug info is most of a RelWithDebInfo build, and the device tool
   # carries 64 MiB in all.
   strip --strip-debug "$carry"/bin/* "$carry"/lib/*
+  # What the results name as the build (the GPU machine's copy of the tree
+  # may have a stale .git, or none).
+  echo "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
+    [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] && echo ' (with uncommitted changes)')" \
+    > "$carry/commit"
   if ! ls "$carry"/debs/libmlir-22_*.deb >/dev/null 2>&1; then
     (cd "$carry/debs" && apt-get download libmlir-22 libllvm22 libz3-4 libcjson1 >/dev/null 2>&1)
   fi

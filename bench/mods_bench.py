@@ -654,7 +654,13 @@ def run_meta(args):
                           "--format=csv,noheader", "--id=%d" % torch.cuda.current_device()])
     import triton
     attn, err = import_attn()
-    commit = command_output(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
+    # The carried build's commit (bench/gpu_env.sh's stage writes it): the
+    # GPU machine's copy of the tree may have a stale .git, or none.
+    commit = None
+    carried = os.path.join(os.environ.get("ATTN_CARRY", ""), "commit")
+    if os.environ.get("ATTN_CARRY") and os.path.exists(carried):
+        commit = open(carried).read().strip() or None
+    commit = commit or command_output(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
     return dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 gpu=props.name, sms=props.multi_processor_count,
                 driver=smi.split(",")[0].strip() if smi else None, nvidia_smi=smi,
