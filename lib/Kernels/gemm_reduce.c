@@ -101,10 +101,5 @@ bool attn_kernels_build_gemm_reduce(MlirOperation gpu_module, MlirLocation loc,
   struct attn_b_func f;
   attn_k_gemm_func_open(&b, &f, name, 2, types, args, 3, attrs);
   build_body(&b, g, attn_b_func_arg(&f, 0), attn_b_func_arg(&f, 1));
-  attn_k_llvm_func_close(&b, &f);
-  if (attn_builder_finish(&b))
-    return true;
-  if (!mlirOperationIsNull(f.op))
-    mlirOperationDestroy(f.op);
-  return false;
+  return attn_k_llvm_func_finish(&b, &f);
 }

@@ -238,24 +238,18 @@ bool attn_kernels_build_hopper_attention(MlirOperation gpu_module,
       return false;
     }
   }
-  int32_t maxntid[3] = {attn_hopper_threads(k), 1, 1};
-  MlirNamedAttribute attrs[] = {
-      attn_b_named(&b, "arg_attrs", arg_attrs(&b, k)),
-      attn_b_named(&b, "nvvm.kernel", attn_b_attr_unit(&b)),
-      attn_b_named(&b, "nvvm.maxntid", mlirDenseI32ArrayGet(ctx, 3, maxntid)),
-      attn_b_named(&b, "nvvm.minctasm", attn_b_attr_i32(&b, 1)),
-      attn_b_named(&b, "attn.launch", launch_attr(&b, k, attention)),
-  };
+  MlirNamedAttribute attrs[5];
+  attrs[0] = attn_b_named(&b, "arg_attrs", arg_attrs(&b, k));
+  intptr_t nattrs = 1 + attn_k_kernel_attrs(&b, attn_hopper_threads(k),
+                                            launch_attr(&b, k, attention),
+                                            attrs + 1);
   struct attn_b_func f;
-  attn_k_llvm_func_open(&b, &f, k->name, nparams(k), 5, attrs);
+  attn_k_llvm_func_open(&b, &f, k->name, nparams(k), nattrs, attrs);
   if (!mlirOperationIsNull(f.op))
     build_body(&a, &f);
   attn_builder_role(&b, "setup");
-  attn_k_llvm_func_close(&b, &f);
-  if (attn_builder_finish(&b))
+  if (attn_k_llvm_func_finish(&b, &f))
     return true;
-  if (!mlirOperationIsNull(f.op))
-    mlirOperationDestroy(f.op);
   if (!mlirOperationIsNull(tiles))
     mlirOperationDestroy(tiles);
   return false;

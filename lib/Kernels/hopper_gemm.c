@@ -605,22 +605,13 @@ bool attn_kernels_build_hopper_gemm(MlirOperation gpu_module, MlirLocation loc,
     types[nargs] = b.t.ptr;
     args[nargs++] = map_arg_attrs(&b);
   }
-  int32_t maxntid[3] = {ATTN_HOPPER_GEMM_THREADS, 1, 1};
-  MlirNamedAttribute attrs[] = {
-      attn_b_named(&b, "nvvm.kernel", attn_b_attr_unit(&b)),
-      attn_b_named(&b, "nvvm.maxntid", mlirDenseI32ArrayGet(ctx, 3, maxntid)),
-      attn_b_named(&b, "nvvm.minctasm", attn_b_attr_i32(&b, 1)),
-      attn_b_named(&b, "attn.launch", launch_attr(&e, matmul)),
-  };
+  MlirNamedAttribute attrs[4];
+  intptr_t nattrs = attn_k_kernel_attrs(&b, ATTN_HOPPER_GEMM_THREADS,
+                                        launch_attr(&e, matmul), attrs);
   struct attn_b_func f;
   attn_builder_role(&b, "gemm");
-  attn_k_gemm_func_open(&b, &f, g->name, nargs, types, args, 4, attrs);
+  attn_k_gemm_func_open(&b, &f, g->name, nargs, types, args, nattrs, attrs);
   build_body(&e, &f);
   attn_builder_role(&b, "gemm");
-  attn_k_llvm_func_close(&b, &f);
-  if (attn_builder_finish(&b))
-    return true;
-  if (!mlirOperationIsNull(f.op))
-    mlirOperationDestroy(f.op);
-  return false;
+  return attn_k_llvm_func_finish(&b, &f);
 }

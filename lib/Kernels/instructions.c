@@ -446,3 +446,23 @@ void attn_k_llvm_func_close(struct attn_builder *b, struct attn_b_func *f) {
   b->anchor = f->outer_anchor;
   --b->depth;
 }
+
+bool attn_k_llvm_func_finish(struct attn_builder *b, struct attn_b_func *f) {
+  attn_k_llvm_func_close(b, f);
+  if (attn_builder_finish(b))
+    return true;
+  if (!mlirOperationIsNull(f->op))
+    mlirOperationDestroy(f->op);
+  f->op = (MlirOperation){NULL};
+  return false;
+}
+
+intptr_t attn_k_kernel_attrs(struct attn_builder *b, int threads,
+                             MlirAttribute launch, MlirNamedAttribute *a) {
+  int32_t maxntid[3] = {threads, 1, 1};
+  a[0] = attn_b_named(b, "nvvm.kernel", attn_b_attr_unit(b));
+  a[1] = attn_b_named(b, "nvvm.maxntid", mlirDenseI32ArrayGet(b->ctx, 3, maxntid));
+  a[2] = attn_b_named(b, "nvvm.minctasm", attn_b_attr_i32(b, 1));
+  a[3] = attn_b_named(b, "attn.launch", launch);
+  return 4;
+}

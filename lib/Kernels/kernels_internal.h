@@ -172,6 +172,14 @@ void attn_k_llvm_func_open(struct attn_builder *b, struct attn_b_func *f,
                            const char *name, intptr_t nargs, intptr_t nattr,
                            const MlirNamedAttribute *attrs);
 void attn_k_llvm_func_close(struct attn_builder *b, struct attn_b_func *f);
+/// Closes f as attn_k_llvm_func_close and ends the kernel's building: true
+/// when every op was built (attn_builder_finish); otherwise the function is
+/// removed (the builder's diagnostic is out) and false.
+bool attn_k_llvm_func_finish(struct attn_builder *b, struct attn_b_func *f);
+/// A kernel entry's attributes into a[0..4): nvvm.kernel, nvvm.maxntid =
+/// (threads, 1, 1), nvvm.minctasm = 1 and attn.launch = launch. Returns 4.
+intptr_t attn_k_kernel_attrs(struct attn_builder *b, int threads,
+                             MlirAttribute launch, MlirNamedAttribute *a);
 
 //===-- Hopper instructions (hopper_instructions.c) -----------------------===//
 //

@@ -725,22 +725,13 @@ bool attn_kernels_build_mma_attention(MlirOperation gpu_module,
   e.reg4 = attn_k_struct(&b, 4, b.t.i32);
 
   attn_k_declare_libdevice(&b, gpu_module, 16);
-  int32_t maxntid[3] = {e.threads, 1, 1};
-  MlirNamedAttribute attrs[] = {
-      attn_b_named(&b, "nvvm.kernel", attn_b_attr_unit(&b)),
-      attn_b_named(&b, "nvvm.maxntid", mlirDenseI32ArrayGet(ctx, 3, maxntid)),
-      attn_b_named(&b, "nvvm.minctasm", attn_b_attr_i32(&b, 1)),
-      attn_b_named(&b, "attn.launch", launch_attr(&e, attention)),
-  };
+  MlirNamedAttribute attrs[4];
+  intptr_t nattrs =
+      attn_k_kernel_attrs(&b, e.threads, launch_attr(&e, attention), attrs);
   struct attn_b_func f;
   attn_builder_role(&b, "mma.kernel");
-  attn_k_llvm_func_open(&b, &f, k->name, 4, 4, attrs);
+  attn_k_llvm_func_open(&b, &f, k->name, 4, nattrs, attrs);
   build_body(&e, &f);
   attn_builder_role(&b, "mma.kernel");
-  attn_k_llvm_func_close(&b, &f);
-  if (attn_builder_finish(&b))
-    return true;
-  if (!mlirOperationIsNull(f.op))
-    mlirOperationDestroy(f.op);
-  return false;
+  return attn_k_llvm_func_finish(&b, &f);
 }

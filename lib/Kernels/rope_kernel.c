@@ -268,10 +268,5 @@ bool attn_kernels_build_hopper_rope(MlirOperation gpu_module, MlirLocation loc,
   attn_builder_role(&b, "rope");
   build_body(&e, q);
   attn_builder_role(&b, "rope.kernel");
-  attn_k_llvm_func_close(&b, &f);
-  if (attn_builder_finish(&b))
-    return true;
-  if (!mlirOperationIsNull(f.op))
-    mlirOperationDestroy(f.op);
-  return false;
+  return attn_k_llvm_func_finish(&b, &f);
 }
