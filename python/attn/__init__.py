@@ -35,11 +35,12 @@ from ._args import (FLOATS, INT32_MAX, INT32_MIN, _check_gate, _check_matmul,  #
                     _check_program, _check_qkv, _check_segments, _dtype, _gate_input,
                     _is_tensor, _on, _optional_str, _pair, _segment_inputs, _shape,
                     _tensor)
-from ._cache import (CACHE_FORMAT, _MAGIC, _cache_lock, _cached, _cached_make,  # noqa: F401
-                     _count, _cubin_key, _decode_entry, _digest, _discard, _disk_read,
-                     _disk_write, _encode_entry, _entry_path, _key, _last_timings, _memory,
-                     _produce, _producing, _sass_policy, _sass_wanted, _stats,
-                     _stats_lock, _timings, _warned, cache_dir, clear_memory_cache)
+from ._cache import (CACHE_FORMAT, _FAST_MAX, _MAGIC, _cache_lock, _cached,  # noqa: F401
+                     _cached_make, _count, _cubin_key, _decode_entry, _digest, _discard,
+                     _disk_read, _disk_write, _encode_entry, _entry_path, _fast, _key,
+                     _last_timings, _memory, _produce, _producing, _sass_policy,
+                     _sass_wanted, _stats, _stats_lock, _timings, _warned, cache_dir,
+                     clear_memory_cache)
 from ._errors import CompileError, Diagnostic, Error, RuntimeError  # noqa: F401
 
 __all__ = ["attention", "matmul", "build_program", "build_matmul_program", "compile", "load",
@@ -279,6 +280,28 @@ def _produce_gpu(key, rt, lock, sass, produce):
     return obj
 
 
+#===-- Launch buffers ---------------------------------------------------===#
+
+def _thread_buffer(local, ctype, n):
+    """The calling thread's ctypes array of n ctype in local (made on its
+    first use): filled in place by each launch, never shared between threads."""
+    buf = getattr(local, "buf", None)
+    if buf is None or len(buf) != n:
+        buf = local.buf = (ctype * n)()
+    return buf
+
+
+_names = {}
+
+
+def _name_bytes(name):
+    """name encoded, once per name."""
+    b = _names.get(name)
+    if b is None:
+        b = _names[name] = name.encode()
+    return b
+
+
 #===-- CPU kernels ------------------------------------------------------===#
 
 class _CpuKernel:
@@ -296,10 +319,13 @@ class _CpuKernel:
                                "<cached program>")
         self._handle = handle
         self.manifest = manifest
+        self._buffers = threading.local()
 
     def run(self, name, pointers):
-        bufs = (ctypes.c_void_p * len(pointers))(*pointers)
-        status = self._lib.attn_cpu_kernel_run(self._handle, name.encode(), bufs, len(pointers))
+        bufs = _thread_buffer(self._buffers, ctypes.c_void_p, len(pointers))
+        bufs[:] = pointers
+        status = self._lib.attn_cpu_kernel_run(self._handle, _name_bytes(name), bufs,
+                                               len(pointers))
         if status:
             raise RuntimeError("attn: %s" % self._lib.attn_last_error().decode())
 
@@ -350,6 +376,37 @@ def _runtime(index):
         return _runtimes[index]
 
 
+assert (ctypes.sizeof(_lib.RtArg) == 16 and _lib.RtArg.v.offset == 8
+        and _lib.ARG_PTR == 0), "struct attnrt_arg: a 4-byte kind, then an 8-byte value"
+
+# runtime -> {CUstream: the attnrt_stream wrapping it}: a wrapper owns
+# nothing (it holds the handle and its runtime), so each is made once instead
+# of per launch. A runtime's dict is used under that runtime's lock only, and
+# dropped all at once past _MAX_STREAMS distinct streams.
+_streams = {}
+_MAX_STREAMS = 256
+
+
+def _wrapped_stream(rt, cu_stream):
+    """The attnrt_stream of cu_stream (an int; 0, the legacy default stream)
+    on rt; the caller holds rt's lock."""
+    mine = _streams.setdefault(rt.value, {})
+    stream = mine.get(cu_stream)
+    if stream is None:
+        lib = _lib.attnrt()
+        if len(mine) >= _MAX_STREAMS:
+            for old in mine.values():
+                lib.attnrt_stream_destroy(old)
+            mine.clear()
+        stream = ctypes.c_void_p()
+        status = lib.attnrt_stream_wrap(rt, ctypes.c_void_p(cu_stream or None),
+                                        ctypes.byref(stream))
+        if status:
+            raise _rt_error(rt, status, "cannot use the current stream")
+        mine[cu_stream] = stream
+    return stream
+
+
 class _GpuModule:
     """PTX or a cubin loaded on one GPU (attnrt_module). Every attnrt call
     holds lock, the runtime's (several Python threads may launch it)."""
@@ -370,28 +427,29 @@ class _GpuModule:
         self._lock = lock
         self._handle = handle
         self.manifest = manifest
+        self._buffers = threading.local()
 
     def launch(self, name, pointers, cu_stream):
         lib = self._lib
-        args = (_lib.RtArg * len(pointers))()
+        n = len(pointers)
+        local = self._buffers
+        args = getattr(local, "args", None)
+        if args is None or len(args) != n:
+            # The calling thread's arguments, all pointers (ARG_PTR is 0);
+            # words views them as uint64s: the pointer of argument i is word 2i+1.
+            args = local.args = (_lib.RtArg * n)()
+            local.words = (ctypes.c_uint64 * (2 * n)).from_buffer(args)
+        words = local.words
         for i, p in enumerate(pointers):
-            args[i].kind = _lib.ARG_PTR
-            args[i].v.ptr = p
-        stream = ctypes.c_void_p()
+            words[2 * i + 1] = p
         # One lock around the whole launch: the workspace a program allocates
         # on its first launch, and the error message read on failure, are the
         # runtime's, shared by all threads.
         with self._lock:
-            status = lib.attnrt_stream_wrap(self._rt, ctypes.c_void_p(cu_stream or None),
-                                            ctypes.byref(stream))
-            if status:
-                raise _rt_error(self._rt, status, "cannot use the current stream")
-            try:
-                # A launch program where the compiler made one, else the kernel.
-                status = lib.attnrt_program_launch(self._handle, name.encode(), args,
-                                                   len(pointers), stream)
-            finally:
-                lib.attnrt_stream_destroy(stream)
+            stream = _wrapped_stream(self._rt, cu_stream or 0)
+            # A launch program where the compiler made one, else the kernel.
+            status = lib.attnrt_program_launch(self._handle, _name_bytes(name), args, n,
+                                               stream)
             if status:
                 raise _rt_error(self._rt, status, "launch of %s failed" % name)
 
@@ -437,6 +495,7 @@ class Kernel:
         self._loaded = loaded
         self.device = device
         self.index = index
+        self._out_shape = None
         self.manifest = loaded.manifest
         kernels = self.manifest.get("kernels", [])
         programs = self.manifest.get("programs", [])
@@ -506,19 +565,40 @@ class Kernel:
                     t)
         inputs = [t.contiguous() for t in inputs]
         self._check(inputs + ([] if out is None else [out]))
+        return self._run(inputs, out)
+
+    def _run(self, inputs, out=None):
+        """Runs the kernel on contiguous inputs already checked against its
+        parameters (a new output when out is None); nothing here synchronises,
+        allocates device memory outside torch's allocator or queries a stream's state,
+        so the launch can be captured in a CUDA graph."""
         if out is None:
-            out = inputs[0].new_empty(tuple(self.params[-1]["shape"]))
+            shape = self._out_shape
+            if shape is None:
+                shape = self._out_shape = tuple(self.params[-1]["shape"])
+            out = inputs[0].new_empty(shape)
         work = out.contiguous()
-        ptrs = [t.data_ptr() for t in inputs] + [work.data_ptr()]
+        ptrs = [t.data_ptr() for t in inputs]
+        ptrs.append(work.data_ptr())
         if self.device == "cpu":
             self._loaded.run(self.name, ptrs)
         else:
-            import torch  # CUDA tensors are torch's
-            stream = torch.cuda.current_stream(inputs[0].device).cuda_stream
-            self._loaded.launch(self.name, ptrs, stream)
+            self._loaded.launch(self.name, ptrs, _current_stream(self.index))
         if work is not out:
             out.copy_(work)
         return out
+
+
+def _current_stream(index):
+    """The CUstream (an int) of torch's current stream on CUDA device index:
+    the capturing stream inside torch.cuda.graph. torch's raw-stream query
+    where it has one (no Stream object made per launch), else
+    torch.cuda.current_stream."""
+    import torch  # CUDA tensors are torch's
+    raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(index)
+    return torch.cuda.current_stream(index).cuda_stream
 
 
 def _device_hopper_options(chip, sms, hopper_options):
@@ -578,6 +658,59 @@ def load(program, device="cpu", tile_options=None, hopper_options=None):
     return Kernel(loaded, "cuda", index)
 
 
+class _Unusual(Exception):
+    """An argument the fast path does not key: attention takes the full path."""
+
+
+_PLAIN = (int, float, str)
+
+
+def _plain(x):
+    """x with its type (True and 1, 1 and 1.0 stay apart): the key of an int,
+    float, str, bool or None argument."""
+    t = type(x)
+    if t in _PLAIN or x is None or t is bool:
+        return t, x
+    raise _Unusual
+
+
+def _tensor_key(t):
+    """What a kernel depends on of tensor t: its type, shape, dtype, device."""
+    d = t.device
+    return type(t), tuple(t.shape), t.dtype, d.type, d.index
+
+
+def _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
+              program, tile_options):
+    """The key of attention's arguments in _fast: everything their program
+    and its launch depend on. Two calls share a key only when the full path
+    builds the same program text for them and checks them the same way.
+    Raises _Unusual (or AttributeError, TypeError) where it cannot tell."""
+    if rope is None or rope is True or rope is False:
+        rope_key = rope
+    elif type(rope) is dict:
+        if not all(type(n) is str for n in rope):
+            raise _Unusual
+        rope_key = tuple(sorted((n, _plain(x)) for n, x in rope.items()))
+    else:
+        raise _Unusual
+    if window is not None:
+        if type(window) not in (tuple, list) or len(window) != 2:
+            raise _Unusual
+        window = (_plain(window[0]), _plain(window[1]))
+    if gate is not None:
+        if type(gate) not in (tuple, list) or len(gate) != 2:
+            raise _Unusual
+        gate = (_tensor_key(gate[0]), _plain(gate[1]))
+    if segment_ids is not None:
+        if type(segment_ids) not in (tuple, list) or len(segment_ids) != 2:
+            raise _Unusual
+        segment_ids = (_tensor_key(segment_ids[0]), _tensor_key(segment_ids[1]))
+    return (_tensor_key(q), _tensor_key(k), _tensor_key(v), rope_key, _plain(mask), window,
+            _plain(softcap), _plain(alibi), gate, segment_ids, _plain(scale), _plain(program),
+            _plain(tile_options))
+
+
 def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=None,
               gate=None, segment_ids=None, scale=None, program=None, tile_options=None):
     """Fused attention softmax(modifiers(q kᵀ)) v as one kernel.
@@ -602,7 +735,41 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
     raises TypeError, a wrong value or shape ValueError, naming the argument.
     On an H100 or H200 the persistent Hopper kernel is compiled for the GPU's
     SM count (attn.load's hopper_options can set ctas instead).
-    Returns o [B, H, N, Dv], allocated like q (torch.empty on q's device)."""
+    Returns o [B, H, N, Dv], allocated like q (torch.empty on q's device).
+
+    A call whose tensors' shapes, dtypes and devices and whose other
+    arguments equal an earlier successful call's takes the fast path: the
+    Kernel that call loaded, without building or hashing the program again
+    (docs/api.md, The fast path)."""
+    try:
+        key = _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
+                        program, tile_options)
+        kernel = _fast.get(key)
+    except (_Unusual, AttributeError, TypeError):
+        key = kernel = None
+    if kernel is not None:
+        _count("memory_hits")
+        inputs = [q.contiguous(), k.contiguous(), v.contiguous()]
+        if gate is not None:
+            inputs.append(_gate_input(gate).contiguous())
+        if segment_ids is not None:
+            inputs.extend(t.contiguous() for t in _segment_inputs(segment_ids))
+        return kernel._run(inputs)
+    out = _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
+                     program, tile_options)
+    if key is not None:
+        kernel = out[1]
+        with _cache_lock:
+            if len(_fast) >= _FAST_MAX:
+                _fast.clear()
+            _fast[key] = kernel
+    return out[0]
+
+
+def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, program,
+               tile_options):
+    """attention's full path: checks every argument, builds the program text,
+    loads it through the caches and runs it; returns (o, the Kernel)."""
     _check_qkv(q, k, v)
     _optional_str("program", program)
     _optional_str("tile_options", tile_options)
@@ -626,7 +793,7 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
     if segment_ids is not None:
         inputs.extend(_segment_inputs(segment_ids))
     kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
-    return kernel(*inputs)
+    return kernel(*inputs), kernel
 
 
 #===-- matmul -----------------------------------------------------------===#

@@ -44,10 +44,19 @@ def cache_dir():
     return os.path.join(base, "attn")
 
 
+# The fast path of attn.attention: the arguments' key (see attn._fast_key)
+# -> the Kernel their program loaded. Read without a lock (one dict lookup),
+# written under _cache_lock; emptied with _memory, and all at once when it
+# holds _FAST_MAX keys.
+_fast = {}
+_FAST_MAX = 4096
+
+
 def clear_memory_cache():
     """Forgets the kernels loaded by this process (the disk cache stays)."""
     with _cache_lock:
         _memory.clear()
+        _fast.clear()
 
 
 def _key(program, target, tile_options, fmt, hopper_options=None):
