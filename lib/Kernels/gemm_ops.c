@@ -73,50 +73,6 @@ void attn_k_while_close(struct attn_builder *b, struct attn_k_while *w,
   --b->depth;
 }
 
-//===-- Kernels -----------------------------------------------------------===//
-
-void attn_k_gemm_func_open(struct attn_builder *b, struct attn_b_func *f,
-                           const char *name, intptr_t nargs,
-                           const MlirType *types,
-                           const MlirAttribute *arg_attrs, intptr_t nattr,
-                           const MlirNamedAttribute *attrs) {
-  memset(f, 0, sizeof *f);
-  MlirNamedAttribute all[32];
-  MlirLocation locs[16];
-  if (nattr + 7 > 32 || nargs > 16)
-    nattr = nargs = 0; // the op below then fails for want of its arguments
-  for (intptr_t i = 0; i < nargs; ++i)
-    locs[i] = b->loc;
-  // What the parser gives an llvm.func written without them, so that a
-  // built one prints as a parsed one.
-  intptr_t n = 0;
-  all[n++] = attn_b_named(
-      b, "linkage", mlirLLVMLinkageAttrGet(b->ctx, MlirLLVMLinkageExternal));
-  all[n++] = attn_b_named(b, "visibility_", attn_b_attr_i64(b, 0));
-  all[n++] = attn_b_named(b, "unnamed_addr", attn_b_attr_i64(b, 0));
-  all[n++] =
-      attn_b_named(b, "CConv", mlirLLVMCConvAttrGet(b->ctx, MlirLLVMCConvC));
-  all[n++] = attn_b_named(b, "sym_name", attn_b_attr_str(b, name));
-  all[n++] = attn_b_named(
-      b, "function_type",
-      attn_b_attr_type(b, mlirLLVMFunctionTypeGet(mlirLLVMVoidTypeGet(b->ctx),
-                                                  nargs, types, false)));
-  if (arg_attrs)
-    all[n++] = attn_b_named(b, "arg_attrs",
-                            mlirArrayAttrGet(b->ctx, nargs, arg_attrs));
-  for (intptr_t i = 0; i < nattr; ++i)
-    all[n++] = attrs[i];
-  f->op = attn_b_op(b, "llvm.func", 0, NULL, 0, NULL, n, all, 1);
-  f->outer_block = b->block;
-  f->outer_anchor = b->anchor;
-  ++b->depth;
-  if (mlirOperationIsNull(f->op))
-    return;
-  f->entry = mlirBlockCreate(nargs, types, locs);
-  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(f->op, 0), f->entry);
-  attn_builder_at_end(b, f->entry);
-}
-
 //===-- Memory ------------------------------------------------------------===//
 
 MlirValue attn_k_gemm_gep(struct attn_builder *b, MlirValue p, MlirValue idx,

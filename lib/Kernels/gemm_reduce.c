@@ -99,7 +99,7 @@ bool attn_kernels_build_gemm_reduce(MlirOperation gpu_module, MlirLocation loc,
   MlirAttribute args[2] = {noalias(&b, "llvm.readonly"),
                            noalias(&b, "llvm.writeonly")};
   struct attn_b_func f;
-  attn_k_gemm_func_open(&b, &f, name, 2, types, args, 3, attrs);
+  attn_k_llvm_func_open_typed(&b, &f, name, 2, types, args, 3, attrs);
   build_body(&b, g, attn_b_func_arg(&f, 0), attn_b_func_arg(&f, 1));
   return attn_k_llvm_func_finish(&b, &f);
 }

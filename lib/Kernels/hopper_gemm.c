@@ -610,7 +610,7 @@ bool attn_kernels_build_hopper_gemm(MlirOperation gpu_module, MlirLocation loc,
                                         launch_attr(&e, matmul), attrs);
   struct attn_b_func f;
   attn_builder_role(&b, "gemm");
-  attn_k_gemm_func_open(&b, &f, g->name, nargs, types, args, nattrs, attrs);
+  attn_k_llvm_func_open_typed(&b, &f, g->name, nargs, types, args, nattrs, attrs);
   build_body(&e, &f);
   attn_builder_role(&b, "gemm");
   return attn_k_llvm_func_finish(&b, &f);

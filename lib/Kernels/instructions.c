@@ -407,25 +407,27 @@ void attn_k_declare_libdevice(struct attn_builder *b, MlirOperation gpu_module,
   }
 }
 
-void attn_k_llvm_func_open(struct attn_builder *b, struct attn_b_func *f,
-                           const char *name, intptr_t nargs, intptr_t nattr,
-                           const MlirNamedAttribute *attrs) {
+void attn_k_llvm_func_open_typed(struct attn_builder *b, struct attn_b_func *f,
+                                 const char *name, intptr_t nargs,
+                                 const MlirType *types,
+                                 const MlirAttribute *arg_attrs, intptr_t nattr,
+                                 const MlirNamedAttribute *attrs) {
   memset(f, 0, sizeof *f);
   MlirNamedAttribute all[32];
-  MlirType args[16];
   MlirLocation locs[16];
-  if (nattr + 7 > 32 || nargs > 16)
+  if (nattr + 8 > 32 || nargs > 16)
     nattr = nargs = 0; // the op below then fails for want of its arguments
-  for (intptr_t i = 0; i < nargs; ++i) {
-    args[i] = b->t.ptr;
+  for (intptr_t i = 0; i < nargs; ++i)
     locs[i] = b->loc;
-  }
   intptr_t n = symbol_attrs(b, all, true);
   all[n++] = attn_b_named(b, "sym_name", attn_b_attr_str(b, name));
   all[n++] = attn_b_named(
       b, "function_type",
       attn_b_attr_type(b, mlirLLVMFunctionTypeGet(mlirLLVMVoidTypeGet(b->ctx),
-                                                  nargs, args, false)));
+                                                  nargs, types, false)));
+  if (arg_attrs)
+    all[n++] = attn_b_named(b, "arg_attrs",
+                            mlirArrayAttrGet(b->ctx, nargs, arg_attrs));
   for (intptr_t i = 0; i < nattr; ++i)
     all[n++] = attrs[i];
   f->op = attn_b_op(b, "llvm.func", 0, NULL, 0, NULL, n, all, 1);
@@ -434,9 +436,18 @@ void attn_k_llvm_func_open(struct attn_builder *b, struct attn_b_func *f,
   ++b->depth;
   if (mlirOperationIsNull(f->op))
     return;
-  f->entry = mlirBlockCreate(nargs, args, locs);
+  f->entry = mlirBlockCreate(nargs, types, locs);
   mlirRegionAppendOwnedBlock(mlirOperationGetRegion(f->op, 0), f->entry);
   attn_builder_at_end(b, f->entry);
+}
+
+void attn_k_llvm_func_open(struct attn_builder *b, struct attn_b_func *f,
+                           const char *name, intptr_t nargs, intptr_t nattr,
+                           const MlirNamedAttribute *attrs) {
+  MlirType args[16];
+  for (intptr_t i = 0; i < nargs && i < 16; ++i)
+    args[i] = b->t.ptr;
+  attn_k_llvm_func_open_typed(b, f, name, nargs, args, NULL, nattr, attrs);
 }
 
 void attn_k_llvm_func_close(struct attn_builder *b, struct attn_b_func *f) {

@@ -36,8 +36,8 @@
 //
 // The Hopper GEMM (sm_90a), floor by floor:
 //
-//   gemm_ops.c       ops beyond the vocabulary: scf.while, a kernel with
-//                    parameter attributes, typed getelementptr, vector loads
+//   gemm_ops.c       ops beyond the vocabulary: scf.while, typed
+//                    getelementptr, vector loads
 //   gemm_geometry.c  sizes, defaults, checks and the workspace (no IR), and
 //                    the tile walk: a tile ordinal to its row and column
 //   gemm_comm.c      a fused kernel's communication CTAs and the compute
@@ -172,6 +172,13 @@ void attn_k_llvm_func_open(struct attn_builder *b, struct attn_b_func *f,
                            const char *name, intptr_t nargs, intptr_t nattr,
                            const MlirNamedAttribute *attrs);
 void attn_k_llvm_func_close(struct attn_builder *b, struct attn_b_func *f);
+/// The same with parameters of the given types and, when arg_attrs is not
+/// NULL, their attributes (noalias, readonly, grid_constant ...).
+void attn_k_llvm_func_open_typed(struct attn_builder *b, struct attn_b_func *f,
+                                 const char *name, intptr_t nargs,
+                                 const MlirType *types,
+                                 const MlirAttribute *arg_attrs, intptr_t nattr,
+                                 const MlirNamedAttribute *attrs);
 /// Closes f as attn_k_llvm_func_close and ends the kernel's building: true
 /// when every op was built (attn_builder_finish); otherwise the function is
 /// removed (the builder's diagnostic is out) and false.
@@ -646,14 +653,6 @@ void attn_k_while_cond(struct attn_builder *b, struct attn_k_while *w,
 void attn_k_while_close(struct attn_builder *b, struct attn_k_while *w,
                         MlirValue next);
 
-/// Opens the kernel `llvm.func @name(types[0..nargs))` returning nothing,
-/// with the parameter attributes arg_attrs[0..nargs) (dictionaries; NULL:
-/// none) and the discardable attributes attrs; attn_k_llvm_func_close ends
-/// it. (gemm_ops.c)
-void attn_k_gemm_func_open(struct attn_builder *b, struct attn_b_func *f,
-                           const char *name, intptr_t nargs,
-                           const MlirType *types, const MlirAttribute *arg_attrs,
-                           intptr_t nattr, const MlirNamedAttribute *attrs);
 /// llvm.getelementptr of type elem at p[idx] (idx an i32 or i64 value).
 MlirValue attn_k_gemm_gep(struct attn_builder *b, MlirValue p, MlirValue idx,
                           MlirType elem);
