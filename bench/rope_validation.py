@@ -27,7 +27,7 @@ def program(B, H, Hkv, N, d):
     q = f"tensor<{B}x{H}x{N}x{d}xbf16>"
     k = f"tensor<{B}x{Hkv}x{N}x{d}xbf16>"
     return (f"func.func @s(%q: {q}, %k: {k}, %v: {k}) -> {q} {{\n"
-            f'  %o = "attn.fused"(%q, %k, %v) {{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, '
+            f'  %o = "attn.fused"(%q, %k, %v) ({}, {}) {{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, '
             f"scale = {1 / math.sqrt(d)} : f64, causal = true, rope = {{theta = 5.0e5 : f64, "
             f'rotary_dim = {d} : i64, layout = "rotate_half"}}}} : ({q}, {k}, {k}) -> {q}\n'
             f"  return %o : {q}\n}}\n")

@@ -103,6 +103,32 @@ irdl.dialect @attn {
     irdl.operands(scores: %t, q_segments: %qs, k_segments: %ks)
     irdl.results(out: %t)
   }
+  // A score modifier of any form: the body maps one score and its indices
+  // to a new score,
+  //   ^bb0(%score: f32, %b: index, %h: index, %q: index, %kv: index):
+  //     ... gpu.yield %new : f32
+  // with upstream arith and math ops, reading tensors defined above it (a
+  // bias table, per-head slopes: its captures) with tensor.extract. The C
+  // verifier checks the body. IRDL cannot declare a terminator, so the body
+  // ends with upstream's parent-agnostic gpu.yield.
+  irdl.operation @score_mod {
+    %t = irdl.base "!builtin.tensor"
+    %r = irdl.region
+    irdl.operands(scores: %t)
+    irdl.results(out: %t)
+    irdl.regions(body: %r)
+  }
+  // A mask of any form: the body says whether key kv is visible to query q,
+  //   ^bb0(%b: index, %h: index, %q: index, %kv: index):
+  //     ... gpu.yield %visible : i1
+  // with the same ops and captures as attn.score_mod's.
+  irdl.operation @mask_mod {
+    %t = irdl.base "!builtin.tensor"
+    %r = irdl.region
+    irdl.operands(scores: %t)
+    irdl.results(out: %t)
+    irdl.regions(body: %r)
+  }
   // Softmax over the key axis.
   irdl.operation @softmax {
     %t = irdl.base "!builtin.tensor"
@@ -123,7 +149,10 @@ irdl.dialect @attn {
   // Optional attributes: window = array<i64: left, right>, alibi = f64
   // (max_bias), softcap = f64 (cap), gate_block = i64, rope = {theta,
   // rotary_dim, layout, offset | q_offset, k_offset}, mods = [names of
-  // "scale", "softcap", "alibi", "gate" in the order applied].
+  // "scale", "softcap", "alibi", "gate", "fn" in the order applied]. Two
+  // regions, each empty or one block: score_fn (the attn.score_mod bodies of
+  // the chain, applied where "mods" says "fn") and mask_fn (the attn.mask_mod
+  // bodies, and-ed with the other masks).
   irdl.operation @fused {
     %tq = irdl.base "!builtin.tensor"
     %tk = irdl.base "!builtin.tensor"
@@ -134,6 +163,8 @@ irdl.dialect @attn {
     %tqp = irdl.base "!builtin.tensor"
     %tkp = irdl.base "!builtin.tensor"
     %to = irdl.base "!builtin.tensor"
+    %rs = irdl.region
+    %rm = irdl.region
     %f = irdl.base "#builtin.float"
     %yes = irdl.is true
     %no = irdl.is false
@@ -143,5 +174,6 @@ irdl.dialect @attn {
                   q_segments: optional %tqs, k_segments: optional %tks,
                   q_positions: optional %tqp, k_positions: optional %tkp)
     irdl.results(out: %to)
+    irdl.regions(score_fn: %rs, mask_fn: %rm)
   }
 }

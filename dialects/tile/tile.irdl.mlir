@@ -120,6 +120,38 @@ irdl.dialect @tile {
     irdl.operands(scores: %m, batch: %idx, head: %idx, row: %idx, col: %idx,
                   gate: optional %g)
   }
+  // A score modifier of any form on a score tile: score (i, j) of query
+  // q = min(row + i, seq_q - 1) and key kv = min(col + j, seq_k - 1) of head
+  // (batch, head) becomes the body's value,
+  //   ^bb0(%score: f32, %b: index, %h: index, %q: index, %kv: index):
+  //     ... gpu.yield %new : f32
+  // (attn.score_mod's body, its tensor captures now memrefs defined above,
+  // read by memref.load at indices attn-tile has clamped into their shapes).
+  // Attributes seq_q, seq_k : i64.
+  irdl.operation @score_fn {
+    %m = irdl.base "!builtin.memref"
+    %idx = irdl.is index
+    %n = irdl.base "#builtin.integer"
+    %mk = irdl.base "#builtin.integer"
+    %r = irdl.region
+    irdl.attributes {"seq_q" = %n, "seq_k" = %mk}
+    irdl.operands(scores: %m, batch: %idx, head: %idx, row: %idx, col: %idx)
+    irdl.regions(body: %r)
+  }
+  // A mask of any form on a score tile: score (i, j), indexed as in
+  // tile.score_fn, becomes -inf where the body yields false,
+  //   ^bb0(%b: index, %h: index, %q: index, %kv: index):
+  //     ... gpu.yield %visible : i1
+  irdl.operation @mask_fn {
+    %m = irdl.base "!builtin.memref"
+    %idx = irdl.is index
+    %n = irdl.base "#builtin.integer"
+    %mk = irdl.base "#builtin.integer"
+    %r = irdl.region
+    irdl.attributes {"seq_q" = %n, "seq_k" = %mk}
+    irdl.operands(scores: %m, batch: %idx, head: %idx, row: %idx, col: %idx)
+    irdl.regions(body: %r)
+  }
   // Online softmax step over one key block: updates the running row max m
   // and sum l (log2 domain), rescales acc, and turns scores into weights.
   irdl.operation @softmax_update {

@@ -391,6 +391,10 @@ static void rewrite_chain(MlirOperation pv, const struct chain *c) {
       operands[nops++] = c->inputs[i];
   }
   mlirOperationStateAddOperands(&st, nops, operands);
+  // score_fn and mask_fn: empty until the chain has attn.score_mod or
+  // attn.mask_mod bodies.
+  MlirRegion regions[2] = {mlirRegionCreate(), mlirRegionCreate()};
+  mlirOperationStateAddOwnedRegions(&st, 2, regions);
   MlirType result = mlirValueGetType(mlirOperationGetResult(pv, 0));
   mlirOperationStateAddResults(&st, 1, &result);
   MlirType i64 = mlirIntegerTypeGet(ctx, 64);

@@ -17,7 +17,7 @@
 // RTX:           choice: split
 // A row of bench/RESULTS.md (measured: split 3.957 ms, K fused 6.995 ms).
 func.func @bench_d128_n8192(%q: tensor<4x32x8192x128xbf16>, %k: tensor<4x32x8192x128xbf16>, %v: tensor<4x32x8192x128xbf16>) -> tensor<4x32x8192x128xbf16> {
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 5.0e5 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<4x32x8192x128xbf16>, tensor<4x32x8192x128xbf16>, tensor<4x32x8192x128xbf16>) -> tensor<4x32x8192x128xbf16>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 5.0e5 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<4x32x8192x128xbf16>, tensor<4x32x8192x128xbf16>, tensor<4x32x8192x128xbf16>) -> tensor<4x32x8192x128xbf16>
   return %0 : tensor<4x32x8192x128xbf16>
 }
 
@@ -29,7 +29,7 @@ func.func @bench_d128_n8192(%q: tensor<4x32x8192x128xbf16>, %k: tensor<4x32x8192
 // CHECK-NEXT:    choice: split
 // GQA: split rotates a quarter of the K rows; fused still rotates per query head.
 func.func @gqa(%q: tensor<4x32x8192x128xbf16>, %k: tensor<4x8x8192x128xbf16>, %v: tensor<4x8x8192x128xbf16>) -> tensor<4x32x8192x128xbf16> {
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 5.0e5 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<4x32x8192x128xbf16>, tensor<4x8x8192x128xbf16>, tensor<4x8x8192x128xbf16>) -> tensor<4x32x8192x128xbf16>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 5.0e5 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<4x32x8192x128xbf16>, tensor<4x8x8192x128xbf16>, tensor<4x8x8192x128xbf16>) -> tensor<4x32x8192x128xbf16>
   return %0 : tensor<4x32x8192x128xbf16>
 }
 
@@ -45,7 +45,7 @@ func.func @gqa(%q: tensor<4x32x8192x128xbf16>, %k: tensor<4x8x8192x128xbf16>, %v
 // Sixteen CTAs: the extra launches of split and pre cost more than rotating
 // K in the kernel, so fused wins.
 func.func @tiny(%q: tensor<1x8x256x64xbf16>, %k: tensor<1x8x256x64xbf16>, %v: tensor<1x8x256x64xbf16>) -> tensor<1x8x256x64xbf16> {
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 5.0e5 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<1x8x256x64xbf16>, tensor<1x8x256x64xbf16>, tensor<1x8x256x64xbf16>) -> tensor<1x8x256x64xbf16>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 5.0e5 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<1x8x256x64xbf16>, tensor<1x8x256x64xbf16>, tensor<1x8x256x64xbf16>) -> tensor<1x8x256x64xbf16>
   return %0 : tensor<1x8x256x64xbf16>
 }
 
@@ -58,7 +58,7 @@ func.func @tiny(%q: tensor<1x8x256x64xbf16>, %k: tensor<1x8x256x64xbf16>, %v: te
 // Partial RoPE: the rotation kernels rotate whole rows only, so fused is the
 // only placement left (half the in-kernel work of full RoPE).
 func.func @partial_rotary(%q: tensor<4x32x8192x128xbf16>, %k: tensor<4x32x8192x128xbf16>, %v: tensor<4x32x8192x128xbf16>) -> tensor<4x32x8192x128xbf16> {
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 5.0e5 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<4x32x8192x128xbf16>, tensor<4x32x8192x128xbf16>, tensor<4x32x8192x128xbf16>) -> tensor<4x32x8192x128xbf16>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 5.0e5 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<4x32x8192x128xbf16>, tensor<4x32x8192x128xbf16>, tensor<4x32x8192x128xbf16>) -> tensor<4x32x8192x128xbf16>
   return %0 : tensor<4x32x8192x128xbf16>
 }
 
@@ -68,7 +68,7 @@ func.func @partial_rotary(%q: tensor<4x32x8192x128xbf16>, %k: tensor<4x32x8192x1
 // CHECK:         choice: split
 // Non-causal: every CTA reads every K tile.
 func.func @non_causal(%q: tensor<1x32x4096x128xf16>, %k: tensor<1x32x4096x128xf16>, %v: tensor<1x32x4096x128xf16>) -> tensor<1x32x4096x128xf16> {
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 5.0e5 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x32x4096x128xf16>, tensor<1x32x4096x128xf16>, tensor<1x32x4096x128xf16>) -> tensor<1x32x4096x128xf16>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 5.0e5 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x32x4096x128xf16>, tensor<1x32x4096x128xf16>, tensor<1x32x4096x128xf16>) -> tensor<1x32x4096x128xf16>
   return %0 : tensor<1x32x4096x128xf16>
 }
 
@@ -77,6 +77,6 @@ func.func @non_causal(%q: tensor<1x32x4096x128xf16>, %k: tensor<1x32x4096x128xf1
 // CHECK-NEXT:    choice: none (no RoPE)
 // Without RoPE only the attention is priced (measured 'no RoPE': 4.669 ms).
 func.func @no_rope(%q: tensor<2x32x16384x64xbf16>, %k: tensor<2x32x16384x64xbf16>, %v: tensor<2x32x16384x64xbf16>) -> tensor<2x32x16384x64xbf16> {
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<2x32x16384x64xbf16>, tensor<2x32x16384x64xbf16>, tensor<2x32x16384x64xbf16>) -> tensor<2x32x16384x64xbf16>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<2x32x16384x64xbf16>, tensor<2x32x16384x64xbf16>, tensor<2x32x16384x64xbf16>) -> tensor<2x32x16384x64xbf16>
   return %0 : tensor<2x32x16384x64xbf16>
 }

@@ -22,6 +22,6 @@
 // CHECK: "name": "k_map",
 // CHECK: "name": "v_map",
 func.func @gqa(%q: tensor<2x8x50x128xbf16>, %k: tensor<2x2x50x128xbf16>, %v: tensor<2x2x50x128xbf16>) -> tensor<2x8x50x128xbf16> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<2x8x50x128xbf16>, tensor<2x2x50x128xbf16>, tensor<2x2x50x128xbf16>) -> tensor<2x8x50x128xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<2x8x50x128xbf16>, tensor<2x2x50x128xbf16>, tensor<2x2x50x128xbf16>) -> tensor<2x8x50x128xbf16>
   return %o : tensor<2x8x50x128xbf16>
 }

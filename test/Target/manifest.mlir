@@ -23,7 +23,7 @@
 // CHECK: "name": "v",
 // CHECK: "name": "out",
 func.func @gqa(%q: tensor<2x8x50x128xbf16>, %k: tensor<2x2x50x128xbf16>, %v: tensor<2x2x50x128xbf16>) -> tensor<2x8x50x128xbf16> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<2x8x50x128xbf16>, tensor<2x2x50x128xbf16>, tensor<2x2x50x128xbf16>) -> tensor<2x8x50x128xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<2x8x50x128xbf16>, tensor<2x2x50x128xbf16>, tensor<2x2x50x128xbf16>) -> tensor<2x8x50x128xbf16>
   return %o : tensor<2x8x50x128xbf16>
 }
 
@@ -45,6 +45,6 @@ func.func @gqa(%q: tensor<2x8x50x128xbf16>, %k: tensor<2x2x50x128xbf16>, %v: ten
 // CHECK: "name": "k_segments",
 // CHECK: "name": "out",
 func.func @gemma(%q: tensor<1x8x50x64xbf16>, %k: tensor<1x4x50x64xbf16>, %v: tensor<1x4x50x64xbf16>, %qs: tensor<1x50xi32>, %ks: tensor<1x50xi32>) -> tensor<1x8x50x64xbf16> {
-  %o = "attn.fused"(%q, %k, %v, %qs, %ks) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0>, scale = 0.125 : f64, causal = true, window = array<i64: 16, 0>, softcap = 50.0 : f64, mods = ["scale", "softcap"]} : (tensor<1x8x50x64xbf16>, tensor<1x4x50x64xbf16>, tensor<1x4x50x64xbf16>, tensor<1x50xi32>, tensor<1x50xi32>) -> tensor<1x8x50x64xbf16>
+  %o = "attn.fused"(%q, %k, %v, %qs, %ks) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0>, scale = 0.125 : f64, causal = true, window = array<i64: 16, 0>, softcap = 50.0 : f64, mods = ["scale", "softcap"]} : (tensor<1x8x50x64xbf16>, tensor<1x4x50x64xbf16>, tensor<1x4x50x64xbf16>, tensor<1x50xi32>, tensor<1x50xi32>) -> tensor<1x8x50x64xbf16>
   return %o : tensor<1x8x50x64xbf16>
 }

@@ -10,7 +10,7 @@
 // CHECK: "tile.alloc"() : () -> memref<64x32xf32>
 // CHECK: "tile.alloc"() : () -> memref<16x64xf32>
 func.func @options(%q: tensor<1x2x100x32xf32>, %k: tensor<1x2x100x32xf32>, %v: tensor<1x2x100x32xf32>) -> tensor<1x2x100x32xf32> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 32 : i64, layout = "rotate_half"}} : (tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32>) -> tensor<1x2x100x32xf32>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 32 : i64, layout = "rotate_half"}} : (tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32>) -> tensor<1x2x100x32xf32>
   return %o : tensor<1x2x100x32xf32>
 }
 

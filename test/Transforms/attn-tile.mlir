@@ -26,7 +26,7 @@
 // CHECK-NEXT: "tile.store"({{.*}}, %[[O]],
 // CHECK-NOT: "attn.
 func.func @rope_causal(%q: tensor<2x4x100x64xf32>, %k: tensor<2x4x100x64xf32>, %v: tensor<2x4x100x64xf32>) -> tensor<2x4x100x64xf32> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>) -> tensor<2x4x100x64xf32>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>, tensor<2x4x100x64xf32>) -> tensor<2x4x100x64xf32>
   return %o : tensor<2x4x100x64xf32>
 }
 
@@ -38,7 +38,7 @@ func.func @rope_causal(%q: tensor<2x4x100x64xf32>, %k: tensor<2x4x100x64xf32>, %
 // CHECK-NOT: arith.ceildivui
 // CHECK: "tile.mask"({{.*}}) {causal = false
 func.func @plain(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, %v: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32>
   return %o : tensor<1x2x64x64xf32>
 }
 
@@ -50,7 +50,7 @@ func.func @plain(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, %v: tenso
 // CHECK: %[[G:.*]] = arith.constant 4 : index
 // CHECK: arith.divui %{{.*}}, %[[G]]
 func.func @gqa(%q: tensor<1x8x64x64xbf16>, %k: tensor<1x2x64x64xbf16>, %v: tensor<1x2x64x64xbf16>) -> tensor<1x8x64x64xbf16> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<1x8x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>) -> tensor<1x8x64x64xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<1x8x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>) -> tensor<1x8x64x64xbf16>
   return %o : tensor<1x8x64x64xbf16>
 }
 
@@ -61,7 +61,7 @@ func.func @gqa(%q: tensor<1x8x64x64xbf16>, %k: tensor<1x2x64x64xbf16>, %v: tenso
 // CHECK: tile.grid = array<i64: 4, 1, 1>
 // CHECK: "tile.alloc"() : () -> memref<16x128xf32>
 func.func @head_dim_128(%q: tensor<1x1x64x128xf32>, %k: tensor<1x1x64x128xf32>, %v: tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32>
   return %o : tensor<1x1x64x128xf32>
 }
 
@@ -104,7 +104,7 @@ func.func @untouched(%a: f32) -> f32 {
 // CHECK-NEXT: "tile.document_mask"(%[[S]], %[[B]], %[[ROW]], %[[COL]], %[[QS]], %[[KS]])
 // CHECK-NEXT: "tile.softmax_update"(%[[S]], {{.*}}) {scale = 1.000000e+00 : f64}
 func.func @everything(%g: tensor<1x4x40x3xf32>, %q: tensor<1x4x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>, %qs: tensor<1x40xi32>, %ks: tensor<1x40xi32>, %qp: tensor<1x40xi32>) -> tensor<1x4x40x16xf32> {
-  %o = "attn.fused"(%q, %k, %v, %g, %qs, %ks, %qp) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0>, scale = 0.125 : f64, causal = true, window = array<i64: 20, -1>, alibi = 8.0 : f64, softcap = 30.0 : f64, gate_block = 16 : i64, mods = ["scale", "softcap", "alibi", "gate"], rope = {theta = 1.0e4 : f64, rotary_dim = 16 : i64, layout = "rotate_half", k_offset = 7 : i64}} : (tensor<1x4x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x4x40x3xf32>, tensor<1x40xi32>, tensor<1x40xi32>, tensor<1x40xi32>) -> tensor<1x4x40x16xf32>
+  %o = "attn.fused"(%q, %k, %v, %g, %qs, %ks, %qp) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0>, scale = 0.125 : f64, causal = true, window = array<i64: 20, -1>, alibi = 8.0 : f64, softcap = 30.0 : f64, gate_block = 16 : i64, mods = ["scale", "softcap", "alibi", "gate"], rope = {theta = 1.0e4 : f64, rotary_dim = 16 : i64, layout = "rotate_half", k_offset = 7 : i64}} : (tensor<1x4x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x4x40x3xf32>, tensor<1x40xi32>, tensor<1x40xi32>, tensor<1x40xi32>) -> tensor<1x4x40x16xf32>
   return %o : tensor<1x4x40x16xf32>
 }
 
@@ -116,7 +116,7 @@ func.func @everything(%g: tensor<1x4x40x3xf32>, %q: tensor<1x4x40x16xf32>, %k: t
 // CHECK: "tile.score_mod"({{.*}}) {mods = ["softcap"], softcap = 2.000000e+01 : f64}
 // CHECK: "tile.softmax_update"({{.*}}) {scale = 2.500000e-01 : f64}
 func.func @scale_last_folds(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = false, softcap = 20.0 : f64, mods = ["softcap", "scale"]} : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = false, softcap = 20.0 : f64, mods = ["softcap", "scale"]} : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   return %o : tensor<1x2x64x16xf32>
 }
 
@@ -135,7 +135,7 @@ func.func @scale_last_folds(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf32>
 // CHECK-NOT: tile.score_mod
 // CHECK: "tile.mask"({{.*}}) {causal = false, kv_len = 64 : i64, window = array<i64: -1, 5>}
 func.func @window_right_bound(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = false, window = array<i64: -1, 5>} : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = false, window = array<i64: -1, 5>} : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   return %o : tensor<1x2x64x16xf32>
 }
 
@@ -148,6 +148,6 @@ func.func @window_right_bound(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf3
 // CHECK: "tile.rope"
 // CHECK: "tile.rope"
 func.func @rope_strategy_copied(%q: tensor<1x2x64x16xbf16>, %k: tensor<1x2x64x16xbf16>, %v: tensor<1x2x64x16xbf16>) -> tensor<1x2x64x16xbf16> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "pre"}} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>) -> tensor<1x2x64x16xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "pre"}} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>) -> tensor<1x2x64x16xbf16>
   return %o : tensor<1x2x64x16xbf16>
 }

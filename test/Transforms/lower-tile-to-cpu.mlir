@@ -25,7 +25,7 @@
 // LLVM-NOT: memref.
 // LLVM-NOT: scf.
 func.func @attn(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 16 : i64, layout = "rotate_half"}} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 16 : i64, layout = "rotate_half"}} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32>
   return %o : tensor<1x2x40x16xf32>
 }
 
@@ -44,6 +44,6 @@ func.func @attn(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor
 // CHECK-NOT: "tile.
 // LLVM: llvm.func @blocks(
 func.func @blocks(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>, %g: tensor<1x2x40x3xf32>, %qs: tensor<1x40xi32>, %ks: tensor<1x40xi32>, %qp: tensor<1x40xi32>) -> tensor<1x2x40x16xf32> {
-  %o = "attn.fused"(%q, %k, %v, %g, %qs, %ks, %qp) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0>, scale = 0.25 : f64, causal = false, window = array<i64: 8, -1>, softcap = 30.0 : f64, alibi = 8.0 : f64, gate_block = 16 : i64, mods = ["softcap", "alibi", "gate"], rope = {theta = 1.0e4 : f64, rotary_dim = 16 : i64, layout = "interleaved"}} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x3xf32>, tensor<1x40xi32>, tensor<1x40xi32>, tensor<1x40xi32>) -> tensor<1x2x40x16xf32>
+  %o = "attn.fused"(%q, %k, %v, %g, %qs, %ks, %qp) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0>, scale = 0.25 : f64, causal = false, window = array<i64: 8, -1>, softcap = 30.0 : f64, alibi = 8.0 : f64, gate_block = 16 : i64, mods = ["softcap", "alibi", "gate"], rope = {theta = 1.0e4 : f64, rotary_dim = 16 : i64, layout = "interleaved"}} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x3xf32>, tensor<1x40xi32>, tensor<1x40xi32>, tensor<1x40xi32>) -> tensor<1x2x40x16xf32>
   return %o : tensor<1x2x40x16xf32>
 }

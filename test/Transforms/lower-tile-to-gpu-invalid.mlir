@@ -9,7 +9,7 @@
 // PTX: error: sm_90a needs PTX ISA 8.0 or newer, found features=+ptx70
 // CHIP: attn-opt: error: unknown chip 'sm_42'
 func.func @big(%q: tensor<1x1x64x128xf32>, %k: tensor<1x1x64x128xf32>, %v: tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true} : (tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true} : (tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>) -> tensor<1x1x64x128xf32>
   return %o : tensor<1x1x64x128xf32>
 }
 
@@ -17,6 +17,6 @@ func.func @big(%q: tensor<1x1x64x128xf32>, %k: tensor<1x1x64x128xf32>, %v: tenso
 // plain path folds y and z into x beyond 65535; lower-tile-to-gpu.mlir):
 // GRID: error: 'huge' needs a grid of 2 x 1089000000 x 1 CTAs, more than the 2^31 - 1 a launch can have; choose a larger block-m
 // GRID-INPUT: func.func @huge(%q: tensor<33000x33000x40x16xf32>, %k: tensor<33000x33000x40x16xf32>, %v: tensor<33000x33000x40x16xf32>) -> tensor<33000x33000x40x16xf32> {
-// GRID-INPUT:   %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true} : (tensor<33000x33000x40x16xf32>, tensor<33000x33000x40x16xf32>, tensor<33000x33000x40x16xf32>) -> tensor<33000x33000x40x16xf32>
+// GRID-INPUT:   %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true} : (tensor<33000x33000x40x16xf32>, tensor<33000x33000x40x16xf32>, tensor<33000x33000x40x16xf32>) -> tensor<33000x33000x40x16xf32>
 // GRID-INPUT:   return %o : tensor<33000x33000x40x16xf32>
 // GRID-INPUT: }

@@ -18,7 +18,7 @@
 
 // SM80: #nvvm.target<O = 3, chip = "sm_80", features = "+ptx70">
 func.func @attn(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>) -> tensor<1x2x40x16xf32>
   return %o : tensor<1x2x40x16xf32>
 }
 
@@ -33,7 +33,7 @@ func.func @attn(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor
 // CHECK: arith.cmpi ne, %{{.*}}, %{{.*}} : i32
 // CHECK: gpu.barrier
 func.func @blocks(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>, %g: tensor<1x2x40x3xf32>, %qs: tensor<1x40xi32>, %ks: tensor<1x40xi32>) -> tensor<1x2x40x16xf32> {
-  %o = "attn.fused"(%q, %k, %v, %g, %qs, %ks) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>, scale = 0.25 : f64, causal = true, softcap = 30.0 : f64, gate_block = 16 : i64, mods = ["softcap", "gate", "scale"]} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x3xf32>, tensor<1x40xi32>, tensor<1x40xi32>) -> tensor<1x2x40x16xf32>
+  %o = "attn.fused"(%q, %k, %v, %g, %qs, %ks) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>, scale = 0.25 : f64, causal = true, softcap = 30.0 : f64, gate_block = 16 : i64, mods = ["softcap", "gate", "scale"]} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x3xf32>, tensor<1x40xi32>, tensor<1x40xi32>) -> tensor<1x2x40x16xf32>
   return %o : tensor<1x2x40x16xf32>
 }
 
@@ -52,6 +52,6 @@ func.func @blocks(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tens
 // CHECK: arith.divui %[[REST]], %[[C70K]] : index
 // CHECK-NOT: gpu.block_id y
 func.func @wide(%q: tensor<1x70000x40x16xf32>, %k: tensor<1x70000x40x16xf32>, %v: tensor<1x70000x40x16xf32>) -> tensor<1x70000x40x16xf32> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true} : (tensor<1x70000x40x16xf32>, tensor<1x70000x40x16xf32>, tensor<1x70000x40x16xf32>) -> tensor<1x70000x40x16xf32>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true} : (tensor<1x70000x40x16xf32>, tensor<1x70000x40x16xf32>, tensor<1x70000x40x16xf32>) -> tensor<1x70000x40x16xf32>
   return %o : tensor<1x70000x40x16xf32>
 }

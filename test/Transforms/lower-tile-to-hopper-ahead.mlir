@@ -74,6 +74,6 @@
 // Q and their staged rows of O do not fit: a clear error.
 // BIG: error: no Hopper kernel for 'attn': rope=ahead's two key-block buffers do not fit the 227 KiB of shared memory beside the tiles (found {{[0-9]+}} bytes with 4 stages; fewer stages may fit)
 func.func @attn(%q: tensor<2x8x2048x64xbf16>, %k: tensor<2x2x2048x64xbf16>, %v: tensor<2x2x2048x64xbf16>) -> tensor<2x8x2048x64xbf16> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<2x8x2048x64xbf16>, tensor<2x2x2048x64xbf16>, tensor<2x2x2048x64xbf16>) -> tensor<2x8x2048x64xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<2x8x2048x64xbf16>, tensor<2x2x2048x64xbf16>, tensor<2x2x2048x64xbf16>) -> tensor<2x8x2048x64xbf16>
   return %o : tensor<2x8x2048x64xbf16>
 }

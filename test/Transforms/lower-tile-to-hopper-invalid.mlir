@@ -7,7 +7,7 @@
 // FALLBACK: "tile.mma"
 func.func @f32(%q: tensor<1x2x256x128xf32>, %k: tensor<1x2x256x128xf32>, %v: tensor<1x2x256x128xf32>) -> tensor<1x2x256x128xf32> {
   // expected-error@+1 {{no Hopper kernel for 'f32': the Hopper kernel takes bf16 or f16 tensors}}
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x2x256x128xf32>, tensor<1x2x256x128xf32>, tensor<1x2x256x128xf32>) -> tensor<1x2x256x128xf32>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x2x256x128xf32>, tensor<1x2x256x128xf32>, tensor<1x2x256x128xf32>) -> tensor<1x2x256x128xf32>
   return %o : tensor<1x2x256x128xf32>
 }
 
@@ -16,7 +16,7 @@ func.func @f32(%q: tensor<1x2x256x128xf32>, %k: tensor<1x2x256x128xf32>, %v: ten
 // FALLBACK-LABEL: func.func @head_dim_96
 func.func @head_dim_96(%q: tensor<1x2x256x96xbf16>, %k: tensor<1x2x256x96xbf16>, %v: tensor<1x2x256x96xbf16>) -> tensor<1x2x256x96xbf16> {
   // expected-error@+1 {{no Hopper kernel for 'head_dim_96': the Hopper kernel has head dims 64 and 128 (found head dim 96)}}
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x2x256x96xbf16>, tensor<1x2x256x96xbf16>, tensor<1x2x256x96xbf16>) -> tensor<1x2x256x96xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x2x256x96xbf16>, tensor<1x2x256x96xbf16>, tensor<1x2x256x96xbf16>) -> tensor<1x2x256x96xbf16>
   return %o : tensor<1x2x256x96xbf16>
 }
 
@@ -27,7 +27,7 @@ func.func @head_dim_96(%q: tensor<1x2x256x96xbf16>, %k: tensor<1x2x256x96xbf16>,
 // FALLBACK-LABEL: func.func @gate
 func.func @gate(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>, %g: tensor<1x2x256x4xf32>) -> tensor<1x2x256x64xbf16> {
   // expected-error@+1 {{no Hopper kernel for 'gate': the kernel does not take exactly (q, k, v, out)}}
-  %o = "attn.fused"(%q, %k, %v, %g) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, softcap = 30.0 : f64, gate_block = 64 : i64, mods = ["scale", "softcap", "gate"]} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x4xf32>) -> tensor<1x2x256x64xbf16>
+  %o = "attn.fused"(%q, %k, %v, %g) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, softcap = 30.0 : f64, gate_block = 64 : i64, mods = ["scale", "softcap", "gate"]} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x4xf32>) -> tensor<1x2x256x64xbf16>
   return %o : tensor<1x2x256x64xbf16>
 }
 
@@ -37,7 +37,7 @@ func.func @gate(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: te
 // FALLBACK-LABEL: func.func @far_positions
 func.func @far_positions(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
   // expected-error@+1 {{no Hopper kernel for 'far_positions': the Hopper kernel's RoPE positions must lie in [0, 2^24)}}
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half", offset = 16777000 : i64}} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half", offset = 16777000 : i64}} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16>
   return %o : tensor<1x2x256x64xbf16>
 }
 
@@ -48,6 +48,6 @@ func.func @far_positions(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16
 // FALLBACK-LABEL: func.func @many_heads
 func.func @many_heads(%q: tensor<1x70000x64x64xbf16>, %k: tensor<1x70000x64x64xbf16>, %v: tensor<1x70000x64x64xbf16>) -> tensor<1x70000x64x64xbf16> {
   // expected-error@+1 {{no Hopper kernel for 'many_heads': the grid's y (heads) and z (batch) take at most 65535 CTAs (found 70000 heads, batch 1)}}
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x70000x64x64xbf16>, tensor<1x70000x64x64xbf16>, tensor<1x70000x64x64xbf16>) -> tensor<1x70000x64x64xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x70000x64x64xbf16>, tensor<1x70000x64x64xbf16>, tensor<1x70000x64x64xbf16>) -> tensor<1x70000x64x64xbf16>
   return %o : tensor<1x70000x64x64xbf16>
 }

@@ -28,7 +28,7 @@
 // MMA-NEXT: llvm.intr.tanh({{.*}}) {fastmathFlags = #llvm.fastmath<afn>}
 // MMA: llvm.return
 func.func @softcap(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, softcap = 30.0 : f64, mods = ["scale", "softcap"]} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, softcap = 30.0 : f64, mods = ["scale", "softcap"]} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16>
   return %o : tensor<1x2x256x64xbf16>
 }
 
@@ -55,7 +55,7 @@ func.func @softcap(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v:
 // MMA-NEXT: math.fma
 // MMA: llvm.return
 func.func @alibi(%q: tensor<1x4x256x64xbf16>, %k: tensor<1x4x256x64xbf16>, %v: tensor<1x4x256x64xbf16>) -> tensor<1x4x256x64xbf16> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, alibi = 8.0 : f64, mods = ["scale", "alibi"]} : (tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>) -> tensor<1x4x256x64xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, alibi = 8.0 : f64, mods = ["scale", "alibi"]} : (tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>) -> tensor<1x4x256x64xbf16>
   return %o : tensor<1x4x256x64xbf16>
 }
 
@@ -98,6 +98,6 @@ func.func @alibi(%q: tensor<1x4x256x64xbf16>, %k: tensor<1x4x256x64xbf16>, %v: t
 // MMA-NEXT: arith.ori
 // MMA: llvm.return
 func.func @window(%q: tensor<1x2x1024x64xbf16>, %k: tensor<1x2x1024x64xbf16>, %v: tensor<1x2x1024x64xbf16>) -> tensor<1x2x1024x64xbf16> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, window = array<i64: 200, 16>} : (tensor<1x2x1024x64xbf16>, tensor<1x2x1024x64xbf16>, tensor<1x2x1024x64xbf16>) -> tensor<1x2x1024x64xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, window = array<i64: 200, 16>} : (tensor<1x2x1024x64xbf16>, tensor<1x2x1024x64xbf16>, tensor<1x2x1024x64xbf16>) -> tensor<1x2x1024x64xbf16>
   return %o : tensor<1x2x1024x64xbf16>
 }

@@ -71,7 +71,7 @@
 
 // BAD: attn-opt: error: option 'rope' expects auto, fused, split, pre or ahead, found 'later'
 func.func @attn(%q: tensor<2x8x512x128xbf16>, %k: tensor<2x8x512x128xbf16>, %v: tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.08838834764831845 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.08838834764831845 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16>
   return %o : tensor<2x8x512x128xbf16>
 }
 

@@ -44,7 +44,7 @@
 // CHIP: attn-opt: error: unknown chip 'sm_61' (expected sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a)
 // STAGES: attn-opt: error: option 'stages' must be 0 or 2 to 4, found 1
 func.func @d64_gqa_rope_causal(%q: tensor<2x8x300x64xbf16>, %k: tensor<2x2x300x64xbf16>, %v: tensor<2x2x300x64xbf16>) -> tensor<2x8x300x64xbf16> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<2x8x300x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16>) -> tensor<2x8x300x64xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<2x8x300x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16>) -> tensor<2x8x300x64xbf16>
   return %o : tensor<2x8x300x64xbf16>
 }
 
@@ -64,7 +64,7 @@ func.func @d64_gqa_rope_causal(%q: tensor<2x8x300x64xbf16>, %k: tensor<2x2x300x6
 // SM86: nvvm.cp.async.wait.group 1
 // SM86: nvvm.cp.async.wait.group 0
 func.func @d128_f16_plain(%q: tensor<1x2x256x128xf16>, %k: tensor<1x2x256x128xf16>, %v: tensor<1x2x256x128xf16>) -> tensor<1x2x256x128xf16> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.08838834764831845 : f64, causal = false} : (tensor<1x2x256x128xf16>, tensor<1x2x256x128xf16>, tensor<1x2x256x128xf16>) -> tensor<1x2x256x128xf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.08838834764831845 : f64, causal = false} : (tensor<1x2x256x128xf16>, tensor<1x2x256x128xf16>, tensor<1x2x256x128xf16>) -> tensor<1x2x256x128xf16>
   return %o : tensor<1x2x256x128xf16>
 }
 
@@ -79,7 +79,7 @@ func.func @d128_f16_plain(%q: tensor<1x2x256x128xf16>, %k: tensor<1x2x256x128xf1
 // CHECK: llvm.call @__nv_sinf
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 func.func @d128_interleaved_partial(%q: tensor<1x2x513x128xbf16>, %k: tensor<1x2x513x128xbf16>, %v: tensor<1x2x513x128xbf16>) -> tensor<1x2x513x128xbf16> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.08838834764831845 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 32 : i64, layout = "interleaved", q_offset = 7 : i64, k_offset = 5 : i64}} : (tensor<1x2x513x128xbf16>, tensor<1x2x513x128xbf16>, tensor<1x2x513x128xbf16>) -> tensor<1x2x513x128xbf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.08838834764831845 : f64, causal = true, rope = {theta = 1.0e4 : f64, rotary_dim = 32 : i64, layout = "interleaved", q_offset = 7 : i64, k_offset = 5 : i64}} : (tensor<1x2x513x128xbf16>, tensor<1x2x513x128xbf16>, tensor<1x2x513x128xbf16>) -> tensor<1x2x513x128xbf16>
   return %o : tensor<1x2x513x128xbf16>
 }
 
@@ -92,6 +92,6 @@ func.func @d128_interleaved_partial(%q: tensor<1x2x513x128xbf16>, %k: tensor<1x2
 // CHECK: llvm.call @__nv_exp2
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 func.func @d128_rope96_cross(%q: tensor<1x4x100x128xf16>, %k: tensor<1x4x77x128xf16>, %v: tensor<1x4x77x128xf16>) -> tensor<1x4x100x128xf16> {
-  %o = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.5 : f64, causal = false, rope = {theta = 5.0e5 : f64, rotary_dim = 96 : i64, layout = "rotate_half"}} : (tensor<1x4x100x128xf16>, tensor<1x4x77x128xf16>, tensor<1x4x77x128xf16>) -> tensor<1x4x100x128xf16>
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.5 : f64, causal = false, rope = {theta = 5.0e5 : f64, rotary_dim = 96 : i64, layout = "rotate_half"}} : (tensor<1x4x100x128xf16>, tensor<1x4x77x128xf16>, tensor<1x4x77x128xf16>) -> tensor<1x4x100x128xf16>
   return %o : tensor<1x4x100x128xf16>
 }

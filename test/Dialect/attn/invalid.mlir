@@ -30,7 +30,7 @@ func.func @scale_integer_attr(%s: tensor<1x1x4x4xf32>) {
 // IRDL: causal must be the constant true or false.
 func.func @fused_causal_not_bool(%q: tensor<1x1x4x8xf32>) {
   // expected-error@+1 {{'1 : i32' does not satisfy the constraint}}
-  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.0 : f64, causal = 1 : i32} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %0 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.0 : f64, causal = 1 : i32} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return
 }
 
@@ -260,7 +260,7 @@ func.func @pv_result_shape(%p: tensor<1x8x16x16xf32>, %v: tensor<1x2x16x96xf32>)
 
 func.func @fused_k_rank(%q: tensor<1x8x16x64xf32>, %k: tensor<8x16x64xf32>, %v: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{k must be a static rank-4 tensor}}
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -268,7 +268,7 @@ func.func @fused_k_rank(%q: tensor<1x8x16x64xf32>, %k: tensor<8x16x64xf32>, %v: 
 
 func.func @fused_heads_not_grouped(%q: tensor<1x8x16x64xf32>, %k: tensor<1x5x16x64xf32>, %v: tensor<1x5x16x64xf32>) {
   // expected-error@+1 {{query heads 8 are not a multiple of k heads 5}}
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x5x16x64xf32>, tensor<1x5x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x5x16x64xf32>, tensor<1x5x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -277,7 +277,7 @@ func.func @fused_heads_not_grouped(%q: tensor<1x8x16x64xf32>, %k: tensor<1x5x16x
 // Regression: v's batch was not compared with q's, so this was accepted.
 func.func @fused_v_batch_mismatch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xf32>, %v: tensor<2x8x16x64xf32>) {
   // expected-error@+1 {{batch mismatch: 1 vs 2 in v}}
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<2x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<2x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -285,7 +285,7 @@ func.func @fused_v_batch_mismatch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x6
 
 func.func @fused_v_elem_mismatch(%q: tensor<1x8x16x64xf16>, %k: tensor<1x8x16x64xf16>, %v: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{q and v element types differ: f16 vs f32}}
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf16>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf16>
   return
 }
 
@@ -293,7 +293,7 @@ func.func @fused_v_elem_mismatch(%q: tensor<1x8x16x64xf16>, %k: tensor<1x8x16x64
 
 func.func @fused_head_dim_mismatch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x32xf32>, %v: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{head dim mismatch: q has 64, k has 32}}
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -301,7 +301,7 @@ func.func @fused_head_dim_mismatch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x
 
 func.func @fused_kv_seq_mismatch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x32x64xf32>, %v: tensor<1x2x16x64xf32>) {
   // expected-error@+1 {{k and v must have the same heads and sequence length}}
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x8x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x8x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -309,7 +309,7 @@ func.func @fused_kv_seq_mismatch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x32x64
 
 func.func @fused_result_shape(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x32x64xf32>, %v: tensor<1x8x32x64xf32>) {
   // expected-error@+1 {{result shape must be 1x8x16x64, found 1x8x32x64}}
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x32x64xf32>, tensor<1x8x32x64xf32>) -> tensor<1x8x32x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x32x64xf32>, tensor<1x8x32x64xf32>) -> tensor<1x8x32x64xf32>
   return
 }
 
@@ -317,7 +317,7 @@ func.func @fused_result_shape(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x32x64xf3
 
 func.func @fused_result_elem(%q: tensor<1x8x16x64xbf16>, %k: tensor<1x8x16x64xbf16>, %v: tensor<1x8x16x64xbf16>) {
   // expected-error@+1 {{q and result element types differ: bf16 vs f32}}
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -325,7 +325,7 @@ func.func @fused_result_elem(%q: tensor<1x8x16x64xbf16>, %k: tensor<1x8x16x64xbf
 
 func.func @fused_rope_not_dict(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope must be a dictionary {theta: f64, rotary_dim: i64, layout: rotate_half or interleaved}}}
-  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = "yes"} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = "yes"} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -333,7 +333,7 @@ func.func @fused_rope_not_dict(%q: tensor<1x8x16x64xf32>) {
 
 func.func @fused_rope_missing_layout(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope must be a dictionary}}
-  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -341,7 +341,7 @@ func.func @fused_rope_missing_layout(%q: tensor<1x8x16x64xf32>) {
 
 func.func @fused_rope_bad_layout(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope must be a dictionary}}
-  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "neox"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "neox"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -350,7 +350,7 @@ func.func @fused_rope_bad_layout(%q: tensor<1x8x16x64xf32>) {
 // Regression: a boolean rotary_dim in the dictionary was read as -1.
 func.func @fused_rope_rotary_dim_bool(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope must be a dictionary}}
-  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = true, layout = "interleaved"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = true, layout = "interleaved"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -358,7 +358,7 @@ func.func @fused_rope_rotary_dim_bool(%q: tensor<1x8x16x64xf32>) {
 
 func.func @fused_scale_zero(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{scale must be positive and finite, found 0}}
-  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.0 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.0 : f64, causal = false} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -366,7 +366,7 @@ func.func @fused_scale_zero(%q: tensor<1x8x16x64xf32>) {
 
 func.func @fused_rope_theta_negative(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope theta must be positive and finite, found -1}}
-  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = -1.0 : f64, rotary_dim = 64 : i64, layout = "interleaved"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = -1.0 : f64, rotary_dim = 64 : i64, layout = "interleaved"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -374,7 +374,7 @@ func.func @fused_rope_theta_negative(%q: tensor<1x8x16x64xf32>) {
 
 func.func @fused_rope_rotary_dim_odd(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope rotary_dim must be even and at least 2, found 33}}
-  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 33 : i64, layout = "interleaved"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 33 : i64, layout = "interleaved"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -382,7 +382,7 @@ func.func @fused_rope_rotary_dim_odd(%q: tensor<1x8x16x64xf32>) {
 
 func.func @fused_rope_rotary_dim_too_big(%q: tensor<1x8x16x64xf32>) {
   // expected-error@+1 {{rope rotary_dim 96 exceeds head dim 64}}
-  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 96 : i64, layout = "rotate_half"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  %0 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 96 : i64, layout = "rotate_half"}} : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
   return
 }
 
@@ -589,7 +589,7 @@ func.func @rope_offset_float(%x: tensor<1x2x8x16xf32>) {
 
 func.func @fused_window_rank(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{window must be array<i64: left, right>}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, window = array<i64: 4>} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, window = array<i64: 4>} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -597,7 +597,7 @@ func.func @fused_window_rank(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_window_bounds(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{window right must be -1 (unbounded) or non-negative, found -3}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, window = array<i64: 4, -3>} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, window = array<i64: 4, -3>} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -605,7 +605,7 @@ func.func @fused_window_bounds(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_alibi_int(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{alibi must be a float}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, alibi = 8 : i64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, alibi = 8 : i64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -613,7 +613,7 @@ func.func @fused_alibi_int(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_softcap_negative(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{softcap cap must be positive and finite, found -1}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = -1.0 : f64, mods = ["softcap"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = -1.0 : f64, mods = ["softcap"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -621,7 +621,7 @@ func.func @fused_softcap_negative(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_gate_block_bool(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{gate_block must be an integer, found a boolean}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, gate_block = true} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, gate_block = true} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -629,7 +629,7 @@ func.func @fused_gate_block_bool(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_mods_unknown(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{mods entry 1 must be one of "scale", "softcap", "alibi", "gate"}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = 30.0 : f64, mods = ["softcap", "causal"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = 30.0 : f64, mods = ["softcap", "causal"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -637,7 +637,7 @@ func.func @fused_mods_unknown(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_mods_twice(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{mods names 'softcap' twice}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = 30.0 : f64, mods = ["softcap", "softcap"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = 30.0 : f64, mods = ["softcap", "softcap"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -645,7 +645,7 @@ func.func @fused_mods_twice(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_mods_without_attr(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{mods names 'alibi' but the op has no 'alibi' attribute}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, mods = ["alibi"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, mods = ["alibi"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -653,7 +653,7 @@ func.func @fused_mods_without_attr(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_mods_missing(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{mods must name every modifier present; 'alibi' is missing}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = 30.0 : f64, alibi = 8.0 : f64, mods = ["softcap"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = 30.0 : f64, alibi = 8.0 : f64, mods = ["softcap"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -661,7 +661,7 @@ func.func @fused_mods_missing(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_mods_not_array(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{mods must be an array of modifier names}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = 30.0 : f64, mods = "softcap"} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = 30.0 : f64, mods = "softcap"} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -669,7 +669,7 @@ func.func @fused_mods_not_array(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_gate_without_operand(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{gate_block and a "gate" operand go together}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, gate_block = 4 : i64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, gate_block = 4 : i64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -677,7 +677,7 @@ func.func @fused_gate_without_operand(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_gate_without_block(%q: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x2xf32>) {
   // expected-error@+1 {{gate_block and a "gate" operand go together}}
-  %o = "attn.fused"(%q, %q, %q, %g) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x2xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q, %g) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x2xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -685,7 +685,7 @@ func.func @fused_gate_without_block(%q: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x2
 
 func.func @fused_q_segments_alone(%q: tensor<1x2x8x16xf32>, %s: tensor<1x8xi32>) {
   // expected-error@+1 {{document masking needs both q_segments and k_segments}}
-  %o = "attn.fused"(%q, %q, %q, %s) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x8xi32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q, %s) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x8xi32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -693,7 +693,7 @@ func.func @fused_q_segments_alone(%q: tensor<1x2x8x16xf32>, %s: tensor<1x8xi32>)
 
 func.func @fused_positions_without_rope(%q: tensor<1x2x8x16xf32>, %p: tensor<1x8xi32>) {
   // expected-error@+1 {{q_positions and k_positions need a rope attribute}}
-  %o = "attn.fused"(%q, %q, %q, %p) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x8xi32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q, %p) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x8xi32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -701,7 +701,7 @@ func.func @fused_positions_without_rope(%q: tensor<1x2x8x16xf32>, %p: tensor<1x8
 
 func.func @fused_positions_and_offset(%q: tensor<1x2x8x16xf32>, %p: tensor<1x8xi32>) {
   // expected-error@+1 {{a rope offset cannot be combined with explicit positions for the same tensor}}
-  %o = "attn.fused"(%q, %q, %q, %p) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 1>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", k_offset = 2 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x8xi32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q, %p) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 1>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", k_offset = 2 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x8xi32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -709,7 +709,7 @@ func.func @fused_positions_and_offset(%q: tensor<1x2x8x16xf32>, %p: tensor<1x8xi
 
 func.func @fused_k_positions_shape(%q: tensor<1x2x8x16xf32>, %p: tensor<1x16xi32>) {
   // expected-error@+1 {{k_positions shape must be 1x8, found 1x16}}
-  %o = "attn.fused"(%q, %q, %q, %p) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 1>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half"}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x16xi32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q, %p) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 1>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half"}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x16xi32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -717,7 +717,7 @@ func.func @fused_k_positions_shape(%q: tensor<1x2x8x16xf32>, %p: tensor<1x16xi32
 
 func.func @fused_gate_shape(%q: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x4xf32>) {
   // expected-error@+1 {{gate bias shape must be 1x2x8x2, found 1x2x8x4}}
-  %o = "attn.fused"(%q, %q, %q, %g) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, gate_block = 4 : i64, mods = ["gate"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q, %g) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, gate_block = 4 : i64, mods = ["gate"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -725,7 +725,7 @@ func.func @fused_gate_shape(%q: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x4xf32>) {
 
 func.func @fused_rope_unknown_entry(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{unknown rope entry 'positions' (expected theta, rotary_dim, layout, offset, q_offset, k_offset or strategy)}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", positions = 1 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", positions = 1 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -733,7 +733,7 @@ func.func @fused_rope_unknown_entry(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_rope_unknown_strategy(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{rope strategy must be "fused", "split", "pre" or "producer", found "auto"}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "auto"}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "auto"}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -741,7 +741,7 @@ func.func @fused_rope_unknown_strategy(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_rope_strategy_not_string(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{rope strategy must be "fused", "split", "pre" or "producer", found a non-string}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = 1 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = 1 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -749,7 +749,7 @@ func.func @fused_rope_strategy_not_string(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_rope_offset_float(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{rope offsets must be integers}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = 1.0 : f64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = 1.0 : f64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -757,7 +757,7 @@ func.func @fused_rope_offset_float(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_rope_offset_and_q_offset(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{rope offset applies to q and k; it cannot be combined with q_offset or k_offset}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = 1 : i64, q_offset = 2 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = 1 : i64, q_offset = 2 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -765,7 +765,7 @@ func.func @fused_rope_offset_and_q_offset(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_scale_negative(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{scale must be positive and finite, found -0.125}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = -0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = -0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -847,7 +847,7 @@ func.func @rope_offset_last_row_past_i32(%x: tensor<1x2x8x16xf32>) {
 
 func.func @fused_rope_k_offset_past_i32(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{rope k_offset 2147483647 puts the last of 8 rows at position 2147483654, past 2147483647 (positions are i32)}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", k_offset = 2147483647 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", k_offset = 2147483647 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -855,7 +855,7 @@ func.func @fused_rope_k_offset_past_i32(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_rope_q_offset_negative(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{rope q_offset must be in [0, 2147483647] (positions are i32), found -5}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", q_offset = -5 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", q_offset = -5 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -863,7 +863,7 @@ func.func @fused_rope_q_offset_negative(%q: tensor<1x2x8x16xf32>) {
 
 func.func @fused_rope_offset_max_i64(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{rope q_offset must be in [0, 2147483647] (positions are i32), found 9223372036854775807}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = 9223372036854775807 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", offset = 9223372036854775807 : i64}} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -915,7 +915,7 @@ func.func @window_left_past_i32(%s: tensor<1x2x8x8xf32>) {
 
 func.func @fused_window_right_past_i32(%q: tensor<1x2x8x16xf32>) {
   // expected-error@+1 {{window right must be at most 2147483647 (-1 for unbounded), found 2147483648}}
-  %o = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, window = array<i64: 4, 2147483648>} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, window = array<i64: 4, 2147483648>} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
 
@@ -933,6 +933,6 @@ func.func @gate_block_max_i64(%s: tensor<1x2x8x8xf32>, %g: tensor<1x2x8x1xf32>) 
 
 func.func @fused_gate_block_past_i32(%q: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x1xf32>) {
   // expected-error@+1 {{gate block_size must be at most 2147483647, found 4294967296}}
-  %o = "attn.fused"(%q, %q, %q, %g) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, gate_block = 4294967296 : i64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x16xf32>
+  %o = "attn.fused"(%q, %q, %q, %g) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, gate_block = 4294967296 : i64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x16xf32>
   return
 }

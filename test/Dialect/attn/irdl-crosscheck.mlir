@@ -55,7 +55,7 @@ func.func @rope_layout_not_string(%x: tensor<1x1x4x8xf32>) {
 
 func.func @fused_causal_not_bool(%q: tensor<1x1x4x8xf32>) {
   // expected-error@+1 {{'1 : i32' does not satisfy the constraint}}
-  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.0 : f64, causal = 1 : i32} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %0 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.0 : f64, causal = 1 : i32} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return
 }
 
@@ -88,7 +88,7 @@ func.func @causal_result_type(%s: tensor<1x1x4x4xf32>) {
 // attn.fused's optional inputs are told apart by operandSegmentSizes.
 func.func @fused_no_segment_sizes(%q: tensor<1x1x4x8xf32>) {
   // expected-error@+1 {{'operandSegmentSizes' attribute is expected but not provided}}
-  %0 = "attn.fused"(%q, %q, %q) {scale = 1.0 : f64, causal = false} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %0 = "attn.fused"(%q, %q, %q) ({}, {}) {scale = 1.0 : f64, causal = false} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return
 }
 
@@ -96,7 +96,7 @@ func.func @fused_no_segment_sizes(%q: tensor<1x1x4x8xf32>) {
 
 func.func @fused_two_gates(%q: tensor<1x1x4x8xf32>, %g: tensor<1x1x4x1xf32>) {
   // expected-error@+1 {{element 3 in 'operandSegmentSizes' attribute must be equal to 0 or 1}}
-  %0 = "attn.fused"(%q, %q, %q, %g, %g) {operandSegmentSizes = array<i32: 1, 1, 1, 2, 0, 0, 0, 0>, scale = 1.0 : f64, causal = false, gate_block = 8 : i64} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x1xf32>, tensor<1x1x4x1xf32>) -> tensor<1x1x4x8xf32>
+  %0 = "attn.fused"(%q, %q, %q, %g, %g) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 2, 0, 0, 0, 0>, scale = 1.0 : f64, causal = false, gate_block = 8 : i64} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x1xf32>, tensor<1x1x4x1xf32>) -> tensor<1x1x4x8xf32>
   return
 }
 

@@ -124,31 +124,39 @@ func.func @chain_gqa_rope(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x16x64xf32>, 
 }
 
 // CHECK-LABEL: @fused_plain
-// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = false, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f64} : (tensor<2x8x128x64xf32>, tensor<2x8x256x64xf32>, tensor<2x8x256x64xf32>) -> tensor<2x8x128x64xf32>
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) ({
+// CHECK-NEXT: }, {
+// CHECK-NEXT: }) {causal = false, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f64} : (tensor<2x8x128x64xf32>, tensor<2x8x256x64xf32>, tensor<2x8x256x64xf32>) -> tensor<2x8x128x64xf32>
 func.func @fused_plain(%q: tensor<2x8x128x64xf32>, %k: tensor<2x8x256x64xf32>, %v: tensor<2x8x256x64xf32>) -> tensor<2x8x128x64xf32> {
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<2x8x128x64xf32>, tensor<2x8x256x64xf32>, tensor<2x8x256x64xf32>) -> tensor<2x8x128x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<2x8x128x64xf32>, tensor<2x8x256x64xf32>, tensor<2x8x256x64xf32>) -> tensor<2x8x128x64xf32>
   return %0 : tensor<2x8x128x64xf32>
 }
 
 // CHECK-LABEL: @fused_causal_gqa_f16
-// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f64} : (tensor<1x32x64x128xf16>, tensor<1x8x64x128xf16>, tensor<1x8x64x128xf16>) -> tensor<1x32x64x128xf16>
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) ({
+// CHECK-NEXT: }, {
+// CHECK-NEXT: }) {causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f64} : (tensor<1x32x64x128xf16>, tensor<1x8x64x128xf16>, tensor<1x8x64x128xf16>) -> tensor<1x32x64x128xf16>
 func.func @fused_causal_gqa_f16(%q: tensor<1x32x64x128xf16>, %k: tensor<1x8x64x128xf16>, %v: tensor<1x8x64x128xf16>) -> tensor<1x32x64x128xf16> {
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x32x64x128xf16>, tensor<1x8x64x128xf16>, tensor<1x8x64x128xf16>) -> tensor<1x32x64x128xf16>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x32x64x128xf16>, tensor<1x8x64x128xf16>, tensor<1x8x64x128xf16>) -> tensor<1x32x64x128xf16>
   return %0 : tensor<1x32x64x128xf16>
 }
 
 // CHECK-LABEL: @fused_rope_rotate_half_bf16
-// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, rope = {layout = "rotate_half", rotary_dim = 128 : i64, theta = 1.000000e+04 : f64}, scale = 6.250000e-02 : f64} : (tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>) -> tensor<1x8x16x128xbf16>
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) ({
+// CHECK-NEXT: }, {
+// CHECK-NEXT: }) {causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, rope = {layout = "rotate_half", rotary_dim = 128 : i64, theta = 1.000000e+04 : f64}, scale = 6.250000e-02 : f64} : (tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>) -> tensor<1x8x16x128xbf16>
 func.func @fused_rope_rotate_half_bf16(%q: tensor<1x8x16x128xbf16>, %k: tensor<1x8x16x128xbf16>, %v: tensor<1x8x16x128xbf16>) -> tensor<1x8x16x128xbf16> {
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.0625 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>) -> tensor<1x8x16x128xbf16>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.0625 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>, tensor<1x8x16x128xbf16>) -> tensor<1x8x16x128xbf16>
   return %0 : tensor<1x8x16x128xbf16>
 }
 
 // Interleaved RoPE on half the head dim, with GQA.
 // CHECK-LABEL: @fused_rope_interleaved_partial_gqa
-// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = false, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, rope = {layout = "interleaved", rotary_dim = 32 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64} : (tensor<2x8x16x64xf32>, tensor<2x4x32x64xf32>, tensor<2x4x32x64xf32>) -> tensor<2x8x16x64xf32>
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) ({
+// CHECK-NEXT: }, {
+// CHECK-NEXT: }) {causal = false, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, rope = {layout = "interleaved", rotary_dim = 32 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64} : (tensor<2x8x16x64xf32>, tensor<2x4x32x64xf32>, tensor<2x4x32x64xf32>) -> tensor<2x8x16x64xf32>
 func.func @fused_rope_interleaved_partial_gqa(%q: tensor<2x8x16x64xf32>, %k: tensor<2x4x32x64xf32>, %v: tensor<2x4x32x64xf32>) -> tensor<2x8x16x64xf32> {
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 32 : i64, layout = "interleaved"}} : (tensor<2x8x16x64xf32>, tensor<2x4x32x64xf32>, tensor<2x4x32x64xf32>) -> tensor<2x8x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, rope = {theta = 10000.0 : f64, rotary_dim = 32 : i64, layout = "interleaved"}} : (tensor<2x8x16x64xf32>, tensor<2x4x32x64xf32>, tensor<2x4x32x64xf32>) -> tensor<2x8x16x64xf32>
   return %0 : tensor<2x8x16x64xf32>
 }
 
@@ -209,9 +217,11 @@ func.func @chain_every_modifier(%q: tensor<1x4x16x64xf32>, %k: tensor<1x2x32x64x
 
 // attn.fused with every optional input and attribute.
 // CHECK-LABEL: @fused_everything
-// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {alibi = 8.000000e+00 : f64, causal = true, gate_block = 8 : i64, mods = ["scale", "softcap", "alibi", "gate"], operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1>, rope = {layout = "rotate_half", rotary_dim = 64 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64, window = array<i64: 8, -1>}
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) ({
+// CHECK-NEXT: }, {
+// CHECK-NEXT: }) {alibi = 8.000000e+00 : f64, causal = true, gate_block = 8 : i64, mods = ["scale", "softcap", "alibi", "gate"], operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1>, rope = {layout = "rotate_half", rotary_dim = 64 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64, window = array<i64: 8, -1>}
 func.func @fused_everything(%q: tensor<1x4x16x64xf32>, %k: tensor<1x2x32x64xf32>, %v: tensor<1x2x32x64xf32>, %g: tensor<1x4x16x4xf32>, %qs: tensor<1x16xi32>, %ks: tensor<1x32xi32>, %qp: tensor<1x16xi32>, %kp: tensor<1x32xi32>) -> tensor<1x4x16x64xf32> {
-  %0 = "attn.fused"(%q, %k, %v, %g, %qs, %ks, %qp, %kp) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1>, scale = 0.125 : f64, causal = true, window = array<i64: 8, -1>, alibi = 8.0 : f64, softcap = 30.0 : f64, gate_block = 8 : i64, mods = ["scale", "softcap", "alibi", "gate"], rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>, tensor<1x4x16x4xf32>, tensor<1x16xi32>, tensor<1x32xi32>, tensor<1x16xi32>, tensor<1x32xi32>) -> tensor<1x4x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v, %g, %qs, %ks, %qp, %kp) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1>, scale = 0.125 : f64, causal = true, window = array<i64: 8, -1>, alibi = 8.0 : f64, softcap = 30.0 : f64, gate_block = 8 : i64, mods = ["scale", "softcap", "alibi", "gate"], rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>, tensor<1x4x16x4xf32>, tensor<1x16xi32>, tensor<1x32xi32>, tensor<1x16xi32>, tensor<1x32xi32>) -> tensor<1x4x16x64xf32>
   return %0 : tensor<1x4x16x64xf32>
 }
 
@@ -223,21 +233,25 @@ func.func @fused_everything(%q: tensor<1x4x16x64xf32>, %k: tensor<1x2x32x64xf32>
 // CHECK: strategy = "pre"
 // CHECK: strategy = "producer"
 func.func @fused_rope_strategies(%q: tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) {
-  %0 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "fused"}} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
-  %1 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "split"}} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
-  %2 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "pre"}} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
-  %3 = "attn.fused"(%q, %q, %q) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "producer"}} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
+  %0 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "fused"}} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
+  %1 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "split"}} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
+  %2 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "pre"}} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
+  %3 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 16 : i64, layout = "rotate_half", strategy = "producer"}} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
   return %0, %1, %2, %3 : tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>
 }
 
 // "mods" may leave out the scale (applied first) or be absent (scale,
 // softcap, alibi, gate); RoPE offsets per tensor.
 // CHECK-LABEL: @fused_default_order_offsets
-// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {alibi = 4.000000e+00 : f64, causal = false, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, rope = {k_offset = 0 : i64, layout = "interleaved", q_offset = 16 : i64, rotary_dim = 32 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64, softcap = 2.000000e+01 : f64}
-// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) {alibi = 4.000000e+00 : f64, causal = false, mods = ["alibi", "softcap"]
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) ({
+// CHECK-NEXT: }, {
+// CHECK-NEXT: }) {alibi = 4.000000e+00 : f64, causal = false, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, rope = {k_offset = 0 : i64, layout = "interleaved", q_offset = 16 : i64, rotary_dim = 32 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64, softcap = 2.000000e+01 : f64}
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) ({
+// CHECK-NEXT: }, {
+// CHECK-NEXT: }) {alibi = 4.000000e+00 : f64, causal = false, mods = ["alibi", "softcap"]
 func.func @fused_default_order_offsets(%q: tensor<1x4x16x64xf32>, %k: tensor<1x2x32x64xf32>, %v: tensor<1x2x32x64xf32>) -> (tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>) {
-  %0 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, alibi = 4.0 : f64, softcap = 20.0 : f64, rope = {theta = 10000.0 : f64, rotary_dim = 32 : i64, layout = "interleaved", q_offset = 16 : i64, k_offset = 0 : i64}} : (tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>) -> tensor<1x4x16x64xf32>
-  %1 = "attn.fused"(%q, %k, %v) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, alibi = 4.0 : f64, softcap = 20.0 : f64, mods = ["alibi", "softcap"]} : (tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>) -> tensor<1x4x16x64xf32>
+  %0 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, alibi = 4.0 : f64, softcap = 20.0 : f64, rope = {theta = 10000.0 : f64, rotary_dim = 32 : i64, layout = "interleaved", q_offset = 16 : i64, k_offset = 0 : i64}} : (tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>) -> tensor<1x4x16x64xf32>
+  %1 = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, alibi = 4.0 : f64, softcap = 20.0 : f64, mods = ["alibi", "softcap"]} : (tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>) -> tensor<1x4x16x64xf32>
   return %0, %1 : tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>
 }
 

@@ -15,7 +15,9 @@
 // FULL-NOT:     "attn.
 
 // BARE-LABEL: func.func @rope_causal
-// BARE-NEXT:    "attn.fused"(%{{.*}}) {causal = true, operandSegmentSizes = {{.*}}, rope = {{.*}}}
+// BARE-NEXT:    "attn.fused"(%{{.*}}) ({
+// BARE-NEXT:    }, {
+// BARE-NEXT:    }) {causal = true, operandSegmentSizes = {{.*}}, rope = {{.*}}}
 // BARE-NEXT:    return
 
 // SPACES-LABEL: func.func @rope_causal
