@@ -1,0 +1,138 @@
+"""flex_attention's idioms written as attn.attention's score_mod / mask_mod,
+and their float64 reference: the same functions called on the full score
+matrix (torch broadcasting the index tensors b, h, q_idx, kv_idx), as flex
+computes them. Used by mods_text.test (the traced text) and mods_cpu.test
+(the CPU kernel against the reference)."""
+import math
+
+import torch
+
+
+def reference(q, k, v, score_mod=None, mask_mod=None, scale=None, mask=None):
+    """softmax(mask(score_mod(q kᵀ scale))) v in float64; a query that sees no
+    key outputs 0 (lib/Reference's rule)."""
+    q, k, v = (t.cpu().to(torch.float64) for t in (q, k, v))
+    B, H, N, D = q.shape
+    Hk, M = k.shape[1], k.shape[2]
+    k = k.repeat_interleave(H // Hk, dim=1)
+    v = v.repeat_interleave(H // Hk, dim=1)
+    s = q @ k.transpose(-1, -2) * (1.0 / math.sqrt(D) if scale is None else scale)
+    b = torch.arange(B).view(B, 1, 1, 1)
+    h = torch.arange(H).view(1, H, 1, 1)
+    qi = torch.arange(N).view(1, 1, N, 1)
+    ki = torch.arange(M).view(1, 1, 1, M)
+    if score_mod is not None:
+        s = torch.as_tensor(score_mod(s, b, h, qi, ki)).to(torch.float64).expand(B, H, N, M)
+    visible = torch.ones(B, H, N, M, dtype=torch.bool)
+    if mask_mod is not None:
+        visible = visible & torch.as_tensor(mask_mod(b, h, qi, ki)).expand(B, H, N, M)
+    if mask == "causal":
+        visible = visible & (ki <= qi)
+    s = s.masked_fill(~visible, float("-inf"))
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0)
+    return p @ v
+
+
+def rel_error(got, want):
+    got = got.cpu().to(torch.float64)
+    return ((got - want).norm() / want.norm().clamp_min(1e-300)).item()
+
+
+def causal(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+
+
+def cases(device, gen):
+    """(name, shapes (q, k, v), dtype, attention's keyword arguments) of each idiom."""
+    def rand(*shape):
+        return torch.randn(*shape, generator=gen).to(device)
+
+    out = []
+    S = ((1, 2, 37, 16), (1, 2, 37, 16), (1, 2, 37, 16))
+
+    def relative_position(score, b, h, q_idx, kv_idx):
+        return score + 0.1 * (q_idx - kv_idx)
+    out.append(("relative_position", S, torch.float32, dict(score_mod=relative_position)))
+
+    H = 4
+    slopes = torch.tensor([2.0 ** (-8.0 * (i + 1) / H) for i in range(H)]).to(device)
+
+    def alibi(score, b, h, q_idx, kv_idx):
+        return score + slopes[h] * (kv_idx - q_idx)
+    out.append(("alibi", ((1, H, 40, 16), (1, H, 40, 16), (1, H, 40, 16)), torch.float32,
+                dict(score_mod=alibi, mask_mod=causal)))
+
+    cap = 1.5
+
+    def softcap(score, b, h, q_idx, kv_idx):
+        score = score / cap
+        score = torch.tanh(score)
+        return score * cap
+    out.append(("softcap", S, torch.float32, dict(score_mod=softcap, scale=0.5)))
+
+    window = 5
+
+    def sliding_window(b, h, q_idx, kv_idx):
+        return (q_idx >= kv_idx) & (q_idx - kv_idx <= window)
+    out.append(("sliding_window", S, torch.float32, dict(mask_mod=sliding_window)))
+
+    prefix = 9
+
+    def prefix_lm(b, h, q_idx, kv_idx):
+        return (kv_idx <= prefix) | (q_idx >= kv_idx)
+    out.append(("prefix_lm", S, torch.float32, dict(mask_mod=prefix_lm)))
+
+    prefix_lengths = torch.tensor([3, 20], dtype=torch.int64).to(device)
+
+    def prefix_lm_per_batch(b, h, q_idx, kv_idx):
+        return (kv_idx < prefix_lengths[b]) | causal(b, h, q_idx, kv_idx)
+    out.append(("prefix_lm_per_batch", ((2, 2, 30, 16), (2, 2, 30, 16), (2, 2, 30, 16)),
+                torch.float32, dict(mask_mod=prefix_lm_per_batch)))
+
+    document_id = torch.tensor([0] * 10 + [1] * 17 + [2] * 10, dtype=torch.int32).to(device)
+
+    def document(b, h, q_idx, kv_idx):
+        return causal(b, h, q_idx, kv_idx) & (document_id[q_idx] == document_id[kv_idx])
+    out.append(("document", S, torch.float32, dict(mask_mod=document)))
+
+    N = 37
+    rel_bias = rand(2 * N - 1)
+
+    def bias_table(score, b, h, q_idx, kv_idx):
+        return score + rel_bias[q_idx - kv_idx + N - 1]
+    out.append(("bias_table", S, torch.float32, dict(score_mod=bias_table)))
+
+    head_bias = rand(2, 37, 37).to(torch.bfloat16)
+
+    def full_bias(score, b, h, q_idx, kv_idx):
+        return score + head_bias[h, q_idx, kv_idx]
+    out.append(("full_bias_bf16", S, torch.float32, dict(score_mod=full_bias)))
+
+    keep = torch.rand(37, generator=gen).to(device) > 0.3  # a padding mask, bool
+
+    def padding(b, h, q_idx, kv_idx):
+        return keep[kv_idx]
+    out.append(("padding_bool", S, torch.float32, dict(mask_mod=padding)))
+
+    # GQA, cross attention (N != M), f16, with the named causal mask.
+    gqa = ((1, 8, 24, 32), (1, 2, 50, 32), (1, 2, 50, 24))
+    table = rand(8, 50).to(torch.float16)
+
+    def per_head_key_bias(score, b, h, q_idx, kv_idx):
+        return score + table[h, kv_idx].float() * 0.5
+    out.append(("gqa_cross_f16", gqa, torch.float16,
+                dict(score_mod=per_head_key_bias, mask=None)))
+
+    def integer_tricks(score, b, h, q_idx, kv_idx):
+        blocks = (q_idx // 4 - kv_idx // 4).abs()
+        odd = (kv_idx % 3 == 1)
+        return torch.where(odd, score - 0.25 * blocks, score * 2.0) + (h + b) * 0.125
+    out.append(("integer_tricks", S, torch.float32,
+                dict(score_mod=integer_tricks, mask="causal")))
+
+    def float_ops(score, b, h, q_idx, kv_idx):
+        x = torch.clamp(score, -1.0, 1.0) + torch.sigmoid(score) * torch.exp(-score.abs())
+        return torch.maximum(x, score.float() ** 2 - 2) + torch.sqrt(kv_idx + 1.0) * 0.01
+    out.append(("float_ops", S, torch.float32,
+                dict(score_mod=float_ops, mask_mod=lambda b, h, q, kv: ~(kv > q + 3))))
+    return out
