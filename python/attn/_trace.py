@@ -231,9 +231,14 @@ def _body_of(args, what):
 
 
 def _common(body, xs, what):
-    vs = [_operand(body, x, what) for x in xs]
-    ty = max((v.ty for v in vs), key=_rank)
-    return [_convert(v, ty) for v in vs], ty
+    """xs as values of their common kind (torch's promotion; a Python number
+    is a constant of that kind, made as such), and the kind."""
+    vs = [x if _kind_of_number(x) is not None else _operand(body, x, what) for x in xs]
+    kinds = [v.ty if isinstance(v, Value) else _kind_of_number(v) for v in vs]
+    if all(not isinstance(v, Value) for v in vs):
+        body.fail("%s of Python numbers only" % what)
+    ty = max(kinds, key=_rank)
+    return [_convert(v, ty) if isinstance(v, Value) else body.const(v, ty) for v in vs], ty
 
 
 _ARITH = {"add": ("addf", "addi"), "sub": ("subf", "subi"), "mul": ("mulf", "muli"),

@@ -1,8 +1,8 @@
 """flex_attention's idioms written as attn.attention's score_mod / mask_mod,
 and their float64 reference: the same functions called on the full score
 matrix (torch broadcasting the index tensors b, h, q_idx, kv_idx), as flex
-computes them. Used by mods_text.test (the traced text) and mods_cpu.test
-(the CPU kernel against the reference)."""
+computes them. Used by mods_text.test (the traced text), mods_cpu.test and
+mods_cuda.test (the kernels against the reference)."""
 import math
 
 import torch
@@ -136,3 +136,60 @@ def cases(device, gen):
     out.append(("float_ops", S, torch.float32,
                 dict(score_mod=float_ops, mask_mod=lambda b, h, q, kv: ~(kv > q + 3))))
     return out
+
+
+TOL = {torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 2e-2}
+
+
+def check(device, name, shapes, dtype, kw, gen):
+    """attn.attention on device against the reference: PASS, FAIL or the
+    compiler's first diagnostic."""
+    import attn
+    q, k, v = (torch.randn(s, generator=gen).to(device=device, dtype=dtype) for s in shapes)
+    try:
+        o = attn.attention(q, k, v, **kw)
+    except attn.CompileError as e:
+        print("%s: CompileError %s" % (name, str(e).splitlines()[0]))
+        return
+    want = reference(q, k, v, kw.get("score_mod"), kw.get("mask_mod"), kw.get("scale"),
+                     kw.get("mask"))
+    err = rel_error(o, want)
+    print("%s: %s" % (name, "PASS" if err <= TOL[dtype] else "FAIL rel_error=%.3e" % err))
+
+
+def run(device):
+    """What mods_cpu.test and mods_cuda.test print."""
+    import attn
+    gen = torch.Generator().manual_seed(5)
+    for name, shapes, dtype, kw in cases(device, gen):
+        check(device, name, shapes, dtype, kw, gen)
+        # Tiles smaller than the sequences: padding rows and keys inside a tile.
+        check(device, name + " (16x16 tiles)", shapes, dtype,
+              dict(kw, tile_options="block-m=16 block-n=16"), gen)
+
+    # Named modifiers with the mods: softcap and causal, then score_mod.
+    q, k, v = (torch.randn(1, 2, 30, 16, generator=gen).to(device) for _ in range(3))
+    bias = [torch.randn(59, generator=gen).to(device)]
+
+    def rel(score, b, h, q_idx, kv_idx):
+        return score + bias[0][q_idx - kv_idx + 29]
+
+    o = attn.attention(q, k, v, softcap=4.0, mask="causal", score_mod=rel)
+    err = rel_error(o, reference(q, k, v, lambda s, b, h, qi, ki: rel(
+        4.0 * torch.tanh(s / 4.0), b, h, qi, ki), mask="causal"))
+    print("softcap then score_mod: %s" % ("PASS" if err <= 1e-4 else "FAIL %.3e" % err))
+
+    # The cached call: one compile, the captured tensor read at each call.
+    stats = attn.cache_stats()
+    o1 = attn.attention(q, k, v, score_mod=rel, mask_mod=causal)
+    bias[0].mul_(-1.0)  # in place
+    o2 = attn.attention(q, k, v, score_mod=rel, mask_mod=causal)
+    want2 = reference(q, k, v, rel, causal)
+    bias[0] = torch.randn(59, generator=gen).to(device)  # replaced in the list rel reads
+    o3 = attn.attention(q, k, v, score_mod=rel, mask_mod=causal)
+    want3 = reference(q, k, v, rel, causal)
+    after = attn.cache_stats()
+    print("cached: compiles +%d, in place %s, replaced %s" % (
+        after["compiles"] - stats["compiles"],
+        "PASS" if rel_error(o2, want2) <= 1e-4 and not torch.equal(o1, o2) else "FAIL",
+        "PASS" if rel_error(o3, want3) <= 1e-4 else "FAIL"))
