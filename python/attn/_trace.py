@@ -56,7 +56,8 @@ def _dtype_name(t):
 
 
 def _is_tensor(x):
-    return all(hasattr(x, a) for a in ("shape", "dtype", "device", "data_ptr"))
+    return (not isinstance(x, (Value, _Partial)) and
+            all(hasattr(x, a) for a in ("shape", "dtype", "device", "data_ptr")))
 
 
 #===-- Captures ---------------------------------------------------------===#
@@ -500,7 +501,18 @@ def _h_div(body, args, kw):
         return _binary(body, "truediv", args[0], args[1])
     if mode == "floor":
         return _binary(body, "floordiv", args[0], args[1])
-    body.fail("torch.div with rounding_mode=%r (attn compiles None and 'floor')" % (mode,))
+    if mode != "trunc":
+        body.fail("torch.div with rounding_mode=%r (attn compiles None, 'floor' and 'trunc')"
+                  % (mode,))
+    (a, c), ty = _common(body, args[:2], "torch.div")
+    if ty != F:
+        a, c = _convert(a, I), _convert(c, I)
+        return body.op("arith.divsi %s, %s : index" % (a.name, c.name), I)
+    d = body.op("arith.divf %s, %s : f32" % (a.name, c.name), F)
+    neg = body.op("arith.cmpf olt, %s, %s : f32" % (d.name, body.const(0.0, F).name), B)
+    up = body.op("math.ceil %s : f32" % d.name, F)
+    down = body.op("math.floor %s : f32" % d.name, F)
+    return body.op("arith.select %s, %s, %s : f32" % (neg.name, up.name, down.name), F)
 
 
 def _h_clamp(body, args, kw):
@@ -612,6 +624,9 @@ _METHODS = {
     "__ge__": _h_compare("ge"), "__eq__": _h_compare("eq"), "__ne__": _h_compare("ne"),
 }
 
+# The keyword arguments a handler reads.
+_KEYWORDS = {_h_div: ("rounding_mode",), _h_clamp: ("min", "max"), _h_to: ("dtype",)}
+
 _dispatch = None
 
 
@@ -665,6 +680,21 @@ def _func_name(func):
     return "%s.%s" % (mod, name) if mod else name
 
 
+def _call(body, name, handler, args, kw):
+    """handler(body, args, kw); too few arguments, or keyword arguments it
+    does not read (torch.add's alpha), are a TypeError naming name."""
+    extra = sorted(set(kw) - set(_KEYWORDS.get(handler, ())))
+    if extra:
+        body.fail("%s with the keyword argument(s) %s (attn compiles it without them)"
+                  % (name, ", ".join(extra)))
+    try:
+        return handler(body, args, kw)
+    except IndexError as e:
+        if str(e).startswith("attn:"):
+            raise
+        body.fail("%s with %d argument(s)" % (name, len(args)))
+
+
 #===-- Values -----------------------------------------------------------===#
 
 class Value:
@@ -688,12 +718,7 @@ class Value:
         if handler is None:
             body.fail("%s is not an operation attn compiles (it compiles %s)"
                       % (_func_name(func), SUPPORTED))
-        try:
-            return handler(body, args, kwargs or {})
-        except IndexError as e:
-            if str(e).startswith("attn:"):
-                raise
-            body.fail("%s with %d arguments" % (_func_name(func), len(args)))
+        return _call(body, _func_name(func), handler, args, kwargs or {})
 
     def _control(self, what):
         self.body.fail("uses a traced value in Python control flow or %s (if, while, and, or, "
@@ -727,7 +752,7 @@ class Value:
             raise AttributeError(name)
         h = _METHODS.get(name) or _FUNCTIONS.get(name)
         if h is not None:
-            return lambda *args, **kw: h(self.body, (self,) + args, kw)
+            return lambda *args, **kw: _call(self.body, "Tensor." + name, h, (self,) + args, kw)
         body = object.__getattribute__(self, "body")
         try:
             import torch
