@@ -536,7 +536,7 @@ class Kernel:
             if want and want != tuple(t.shape):
                 raise ValueError("attn: parameter %s of %s has shape %s, the tensor %s"
                                  % (p["name"], self.name, want, tuple(t.shape)))
-            elem = _program.DTYPES.get(str(t.dtype).replace("torch.", ""))
+            elem = _program.PARAM_DTYPES.get(str(t.dtype).replace("torch.", ""))
             if p.get("dtype") and p["dtype"] != elem:
                 raise TypeError("attn: parameter %s of %s is %s, the tensor %s"
                                 % (p["name"], self.name, p["dtype"], t.dtype))

@@ -12,6 +12,8 @@ import math
 import numbers
 
 DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32"}
+# The element types of kernel parameters: also int64, a captured tensor's.
+PARAM_DTYPES = dict(DTYPES, int64="i64")
 
 
 def dtype_name(dtype):

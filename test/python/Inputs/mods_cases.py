@@ -138,6 +138,54 @@ def cases(device, gen):
     return out
 
 
+CORNER_SHAPES = ((2, 3, 21, 8), (2, 3, 26, 8), (2, 3, 26, 8))
+
+
+def corners(device):
+    """(name, score_mod, mask_mod) for the corners of torch's semantics the
+    tracer reproduces: // and % toward -inf for either sign and traced
+    divisors, bool and integer promotion, truncating .long(), bit
+    operations, integer powers, where and clamp, math functions, -inf,
+    clamped capture reads."""
+    d = torch.tensor([5, -3, 0, 7, -8, 2], dtype=torch.int64).to(device)
+    out = [
+        ("int floordiv and mod, both signs",
+         lambda s, b, h, q, k: s + (q - k) // 3 + (q - k) % 3 + (q - k) // -4 + (q - k) % -4),
+        ("traced divisors", lambda s, b, h, q, k: s + (q - k) // (k * 2 - 41)
+         + (q - k) % (k * 2 - 41) + q // (k + 1) + torch.remainder(q - 30, k + 1)),
+        ("float floordiv and mod", lambda s, b, h, q, k: s // 0.7 + s % 0.7 + s % -1.3
+         + torch.floor_divide(s, -0.9) + torch.div(s, 0.3, rounding_mode="floor")
+         + torch.div(s, -0.3, rounding_mode="trunc")
+         + torch.div(q - k, 4, rounding_mode="trunc")
+         + (q - k).div(-3, rounding_mode="floor")),
+        ("bool promotion", lambda s, b, h, q, k: s * (q > k) + True + ((q > k) < (k > 5)) * 2
+         + (q >= k) + (h == 1)),
+        ("bits", lambda s, b, h, q, k: s + ((q ^ k) & 7 | (h << 2) >> 1) - (~(q - k))
+         + torch.bitwise_and(q, 5)),
+        ("truncation", lambda s, b, h, q, k: (s * 3).long() + (s * -2.5).int() * 0.5
+         + s.bool() + (s > 0).float() * 0.25),
+        ("powers", lambda s, b, h, q, k: (q - k) ** 3 * 0.001 + s ** 2 + s.abs() ** 0.5
+         + torch.pow(s.abs(), 1.5) + (q - k) ** 0 + s.square()),
+        ("where and clamp", lambda s, b, h, q, k: torch.where(q > k, q, k * 0.5)
+         + torch.clamp(q - k, min=-3, max=3) + s.clamp(max=1.0) + torch.clip(s, -0.5)
+         + torch.where(k % 2 == 0, s, -s)),
+        ("math", lambda s, b, h, q, k: torch.sigmoid(s) + torch.erf(s) + torch.exp2(s * 0.1)
+         + torch.log1p(s.abs()) + torch.rsqrt(s.abs() + 1) + torch.sin(s) * torch.cos(s)
+         + torch.copysign(s, q - k - 0.5) + torch.log2(k + 1.0)
+         + torch.ceil(s) - torch.floor(s)
+         + torch.maximum(s, q * 0.1) - torch.minimum(s, k * 1.0) + torch.relu(s)
+         + torch.special.expit(s) + s.tanh() + s.exp() * 0.01
+         + torch.sqrt(s.abs()) + torch.log(s.abs() + 1)),
+        ("-inf and captures", lambda s, b, h, q, k: torch.where(d[(q - k) % 6] > 0, s,
+                                                                float("-inf")) + d[h + b] * 0.5),
+        ("clamp as an index", lambda s, b, h, q, k: s + d[torch.clamp(q - k, 0, 5)]),
+        ("logical mask", None, lambda b, h, q, k: torch.logical_xor(q > 3, k > 3)
+         | torch.logical_and(q == k, torch.logical_not(h == 2)) | (d[b + 3] == 7)),
+        ("negative and not", None, lambda b, h, q, k: ~((q - k).abs() > 4) ^ (k % 5 == 0)),
+    ]
+    return [e if len(e) == 3 else e + (None,) for e in out]
+
+
 TOL = {torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 2e-2}
 
 
@@ -166,6 +214,9 @@ def run(device):
         # Tiles smaller than the sequences: padding rows and keys inside a tile.
         check(device, name + " (16x16 tiles)", shapes, dtype,
               dict(kw, tile_options="block-m=16 block-n=16"), gen)
+    for name, score_mod, mask_mod in corners(device):
+        check(device, name, CORNER_SHAPES, torch.float32,
+              dict(score_mod=score_mod, mask_mod=mask_mod), gen)
 
     # Named modifiers with the mods: softcap and causal, then score_mod.
     q, k, v = (torch.randn(1, 2, 30, 16, generator=gen).to(device) for _ in range(3))
