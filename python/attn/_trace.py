@@ -905,30 +905,51 @@ def _global_names(code):
 
 _PLAIN = (int, float, str, bool, type(None), complex)
 _MISSING = object()
+# type -> how fn_key keys its values (decided once per type: the per-call
+# cost of a key is a dict lookup per value).
+_kinds = {t: "plain" for t in _PLAIN}
+
+
+def _kind_of_type(t, x):
+    if t is types.FunctionType:
+        return "function"
+    if t is types.ModuleType:
+        return "module"
+    if t in (types.BuiltinFunctionType, type) or t.__name__ in ("dtype", "device"):
+        return "identity"
+    if t in (tuple, list):
+        return "sequence"
+    if _is_tensor(x):
+        return "tensor"
+    if callable(x) and getattr(t, "__module__", "").split(".")[0] == "torch":
+        return "identity"  # torch's functions and method descriptors
+    return None
 
 
 def _value_key(x, depth):
     t = type(x)
-    if t in _PLAIN:
+    kind = _kinds.get(t)
+    if kind is None:
+        kind = _kind_of_type(t, x)
+        if kind is None:
+            raise Unkeyable
+        _kinds[t] = kind
+    if kind == "plain":
         return t, x
-    if t is types.FunctionType:
+    if kind == "tensor":
+        d = x.device
+        return t, tuple(x.shape), x.dtype, d.type, d.index
+    if kind == "function":
         return fn_key(x, depth + 1)
-    if t is types.ModuleType:
+    if kind == "identity":
+        return x
+    if kind == "module":
         if x.__name__.split(".")[0] not in _KEYED_MODULES:
             raise Unkeyable
         return x
-    if t in (types.BuiltinFunctionType, type) or t.__name__ in ("dtype", "device"):
-        return x
-    if t in (tuple, list):
-        if len(x) > 64:
-            raise Unkeyable
-        return t, tuple(_value_key(y, depth) for y in x)
-    if _is_tensor(x):
-        d = x.device
-        return t, tuple(x.shape), x.dtype, d.type, d.index
-    if callable(x) and getattr(t, "__module__", "").split(".")[0] == "torch":
-        return x  # torch's functions and method descriptors
-    raise Unkeyable
+    if len(x) > 64:
+        raise Unkeyable
+    return t, tuple(_value_key(y, depth) for y in x)
 
 
 def fn_key(fn, depth=0):
