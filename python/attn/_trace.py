@@ -915,14 +915,15 @@ def _kind_of_type(t, x):
         return "function"
     if t is types.ModuleType:
         return "module"
-    if t in (types.BuiltinFunctionType, type) or t.__name__ in ("dtype", "device"):
+    if t.__name__ in ("dtype", "device"):
         return "identity"
     if t in (tuple, list):
         return "sequence"
     if _is_tensor(x):
         return "tensor"
-    if callable(x) and getattr(t, "__module__", "").split(".")[0] == "torch":
-        return "identity"  # torch's functions and method descriptors
+    if t.__name__ in ("builtin_function_or_method", "method_descriptor",
+                      "wrapper_descriptor", "classmethod_descriptor") or isinstance(x, type):
+        return "identity"  # C functions, torch's method descriptors, classes
     return None
 
 
@@ -940,6 +941,8 @@ def _value_key(x, depth):
         d = x.device
         return t, tuple(x.shape), x.dtype, d.type, d.index
     if kind == "function":
+        if (x.__module__ or "").split(".")[0] in _KEYED_MODULES:
+            return x  # torch's, math's or numpy's own Python functions
         return fn_key(x, depth + 1)
     if kind == "identity":
         return x
