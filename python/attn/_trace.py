@@ -899,6 +899,8 @@ def _global_names(code):
                 if n not in seen:
                     seen.append(n)
             stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        if len(_names_of) >= 4096:
+            _names_of.clear()  # code objects made at run time (exec) by the thousand
         names = _names_of[code] = tuple(seen)
     return names
 
