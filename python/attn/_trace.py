@@ -249,7 +249,8 @@ _ARITH = {"add": ("addf", "addi"), "sub": ("subf", "subi"), "mul": ("mulf", "mul
 def _binary(body, name, x, y):
     """x <name> y for name in add, sub, mul, maximum, minimum, truediv,
     floordiv, mod, pow, and, or, xor, lshift, rshift."""
-    if name == "truediv":
+    if name == "truediv":  # always float: a number is a float constant
+        x, y = (float(z) if _kind_of_number(z) is not None else z for z in (x, y))
         (a, c), _ = _common(body, (x, y), "/")
         a, c = _convert(a, F), _convert(c, F)
         return body.op("arith.divf %s, %s : f32" % (a.name, c.name), F)
