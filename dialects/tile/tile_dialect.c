@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/tile/tile_dialect.h"
 #include "dialects/attn/attn_dialect.h"
+#include "dialects/body.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
@@ -420,9 +421,8 @@ static bool verify_score_mod(MlirOperation op) {
 }
 
 /// tile.score_fn / tile.mask_fn (scores, batch, head, row, col) {seq_q,
-/// seq_k} with one body block of arguments ([f32 score,] index b, h, q, kv)
-/// ending in gpu.yield of an f32 (score_fn) or an i1 (mask_fn), its ops
-/// without regions of their own.
+/// seq_k} with a body dialects/body.h accepts at the tile level (captures
+/// are memrefs read by memref.load).
 static bool verify_fn(MlirOperation op, bool score) {
   int64_t d[8], seq;
   bool b;
@@ -436,40 +436,10 @@ static bool verify_fn(MlirOperation op, bool score) {
       return attn_emit_errorf(op, "%s must be positive, found %lld", seqs[i],
                               (long long)seq);
   }
-  MlirRegion r = mlirOperationGetRegion(op, 0);
-  MlirBlock body = mlirRegionGetFirstBlock(r);
-  const char *sig = score ? "(f32 score, index b, index h, index q, index kv)"
-                          : "(index b, index h, index q, index kv)";
-  if (mlirBlockIsNull(body) || !mlirBlockIsNull(mlirBlockGetNextInRegion(body)))
-    return attn_emit_errorf(op, "the body must be one block of arguments %s",
-                            sig);
-  intptr_t nargs = mlirBlockGetNumArguments(body);
-  bool ok = nargs == (score ? 5 : 4);
-  for (intptr_t i = 0; ok && i < nargs; ++i) {
-    MlirType t = mlirValueGetType(mlirBlockGetArgument(body, i));
-    ok = score && i == 0 ? mlirTypeIsAF32(t) : mlirTypeIsAIndex(t);
-  }
-  if (!ok)
-    return attn_emit_errorf(op, "the body's block must take %s", sig);
-  MlirOperation term = mlirBlockGetTerminator(body);
-  MlirType want = score ? mlirF32TypeGet(mlirOperationGetContext(op))
-                        : mlirIntegerTypeGet(mlirOperationGetContext(op), 1);
-  if (mlirOperationIsNull(term) || !attn_op_is(term, "gpu.yield") ||
-      mlirOperationGetNumOperands(term) != 1 ||
-      !mlirTypeEqual(mlirValueGetType(mlirOperationGetOperand(term, 0)), want))
-    return attn_emit_errorf(op, "the body must end in gpu.yield of one %s",
-                            score ? "f32 (the new score)"
-                                  : "i1 (true: the key is visible)");
-  for (MlirOperation o = mlirBlockGetFirstOperation(body);
-       !mlirOperationIsNull(o); o = mlirOperationGetNextInBlock(o)) {
-    char name[64];
-    if (mlirOperationGetNumRegions(o) > 0)
-      return attn_emit_errorf(o, "'%s' has regions; a tile.%s body is one "
-                                 "block of arith, math and memref.load ops",
-                              attn_op_name(o, name, sizeof name),
-                              score ? "score_fn" : "mask_fn");
-  }
-  return true;
+  return attn_body_verify(op, mlirOperationGetRegion(op, 0),
+                          score ? ATTN_BODY_SCORE : ATTN_BODY_MASK,
+                          ATTN_BODY_MEMREF,
+                          score ? "tile.score_fn" : "tile.mask_fn");
 }
 
 bool attn_tile_verify_op(MlirOperation op) {

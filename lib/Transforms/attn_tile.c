@@ -197,27 +197,12 @@ struct kernel {
   MlirType tile_ty[5], row_ty;
 };
 
-/// The steps of the score modifiers in program order: the named ones
-/// (enum attn_score_mod) and STEP_FN, where the score_fn body applies
-/// (after the named ones until attn.fused's "mods" can say where).
-enum { STEP_FN = ATTN_NUM_MODS };
-
-static int score_steps(const struct kernel_shape *s, int steps[]) {
-  int n = 0;
-  for (int i = 0; i < s->cfg.nmods; ++i)
-    steps[n++] = s->cfg.mods[i];
-  if (!mlirBlockIsNull(s->score_fn))
-    steps[n++] = STEP_FN;
-  return n;
-}
-
 /// Where the scale goes: folded into the softmax's exp2 constant when
-/// nothing follows it (exact only there), else applied in order by
-/// tile.score_mod.
+/// nothing follows it (no softcap, alibi, gate or score_fn: exact only
+/// there), else applied in order by tile.score_mod.
 static bool scale_folds(const struct kernel_shape *s) {
-  int steps[ATTN_NUM_MODS + 1];
-  int n = score_steps(s, steps);
-  return n == 0 || steps[n - 1] == ATTN_MOD_SCALE;
+  const struct attn_fused_config *c = &s->cfg;
+  return c->nmods == 0 || c->mods[c->nmods - 1] == ATTN_MOD_SCALE;
 }
 
 /// The dictionary tile.attention: everything the kernel computes, for the
@@ -581,13 +566,12 @@ static void build_score_mods(struct kernel *k, MlirValue col) {
   m.softcap = c->softcap;
   m.alibi = c->alibi_max_bias;
   m.heads = s->q[1];
-  int steps[ATTN_NUM_MODS + 1];
-  int n = score_steps(s, steps);
-  for (int i = 0; i < n; ++i) {
-    if (steps[i] == ATTN_MOD_GATE) {
+  for (int i = 0; i < c->nmods; ++i) {
+    int step = c->mods[i];
+    if (step == ATTN_MOD_GATE) {
       flush_score_mod(k, col, &m);
       build_gate(k, col);
-    } else if (steps[i] == STEP_FN) {
+    } else if (step == ATTN_MOD_FN) {
       flush_score_mod(k, col, &m);
       attn_builder_role(&k->b, "tile.score_fn");
       clone_body(k,
@@ -596,8 +580,8 @@ static void build_score_mods(struct kernel *k, MlirValue col) {
                                           s->k[2]),
                  s->score_fn);
       attn_builder_role(&k->b, "tile.key_loop");
-    } else if (steps[i] != ATTN_MOD_SCALE || !(fold || c->scale == 1.0)) {
-      m.mods[m.n++] = steps[i];
+    } else if (step != ATTN_MOD_SCALE || !(fold || c->scale == 1.0)) {
+      m.mods[m.n++] = step;
     }
   }
   flush_score_mod(k, col, &m);
@@ -888,10 +872,8 @@ static bool tile_function(MlirOperation func,
   memset(&s, 0, sizeof s);
   if (!attn_fused_get_config(fused, &s.cfg))
     return attn_emit_errorf(fused, "malformed attn.fused attributes");
-  if (mlirOperationGetNumRegions(fused) == 2) {
-    s.score_fn = mlirRegionGetFirstBlock(mlirOperationGetRegion(fused, 0));
-    s.mask_fn = mlirRegionGetFirstBlock(mlirOperationGetRegion(fused, 1));
-  }
+  s.score_fn = attn_fused_score_fn(fused);
+  s.mask_fn = attn_fused_mask_fn(fused);
   if (!check_signature(func, fused, &s))
     return false;
   for (int i = 0; i < 3; ++i) {

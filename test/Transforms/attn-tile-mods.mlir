@@ -45,7 +45,7 @@ func.func @bias_table(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: te
   ^bb0(%b: index, %h: index, %qi: index, %kv: index):
     %ok = arith.cmpi ule, %kv, %qi : index
     gpu.yield %ok : i1
-  }) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  }) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, mods = ["scale", "fn"], scale = 0.25 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %o : tensor<1x2x8x16xf32>
 }
 
@@ -93,7 +93,7 @@ func.func @captures(%slopes: tensor<3x2xbf16>, %q: tensor<1x4x8x16xf32>, %k: ten
     %c = tensor.extract %ids[%b, %kv] : tensor<1x8xi64>
     %ok = arith.cmpi sge, %a, %c : i64
     gpu.yield %ok : i1
-  }) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true} : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  }) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, mods = ["scale", "fn"], scale = 0.25 : f64, causal = true} : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
   return %o : tensor<1x4x8x16xf32>
 }
 
@@ -116,4 +116,27 @@ func.func @prefix_lm(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: ten
     gpu.yield %ok : i1
   }) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32>
   return %o : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// "fn" among the named modifiers: the score_fn applies where "mods" puts
+// it, between tile.score_mod runs; a scale after everything folds.
+// CHECK-LABEL: @fn_between
+// CHECK: "tile.mma"
+// CHECK-NEXT: "tile.score_mod"({{.*}}) {alibi = 4.000000e+00 : f64, heads = 2 : i64, mods = ["alibi"]}
+// CHECK-NEXT: "tile.score_fn"
+// CHECK: math.tanh
+// CHECK: gpu.yield
+// CHECK-NEXT: })
+// CHECK-NEXT: "tile.score_mod"({{.*}}) {mods = ["softcap"], softcap = 2.000000e+01 : f64}
+// CHECK-NEXT: "tile.mask"
+// CHECK-NEXT: "tile.softmax_update"({{.*}}) {scale = 1.250000e-01 : f64}
+func.func @fn_between(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  %o = "attn.fused"(%q, %k, %v) ({
+  ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
+    %t = math.tanh %s : f32
+    gpu.yield %t : f32
+  }, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, mods = ["alibi", "fn", "softcap", "scale"], alibi = 4.0 : f64, softcap = 20.0 : f64, scale = 0.125 : f64, causal = false} : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
 }

@@ -537,7 +537,7 @@ func.func @score_fn_seq_bool(%s: memref<16x32xf32>, %i: index) {
 // -----
 
 func.func @score_fn_empty(%s: memref<16x32xf32>, %i: index) {
-  // expected-error@+1 {{the body must be one block of arguments (f32 score, index b, index h, index q, index kv)}}
+  // expected-error@+1 {{tile.score_fn needs a body: one block (f32 score, index b, index h, index q, index kv) ending in gpu.yield of f32}}
   "tile.score_fn"(%s, %i, %i, %i, %i) ({
   }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
   return
@@ -546,7 +546,7 @@ func.func @score_fn_empty(%s: memref<16x32xf32>, %i: index) {
 // -----
 
 func.func @score_fn_args(%s: memref<16x32xf32>, %i: index) {
-  // expected-error@+1 {{the body's block must take (f32 score, index b, index h, index q, index kv)}}
+  // expected-error@+1 {{the body of tile.score_fn must take (f32 score, index b, index h, index q, index kv), found (index, index, index, index)}}
   "tile.score_fn"(%s, %i, %i, %i, %i) ({
   ^bb0(%b: index, %h: index, %q: index, %kv: index):
     %x = arith.constant 0.0 : f32
@@ -558,10 +558,10 @@ func.func @score_fn_args(%s: memref<16x32xf32>, %i: index) {
 // -----
 
 func.func @score_fn_yield_i1(%s: memref<16x32xf32>, %i: index) {
-  // expected-error@+1 {{the body must end in gpu.yield of one f32 (the new score)}}
   "tile.score_fn"(%s, %i, %i, %i, %i) ({
   ^bb0(%x: f32, %b: index, %h: index, %q: index, %kv: index):
     %t = arith.cmpi ule, %kv, %q : index
+    // expected-error@+1 {{the body of tile.score_fn must yield one f32 (the new score), found a value of type i1}}
     gpu.yield %t : i1
   }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
   return
@@ -570,10 +570,10 @@ func.func @score_fn_yield_i1(%s: memref<16x32xf32>, %i: index) {
 // -----
 
 func.func @mask_fn_yield_f32(%s: memref<16x32xf32>, %i: index) {
-  // expected-error@+1 {{the body must end in gpu.yield of one i1 (true: the key is visible)}}
   "tile.mask_fn"(%s, %i, %i, %i, %i) ({
   ^bb0(%b: index, %h: index, %q: index, %kv: index):
     %x = arith.constant 0.0 : f32
+    // expected-error@+1 {{the body of tile.mask_fn must yield one i1 (true where the key is visible), found a value of type f32}}
     gpu.yield %x : f32
   }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
   return
@@ -582,7 +582,7 @@ func.func @mask_fn_yield_f32(%s: memref<16x32xf32>, %i: index) {
 // -----
 
 func.func @mask_fn_args(%s: memref<16x32xf32>, %i: index) {
-  // expected-error@+1 {{the body's block must take (index b, index h, index q, index kv)}}
+  // expected-error@+1 {{the body of tile.mask_fn must take (index b, index h, index q, index kv), found (f32, index, index, index, index)}}
   "tile.mask_fn"(%s, %i, %i, %i, %i) ({
   ^bb0(%x: f32, %b: index, %h: index, %q: index, %kv: index):
     %t = arith.cmpi ule, %kv, %q : index
@@ -597,7 +597,7 @@ func.func @mask_fn_nested(%s: memref<16x32xf32>, %i: index) {
   "tile.mask_fn"(%s, %i, %i, %i, %i) ({
   ^bb0(%b: index, %h: index, %q: index, %kv: index):
     %t = arith.cmpi ule, %kv, %q : index
-    // expected-error@+1 {{'scf.if' has regions; a tile.mask_fn body is one block of arith, math and memref.load ops}}
+    // expected-error@+1 {{'scf.if' cannot appear in the body of tile.mask_fn (allowed: arith.constant, scalar arith and math ops, memref.load of a capture, gpu.yield)}}
     %u = scf.if %t -> (i1) {
       scf.yield %t : i1
     } else {
@@ -607,6 +607,20 @@ func.func @mask_fn_nested(%s: memref<16x32xf32>, %i: index) {
   }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
   return
 }
+// -----
+
+func.func @score_fn_constant_index(%s: memref<16x32xf32>, %i: index, %bias: memref<15xf32>) {
+  "tile.score_fn"(%s, %i, %i, %i, %i) ({
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %kv: index):
+    %c15 = arith.constant 15 : index
+    // expected-error@+1 {{'memref.load' in the body of tile.score_fn reads index 15 of dimension 0 of memref<15xf32>, outside [0, 15)}}
+    %t = memref.load %bias[%c15] : memref<15xf32>
+    %y = arith.addf %x, %t : f32
+    gpu.yield %y : f32
+  }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
 // -----
 
 // A GEMM kernel's tile.matmul (attn-tile's, read by the lowerings) is
