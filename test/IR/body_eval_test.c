@@ -399,11 +399,79 @@ static int test_reference_hook(void) {
   return 0;
 }
 
+/// The tile level (ATTN_BODY_MEMREF, for tile.score_fn / tile.mask_fn):
+/// the checker accepts a body reading a memref capture with memref.load
+/// and rejects tensor.extract and a constant index past the end, with one
+/// error each; the evaluator reads the memref capture, clamped.
+static int test_memref_level(void) {
+  const char *text =
+      "func.func @f(%s: " SCORES ", %m: memref<2x4xf32>, %t: tensor<4xf32>) "
+      "-> " SCORES " {\n"
+      "  %0 = \"attn.score_mod\"(%s) ({\n"
+      "  ^bb0(%x: f32, %b: index, %h: index, %q: index, %kv: index):\n"
+      "    %v = memref.load %m[%h, %kv] : memref<2x4xf32>\n"
+      "    %y = arith.addf %x, %v : f32\n"
+      "    gpu.yield %y : f32\n"
+      "  }) : (" SCORES ") -> " SCORES "\n"
+      "  %1 = \"attn.score_mod\"(%s) ({\n"
+      "  ^bb0(%x: f32, %b: index, %h: index, %q: index, %kv: index):\n"
+      "    %v = tensor.extract %t[%kv] : tensor<4xf32>\n"
+      "    gpu.yield %v : f32\n"
+      "  }) : (" SCORES ") -> " SCORES "\n"
+      "  %2 = \"attn.score_mod\"(%s) ({\n"
+      "  ^bb0(%x: f32, %b: index, %h: index, %q: index, %kv: index):\n"
+      "    %c4 = arith.constant 4 : index\n"
+      "    %v = memref.load %m[%h, %c4] : memref<2x4xf32>\n"
+      "    gpu.yield %v : f32\n"
+      "  }) : (" SCORES ") -> " SCORES "\n"
+      "  return %0 : " SCORES "\n}\n";
+  // The attn verifier rejects memref.load (attn level): parse without it.
+  ctx = attn_context_create();
+  sink = (struct attn_diag_sink){.out = stdout};
+  attn_diag_attach(ctx, &sink);
+  CHECK(attn_register_all(ctx, NULL));
+  mod = mlirModuleCreateParse(ctx, mlirStringRefCreateFromCString(text));
+  CHECK(!mlirModuleIsNull(mod));
+  MlirOperation ops[3];
+  int n = 0;
+  MlirBlock fb = mlirRegionGetFirstBlock(mlirOperationGetRegion(
+      mlirBlockGetFirstOperation(mlirModuleGetBody(mod)), 0));
+  for (MlirOperation o = mlirBlockGetFirstOperation(fb);
+       !mlirOperationIsNull(o) && n < 3; o = mlirOperationGetNextInBlock(o))
+    if (attn_op_is(o, "attn.score_mod"))
+      ops[n++] = o;
+  CHECK(n == 3);
+  CHECK(attn_body_verify(ops[0], mlirOperationGetRegion(ops[0], 0),
+                         ATTN_BODY_SCORE, ATTN_BODY_MEMREF, "tile.score_fn"));
+  CHECK(sink.errors == 0);
+  CHECK(!attn_body_verify(ops[1], mlirOperationGetRegion(ops[1], 0),
+                          ATTN_BODY_SCORE, ATTN_BODY_MEMREF, "tile.score_fn"));
+  CHECK(!attn_body_verify(ops[2], mlirOperationGetRegion(ops[2], 0),
+                          ATTN_BODY_SCORE, ATTN_BODY_MEMREF, "tile.score_fn"));
+  CHECK(!attn_body_verify(ops[0], (MlirRegion){NULL}, ATTN_BODY_SCORE,
+                          ATTN_BODY_MEMREF, "tile.score_fn"));
+  CHECK(sink.errors == 3);
+  double m[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const double *data[1] = {m};
+  char err[256];
+  struct attn_body_eval *e = attn_body_eval_create(
+      mlirRegionGetFirstBlock(mlirOperationGetRegion(ops[0], 0)), 1, data,
+      err, sizeof err);
+  CHECK(e);
+  CHECK(attn_body_eval_score(e, 0.5, 0, 1, 0, 2) == 0.5 + 7);
+  CHECK(attn_body_eval_score(e, 0.5, 0, 5, 0, 9) == 0.5 + 8); // clamped
+  attn_body_eval_destroy(e);
+  release();
+  printf("@test_memref_level ok\n");
+  return 0;
+}
+
 int main(void) {
   static const struct test_case tests[] = {
       TEST(test_bias_table), TEST(test_document_prefix_mask),
       TEST(test_integers),   TEST(test_math),
       TEST(test_errors),     TEST(test_reference_hook),
+      TEST(test_memref_level),
   };
   return run_tests(tests, sizeof tests / sizeof *tests, NULL, NULL);
 }
