@@ -128,8 +128,9 @@ void attn_run_jobs_release(struct job *jobs, int n);
 /// Draws fresh inputs from rng, runs job j on x, compares with the float64
 /// reference and prints one line to out. tolerance <= 0 picks one by element
 /// type. Captured tensors are uniform in [-1, 1] (floats) or in
-/// [0, x->capture_ids) (integers; 4 when 0). Returns 0 pass, 1 fail, -1
-/// error (printed to stderr).
+/// [0, x->capture_ids) (integers; 4 when 0). The reference evaluates j's
+/// bodies unless j->p already has a score_fn or mask_fn hook (the caller's
+/// own). Returns 0 pass, 1 fail, -1 error (printed to stderr).
 int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
                  struct attn_rng *rng, FILE *out);
 
