@@ -45,9 +45,10 @@ static const int CONSUMER_REGS_NO_ROPE[2] = {232, 160};
 
 /// Parameters of the function: q, k, v, out, with rope_k_ahead k_rot and
 /// rope_sync, then the tensor maps of q, k (k_rot's with rope_k_ahead) and
-/// v, with rope_k_ahead the raw k's.
+/// v, with rope_k_ahead the raw k's, then the captures of the score and
+/// mask functions.
 static int nparams(const struct attn_hopper_kernel *k) {
-  return k->rope_k_ahead ? 10 : 7;
+  return (k->rope_k_ahead ? 10 : 7) + k->ncaptures;
 }
 static int first_map(const struct attn_hopper_kernel *k) {
   return k->rope_k_ahead ? 6 : 4;
@@ -97,6 +98,8 @@ static MlirAttribute launch_attr(struct attn_builder *b,
     p[n].name = "k_raw_map";
     p[n++].tensor = "k";
   }
+  for (int i = 0; i < k->ncaptures; ++i)
+    p[n++] = attn_k_fn_capture_param(k, i);
   int64_t grid[3];
   attn_hopper_grid(k, grid);
   MlirNamedAttribute extra = attn_b_named(b, "attention", attention);
@@ -106,7 +109,8 @@ static MlirAttribute launch_attr(struct attn_builder *b,
 }
 
 /// The per-argument attributes: the tensor maps are 64-byte aligned, 128
-/// bytes passed by value, grid constants.
+/// bytes passed by value, grid constants; the captures are read only and
+/// alias nothing written (their loads may go through the read-only cache).
 static MlirAttribute arg_attrs(struct attn_builder *b,
                                const struct attn_hopper_kernel *k) {
   MlirNamedAttribute m[] = {
@@ -117,10 +121,12 @@ static MlirAttribute arg_attrs(struct attn_builder *b,
   };
   MlirAttribute none = mlirDictionaryAttrGet(b->ctx, 0, NULL);
   MlirAttribute map = mlirDictionaryAttrGet(b->ctx, 3, m);
-  MlirAttribute all[10];
-  int n = nparams(k);
-  for (int i = 0; i < n; ++i)
+  MlirAttribute all[10 + ATTN_HOPPER_MAX_CAPTURES];
+  int n = nparams(k), caps = n - k->ncaptures;
+  for (int i = 0; i < caps; ++i)
     all[i] = i < first_map(k) ? none : map;
+  for (int i = caps; i < n; ++i)
+    all[i] = attn_k_fn_capture_attrs(b);
   return mlirArrayAttrGet(b->ctx, n, all);
 }
 
@@ -154,6 +160,8 @@ static void build_body(const struct attn_k_att *a,
     x.ahead_ctx = attn_k_addc(b, x.sbase, a->ahead_ctx_off);
   }
   x.out = attn_k_gep_const(b, attn_b_func_arg(f, 3), 0);
+  for (int i = 0; i < k->ncaptures; ++i)
+    x.caps[i] = attn_b_func_arg(f, nparams(k) - k->ncaptures + i);
   MlirValue bars = attn_k_addc(b, x.sbase, a->bar_off);
   x.bar_q = bars;
   x.bar_qempty = attn_k_addc(b, bars, 8);

@@ -47,8 +47,11 @@
 // (the kernel's query block is 64 rows per consumer),
 // block-n 64 or 128, MHA or GQA, any sequence length, causal or not,
 // softcap, ALiBi and a sliding window (lib/Kernels/softmax.c; the window's
-// key blocks outside it are skipped), RoPE with rotary_dim/4 dividing 96
-// (64, 128, 32, ...). Anything else (a gate, a document mask) is a
+// key blocks outside it are skipped), score and mask functions of any form
+// (tile.score_fn, tile.mask_fn: a gate, a document mask, a bias table ...;
+// lib/Kernels/score_fn.c) with up to 8 captured tensors, the kernels' last
+// parameters (and inputs after out of the launch programs), RoPE with
+// rotary_dim/4 dividing 96 (64, 128, 32, ...). Anything else is a
 // diagnostic, or with fallback=true is left to lower-tile-to-gpu.
 //
 //===----------------------------------------------------------------------===//
@@ -402,9 +405,14 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // faster with lazy rescaling and the tensor cores' row sums (which need three
   // consumers, below). lower_kernel goes back to 2 when producer warps rotate K
   // or Q.
-  k->consumers = o->consumers            ? (int)o->consumers
-                 : k->head_dim == 64 && k->seq_q >= 2048 ? 3
-                                                           : 2;
+  // Score and mask functions take registers per element: with three
+  // consumers' 160 ptxas spilled (a bias table and a document mask: 600
+  // bytes), with two none, so they keep two unless asked.
+  k->consumers = o->consumers ? (int)o->consumers
+                 : k->head_dim == 64 && k->seq_q >= 2048 &&
+                         !k->nscore_fns && !k->nmask_fns
+                     ? 3
+                     : 2;
   if (k->consumers == 3 && k->head_dim != 64) {
     snprintf(why, wlen,
              "3 consumer warpgroups need head dim 64 (their registers do "
@@ -496,10 +504,16 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
                                  k->head_dim * 2);
   bool pre = place == PLACE_PRE, ahead = place == PLACE_AHEAD;
   struct attn_strbuf t = {0};
+  // The captures of score and mask functions are inputs after out, passed
+  // on to the attention kernel, whose last parameters they are.
+  struct attn_strbuf caps = {0};
+  for (int i = 0; i < k->ncaptures; ++i)
+    attn_strbuf_printf(&caps, ", \"%s\"", k->captures[i].name);
+  const char *cs = caps.buf ? caps.buf : "";
   attn_strbuf_printf(&t,
-                     "{name = \"%s\", inputs = [\"q\", \"k\", \"v\", \"out\"], "
+                     "{name = \"%s\", inputs = [\"q\", \"k\", \"v\", \"out\"%s], "
                      "workspace = [",
-                     k->name);
+                     k->name, cs);
   if (pre)
     attn_strbuf_printf(&t, "{name = \"q_rot\", bytes = %lld : i64}, ", qbytes);
   attn_strbuf_printf(&t, "{name = \"k_rot\", bytes = %lld : i64}", kbytes);
@@ -510,8 +524,9 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   if (ahead) {
     attn_strbuf_printf(&t,
                        "{kernel = \"%s__attn\", args = [\"q\", \"k\", \"v\", "
-                       "\"out\", \"k_rot\", \"rope_sync\"]}]}",
-                       k->name);
+                       "\"out\", \"k_rot\", \"rope_sync\"%s]}]}",
+                       k->name, cs);
+    free(caps.buf);
     return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
   }
   if (pre)
@@ -521,8 +536,9 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   attn_strbuf_printf(
       &t,
       "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, {kernel = "
-      "\"%s__attn\", args = [\"%s\", \"k_rot\", \"v\", \"out\"]}]}",
-      k->name, k->name, pre ? "q_rot" : "q");
+      "\"%s__attn\", args = [\"%s\", \"k_rot\", \"v\", \"out\"%s]}]}",
+      k->name, k->name, pre ? "q_rot" : "q", cs);
+  free(caps.buf);
   return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 
