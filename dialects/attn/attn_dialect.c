@@ -13,13 +13,17 @@
 //       rope = {theta, rotary_dim, layout,          // optional
 //               offset | q_offset, k_offset,
 //               strategy = "fused" | "split" | "pre" | "producer"},
-//       mods = ["scale", "softcap", "alibi", "gate"]}  // order applied
+//       mods = ["scale", "softcap", "alibi", "gate", "fn"]}  // order applied
+//   } ({score_fn}, {mask_fn})                       // each empty or 1 block
 //
 // The optional inputs keep that relative order; operandSegmentSizes says
 // which are present (0 or 1 each). "mods" lists the non-commuting modifiers
 // in program order; "scale" may be left out (then it is applied first), and
-// an absent "mods" means scale, softcap, alibi, gate. The C verifier is in
-// attn_verify.c.
+// an absent "mods" means scale, softcap, alibi, gate. "fn" is the score_fn
+// region (the chain's attn.score_mod bodies, composed by attn-fuse): named
+// in "mods" exactly when that region has a body, and then "mods" is always
+// written. mask_fn holds the attn.mask_mod bodies, and-ed; masks commute,
+// so it has no entry. The C verifier is in attn_verify.c.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/attn/attn_dialect.h"
@@ -31,8 +35,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const mod_names[ATTN_NUM_MODS] = {"scale", "softcap",
-                                                     "alibi", "gate"};
+static const char *const mod_names[ATTN_NUM_MODS] = {
+    "scale", "softcap", "alibi", "gate", "fn"};
 static const char *const extra_names[ATTN_NUM_EXTRAS] = {
     "gate", "q_segments", "k_segments", "q_positions", "k_positions"};
 
@@ -231,9 +235,15 @@ static bool read_extras(MlirOperation op, struct attn_fused_config *out,
 static bool read_mods(MlirOperation op, struct attn_fused_config *out,
                       char *err, size_t errlen) {
   bool present[ATTN_NUM_MODS] = {true, out->has_softcap, out->has_alibi,
-                                 out->has_gate};
+                                 out->has_gate, out->has_score_fn};
   MlirAttribute a = attn_attr_get(op, "mods");
   out->nmods = 0;
+  if (mlirAttributeIsNull(a) && out->has_score_fn) {
+    snprintf(err, errlen,
+             "attn.fused with a score_fn body needs \"mods\", naming "
+             "\"fn\" where the body applies");
+    return false;
+  }
   if (mlirAttributeIsNull(a)) {
     for (int m = 0; m < ATTN_NUM_MODS; ++m)
       if (present[m])
@@ -257,12 +267,17 @@ static bool read_mods(MlirOperation op, struct attn_fused_config *out,
     if (!mlirAttributeIsAString(e) || m == ATTN_NUM_MODS) {
       snprintf(err, errlen,
                "mods entry %ld must be one of \"scale\", "
-               "\"softcap\", \"alibi\", \"gate\"",
+               "\"softcap\", \"alibi\", \"gate\", \"fn\"",
                (long)i);
       return false;
     }
     if (seen[m]) {
       snprintf(err, errlen, "mods names '%s' twice", mod_names[m]);
+      return false;
+    }
+    if (!present[m] && m == ATTN_MOD_FN) {
+      snprintf(err, errlen, "mods names 'fn' but the score_fn region is "
+                            "empty");
       return false;
     }
     if (!present[m]) {
@@ -277,8 +292,9 @@ static bool read_mods(MlirOperation op, struct attn_fused_config *out,
     if (present[m] && !seen[m]) {
       snprintf(err, errlen,
                "mods must name every modifier present; '%s' is "
-               "missing",
-               mod_names[m]);
+               "missing%s",
+               mod_names[m],
+               m == ATTN_MOD_FN ? " (the score_fn region has a body)" : "");
       return false;
     }
   if (!seen[ATTN_MOD_SCALE])
@@ -335,6 +351,8 @@ bool attn_fused_read(MlirOperation op, struct attn_fused_config *out, char *err,
     snprintf(err, errlen, "attn.fused needs scale (f64) and causal (bool)");
     return false;
   }
+  out->has_score_fn = !mlirBlockIsNull(attn_fused_score_fn(op));
+  out->has_mask_fn = !mlirBlockIsNull(attn_fused_mask_fn(op));
   MlirAttribute rope = attn_attr_get(op, "rope");
   if (!mlirAttributeIsNull(rope)) {
     out->has_rope = true;
@@ -376,6 +394,22 @@ bool attn_fused_read(MlirOperation op, struct attn_fused_config *out, char *err,
     return false;
   }
   return true;
+}
+
+/// The first block of op's region i, or a null block when op has no such
+/// region or it is empty.
+static MlirBlock region_body(MlirOperation op, intptr_t i) {
+  if (mlirOperationGetNumRegions(op) <= i)
+    return (MlirBlock){NULL};
+  return mlirRegionGetFirstBlock(mlirOperationGetRegion(op, i));
+}
+
+MlirBlock attn_fused_score_fn(MlirOperation fused) {
+  return region_body(fused, 0);
+}
+
+MlirBlock attn_fused_mask_fn(MlirOperation fused) {
+  return region_body(fused, 1);
 }
 
 bool attn_fused_get_config(MlirOperation fused, struct attn_fused_config *out) {

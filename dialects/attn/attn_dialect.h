@@ -2,6 +2,7 @@
 #ifndef ATTN_ATTN_DIALECT_H
 #define ATTN_ATTN_DIALECT_H
 
+#include "dialects/body.h"
 #include "dialects/dialects.h"
 
 #define ATTN_OP_PROJECT "attn.project"
@@ -14,6 +15,8 @@
 #define ATTN_OP_SOFTCAP "attn.softcap"
 #define ATTN_OP_GATE "attn.gate"
 #define ATTN_OP_DOCUMENT "attn.document"
+#define ATTN_OP_SCORE_MOD "attn.score_mod"
+#define ATTN_OP_MASK_MOD "attn.mask_mod"
 #define ATTN_OP_SOFTMAX "attn.softmax"
 #define ATTN_OP_PV "attn.pv"
 #define ATTN_OP_FUSED "attn.fused"
@@ -45,13 +48,15 @@ enum attn_rope_strategy {
 };
 
 /// The score modifiers whose order matters, as attn.fused's "mods" names
-/// them ("scale", "softcap", "alibi", "gate"). Masks commute and are not
-/// listed.
+/// them ("scale", "softcap", "alibi", "gate", "fn"). Masks commute and are
+/// not listed. ATTN_MOD_FN is the score_fn region: the chain's
+/// attn.score_mod bodies, composed.
 enum attn_score_mod {
   ATTN_MOD_SCALE,
   ATTN_MOD_SOFTCAP,
   ATTN_MOD_ALIBI,
   ATTN_MOD_GATE,
+  ATTN_MOD_FN,
   ATTN_NUM_MODS
 };
 
@@ -79,6 +84,8 @@ struct attn_fused_config {
   bool has_gate;
   int64_t gate_block;
   bool document; ///< q_segments and k_segments are operands
+  bool has_score_fn; ///< region score_fn has a body ("fn" is in mods)
+  bool has_mask_fn;  ///< region mask_fn has a body
   bool has_rope;
   struct attn_rope_config rope; ///< rope.offset is unused: see q/k_offset
   enum attn_rope_strategy rope_strategy; ///< rope.strategy, or NONE
@@ -104,6 +111,18 @@ bool attn_project_get_rope(MlirOperation project, bool *has,
 /// Reads an attn.fused op's attributes and extra operands; false as above.
 bool attn_fused_get_config(MlirOperation fused, struct attn_fused_config *out);
 
+/// The body of attn.fused's score_fn region (the composed attn.score_mod
+/// bodies), or a null block when the region is empty.
+MlirBlock attn_fused_score_fn(MlirOperation fused);
+
+/// The body of attn.fused's mask_fn region (the attn.mask_mod bodies,
+/// and-ed), or a null block when the region is empty.
+MlirBlock attn_fused_mask_fn(MlirOperation fused);
+
+// attn_body_captures(MlirBlock body, MlirValue *out, int max), declared in
+// dialects/body.h (included above), lists a body's captures in first-use
+// order.
+
 /// Checks a RoPE configuration against a head dim; emits an error at op and
 /// returns false when theta, rotary_dim or the head dim are out of range.
 bool attn_rope_check(MlirOperation op, const struct attn_rope_config *c,
@@ -127,11 +146,12 @@ bool attn_rope_strategy_parse(MlirStringRef s, enum attn_rope_strategy *out);
 /// The layout's spelling in IR ("rotate_half", "interleaved").
 const char *attn_rope_layout_name(enum attn_rope_layout layout);
 
-/// The modifier's spelling in "mods" ("scale", "softcap", "alibi", "gate").
+/// The modifier's spelling in "mods" ("scale", "softcap", "alibi", "gate",
+/// "fn").
 const char *attn_score_mod_name(enum attn_score_mod mod);
 
 /// True for the ops that sit between qk and softmax: scale, causal, window,
-/// alibi, softcap, gate and document.
+/// alibi, softcap, gate, document, score_mod and mask_mod.
 bool attn_is_score_mod(MlirOperation op);
 
 /// The optional input's name ("gate", "q_segments", ...), as in IRDL.

@@ -6,13 +6,16 @@
 // attention:
 //
 //   rope* on q/k -> qk -> score modifiers (scale, causal, window, alibi,
-//   softcap, gate, document) -> softmax -> pv
+//   softcap, gate, document, score_mod, mask_mod) -> softmax -> pv
 //
 // Scores-shaped tensors are only rank-4 tensors to the type system, so the
 // order is checked structurally: each op looks at the op defining its
-// operands. Modifiers other than scale may appear once per chain; scales may
-// repeat but must be adjacent (only masks between them), since a scale does
-// not commute with softcap, alibi or gate.
+// operands. Named modifiers other than scale may appear once per chain;
+// scales may repeat but must be adjacent (only masks between them), since a
+// scale does not commute with softcap, alibi, gate or a score_mod body.
+// attn.score_mod and attn.mask_mod may repeat; their bodies, and attn.fused's
+// score_fn and mask_fn regions, are checked by the shared body checker
+// (dialects/body.h).
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/attn/attn_dialect.h"
@@ -177,8 +180,9 @@ static bool check_gate_bias(MlirOperation op, MlirValue g, const int64_t s[4],
 
 bool attn_is_score_mod(MlirOperation op) {
   static const char *const mods[] = {
-      ATTN_OP_SCALE,   ATTN_OP_CAUSAL, ATTN_OP_WINDOW,  ATTN_OP_ALIBI,
-      ATTN_OP_SOFTCAP, ATTN_OP_GATE,   ATTN_OP_DOCUMENT};
+      ATTN_OP_SCALE,    ATTN_OP_CAUSAL,    ATTN_OP_WINDOW,
+      ATTN_OP_ALIBI,    ATTN_OP_SOFTCAP,   ATTN_OP_GATE,
+      ATTN_OP_DOCUMENT, ATTN_OP_SCORE_MOD, ATTN_OP_MASK_MOD};
   for (size_t i = 0; i < sizeof mods / sizeof *mods; ++i)
     if (attn_op_is(op, mods[i]))
       return true;
@@ -188,7 +192,14 @@ bool attn_is_score_mod(MlirOperation op) {
 /// True for the modifiers a scale does not commute with.
 static bool is_ordered_mod(MlirOperation op) {
   return attn_op_is(op, ATTN_OP_SOFTCAP) || attn_op_is(op, ATTN_OP_ALIBI) ||
-         attn_op_is(op, ATTN_OP_GATE);
+         attn_op_is(op, ATTN_OP_GATE) || attn_op_is(op, ATTN_OP_SCORE_MOD);
+}
+
+/// True for the modifiers that may appear any number of times: scale
+/// (adjacent ones multiply) and the two of any form (bodies compose).
+static bool may_repeat(MlirOperation op) {
+  return attn_op_is(op, ATTN_OP_SCALE) || attn_op_is(op, ATTN_OP_SCORE_MOD) ||
+         attn_op_is(op, ATTN_OP_MASK_MOD);
 }
 
 /// True for ops whose result is scores or probabilities [B, H, N, M].
@@ -236,17 +247,19 @@ static bool check_takes_scores(MlirOperation op) {
                           attn_op_name(d, dn, sizeof dn));
 }
 
-/// Walks the modifier chain above op: a modifier other than scale may appear
-/// once; scales must not be separated by softcap, alibi or gate.
+/// Walks the modifier chain above op: a named modifier other than scale may
+/// appear once; scales must not be separated by softcap, alibi, gate or a
+/// score_mod.
 static bool check_chain(MlirOperation op) {
   bool scale = attn_op_is(op, ATTN_OP_SCALE);
+  bool repeats = may_repeat(op);
   MlirOperation between = {NULL};
   char n[64], bn[64];
   int steps = 0;
   for (MlirOperation d = def_of(op, 0);
        !mlirOperationIsNull(d) && attn_is_score_mod(d) && steps < 1000;
        d = def_of(d, 0), ++steps) {
-    if (!scale &&
+    if (!repeats &&
         mlirIdentifierEqual(mlirOperationGetName(d), mlirOperationGetName(op)))
       return attn_emit_errorf(op,
                               "%s may appear once per attention, found "
@@ -453,6 +466,13 @@ static bool verify_score_mod(MlirOperation op) {
   if (attn_op_is(op, ATTN_OP_GATE))
     return int_attr(op, "block_size", &bs) && check_gate_block(op, bs) &&
            check_gate_bias(op, mlirOperationGetOperand(op, 1), s, bs);
+  if (attn_op_is(op, ATTN_OP_SCORE_MOD))
+    return attn_body_verify(op, mlirOperationGetRegion(op, 0),
+                            ATTN_BODY_SCORE, ATTN_BODY_TENSOR,
+                            ATTN_OP_SCORE_MOD);
+  if (attn_op_is(op, ATTN_OP_MASK_MOD))
+    return attn_body_verify(op, mlirOperationGetRegion(op, 0), ATTN_BODY_MASK,
+                            ATTN_BODY_TENSOR, ATTN_OP_MASK_MOD);
   if (attn_op_is(op, ATTN_OP_DOCUMENT)) {
     int64_t qs[4] = {s[0], s[2]}, ks[4] = {s[0], s[3]};
     return expect_aux(op, mlirOperationGetOperand(op, 1), "q_segments", 2, qs,
@@ -529,6 +549,14 @@ static bool verify_fused(MlirOperation op) {
       (!attn_rope_check(op, &c.rope, q[3]) ||
        !check_rope_positions(op, "q_offset", c.q_offset, q[2]) ||
        !check_rope_positions(op, "k_offset", c.k_offset, k[2])))
+    return false;
+  if (c.has_score_fn &&
+      !attn_body_verify(op, mlirOperationGetRegion(op, 0), ATTN_BODY_SCORE,
+                        ATTN_BODY_TENSOR, "score_fn of attn.fused"))
+    return false;
+  if (c.has_mask_fn &&
+      !attn_body_verify(op, mlirOperationGetRegion(op, 1), ATTN_BODY_MASK,
+                        ATTN_BODY_TENSOR, "mask_fn of attn.fused"))
     return false;
   return verify_fused_extras(op, &c, q, k);
 }

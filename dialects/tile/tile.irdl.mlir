@@ -91,34 +91,20 @@ irdl.dialect @tile {
     irdl.attributes {"causal" = %bool, "kv_len" = %i}
     irdl.operands(scores: %m, row: %idx, col: %idx)
   }
-  // Sets score (i, j) to -inf when q_segments[batch, row + i] differs from
-  // k_segments[batch, col + j] (memref<B x N x i32>, memref<B x M x i32>;
-  // indices past N or M are clamped, tile.mask masks those keys).
-  irdl.operation @document_mask {
-    %m = irdl.base "!builtin.memref"
-    %qs = irdl.base "!builtin.memref"
-    %ks = irdl.base "!builtin.memref"
-    %idx = irdl.is index
-    irdl.operands(scores: %m, batch: %idx, row: %idx, col: %idx,
-                  q_segments: %qs, k_segments: %ks)
-  }
   // Applies score modifiers to a score tile in the order "mods" names them,
   // for query rows row + i and keys col + j of head (batch, head):
   //   "scale":   s *= scale                           (attribute scale : f64)
   //   "softcap": s = softcap * tanh(s / softcap)      (softcap : f64)
   //   "alibi":   s -= 2^(-alibi * (head + 1) / heads) * |i' - j'|
   //                                                   (alibi, heads : i64)
-  //   "gate":    s += gate[batch, head, i', j' / gate_block]
-  //              (gate : memref<B x H x N x ceil(M / gate_block) x f32>,
-  //               indices clamped to its bounds; gate_block : i64)
+  // A gate (attn.gate) and a document mask (attn.document) are not named
+  // here: attn-tile writes them as tile.score_fn / tile.mask_fn bodies.
   irdl.operation @score_mod {
     %m = irdl.base "!builtin.memref"
-    %g = irdl.base "!builtin.memref"
     %idx = irdl.is index
     %a = irdl.base "#builtin.array"
     irdl.attributes {"mods" = %a}
-    irdl.operands(scores: %m, batch: %idx, head: %idx, row: %idx, col: %idx,
-                  gate: optional %g)
+    irdl.operands(scores: %m, batch: %idx, head: %idx, row: %idx, col: %idx)
   }
   // A score modifier of any form on a score tile: score (i, j) of query
   // q = min(row + i, seq_q - 1) and key kv = min(col + j, seq_k - 1) of head

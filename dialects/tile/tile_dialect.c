@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/tile/tile_dialect.h"
 #include "dialects/attn/attn_dialect.h"
+#include "dialects/body.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
@@ -143,24 +144,26 @@ bool attn_tile_verify_matmul_kernel(MlirOperation func) {
                           (long long)want[2][0], (long long)want[2][1]);
 }
 
-static const char *const score_mod_names[4] = {"scale", "softcap", "alibi",
-                                               "gate"};
+/// The modifiers tile.score_mod applies (the gate is a tile.score_fn body).
+#define TILE_NUM_MODS 3
+static const char *const score_mod_names[TILE_NUM_MODS] = {"scale", "softcap",
+                                                           "alibi"};
 
 /// Reads the "mods" array into out->mods; -1 entries for unknown names.
 static bool read_mod_names(MlirOperation op, struct attn_tile_score_mods *out) {
   MlirAttribute a = attn_attr_get(op, "mods");
   out->n = 0;
   if (mlirAttributeIsNull(a) || !mlirAttributeIsAArray(a) ||
-      mlirArrayAttrGetNumElements(a) > 4)
+      mlirArrayAttrGetNumElements(a) > TILE_NUM_MODS)
     return false;
   for (intptr_t i = 0, n = mlirArrayAttrGetNumElements(a); i < n; ++i) {
     MlirAttribute e = mlirArrayAttrGetElement(a, i);
     int m = 0;
     if (mlirAttributeIsAString(e))
-      while (m < 4 && !attn_str_eq(mlirStringAttrGetValue(e),
-                                   score_mod_names[m]))
+      while (m < TILE_NUM_MODS &&
+             !attn_str_eq(mlirStringAttrGetValue(e), score_mod_names[m]))
         ++m;
-    out->mods[out->n++] = m < 4 ? m : -1;
+    out->mods[out->n++] = m < TILE_NUM_MODS ? m : -1;
   }
   return true;
 }
@@ -182,10 +185,6 @@ bool attn_tile_score_mod_get(MlirOperation op,
     case ATTN_MOD_ALIBI:
       ok = attn_attr_f64(op, "alibi", &out->alibi) &&
            attn_attr_i64(op, "heads", &out->heads);
-      break;
-    case ATTN_MOD_GATE:
-      ok = attn_attr_i64(op, "gate_block", &out->gate_block) &&
-           mlirOperationGetNumOperands(op) == 6;
       break;
     default:
       ok = false;
@@ -376,48 +375,30 @@ static bool verify_mask(MlirOperation op) {
   return true;
 }
 
-static bool verify_document_mask(MlirOperation op) {
-  int64_t d[8], qs[8], ks[8];
-  if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores") ||
-      !verify_i32_table(op, 4, "q_segments", qs) ||
-      !verify_i32_table(op, 5, "k_segments", ks))
-    return false;
-  if (qs[0] != ks[0])
-    return attn_emit_errorf(op, "q_segments and k_segments differ in batch: "
-                                "%lld vs %lld",
-                            (long long)qs[0], (long long)ks[0]);
-  return true;
-}
-
 static bool verify_score_mod(MlirOperation op) {
-  int64_t d[8], g[8];
+  int64_t d[8];
   struct attn_tile_score_mods m;
   if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores"))
     return false;
   memset(&m, 0, sizeof m);
   if (!read_mod_names(op, &m) || m.n == 0)
-    return attn_emit_errorf(op, "mods must be a non-empty array of at most 4 "
+    return attn_emit_errorf(op, "mods must be a non-empty array of at most 3 "
                                 "modifier names");
-  bool seen[4] = {false};
+  bool seen[TILE_NUM_MODS] = {false};
   for (int i = 0; i < m.n; ++i) {
     if (m.mods[i] < 0)
       return attn_emit_errorf(op, "mods entry %d must be one of \"scale\", "
-                                  "\"softcap\", \"alibi\", \"gate\"",
+                                  "\"softcap\", \"alibi\" (a gate is a "
+                                  "tile.score_fn body)",
                               i);
     if (seen[m.mods[i]])
       return attn_emit_errorf(op, "mods names '%s' twice",
                               score_mod_names[m.mods[i]]);
     seen[m.mods[i]] = true;
   }
-  bool has_gate = mlirOperationGetNumOperands(op) == 6;
-  if (has_gate != seen[ATTN_MOD_GATE])
-    return attn_emit_errorf(op, "a gate operand goes with a \"gate\" entry in "
-                                "mods");
-  static const char *const need[4][2] = {{"scale", NULL},
-                                         {"softcap", NULL},
-                                         {"alibi", "heads"},
-                                         {"gate_block", NULL}};
-  for (int k = 0; k < 4; ++k) {
+  static const char *const need[TILE_NUM_MODS][2] = {
+      {"scale", NULL}, {"softcap", NULL}, {"alibi", "heads"}};
+  for (int k = 0; k < TILE_NUM_MODS; ++k) {
     for (int j = 0; seen[k] && j < 2 && need[k][j]; ++j) {
       bool b;
       if (attn_attr_bool(op, need[k][j], &b) ||
@@ -428,7 +409,7 @@ static bool verify_score_mod(MlirOperation op) {
   }
   if (!attn_tile_score_mod_get(op, &m))
     return attn_emit_errorf(op, "scale, softcap and alibi must be floats; "
-                                "heads and gate_block integers");
+                                "heads an integer");
   if ((seen[ATTN_MOD_SCALE] && !positive_attr(op, "scale", m.scale)) ||
       (seen[ATTN_MOD_SOFTCAP] && !positive_attr(op, "softcap", m.softcap)) ||
       (seen[ATTN_MOD_ALIBI] && !positive_attr(op, "alibi", m.alibi)))
@@ -436,12 +417,29 @@ static bool verify_score_mod(MlirOperation op) {
   if (seen[ATTN_MOD_ALIBI] && m.heads < 1)
     return attn_emit_errorf(op, "heads must be positive, found %lld",
                             (long long)m.heads);
-  if (!seen[ATTN_MOD_GATE])
-    return true;
-  if (m.gate_block < 1)
-    return attn_emit_errorf(op, "gate_block must be positive, found %lld",
-                            (long long)m.gate_block);
-  return tile_shape(op, 5, 4, "gate", g) && is_f32_tile(op, 5, "gate");
+  return true;
+}
+
+/// tile.score_fn / tile.mask_fn (scores, batch, head, row, col) {seq_q,
+/// seq_k} with a body dialects/body.h accepts at the tile level (captures
+/// are memrefs read by memref.load).
+static bool verify_fn(MlirOperation op, bool score) {
+  int64_t d[8], seq;
+  bool b;
+  if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores"))
+    return false;
+  static const char *const seqs[2] = {"seq_q", "seq_k"};
+  for (int i = 0; i < 2; ++i) {
+    if (attn_attr_bool(op, seqs[i], &b) || !attn_attr_i64(op, seqs[i], &seq))
+      return attn_emit_errorf(op, "%s must be an integer", seqs[i]);
+    if (seq < 1)
+      return attn_emit_errorf(op, "%s must be positive, found %lld", seqs[i],
+                              (long long)seq);
+  }
+  return attn_body_verify(op, mlirOperationGetRegion(op, 0),
+                          score ? ATTN_BODY_SCORE : ATTN_BODY_MASK,
+                          ATTN_BODY_MEMREF,
+                          score ? "tile.score_fn" : "tile.mask_fn");
 }
 
 bool attn_tile_verify_op(MlirOperation op) {
@@ -487,10 +485,12 @@ bool attn_tile_verify_op(MlirOperation op) {
     return verify_mma(op);
   if (attn_op_is(op, ATTN_OP_TILE_MASK))
     return verify_mask(op);
-  if (attn_op_is(op, ATTN_OP_TILE_DOCUMENT_MASK))
-    return verify_document_mask(op);
   if (attn_op_is(op, ATTN_OP_TILE_SCORE_MOD))
     return verify_score_mod(op);
+  if (attn_op_is(op, ATTN_OP_TILE_SCORE_FN))
+    return verify_fn(op, true);
+  if (attn_op_is(op, ATTN_OP_TILE_MASK_FN))
+    return verify_fn(op, false);
   if (attn_op_is(op, ATTN_OP_TILE_SOFTMAX_UPDATE))
     return verify_softmax_update(op);
   if (attn_op_is(op, ATTN_OP_TILE_NORMALIZE)) {

@@ -13,8 +13,9 @@
 #define ATTN_OP_TILE_MMA "tile.mma"
 #define ATTN_OP_TILE_ROPE_POSITIONS "tile.rope_positions"
 #define ATTN_OP_TILE_MASK "tile.mask"
-#define ATTN_OP_TILE_DOCUMENT_MASK "tile.document_mask"
 #define ATTN_OP_TILE_SCORE_MOD "tile.score_mod"
+#define ATTN_OP_TILE_SCORE_FN "tile.score_fn"
+#define ATTN_OP_TILE_MASK_FN "tile.mask_fn"
 #define ATTN_OP_TILE_SOFTMAX_UPDATE "tile.softmax_update"
 #define ATTN_OP_TILE_NORMALIZE "tile.normalize"
 
@@ -61,14 +62,14 @@ bool attn_tile_matmul_is_fused(MlirOperation func);
 /// returns false.
 bool attn_tile_reject_fused(MlirOperation func, const char *pass);
 
-/// What a tile.score_mod op applies, in order (enum attn_score_mod from
-/// attn_dialect.h), with the parameters of each modifier.
+/// What a tile.score_mod op applies, in order (ATTN_MOD_SCALE, _SOFTCAP or
+/// _ALIBI of enum attn_score_mod from attn_dialect.h; the gate is a
+/// tile.score_fn body), with the parameters of each modifier.
 struct attn_tile_score_mods {
   int n;
-  int mods[4];
+  int mods[3];
   double scale, softcap, alibi; ///< alibi: max_bias
   int64_t heads;                ///< query heads, for alibi slopes
-  int64_t gate_block;
 };
 
 /// Reads a tile.score_mod op. Returns false (no diagnostic) when its

@@ -34,6 +34,7 @@
 #include "mlir-c/IR.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -327,6 +328,42 @@ void attn_b_gpu_func_open(struct attn_builder *b, struct attn_b_func *f,
 /// Ends the body with gpu.return, closes it and goes back to after it.
 void attn_b_gpu_func_close(struct attn_builder *b, struct attn_b_func *f);
 
+//===-- Cloning a modifier body (attn_builder_body.c) ---------------------===//
+
+/// Values of a body being cloned and the values that replace them.
+/// Zero-initialise; free with attn_b_map_free. `failed` is set when memory
+/// runs out (attn_b_clone_body then fails the builder).
+struct attn_b_map {
+  MlirValue *from, *to;
+  size_t n, cap;
+  bool failed;
+};
+
+/// Maps from to to (a later entry for the same value wins).
+void attn_b_map_add(struct attn_b_map *m, MlirValue from, MlirValue to);
+
+/// The value v maps to, or v itself when it is not mapped (a value defined
+/// above the body, kept as is).
+MlirValue attn_b_map_get(const struct attn_b_map *m, MlirValue v);
+
+/// Frees m's entries (m may be reused afterwards).
+void attn_b_map_free(struct attn_b_map *m);
+
+/// Called on each op of a body before it is cloned: returns true when it
+/// built the op's replacement at b itself and mapped the op's results in m
+/// (false: the op is cloned as is).
+typedef bool (*attn_b_clone_hook)(struct attn_builder *b, MlirOperation op,
+                                  struct attn_b_map *m, void *user);
+
+/// Clones the ops of body but its terminator at b's insertion point, block
+/// argument i replaced by args[i] and every operand through m (the clones
+/// keep their locations), and returns the image of the terminator's one
+/// operand: the value a gpu.yield yields. Null after a diagnostic (b
+/// failed): a null body, a terminator of another arity.
+MlirValue attn_b_clone_body(struct attn_builder *b, MlirBlock body,
+                            const MlirValue *args, struct attn_b_map *m,
+                            attn_b_clone_hook hook, void *user);
+
 //===-- Tile dialect ops (attn_builder_tile.c) ---------------------------===//
 //
 // IRDL gives the tile ops no generated builders; these make one op each at
@@ -377,19 +414,30 @@ void attn_tile_build_mask(struct attn_builder *b, MlirValue scores,
                           MlirValue row, MlirValue col, bool causal,
                           int64_t kv_len, const int64_t *window);
 
-/// tile.document_mask(scores, batch, row, col, q_segments, k_segments).
-void attn_tile_build_document_mask(struct attn_builder *b, MlirValue scores,
-                                   MlirValue batch, MlirValue row,
-                                   MlirValue col, MlirValue q_segments,
-                                   MlirValue k_segments);
-
-/// tile.score_mod(scores, batch, head, row, col[, gate]) applying mods in
-/// order, with the attributes of each modifier named (scale; softcap;
-/// alibi and heads; gate_block, whose gate must then not be null).
+/// tile.score_mod(scores, batch, head, row, col) applying mods in order,
+/// with the attributes of each modifier named (scale; softcap; alibi and
+/// heads).
 void attn_tile_build_score_mod(struct attn_builder *b, MlirValue scores,
                                MlirValue batch, MlirValue head, MlirValue row,
-                               MlirValue col, MlirValue gate,
+                               MlirValue col,
                                const struct attn_tile_score_mods *mods);
+
+/// tile.score_fn(scores, batch, head, row, col) {seq_q, seq_k}: returns its
+/// body's block, of arguments (f32 score, index b, h, q, kv), empty: the
+/// caller builds the body there and ends it with gpu.yield of an f32. Null
+/// after a diagnostic.
+MlirBlock attn_tile_build_score_fn(struct attn_builder *b, MlirValue scores,
+                                   MlirValue batch, MlirValue head,
+                                   MlirValue row, MlirValue col, int64_t seq_q,
+                                   int64_t seq_k);
+
+/// tile.mask_fn(scores, batch, head, row, col) {seq_q, seq_k}: the same,
+/// with a block of arguments (index b, h, q, kv) to end with gpu.yield of
+/// an i1 (true: the key is visible).
+MlirBlock attn_tile_build_mask_fn(struct attn_builder *b, MlirValue scores,
+                                  MlirValue batch, MlirValue head,
+                                  MlirValue row, MlirValue col, int64_t seq_q,
+                                  int64_t seq_k);
 
 /// tile.softmax_update(scores, row_max, row_sum, acc) {scale : f64}.
 void attn_tile_build_softmax_update(struct attn_builder *b, MlirValue scores,

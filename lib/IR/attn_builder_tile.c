@@ -119,23 +119,14 @@ void attn_tile_build_mask(struct attn_builder *b, MlirValue scores,
   build_void(b, ATTN_OP_TILE_MASK, 3, opd, window ? 3 : 2, a);
 }
 
-void attn_tile_build_document_mask(struct attn_builder *b, MlirValue scores,
-                                   MlirValue batch, MlirValue row,
-                                   MlirValue col, MlirValue q_segments,
-                                   MlirValue k_segments) {
-  MlirValue opd[] = {scores, batch, row, col, q_segments, k_segments};
-  build_void(b, ATTN_OP_TILE_DOCUMENT_MASK, 6, opd, 0, NULL);
-}
-
 void attn_tile_build_score_mod(struct attn_builder *b, MlirValue scores,
                                MlirValue batch, MlirValue head, MlirValue row,
-                               MlirValue col, MlirValue gate,
+                               MlirValue col,
                                const struct attn_tile_score_mods *m) {
-  MlirAttribute names[4];
-  MlirNamedAttribute a[1 + 5];
+  MlirAttribute names[3];
+  MlirNamedAttribute a[1 + 4];
   int na = 0;
-  bool gated = false;
-  if (m->n < 1 || m->n > 4) {
+  if (m->n < 1 || m->n > 3) {
     attn_builder_fail(b,
                       "a tile.score_mod of no or too many modifiers (a bug in "
                       "attn)");
@@ -153,11 +144,6 @@ void attn_tile_build_score_mod(struct attn_builder *b, MlirValue scores,
       a[na++] = attn_b_named(b, "alibi", attn_b_attr_f64(b, m->alibi));
       a[na++] = attn_b_named(b, "heads", attn_b_attr_i64(b, m->heads));
       break;
-    case ATTN_MOD_GATE:
-      a[na++] =
-          attn_b_named(b, "gate_block", attn_b_attr_i64(b, m->gate_block));
-      gated = true;
-      break;
     default:
       attn_builder_fail(b, "a tile.score_mod of an unknown modifier (a bug in "
                            "attn)");
@@ -167,8 +153,8 @@ void attn_tile_build_score_mod(struct attn_builder *b, MlirValue scores,
         b, attn_score_mod_name((enum attn_score_mod)m->mods[i]));
   }
   a[na++] = attn_b_named(b, "mods", mlirArrayAttrGet(b->ctx, m->n, names));
-  MlirValue opd[] = {scores, batch, head, row, col, gate};
-  build_void(b, ATTN_OP_TILE_SCORE_MOD, gated ? 6 : 5, opd, na, a);
+  MlirValue opd[] = {scores, batch, head, row, col};
+  build_void(b, ATTN_OP_TILE_SCORE_MOD, 5, opd, na, a);
 }
 
 void attn_tile_build_softmax_update(struct attn_builder *b, MlirValue scores,
@@ -183,4 +169,43 @@ void attn_tile_build_normalize(struct attn_builder *b, MlirValue acc,
                                MlirValue row_sum) {
   MlirValue opd[] = {acc, row_sum};
   build_void(b, ATTN_OP_TILE_NORMALIZE, 2, opd, 0, NULL);
+}
+
+/// tile.score_fn / tile.mask_fn: the op with its body block of arguments
+/// ([f32 score,] index b, h, q, kv), left empty for the caller to fill.
+static MlirBlock build_fn(struct attn_builder *b, const char *name, bool score,
+                          MlirValue scores, MlirValue batch, MlirValue head,
+                          MlirValue row, MlirValue col, int64_t seq_q,
+                          int64_t seq_k) {
+  MlirNamedAttribute a[2] = {
+      attn_b_named(b, "seq_q", attn_b_attr_i64(b, seq_q)),
+      attn_b_named(b, "seq_k", attn_b_attr_i64(b, seq_k)),
+  };
+  MlirValue opd[] = {scores, batch, head, row, col};
+  MlirOperation op = attn_b_op(b, name, 0, NULL, 5, opd, 2, a, 1);
+  if (mlirOperationIsNull(op))
+    return (MlirBlock){NULL};
+  MlirType tys[5] = {b->t.f32, b->t.index, b->t.index, b->t.index,
+                     b->t.index};
+  MlirLocation locs[5] = {b->loc, b->loc, b->loc, b->loc, b->loc};
+  int skip = score ? 0 : 1;
+  MlirBlock body = mlirBlockCreate(5 - skip, tys + skip, locs);
+  mlirRegionAppendOwnedBlock(mlirOperationGetRegion(op, 0), body);
+  return body;
+}
+
+MlirBlock attn_tile_build_score_fn(struct attn_builder *b, MlirValue scores,
+                                   MlirValue batch, MlirValue head,
+                                   MlirValue row, MlirValue col, int64_t seq_q,
+                                   int64_t seq_k) {
+  return build_fn(b, ATTN_OP_TILE_SCORE_FN, true, scores, batch, head, row,
+                  col, seq_q, seq_k);
+}
+
+MlirBlock attn_tile_build_mask_fn(struct attn_builder *b, MlirValue scores,
+                                  MlirValue batch, MlirValue head,
+                                  MlirValue row, MlirValue col, int64_t seq_q,
+                                  int64_t seq_k) {
+  return build_fn(b, ATTN_OP_TILE_MASK_FN, false, scores, batch, head, row,
+                  col, seq_q, seq_k);
 }

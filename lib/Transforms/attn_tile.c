@@ -134,8 +134,20 @@ static long pick_block(long d, long dv) {
 }
 
 /// The kernel's parameters by role: q, k, v, then attn.fused's optional
-/// inputs (enum attn_fused_extra + 3), then the output.
-enum { ROLE_Q, ROLE_K, ROLE_V, ROLE_EXTRA0, ROLE_OUT = 3 + ATTN_NUM_EXTRAS };
+/// inputs (enum attn_fused_extra + 3), then the output. ROLE_CAPTURE marks
+/// a function argument read only by the score_fn / mask_fn bodies.
+enum {
+  ROLE_Q,
+  ROLE_K,
+  ROLE_V,
+  ROLE_EXTRA0,
+  ROLE_OUT = 3 + ATTN_NUM_EXTRAS,
+  ROLE_CAPTURE
+};
+
+/// Function arguments attn-tile takes (q, k, v, the optional inputs and
+/// the tensors the bodies capture).
+#define MAX_ARGS 64
 
 static const char *role_name(int role) {
   static const char *const qkv[3] = {"q", "k", "v"};
@@ -149,8 +161,11 @@ struct kernel_shape {
   struct attn_fused_config cfg;
   long bm, bn, threads;
   int nargs;                     // function arguments (q, k, v, inputs)
-  int arg_role[ROLE_OUT];        // role of function argument i
+  int arg_role[MAX_ARGS];        // role of function argument i
+  MlirType arg_type[MAX_ARGS];   // tensor type of function argument i
   MlirType role_type[ROLE_OUT + 1]; // tensor type of each present role
+  MlirBlock score_fn, mask_fn;   // attn.fused's bodies (null when empty)
+  MlirBlock func_body;           // the function's entry block
 };
 
 enum { T_Q, T_K, T_V, T_S, T_ACC };
@@ -175,16 +190,18 @@ struct kernel {
   const struct kernel_shape *s;
   struct attn_builder b;
   MlirValue arg[ROLE_OUT + 1];
+  MlirValue fn_arg[MAX_ARGS]; // the kernel argument of function argument i
   MlirValue c0, c1, bm, bn;
   MlirValue batch, head, kv_head, row; // the CTA's (b, h), K/V head, row 0
   MlirValue tile[5], m, l;             // q, k, v, scores, acc; row max, sum
   MlirType tile_ty[5], row_ty;
 };
 
-/// Where the scale goes: folded into the softmax's exp2 constant when no
-/// softcap, alibi or gate follows it (exact only there), else applied in
-/// order by tile.score_mod.
-static bool scale_folds(const struct attn_fused_config *c) {
+/// Where the scale goes: folded into the softmax's exp2 constant when
+/// nothing follows it (no softcap, alibi, gate or score_fn: exact only
+/// there), else applied in order by tile.score_mod.
+static bool scale_folds(const struct kernel_shape *s) {
+  const struct attn_fused_config *c = &s->cfg;
   return c->nmods == 0 || c->mods[c->nmods - 1] == ATTN_MOD_SCALE;
 }
 
@@ -241,11 +258,19 @@ static void build_signature(struct kernel *k, struct attn_b_func *f,
                             const char *name) {
   const struct kernel_shape *s = k->s;
   struct attn_builder *b = &k->b;
-  MlirType types[ROLE_OUT + 1];
-  const char *names[ROLE_OUT + 1];
+  MlirType types[MAX_ARGS + 1];
+  const char *names[MAX_ARGS + 1];
+  char capture_names[MAX_ARGS][24];
+  int ncaptures = 0;
   for (int i = 0; i < s->nargs; ++i) {
-    types[i] = memref_of(s->role_type[s->arg_role[i]]);
-    names[i] = role_name(s->arg_role[i]);
+    types[i] = memref_of(s->arg_type[i]);
+    if (s->arg_role[i] == ROLE_CAPTURE) {
+      snprintf(capture_names[i], sizeof capture_names[i], "capture%d",
+               ncaptures++);
+      names[i] = capture_names[i];
+    } else {
+      names[i] = role_name(s->arg_role[i]);
+    }
   }
   types[s->nargs] = memref_of(s->role_type[ROLE_OUT]);
   names[s->nargs] = "out";
@@ -261,8 +286,11 @@ static void build_signature(struct kernel *k, struct attn_b_func *f,
   attn_builder_role(b, "tile.kernel");
   attn_b_func_open(b, f, name, s->nargs + 1, types, 0, NULL,
                    sizeof attrs / sizeof *attrs, attrs);
-  for (int i = 0; i < s->nargs; ++i)
-    k->arg[s->arg_role[i]] = attn_b_func_arg(f, i);
+  for (int i = 0; i < s->nargs; ++i) {
+    k->fn_arg[i] = attn_b_func_arg(f, i);
+    if (s->arg_role[i] != ROLE_CAPTURE)
+      k->arg[s->arg_role[i]] = k->fn_arg[i];
+  }
   k->arg[ROLE_OUT] = attn_b_func_arg(f, s->nargs);
 }
 
@@ -355,33 +383,212 @@ static void build_key_range(struct kernel *k, MlirValue *lo, MlirValue *hi) {
   }
 }
 
-/// tile.score_mod for the modifiers applied inside the loop, in program
-/// order; the scale is left out when it folds into the softmax.
+//===-- Bodies: score_fn, mask_fn, the gate and the document mask --------===//
+
+/// attn.fused's bodies being cloned into tile.score_fn / tile.mask_fn: a
+/// captured tensor (a function argument) becomes the kernel's memref
+/// argument, and tensor.extract of it a memref.load at clamped indices.
+struct body_clone {
+  struct kernel *k;
+  MlirBlock src;     // the body being cloned
+  int64_t bound[5];  // its arguments' ranges: b < B, h < H, q < N, kv < M
+};
+
+/// Index v (of the source body; image its clone) clamped into [0, dim):
+/// maxsi with 0 (v may be negative when an index was computed by
+/// subtraction), then minui with dim - 1. Kept as is when it is already in
+/// range: a constant inside the shape, or an index argument (b, h, q, kv)
+/// whose range fits; a dimension of 1 reads element 0.
+static MlirValue clamp_index(struct attn_builder *b,
+                             const struct body_clone *c, MlirValue v,
+                             MlirValue image, int64_t dim) {
+  if (mlirValueIsAOpResult(v) &&
+      attn_op_is(mlirOpResultGetOwner(v), "arith.constant")) {
+    MlirAttribute a = attn_attr_get(mlirOpResultGetOwner(v), "value");
+    if (mlirAttributeIsAInteger(a)) {
+      int64_t k = mlirIntegerAttrGetValueInt(a);
+      if (k >= 0 && k < dim)
+        return image;
+    }
+  }
+  if (mlirValueIsABlockArgument(v) &&
+      mlirBlockEqual(mlirBlockArgumentGetOwner(v), c->src)) {
+    intptr_t n = mlirBlockGetNumArguments(c->src);
+    intptr_t i = mlirBlockArgumentGetArgNumber(v) + (5 - n);
+    if (i >= 1 && c->bound[i] <= dim)
+      return image;
+  }
+  if (dim == 1)
+    return attn_b_index(b, 0);
+  MlirValue lo = attn_b_binary(b, "arith.maxsi", image, attn_b_index(b, 0));
+  return attn_b_minui(b, lo, attn_b_index(b, dim - 1));
+}
+
+/// The kernel argument of function argument v (a capture), or null.
+static MlirValue capture_arg(const struct kernel *k, MlirValue v) {
+  if (!mlirValueIsABlockArgument(v) ||
+      !mlirBlockEqual(mlirBlockArgumentGetOwner(v), k->s->func_body))
+    return (MlirValue){NULL};
+  return k->fn_arg[mlirBlockArgumentGetArgNumber(v)];
+}
+
+static bool clone_extract(struct attn_builder *b, MlirOperation op,
+                          struct attn_b_map *m, void *user) {
+  struct body_clone *c = user;
+  if (!attn_op_is(op, "tensor.extract"))
+    return false;
+  MlirValue src = mlirOperationGetOperand(op, 0);
+  MlirValue mem = capture_arg(c->k, src);
+  int64_t dims[8];
+  int rank = attn_static_shape(mlirValueGetType(src), dims);
+  MlirValue idx[8];
+  intptr_t n = mlirOperationGetNumOperands(op) - 1;
+  if (mlirValueIsNull(mem) || rank != n) {
+    attn_builder_fail(b, "a tensor.extract in a modifier body does not read "
+                         "a captured function argument (a bug in attn)");
+    return true;
+  }
+  MlirLocation saved = b->loc;
+  b->loc = mlirOperationGetLocation(op);
+  for (intptr_t i = 0; i < n; ++i) {
+    MlirValue v = mlirOperationGetOperand(op, i + 1);
+    idx[i] = clamp_index(b, c, v, attn_b_map_get(m, v), dims[i]);
+  }
+  MlirValue x = attn_b_load(b, mem, n, idx);
+  b->loc = saved;
+  attn_b_map_add(m, mlirOperationGetResult(op, 0), x);
+  return true;
+}
+
+/// Ends a body block being built with gpu.yield y and puts b back where it
+/// was.
+static void end_body(struct attn_builder *b, MlirValue y, MlirBlock block,
+                     MlirOperation anchor) {
+  attn_b_op(b, "gpu.yield", 0, NULL, 1, &y, 0, NULL, 0);
+  b->block = block;
+  b->anchor = anchor;
+}
+
+/// Clones src (attn.fused's score_fn or mask_fn) into the fresh body block
+/// dst of a tile.score_fn / tile.mask_fn.
+static void clone_body(struct kernel *k, MlirBlock dst, MlirBlock src) {
+  struct attn_builder *b = &k->b;
+  if (mlirBlockIsNull(dst))
+    return;
+  MlirBlock block = b->block;
+  MlirOperation anchor = b->anchor;
+  attn_builder_at_end(b, dst);
+  MlirValue args[5];
+  intptr_t n = mlirBlockGetNumArguments(dst);
+  for (intptr_t i = 0; i < n && i < 5; ++i)
+    args[i] = mlirBlockGetArgument(dst, i);
+  const struct kernel_shape *s = k->s;
+  struct body_clone c = {k, src, {0, s->q[0], s->q[1], s->q[2], s->k[2]}};
+  struct attn_b_map m = {0};
+  MlirValue y = attn_b_clone_body(b, src, args, &m, clone_extract, &c);
+  attn_b_map_free(&m);
+  end_body(b, y, block, anchor);
+}
+
+/// tile.score_fn of the gate: s + gate[b, h, q, min(kv / gate_block,
+/// blocks - 1)] (q is already clamped into the sequence).
+static void build_gate(struct kernel *k, MlirValue col) {
+  const struct kernel_shape *s = k->s;
+  struct attn_builder *b = &k->b;
+  MlirValue gate = k->arg[ROLE_EXTRA0 + ATTN_EXTRA_GATE];
+  int64_t g[8];
+  attn_static_shape(mlirValueGetType(gate), g);
+  attn_builder_role(b, "tile.gate");
+  MlirBlock body = attn_tile_build_score_fn(b, k->tile[T_S], k->batch,
+                                            k->head, k->row, col, s->q[2],
+                                            s->k[2]);
+  if (mlirBlockIsNull(body))
+    return;
+  MlirBlock block = b->block;
+  MlirOperation anchor = b->anchor;
+  attn_builder_at_end(b, body);
+  MlirValue kv = mlirBlockGetArgument(body, 4);
+  MlirValue blk = attn_b_divui(b, kv, attn_b_index(b, s->cfg.gate_block));
+  MlirValue at[4] = {mlirBlockGetArgument(body, 1),
+                     mlirBlockGetArgument(body, 2),
+                     mlirBlockGetArgument(body, 3),
+                     attn_b_minui(b, blk, attn_b_index(b, g[3] - 1))};
+  MlirValue y = attn_b_addf(b, mlirBlockGetArgument(body, 0),
+                            attn_b_load(b, gate, 4, at));
+  end_body(b, y, block, anchor);
+  attn_builder_role(b, "tile.key_loop");
+}
+
+/// tile.mask_fn of the document mask: q_segments[b, q] == k_segments[b, kv].
+static void build_document(struct kernel *k, MlirValue col) {
+  const struct kernel_shape *s = k->s;
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, "tile.document");
+  MlirBlock body = attn_tile_build_mask_fn(b, k->tile[T_S], k->batch, k->head,
+                                           k->row, col, s->q[2], s->k[2]);
+  if (mlirBlockIsNull(body))
+    return;
+  MlirBlock block = b->block;
+  MlirOperation anchor = b->anchor;
+  attn_builder_at_end(b, body);
+  MlirValue bq[2] = {mlirBlockGetArgument(body, 0),
+                     mlirBlockGetArgument(body, 2)};
+  MlirValue bk[2] = {bq[0], mlirBlockGetArgument(body, 3)};
+  MlirValue qs =
+      attn_b_load(b, k->arg[ROLE_EXTRA0 + ATTN_EXTRA_Q_SEGMENTS], 2, bq);
+  MlirValue ks =
+      attn_b_load(b, k->arg[ROLE_EXTRA0 + ATTN_EXTRA_K_SEGMENTS], 2, bk);
+  end_body(b, attn_b_cmpi(b, ATTN_B_EQ, qs, ks), block, anchor);
+  attn_builder_role(b, "tile.key_loop");
+}
+
+/// tile.score_mod of the named modifiers m (emptied after), when any.
+static void flush_score_mod(struct kernel *k, MlirValue col,
+                            struct attn_tile_score_mods *m) {
+  if (m->n == 0)
+    return;
+  attn_tile_build_score_mod(&k->b, k->tile[T_S], k->batch, k->head, k->row,
+                            col, m);
+  m->n = 0;
+}
+
+/// The score modifiers applied inside the loop, in program order: runs of
+/// scale, softcap and alibi as one tile.score_mod each; the gate and the
+/// score_fn body as tile.score_fn. The scale is left out when it folds
+/// into the softmax.
 static void build_score_mods(struct kernel *k, MlirValue col) {
   const struct kernel_shape *s = k->s;
   const struct attn_fused_config *c = &s->cfg;
-  bool fold = scale_folds(c);
+  bool fold = scale_folds(s);
   struct attn_tile_score_mods m;
   memset(&m, 0, sizeof m);
-  for (int i = 0; i < c->nmods && m.n < 4; ++i)
-    if (c->mods[i] != ATTN_MOD_SCALE || !(fold || c->scale == 1.0))
-      m.mods[m.n++] = c->mods[i];
-  if (m.n == 0)
-    return;
   m.scale = c->scale;
   m.softcap = c->softcap;
   m.alibi = c->alibi_max_bias;
   m.heads = s->q[1];
-  m.gate_block = c->gate_block;
-  int gate = ROLE_EXTRA0 + ATTN_EXTRA_GATE;
-  attn_tile_build_score_mod(&k->b, k->tile[T_S], k->batch, k->head, k->row,
-                            col,
-                            has_role(s, gate) ? k->arg[gate]
-                                              : (MlirValue){NULL},
-                            &m);
+  for (int i = 0; i < c->nmods; ++i) {
+    int step = c->mods[i];
+    if (step == ATTN_MOD_GATE) {
+      flush_score_mod(k, col, &m);
+      build_gate(k, col);
+    } else if (step == ATTN_MOD_FN) {
+      flush_score_mod(k, col, &m);
+      attn_builder_role(&k->b, "tile.score_fn");
+      clone_body(k,
+                 attn_tile_build_score_fn(&k->b, k->tile[T_S], k->batch,
+                                          k->head, k->row, col, s->q[2],
+                                          s->k[2]),
+                 s->score_fn);
+      attn_builder_role(&k->b, "tile.key_loop");
+    } else if (step != ATTN_MOD_SCALE || !(fold || c->scale == 1.0)) {
+      m.mods[m.n++] = step;
+    }
+  }
+  flush_score_mod(k, col, &m);
 }
 
-/// Masks after the modifiers: padding keys, causal, window, documents. A
+/// Masks after the modifiers: padding keys, causal, window (tile.mask, the
+/// affine masks), then documents and the mask_fn body (tile.mask_fn). A
 /// masked score is -inf whatever the modifiers did (masks commute).
 static void build_masks(struct kernel *k, MlirValue col) {
   const struct kernel_shape *s = k->s;
@@ -390,10 +597,15 @@ static void build_masks(struct kernel *k, MlirValue col) {
   attn_tile_build_mask(&k->b, k->tile[T_S], k->row, col, c->causal, s->k[2],
                        c->has_window ? window : NULL);
   if (c->document)
-    attn_tile_build_document_mask(
-        &k->b, k->tile[T_S], k->batch, k->row, col,
-        k->arg[ROLE_EXTRA0 + ATTN_EXTRA_Q_SEGMENTS],
-        k->arg[ROLE_EXTRA0 + ATTN_EXTRA_K_SEGMENTS]);
+    build_document(k, col);
+  if (!mlirBlockIsNull(s->mask_fn)) {
+    attn_builder_role(&k->b, "tile.mask_fn");
+    clone_body(k,
+               attn_tile_build_mask_fn(&k->b, k->tile[T_S], k->batch, k->head,
+                                       k->row, col, s->q[2], s->k[2]),
+               s->mask_fn);
+    attn_builder_role(&k->b, "tile.key_loop");
+  }
 }
 
 /// The key loop: per step K (rotated) and V tiles, scores, modifiers,
@@ -414,7 +626,7 @@ static void build_key_loop(struct kernel *k, MlirValue lo, MlirValue hi) {
   build_score_mods(k, col);
   build_masks(k, col);
   attn_tile_build_softmax_update(b, k->tile[T_S], k->m, k->l, k->tile[T_ACC],
-                                 scale_folds(&s->cfg) ? s->cfg.scale : 1.0);
+                                 scale_folds(s) ? s->cfg.scale : 1.0);
   attn_tile_build_mma(b, k->tile[T_S], k->tile[T_V], k->tile[T_ACC], false,
                       true);
   attn_b_for_close(b, &loop, 0, NULL);
@@ -502,24 +714,121 @@ static MlirOperation find_fused(MlirOperation func, bool *bad) {
   return fused;
 }
 
+/// True when v is defined in block (an argument or an op's result there).
+static bool defined_in(MlirValue v, MlirBlock block) {
+  if (mlirValueIsABlockArgument(v))
+    return mlirBlockEqual(mlirBlockArgumentGetOwner(v), block);
+  return mlirBlockEqual(mlirOperationGetBlock(mlirOpResultGetOwner(v)), block);
+}
+
+/// True for the element types a captured tensor may hold.
+static bool capture_elem_ok(MlirType e) {
+  return mlirTypeIsAF32(e) || mlirTypeIsAF16(e) || mlirTypeIsABF16(e) ||
+         (mlirTypeIsAInteger(e) && (mlirIntegerTypeGetWidth(e) == 32 ||
+                                    mlirIntegerTypeGetWidth(e) == 64));
+}
+
+/// Marks in captured[] the function arguments body (attn.fused's region
+/// what) reads: every value it uses from above must be a tensor argument of
+/// the function (static shape, rank >= 1, f32, f16, bf16, i32 or i64) read
+/// by tensor.extract, which attn-tile turns into a load from the kernel's
+/// argument. False after a diagnostic at the op that uses it.
+static bool collect_captures(MlirBlock body, MlirBlock func_body,
+                             const char *what, bool captured[MAX_ARGS]) {
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    char name[64];
+    attn_op_name(op, name, sizeof name);
+    if (mlirOperationGetNumRegions(op) > 0)
+      return attn_emit_errorf(op, "'%s' in attn.fused's %s has regions; a "
+                                  "modifier body is one block of arith and "
+                                  "math ops",
+                              name, what);
+    bool extract = attn_op_is(op, "tensor.extract");
+    for (intptr_t i = 0, n = mlirOperationGetNumOperands(op); i < n; ++i) {
+      MlirValue v = mlirOperationGetOperand(op, i);
+      bool outer = !defined_in(v, body);
+      if (extract && i == 0 && !outer)
+        return attn_emit_errorf(op, "tensor.extract in attn.fused's %s must "
+                                    "read a tensor argument of the function",
+                                what);
+      if (!outer)
+        continue;
+      if (!extract || i != 0 || !mlirValueIsABlockArgument(v) ||
+          !mlirBlockEqual(mlirBlockArgumentGetOwner(v), func_body))
+        return attn_emit_errorf(op, "'%s' in attn.fused's %s uses a value "
+                                    "from outside the body that is not a "
+                                    "tensor argument of the function read "
+                                    "by tensor.extract (attn-tile passes "
+                                    "captured tensors as kernel arguments)",
+                                name, what);
+      MlirType t = mlirValueGetType(v);
+      int64_t dims[8];
+      char ty[128];
+      if (!mlirTypeIsATensor(t) || attn_static_shape(t, dims) < 1 ||
+          !capture_elem_ok(mlirShapedTypeGetElementType(t)))
+        return attn_emit_errorf(op, "a tensor captured by attn.fused's %s "
+                                    "must have a static shape of rank >= 1 "
+                                    "and f32, f16, bf16, i32 or i64 "
+                                    "elements, found %s",
+                                what, attn_type_str(t, ty, sizeof ty));
+      intptr_t arg = mlirBlockArgumentGetArgNumber(v);
+      if (arg < MAX_ARGS)
+        captured[arg] = true;
+    }
+  }
+  return true;
+}
+
 /// Checks fused's operands are distinct arguments of func, that func takes
-/// nothing else and returns exactly fused's result; fills s->arg_role.
+/// nothing else but the tensors its bodies capture and returns exactly
+/// fused's result; fills s->arg_role and s->arg_type.
 static bool check_signature(MlirOperation func, MlirOperation fused,
                             struct kernel_shape *s) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
   intptr_t nops = mlirOperationGetNumOperands(fused);
-  if (mlirBlockGetNumArguments(body) != nops)
-    return attn_emit_errorf(func, nops == 3
+  intptr_t nargs = mlirBlockGetNumArguments(body);
+  bool captured[MAX_ARGS] = {false};
+  s->func_body = body;
+  if (nargs > MAX_ARGS)
+    return attn_emit_errorf(func, "attn-tile takes at most %d function "
+                                  "arguments, found %ld",
+                            MAX_ARGS, (long)nargs);
+  if ((!mlirBlockIsNull(s->score_fn) &&
+       !collect_captures(s->score_fn, body, "score_fn", captured)) ||
+      (!mlirBlockIsNull(s->mask_fn) &&
+       !collect_captures(s->mask_fn, body, "mask_fn", captured)))
+    return false;
+  for (intptr_t i = 0; i < nops; ++i) {
+    MlirValue v = mlirOperationGetOperand(fused, i);
+    if (mlirValueIsABlockArgument(v) &&
+        mlirBlockEqual(mlirBlockArgumentGetOwner(v), body))
+      captured[mlirBlockArgumentGetArgNumber(v)] = false;
+  }
+  intptr_t ncaptured = 0;
+  for (intptr_t i = 0; i < nargs; ++i)
+    ncaptured += captured[i];
+  if (nargs != nops + ncaptured)
+    return attn_emit_errorf(func, nops == 3 && !ncaptured
                                       ? "attn-tile expects the function to "
                                         "take exactly q, k and v"
+                                  : ncaptured
+                                      ? "attn-tile expects the function to "
+                                        "take exactly the operands of "
+                                        "attn.fused and the tensors its "
+                                        "bodies capture"
                                       : "attn-tile expects the function to "
                                         "take exactly the operands of "
                                         "attn.fused");
+  for (intptr_t i = 0; i < nargs; ++i) {
+    s->arg_role[i] = ROLE_CAPTURE;
+    s->arg_type[i] = mlirValueGetType(mlirBlockGetArgument(body, i));
+  }
   int role_of_operand[ROLE_OUT] = {ROLE_Q, ROLE_K, ROLE_V};
   for (int r = 0; r < ATTN_NUM_EXTRAS; ++r)
     if (s->cfg.extra[r] >= 0)
       role_of_operand[s->cfg.extra[r]] = ROLE_EXTRA0 + r;
-  s->nargs = (int)nops;
+  s->nargs = (int)nargs;
   for (intptr_t i = 0; i < nops; ++i) {
     MlirValue v = mlirOperationGetOperand(fused, i);
     if (!mlirValueIsABlockArgument(v) ||
@@ -563,6 +872,8 @@ static bool tile_function(MlirOperation func,
   memset(&s, 0, sizeof s);
   if (!attn_fused_get_config(fused, &s.cfg))
     return attn_emit_errorf(fused, "malformed attn.fused attributes");
+  s.score_fn = attn_fused_score_fn(fused);
+  s.mask_fn = attn_fused_mask_fn(fused);
   if (!check_signature(func, fused, &s))
     return false;
   for (int i = 0; i < 3; ++i) {

@@ -1,11 +1,13 @@
 //===- tile_lowering_scores.c - Score-tile ops to loops, for CPU and GPU --===//
 //
 // The loops of the ops that act on a score tile between the two products:
-// tile.mask (padding keys, causal, window), tile.document_mask and
-// tile.score_mod (scale, softcap, alibi, gate in the order given). One loop
-// over the tile's elements each, built with the helpers of tile_lowering.c
-// so that the CPU and GPU paths share them. Element (i, j) is query row
-// row + i and key col + j of the sequence.
+// tile.mask (padding keys, causal, window), tile.score_mod (scale, softcap,
+// alibi in the order given), and tile.score_fn / tile.mask_fn, whose body is
+// cloned into the loop (the gate, the document mask and every
+// attn.score_mod / attn.mask_mod body arrive that way). One loop over the
+// tile's elements each, built with the helpers of tile_lowering.c so that
+// the CPU and GPU paths share them. Element (i, j) is query row row + i and
+// key col + j of the sequence (clamped into it for the bodies).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
@@ -61,35 +63,10 @@ static void gen_mask(struct attn_tile_gen *g) {
   attn_gen_close_loop(g, &loop);
 }
 
-/// tile.document_mask (scores, batch, row, col, q_segments, k_segments).
-static void gen_document_mask(struct attn_tile_gen *g) {
-  struct attn_builder *b = g->b;
-  MlirValue qlast = attn_gen_index(g, g->dims[4][1] - 1);
-  MlirValue klast = attn_gen_index(g, g->dims[5][1] - 1);
-  MlirValue ninf = attn_gen_f32(g, -INFINITY);
-  struct attn_b_for loop;
-  MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
-  MlirValue ij[2];
-  attn_gen_split_index(g, e, g->dims[0][1], &ij[0], &ij[1]);
-  // Rows and keys past the sequence are clamped: their scores are padding
-  // (never stored) or masked by tile.mask's kv_len.
-  MlirValue qi0 = attn_b_addi(b, attn_gen_arg(g, 2), ij[0]);
-  MlirValue kj0 = attn_b_addi(b, attn_gen_arg(g, 3), ij[1]);
-  MlirValue q[2] = {attn_gen_arg(g, 1), attn_b_minui(b, qi0, qlast)};
-  MlirValue k[2] = {attn_gen_arg(g, 1), attn_b_minui(b, kj0, klast)};
-  MlirValue qs = attn_b_load(b, attn_gen_arg(g, 4), 2, q);
-  MlirValue ks = attn_b_load(b, attn_gen_arg(g, 5), 2, k);
-  MlirValue other = attn_b_cmpi(b, ATTN_B_NE, qs, ks);
-  MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 2, ij);
-  MlirValue y = attn_b_select(b, other, ninf, x);
-  attn_b_store(b, y, attn_gen_arg(g, 0), 2, ij);
-  attn_gen_close_loop(g, &loop);
-}
-
 /// The values the modifiers use, made before the loop (qi and kj: the
 /// element's query row and key, in it).
 struct mod_values {
-  MlirValue scale, cap, invcap, one, mtwo, slope, gblock, glastq, glastb;
+  MlirValue scale, cap, invcap, one, mtwo, slope;
   MlirValue small, tanh_c[3]; // softcap: |t| below small takes the series
   MlirValue qi, kj;
 };
@@ -122,11 +99,6 @@ static void gen_mod_constants(struct attn_tile_gen *g, int mod,
     v->slope = attn_b_unary(b, "math.exp2", attn_b_mulf(b, hf, acoef));
     break;
   }
-  case ATTN_MOD_GATE:
-    v->gblock = attn_gen_index(g, m->gate_block);
-    v->glastq = attn_gen_index(g, g->dims[5][2] - 1);
-    v->glastb = attn_gen_index(g, g->dims[5][3] - 1);
-    break;
   }
 }
 
@@ -166,20 +138,11 @@ static MlirValue gen_mod_step(struct attn_tile_gen *g, int mod, MlirValue x,
     MlirValue p = attn_b_mulf(b, attn_b_unary(b, "math.absf", f), v->slope);
     return attn_b_subf(b, x, p);
   }
-  case ATTN_MOD_GATE: {
-    // Indices are clamped; padding rows and keys are never used.
-    MlirValue q = attn_b_minui(b, v->qi, v->glastq);
-    MlirValue blk = attn_b_divui(b, v->kj, v->gblock);
-    MlirValue at[4] = {attn_gen_arg(g, 1), attn_gen_arg(g, 2), q,
-                       attn_b_minui(b, blk, v->glastb)};
-    MlirValue gv = attn_b_load(b, attn_gen_arg(g, 5), 4, at);
-    return attn_b_addf(b, x, gv);
-  }
   }
   return x;
 }
 
-/// tile.score_mod (scores, batch, head, row, col, [gate]) {mods, ...}.
+/// tile.score_mod (scores, batch, head, row, col) {mods, ...}.
 static void gen_score_mod(struct attn_tile_gen *g) {
   struct attn_builder *b = g->b;
   struct attn_tile_score_mods m;
@@ -202,11 +165,50 @@ static void gen_score_mod(struct attn_tile_gen *g) {
   attn_gen_close_loop(g, &loop);
 }
 
+/// tile.score_fn / tile.mask_fn (scores, batch, head, row, col) {seq_q,
+/// seq_k}: per element, the body cloned with its arguments bound to (the
+/// score,) b, h, q = min(row + i, seq_q - 1), kv = min(col + j, seq_k - 1);
+/// score_fn stores its value, mask_fn -inf where it yields false. Its
+/// memref.loads of captures are cloned as they are: attn-tile clamped their
+/// indices.
+static void gen_fn(struct attn_tile_gen *g, bool score) {
+  struct attn_builder *b = g->b;
+  int64_t seq_q = 1, seq_k = 1;
+  attn_attr_i64(g->op, "seq_q", &seq_q);
+  attn_attr_i64(g->op, "seq_k", &seq_k);
+  MlirValue qlast = attn_gen_index(g, seq_q - 1);
+  MlirValue klast = attn_gen_index(g, seq_k - 1);
+  MlirValue ninf = {NULL};
+  if (!score)
+    ninf = attn_gen_f32(g, -INFINITY);
+  struct attn_b_for loop;
+  MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
+  MlirValue ij[2];
+  attn_gen_split_index(g, e, g->dims[0][1], &ij[0], &ij[1]);
+  MlirValue q = attn_b_minui(b, attn_b_addi(b, attn_gen_arg(g, 3), ij[0]),
+                             qlast);
+  MlirValue kv = attn_b_minui(b, attn_b_addi(b, attn_gen_arg(g, 4), ij[1]),
+                              klast);
+  MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 2, ij);
+  MlirValue args[5] = {x, attn_gen_arg(g, 1), attn_gen_arg(g, 2), q, kv};
+  struct attn_b_map m = {0};
+  MlirValue y = attn_b_clone_body(
+      b, mlirRegionGetFirstBlock(mlirOperationGetRegion(g->op, 0)),
+      score ? args : args + 1, &m, NULL, NULL);
+  attn_b_map_free(&m);
+  if (!score)
+    y = attn_b_select(b, y, x, ninf);
+  attn_b_store(b, y, attn_gen_arg(g, 0), 2, ij);
+  attn_gen_close_loop(g, &loop);
+}
+
 bool attn_gen_score_ops(struct attn_tile_gen *g) {
   if (attn_op_is(g->op, ATTN_OP_TILE_MASK))
     gen_mask(g);
-  else if (attn_op_is(g->op, ATTN_OP_TILE_DOCUMENT_MASK))
-    gen_document_mask(g);
+  else if (attn_op_is(g->op, ATTN_OP_TILE_SCORE_FN))
+    gen_fn(g, true);
+  else if (attn_op_is(g->op, ATTN_OP_TILE_MASK_FN))
+    gen_fn(g, false);
   else if (attn_op_is(g->op, ATTN_OP_TILE_SCORE_MOD))
     gen_score_mod(g);
   else

@@ -26,8 +26,11 @@
 // output element (r, c) is stored at [r / N, c / D, r % N, c % D], i.e. the
 // heads layout attention reads, so no transpose runs between them. The
 // function's inputs are named by use: "x" (or "x_q", ... when q, k and v
-// project different inputs), "w_q", "w_k", "w_v", and the attention's own
-// names (q, k, v, gate, ...) for tensors passed straight to it.
+// project different inputs), "w_q", "w_k", "w_v", the attention's own
+// names (q, k, v, gate, ...) for tensors passed straight to it, and
+// "capture0", "capture1", ... (in argument order) for the tensors its
+// score_fn / mask_fn bodies capture, which the attention kernel takes after
+// attn.fused's operands.
 //
 // Only lower-tile-to-hopper computes these GEMMs (with kernel=hopper); the
 // CPU and plain GPU paths have no projection kernel and say so.
@@ -36,6 +39,7 @@
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/attn/attn_dialect.h"
+#include "dialects/body.h"
 #include "lib/IR/attn_builder.h"
 
 #include "mlir-c/BuiltinAttributes.h"
@@ -45,6 +49,8 @@
 #include <string.h>
 
 #define MAX_ARGS 16
+/// Names in one list: a step's operands (8 at most), captures and out.
+#define MAX_STRS (MAX_ARGS + 9)
 
 static const char *const roles[3] = {"q", "k", "v"};
 
@@ -55,6 +61,8 @@ struct program {
   char arg_name[MAX_ARGS][24];  // program input names
   char operand[8][24];          // what the attention step reads per operand
   intptr_t noperands;
+  intptr_t capture[MAX_ARGS];   // the arguments the bodies capture, in order
+  intptr_t ncaptures;
 };
 
 /// The block argument number of v in body, or -1.
@@ -188,6 +196,35 @@ static bool name_args(struct program *p) {
       snprintf(have, sizeof p->arg_name[0], "%s", want[j]);
     }
   }
+  // The bodies' captures (arguments of the function, which the attn
+  // verifier and attn-tile check), numbered in argument order.
+  bool captured[MAX_ARGS] = {false};
+  MlirBlock bodies[2] = {attn_fused_score_fn(p->fused),
+                         attn_fused_mask_fn(p->fused)};
+  for (int r = 0; r < 2; ++r) {
+    MlirValue c[MAX_ARGS];
+    int n = attn_body_captures(bodies[r], c, MAX_ARGS);
+    for (int i = 0; i < n && i < MAX_ARGS; ++i) {
+      intptr_t a = arg_number(c[i], body);
+      if (a < 0)
+        return attn_emit_errorf(p->fused, "a tensor the %s body captures "
+                                          "must be a function argument",
+                                r ? "mask_fn" : "score_fn");
+      captured[a] = true;
+    }
+  }
+  p->ncaptures = 0;
+  for (intptr_t i = 0; i < p->nargs; ++i)
+    if (captured[i]) {
+      char want[24];
+      snprintf(want, sizeof want, "capture%ld", (long)p->ncaptures);
+      if (p->arg_name[i][0])
+        return attn_emit_errorf(p->func,
+                                "argument %ld is used both as %s and as %s",
+                                (long)i, p->arg_name[i], want);
+      snprintf(p->arg_name[i], sizeof p->arg_name[0], "%s", want);
+      p->capture[p->ncaptures++] = i;
+    }
   for (intptr_t i = 0; i < p->nargs; ++i)
     if (!p->arg_name[i][0])
       return attn_emit_errorf(p->func, "argument %ld is not used", (long)i);
@@ -264,10 +301,10 @@ static MlirAttribute dict(MlirContext ctx, intptr_t n, const char *const *key,
 /// [s[0], ..., s[n - 1]] of strings.
 static MlirAttribute str_array(MlirContext ctx, intptr_t n,
                                const char *const *s) {
-  MlirAttribute e[MAX_ARGS + 1];
-  for (intptr_t i = 0; i < n && i < MAX_ARGS + 1; ++i)
+  MlirAttribute e[MAX_STRS];
+  for (intptr_t i = 0; i < n && i < MAX_STRS; ++i)
     e[i] = str_attr(ctx, s[i]);
-  return mlirArrayAttrGet(ctx, n < MAX_ARGS + 1 ? n : MAX_ARGS + 1, e);
+  return mlirArrayAttrGet(ctx, n < MAX_STRS ? n : MAX_STRS, e);
 }
 
 /// Records the launch program on the module (appended to tile.programs).
@@ -276,7 +313,7 @@ static void record_program(struct program *p, const char *fname) {
   MlirContext ctx = mlirOperationGetContext(module);
   MlirBlock body =
       mlirRegionGetFirstBlock(mlirOperationGetRegion(p->func, 0));
-  const char *s[MAX_ARGS + 1];
+  const char *s[MAX_STRS];
   for (intptr_t i = 0; i < p->nargs; ++i)
     s[i] = p->arg_name[i];
   s[p->nargs] = "out";
@@ -311,11 +348,13 @@ static void record_program(struct program *p, const char *fname) {
     }
   char attn[300];
   snprintf(attn, sizeof attn, "%s__attn", fname);
+  intptr_t ns = 0;
   for (intptr_t i = 0; i < p->noperands; ++i)
-    s[i] = p->operand[i];
-  s[p->noperands] = "out";
-  MlirAttribute v[2] = {str_attr(ctx, attn),
-                        str_array(ctx, p->noperands + 1, s)};
+    s[ns++] = p->operand[i];
+  for (intptr_t i = 0; i < p->ncaptures; ++i)
+    s[ns++] = p->arg_name[p->capture[i]];
+  s[ns++] = "out";
+  MlirAttribute v[2] = {str_attr(ctx, attn), str_array(ctx, ns, s)};
   steps[nsteps++] = dict(ctx, 2, step_keys, v);
   static const char *const keys[4] = {"name", "inputs", "workspace", "steps"};
   MlirAttribute prog[4] = {str_attr(ctx, fname), inputs,
@@ -336,19 +375,27 @@ static void record_program(struct program *p, const char *fname) {
                                   mlirArrayAttrGet(ctx, n + 1, all));
 }
 
-/// Leaves func as @<f>__attn(operands of attn.fused) -> result: one new
-/// argument per operand, the projections and the old arguments gone.
+/// Leaves func as @<f>__attn(operands of attn.fused, captures) -> result:
+/// one new argument per operand and per capture of the bodies (in argument
+/// order), the projections and the old arguments gone.
 static void keep_attention(struct program *p, const char *fname) {
   MlirContext ctx = mlirOperationGetContext(p->func);
   MlirBlock body =
       mlirRegionGetFirstBlock(mlirOperationGetRegion(p->func, 0));
-  MlirType in[8];
+  MlirType in[8 + MAX_ARGS];
   for (intptr_t i = 0; i < p->noperands; ++i) {
     MlirValue v = mlirOperationGetOperand(p->fused, i);
     in[i] = mlirValueGetType(v);
     MlirValue a = mlirBlockAddArgument(body, in[i],
                                        mlirOperationGetLocation(p->fused));
     mlirOperationSetOperand(p->fused, i, a);
+  }
+  for (intptr_t i = 0; i < p->ncaptures; ++i) {
+    MlirValue old = mlirBlockGetArgument(body, p->capture[i]);
+    in[p->noperands + i] = mlirValueGetType(old);
+    MlirValue a = mlirBlockAddArgument(body, in[p->noperands + i],
+                                       mlirOperationGetLocation(p->fused));
+    mlirValueReplaceAllUsesOfWith(old, a);
   }
   for (int r = 0; r < 3; ++r)
     if (!mlirOperationIsNull(p->proj[r]))
@@ -358,7 +405,8 @@ static void keep_attention(struct program *p, const char *fname) {
   MlirType out = mlirValueGetType(mlirOperationGetResult(p->fused, 0));
   mlirOperationSetAttributeByName(
       p->func, mlirStringRefCreateFromCString("function_type"),
-      mlirTypeAttrGet(mlirFunctionTypeGet(ctx, p->noperands, in, 1, &out)));
+      mlirTypeAttrGet(mlirFunctionTypeGet(ctx, p->noperands + p->ncaptures,
+                                          in, 1, &out)));
   char name[300];
   snprintf(name, sizeof name, "%s__attn", fname);
   mlirOperationSetAttributeByName(

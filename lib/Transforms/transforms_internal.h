@@ -218,12 +218,12 @@ void attn_gen_close_loop(struct attn_tile_gen *g, struct attn_b_for *loop);
 void attn_gen_split_index(struct attn_tile_gen *g, MlirValue e,
                           long long cols, MlirValue *i, MlirValue *j);
 
-/// Writes the loops of tile.mask, tile.document_mask and tile.score_mod
-/// (tile_lowering_scores.c). Returns false for other ops.
+/// Writes the loops of tile.mask, tile.score_mod, tile.score_fn and
+/// tile.mask_fn (tile_lowering_scores.c). Returns false for other ops.
 bool attn_gen_score_ops(struct attn_tile_gen *g);
 
 /// Replaces every tile compute op (fill, load, store, rope, rope_positions,
-/// mma, mask, document_mask, score_mod, softmax_update, normalize) nested in
+/// mma, mask, score_mod, score_fn, mask_fn, softmax_update, normalize) nested in
 /// root by scf/arith/memref/math loops for target. tile.program_id and
 /// tile.alloc must already be gone. Returns false after a diagnostic.
 bool attn_tile_lower_compute_ops(MlirOperation root,

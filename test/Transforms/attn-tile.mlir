@@ -81,8 +81,10 @@ func.func @untouched(%a: f32) -> f32 {
 // comes first) and are named in tile.arg_names; tile.attention describes the
 // program for the manifest. RoPE on q at explicit positions, on k at an
 // offset. Scale is not last in "mods", so tile.score_mod applies it in order
-// and the softmax's factor is 1; masks follow the modifiers. The loop starts
-// at the first key block the window reaches and stops at the diagonal.
+// and the softmax's factor is 1; the gate is a tile.score_fn body (its key
+// block clamped into the table) and the document mask a tile.mask_fn body;
+// masks follow the modifiers. The loop starts at the first key block the
+// window reaches and stops at the diagonal.
 // CHECK-LABEL: @everything
 // CHECK-SAME: (%[[G:.*]]: memref<1x4x40x3xf32>, %[[Q:.*]]: memref<1x4x40x16xf32>, %[[K:.*]]: memref<1x2x40x16xf32>, %[[V:.*]]: memref<1x2x40x16xf32>, %[[QS:.*]]: memref<1x40xi32>, %[[KS:.*]]: memref<1x40xi32>, %[[QP:.*]]: memref<1x40xi32>, %[[O:.*]]: memref<1x4x40x16xf32>)
 // CHECK-SAME: tile.arg_names = ["gate", "q", "k", "v", "q_segments", "k_segments", "q_positions", "out"]
@@ -99,9 +101,25 @@ func.func @untouched(%a: f32) -> f32 {
 // CHECK-NEXT: scf.for %{{.*}} = %[[KSTART]] to
 // CHECK: "tile.rope"(%{{.*}}, %{{.*}}) {layout = "rotate_half", offset = 7 : i64
 // CHECK: "tile.mma"
-// CHECK-NEXT: "tile.score_mod"(%[[S:.*]], %[[B]], %[[H]], %[[ROW]], %[[COL:.*]], %[[G]]) {alibi = 8.000000e+00 : f64, gate_block = 16 : i64, heads = 4 : i64, mods = ["scale", "softcap", "alibi", "gate"], scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64}
+// CHECK-NEXT: "tile.score_mod"(%[[S:.*]], %[[B]], %[[H]], %[[ROW]], %[[COL:.*]]) {alibi = 8.000000e+00 : f64, heads = 4 : i64, mods = ["scale", "softcap", "alibi"], scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64}
+// CHECK-NEXT: "tile.score_fn"(%[[S]], %[[B]], %[[H]], %[[ROW]], %[[COL]]) ({
+// CHECK-NEXT: ^bb0(%[[GS:.*]]: f32, %[[GB:.*]]: index, %[[GH:.*]]: index, %[[GQ:.*]]: index, %[[GKV:.*]]: index):
+// CHECK-NEXT: %[[GBLK:.*]] = arith.constant 16 : index
+// CHECK-NEXT: %[[GJ:.*]] = arith.divui %[[GKV]], %[[GBLK]]
+// CHECK-NEXT: %[[GLAST:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[GJC:.*]] = arith.minui %[[GJ]], %[[GLAST]]
+// CHECK-NEXT: %[[GV:.*]] = memref.load %[[G]][%[[GB]], %[[GH]], %[[GQ]], %[[GJC]]] : memref<1x4x40x3xf32>
+// CHECK-NEXT: %[[GY:.*]] = arith.addf %[[GS]], %[[GV]] : f32
+// CHECK-NEXT: gpu.yield %[[GY]] : f32
+// CHECK-NEXT: }) {seq_k = 40 : i64, seq_q = 40 : i64}
 // CHECK-NEXT: "tile.mask"(%[[S]], %[[ROW]], %[[COL]]) {causal = true, kv_len = 40 : i64, window = array<i64: 20, -1>}
-// CHECK-NEXT: "tile.document_mask"(%[[S]], %[[B]], %[[ROW]], %[[COL]], %[[QS]], %[[KS]])
+// CHECK-NEXT: "tile.mask_fn"(%[[S]], %[[B]], %[[H]], %[[ROW]], %[[COL]]) ({
+// CHECK-NEXT: ^bb0(%[[DB:.*]]: index, %{{.*}}: index, %[[DQ:.*]]: index, %[[DKV:.*]]: index):
+// CHECK-NEXT: %[[DQS:.*]] = memref.load %[[QS]][%[[DB]], %[[DQ]]] : memref<1x40xi32>
+// CHECK-NEXT: %[[DKS:.*]] = memref.load %[[KS]][%[[DB]], %[[DKV]]] : memref<1x40xi32>
+// CHECK-NEXT: %[[DEQ:.*]] = arith.cmpi eq, %[[DQS]], %[[DKS]] : i32
+// CHECK-NEXT: gpu.yield %[[DEQ]] : i1
+// CHECK-NEXT: }) {seq_k = 40 : i64, seq_q = 40 : i64}
 // CHECK-NEXT: "tile.softmax_update"(%[[S]], {{.*}}) {scale = 1.000000e+00 : f64}
 func.func @everything(%g: tensor<1x4x40x3xf32>, %q: tensor<1x4x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>, %qs: tensor<1x40xi32>, %ks: tensor<1x40xi32>, %qp: tensor<1x40xi32>) -> tensor<1x4x40x16xf32> {
   %o = "attn.fused"(%q, %k, %v, %g, %qs, %ks, %qp) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0>, scale = 0.125 : f64, causal = true, window = array<i64: 20, -1>, alibi = 8.0 : f64, softcap = 30.0 : f64, gate_block = 16 : i64, mods = ["scale", "softcap", "alibi", "gate"], rope = {theta = 1.0e4 : f64, rotary_dim = 16 : i64, layout = "rotate_half", k_offset = 7 : i64}} : (tensor<1x4x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x4x40x3xf32>, tensor<1x40xi32>, tensor<1x40xi32>, tensor<1x40xi32>) -> tensor<1x4x40x16xf32>

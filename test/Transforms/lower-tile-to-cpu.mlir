@@ -30,17 +30,33 @@ func.func @attn(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor
 }
 
 // The score ops lower to loops too: modifiers in order (softcap's tanh from
-// exp, alibi's |i - j|, the gate's clamped load), the window and document
-// masks, RoPE at explicit positions (i32 loads).
+// exp, alibi's |i - j|), the gate's tile.score_fn body cloned into the
+// element loop at q and kv clamped into the sequence (its key block clamped
+// into the table by attn-tile), the window mask, the document mask's
+// tile.mask_fn body (-inf where it yields false), RoPE at explicit positions
+// (i32 loads).
 // CHECK-LABEL: func.func private @blocks__cta(
 // CHECK: memref.load %{{.*}} : memref<1x40xi32>
 // CHECK: arith.sitofp %{{.*}} : i32 to f32
 // CHECK: math.exp
 // CHECK: math.copysign
 // CHECK: math.absf
-// CHECK: memref.load %{{.*}} : memref<1x2x40x3xf32>
+// CHECK: %[[Q:.*]] = arith.minui %{{.*}}, %[[QL:c39.*]] : index
+// CHECK: %[[KV:.*]] = arith.minui %{{.*}}, %[[KL:c39.*]] : index
+// CHECK: %[[X:.*]] = memref.load %alloca{{.*}} : memref<32x32xf32>
+// CHECK: %[[BLK:.*]] = arith.divui %[[KV]], %{{.*}} : index
+// CHECK: %[[J:.*]] = arith.minui %[[BLK]], %{{.*}} : index
+// CHECK: %[[G:.*]] = memref.load %{{.*}}[%{{.*}}, %{{.*}}, %[[Q]], %[[J]]] : memref<1x2x40x3xf32>
+// CHECK: %[[Y:.*]] = arith.addf %[[X]], %[[G]] : f32
+// CHECK: memref.store %[[Y]]
 // CHECK: arith.cmpi ult
-// CHECK: arith.cmpi ne, %{{.*}}, %{{.*}} : i32
+// CHECK: %[[DQ:.*]] = arith.minui %{{.*}} : index
+// CHECK: %[[DKV:.*]] = arith.minui %{{.*}} : index
+// CHECK: %[[DX:.*]] = memref.load %alloca{{.*}} : memref<32x32xf32>
+// CHECK: %[[QS:.*]] = memref.load %{{.*}}[%{{.*}}, %[[DQ]]] : memref<1x40xi32>
+// CHECK: %[[KS:.*]] = memref.load %{{.*}}[%{{.*}}, %[[DKV]]] : memref<1x40xi32>
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[QS]], %[[KS]] : i32
+// CHECK: arith.select %[[SAME]], %[[DX]], %{{.*}} : f32
 // CHECK-NOT: "tile.
 // LLVM: llvm.func @blocks(
 func.func @blocks(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>, %g: tensor<1x2x40x3xf32>, %qs: tensor<1x40xi32>, %ks: tensor<1x40xi32>, %qp: tensor<1x40xi32>) -> tensor<1x2x40x16xf32> {

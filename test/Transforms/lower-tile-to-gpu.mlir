@@ -30,7 +30,9 @@ func.func @attn(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor
 // CHECK-SAME: attn.arg_names = ["q", "k", "v", "gate", "q_segments", "k_segments", "out"]
 // CHECK: math.copysign
 // CHECK: gpu.barrier
-// CHECK: arith.cmpi ne, %{{.*}}, %{{.*}} : i32
+// CHECK: memref.load %{{.*}} : memref<1x2x40x3xf32>
+// CHECK: gpu.barrier
+// CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : i32
 // CHECK: gpu.barrier
 func.func @blocks(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor<1x2x40x16xf32>, %g: tensor<1x2x40x3xf32>, %qs: tensor<1x40xi32>, %ks: tensor<1x40xi32>) -> tensor<1x2x40x16xf32> {
   %o = "attn.fused"(%q, %k, %v, %g, %qs, %ks) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>, scale = 0.25 : f64, causal = true, softcap = 30.0 : f64, gate_block = 16 : i64, mods = ["softcap", "gate", "scale"]} : (tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x16xf32>, tensor<1x2x40x3xf32>, tensor<1x40xi32>, tensor<1x40xi32>) -> tensor<1x2x40x16xf32>

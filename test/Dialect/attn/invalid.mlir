@@ -628,7 +628,7 @@ func.func @fused_gate_block_bool(%q: tensor<1x2x8x16xf32>) {
 // -----
 
 func.func @fused_mods_unknown(%q: tensor<1x2x8x16xf32>) {
-  // expected-error@+1 {{mods entry 1 must be one of "scale", "softcap", "alibi", "gate"}}
+  // expected-error@+1 {{mods entry 1 must be one of "scale", "softcap", "alibi", "gate", "fn"}}
   %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, softcap = 30.0 : f64, mods = ["softcap", "causal"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }
@@ -934,5 +934,387 @@ func.func @gate_block_max_i64(%s: tensor<1x2x8x8xf32>, %g: tensor<1x2x8x1xf32>) 
 func.func @fused_gate_block_past_i32(%q: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x1xf32>) {
   // expected-error@+1 {{gate block_size must be at most 2147483647, found 4294967296}}
   %o = "attn.fused"(%q, %q, %q, %g) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, gate_block = 4294967296 : i64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+// attn.score_mod and attn.mask_mod (issue 28): the body checker
+// (dialects/body.c) rejects, at the op or at the body op, every body some
+// path cannot compute.
+func.func @score_mod_no_body(%s: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{attn.score_mod needs a body: one block (f32 score, index b, index h, index q, index kv) ending in gpu.yield of f32}}
+  %0 = "attn.score_mod"(%s) ({}) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @mask_mod_no_body(%s: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{attn.mask_mod needs a body: one block (index b, index h, index q, index kv) ending in gpu.yield of i1}}
+  %0 = "attn.mask_mod"(%s) ({}) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @score_mod_two_blocks(%s: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{the body of attn.score_mod must be one block}}
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    gpu.yield %x : f32
+  ^bb1(%y: f32):
+    gpu.yield %y : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @score_mod_mask_signature(%s: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{the body of attn.score_mod must take (f32 score, index b, index h, index q, index kv), found (index, index, index, index)}}
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c = arith.constant 0.0 : f32
+    gpu.yield %c : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @mask_mod_sees_no_score(%s: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{the body of attn.mask_mod must take (index b, index h, index q, index kv), found (f32, index, index, index, index)}}
+  %0 = "attn.mask_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %ok = arith.cmpi ule, %j, %i : index
+    gpu.yield %ok : i1
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @score_mod_i32_index(%s: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{the body of attn.score_mod must take (f32 score, index b, index h, index q, index kv), found (f32, i32, index, index, index)}}
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: i32, %h: index, %i: index, %j: index):
+    gpu.yield %x : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @score_mod_op_not_allowed(%s: tensor<1x1x4x4xf32>) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error@+1 {{'math.atan' cannot appear in the body of attn.score_mod (allowed: arith.constant, scalar arith and math ops, tensor.extract of a capture, gpu.yield)}}
+    %y = math.atan %x : f32
+    gpu.yield %y : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+// A nested region: scf.if is not on the allowlist.
+func.func @mask_mod_nested_region(%s: tensor<1x1x4x4xf32>) {
+  %0 = "attn.mask_mod"(%s) ({
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c = arith.cmpi ule, %j, %i : index
+    // expected-error@+1 {{'scf.if' cannot appear in the body of attn.mask_mod}}
+    %ok = scf.if %c -> i1 {
+      scf.yield %c : i1
+    } else {
+      scf.yield %c : i1
+    }
+    gpu.yield %ok : i1
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @score_mod_f64(%s: tensor<1x1x4x4xf32>) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error@+1 {{'arith.extf' in the body of attn.score_mod makes a value of type f64; bodies compute with f32, f16, i1, i8, i32, i64 and index (bf16 only as a capture's element, converted with arith.extf)}}
+    %d = arith.extf %x : f32 to f64
+    %y = arith.truncf %d : f64 to f32
+    gpu.yield %y : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @score_mod_vector(%s: tensor<1x1x4x4xf32>) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error@+1 {{'arith.constant' in the body of attn.score_mod makes a value of type vector<4xf32>; bodies compute with}}
+    %v = arith.constant dense<1.0> : vector<4xf32>
+    gpu.yield %x : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @score_mod_bf16_arith(%s: tensor<1x1x4x4xf32>) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error@+1 {{'arith.truncf' in the body of attn.score_mod makes a bf16 value; bf16 is only a capture's element, read and converted with arith.extf}}
+    %t = arith.truncf %x : f32 to bf16
+    %y = arith.extf %t : bf16 to f32
+    gpu.yield %y : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @score_mod_bf16_used(%s: tensor<1x1x4x4xf32>, %t: tensor<4xbf16>) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %e = tensor.extract %t[%j] : tensor<4xbf16>
+    // expected-error@+1 {{'arith.addf' in the body of attn.score_mod uses a bf16 value; bf16 is only a capture's element, read and converted with arith.extf}}
+    %f = arith.addf %e, %e : bf16
+    %y = arith.extf %f : bf16 to f32
+    gpu.yield %y : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+// A value from above that is not read as a capture.
+func.func @score_mod_scalar_from_above(%s: tensor<1x1x4x4xf32>, %c: f32) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error@+1 {{'arith.addf' in the body of attn.score_mod uses a value of type f32 defined outside the body; bodies read values from above only as captures, with tensor.extract}}
+    %y = arith.addf %x, %c : f32
+    gpu.yield %y : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+// An index from above is not a capture either.
+func.func @score_mod_index_from_above(%s: tensor<1x1x4x4xf32>, %t: tensor<4xf32>, %k: index) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error@+1 {{'tensor.extract' in the body of attn.score_mod uses a value of type index defined outside the body}}
+    %e = tensor.extract %t[%k] : tensor<4xf32>
+    %y = arith.addf %x, %e : f32
+    gpu.yield %y : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @score_mod_rank0_capture(%s: tensor<1x1x4x4xf32>, %t: tensor<f32>) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error@+1 {{'tensor.extract' in the body of attn.score_mod reads tensor<f32>; a capture must be a statically shaped tensor of rank 1 to 8}}
+    %e = tensor.extract %t[] : tensor<f32>
+    %y = arith.addf %x, %e : f32
+    gpu.yield %y : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @score_mod_dynamic_capture(%s: tensor<1x1x4x4xf32>, %t: tensor<?xf32>) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error@+1 {{'tensor.extract' in the body of attn.score_mod reads tensor<?xf32>; a capture must be a statically shaped tensor of rank 1 to 8}}
+    %e = tensor.extract %t[%j] : tensor<?xf32>
+    %y = arith.addf %x, %e : f32
+    gpu.yield %y : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @score_mod_empty_capture(%s: tensor<1x1x4x4xf32>, %t: tensor<4x0xf32>) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error@+1 {{'tensor.extract' in the body of attn.score_mod reads tensor<4x0xf32>, which has an empty dimension}}
+    %e = tensor.extract %t[%i, %j] : tensor<4x0xf32>
+    %y = arith.addf %x, %e : f32
+    gpu.yield %y : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @mask_mod_i8_capture(%s: tensor<1x1x4x4xf32>, %t: tensor<4xi8>) {
+  %0 = "attn.mask_mod"(%s) ({
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    // expected-error@+1 {{'tensor.extract' in the body of attn.mask_mod reads tensor<4xi8>; a capture's element type must be f32, f16, bf16, i32 or i64}}
+    %e = tensor.extract %t[%j] : tensor<4xi8>
+    %z = arith.constant 0 : i8
+    %ok = arith.cmpi ne, %e, %z : i8
+    gpu.yield %ok : i1
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+// A constant index outside the capture's shape (the index is known, so the
+// clamping that every path applies would hide a mistake).
+func.func @score_mod_constant_index_out_of_shape(%s: tensor<1x1x4x4xf32>, %t: tensor<2x15xf32>) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %c15 = arith.constant 15 : index
+    // expected-error@+1 {{'tensor.extract' in the body of attn.score_mod reads index 15 of dimension 1 of tensor<2x15xf32>, outside [0, 15)}}
+    %e = tensor.extract %t[%h, %c15] : tensor<2x15xf32>
+    %y = arith.addf %x, %e : f32
+    gpu.yield %y : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @mask_mod_negative_constant_index(%s: tensor<1x1x4x4xf32>, %t: tensor<4xi32>) {
+  %0 = "attn.mask_mod"(%s) ({
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %m1 = arith.constant -1 : index
+    // expected-error@+1 {{'tensor.extract' in the body of attn.mask_mod reads index -1 of dimension 0 of tensor<4xi32>, outside [0, 4)}}
+    %e = tensor.extract %t[%m1] : tensor<4xi32>
+    %z = arith.constant 0 : i32
+    %ok = arith.cmpi ne, %e, %z : i32
+    gpu.yield %ok : i1
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @score_mod_yields_i1(%s: tensor<1x1x4x4xf32>) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %ok = arith.cmpi ule, %j, %i : index
+    // expected-error@+1 {{the body of attn.score_mod must yield one f32 (the new score), found a value of type i1}}
+    gpu.yield %ok : i1
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @mask_mod_yields_nothing(%s: tensor<1x1x4x4xf32>) {
+  %0 = "attn.mask_mod"(%s) ({
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    // expected-error@+1 {{the body of attn.mask_mod must yield one i1 (true where the key is visible), found 0 values}}
+    gpu.yield
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+// Structure: the two forms are score modifiers, so they take scores.
+func.func @score_mod_of_probs(%s: tensor<1x1x4x4xf32>) {
+  %p = "attn.softmax"(%s) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  // expected-error@+1 {{attn.score_mod applies to scores from attn.qk, found the result of 'attn.softmax'}}
+  %0 = "attn.score_mod"(%p) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    gpu.yield %x : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+// A score_mod does not commute with a scale: scales around it cannot
+// become attn.fused's one scale.
+func.func @scales_around_score_mod(%s: tensor<1x1x4x4xf32>) {
+  %0 = "attn.scale"(%s) {scale = 0.5 : f64} : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %1 = "attn.score_mod"(%0) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %y = math.tanh %x : f32
+    gpu.yield %y : f32
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  // expected-error@+1 {{scales must be adjacent in the modifier chain, found 'attn.score_mod' between two attn.scale ops}}
+  %2 = "attn.scale"(%1) {scale = 0.5 : f64} : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+// attn.fused's regions: "fn" in mods exactly when score_fn has a body.
+func.func @fused_score_fn_without_mods(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{attn.fused with a score_fn body needs "mods", naming "fn" where the body applies}}
+  %o = "attn.fused"(%q, %q, %q) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    gpu.yield %x : f32
+  }, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_mods_fn_missing(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{mods must name every modifier present; 'fn' is missing (the score_fn region has a body)}}
+  %o = "attn.fused"(%q, %q, %q) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    gpu.yield %x : f32
+  }, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, mods = ["scale"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_mods_fn_without_body(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{mods names 'fn' but the score_fn region is empty}}
+  %o = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, mods = ["fn"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_score_fn_yields_i1(%q: tensor<1x2x8x16xf32>) {
+  %o = "attn.fused"(%q, %q, %q) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %ok = arith.cmpi ule, %j, %i : index
+    // expected-error@+1 {{the body of score_fn of attn.fused must yield one f32 (the new score), found a value of type i1}}
+    gpu.yield %ok : i1
+  }, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, mods = ["fn"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_mask_fn_signature(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{the body of mask_fn of attn.fused must take (index b, index h, index q, index kv), found (f32, index, index, index, index)}}
+  %o = "attn.fused"(%q, %q, %q) ({}, {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %ok = arith.cmpi ule, %j, %i : index
+    gpu.yield %ok : i1
+  }) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @fused_mask_fn_constant_index(%q: tensor<1x2x8x16xf32>, %ids: tensor<1x16xi32>) {
+  %o = "attn.fused"(%q, %q, %q) ({}, {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c16 = arith.constant 16 : index
+    // expected-error@+1 {{'tensor.extract' in the body of mask_fn of attn.fused reads index 16 of dimension 1 of tensor<1x16xi32>, outside [0, 16)}}
+    %e = tensor.extract %ids[%b, %c16] : tensor<1x16xi32>
+    %z = arith.constant 0 : i32
+    %ok = arith.cmpi ne, %e, %z : i32
+    gpu.yield %ok : i1
+  }) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }

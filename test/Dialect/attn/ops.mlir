@@ -265,3 +265,143 @@ func.func @project(%x: tensor<2x16x64xbf16>, %w: tensor<64x128xbf16>) -> (tensor
   %1 = "attn.project"(%x, %w) {rope = {theta = 10000.0 : f64, rotary_dim = 32 : i64, layout = "rotate_half", offset = 3 : i64, strategy = "producer"}} : (tensor<2x16x64xbf16>, tensor<64x128xbf16>) -> tensor<2x2x16x64xbf16>
   return %0, %1 : tensor<2x2x16x64xbf16>, tensor<2x2x16x64xbf16>
 }
+
+// attn.score_mod and attn.mask_mod (issue 28): bodies of any form over the
+// score and its indices, reading captured tensors (a bias table indexed by
+// q - kv, an i32 id table) with tensor.extract; they repeat in a chain and
+// sit among the named modifiers.
+// CHECK-LABEL: @score_and_mask_mods
+// CHECK: "attn.score_mod"(%{{.*}}) ({
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %[[B:.*]]: index, %[[H:.*]]: index, %[[Q:.*]]: index, %[[KV:.*]]: index):
+// CHECK-NEXT: %[[C15:.*]] = arith.constant 15 : index
+// CHECK-NEXT: %[[D:.*]] = arith.subi %[[Q]], %[[KV]] : index
+// CHECK-NEXT: %[[E:.*]] = arith.addi %[[D]], %[[C15]] : index
+// CHECK-NEXT: %[[T:.*]] = tensor.extract %{{.*}}[%[[E]]] : tensor<31xf32>
+// CHECK-NEXT: %[[Y:.*]] = arith.addf %[[S]], %[[T]] : f32
+// CHECK-NEXT: gpu.yield %[[Y]] : f32
+// CHECK-NEXT: }) : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+// CHECK: "attn.causal"
+// CHECK: "attn.score_mod"
+// CHECK: math.tanh
+// CHECK: "attn.mask_mod"(%{{.*}}) ({
+// CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<1x16xi32>
+// CHECK: arith.cmpi eq, %{{.*}}, %{{.*}} : i32
+// CHECK: gpu.yield %{{.*}} : i1
+// CHECK: "attn.mask_mod"
+// CHECK: "attn.softmax"
+func.func @score_and_mask_mods(%q: tensor<1x4x16x64xf32>, %k: tensor<1x4x16x64xf32>, %v: tensor<1x4x16x64xf32>, %bias: tensor<31xf32>, %ids: tensor<1x16xi32>) -> tensor<1x4x16x64xf32> {
+  %s = "attn.qk"(%q, %k) : (tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>) -> tensor<1x4x16x16xf32>
+  %s1 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %c15 = arith.constant 15 : index
+    %d = arith.subi %i, %j : index
+    %e = arith.addi %d, %c15 : index
+    %t = tensor.extract %bias[%e] : tensor<31xf32>
+    %y = arith.addf %x, %t : f32
+    gpu.yield %y : f32
+  }) : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+  %s2 = "attn.causal"(%s1) : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+  %s3 = "attn.score_mod"(%s2) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %cap = arith.constant 20.0 : f32
+    %r = arith.divf %x, %cap : f32
+    %t = math.tanh %r : f32
+    %y = arith.mulf %t, %cap : f32
+    gpu.yield %y : f32
+  }) : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+  %s4 = "attn.mask_mod"(%s3) ({
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %qi = tensor.extract %ids[%b, %i] : tensor<1x16xi32>
+    %ki = tensor.extract %ids[%b, %j] : tensor<1x16xi32>
+    %ok = arith.cmpi eq, %qi, %ki : i32
+    gpu.yield %ok : i1
+  }) : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+  %s5 = "attn.mask_mod"(%s4) ({
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c4 = arith.constant 4 : index
+    %pre = arith.cmpi ult, %j, %c4 : index
+    %cau = arith.cmpi ule, %j, %i : index
+    %ok = arith.ori %pre, %cau : i1
+    gpu.yield %ok : i1
+  }) : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+  %p = "attn.softmax"(%s5) : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+  %o = "attn.pv"(%p, %v) : (tensor<1x4x16x16xf32>, tensor<1x4x16x64xf32>) -> tensor<1x4x16x64xf32>
+  return %o : tensor<1x4x16x64xf32>
+}
+
+// Every type a body computes with: f16 arithmetic, bf16 and i64 captures
+// read and converted, i8 and i64 integers, index casts; the math ops.
+// CHECK-LABEL: @score_mod_types
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.trunci %{{.*}} : i64 to i8
+// CHECK: math.erf
+func.func @score_mod_types(%s: tensor<1x2x8x8xf32>, %slopes: tensor<2xbf16>, %w: tensor<2x8xf16>, %n: tensor<8xi64>) -> tensor<1x2x8x8xf32> {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %m = tensor.extract %slopes[%h] : tensor<2xbf16>
+    %mf = arith.extf %m : bf16 to f32
+    %wh = tensor.extract %w[%h, %j] : tensor<2x8xf16>
+    %two = arith.constant 2.0 : f16
+    %wh2 = arith.mulf %wh, %two : f16
+    %wf = arith.extf %wh2 : f16 to f32
+    %nj = tensor.extract %n[%j] : tensor<8xi64>
+    %n8 = arith.trunci %nj : i64 to i8
+    %n32 = arith.extsi %n8 : i8 to i32
+    %nf = arith.sitofp %n32 : i32 to f32
+    %i64 = arith.index_cast %i : index to i64
+    %j64 = arith.index_castui %j : index to i64
+    %d = arith.subi %i64, %j64 : i64
+    %df = arith.sitofp %d : i64 to f32
+    %a = math.absf %df : f32
+    %p = arith.mulf %mf, %a : f32
+    %e = math.erf %wf : f32
+    %f = math.fma %e, %nf, %p : f32
+    %y = arith.subf %x, %f : f32
+    gpu.yield %y : f32
+  }) : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return %0 : tensor<1x2x8x8xf32>
+}
+
+// attn.fused carrying bodies: score_fn where "mods" names "fn" (here after
+// the scale), mask_fn and-ed with the causal mask; captures stay implicit.
+// CHECK-LABEL: @fused_with_bodies
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) ({
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK: tensor.extract
+// CHECK: gpu.yield %{{.*}} : f32
+// CHECK-NEXT: }, {
+// CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK: gpu.yield %{{.*}} : i1
+// CHECK-NEXT: }) {causal = true, mods = ["scale", "fn"], operandSegmentSizes
+func.func @fused_with_bodies(%q: tensor<1x2x8x16xf32>, %bias: tensor<2x8xf32>) -> tensor<1x2x8x16xf32> {
+  %0 = "attn.fused"(%q, %q, %q) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %t = tensor.extract %bias[%h, %j] : tensor<2x8xf32>
+    %y = arith.addf %x, %t : f32
+    gpu.yield %y : f32
+  }, {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c2 = arith.constant 2 : index
+    %r = arith.remui %j, %c2 : index
+    %c0 = arith.constant 0 : index
+    %ok = arith.cmpi eq, %r, %c0 : index
+    gpu.yield %ok : i1
+  }) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = true, mods = ["scale", "fn"]} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// Only a mask body: no "mods" needed.
+// CHECK-LABEL: @fused_mask_fn_only
+// CHECK: "attn.fused"(%{{.*}}, %{{.*}}, %{{.*}}) ({
+// CHECK-NEXT: }, {
+// CHECK-NEXT: ^bb0
+// CHECK: }) {causal = false, operandSegmentSizes
+func.func @fused_mask_fn_only(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %0 = "attn.fused"(%q, %q, %q) ({}, {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %ok = arith.cmpi uge, %i, %j : index
+    gpu.yield %ok : i1
+  }) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}

@@ -438,24 +438,8 @@ func.func @mask_window_negative(%s: memref<16x32xf32>, %i: index) {
 
 // -----
 
-func.func @document_mask_batch(%s: memref<16x32xf32>, %i: index, %qs: memref<2x16xi32>, %ks: memref<1x32xi32>) {
-  // expected-error@+1 {{q_segments and k_segments differ in batch: 2 vs 1}}
-  "tile.document_mask"(%s, %i, %i, %i, %qs, %ks) : (memref<16x32xf32>, index, index, index, memref<2x16xi32>, memref<1x32xi32>) -> ()
-  return
-}
-
-// -----
-
-func.func @document_mask_i64(%s: memref<16x32xf32>, %i: index, %qs: memref<1x16xi64>, %ks: memref<1x32xi32>) {
-  // expected-error@+1 {{q_segments must hold i32, found i64}}
-  "tile.document_mask"(%s, %i, %i, %i, %qs, %ks) : (memref<16x32xf32>, index, index, index, memref<1x16xi64>, memref<1x32xi32>) -> ()
-  return
-}
-
-// -----
-
 func.func @score_mod_empty(%s: memref<16x32xf32>, %i: index) {
-  // expected-error@+1 {{mods must be a non-empty array of at most 4 modifier names}}
+  // expected-error@+1 {{mods must be a non-empty array of at most 3 modifier names}}
   "tile.score_mod"(%s, %i, %i, %i, %i) {mods = []} : (memref<16x32xf32>, index, index, index, index) -> ()
   return
 }
@@ -463,8 +447,17 @@ func.func @score_mod_empty(%s: memref<16x32xf32>, %i: index) {
 // -----
 
 func.func @score_mod_unknown(%s: memref<16x32xf32>, %i: index) {
-  // expected-error@+1 {{mods entry 0 must be one of "scale", "softcap", "alibi", "gate"}}
+  // expected-error@+1 {{mods entry 0 must be one of "scale", "softcap", "alibi" (a gate is a tile.score_fn body)}}
   "tile.score_mod"(%s, %i, %i, %i, %i) {mods = ["tanh"]} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+// The gate is a tile.score_fn body, not a named modifier.
+func.func @score_mod_gate(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{mods entry 0 must be one of "scale", "softcap", "alibi" (a gate is a tile.score_fn body)}}
+  "tile.score_mod"(%s, %i, %i, %i, %i) {mods = ["gate"], gate_block = 4 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
   return
 }
 
@@ -473,14 +466,6 @@ func.func @score_mod_unknown(%s: memref<16x32xf32>, %i: index) {
 func.func @score_mod_twice(%s: memref<16x32xf32>, %i: index) {
   // expected-error@+1 {{mods names 'scale' twice}}
   "tile.score_mod"(%s, %i, %i, %i, %i) {mods = ["scale", "scale"], scale = 2.0 : f64} : (memref<16x32xf32>, index, index, index, index) -> ()
-  return
-}
-
-// -----
-
-func.func @score_mod_gate_without_operand(%s: memref<16x32xf32>, %i: index) {
-  // expected-error@+1 {{a gate operand goes with a "gate" entry in mods}}
-  "tile.score_mod"(%s, %i, %i, %i, %i) {mods = ["gate"], gate_block = 4 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
   return
 }
 
@@ -495,7 +480,7 @@ func.func @score_mod_missing_attr(%s: memref<16x32xf32>, %i: index) {
 // -----
 
 func.func @score_mod_softcap_int(%s: memref<16x32xf32>, %i: index) {
-  // expected-error@+1 {{scale, softcap and alibi must be floats; heads and gate_block integers}}
+  // expected-error@+1 {{scale, softcap and alibi must be floats; heads an integer}}
   "tile.score_mod"(%s, %i, %i, %i, %i) {mods = ["softcap"], softcap = 30 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
   return
 }
@@ -518,25 +503,121 @@ func.func @score_mod_heads_zero(%s: memref<16x32xf32>, %i: index) {
 
 // -----
 
-func.func @score_mod_gate_block_zero(%s: memref<16x32xf32>, %i: index, %g: memref<1x2x16x8xf32>) {
-  // expected-error@+1 {{gate_block must be positive, found 0}}
-  "tile.score_mod"(%s, %i, %i, %i, %i, %g) {mods = ["gate"], gate_block = 0 : i64} : (memref<16x32xf32>, index, index, index, index, memref<1x2x16x8xf32>) -> ()
+func.func @score_fn_scores_f16(%s: memref<16x32xf16>, %i: index) {
+  // expected-error@+1 {{scores must hold f32, found f16}}
+  "tile.score_fn"(%s, %i, %i, %i, %i) ({
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %kv: index):
+    gpu.yield %x : f32
+  }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf16>, index, index, index, index) -> ()
   return
 }
 
 // -----
 
-func.func @score_mod_gate_f16(%s: memref<16x32xf32>, %i: index, %g: memref<1x2x16x8xf16>) {
-  // expected-error@+1 {{gate must hold f32, found f16}}
-  "tile.score_mod"(%s, %i, %i, %i, %i, %g) {mods = ["gate"], gate_block = 4 : i64} : (memref<16x32xf32>, index, index, index, index, memref<1x2x16x8xf16>) -> ()
+func.func @score_fn_seq_zero(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{seq_k must be positive, found 0}}
+  "tile.score_fn"(%s, %i, %i, %i, %i) ({
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %kv: index):
+    gpu.yield %x : f32
+  }) {seq_q = 16 : i64, seq_k = 0 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
   return
 }
 
 // -----
 
-func.func @score_mod_gate_rank3(%s: memref<16x32xf32>, %i: index, %g: memref<2x16x8xf32>) {
-  // expected-error@+1 {{gate must be a static rank-4 memref, found memref<2x16x8xf32>}}
-  "tile.score_mod"(%s, %i, %i, %i, %i, %g) {mods = ["gate"], gate_block = 4 : i64} : (memref<16x32xf32>, index, index, index, index, memref<2x16x8xf32>) -> ()
+func.func @score_fn_seq_bool(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{seq_q must be an integer}}
+  "tile.score_fn"(%s, %i, %i, %i, %i) ({
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %kv: index):
+    gpu.yield %x : f32
+  }) {seq_q = true, seq_k = 32 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @score_fn_empty(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{tile.score_fn needs a body: one block (f32 score, index b, index h, index q, index kv) ending in gpu.yield of f32}}
+  "tile.score_fn"(%s, %i, %i, %i, %i) ({
+  }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @score_fn_args(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{the body of tile.score_fn must take (f32 score, index b, index h, index q, index kv), found (index, index, index, index)}}
+  "tile.score_fn"(%s, %i, %i, %i, %i) ({
+  ^bb0(%b: index, %h: index, %q: index, %kv: index):
+    %x = arith.constant 0.0 : f32
+    gpu.yield %x : f32
+  }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @score_fn_yield_i1(%s: memref<16x32xf32>, %i: index) {
+  "tile.score_fn"(%s, %i, %i, %i, %i) ({
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %kv: index):
+    %t = arith.cmpi ule, %kv, %q : index
+    // expected-error@+1 {{the body of tile.score_fn must yield one f32 (the new score), found a value of type i1}}
+    gpu.yield %t : i1
+  }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @mask_fn_yield_f32(%s: memref<16x32xf32>, %i: index) {
+  "tile.mask_fn"(%s, %i, %i, %i, %i) ({
+  ^bb0(%b: index, %h: index, %q: index, %kv: index):
+    %x = arith.constant 0.0 : f32
+    // expected-error@+1 {{the body of tile.mask_fn must yield one i1 (true where the key is visible), found a value of type f32}}
+    gpu.yield %x : f32
+  }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @mask_fn_args(%s: memref<16x32xf32>, %i: index) {
+  // expected-error@+1 {{the body of tile.mask_fn must take (index b, index h, index q, index kv), found (f32, index, index, index, index)}}
+  "tile.mask_fn"(%s, %i, %i, %i, %i) ({
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %kv: index):
+    %t = arith.cmpi ule, %kv, %q : index
+    gpu.yield %t : i1
+  }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @mask_fn_nested(%s: memref<16x32xf32>, %i: index) {
+  "tile.mask_fn"(%s, %i, %i, %i, %i) ({
+  ^bb0(%b: index, %h: index, %q: index, %kv: index):
+    %t = arith.cmpi ule, %kv, %q : index
+    // expected-error@+1 {{'scf.if' cannot appear in the body of tile.mask_fn (allowed: arith.constant, scalar arith and math ops, memref.load of a capture, gpu.yield)}}
+    %u = scf.if %t -> (i1) {
+      scf.yield %t : i1
+    } else {
+      scf.yield %t : i1
+    }
+    gpu.yield %u : i1
+  }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  return
+}
+// -----
+
+func.func @score_fn_constant_index(%s: memref<16x32xf32>, %i: index, %bias: memref<15xf32>) {
+  "tile.score_fn"(%s, %i, %i, %i, %i) ({
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %kv: index):
+    %c15 = arith.constant 15 : index
+    // expected-error@+1 {{'memref.load' in the body of tile.score_fn reads index 15 of dimension 0 of memref<15xf32>, outside [0, 15)}}
+    %t = memref.load %bias[%c15] : memref<15xf32>
+    %y = arith.addf %x, %t : f32
+    gpu.yield %y : f32
+  }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
   return
 }
 

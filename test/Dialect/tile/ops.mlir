@@ -177,22 +177,50 @@ func.func @rope_offset_positions(%t: memref<16x64xf32>, %b: index, %row: index, 
   return
 }
 
-// Window and document masks.
+// A window mask; the document mask as a tile.mask_fn body (as attn-tile
+// writes it), of (b, h, q, kv), reading captured memrefs.
 // CHECK-LABEL: @mask_window_document
 // CHECK: "tile.mask"(%{{.*}}, %{{.*}}, %{{.*}}) {causal = false, kv_len = 100 : i64, window = array<i64: 16, -1>} : (memref<16x32xf32>, index, index) -> ()
-// CHECK: "tile.document_mask"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<16x32xf32>, index, index, index, memref<2x80xi32>, memref<2x100xi32>) -> ()
-func.func @mask_window_document(%s: memref<16x32xf32>, %b: index, %row: index, %col: index, %qs: memref<2x80xi32>, %ks: memref<2x100xi32>) {
+// CHECK: "tile.mask_fn"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) ({
+// CHECK-NEXT: ^bb0(%[[B:.*]]: index, %{{.*}}: index, %[[Q:.*]]: index, %[[KV:.*]]: index):
+// CHECK-NEXT: memref.load %{{.*}}[%[[B]], %[[Q]]] : memref<2x80xi32>
+// CHECK-NEXT: memref.load %{{.*}}[%[[B]], %[[KV]]] : memref<2x100xi32>
+// CHECK-NEXT: arith.cmpi eq
+// CHECK-NEXT: gpu.yield %{{.*}} : i1
+// CHECK-NEXT: }) {seq_k = 100 : i64, seq_q = 80 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
+func.func @mask_window_document(%s: memref<16x32xf32>, %b: index, %h: index, %row: index, %col: index, %qs: memref<2x80xi32>, %ks: memref<2x100xi32>) {
   "tile.mask"(%s, %row, %col) {causal = false, kv_len = 100 : i64, window = array<i64: 16, -1>} : (memref<16x32xf32>, index, index) -> ()
-  "tile.document_mask"(%s, %b, %row, %col, %qs, %ks) : (memref<16x32xf32>, index, index, index, memref<2x80xi32>, memref<2x100xi32>) -> ()
+  "tile.mask_fn"(%s, %b, %h, %row, %col) ({
+  ^bb0(%bb: index, %hh: index, %q: index, %kv: index):
+    %x = memref.load %qs[%bb, %q] : memref<2x80xi32>
+    %y = memref.load %ks[%bb, %kv] : memref<2x100xi32>
+    %e = arith.cmpi eq, %x, %y : i32
+    gpu.yield %e : i1
+  }) {seq_q = 80 : i64, seq_k = 100 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
   return
 }
 
-// Score modifiers in order, with and without a gate.
+// Named score modifiers in order; the gate as a tile.score_fn body.
 // CHECK-LABEL: @score_mod_forms
 // CHECK: "tile.score_mod"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {mods = ["softcap"], softcap = 3.000000e+01 : f64} : (memref<16x32xf32>, index, index, index, index) -> ()
-// CHECK: "tile.score_mod"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {alibi = 8.000000e+00 : f64, gate_block = 64 : i64, heads = 8 : i64, mods = ["scale", "softcap", "alibi", "gate"], scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64} : (memref<16x32xf32>, index, index, index, index, memref<2x8x80x2xf32>) -> ()
+// CHECK: "tile.score_mod"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {alibi = 8.000000e+00 : f64, heads = 8 : i64, mods = ["scale", "softcap", "alibi"], scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64} : (memref<16x32xf32>, index, index, index, index) -> ()
+// CHECK: "tile.score_fn"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) ({
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK: memref.load %{{.*}} : memref<2x8x80x2xf32>
+// CHECK: gpu.yield %{{.*}} : f32
+// CHECK-NEXT: }) {seq_k = 100 : i64, seq_q = 80 : i64}
 func.func @score_mod_forms(%s: memref<16x32xf32>, %b: index, %h: index, %row: index, %col: index, %g: memref<2x8x80x2xf32>) {
   "tile.score_mod"(%s, %b, %h, %row, %col) {mods = ["softcap"], softcap = 30.0 : f64} : (memref<16x32xf32>, index, index, index, index) -> ()
-  "tile.score_mod"(%s, %b, %h, %row, %col, %g) {mods = ["scale", "softcap", "alibi", "gate"], scale = 0.125 : f64, softcap = 30.0 : f64, alibi = 8.0 : f64, heads = 8 : i64, gate_block = 64 : i64} : (memref<16x32xf32>, index, index, index, index, memref<2x8x80x2xf32>) -> ()
+  "tile.score_mod"(%s, %b, %h, %row, %col) {mods = ["scale", "softcap", "alibi"], scale = 0.125 : f64, softcap = 30.0 : f64, alibi = 8.0 : f64, heads = 8 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
+  "tile.score_fn"(%s, %b, %h, %row, %col) ({
+  ^bb0(%x: f32, %bb: index, %hh: index, %q: index, %kv: index):
+    %c64 = arith.constant 64 : index
+    %c1 = arith.constant 1 : index
+    %blk = arith.divui %kv, %c64 : index
+    %j = arith.minui %blk, %c1 : index
+    %gv = memref.load %g[%bb, %hh, %q, %j] : memref<2x8x80x2xf32>
+    %y = arith.addf %x, %gv : f32
+    gpu.yield %y : f32
+  }) {seq_q = 80 : i64, seq_k = 100 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
   return
 }
