@@ -43,15 +43,16 @@ static const int PRODUCER_REGS_NO_ROPE[2] = {40, 32};
 static const int CONSUMER_REGS[2] = {224, 152};
 static const int CONSUMER_REGS_NO_ROPE[2] = {232, 160};
 
-/// Parameters of the function: q, k, v, out, with rope_k_ahead k_rot and
-/// rope_sync, then the tensor maps of q, k (k_rot's with rope_k_ahead) and
-/// v, with rope_k_ahead the raw k's, then the captures of the score and
-/// mask functions.
+/// Parameters of the function: the caller's tensors (q, k, v, out and the
+/// captures of the score and mask functions, in k's order:
+/// attn_hopper_arg_at), with rope_k_ahead k_rot and rope_sync, then the
+/// tensor maps of q, k (k_rot's with rope_k_ahead) and v, with rope_k_ahead
+/// the raw k's.
 static int nparams(const struct attn_hopper_kernel *k) {
-  return (k->rope_k_ahead ? 10 : 7) + k->ncaptures;
+  return attn_hopper_nargs(k) + (k->rope_k_ahead ? 6 : 3);
 }
 static int first_map(const struct attn_hopper_kernel *k) {
-  return k->rope_k_ahead ? 6 : 4;
+  return attn_hopper_nargs(k) + (k->rope_k_ahead ? 2 : 0);
 }
 
 /// The attn.launch entry: params in the function's order.
@@ -59,7 +60,7 @@ static MlirAttribute launch_attr(struct attn_builder *b,
                                  const struct attn_hopper_kernel *k,
                                  MlirAttribute attention) {
   const char *ty = k->bf16 ? "bf16" : "f16";
-  struct attn_k_param p[ATTN_K_MAX_PARAMS] = {
+  const struct attn_k_param base[4] = {
       {.name = "q", .dtype = ty, .shape = {k->batch, k->heads, k->seq_q,
                                            k->head_dim}},
       {.name = "k", .dtype = ty, .shape = {k->batch, k->kv_heads, k->seq_k,
@@ -69,7 +70,8 @@ static MlirAttribute launch_attr(struct attn_builder *b,
       {.name = "out", .dtype = ty, .align = 16,
        .shape = {k->batch, k->heads, k->seq_q, k->head_dim}},
   };
-  int n = 4;
+  struct attn_k_param p[ATTN_K_MAX_PARAMS];
+  int n = attn_k_args_params(k, base, p);
   if (k->rope_k_ahead) {
     p[n++] = (struct attn_k_param){
         .name = "k_rot", .dtype = ty, .align = 16,
@@ -98,8 +100,6 @@ static MlirAttribute launch_attr(struct attn_builder *b,
     p[n].name = "k_raw_map";
     p[n++].tensor = "k";
   }
-  for (int i = 0; i < k->ncaptures; ++i)
-    p[n++] = attn_k_fn_capture_param(k, i);
   int64_t grid[3];
   attn_hopper_grid(k, grid);
   MlirNamedAttribute extra = attn_b_named(b, "attention", attention);
@@ -122,11 +122,13 @@ static MlirAttribute arg_attrs(struct attn_builder *b,
   MlirAttribute none = mlirDictionaryAttrGet(b->ctx, 0, NULL);
   MlirAttribute map = mlirDictionaryAttrGet(b->ctx, 3, m);
   MlirAttribute all[10 + ATTN_HOPPER_MAX_CAPTURES];
-  int n = nparams(k), caps = n - k->ncaptures;
-  for (int i = 0; i < caps; ++i)
-    all[i] = i < first_map(k) ? none : map;
-  for (int i = caps; i < n; ++i)
-    all[i] = attn_k_fn_capture_attrs(b);
+  int n = nparams(k);
+  for (int i = 0; i < n; ++i)
+    all[i] = i >= first_map(k) ? map
+             : i < attn_hopper_nargs(k) &&
+                     attn_hopper_arg_at(k, i) >= ATTN_HOPPER_ARG_CAPTURE
+                 ? attn_k_fn_capture_attrs(b)
+                 : none;
   return mlirArrayAttrGet(b->ctx, n, all);
 }
 
@@ -156,12 +158,12 @@ static void build_body(const struct attn_k_att *a,
   x.vmap = attn_k_ptrtoint(b, attn_b_func_arg(f, m0 + 2), b->t.i64);
   if (k->rope_k_ahead) {
     x.kraw_map = attn_k_ptrtoint(b, attn_b_func_arg(f, m0 + 3), b->t.i64);
-    x.sync = attn_k_ptrtoint(b, attn_b_func_arg(f, 5), b->t.i64);
+    x.sync = attn_k_ptrtoint(
+        b, attn_b_func_arg(f, attn_hopper_nargs(k) + 1), b->t.i64);
     x.ahead_ctx = attn_k_addc(b, x.sbase, a->ahead_ctx_off);
   }
-  x.out = attn_k_gep_const(b, attn_b_func_arg(f, 3), 0);
-  for (int i = 0; i < k->ncaptures; ++i)
-    x.caps[i] = attn_b_func_arg(f, nparams(k) - k->ncaptures + i);
+  x.out = attn_k_gep_const(b, attn_k_arg(k, f, ATTN_HOPPER_ARG_OUT), 0);
+  attn_k_capture_args(k, f, x.caps);
   MlirValue bars = attn_k_addc(b, x.sbase, a->bar_off);
   x.bar_q = bars;
   x.bar_qempty = attn_k_addc(b, bars, 8);

@@ -48,6 +48,15 @@ enum attn_hopper_mod {
   ATTN_HOPPER_MOD_FN,
 };
 
+/// A tensor the caller passes (attn_hopper_kernel::args).
+enum attn_hopper_arg {
+  ATTN_HOPPER_ARG_Q,
+  ATTN_HOPPER_ARG_K,
+  ATTN_HOPPER_ARG_V,
+  ATTN_HOPPER_ARG_OUT,
+  ATTN_HOPPER_ARG_CAPTURE, ///< + i: capture i
+};
+
 /// Most entries of attn_hopper_kernel::mods, score and mask functions, and
 /// captures.
 #define ATTN_HOPPER_MAX_MODS 8
@@ -55,11 +64,13 @@ enum attn_hopper_mod {
 #define ATTN_HOPPER_MAX_CAPTURES 8
 
 /// A tensor the score and mask functions read (a capture: an argument of
-/// the tile kernel after out, read by memref.load in their bodies). The
-/// kernels take it as a pointer parameter after their own, in this order.
+/// the tile kernel besides q, k, v and out, read by memref.load in their
+/// bodies: the gate, the segment ids, a user's table). The kernels take it
+/// as a pointer parameter where the tile kernel has it
+/// (attn_hopper_kernel::args).
 struct attn_hopper_capture {
   MlirValue value; ///< the tile kernel's argument (a static memref)
-  char name[32];   ///< its tile.arg_names entry: "capture0", ...
+  char name[32];   ///< its tile.arg_names entry: "capture0", "gate", ...
   const char *dtype; ///< "f32", "f16", "bf16", "i32" or "i64"
   int rank;        ///< 1 to 4
   int64_t shape[4];
@@ -104,6 +115,14 @@ struct attn_hopper_kernel {
   /// The tensors the bodies read, as the kernels' pointer parameters.
   int ncaptures;
   struct attn_hopper_capture captures[ATTN_HOPPER_MAX_CAPTURES];
+  /// The tile kernel's arguments in its order (the program's, out last):
+  /// the order of the kernels' first pointer parameters, of their
+  /// manifests' params and of their launch programs' inputs, so that a
+  /// caller passes the tensors as to the plain kernel. Each an enum
+  /// attn_hopper_arg, or ATTN_HOPPER_ARG_CAPTURE + i for captures[i];
+  /// nargs 0: q, k, v, out (attn_hopper_arg_at).
+  int nargs;
+  int args[4 + ATTN_HOPPER_MAX_CAPTURES];
   /// A sliding window besides causal: key k is masked for query q when k <
   /// q - window_left or k > q + window_right (-1: unbounded on that side);
   /// the kernels skip the key blocks wholly outside it
@@ -161,6 +180,13 @@ struct attn_hopper_kernel {
 /// 4-byte entries in the kernel's module); larger problems run one CTA per
 /// tile.
 #define ATTN_HOPPER_MAX_SCHEDULED_TILES (1 << 16)
+
+/// The caller's tensors of k: 4 + k->ncaptures. What the caller passes at
+/// position i (i below it): an enum attn_hopper_arg or a capture's
+/// ATTN_HOPPER_ARG_CAPTURE + n; and the position of that tensor.
+int attn_hopper_nargs(const struct attn_hopper_kernel *k);
+int attn_hopper_arg_at(const struct attn_hopper_kernel *k, int i);
+int attn_hopper_arg_index(const struct attn_hopper_kernel *k, int arg);
 
 /// Threads of a CTA: one producer warpgroup (TMA and RoPE of K tiles) and
 /// k->consumers consumer warpgroups of 64 query rows each.

@@ -821,6 +821,19 @@ MlirAttribute attn_k_fn_capture_attrs(struct attn_builder *b);
 /// Capture i's manifest parameter (a pointer with its name, dtype, shape).
 struct attn_k_param attn_k_fn_capture_param(const struct attn_hopper_kernel *k,
                                             int i);
+/// The manifest params of the caller's tensors in k's order
+/// (attn_hopper_arg_at) into out: base[0 .. 3] for q, k, v and out, the
+/// captures' own. Their number (attn_hopper_nargs).
+int attn_k_args_params(const struct attn_hopper_kernel *k,
+                       const struct attn_k_param base[4],
+                       struct attn_k_param *out);
+/// The kernel function f's parameter of the caller's tensor arg (an enum
+/// attn_hopper_arg or ATTN_HOPPER_ARG_CAPTURE + i), and all the captures'
+/// into caps[0 .. k->ncaptures).
+MlirValue attn_k_arg(const struct attn_hopper_kernel *k,
+                     const struct attn_b_func *f, int arg);
+void attn_k_capture_args(const struct attn_hopper_kernel *k,
+                         const struct attn_b_func *f, MlirValue *caps);
 
 //===-- Softmax (softmax.c) -----------------------------------------------===//
 

@@ -359,3 +359,42 @@ MlirAttribute attn_k_fn_capture_attrs(struct attn_builder *b) {
   };
   return mlirDictionaryAttrGet(b->ctx, 2, a);
 }
+
+int attn_hopper_nargs(const struct attn_hopper_kernel *k) {
+  return 4 + k->ncaptures;
+}
+
+int attn_hopper_arg_at(const struct attn_hopper_kernel *k, int i) {
+  return k->nargs ? k->args[i] : i;
+}
+
+int attn_hopper_arg_index(const struct attn_hopper_kernel *k, int arg) {
+  for (int i = 0; i < k->nargs; ++i)
+    if (k->args[i] == arg)
+      return i;
+  return arg;
+}
+
+int attn_k_args_params(const struct attn_hopper_kernel *k,
+                       const struct attn_k_param base[4],
+                       struct attn_k_param *out) {
+  int n = attn_hopper_nargs(k);
+  for (int i = 0; i < n; ++i) {
+    int a = attn_hopper_arg_at(k, i);
+    out[i] = a < ATTN_HOPPER_ARG_CAPTURE
+                 ? base[a]
+                 : attn_k_fn_capture_param(k, a - ATTN_HOPPER_ARG_CAPTURE);
+  }
+  return n;
+}
+
+MlirValue attn_k_arg(const struct attn_hopper_kernel *k,
+                     const struct attn_b_func *f, int arg) {
+  return attn_b_func_arg(f, attn_hopper_arg_index(k, arg));
+}
+
+void attn_k_capture_args(const struct attn_hopper_kernel *k,
+                         const struct attn_b_func *f, MlirValue *caps) {
+  for (int i = 0; i < k->ncaptures; ++i)
+    caps[i] = attn_k_arg(k, f, ATTN_HOPPER_ARG_CAPTURE + i);
+}

@@ -122,18 +122,41 @@ static bool one_of(int size, unsigned sizes) {
   return size > 0 && !(size & (size - 1)) && (sizes & (unsigned)size);
 }
 
-/// True when the kernel's nargs arguments are named q, k, v and out, then
-/// anything (the captures: attn-tile names them "capture0", ...).
-static bool named_qkvo(MlirOperation kernel, intptr_t nargs) {
-  static const char *order[4] = {"q", "k", "v", "out"};
+/// Whether v (an argument of the kernel) is read inside the body of a
+/// tile.score_fn or tile.mask_fn: a capture.
+static bool read_by_body(MlirValue v) {
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u))
+    for (MlirOperation p = mlirOpOperandGetOwner(u); !mlirOperationIsNull(p);
+         p = mlirOperationGetParentOperation(p))
+      if (attn_op_is(p, SCORE_FN) || attn_op_is(p, MASK_FN))
+        return true;
+  return false;
+}
+
+/// Finds the kernel's nargs arguments q, k, v and out by their
+/// tile.arg_names (attn-tile keeps the program's argument order, out last;
+/// the others are captures: "gate", "q_segments", "capture0", ...): their
+/// positions in pos[0 .. 3] (the enum attn_hopper_arg order). False unless
+/// each is there once.
+static bool find_qkvo(MlirOperation kernel, intptr_t nargs, int pos[4]) {
+  static const char *role[4] = {"q", "k", "v", "out"};
   MlirAttribute names = attn_attr_get(kernel, ATTN_TILE_ARG_NAMES_ATTR);
   bool ok = !mlirAttributeIsNull(names) && mlirAttributeIsAArray(names) &&
             mlirArrayAttrGetNumElements(names) == nargs;
-  for (int i = 0; ok && i < 4; ++i) {
+  for (int r = 0; r < 4; ++r)
+    pos[r] = -1;
+  for (intptr_t i = 0; ok && i < nargs; ++i) {
     MlirAttribute n = mlirArrayAttrGetElement(names, i);
-    ok = mlirAttributeIsAString(n) &&
-         attn_str_eq(mlirStringAttrGetValue(n), order[i]);
+    ok = mlirAttributeIsAString(n);
+    for (int r = 0; ok && r < 4; ++r)
+      if (attn_str_eq(mlirStringAttrGetValue(n), role[r])) {
+        ok = pos[r] < 0;
+        pos[r] = (int)i;
+      }
   }
+  for (int r = 0; ok && r < 4; ++r)
+    ok = pos[r] >= 0;
   return ok;
 }
 
@@ -306,9 +329,11 @@ static const char *capture_dtype(MlirType e) {
   return NULL;
 }
 
-/// Reads the kernel's arguments after out (body's 4 .. n) as captures into
-/// k; false with why (and detail) when the kernels cannot take one.
+/// Reads the kernel's arguments but q, k, v and out (at pos) as captures
+/// into k, and their order into k->args; false with why (and detail) when
+/// the kernels cannot take one.
 static bool describe_captures(MlirOperation kernel, MlirBlock body,
+                              const int pos[4],
                               const struct attn_attention_family *f,
                               struct attn_hopper_kernel *k, char *why,
                               size_t wlen, char *detail, size_t dlen) {
@@ -320,7 +345,16 @@ static bool describe_captures(MlirOperation kernel, MlirBlock body,
     return false;
   }
   MlirAttribute names = attn_attr_get(kernel, ATTN_TILE_ARG_NAMES_ATTR);
-  for (intptr_t i = 4; i < n; ++i) {
+  k->nargs = (int)n;
+  for (intptr_t i = 0; i < n; ++i) {
+    int role = -1;
+    for (int r = 0; r < 4; ++r)
+      role = pos[r] == i ? r : role;
+    if (role >= 0) {
+      k->args[i] = role;
+      continue;
+    }
+    k->args[i] = ATTN_HOPPER_ARG_CAPTURE + k->ncaptures;
     struct attn_hopper_capture *c = &k->captures[k->ncaptures++];
     c->value = mlirBlockGetArgument(body, i);
     MlirType t = mlirValueGetType(c->value);
@@ -421,21 +455,26 @@ bool attn_attention_describe(MlirOperation kernel,
   memset(k, 0, sizeof *k);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
   intptr_t nargs = mlirBlockGetNumArguments(body);
-  bool named = nargs >= 4 && named_qkvo(kernel, nargs);
-  if (!named && nargs != 4) { // extra arguments other than captures
+  int pos[4];
+  bool named = nargs >= 4 && find_qkvo(kernel, nargs, pos);
+  for (intptr_t i = 0; named && i < nargs; ++i) // the others: captures
+    named = i == pos[0] || i == pos[1] || i == pos[2] || i == pos[3] ||
+            read_by_body(mlirBlockGetArgument(body, i));
+  if (!named && nargs != 4) {
     snprintf(why, wlen, "the kernel does not take exactly (q, k, v, out)");
     return false;
   }
-  if (!named) {
+  if (!named || (nargs == 4 && (pos[0] | (pos[1] ^ 1) | (pos[2] ^ 2) |
+                                (pos[3] ^ 3)))) {
     snprintf(why, wlen, "%s", f->args_why);
     return false;
   }
   int64_t q[8], kv[8], v[8];
-  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 0)), q);
-  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 1)), kv);
-  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 2)), v);
+  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, pos[0])), q);
+  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, pos[1])), kv);
+  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, pos[2])), v);
   MlirType e = mlirShapedTypeGetElementType(
-      mlirValueGetType(mlirBlockGetArgument(body, 0)));
+      mlirValueGetType(mlirBlockGetArgument(body, pos[0])));
   if (!mlirTypeIsABF16(e) && !mlirTypeIsAF16(e)) {
     snprintf(why, wlen, "%s takes bf16 or f16 tensors", f->kernel);
     return false;
@@ -482,7 +521,7 @@ bool attn_attention_describe(MlirOperation kernel,
   if (!describe_attention(attn_attr_get(kernel, "tile.attention"), f, k, user,
                           why, wlen, detail, dlen))
     return false;
-  if (!describe_captures(kernel, body, f, k, why, wlen, detail, dlen))
+  if (!describe_captures(kernel, body, pos, f, k, why, wlen, detail, dlen))
     return false;
   MlirOperation score_fns[ATTN_HOPPER_MAX_FNS], mask_fns[ATTN_HOPPER_MAX_FNS];
   int nscore, nmask;
@@ -515,6 +554,5 @@ bool attn_attention_describe(MlirOperation kernel,
     if (mlirBlockIsNull(k->mask_fns[k->nmask_fns++] =
                             fn_body(mask_fns[i], k, 4, why, wlen)))
       return false;
-  // A capture that no body reads is still a parameter (attn-tile passes it).
   return true;
 }

@@ -496,6 +496,21 @@ static MlirAttribute without_rope(MlirAttribute dict) {
 /// with the workspaces its producer warps rotate K into (k_rot) and keep
 /// their queue and flags in (rope_sync, zero-filled when allocated and never
 /// reset: see attn_hopper_ahead_blocks).
+/// Appends to b the names of the caller's tensors of k in its order
+/// (attn_hopper_arg_at), q and k replaced by q_as and k_as: ", "-separated
+/// quoted strings.
+static void arg_names(struct attn_strbuf *b, const struct attn_hopper_kernel *k,
+                      const char *q_as, const char *k_as) {
+  const char *role[4] = {q_as, k_as, "v", "out"};
+  for (int i = 0; i < attn_hopper_nargs(k); ++i) {
+    int a = attn_hopper_arg_at(k, i);
+    attn_strbuf_printf(b, "%s\"%s\"", i ? ", " : "",
+                       a < ATTN_HOPPER_ARG_CAPTURE
+                           ? role[a]
+                           : k->captures[a - ATTN_HOPPER_ARG_CAPTURE].name);
+  }
+}
+
 static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
                         enum placement place) {
   long long kbytes = (long long)(k->batch * k->kv_heads * k->seq_k *
@@ -503,17 +518,13 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   long long qbytes = (long long)(k->batch * k->heads * k->seq_q *
                                  k->head_dim * 2);
   bool pre = place == PLACE_PRE, ahead = place == PLACE_AHEAD;
+  // The inputs are the tile kernel's arguments (the captures of score and
+  // mask functions among them), in its order, as the attention kernel's
+  // first parameters are.
   struct attn_strbuf t = {0};
-  // The captures of score and mask functions are inputs after out, passed
-  // on to the attention kernel, whose last parameters they are.
-  struct attn_strbuf caps = {0};
-  for (int i = 0; i < k->ncaptures; ++i)
-    attn_strbuf_printf(&caps, ", \"%s\"", k->captures[i].name);
-  const char *cs = caps.buf ? caps.buf : "";
-  attn_strbuf_printf(&t,
-                     "{name = \"%s\", inputs = [\"q\", \"k\", \"v\", \"out\"%s], "
-                     "workspace = [",
-                     k->name, cs);
+  attn_strbuf_printf(&t, "{name = \"%s\", inputs = [", k->name);
+  arg_names(&t, k, "q", "k");
+  attn_strbuf_printf(&t, "], workspace = [");
   if (pre)
     attn_strbuf_printf(&t, "{name = \"q_rot\", bytes = %lld : i64}, ", qbytes);
   attn_strbuf_printf(&t, "{name = \"k_rot\", bytes = %lld : i64}", kbytes);
@@ -522,23 +533,21 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
                        (long long)attn_hopper_ahead_sync_bytes(k));
   attn_strbuf_printf(&t, "], steps = [");
   if (ahead) {
-    attn_strbuf_printf(&t,
-                       "{kernel = \"%s__attn\", args = [\"q\", \"k\", \"v\", "
-                       "\"out\", \"k_rot\", \"rope_sync\"%s]}]}",
-                       k->name, cs);
-    free(caps.buf);
+    attn_strbuf_printf(&t, "{kernel = \"%s__attn\", args = [", k->name);
+    arg_names(&t, k, "q", "k");
+    attn_strbuf_printf(&t, ", \"k_rot\", \"rope_sync\"]}]}");
     return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
   }
   if (pre)
     attn_strbuf_printf(&t,
                        "{kernel = \"%s__rope_q\", args = [\"q\", \"q_rot\"]}, ",
                        k->name);
-  attn_strbuf_printf(
-      &t,
-      "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, {kernel = "
-      "\"%s__attn\", args = [\"%s\", \"k_rot\", \"v\", \"out\"%s]}]}",
-      k->name, k->name, pre ? "q_rot" : "q", cs);
-  free(caps.buf);
+  attn_strbuf_printf(&t,
+                     "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, "
+                     "{kernel = \"%s__attn\", args = [",
+                     k->name, k->name);
+  arg_names(&t, k, pre ? "q_rot" : "q", "k_rot");
+  attn_strbuf_printf(&t, "]}]}");
   return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 
