@@ -23,7 +23,7 @@
 // blocks entirely above its own rows or outside their window. Softcap,
 // ALiBi and score functions of any form modify S before the mask, mask
 // functions of any form mask it after (softmax.c, score_fn.c; their
-// captures are the parameters after out). Shared-memory tiles are rows
+// captures are parameters in the tile kernel's order). Shared-memory tiles are rows
 // of head_dim 16-bit elements whose 16-byte chunks are XORed with row % 8,
 // so that the eight row addresses of an ldmatrix matrix (and a warp's
 // cp.async stores) fall in distinct banks.

@@ -13,10 +13,11 @@
 //
 // The body is cloned op by op with a value mapping: block arguments to the
 // element's values (index casts of the kernel's i32 values), a capture's
-// memref.load to an llvm.load from its pointer parameter (the kernels' last
-// parameters) at the row-major offset, gpu.yield to the result, every other
-// op cloned with its operands mapped (the GPU pipeline lowers arith and math
-// on it afterwards). A memo of the ops made, keyed by the body op and its
+// memref.load to an llvm.load from its pointer parameter (the kernels take
+// the caller's tensors first, in the tile kernel's order:
+// attn_hopper_kernel::args) at the row-major offset, gpu.yield to the
+// result, every other op cloned with its operands mapped (the GPU pipeline
+// lowers arith and math on it afterwards). A memo of the ops made, keyed by the body op and its
 // mapped operands, makes each value once: at the tile's start
 // (attn_k_fn_tile, outside the key loop) what depends only on b, h and the
 // thread's two rows (a document mask's q_segments[b, q], a bias's per-head

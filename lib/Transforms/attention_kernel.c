@@ -8,7 +8,8 @@
 // against the limits of the caller's kernel family (struct
 // attn_attention_family), whose name opens the diagnostics. Score and mask
 // functions of any form (tile.score_fn, tile.mask_fn) come with their
-// bodies and the captures they read (the kernel's arguments after out),
+// bodies and the captures they read (the kernel's arguments besides q, k,
+// v and out, in any place),
 // which the kernels compute on their fragments (lib/Kernels/score_fn.c).
 //
 //===----------------------------------------------------------------------===//

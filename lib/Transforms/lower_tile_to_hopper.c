@@ -49,8 +49,9 @@
 // softcap, ALiBi and a sliding window (lib/Kernels/softmax.c; the window's
 // key blocks outside it are skipped), score and mask functions of any form
 // (tile.score_fn, tile.mask_fn: a gate, a document mask, a bias table ...;
-// lib/Kernels/score_fn.c) with up to 8 captured tensors, the kernels' last
-// parameters (and inputs after out of the launch programs), RoPE with
+// lib/Kernels/score_fn.c) with up to 8 captured tensors (pointer
+// parameters and launch program inputs in the tile kernel's argument
+// order, which is the program's with out last), RoPE with
 // rotary_dim/4 dividing 96 (64, 128, 32, ...). Anything else is a
 // diagnostic, or with fallback=true is left to lower-tile-to-gpu.
 //
