@@ -254,6 +254,8 @@ static bool check_op(MlirOperation op, MlirBlock body,
 bool attn_body_verify(MlirOperation op, MlirRegion region,
                       enum attn_body_kind kind, enum attn_body_level level,
                       const char *what) {
+  if (mlirRegionIsNull(region))
+    return attn_emit_errorf(op, "%s needs a body region", what);
   MlirBlock body = mlirRegionGetFirstBlock(region);
   char ty[64];
   bool score = kind == ATTN_BODY_SCORE;

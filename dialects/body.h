@@ -50,7 +50,8 @@ enum attn_body_level {
 /// rank >= 1 without empty dimensions, element f32, f16, bf16, i32 or i64)
 /// used only as the source of the read; every index that is an
 /// arith.constant of the body inside the capture's shape. what names the
-/// body in messages ("attn.score_mod", "score_fn of attn.fused"). Returns
+/// body in messages ("attn.score_mod", "score_fn of attn.fused"); a null
+/// region is an error too (IR that IRDL has not verified). Returns
 /// false after one error diagnostic: at op for the region's shape and
 /// signature, at the offending body op otherwise.
 bool attn_body_verify(MlirOperation op, MlirRegion region,

@@ -466,13 +466,16 @@ static bool verify_score_mod(MlirOperation op) {
   if (attn_op_is(op, ATTN_OP_GATE))
     return int_attr(op, "block_size", &bs) && check_gate_block(op, bs) &&
            check_gate_bias(op, mlirOperationGetOperand(op, 1), s, bs);
+  // IRDL gives both one region; the reader guards IR it has not verified.
+  MlirRegion body = mlirOperationGetNumRegions(op) == 1
+                        ? mlirOperationGetRegion(op, 0)
+                        : (MlirRegion){NULL};
   if (attn_op_is(op, ATTN_OP_SCORE_MOD))
-    return attn_body_verify(op, mlirOperationGetRegion(op, 0),
-                            ATTN_BODY_SCORE, ATTN_BODY_TENSOR,
+    return attn_body_verify(op, body, ATTN_BODY_SCORE, ATTN_BODY_TENSOR,
                             ATTN_OP_SCORE_MOD);
   if (attn_op_is(op, ATTN_OP_MASK_MOD))
-    return attn_body_verify(op, mlirOperationGetRegion(op, 0), ATTN_BODY_MASK,
-                            ATTN_BODY_TENSOR, ATTN_OP_MASK_MOD);
+    return attn_body_verify(op, body, ATTN_BODY_MASK, ATTN_BODY_TENSOR,
+                            ATTN_OP_MASK_MOD);
   if (attn_op_is(op, ATTN_OP_DOCUMENT)) {
     int64_t qs[4] = {s[0], s[2]}, ks[4] = {s[0], s[3]};
     return expect_aux(op, mlirOperationGetOperand(op, 1), "q_segments", 2, qs,

@@ -34,14 +34,14 @@ void attn_reference_rope(double *x, int64_t rows, int64_t dim,
 }
 
 static bool valid_mods(const struct attn_ref_problem *p) {
-  if (p->nmods < 0 || p->nmods > 4)
+  if (p->nmods < 0 || p->nmods > 5)
     return false;
   for (int i = 0; i < p->nmods; ++i) {
     enum attn_ref_mod m = p->mods[i];
     if ((m == ATTN_REF_SOFTCAP && !(p->softcap > 0)) ||
         (m == ATTN_REF_ALIBI && !(p->alibi_max_bias > 0)) ||
         (m == ATTN_REF_GATE && (!p->gate || p->gate_block < 1)) ||
-        m > ATTN_REF_GATE)
+        (m == ATTN_REF_FN && !p->score_fn) || m > ATTN_REF_FN)
       return false;
   }
   return true;
@@ -55,9 +55,9 @@ static bool valid(const struct attn_ref_problem *p) {
                        p->rotary_dim <= p->head_dim && p->theta > 0));
 }
 
-/// True when key j is visible to query i of batch b (every mask).
-static bool visible(const struct attn_ref_problem *p, int64_t b, int64_t i,
-                    int64_t j) {
+/// True when key j is visible to query i of batch b, head h (every mask).
+static bool visible(const struct attn_ref_problem *p, int64_t b, int64_t h,
+                    int64_t i, int64_t j) {
   if (p->causal && j > i)
     return false;
   if (p->window && ((p->window_left >= 0 && j < i - p->window_left) ||
@@ -65,6 +65,8 @@ static bool visible(const struct attn_ref_problem *p, int64_t b, int64_t i,
     return false;
   if (p->q_segments && p->k_segments &&
       p->q_segments[b * p->seq_q + i] != p->k_segments[b * p->seq_k + j])
+    return false;
+  if (p->mask_fn && !p->mask_fn(p->fn_ctx, b, h, i, j))
     return false;
   return true;
 }
@@ -97,6 +99,9 @@ static double modify(const struct attn_ref_problem *p, int64_t b, int64_t h,
           p->gate[((b * p->heads + h) * p->seq_q + i) * nb + j / p->gate_block];
       break;
     }
+    case ATTN_REF_FN:
+      s = p->score_fn(p->fn_ctx, s, b, h, i, j);
+      break;
     }
   }
   return s;
@@ -135,7 +140,7 @@ bool attn_reference(const struct attn_ref_problem *p, const double *q,
           double dot = 0;
           for (int64_t c = 0; c < d; ++c)
             dot += qh[i * d + c] * kh[j * d + c];
-          vis[j] = visible(p, b, i, j);
+          vis[j] = visible(p, b, h, i, j);
           s[j] = vis[j] ? modify(p, b, h, i, j, dot) : -INFINITY;
           mx = fmax(mx, s[j]);
         }

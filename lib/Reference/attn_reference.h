@@ -3,8 +3,11 @@
 // The ground truth every kernel is checked against: attention with every
 // block of the language (RoPE at offsets or explicit positions, GQA, the
 // score modifiers scale, softcap, alibi and gate in program order, the
-// causal, window and document masks) computed in float64, straight from the
-// definition. No MLIR; used by attn-run, attn-fuzz, the GPU check and
+// causal, window and document masks, and modifiers of any form through two
+// callbacks) computed in float64, straight from the definition. No MLIR:
+// bodies of attn.score_mod / attn.mask_mod come in as score_fn / mask_fn
+// (lib/IR/attn_body_eval.h's attn_body_fns_score / attn_body_fns_mask
+// evaluate them). Used by attn-run, attn-fuzz, the GPU check and
 // benchmarks.
 //
 //===----------------------------------------------------------------------===//
@@ -25,6 +28,7 @@ enum attn_ref_mod {
   ATTN_REF_SOFTCAP, ///< s = softcap * tanh(s / softcap)
   ATTN_REF_ALIBI,   ///< s -= 2^(-alibi_max_bias * (h + 1) / heads) * |i - j|
   ATTN_REF_GATE,    ///< s += gate[b, h, i, j / gate_block]
+  ATTN_REF_FN,      ///< s = score_fn(fn_ctx, s, b, h, i, j)
 };
 
 /// One attention problem: q [b, h, n, d], k [b, hk, m, d], v [b, hk, m, dv],
@@ -43,7 +47,7 @@ struct attn_ref_problem {
   /// Modifiers in the order applied after q.k^T; nmods == 0 means scale
   /// alone. Scale is applied at its entry, or first when mods has none.
   int nmods;
-  enum attn_ref_mod mods[4];
+  enum attn_ref_mod mods[5];
   double softcap;        ///< cap, for ATTN_REF_SOFTCAP
   double alibi_max_bias; ///< for ATTN_REF_ALIBI
   const double *gate;    ///< [b, h, n, ceil(m / gate_block)], ATTN_REF_GATE
@@ -60,11 +64,21 @@ struct attn_ref_problem {
   /// q_offset + r (the same for k).
   int64_t q_offset, k_offset;
   const int32_t *q_positions, *k_positions;
+
+  /// Modifiers of any form (attn.fused's score_fn and mask_fn): score_fn
+  /// maps the score of (b, h, i, j) where mods lists ATTN_REF_FN; mask_fn,
+  /// when not NULL, is one more mask (true: key j is visible to query i).
+  /// Both get fn_ctx.
+  double (*score_fn)(void *ctx, double s, int64_t b, int64_t h, int64_t q,
+                     int64_t kv);
+  bool (*mask_fn)(void *ctx, int64_t b, int64_t h, int64_t q, int64_t kv);
+  void *fn_ctx;
 };
 
 /// Computes out from q, k, v (row-major, float64). Returns false when the
 /// problem is malformed (sizes not positive, heads not divisible, rotary dim
-/// odd or too large, a modifier without its parameter) or memory runs out.
+/// odd or too large, a modifier without its parameter, ATTN_REF_FN without
+/// score_fn) or memory runs out.
 bool attn_reference(const struct attn_ref_problem *p, const double *q,
                     const double *k, const double *v, double *out);
 

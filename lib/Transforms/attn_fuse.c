@@ -19,7 +19,24 @@
 // or gate between two scales); "mods" records the order of scale, softcap,
 // alibi and gate, which do not commute; masks (causal, window, document)
 // commute and become attributes or operands. A plain chain (no softcap,
-// alibi or gate) gets no "mods". RoPE goes into the kernel when q and k are
+// alibi, gate or attn.score_mod) gets no "mods".
+//
+// Modifiers of any form (issue 28) become attn.fused's two regions. The
+// attn.score_mod bodies are cloned, in program order, into one score_fn
+// block, each body's score argument mapped to the previous body's yielded
+// value; "mods" names "fn" where that block applies. Adjacent score_mods
+// compose (only masks between them); a scale, softcap, alibi or gate
+// between two is an error at the later one for now. The attn.mask_mod
+// bodies are cloned into one mask_fn block whose value is their results
+// and-ed (masks commute). Captures stay what they were: the values from
+// above that the bodies read.
+//
+//   %s1 = "attn.score_mod"(%s) ({^bb0(%x, %b, %h, %q, %kv): ... A(%x)})
+//   %s2 = "attn.score_mod"(%s1) ({^bb0(%x, %b, %h, %q, %kv): ... B(%x)})
+//   %s3 = "attn.mask_mod"(%s2) ({^bb0(%b, %h, %q, %kv): ... M})
+//     ->
+//   "attn.fused"(...) ({^bb0(%x, %b, %h, %q, %kv): ... B(A(%x))},
+//                      {^bb0(%b, %h, %q, %kv): ... M}) {mods = ["fn"], ...} RoPE goes into the kernel when q and k are
 // both rotated with one theta, rotary_dim and layout (each side keeps its own
 // offset or positions). Every intermediate value must have one use, or the
 // chain is left alone (the unfused ops are then reported by attn-tile). A
@@ -45,6 +62,7 @@
 
 #include "dialects/attn/attn_dialect.h"
 #include "lib/CostModel/cost_model.h"
+#include "lib/IR/attn_builder.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
@@ -120,6 +138,13 @@ struct chain {
   // used only there and the rotations take no explicit positions: what
   // the producer placement needs. Null otherwise.
   MlirOperation project_q, project_k;
+  // attn.score_mod and attn.mask_mod ops, users first (reverse program
+  // order), and the first named non-commuting modifier met since the last
+  // score_mod (what separates it from an earlier one).
+  MlirOperation score_mods[MAX_CHAIN], mask_mods[MAX_CHAIN];
+  int nscore, nmask;
+  MlirOperation after_score_mod;
+  bool failed; // an error (not a remark) was emitted: the pass fails
 };
 
 static bool has_one_use(MlirValue v) {
@@ -155,16 +180,50 @@ static bool same_rope(const struct attn_rope_config *a,
 static bool note_mod(struct chain *c, enum attn_score_mod m) {
   for (int i = 0; i < c->cfg.nmods; ++i)
     if (c->cfg.mods[i] == m)
-      return m == ATTN_MOD_SCALE && i == c->cfg.nmods - 1; // adjacent scales
+      return (m == ATTN_MOD_SCALE || m == ATTN_MOD_FN) &&
+             i == c->cfg.nmods - 1; // adjacent scales or bodies
   c->cfg.mods[c->cfg.nmods++] = m;
   return true;
 }
 
+/// Notes a named non-commuting modifier op: it separates the score_mod
+/// absorbed last (later in program order) from any earlier one.
+static void note_between(struct chain *c, MlirOperation op) {
+  if (c->nscore > 0 && mlirOperationIsNull(c->after_score_mod))
+    c->after_score_mod = op;
+}
+
+/// Absorbs an attn.score_mod; false after an error when a named
+/// non-commuting modifier separates it from the next one.
+static bool absorb_score_mod(MlirOperation op, struct chain *c) {
+  if (!mlirOperationIsNull(c->after_score_mod)) {
+    char n[64];
+    c->failed = true;
+    return attn_emit_errorf(c->score_mods[c->nscore - 1],
+                            "attn.score_mod ops must be adjacent in the "
+                            "chain to fuse; found '%s' between two",
+                            attn_op_name(c->after_score_mod, n, sizeof n));
+  }
+  c->score_mods[c->nscore++] = op;
+  c->cfg.has_score_fn = true;
+  return note_mod(c, ATTN_MOD_FN);
+}
+
 /// Absorbs the score modifier op into c; false when op is not one or the
-/// chain is malformed.
+/// chain is malformed (c->failed when that was an error).
 static bool absorb_modifier(MlirOperation op, struct chain *c) {
   struct attn_fused_config *f = &c->cfg;
   double x;
+  if (attn_op_is(op, ATTN_OP_SCORE_MOD))
+    return absorb_score_mod(op, c);
+  if (attn_op_is(op, ATTN_OP_MASK_MOD)) {
+    c->mask_mods[c->nmask++] = op;
+    f->has_mask_fn = true;
+    return true;
+  }
+  if (attn_op_is(op, ATTN_OP_SCALE) || attn_op_is(op, ATTN_OP_SOFTCAP) ||
+      attn_op_is(op, ATTN_OP_ALIBI) || attn_op_is(op, ATTN_OP_GATE))
+    note_between(c, op);
   if (attn_op_is(op, ATTN_OP_SCALE)) {
     if (!attn_attr_f64(op, "scale", &x))
       return false;
@@ -253,7 +312,7 @@ static int count_uses(MlirValue v) {
 
 static const char *const score_mods =
     "attn.scale, attn.causal, attn.window, attn.softcap, attn.alibi, "
-    "attn.gate or attn.document";
+    "attn.gate, attn.document, attn.score_mod or attn.mask_mod";
 
 /// Remarks why the chain reaching `user` through its operand v stops at v
 /// (v is not the single-use result of an op named want, or of a score
@@ -315,6 +374,8 @@ static bool match_chain(MlirOperation pv, struct chain *c) {
       return false;
     }
     if (!absorb_modifier(op, c)) {
+      if (c->failed)
+        return false;
       MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
       attn_emit_remarkf(op,
                         "attn-fuse did not fuse this attention: a second "
@@ -366,7 +427,7 @@ static MlirAttribute f64_attr(MlirContext ctx, double x) {
 /// matched. Returns a null attribute for plain chains.
 static MlirAttribute mods_attr(MlirContext ctx, const struct chain *c) {
   const struct attn_fused_config *f = &c->cfg;
-  if (!f->has_softcap && !f->has_alibi && !f->has_gate)
+  if (!f->has_softcap && !f->has_alibi && !f->has_gate && !f->has_score_fn)
     return (MlirAttribute){NULL};
   MlirAttribute names[ATTN_NUM_MODS];
   int n = 0;
@@ -376,7 +437,136 @@ static MlirAttribute mods_attr(MlirContext ctx, const struct chain *c) {
   return mlirArrayAttrGet(ctx, n, names);
 }
 
-static void rewrite_chain(MlirOperation pv, const struct chain *c) {
+/// A value mapping for cloning bodies: from[i] becomes to[i].
+struct vmap {
+  MlirValue *from, *to;
+  int n, cap;
+  bool failed; // out of memory
+};
+
+static void vmap_put(struct vmap *m, MlirValue from, MlirValue to) {
+  if (m->n == m->cap) {
+    int cap = m->cap ? 2 * m->cap : 64;
+    MlirValue *f = realloc(m->from, sizeof *f * (size_t)cap);
+    if (f)
+      m->from = f;
+    MlirValue *t = f ? realloc(m->to, sizeof *t * (size_t)cap) : NULL;
+    if (t)
+      m->to = t;
+    if (!f || !t) {
+      m->failed = true;
+      return;
+    }
+    m->cap = cap;
+  }
+  m->from[m->n] = from;
+  m->to[m->n++] = to;
+}
+
+/// What v maps to; v itself when unmapped (a capture from above).
+static MlirValue vmap_get(const struct vmap *m, MlirValue v) {
+  for (int i = m->n - 1; i >= 0; --i)
+    if (mlirValueEqual(m->from[i], v))
+      return m->to[i];
+  return v;
+}
+
+/// Clones the ops of body (all but its gpu.yield) at the end of dst, the
+/// body's arguments mapped to args; returns what its gpu.yield yields,
+/// mapped.
+static MlirValue clone_body(MlirBlock body, MlirBlock dst,
+                            const MlirValue *args, struct vmap *m) {
+  intptr_t nargs = mlirBlockGetNumArguments(body);
+  for (intptr_t i = 0; i < nargs; ++i)
+    vmap_put(m, mlirBlockGetArgument(body, i), args[i]);
+  MlirValue yielded = {NULL};
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    if (attn_op_is(op, "gpu.yield")) {
+      yielded = vmap_get(m, mlirOperationGetOperand(op, 0));
+      break;
+    }
+    MlirOperation copy = mlirOperationClone(op);
+    for (intptr_t i = 0, n = mlirOperationGetNumOperands(op); i < n; ++i)
+      mlirOperationSetOperand(copy, i,
+                              vmap_get(m, mlirOperationGetOperand(op, i)));
+    mlirBlockAppendOwnedOperation(dst, copy);
+    for (intptr_t i = 0, n = mlirOperationGetNumResults(op); i < n; ++i)
+      vmap_put(m, mlirOperationGetResult(op, i),
+               mlirOperationGetResult(copy, i));
+  }
+  return yielded;
+}
+
+/// A new block with a score body's (score) or a mask body's arguments,
+/// located at loc, appended to region.
+static MlirBlock body_block(MlirContext ctx, MlirRegion region, bool score,
+                            MlirLocation loc) {
+  MlirType idx = mlirIndexTypeGet(ctx);
+  MlirType types[5] = {mlirF32TypeGet(ctx), idx, idx, idx, idx};
+  MlirLocation locs[5] = {loc, loc, loc, loc, loc};
+  int n = score ? 5 : 4;
+  MlirBlock b = mlirBlockCreate(n, score ? types : types + 1, locs);
+  mlirRegionAppendOwnedBlock(region, b);
+  return b;
+}
+
+/// Fills score_fn (region 0 of fused) with the chain's score_mod bodies
+/// composed in program order, and mask_fn (region 1) with its mask_mod
+/// bodies and-ed. Returns false after a diagnostic at fused.
+static bool compose_bodies(MlirOperation fused, const struct chain *c) {
+  MlirContext ctx = mlirOperationGetContext(fused);
+  struct vmap m = {0};
+  struct attn_builder b;
+  if (c->nscore > 0) {
+    // score_mods[] is users first: the first body applied is the last one.
+    MlirOperation first = c->score_mods[c->nscore - 1];
+    MlirBlock blk = body_block(ctx, mlirOperationGetRegion(fused, 0), true,
+                               mlirOperationGetLocation(first));
+    MlirValue args[5];
+    for (int i = 0; i < 5; ++i)
+      args[i] = mlirBlockGetArgument(blk, i);
+    for (int k = c->nscore - 1; k >= 0; --k)
+      args[0] = clone_body(
+          mlirRegionGetFirstBlock(mlirOperationGetRegion(c->score_mods[k], 0)),
+          blk, args, &m);
+    attn_builder_init(&b, ctx, mlirOperationGetLocation(c->score_mods[0]));
+    attn_builder_at_end(&b, blk);
+    attn_b_op(&b, "gpu.yield", 0, NULL, 1, args, 0, NULL, 0);
+    if (!attn_builder_finish(&b))
+      m.failed = true;
+  }
+  if (c->nmask > 0) {
+    MlirOperation first = c->mask_mods[c->nmask - 1];
+    MlirBlock blk = body_block(ctx, mlirOperationGetRegion(fused, 1), false,
+                               mlirOperationGetLocation(first));
+    MlirValue args[4], visible = {NULL};
+    for (int i = 0; i < 4; ++i)
+      args[i] = mlirBlockGetArgument(blk, i);
+    attn_builder_init(&b, ctx, mlirOperationGetLocation(first));
+    for (int k = c->nmask - 1; k >= 0; --k) {
+      MlirValue v = clone_body(
+          mlirRegionGetFirstBlock(mlirOperationGetRegion(c->mask_mods[k], 0)),
+          blk, args, &m);
+      attn_builder_at_end(&b, blk);
+      b.loc = mlirOperationGetLocation(c->mask_mods[k]);
+      visible = mlirValueIsNull(visible) ? v : attn_b_andi(&b, visible, v);
+    }
+    attn_builder_at_end(&b, blk);
+    attn_b_op(&b, "gpu.yield", 0, NULL, 1, &visible, 0, NULL, 0);
+    if (!attn_builder_finish(&b))
+      m.failed = true;
+  }
+  bool ok = !m.failed;
+  free(m.from);
+  free(m.to);
+  if (!ok)
+    return attn_emit_errorf(fused, "attn-fuse could not compose the "
+                                   "modifier bodies (out of memory)");
+  return true;
+}
+
+static bool rewrite_chain(MlirOperation pv, const struct chain *c) {
   MlirContext ctx = mlirOperationGetContext(pv);
   const struct attn_fused_config *f = &c->cfg;
   MlirOperationState st =
@@ -391,8 +581,8 @@ static void rewrite_chain(MlirOperation pv, const struct chain *c) {
       operands[nops++] = c->inputs[i];
   }
   mlirOperationStateAddOperands(&st, nops, operands);
-  // score_fn and mask_fn: empty until the chain has attn.score_mod or
-  // attn.mask_mod bodies.
+  // score_fn and mask_fn: empty here; compose_bodies fills them when the
+  // chain has attn.score_mod or attn.mask_mod bodies.
   MlirRegion regions[2] = {mlirRegionCreate(), mlirRegionCreate()};
   mlirOperationStateAddOwnedRegions(&st, 2, regions);
   MlirType result = mlirValueGetType(mlirOperationGetResult(pv, 0));
@@ -426,10 +616,15 @@ static void rewrite_chain(MlirOperation pv, const struct chain *c) {
   mlirOperationStateAddAttributes(&st, na, attrs);
   MlirOperation fused = mlirOperationCreate(&st);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(pv), pv, fused);
+  if (!compose_bodies(fused, c)) {
+    mlirOperationDestroy(fused);
+    return false;
+  }
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(pv, 0),
                                 mlirOperationGetResult(fused, 0));
   for (int i = 0; i < c->n; ++i)
     mlirOperationDestroy(c->ops[i]);
+  return true;
 }
 
 static MlirWalkResult collect_pv(MlirOperation op, void *user) {
@@ -523,11 +718,14 @@ static bool attn_fuse_run(MlirOperation module, const void *opts) {
   bool placed = true;
   for (size_t i = 0; i < pvs.n && placed; ++i) {
     struct chain c;
-    if (match_chain(pvs.ops[i], &c) &&
-        (placed = place_rope(pvs.ops[i], &c, o))) {
+    if (!match_chain(pvs.ops[i], &c)) {
+      placed = !c.failed;
+      continue;
+    }
+    if ((placed = place_rope(pvs.ops[i], &c, o))) {
       if (c.strategy == ATTN_ROPE_STRATEGY_PRODUCER)
         move_rope_to_projections(&c);
-      rewrite_chain(pvs.ops[i], &c);
+      placed = rewrite_chain(pvs.ops[i], &c);
     }
   }
   bool ok = !pvs.failed;

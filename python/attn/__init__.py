@@ -30,7 +30,7 @@ import threading
 import time as _time
 import warnings
 
-from . import _lib, _program
+from . import _lib, _program, _trace
 from ._args import (FLOATS, INT32_MAX, INT32_MIN, _check_gate, _check_matmul,  # noqa: F401
                     _check_program, _check_qkv, _check_segments, _dtype, _gate_input,
                     _is_tensor, _on, _optional_str, _pair, _segment_inputs, _shape,
@@ -141,23 +141,28 @@ def compile(program, target="sm_90a", format="default", tile_options=None, featu
 
 
 def build_program(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=None,
-                  gate=None, segment_ids=None, scale=None):
-    """The attn IR text attention() compiles for these tensors and options."""
+                  gate=None, segment_ids=None, scale=None, score_mod=None, mask_mod=None):
+    """The attn IR text attention() compiles for these tensors and options
+    (score_mod and mask_mod traced; their captured tensors are the
+    function's last arguments)."""
     _check_qkv(q, k, v)
     gate = None if gate is None else _check_gate(gate, q, k)
     segment_ids = None if segment_ids is None else _check_segments(segment_ids, q, k)
-    return _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale)
+    traced = _trace.trace(score_mod, mask_mod)
+    return _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, traced)
 
 
-def _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale):
-    """build_program on checked arguments."""
+def _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
+           traced=(None, None, ())):
+    """build_program on checked arguments; traced is _trace.trace's."""
     return _program.build(_shape(q), _shape(k), _shape(v), q.dtype, rope=rope, mask=mask,
                           window=window, softcap=softcap, alibi=alibi,
                           gate_shape=None if gate is None else _shape(gate[0]),
                           gate_block=None if gate is None else gate[1],
                           segments=None if segment_ids is None else
                           tuple(_shape(t) for t in segment_ids),
-                          scale=scale)
+                          scale=scale, score_fn=traced[0], mask_fn=traced[1],
+                          captures=traced[2])
 
 
 #===-- GPU kernels: PTX, and SASS made in-process -----------------------===#
@@ -531,7 +536,7 @@ class Kernel:
             if want and want != tuple(t.shape):
                 raise ValueError("attn: parameter %s of %s has shape %s, the tensor %s"
                                  % (p["name"], self.name, want, tuple(t.shape)))
-            elem = _program.DTYPES.get(str(t.dtype).replace("torch.", ""))
+            elem = _program.PARAM_DTYPES.get(str(t.dtype).replace("torch.", ""))
             if p.get("dtype") and p["dtype"] != elem:
                 raise TypeError("attn: parameter %s of %s is %s, the tensor %s"
                                 % (p["name"], self.name, p["dtype"], t.dtype))
@@ -681,11 +686,14 @@ def _tensor_key(t):
 
 
 def _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
-              program, tile_options):
+              program, tile_options, score_mod=None, mask_mod=None):
     """The key of attention's arguments in _fast: everything their program
     and its launch depend on. Two calls share a key only when the full path
     builds the same program text for them and checks them the same way.
-    Raises _Unusual (or AttributeError, TypeError) where it cannot tell."""
+    Raises _Unusual (or AttributeError, TypeError, _trace.Unkeyable) where
+    it cannot tell. A score_mod or mask_mod is keyed by _trace.fn_key: its
+    code and what it reads of its closure, defaults and globals (the
+    captured tensors by shape, dtype and device)."""
     if rope is None or rope is True or rope is False:
         rope_key = rope
     elif type(rope) is dict:
@@ -706,13 +714,18 @@ def _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, sc
         if type(segment_ids) not in (tuple, list) or len(segment_ids) != 2:
             raise _Unusual
         segment_ids = (_tensor_key(segment_ids[0]), _tensor_key(segment_ids[1]))
-    return (_tensor_key(q), _tensor_key(k), _tensor_key(v), rope_key, _plain(mask), window,
-            _plain(softcap), _plain(alibi), gate, segment_ids, _plain(scale), _plain(program),
-            _plain(tile_options))
+    key = (_tensor_key(q), _tensor_key(k), _tensor_key(v), rope_key, _plain(mask), window,
+           _plain(softcap), _plain(alibi), gate, segment_ids, _plain(scale), _plain(program),
+           _plain(tile_options))
+    if score_mod is not None or mask_mod is not None:
+        key += (None if score_mod is None else _trace.fn_key(score_mod),
+                None if mask_mod is None else _trace.fn_key(mask_mod))
+    return key
 
 
 def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=None,
-              gate=None, segment_ids=None, scale=None, program=None, tile_options=None):
+              gate=None, segment_ids=None, scale=None, program=None, tile_options=None,
+              score_mod=None, mask_mod=None):
     """Fused attention softmax(modifiers(q kᵀ)) v as one kernel.
 
     rope: None (or False), True or dict(theta=10000.0, rotary_dim=D,
@@ -731,6 +744,12 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
       building one from the options (its function takes q, k, v, then gate,
       qseg, kseg). tile_options: options of the attn-tile pass
       ("block-m=32 block-n=64").
+    score_mod: fn(score, b, h, q_idx, kv_idx) -> new score, mask_mod:
+      fn(b, h, q_idx, kv_idx) -> bool (the key is visible), plain Python
+      functions of torch operations as flex_attention's, traced once into
+      attn.score_mod / attn.mask_mod (score_mod sees the score after scale,
+      softcap, alibi and gate); tensors they index are captured as inputs
+      (docs/api.md, score_mod and mask_mod).
     Every argument is checked before anything is compiled: a wrong type
     raises TypeError, a wrong value or shape ValueError, naming the argument.
     On an H100 or H200 the persistent Hopper kernel is compiled for the GPU's
@@ -741,11 +760,12 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
     arguments equal an earlier successful call's takes the fast path: the
     Kernel that call loaded, without building or hashing the program again
     (docs/api.md, The fast path)."""
+    mods = score_mod is not None or mask_mod is not None
     try:
         key = _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
-                        program, tile_options)
+                        program, tile_options, score_mod, mask_mod)
         kernel = _fast.get(key)
-    except (_Unusual, AttributeError, TypeError):
+    except (_Unusual, _trace.Unkeyable, AttributeError, TypeError):
         key = kernel = None
     if kernel is not None:
         _count("memory_hits")
@@ -754,11 +774,14 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
             inputs.append(_gate_input(gate).contiguous())
         if segment_ids is not None:
             inputs.extend(t.contiguous() for t in _segment_inputs(segment_ids))
+        if mods:
+            kernel, sources = kernel
+            inputs.extend(_trace.fetch((score_mod, mask_mod), sources))
         return kernel._run(inputs)
     out = _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
-                     program, tile_options)
-    if key is not None:
-        kernel = out[1]
+                     program, tile_options, score_mod, mask_mod)
+    if key is not None and out[2] is not None:
+        kernel = (out[1], out[2]) if mods else out[1]
         with _cache_lock:
             if len(_fast) >= _FAST_MAX:
                 _fast.clear()
@@ -767,9 +790,11 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
 
 
 def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, program,
-               tile_options):
-    """attention's full path: checks every argument, builds the program text,
-    loads it through the caches and runs it; returns (o, the Kernel)."""
+               tile_options, score_mod=None, mask_mod=None):
+    """attention's full path: checks every argument, traces score_mod and
+    mask_mod, builds the program text, loads it through the caches and runs
+    it; returns (o, the Kernel, where a cached call finds the captured
+    tensors again: _trace.capture_sources's, None when it cannot)."""
     _check_qkv(q, k, v)
     _optional_str("program", program)
     _optional_str("tile_options", tile_options)
@@ -780,9 +805,18 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
     if segment_ids is not None:
         segment_ids = _check_segments(segment_ids, q, k)
         named.extend(zip(("segment_ids' qseg", "segment_ids' kseg"), segment_ids))
+    traced = (None, None, [])
+    if score_mod is not None or mask_mod is not None:
+        if program is not None:
+            raise ValueError("attn: program= replaces score_mod and mask_mod (write their "
+                             "bodies in the program)")
+        traced = _trace.trace(score_mod, mask_mod)
+        named.extend(("the tensor %s captures (shape %s)" % (c.kind, _shape(c.tensor)),
+                      c.tensor) for c in traced[2])
     device, index = _device(named)
     if program is None:
-        text = _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale)
+        text = _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
+                      traced)
     elif any(x is not None for x in (rope, mask, window, softcap, alibi, scale)):
         raise ValueError("attn: program= replaces rope, mask, window, softcap, alibi and scale")
     else:
@@ -792,8 +826,10 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
         inputs.append(_gate_input(gate))
     if segment_ids is not None:
         inputs.extend(_segment_inputs(segment_ids))
+    inputs.extend(_trace.convert_capture(c.tensor, c.copy, c.scalar) for c in traced[2])
     kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
-    return kernel(*inputs), kernel
+    sources = (_trace.capture_sources((score_mod, mask_mod), traced[2]) if traced[2] else [])
+    return kernel(*inputs), kernel, sources
 
 
 #===-- matmul -----------------------------------------------------------===#

@@ -2,14 +2,18 @@
 or for one GEMM (linalg.matmul).
 
 The function takes (q, k, v, then the extra inputs gate, qseg, kseg that the
-options ask for) and returns o. Score modifiers apply in this order: scale,
-softcap, alibi, gate, then the masks (causal, window, document).
+options ask for, then the tensors a score_mod or mask_mod captures) and
+returns o. Score modifiers apply in this order: scale, softcap, alibi, gate,
+score_mod (an attn.score_mod whose body _trace.py traced), then the masks
+(causal, window, document, mask_mod), which commute.
 """
 import collections.abc
 import math
 import numbers
 
 DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32"}
+# The element types of kernel parameters: also int64, a captured tensor's.
+PARAM_DTYPES = dict(DTYPES, int64="i64")
 
 
 def dtype_name(dtype):
@@ -130,9 +134,11 @@ def window_attrs(window):
 
 def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, softcap=None,
           alibi=None, gate_shape=None, gate_block=None, segments=None, scale=None,
-          name="attention"):
+          name="attention", score_fn=None, mask_fn=None, captures=()):
     """Returns the program text. Shapes are (B, H, N, D), (B, Hk, M, D), (B, Hk, M, Dv);
-    gate_shape is (B, H, N, ceil(M / gate_block)); segments is ((B, N), (B, M))."""
+    gate_shape is (B, H, N, ceil(M / gate_block)); segments is ((B, N), (B, M));
+    score_fn and mask_fn are bodies traced by _trace.trace, captures its
+    Capture list (the function's last arguments)."""
     elem = dtype_name(dtype)
     if elem == "i32":
         raise TypeError("attn: q, k and v must be floating point")
@@ -147,6 +153,7 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
     if segments is not None:
         args.append("%%qseg: %s" % tensor_type(segments[0], "i32"))
         args.append("%%kseg: %s" % tensor_type(segments[1], "i32"))
+    args.extend("%s: %s" % (c.name, c.type) for c in captures)
     lines = ["func.func @%s(%s) -> %s {" % (name, ", ".join(args), ot)]
     qv, kv = "%q", "%k"
     if rope is not None and rope is not False:
@@ -175,6 +182,8 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
     if gate_shape is not None:
         score("gate", operands=", %g", attrs="block_size = " + i64(gate_block, "gate block_size"),
               extra_types=", " + tensor_type(gate_shape, "f32"))
+    if score_fn is not None:
+        lines.extend(_trace_region("score_mod", score_fn, steps, st))
     if mask == "causal":
         score("causal")
     elif mask is not None:
@@ -185,12 +194,22 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
         score("document", operands=", %qseg, %kseg",
               extra_types=", %s, %s" % (tensor_type(segments[0], "i32"),
                                         tensor_type(segments[1], "i32")))
+    if mask_fn is not None:
+        lines.extend(_trace_region("mask_mod", mask_fn, steps, st))
     last = "%%s%d" % steps[0]
     lines.append('  %%p = "attn.softmax"(%s) : (%s) -> %s' % (last, st, st))
     lines.append('  %%o = "attn.pv"(%%p, %%v) : (%s, %s) -> %s' % (st, vt, ot))
     lines.append("  return %%o : %s" % ot)
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _trace_region(op, traced, steps, scores_type):
+    """The lines of attn.<op> with traced's body, the next step of the chain."""
+    from . import _trace
+    cur, nxt = "%%s%d" % steps[0], "%%s%d" % (steps[0] + 1)
+    steps[0] += 1
+    return _trace.region(op, traced, cur, nxt, scores_type)
 
 
 def build_matmul(a_shape, b_shape, dtype, accumulate=False, name="matmul"):

@@ -365,6 +365,82 @@ static void test_cpu_numerics(void) {
   free(text);
 }
 
+//===-- Captured tensors --------------------------------------------------===//
+
+/// The bias table of test_cpu_captures, for the reference's score_fn:
+/// s + bias[clamp(q - kv + 7, 0, 14)].
+static double bias_fn(void *ctx, double s, int64_t b, int64_t h, int64_t q,
+                      int64_t kv) {
+  (void)b, (void)h;
+  int64_t e = q - kv + 7;
+  e = e < 0 ? 0 : e > 14 ? 14 : e;
+  return s + ((const double *)ctx)[e];
+}
+
+/// A score_mod body capturing a bias table: attn_cpu_kernel_run takes it
+/// after q, k and v (the manifest lists it as capture0 with its shape), and
+/// the output matches the reference computing the same body.
+static void test_cpu_captures(void) {
+  printf("@test_cpu_captures\n");
+  static const char *text =
+      "func.func @bias(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, "
+      "%v: tensor<1x2x8x16xf32>, %bias: tensor<15xf32>) -> "
+      "tensor<1x2x8x16xf32> {\n"
+      "  %s = \"attn.qk\"(%q, %k) : (tensor<1x2x8x16xf32>, "
+      "tensor<1x2x8x16xf32>) -> tensor<1x2x8x8xf32>\n"
+      "  %s1 = \"attn.scale\"(%s) {scale = 0.25 : f64} : "
+      "(tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>\n"
+      "  %s2 = \"attn.score_mod\"(%s1) ({\n"
+      "  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):\n"
+      "    %c7 = arith.constant 7 : index\n"
+      "    %d = arith.subi %i, %j : index\n"
+      "    %e = arith.addi %d, %c7 : index\n"
+      "    %t = tensor.extract %bias[%e] : tensor<15xf32>\n"
+      "    %y = arith.addf %x, %t : f32\n"
+      "    gpu.yield %y : f32\n"
+      "  }) : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>\n"
+      "  %p = \"attn.softmax\"(%s2) : (tensor<1x2x8x8xf32>) -> "
+      "tensor<1x2x8x8xf32>\n"
+      "  %o = \"attn.pv\"(%p, %v) : (tensor<1x2x8x8xf32>, "
+      "tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>\n"
+      "  return %o : tensor<1x2x8x16xf32>\n"
+      "}\n";
+  attn_cpu_kernel *k = NULL;
+  enum attn_status st =
+      attn_cpu_kernel_create(text, 0, NULL, print_diag, NULL, &k);
+  printf("status %s\n", attn_status_string(st));
+  const char *m = k ? attn_cpu_kernel_manifest(k) : NULL;
+  printf("%s", m && strstr(m, "\"name\":\t\"capture0\"") ? "capture0\n" : "");
+  enum { N = 1 * 2 * 8 * 16 };
+  float q[N], kk[N], v[N], out[N], bias[15];
+  double rq[N], rk[N], rv[N], want[N], got[N], rbias[15];
+  struct attn_rng rng;
+  attn_rng_seed(&rng, 28);
+  fill(&rng, 32, q, rq, N);
+  fill(&rng, 32, kk, rk, N);
+  fill(&rng, 32, v, rv, N);
+  fill(&rng, 32, bias, rbias, 15);
+  memset(out, 0xff, sizeof out);
+  struct attn_ref_problem p = {PROBLEM(1, 2, 2, 8, 8, 16, 16, 0.25),
+                               .nmods = 2,
+                               .mods = {ATTN_REF_SCALE, ATTN_REF_FN},
+                               .score_fn = bias_fn,
+                               .fn_ctx = rbias};
+  void *bufs[5] = {q, kk, v, bias, out};
+  double err = NAN;
+  if (st == ATTN_OK && attn_reference(&p, rq, rk, rv, want) &&
+      attn_cpu_kernel_run(k, "bias", bufs, 5) == ATTN_OK) {
+    for (int i = 0; i < N; ++i)
+      got[i] = out[i];
+    err = attn_rel_error(got, want, N);
+  }
+  printf("bias: rel_error %s\n", err <= 1e-4 ? "PASS" : "FAIL");
+  // Without the capture the call names the count it expects.
+  st = k ? attn_cpu_kernel_run(k, "bias", bufs, 4) : ATTN_ERR_INVALID_ARGUMENT;
+  printf("4 buffers: status %s\n", attn_status_string(st));
+  attn_cpu_kernel_destroy(k);
+}
+
 //===-- GEMM (linalg.matmul) ----------------------------------------------===//
 
 /// A linalg.matmul program compiles like an attention one: PTX with a
@@ -688,6 +764,7 @@ int main(int argc, char **argv) {
   test_cubin();
   test_cpu_output();
   test_cpu_numerics();
+  test_cpu_captures();
   test_matmul();
   test_hopper_options();
   test_parse_errors();

@@ -5,12 +5,20 @@
 // f16 and bf16, random tile options), compiles each in-process through
 // attn-fuse, attn-tile, lower-tile-to-cpu and the LLVM dialect, runs it with
 // MLIR's ExecutionEngine on random inputs and compares the output with the
-// float64 reference built from the generated program. Then generates
-// ill-formed programs (rope after qk, pv before softmax, mismatched heads,
-// ...) and checks that each gets its located diagnostic, never a crash.
+// float64 reference built from the generated program. With --bodies the
+// programs may also carry attn.score_mod / attn.mask_mod ops (issue 28).
+// --body-cases=N checks the language side of those alone: N programs with
+// bodies verify, attn-fuse composes their bodies into attn.fused's regions,
+// and the float64 evaluator of those regions (lib/IR/attn_body_eval.h)
+// agrees with the reference's own C version of each body at every
+// (b, h, q, kv).
+// Then generates ill-formed programs (rope after qk, pv before softmax,
+// mismatched heads, bodies the body checker rejects, score_mods attn-fuse
+// cannot fuse, ...) and checks that each gets its located diagnostic,
+// never a crash.
 //
-//   attn-fuzz [--cases=N] [--invalid=N] [--seed=S] [--case=K] [--print]
-//             [--tolerance=X]
+//   attn-fuzz [--cases=N] [--invalid=N] [--body-cases=N] [--seed=S]
+//             [--case=K] [--print] [--tolerance=X] [--bodies]
 //
 // Case K of a run is rebuilt from (seed, K) alone: a failure prints the
 // command that reproduces it. Exits 1 when any case fails.
@@ -18,7 +26,9 @@
 //===----------------------------------------------------------------------===//
 #include "tools/attn-fuzz/attn_fuzz.h"
 
+#include "dialects/attn/attn_dialect.h"
 #include "dialects/dialects.h"
+#include "lib/IR/attn_body_eval.h"
 #include "lib/IR/attn_context.h"
 #include "lib/Transforms/transforms.h"
 #include "tools/attn-run/attn_run.h"
@@ -27,6 +37,7 @@
 #include "mlir-c/Pass.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,22 +47,29 @@ static const char *tool = "attn-fuzz";
 
 struct options {
   uint64_t seed;
-  long cases, invalid;
+  long cases, invalid, body_cases;
   long only;         // run case `only` alone (-1: all)
   bool only_invalid; // `only` names an ill-formed case
+  bool only_body;    // `only` names a body case
   bool print;        // print each program and result line
+  bool bodies;       // well-formed cases may carry score_mod / mask_mod
   double tolerance;
 };
 
 static const struct attn_tool_option tool_options[] = {
     {"--cases=<n>", "integer", "100", "well-formed programs"},
     {"--invalid=<n>", "integer", "50", "ill-formed programs"},
+    {"--body-cases=<n>", "integer", "0",
+     "programs with bodies checked up to attn-fuse and the body evaluator"},
     {"--seed=<n>", "integer", "fresh each run", "seed"},
     {"--case=<k>", "integer", "all", "run well-formed case k of the seed alone"},
     {"--invalid-case=<k>", "integer", "all",
      "run ill-formed case k of the seed alone"},
+    {"--body-case=<k>", "integer", "all", "run body case k of the seed alone"},
     {"--print", "flag", "off", "print every program and result"},
     {"--tolerance=<x>", "number", "by element type", "max relative error"},
+    {"--bodies", "flag", "off",
+     "well-formed programs may carry attn.score_mod / attn.mask_mod"},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -100,8 +118,15 @@ static int parse_args(int argc, char **argv, struct options *o) {
     } else if (!strncmp(a, "--invalid-case=", 15)) {
       ok = parse_long(a + 15, 0, 1000000000, &o->only);
       o->only_invalid = true;
+    } else if (!strncmp(a, "--body-cases=", 13)) {
+      ok = parse_long(a + 13, 0, 1000000, &o->body_cases);
+    } else if (!strncmp(a, "--body-case=", 12)) {
+      ok = parse_long(a + 12, 0, 1000000000, &o->only);
+      o->only_body = true;
     } else if (!strcmp(a, "--print")) {
       o->print = true;
+    } else if (!strcmp(a, "--bodies")) {
+      o->bodies = true;
     } else if (!strncmp(a, "--tolerance=", 12)) {
       o->tolerance = strtod(a + 12, &end);
       ok = a[12] && !*end && o->tolerance > 0;
@@ -152,6 +177,8 @@ static void print_repro(const struct options *o, long k, bool invalid) {
          invalid ? "invalid-case" : "case", k);
   if (o->tolerance > 0)
     printf(" --tolerance=%g", o->tolerance);
+  if (o->bodies && !invalid)
+    printf(" --bodies");
   printf("\n");
 }
 
@@ -159,7 +186,7 @@ static void print_repro(const struct options *o, long k, bool invalid) {
 static int run_case(MlirContext ctx, struct capture *cap,
                     const struct options *o, long k) {
   struct fuzz_case c;
-  attn_fuzz_make_case(o->seed, (uint64_t)k, &c);
+  attn_fuzz_make_case(o->seed, (uint64_t)k, o->bodies, &c);
   char name[32], file[48], pipeline[1024];
   snprintf(name, sizeof name, "case%ld", k);
   snprintf(file, sizeof file, "case%ld.mlir", k);
@@ -212,8 +239,8 @@ static int run_case(MlirContext ctx, struct capture *cap,
   return rc != 0;
 }
 
-/// Checks that ill-formed case k gets its diagnostic, located in its file;
-/// 0 pass, 1 fail.
+/// Checks that ill-formed case k gets its diagnostic, located in its file,
+/// from the verifiers or else from attn-fuse; 0 pass, 1 fail.
 static int run_invalid(MlirContext ctx, struct capture *cap,
                        const struct options *o, long k) {
   struct fuzz_case c;
@@ -228,8 +255,9 @@ static int run_invalid(MlirContext ctx, struct capture *cap,
   capture_begin(cap);
   MlirOperation module = attn_tool_parse_module(ctx, text.buf, file);
   bool parsed = !mlirOperationIsNull(module);
-  bool accepted =
-      parsed && mlirOperationVerify(module) && attn_dialects_verify(module);
+  bool accepted = parsed && mlirOperationVerify(module) &&
+                  attn_dialects_verify(module) &&
+                  attn_tool_run_pipeline(tool, module, "attn-fuse");
   capture_end(cap);
   const char *want = attn_fuzz_expected_error(&c);
   char located[64];
@@ -262,6 +290,119 @@ static int run_invalid(MlirContext ctx, struct capture *cap,
   return !pass;
 }
 
+static MlirWalkResult find_fused(MlirOperation op, void *user) {
+  if (!attn_op_is(op, ATTN_OP_FUSED))
+    return MlirWalkResultAdvance;
+  *(MlirOperation *)user = op;
+  return MlirWalkResultInterrupt;
+}
+
+/// Compares the evaluated regions of fused with the reference's bodies of c
+/// at every (b, h, q, kv), with a random score each. Writes the first
+/// difference into why; returns whether they agree.
+static bool bodies_agree(MlirOperation fused, const struct fuzz_case *c,
+                         uint64_t seed, char *why, size_t len) {
+  struct attn_ref_problem p;
+  attn_fuzz_reference_problem(c, &p);
+  MlirBlock sb = attn_fused_score_fn(fused), mb = attn_fused_mask_fn(fused);
+  if (mlirBlockIsNull(sb) != !p.score_fn ||
+      mlirBlockIsNull(mb) != !p.mask_fn) {
+    snprintf(why, len, "attn.fused has %s score_fn and %s mask_fn",
+             mlirBlockIsNull(sb) ? "no" : "a", mlirBlockIsNull(mb) ? "no" : "a");
+    return false;
+  }
+  char err[256] = "";
+  struct attn_body_fns fns = {NULL, NULL};
+  bool ok = true;
+  if (!mlirBlockIsNull(sb))
+    ok = (fns.score = attn_body_eval_create(sb, 0, NULL, err, sizeof err));
+  if (ok && !mlirBlockIsNull(mb))
+    ok = (fns.mask = attn_body_eval_create(mb, 0, NULL, err, sizeof err));
+  if (!ok)
+    snprintf(why, len, "the evaluator refuses a region: %s", err);
+  struct attn_rng rng;
+  attn_rng_seed(&rng, seed);
+  for (int64_t b = 0; ok && b < c->b; ++b)
+    for (int64_t h = 0; ok && h < c->h; ++h)
+      for (int64_t q = 0; ok && q < c->n; ++q)
+        for (int64_t kv = 0; ok && kv < c->m; ++kv) {
+          double s = 4.0 * attn_rng_normal(&rng);
+          if (p.score_fn) {
+            double want = p.score_fn(p.fn_ctx, s, b, h, q, kv);
+            double got = attn_body_fns_score(&fns, s, b, h, q, kv);
+            if (!(fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want)))) {
+              snprintf(why, len,
+                       "score_fn(%.17g, %lld, %lld, %lld, %lld) = %.17g, the "
+                       "reference says %.17g",
+                       s, (long long)b, (long long)h, (long long)q,
+                       (long long)kv, got, want);
+              ok = false;
+            }
+          }
+          if (ok && p.mask_fn &&
+              p.mask_fn(p.fn_ctx, b, h, q, kv) !=
+                  attn_body_fns_mask(&fns, b, h, q, kv)) {
+            snprintf(why, len,
+                     "mask_fn(%lld, %lld, %lld, %lld) = %d, the reference "
+                     "says %d",
+                     (long long)b, (long long)h, (long long)q, (long long)kv,
+                     !p.mask_fn(p.fn_ctx, b, h, q, kv),
+                     p.mask_fn(p.fn_ctx, b, h, q, kv));
+            ok = false;
+          }
+        }
+  attn_body_eval_destroy(fns.score);
+  attn_body_eval_destroy(fns.mask);
+  return ok;
+}
+
+/// Body case k: a program drawn with bodies verifies, attn-fuse composes
+/// them, and the evaluator of the fused regions agrees with the
+/// reference's bodies; 0 pass, 1 fail.
+static int run_body_case(MlirContext ctx, struct capture *cap,
+                         const struct options *o, long k) {
+  struct fuzz_case c;
+  attn_fuzz_make_case(~o->seed, (uint64_t)k, true, &c);
+  char name[32], file[48], why[512] = "";
+  snprintf(name, sizeof name, "body%ld", k);
+  snprintf(file, sizeof file, "body%ld.mlir", k);
+  struct attn_strbuf text = {0}, desc = {0};
+  attn_fuzz_emit(&text, name, &c);
+  attn_fuzz_describe(&desc, &c);
+  if (o->print)
+    printf("%s", text.buf);
+  capture_begin(cap);
+  MlirOperation module = attn_tool_parse_module(ctx, text.buf, file);
+  MlirOperation fused = {NULL};
+  bool ok = !mlirOperationIsNull(module) && mlirOperationVerify(module) &&
+            attn_dialects_verify(module) &&
+            attn_tool_run_pipeline(tool, module, "attn-fuse");
+  if (ok)
+    mlirOperationWalk(module, find_fused, &fused, MlirWalkPreOrder);
+  if (ok && mlirOperationIsNull(fused)) {
+    snprintf(why, sizeof why, "attn-fuse made no attn.fused");
+    ok = false;
+  }
+  capture_end(cap);
+  if (ok)
+    ok = bodies_agree(fused, &c, o->seed + (uint64_t)k, why, sizeof why);
+  if (!ok || o->print)
+    printf("%s %s: %s\n%s%s%s", ok ? "PASS" : "FAIL", name,
+           desc.buf ? desc.buf : "", *why ? "  " : "", why, *why ? "\n" : "");
+  if (!ok) {
+    if (cap->len)
+      printf("%s", cap->text);
+    printf("  reproduce: attn-fuzz --seed=%" PRIu64 " --body-case=%ld "
+           "--print\n",
+           o->seed, k);
+  }
+  if (!mlirOperationIsNull(module))
+    mlirOperationDestroy(module);
+  attn_strbuf_free(&text);
+  attn_strbuf_free(&desc);
+  return !ok;
+}
+
 int main(int argc, char **argv) {
   struct options o;
   char **args = attn_tool_args(tool, argc, argv);
@@ -283,8 +424,9 @@ int main(int argc, char **argv) {
   long passed = 0, failed = 0, rejected = 0, accepted = 0;
   printf("seed=%" PRIu64 "\n", o.seed);
   fflush(stdout);
-  long first = o.only >= 0 && !o.only_invalid ? o.only : 0;
-  long last = o.only >= 0 ? (o.only_invalid ? -1 : o.only) : o.cases - 1;
+  bool only_case = o.only >= 0 && !o.only_invalid && !o.only_body;
+  long first = only_case ? o.only : 0;
+  long last = o.only >= 0 ? (only_case ? o.only : -1) : o.cases - 1;
   for (long k = first; k <= last; ++k) {
     int f = run_case(ctx, &cap, &o, k);
     passed += !f;
@@ -299,11 +441,23 @@ int main(int argc, char **argv) {
     accepted += f;
     fflush(stdout);
   }
+  long agree = 0, differ = 0;
+  first = o.only >= 0 && o.only_body ? o.only : 0;
+  last = o.only >= 0 ? (o.only_body ? o.only : -1) : o.body_cases - 1;
+  for (long k = first; k <= last; ++k) {
+    int f = run_body_case(ctx, &cap, &o, k);
+    agree += !f;
+    differ += f;
+    fflush(stdout);
+  }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double secs = (double)(t1.tv_sec - t0.tv_sec) +
                 (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
   printf("%ld passed, %ld failed\n", passed, failed);
   printf("%ld ill-formed rejected, %ld missed\n", rejected, accepted);
+  if (last >= first)
+    printf("%ld body programs agree with the reference, %ld differ\n", agree,
+           differ);
   printf("seed=%" PRIu64 " time=%.1fs\n", o.seed, secs);
   if (failed || accepted)
     fprintf(stderr,
@@ -311,8 +465,11 @@ int main(int argc, char **argv) {
             "accepted (see above)\n",
             tool, failed, failed == 1 ? "" : "s", accepted,
             accepted == 1 ? " was" : "s were");
+  if (differ)
+    fprintf(stderr, "%s: error: %ld body program%s failed (see above)\n",
+            tool, differ, differ == 1 ? "" : "s");
   free(cap.text);
   attn_remark_handler_detach(ctx);
   mlirContextDestroy(ctx);
-  return failed || accepted ? 1 : 0;
+  return failed || accepted || differ ? 1 : 0;
 }

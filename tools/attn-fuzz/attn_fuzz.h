@@ -21,6 +21,27 @@ enum fuzz_block {
   FB_COUNT
 };
 
+/// Entries of fuzz_case.order beyond the named blocks: one attn.score_mod or
+/// attn.mask_mod op (issue 28), drawn only with --bodies.
+enum { FB_SCORE_BODY = FB_COUNT, FB_MASK_BODY, FB_ORDER_CODES };
+
+/// The bodies a well-formed case may carry (templates with a parameter;
+/// the reference computes each in C, independently of the compiler).
+enum fuzz_score_body {
+  FSB_SOFTCAP,  ///< p * tanh(s / p)
+  FSB_DISTANCE, ///< s - p * |q - kv|
+  FSB_HEAD,     ///< s * (1 + p * h) + b / 8
+  FSB_PARITY,   ///< (q + kv) even ? s + p : max(s, -p)
+  FSB_COUNT
+};
+enum fuzz_mask_body {
+  FMB_PREFIX, ///< kv < p or kv <= q (prefix LM)
+  FMB_BAND,   ///< |q - kv| <= p
+  FMB_STRIPE, ///< kv mod p != 0 or kv == q
+  FMB_HEAD,   ///< h even or kv <= q
+  FMB_COUNT
+};
+
 /// How RoPE places one tensor's rows: at 0.., at offset.., or explicit.
 enum fuzz_positions { FP_NONE, FP_OFFSET, FP_EXPLICIT };
 
@@ -39,6 +60,12 @@ enum fuzz_defect {
   FD_BAD_ATTRIBUTE,
   FD_POSITIONS_AND_OFFSET,
   FD_ROTARY_DIM,
+  FD_BODY_OP,            ///< math.atan in a score body
+  FD_BODY_F64,           ///< an f64 value in a score body
+  FD_BODY_MASK_YIELD,    ///< a mask body yielding f32
+  FD_BODY_SIGNATURE,     ///< a score body without the score argument
+  FD_BODY_CONST_INDEX,   ///< a capture read at a constant past its end
+  FD_SCORE_MODS_APART,   ///< softcap between two score_mods (attn-fuse)
   FD_COUNT
 };
 
@@ -60,11 +87,20 @@ struct fuzz_case {
   int64_t window_left, window_right;
   double max_bias, cap;
   int64_t gate_block;
-  // The modifier ops in program order (enum fuzz_block; scale may repeat)
+  // Bodies (--bodies): the attn.score_mod ops' templates, adjacent and
+  // composed in program order, and the attn.mask_mod ops' (enum
+  // fuzz_score_body / fuzz_mask_body), each with its parameter.
+  int nscore_bodies, score_body[2];
+  double score_param[2];
+  int nmask_bodies, mask_body[2];
+  int64_t mask_param[2];
+  // The modifier ops in program order (enum fuzz_block, FB_SCORE_BODY,
+  // FB_MASK_BODY; scale and the bodies may repeat)
   int order[12];
   int norder;
-  // The function's arguments in order (role numbers as in attn_run.h)
-  int args[8];
+  // The function's arguments in order (role numbers as in attn_run.h, and
+  // 8: a capture, only in ill-formed cases)
+  int args[9];
   int nargs;
   // Tile options
   int block_m, block_n;
@@ -74,8 +110,11 @@ struct fuzz_case {
 };
 
 /// Draws case number index of the run with seed: every block alone and every
-/// pair of blocks come first (cases 0..35), then random subsets.
-void attn_fuzz_make_case(uint64_t seed, uint64_t index, struct fuzz_case *c);
+/// pair of blocks come first (cases 0..35), then random subsets. With
+/// bodies, a case may also carry attn.score_mod / attn.mask_mod ops (the
+/// named blocks are drawn as without).
+void attn_fuzz_make_case(uint64_t seed, uint64_t index, bool bodies,
+                         struct fuzz_case *c);
 
 /// Draws an ill-formed program: a well-formed one with one defect.
 void attn_fuzz_make_invalid(uint64_t seed, uint64_t index, struct fuzz_case *c);
@@ -88,7 +127,8 @@ void attn_fuzz_emit(struct attn_strbuf *b, const char *name,
 const char *attn_fuzz_expected_error(const struct fuzz_case *c);
 
 /// The float64 reference problem of c, from the program as generated (not
-/// from what the compiler made of it). Data pointers are left NULL.
+/// from what the compiler made of it). Data pointers are left NULL; the
+/// bodies' score_fn / mask_fn read c (fn_ctx), which must outlive p.
 void attn_fuzz_reference_problem(const struct fuzz_case *c,
                                  struct attn_ref_problem *p);
 

@@ -32,6 +32,7 @@ struct options {
   const char *input, *irdl_file, *tile_options, *hopper_options;
   const char *chip; // GPU target instead of the device's (NULL: the device's)
   uint64_t seed;
+  int64_t capture_ids; // integer captures in [0, capture_ids)
   double tolerance; // <= 0: pick by element type
   bool gpu;
   int iters;        // timed launches on the GPU (0: none)
@@ -53,6 +54,9 @@ static const struct attn_tool_option tool_options[] = {
     {"--hopper-options=<text>", "string", "ctas = the GPU's SMs",
      "lower-tile-to-hopper's options, e.g. 'rope=pre'"},
     {"--seed=<n>", "integer", "fresh each run", "input seed"},
+    {"--capture-ids=<n>", "integer", "4",
+     "integer tensors a score_mod / mask_mod body captures are drawn in "
+     "[0, n) (floats: uniform in [-1, 1])"},
     {"--tolerance=<x>", "number", "1e-4 f32, 2e-2 bf16, 5e-3 f16",
      "max relative error"},
     {"--tile-options=<text>", "string", "none",
@@ -103,6 +107,15 @@ static int parse_args(int argc, char **argv, struct options *o) {
         fprintf(stderr, "%s: error: --seed expects an integer\n", tool);
         return 1;
       }
+    } else if (!strncmp(a, "--capture-ids=", 14)) {
+      long long n = strtoll(a + 14, &end, 10);
+      if (*end || !a[14] || n < 1 || n > 2147483647) {
+        fprintf(stderr, "%s: error: --capture-ids expects an integer in [1, "
+                        "2^31)\n",
+                tool);
+        return 1;
+      }
+      o->capture_ids = n;
     } else if (!strncmp(a, "--tolerance=", 12)) {
       o->tolerance = strtod(a + 12, &end);
       if (*end || !(o->tolerance > 0)) {
@@ -198,7 +211,9 @@ int main(int argc, char **argv) {
          attn_tool_run_pipeline(tool, module, "attn-fuse") &&
          attn_run_collect_jobs(module, jobs, 64, &njobs);
   }
-  struct attn_executor x = {.iters = o.iters, .timeout_s = o.timeout_s};
+  struct attn_executor x = {.iters = o.iters,
+                            .capture_ids = o.capture_ids,
+                            .timeout_s = o.timeout_s};
   if (ok && o.gpu)
     ok = attn_gpu_executor_init(&x); // fail fast when there is no GPU
   if (ok && o.gpu && o.chip) // the driver JIT-compiles older targets' PTX
@@ -247,6 +262,7 @@ int main(int argc, char **argv) {
   }
   if (!ok)
     attn_tool_note_remarks(tool, &remarks);
+  attn_run_jobs_release(jobs, njobs);
   attn_cpu_executor_release(&x);
   attn_gpu_executor_release(&x);
   if (!mlirOperationIsNull(module))

@@ -11,9 +11,13 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/// The tensors an attention's score_fn / mask_fn bodies may capture.
+#define ATTN_RUN_MAX_CAPTURES 16
+
 /// A kernel parameter's role: q, k, v, attn.fused's optional inputs (gate,
 /// q_segments, k_segments, q_positions, k_positions) and out, or a GEMM's
-/// a, b and c, as named in tile.arg_names and the launch manifest.
+/// a, b and c, then the tensors the bodies capture (capture0, ...), as named
+/// in tile.arg_names and the launch manifest.
 enum {
   ATTN_RUN_Q,
   ATTN_RUN_K,
@@ -27,21 +31,46 @@ enum {
   ATTN_RUN_B,
   ATTN_RUN_C,
   ATTN_RUN_OUT,
-  ATTN_RUN_ROLES
+  ATTN_RUN_CAPTURE0,
+  ATTN_RUN_ROLES = ATTN_RUN_CAPTURE0 + ATTN_RUN_MAX_CAPTURES
 };
 
 /// The role's parameter name ("q", ..., "k_positions", "a", "b", "c",
-/// "out").
+/// "out", "capture0", ...).
 const char *attn_run_role_name(int role);
+
+/// Element types a captured tensor may hold.
+enum attn_run_elem {
+  ATTN_RUN_F32,
+  ATTN_RUN_F16,
+  ATTN_RUN_BF16,
+  ATTN_RUN_I32,
+  ATTN_RUN_I64
+};
+
+/// One tensor the bodies capture (role ATTN_RUN_CAPTURE0 + its index).
+struct job_capture {
+  enum attn_run_elem elem;
+  size_t count; // elements
+};
+
+/// A body of the job's attn.fused (score_fn or mask_fn): the block, in the
+/// job's copy of the function, and its captures in attn_body_captures
+/// order as indices into job.captures.
+struct job_body {
+  MlirBlock block; // null: none
+  int ncaptures;
+  int capture[ATTN_RUN_MAX_CAPTURES];
+};
 
 /// One kernel to run: its function name, the role of each argument, which
 /// roles it has and the reference problem: an attention, or a GEMM
 /// (linalg.matmul) when matmul is set.
 struct job {
   char name[256];
-  int nargs;                     // arguments before the output
-  int role_of_arg[ATTN_RUN_OUT]; // role of argument i
-  bool has[ATTN_RUN_ROLES];      // roles present (the output always)
+  int nargs;                       // arguments before the output
+  int role_of_arg[ATTN_RUN_ROLES]; // role of argument i
+  bool has[ATTN_RUN_ROLES];        // roles present (the output always)
   int out;          // the output's role: ATTN_RUN_OUT, or ATTN_RUN_C
   bool out_is_read; // the output holds an input on entry (c += a * b)
   struct attn_ref_problem p;
@@ -49,6 +78,13 @@ struct job {
   int64_t m, n, k; // the GEMM: a m x k, b k x n, c m x n
   int elem_bits;  // 32 or 16
   bool elem_bf16; // which 16-bit kind
+  /// The bodies and what they capture; func_copy is the function copied
+  /// (the compiled one is rewritten) for the reference to evaluate them,
+  /// released by attn_run_jobs_release.
+  int ncaptures;
+  struct job_capture captures[ATTN_RUN_MAX_CAPTURES];
+  struct job_body score_fn, mask_fn;
+  MlirOperation func_copy;
 };
 
 struct attn_jit;
@@ -64,6 +100,7 @@ struct attn_executor {
                   void *const bufs[ATTN_RUN_ROLES],
                   const size_t bytes[ATTN_RUN_ROLES], double *ms);
   int iters;
+  int64_t capture_ids;          // integer captures in [0, capture_ids)
   double timeout_s;             // GPU: how long a synchronize may wait
                                 // (< 0: the default)
   struct attn_jit *jit;         // CPU
@@ -84,9 +121,16 @@ struct attn_executor {
 bool attn_run_collect_jobs(MlirOperation module, struct job *jobs, int max,
                            int *n);
 
+/// Releases what attn_run_collect_jobs made for jobs[0..n) (the copies of
+/// functions with bodies).
+void attn_run_jobs_release(struct job *jobs, int n);
+
 /// Draws fresh inputs from rng, runs job j on x, compares with the float64
 /// reference and prints one line to out. tolerance <= 0 picks one by element
-/// type. Returns 0 pass, 1 fail, -1 error (printed to stderr).
+/// type. Captured tensors are uniform in [-1, 1] (floats) or in
+/// [0, x->capture_ids) (integers; 4 when 0). The reference evaluates j's
+/// bodies unless j->p already has a score_fn or mask_fn hook (the caller's
+/// own). Returns 0 pass, 1 fail, -1 error (printed to stderr).
 int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
                  struct attn_rng *rng, FILE *out);
 

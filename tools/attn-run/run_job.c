@@ -3,14 +3,18 @@
 // Shared by attn-run and attn-fuzz: reads what each attn.fused op (or
 // linalg.matmul) computes into a job, draws random inputs for every
 // parameter (q, k, v; gate log-biases; segment ids with a few documents per
-// sequence; RoPE positions; a GEMM's a, b and its init c), runs the kernel
-// and compares its output with the float64 reference.
+// sequence; RoPE positions; the tensors score_fn / mask_fn bodies capture;
+// a GEMM's a, b and its init c), runs the kernel and compares its output
+// with the float64 reference, which evaluates the bodies in float64
+// (lib/IR/attn_body_eval.h) on a copy of the function.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/attn-run/attn_run.h"
 
 #include "dialects/attn/attn_dialect.h"
+#include "dialects/body.h"
 #include "dialects/dialects.h"
+#include "lib/IR/attn_body_eval.h"
 #include "lib/Reference/comm_reference.h"
 #include "lib/Target/attn_jit.h"
 #include "lib/Transforms/transforms.h"
@@ -25,8 +29,13 @@ static const char *tool = "attn-run";
 
 const char *attn_run_role_name(int role) {
   static const char *const names[ATTN_RUN_ROLES] = {
-      "q",           "k",           "v", "gate", "q_segments", "k_segments",
-      "q_positions", "k_positions", "a", "b",    "c",          "out"};
+      "q",          "k",          "v",          "gate",       "q_segments",
+      "k_segments", "q_positions", "k_positions", "a",         "b",
+      "c",          "out",        "capture0",   "capture1",   "capture2",
+      "capture3",   "capture4",   "capture5",   "capture6",   "capture7",
+      "capture8",   "capture9",   "capture10",  "capture11",  "capture12",
+      "capture13",  "capture14",  "capture15"};
+  _Static_assert(ATTN_RUN_MAX_CAPTURES == 16, "name every capture role");
   return role >= 0 && role < ATTN_RUN_ROLES ? names[role] : "?";
 }
 
@@ -38,9 +47,79 @@ static enum attn_ref_mod ref_mod(enum attn_score_mod m) {
     return ATTN_REF_ALIBI;
   case ATTN_MOD_GATE:
     return ATTN_REF_GATE;
+  case ATTN_MOD_FN:
+    return ATTN_REF_FN;
   default:
     return ATTN_REF_SCALE;
   }
+}
+
+/// The element kind of a captured tensor's type.
+static enum attn_run_elem capture_elem(MlirType t) {
+  MlirType e = mlirShapedTypeGetElementType(t);
+  return mlirTypeIsAF32(e)    ? ATTN_RUN_F32
+         : mlirTypeIsAF16(e)  ? ATTN_RUN_F16
+         : mlirTypeIsABF16(e) ? ATTN_RUN_BF16
+         : mlirIntegerTypeGetWidth(e) == 64 ? ATTN_RUN_I64
+                                            : ATTN_RUN_I32;
+}
+
+/// Marks the function arguments (of entry block body) body captures in
+/// captured[]; false after a diagnostic when one is not an argument.
+static bool mark_captures(MlirOperation fused, MlirBlock body, MlirBlock fb,
+                          bool captured[ATTN_RUN_ROLES]) {
+  MlirValue c[ATTN_RUN_MAX_CAPTURES + 1];
+  int n = attn_body_captures(body, c, ATTN_RUN_MAX_CAPTURES + 1);
+  if (n > ATTN_RUN_MAX_CAPTURES)
+    return attn_emit_errorf(fused, "attn-run handles at most %d captured "
+                                   "tensors",
+                            ATTN_RUN_MAX_CAPTURES);
+  for (int i = 0; i < n; ++i) {
+    if (!mlirValueIsABlockArgument(c[i]) ||
+        !mlirBlockEqual(mlirBlockArgumentGetOwner(c[i]), fb))
+      return attn_emit_errorf(fused, "a tensor a body captures must be a "
+                                     "function argument");
+    intptr_t a = mlirBlockArgumentGetArgNumber(c[i]);
+    if (a < ATTN_RUN_ROLES)
+      captured[a] = true;
+  }
+  return true;
+}
+
+/// Points jb at body (of the copy of the function, whose entry block is fb)
+/// and its captures at the job's capture indices (arg_capture: the capture
+/// index of each function argument).
+static void read_body(MlirBlock body, MlirBlock fb, const int *arg_capture,
+                      struct job_body *jb) {
+  MlirValue c[ATTN_RUN_MAX_CAPTURES];
+  jb->block = body;
+  jb->ncaptures = 0;
+  if (mlirBlockIsNull(body))
+    return;
+  int n = attn_body_captures(body, c, ATTN_RUN_MAX_CAPTURES);
+  for (int i = 0; i < n && i < ATTN_RUN_MAX_CAPTURES; ++i)
+    if (mlirValueIsABlockArgument(c[i]) &&
+        mlirBlockEqual(mlirBlockArgumentGetOwner(c[i]), fb))
+      jb->capture[jb->ncaptures++] =
+          arg_capture[mlirBlockArgumentGetArgNumber(c[i])];
+}
+
+/// Copies func (whose attn.fused has bodies) into j->func_copy and reads
+/// the copy's bodies; arg_capture as in read_body.
+static bool copy_bodies(MlirOperation func, struct job *j,
+                        const int *arg_capture) {
+  j->func_copy = mlirOperationClone(func);
+  MlirBlock fb =
+      mlirRegionGetFirstBlock(mlirOperationGetRegion(j->func_copy, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(fb);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+    if (attn_op_is(op, ATTN_OP_FUSED)) {
+      read_body(attn_fused_score_fn(op), fb, arg_capture, &j->score_fn);
+      read_body(attn_fused_mask_fn(op), fb, arg_capture, &j->mask_fn);
+      return true;
+    }
+  return attn_emit_errorf(func, "internal: the copy of the function has no "
+                                "attn.fused");
 }
 
 /// Reads the problem of the attn.fused op in func into j.
@@ -55,14 +134,46 @@ static bool describe(MlirOperation func, MlirOperation fused, struct job *j) {
   snprintf(j->name, sizeof j->name, "%.*s", (int)sym.length, sym.data);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
   intptr_t nops = mlirOperationGetNumOperands(fused);
-  if (mlirBlockGetNumArguments(body) != nops)
+  intptr_t nargs = mlirBlockGetNumArguments(body);
+  bool captured[ATTN_RUN_ROLES] = {false};
+  MlirBlock score_fn = attn_fused_score_fn(fused),
+            mask_fn = attn_fused_mask_fn(fused);
+  if (nargs > ATTN_RUN_ROLES)
+    return attn_emit_errorf(func, "attn-run handles at most %d arguments",
+                            ATTN_RUN_ROLES);
+  if (!mark_captures(fused, score_fn, body, captured) ||
+      !mark_captures(fused, mask_fn, body, captured))
+    return false;
+  int arg_capture[ATTN_RUN_ROLES];
+  for (intptr_t i = 0; i < nargs; ++i) {
+    MlirType t = mlirValueGetType(mlirBlockGetArgument(body, i));
+    int64_t d[8];
+    int rank = attn_static_shape(t, d);
+    arg_capture[i] = -1;
+    if (!captured[i] || rank < 1)
+      continue;
+    if (j->ncaptures == ATTN_RUN_MAX_CAPTURES)
+      return attn_emit_errorf(fused, "attn-run handles at most %d captured "
+                                     "tensors",
+                              ATTN_RUN_MAX_CAPTURES);
+    struct job_capture *jc = &j->captures[j->ncaptures];
+    jc->elem = capture_elem(t);
+    jc->count = 1;
+    for (int r = 0; r < rank; ++r)
+      jc->count *= (size_t)d[r];
+    j->role_of_arg[i] = ATTN_RUN_CAPTURE0 + j->ncaptures;
+    j->has[ATTN_RUN_CAPTURE0 + j->ncaptures] = true;
+    arg_capture[i] = j->ncaptures++;
+  }
+  if (nargs != nops + j->ncaptures)
     return attn_emit_errorf(func, "attn-run expects functions taking exactly "
-                                  "the operands of attn.fused");
+                                  "the operands of attn.fused and the "
+                                  "tensors its bodies capture");
   int role_of_operand[ATTN_RUN_OUT] = {ATTN_RUN_Q, ATTN_RUN_K, ATTN_RUN_V};
   for (int r = 0; r < ATTN_NUM_EXTRAS; ++r)
     if (c.extra[r] >= 0)
       role_of_operand[c.extra[r]] = ATTN_RUN_GATE + r;
-  j->nargs = (int)nops;
+  j->nargs = (int)nargs;
   for (intptr_t i = 0; i < nops; ++i) {
     MlirValue a = mlirOperationGetOperand(fused, i);
     if (!mlirValueIsABlockArgument(a))
@@ -105,6 +216,8 @@ static bool describe(MlirOperation func, MlirOperation fused, struct job *j) {
   p->nmods = c.nmods;
   for (int i = 0; i < c.nmods; ++i)
     p->mods[i] = ref_mod(c.mods[i]);
+  if (!mlirBlockIsNull(score_fn) || !mlirBlockIsNull(mask_fn))
+    return copy_bodies(func, j, arg_capture);
   return true;
 }
 
@@ -159,6 +272,14 @@ static bool collect_function(MlirOperation f, struct job *jobs, int max,
     return false;
   ++*n;
   return true;
+}
+
+void attn_run_jobs_release(struct job *jobs, int n) {
+  for (int i = 0; i < n; ++i)
+    if (!mlirOperationIsNull(jobs[i].func_copy)) {
+      mlirOperationDestroy(jobs[i].func_copy);
+      jobs[i].func_copy = (MlirOperation){NULL};
+    }
 }
 
 bool attn_run_collect_jobs(MlirOperation module, struct job *jobs, int max,
@@ -254,8 +375,84 @@ static void role_sizes(const struct job *j, size_t n[ATTN_RUN_ROLES]) {
                                 k * n_,
                                 m * n_,
                                 b * h * sq * (size_t)p->value_dim};
-  for (int r = 0; r < ATTN_RUN_ROLES; ++r)
+  for (int r = 0; r < ATTN_RUN_CAPTURE0; ++r)
     n[r] = j->has[r] ? all[r] : 0;
+  for (int c = 0; c < ATTN_RUN_MAX_CAPTURES; ++c)
+    n[ATTN_RUN_CAPTURE0 + c] = c < j->ncaptures ? j->captures[c].count : 0;
+}
+
+/// Bytes of one element of role r.
+static size_t role_elem_bytes(const struct job *j, int r) {
+  if (r <= ATTN_RUN_V || r == ATTN_RUN_OUT)
+    return (size_t)j->elem_bits / 8;
+  if (r < ATTN_RUN_CAPTURE0)
+    return 4;
+  switch (j->captures[r - ATTN_RUN_CAPTURE0].elem) {
+  case ATTN_RUN_F16:
+  case ATTN_RUN_BF16:
+    return 2;
+  case ATTN_RUN_I64:
+    return 8;
+  default:
+    return 4;
+  }
+}
+
+/// A captured tensor: floats uniform in [-1, 1] rounded to the element
+/// type, integers uniform in [0, ids); ref gets the same values in float64.
+static void fill_capture(struct attn_rng *rng, const struct job_capture *c,
+                         void *buf, double *ref, int64_t ids) {
+  for (size_t i = 0; i < c->count; ++i) {
+    float x = (float)(2.0 * attn_rng_uniform(rng) - 1.0);
+    int64_t id = (int64_t)attn_rng_below(rng, (uint64_t)ids);
+    switch (c->elem) {
+    case ATTN_RUN_F32:
+      ((float *)buf)[i] = x;
+      ref[i] = x;
+      break;
+    case ATTN_RUN_F16: {
+      uint16_t h = attn_f32_to_f16(x);
+      ((uint16_t *)buf)[i] = h;
+      ref[i] = attn_f16_to_f32(h);
+      break;
+    }
+    case ATTN_RUN_BF16: {
+      uint16_t h = attn_f32_to_bf16(x);
+      ((uint16_t *)buf)[i] = h;
+      ref[i] = attn_bf16_to_f32(h);
+      break;
+    }
+    case ATTN_RUN_I32:
+      ((int32_t *)buf)[i] = (int32_t)id;
+      ref[i] = (double)id;
+      break;
+    case ATTN_RUN_I64:
+      ((int64_t *)buf)[i] = id;
+      ref[i] = (double)id;
+      break;
+    }
+  }
+}
+
+/// The evaluator of body jb over the captures' float64 data, or NULL
+/// (none, or an error printed).
+static struct attn_body_eval *body_eval(const struct job *j,
+                                        const struct job_body *jb,
+                                        double *const caps[], bool *ok) {
+  if (mlirBlockIsNull(jb->block))
+    return NULL;
+  const double *data[ATTN_RUN_MAX_CAPTURES];
+  for (int i = 0; i < jb->ncaptures; ++i)
+    data[i] = caps[jb->capture[i]];
+  char err[256];
+  struct attn_body_eval *e =
+      attn_body_eval_create(jb->block, jb->ncaptures, data, err, sizeof err);
+  if (!e) {
+    fprintf(stderr, "%s: error: cannot evaluate a body of '%s': %s\n", tool,
+            j->name, err);
+    *ok = false;
+  }
+  return e;
 }
 
 /// Draws the inputs of every present role into bufs (device layout) and refs
@@ -291,7 +488,8 @@ static void draw_inputs(struct attn_rng *rng, const struct job *j,
 /// Appends the blocks a job uses beyond causal and rope to the result line.
 static void print_features(FILE *out, const struct job *j) {
   const struct attn_ref_problem *p = &j->p;
-  static const char *const mod_names[4] = {"scale", "softcap", "alibi", "gate"};
+  static const char *const mod_names[5] = {"scale", "softcap", "alibi", "gate",
+                                           "fn"};
   if (p->window)
     fprintf(out, " window=%lld,%lld", (long long)p->window_left,
             (long long)p->window_right);
@@ -304,6 +502,10 @@ static void print_features(FILE *out, const struct job *j) {
     for (int i = 0; i < p->nmods; ++i)
       fprintf(out, "%s%s", i ? "," : "", mod_names[p->mods[i]]);
   }
+  if (!mlirBlockIsNull(j->mask_fn.block))
+    fprintf(out, " mask_fn=1");
+  if (j->ncaptures)
+    fprintf(out, " captures=%d", j->ncaptures);
 }
 
 static double default_tolerance(const struct job *j, double tolerance) {
@@ -410,19 +612,21 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
   size_t n[ATTN_RUN_ROLES], bytes[ATTN_RUN_ROLES];
   void *bufs[ATTN_RUN_ROLES] = {NULL};
   double *refs[4] = {NULL}, *want = NULL, *got = NULL;
-  size_t es = (size_t)j->elem_bits / 8;
+  double *caps[ATTN_RUN_MAX_CAPTURES] = {NULL};
+  struct attn_body_fns fns = {NULL, NULL};
   int rc = -1;
   double ms = -1;
   role_sizes(j, n);
   bool ok = true;
   for (int r = 0; r < ATTN_RUN_ROLES; ++r) {
-    bool tensor = r <= ATTN_RUN_V || r == ATTN_RUN_OUT;
-    bytes[r] = n[r] * (tensor ? es : 4);
+    bytes[r] = n[r] * role_elem_bytes(j, r);
     if (j->has[r])
       ok &= (bufs[r] = malloc(bytes[r] ? bytes[r] : 1)) != NULL;
     if (r < 3 || (r == ATTN_RUN_GATE && j->has[r]))
       ok &= (refs[r < 3 ? r : 3] = malloc(8 * (n[r] ? n[r] : 1))) != NULL;
   }
+  for (int c = 0; c < j->ncaptures; ++c)
+    ok &= (caps[c] = malloc(8 * j->captures[c].count)) != NULL;
   size_t no = n[ATTN_RUN_OUT];
   ok &= (want = malloc(no * 8)) != NULL && (got = malloc(no * 8)) != NULL;
   if (!ok) {
@@ -430,6 +634,23 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
     goto out;
   }
   draw_inputs(rng, j, bufs, refs, n);
+  for (int c = 0; c < j->ncaptures; ++c)
+    fill_capture(rng, &j->captures[c], bufs[ATTN_RUN_CAPTURE0 + c], caps[c],
+                 x->capture_ids > 0 ? x->capture_ids : 4);
+  // The bodies' float64 evaluation, unless the caller gave the problem
+  // hooks of its own (attn-fuzz's reference bodies, written independently).
+  if (!p.score_fn && !p.mask_fn) {
+    fns.score = body_eval(j, &j->score_fn, caps, &ok);
+    fns.mask = body_eval(j, &j->mask_fn, caps, &ok);
+    if (!ok)
+      goto out;
+    if (fns.score)
+      p.score_fn = attn_body_fns_score;
+    if (fns.mask)
+      p.mask_fn = attn_body_fns_mask;
+    if (fns.score || fns.mask)
+      p.fn_ctx = &fns;
+  }
   p.gate = refs[3];
   p.q_segments = bufs[ATTN_RUN_Q_SEGMENTS];
   p.k_segments = bufs[ATTN_RUN_K_SEGMENTS];
@@ -457,6 +678,10 @@ out:
     free(bufs[r]);
   for (int r = 0; r < 4; ++r)
     free(refs[r]);
+  for (int c = 0; c < ATTN_RUN_MAX_CAPTURES; ++c)
+    free(caps[c]);
+  attn_body_eval_destroy(fns.score);
+  attn_body_eval_destroy(fns.mask);
   free(want);
   free(got);
   return rc;
@@ -469,7 +694,7 @@ out:
 static bool cpu_execute(struct attn_executor *x, const struct job *j,
                         void *const bufs[ATTN_RUN_ROLES],
                         const size_t bytes[ATTN_RUN_ROLES], double *ms) {
-  void *ptrs[ATTN_RUN_ROLES], *args[ATTN_RUN_ROLES];
+  void *ptrs[ATTN_RUN_ROLES + 1], *args[ATTN_RUN_ROLES + 1];
   int n = 0;
   for (int a = 0; a < j->nargs; ++a)
     ptrs[n++] = bufs[j->role_of_arg[a]];
