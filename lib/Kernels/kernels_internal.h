@@ -776,7 +776,7 @@ MlirAttribute attn_k_launch_attr(struct attn_builder *b, const char *kernel,
 // once per tile (attn_k_fn_tile), what depends on the key once per column of
 // the fragment (both of its rows share it), the rest once per element.
 
-/// Most ops of one body state (attn_k_fn's memos hold one entry per op made).
+/// The ops made for the bodies in one scope, one entry per op (score_fn.c).
 struct attn_k_fn_memo;
 
 /// A kernel's score and mask functions being built: its description, the

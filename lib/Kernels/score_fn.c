@@ -46,6 +46,8 @@ struct entry {
   MlirValue res;
 };
 
+/// The ops made for one scope (a tile's start, a key block): e[0 .. n),
+/// room for cap.
 struct attn_k_fn_memo {
   size_t n, cap;
   struct entry *e;
@@ -63,6 +65,7 @@ void attn_k_fn_init(struct attn_k_fn *fn, const struct attn_hopper_kernel *k,
     fn->caps[i] = caps[i];
 }
 
+/// Frees m (NULL: nothing).
 static void memo_free(struct attn_k_fn_memo *m) {
   if (m)
     free(m->e);
