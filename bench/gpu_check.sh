@@ -103,6 +103,20 @@ run test/Inputs/hopper/h64_window_rope.mlir --hopper-options="persistent=false"
 run test/Inputs/hopper/h128_softcap_causal_gqa.mlir --tile-options="kernel=hopper block-n=64" --hopper-options="ctas=5"
 run test/Inputs/hopper/h128_alibi_causal.mlir --hopper-options="rescale=eager ctas=3"
 run test/Inputs/hopper/h64_mods_window_f16.mlir --hopper-options="consumers=3 row-sum=mma ctas=2"
+# Score and mask functions of any form on the fragments (lib/Kernels/score_fn.c):
+# the gate and the document mask as attn-tile's bodies, a bias table, ALiBi
+# and a prefix LM written as bodies with captured tensors; several tiles per
+# CTA, one CTA per tile, three consumers, 64-key blocks, the eager softmax
+# with the tensor cores' sums, and each RoPE placement (launch programs pass
+# the captures, the program's order kept).
+run test/Inputs/hopper/h64_bias_document.mlir --hopper-options="ctas=3"
+run test/Inputs/hopper/h64_bias_document.mlir --hopper-options="persistent=false"
+run test/Inputs/hopper/h64_bias_document.mlir --hopper-options="consumers=3 ctas=2"
+run test/Inputs/hopper/h64_document_window.mlir --tile-options="kernel=hopper block-n=64" --hopper-options="ctas=3"
+run test/Inputs/hopper/h128_gate_softcap_f16.mlir --hopper-options="rescale=eager row-sum=mma ctas=2"
+for place in split pre fused; do
+  run test/Inputs/hopper/h64_prefix_alibi_body.mlir --hopper-options=rope=$place
+done
 # The mma.sync kernel (lower-tile-to-mma), compiled for sm_80 (3 stages) and
 # sm_86 (2 stages at d 128) and JIT-compiled by the driver: every input it
 # takes, then its small tiles (4 warps, 32 and 128 keys).
@@ -115,6 +129,8 @@ run test/Inputs/hopper/h64_gqa_rope_causal.mlir --chip=sm_80 --kernel=mma --tile
 run test/Inputs/hopper/h64_causal.mlir --chip=sm_80 --kernel=mma --tile-options="block-m=64 block-n=128"
 run test/Inputs/hopper/h64_window_rope.mlir --chip=sm_80 --kernel=mma --tile-options="block-m=64 block-n=32"
 run test/Inputs/hopper/h64_mods_window_f16.mlir --chip=sm_86 --kernel=mma
+run test/Inputs/hopper/h64_bias_document.mlir --chip=sm_80 --kernel=mma --tile-options="block-m=64 block-n=32"
+run test/Inputs/hopper/h128_gate_softcap_f16.mlir --chip=sm_86 --kernel=mma
 # The Python binding on CUDA torch tensors (test/python/torch_cuda.test).
 echo "== python: attn.attention on CUDA tensors" | tee -a "$log"
 if ! PYTHONPATH="$root/python" ATTN_LIBRARY_DIR="$carry/lib" ATTN_CACHE_DIR="/tmp/attn-gpu-check-cache" \

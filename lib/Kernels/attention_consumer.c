@@ -207,6 +207,12 @@ void attn_k_att_consumer(const struct attn_k_att *a,
   int ns = a->ns, na = a->na, np = ns / 2;
   attn_builder_role(b, "consumer");
   struct cons c;
+  struct attn_k_fn fn;
+  c.sm.fn = NULL;
+  if (attn_k_has_fns(k)) {
+    attn_k_fn_init(&fn, k, tiles->caps);
+    c.sm.fn = &fn;
+  }
   c.cw = attn_k_addc(b, wg, -1);
   MlirValue warp = attn_k_divc(b, wt, 32), lane = attn_k_remc(b, wt, 32);
   MlirValue lq = attn_k_divc(b, lane, 4);
@@ -274,6 +280,11 @@ void attn_k_att_consumer(const struct attn_k_att *a,
   c.sm.ninf = attn_b_f32(b, -INFINITY);
   c.sm.zero = attn_b_f32(b, 0.0f);
   c.nz = attn_b_f32(b, -0.0f); // x + -0.0 == x: names one result of a region op
+  if (c.sm.fn) { // per tile: what the functions read of its head and rows
+    attn_builder_role(b, "softmax");
+    attn_k_fn_tile(b, c.sm.fn, x->bz, x->h, c.sm.row0);
+    attn_builder_role(b, "consumer");
+  }
   MlirValue ready =
       k->rope && k->rope_k_in_kernel ? x->bar_kready : x->bar_full;
 
@@ -399,4 +410,6 @@ void attn_k_att_consumer(const struct attn_k_att *a,
   attn_b_if_open(b, &takes, first, 0, NULL, false);
   attn_k_bar_sync(b, attn_b_i32(b, W + 1), 256);
   attn_b_if_close(b, &takes, 0, NULL);
+  if (c.sm.fn)
+    attn_k_fn_free(c.sm.fn);
 }

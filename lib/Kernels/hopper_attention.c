@@ -43,14 +43,16 @@ static const int PRODUCER_REGS_NO_ROPE[2] = {40, 32};
 static const int CONSUMER_REGS[2] = {224, 152};
 static const int CONSUMER_REGS_NO_ROPE[2] = {232, 160};
 
-/// Parameters of the function: q, k, v, out, with rope_k_ahead k_rot and
-/// rope_sync, then the tensor maps of q, k (k_rot's with rope_k_ahead) and
-/// v, with rope_k_ahead the raw k's.
+/// Parameters of the function: the caller's tensors (q, k, v, out and the
+/// captures of the score and mask functions, in k's order:
+/// attn_hopper_arg_at), with rope_k_ahead k_rot and rope_sync, then the
+/// tensor maps of q, k (k_rot's with rope_k_ahead) and v, with rope_k_ahead
+/// the raw k's.
 static int nparams(const struct attn_hopper_kernel *k) {
-  return k->rope_k_ahead ? 10 : 7;
+  return attn_hopper_nargs(k) + (k->rope_k_ahead ? 6 : 3);
 }
 static int first_map(const struct attn_hopper_kernel *k) {
-  return k->rope_k_ahead ? 6 : 4;
+  return attn_hopper_nargs(k) + (k->rope_k_ahead ? 2 : 0);
 }
 
 /// The attn.launch entry: params in the function's order.
@@ -58,7 +60,7 @@ static MlirAttribute launch_attr(struct attn_builder *b,
                                  const struct attn_hopper_kernel *k,
                                  MlirAttribute attention) {
   const char *ty = k->bf16 ? "bf16" : "f16";
-  struct attn_k_param p[ATTN_K_MAX_PARAMS] = {
+  const struct attn_k_param base[4] = {
       {.name = "q", .dtype = ty, .shape = {k->batch, k->heads, k->seq_q,
                                            k->head_dim}},
       {.name = "k", .dtype = ty, .shape = {k->batch, k->kv_heads, k->seq_k,
@@ -68,7 +70,8 @@ static MlirAttribute launch_attr(struct attn_builder *b,
       {.name = "out", .dtype = ty, .align = 16,
        .shape = {k->batch, k->heads, k->seq_q, k->head_dim}},
   };
-  int n = 4;
+  struct attn_k_param p[ATTN_K_MAX_PARAMS];
+  int n = attn_k_args_params(k, base, p);
   if (k->rope_k_ahead) {
     p[n++] = (struct attn_k_param){
         .name = "k_rot", .dtype = ty, .align = 16,
@@ -106,7 +109,8 @@ static MlirAttribute launch_attr(struct attn_builder *b,
 }
 
 /// The per-argument attributes: the tensor maps are 64-byte aligned, 128
-/// bytes passed by value, grid constants.
+/// bytes passed by value, grid constants; the captures are read only and
+/// alias nothing written (their loads may go through the read-only cache).
 static MlirAttribute arg_attrs(struct attn_builder *b,
                                const struct attn_hopper_kernel *k) {
   MlirNamedAttribute m[] = {
@@ -117,10 +121,14 @@ static MlirAttribute arg_attrs(struct attn_builder *b,
   };
   MlirAttribute none = mlirDictionaryAttrGet(b->ctx, 0, NULL);
   MlirAttribute map = mlirDictionaryAttrGet(b->ctx, 3, m);
-  MlirAttribute all[10];
+  MlirAttribute all[10 + ATTN_HOPPER_MAX_CAPTURES];
   int n = nparams(k);
   for (int i = 0; i < n; ++i)
-    all[i] = i < first_map(k) ? none : map;
+    all[i] = i >= first_map(k) ? map
+             : i < attn_hopper_nargs(k) &&
+                     attn_hopper_arg_at(k, i) >= ATTN_HOPPER_ARG_CAPTURE
+                 ? attn_k_fn_capture_attrs(b)
+                 : none;
   return mlirArrayAttrGet(b->ctx, n, all);
 }
 
@@ -150,10 +158,12 @@ static void build_body(const struct attn_k_att *a,
   x.vmap = attn_k_ptrtoint(b, attn_b_func_arg(f, m0 + 2), b->t.i64);
   if (k->rope_k_ahead) {
     x.kraw_map = attn_k_ptrtoint(b, attn_b_func_arg(f, m0 + 3), b->t.i64);
-    x.sync = attn_k_ptrtoint(b, attn_b_func_arg(f, 5), b->t.i64);
+    x.sync = attn_k_ptrtoint(
+        b, attn_b_func_arg(f, attn_hopper_nargs(k) + 1), b->t.i64);
     x.ahead_ctx = attn_k_addc(b, x.sbase, a->ahead_ctx_off);
   }
-  x.out = attn_k_gep_const(b, attn_b_func_arg(f, 3), 0);
+  x.out = attn_k_gep_const(b, attn_k_arg(k, f, ATTN_HOPPER_ARG_OUT), 0);
+  attn_k_capture_args(k, f, x.caps);
   MlirValue bars = attn_k_addc(b, x.sbase, a->bar_off);
   x.bar_q = bars;
   x.bar_qempty = attn_k_addc(b, bars, 8);

@@ -43,6 +43,37 @@ enum attn_hopper_mod {
   ATTN_HOPPER_MOD_SCALE,
   ATTN_HOPPER_MOD_SOFTCAP,
   ATTN_HOPPER_MOD_ALIBI,
+  /// A score function of any form (tile.score_fn's body): each FN entry of
+  /// mods takes the next of attn_hopper_kernel::score_fns.
+  ATTN_HOPPER_MOD_FN,
+};
+
+/// A tensor the caller passes (attn_hopper_kernel::args).
+enum attn_hopper_arg {
+  ATTN_HOPPER_ARG_Q,
+  ATTN_HOPPER_ARG_K,
+  ATTN_HOPPER_ARG_V,
+  ATTN_HOPPER_ARG_OUT,
+  ATTN_HOPPER_ARG_CAPTURE, ///< + i: capture i
+};
+
+/// Most entries of attn_hopper_kernel::mods, score and mask functions, and
+/// captures.
+#define ATTN_HOPPER_MAX_MODS 8
+#define ATTN_HOPPER_MAX_FNS 4
+#define ATTN_HOPPER_MAX_CAPTURES 8
+
+/// A tensor the score and mask functions read (a capture: an argument of
+/// the tile kernel besides q, k, v and out, read by memref.load in their
+/// bodies: the gate, the segment ids, a user's table). The kernels take it
+/// as a pointer parameter where the tile kernel has it
+/// (attn_hopper_kernel::args).
+struct attn_hopper_capture {
+  MlirValue value; ///< the tile kernel's argument (a static memref)
+  char name[32];   ///< its tile.arg_names entry: "capture0", "gate", ...
+  const char *dtype; ///< "f32", "f16", "bf16", "i32" or "i64"
+  int rank;        ///< 1 to 4
+  int64_t shape[4];
 };
 
 /// Everything the kernel depends on; all of it is compile-time constant.
@@ -64,9 +95,34 @@ struct attn_hopper_kernel {
   /// s - slope_h |q - k|, slope_h = 2^(-alibi (h + 1) / heads) for query
   /// head h). softcap and alibi are 0 when absent.
   int nmods;
-  enum attn_hopper_mod mods[3];
+  enum attn_hopper_mod mods[ATTN_HOPPER_MAX_MODS];
   double softcap;
   double alibi;
+  /// Score functions of any form, in the order of mods' FN entries: each
+  /// the block of a tile.score_fn (^bb0(score f32, b, h, q, kv: index) ...
+  /// gpu.yield f32), computed on every score element of the accumulator
+  /// fragments with q and kv clamped into the sequences (lib/Kernels/
+  /// score_fn.c). Null blocks past nscore_fns.
+  int nscore_fns;
+  MlirBlock score_fns[ATTN_HOPPER_MAX_FNS];
+  /// Masks of any form, and-ed with the affine masks (causal, window, the
+  /// end of the keys): each the block of a tile.mask_fn (^bb0(b, h, q, kv:
+  /// index) ... gpu.yield i1, false: the key is masked). They mask inside
+  /// the key blocks the affine masks' range holds (attn_hopper_key_range),
+  /// every block (no block is skipped for them).
+  int nmask_fns;
+  MlirBlock mask_fns[ATTN_HOPPER_MAX_FNS];
+  /// The tensors the bodies read, as the kernels' pointer parameters.
+  int ncaptures;
+  struct attn_hopper_capture captures[ATTN_HOPPER_MAX_CAPTURES];
+  /// The tile kernel's arguments in its order (the program's, out last):
+  /// the order of the kernels' first pointer parameters, of their
+  /// manifests' params and of their launch programs' inputs, so that a
+  /// caller passes the tensors as to the plain kernel. Each an enum
+  /// attn_hopper_arg, or ATTN_HOPPER_ARG_CAPTURE + i for captures[i];
+  /// nargs 0: q, k, v, out (attn_hopper_arg_at).
+  int nargs;
+  int args[4 + ATTN_HOPPER_MAX_CAPTURES];
   /// A sliding window besides causal: key k is masked for query q when k <
   /// q - window_left or k > q + window_right (-1: unbounded on that side);
   /// the kernels skip the key blocks wholly outside it
@@ -124,6 +180,13 @@ struct attn_hopper_kernel {
 /// 4-byte entries in the kernel's module); larger problems run one CTA per
 /// tile.
 #define ATTN_HOPPER_MAX_SCHEDULED_TILES (1 << 16)
+
+/// The caller's tensors of k: 4 + k->ncaptures. What the caller passes at
+/// position i (i below it): an enum attn_hopper_arg or a capture's
+/// ATTN_HOPPER_ARG_CAPTURE + n; and the position of that tensor.
+int attn_hopper_nargs(const struct attn_hopper_kernel *k);
+int attn_hopper_arg_at(const struct attn_hopper_kernel *k, int i);
+int attn_hopper_arg_index(const struct attn_hopper_kernel *k, int arg);
 
 /// Threads of a CTA: one producer warpgroup (TMA and RoPE of K tiles) and
 /// k->consumers consumer warpgroups of 64 query rows each.

@@ -12,6 +12,9 @@
 //                    copies, flags in global memory, the 128-byte swizzle
 //   launch.c         the attn.launch manifest entry of a kernel, as a
 //                    dictionary attribute
+//   score_fn.c       score and mask functions of any form (tile.score_fn,
+//                    tile.mask_fn bodies) on a thread's accumulator
+//                    fragments, and their captures' parameters
 //   staged_rows.c    output rows staged through shared memory and copied
 //                    by the bulk-copy engine (attention's and the GEMM's)
 //   softmax.c        the online softmax role (mask, maxima, P, rescale) of
@@ -502,6 +505,8 @@ struct attn_k_att_vals {
   /// The tile's first key block with a window's left edge (its nkb blocks
   /// from there: attn_hopper_key_range); null otherwise (block 0).
   MlirValue kb0;
+  /// The captures' pointer parameters (k->ncaptures of them).
+  MlirValue caps[ATTN_HOPPER_MAX_CAPTURES];
 };
 
 /// Lays out a kernel of k built by b (NULL for the sizes alone) in a.
@@ -744,7 +749,7 @@ struct attn_k_param {
 };
 
 /// Most parameters (and extra keys) of a manifest entry.
-#define ATTN_K_MAX_PARAMS 16
+#define ATTN_K_MAX_PARAMS 24
 
 /// The attn.launch dictionary: grid, block (threads, 1, 1), no static and
 /// smem_bytes dynamic shared memory, kernel family `kernel`, the params, and
@@ -756,6 +761,79 @@ MlirAttribute attn_k_launch_attr(struct attn_builder *b, const char *kernel,
                                  const struct attn_k_param *params,
                                  intptr_t nextra,
                                  const MlirNamedAttribute *extra);
+
+//===-- Score and mask functions (score_fn.c) -----------------------------===//
+//
+// The bodies of tile.score_fn and tile.mask_fn (attn_hopper_kernel's
+// score_fns and mask_fns) cloned onto each element of a thread's S
+// fragment: the block arguments become the element's score, its batch and
+// head and its query row and key, clamped into the sequences, as index
+// casts of the kernel's i32 values; a memref.load of a capture becomes a
+// global load from the capture's pointer parameter at the row-major offset
+// of its (already clamped) indices; gpu.yield gives the result; every other
+// op is cloned as it is (the GPU pipeline lowers arith and math after). What
+// depends only on the batch, the head and the thread's two rows is built
+// once per tile (attn_k_fn_tile), what depends on the key once per column of
+// the fragment (both of its rows share it), the rest once per element.
+
+/// The ops made for the bodies in one scope, one entry per op (score_fn.c).
+struct attn_k_fn_memo;
+
+/// A kernel's score and mask functions being built: its description, the
+/// captures' pointer parameters (!llvm.ptr) and, after attn_k_fn_tile, the
+/// tile's batch, head and the thread's two query rows (index) and the ops
+/// made for them; then the ops of the current key block's columns.
+struct attn_k_fn {
+  const struct attn_hopper_kernel *k;
+  MlirValue caps[ATTN_HOPPER_MAX_CAPTURES];
+  MlirValue b, h, q[2];
+  struct attn_k_fn_memo *tile, *block;
+  MlirValue block_j;     ///< the key block block's ops are for
+  MlirBlock block_where; ///< and where they were made
+  MlirValue kv[ATTN_K_MAX_REGS / 2]; ///< the block's keys (index)
+};
+
+/// Whether k has score or mask functions (then the kernels' softmax state
+/// carries an attn_k_fn).
+bool attn_k_has_fns(const struct attn_hopper_kernel *k);
+/// Starts fn for k with the captures' parameters caps[0 .. k->ncaptures).
+void attn_k_fn_init(struct attn_k_fn *fn, const struct attn_hopper_kernel *k,
+                    const MlirValue *caps);
+/// At the start of a tile, outside its key loop: the tile's batch bz and
+/// head h and the thread's first fragment row row0 (its second is row0 + 8;
+/// all i32), and the ops of every body that depend on nothing else.
+void attn_k_fn_tile(struct attn_builder *b, struct attn_k_fn *fn, MlirValue bz,
+                    MlirValue h, MlirValue row0);
+/// Frees what fn holds (nothing is built).
+void attn_k_fn_free(struct attn_k_fn *fn);
+/// Score function fi (k->score_fns[fi]) on S (block_n / 2 f32 in sv,
+/// replaced) of key block j (i32), lane lr in the quad (i32): each element
+/// times the factor f the scores carry first (none when f is 1).
+void attn_k_fn_scores(struct attn_builder *b, struct attn_k_fn *fn, int fi,
+                      MlirValue lr, MlirValue j, double f, MlirValue *sv);
+/// The mask functions on S (as attn_k_fn_scores): -inf (ninf) where any
+/// body yields false.
+void attn_k_fn_masks(struct attn_builder *b, struct attn_k_fn *fn,
+                     MlirValue lr, MlirValue j, MlirValue ninf, MlirValue *sv);
+/// The attributes of a capture's pointer parameter: llvm.noalias and
+/// llvm.readonly (its loads may use the read-only data cache).
+MlirAttribute attn_k_fn_capture_attrs(struct attn_builder *b);
+/// Capture i's manifest parameter (a pointer with its name, dtype, shape).
+struct attn_k_param attn_k_fn_capture_param(const struct attn_hopper_kernel *k,
+                                            int i);
+/// The manifest params of the caller's tensors in k's order
+/// (attn_hopper_arg_at) into out: base[0 .. 3] for q, k, v and out, the
+/// captures' own. Their number (attn_hopper_nargs).
+int attn_k_args_params(const struct attn_hopper_kernel *k,
+                       const struct attn_k_param base[4],
+                       struct attn_k_param *out);
+/// The kernel function f's parameter of the caller's tensor arg (an enum
+/// attn_hopper_arg or ATTN_HOPPER_ARG_CAPTURE + i), and all the captures'
+/// into caps[0 .. k->ncaptures).
+MlirValue attn_k_arg(const struct attn_hopper_kernel *k,
+                     const struct attn_b_func *f, int arg);
+void attn_k_capture_args(const struct attn_hopper_kernel *k,
+                         const struct attn_b_func *f, MlirValue *caps);
 
 //===-- Softmax (softmax.c) -----------------------------------------------===//
 
@@ -769,6 +847,9 @@ struct attn_k_softmax {
   MlirValue scale_log2, ninf, zero;
   int group_rows;
   MlirValue slope;
+  /// With score or mask functions (attn_k_has_fns): their state, prepared
+  /// for the tile (attn_k_fn_tile); NULL otherwise.
+  struct attn_k_fn *fn;
 };
 
 /// The factor f the softmax folds into its exponent (scale_log2 = f
@@ -782,7 +863,8 @@ MlirValue attn_k_alibi_slope(struct attn_builder *b,
                              const struct attn_hopper_kernel *k, MlirValue h);
 /// The modifiers softcap and ALiBi, in k's order, on S (block_n / 2 f32 in
 /// sv, replaced) of key block j (i32): softcap by tanh.approx.f32, ALiBi by
-/// the element's row and key (the fragment layout attn_k_mask reads).
+/// the element's row and key (the fragment layout attn_k_mask reads), and
+/// the score functions where mods has them (attn_k_fn_scores, s->fn).
 /// Nothing without them.
 void attn_k_score_mods(struct attn_builder *b,
                        const struct attn_hopper_kernel *k,
@@ -790,7 +872,8 @@ void attn_k_score_mods(struct attn_builder *b,
                        MlirValue *sv);
 /// Masks S (block_n / 2 f32 in sv, replaced) in key block j (i32) where it
 /// crosses the diagonal (causal), a window's edge or the end of the keys,
-/// behind a branch.
+/// behind a branch; then, on every block, by the mask functions
+/// (attn_k_fn_masks).
 void attn_k_mask(struct attn_builder *b, const struct attn_hopper_kernel *k,
                  const struct attn_k_softmax *s, MlirValue j, MlirValue *sv);
 /// The online softmax of S (sv) from the row maxima m_in and sums l_in: the

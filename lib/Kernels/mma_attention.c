@@ -20,8 +20,10 @@
 //
 // A causal CTA stops at the diagonal, a windowed one reads the key blocks
 // its window reaches (attn_hopper_key_range); inside it a warp skips the
-// blocks entirely above its own rows or outside their window. Softcap and
-// ALiBi modify S before the mask (softmax.c). Shared-memory tiles are rows
+// blocks entirely above its own rows or outside their window. Softcap,
+// ALiBi and score functions of any form modify S before the mask, mask
+// functions of any form mask it after (softmax.c, score_fn.c; their
+// captures are parameters in the tile kernel's order). Shared-memory tiles are rows
 // of head_dim 16-bit elements whose 16-byte chunks are XORed with row % 8,
 // so that the eight row addresses of an ldmatrix matrix (and a warp's
 // cp.async stores) fall in distinct banks.
@@ -67,6 +69,7 @@ struct ids {
   MlirValue krow;                  // ((lane / 16) * 8 + lane % 8) * rb
   MlirValue klo;                   // (lane / 8) % 2
   MlirValue scale_log2, ninf, zero, nz;
+  struct attn_k_fn *fn; // score and mask functions; NULL: none
 };
 
 /// New ops are named role; returns the location to go back to.
@@ -391,8 +394,9 @@ static void mask(struct em *e, const struct ids *x, MlirValue j,
                              .ninf = x->ninf,
                              .zero = x->zero,
                              .group_rows = 16,
-                             .slope = x->slope};
-  if (e->k->softcap > 0 || e->k->alibi > 0) {
+                             .slope = x->slope,
+                             .fn = x->fn};
+  if (e->k->softcap > 0 || e->k->alibi > 0 || e->k->nscore_fns) {
     role(e, "mma.mods");
     attn_k_score_mods(e->b, e->k, &s, j, sv);
     role(e, "mma.mask");
@@ -457,15 +461,17 @@ static MlirAttribute launch_attr(struct em *e, MlirAttribute attention) {
   int64_t grid[3] = {(k->seq_q + k->block_m - 1) / k->block_m, k->heads,
                      k->batch};
   const char *ty = k->bf16 ? "bf16" : "f16";
-  struct attn_k_param params[4] = {
+  const struct attn_k_param base[4] = {
       {"q", ty, {k->batch, k->heads, k->seq_q, k->head_dim}, 16, 4, NULL, {0}, 0},
       {"k", ty, {k->batch, k->kv_heads, k->seq_k, k->head_dim}, 16, 4, NULL, {0}, 0},
       {"v", ty, {k->batch, k->kv_heads, k->seq_k, k->head_dim}, 16, 4, NULL, {0}, 0},
       {"out", ty, {k->batch, k->heads, k->seq_q, k->head_dim}, 4, 4, NULL, {0}, 0},
   };
+  struct attn_k_param params[4 + ATTN_HOPPER_MAX_CAPTURES];
+  int n = attn_k_args_params(k, base, params);
   MlirNamedAttribute extra = attn_b_named(e->b, "attention", attention);
   return attn_k_launch_attr(e->b, "mma-sync", grid, attn_kernels_mma_threads(k),
-                            attn_kernels_mma_smem_bytes(k), 4, params,
+                            attn_kernels_mma_smem_bytes(k), n, params,
                             mlirAttributeIsNull(attention) ? 0 : 1, &extra);
 }
 
@@ -572,17 +578,28 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
   x.slope = k->alibi > 0 ? attn_k_alibi_slope(b, k, x.h) : (MlirValue){NULL};
   x.raw = attn_k_addressof(b, "attn_smem", b->t.ptr_shared);
   x.sbase = attn_k_ptrtoint(b, x.raw, b->t.i32);
-  x.qsrc = head_address(e, attn_b_func_arg(f, 0), x.b, x.h, k->heads, k->seq_q);
-  x.ksrc =
-      head_address(e, attn_b_func_arg(f, 1), x.b, kh, k->kv_heads, k->seq_k);
-  x.vsrc =
-      head_address(e, attn_b_func_arg(f, 2), x.b, kh, k->kv_heads, k->seq_k);
-  x.out = attn_k_gep_const(b, attn_b_func_arg(f, 3), 0);
+  x.qsrc = head_address(e, attn_k_arg(k, f, ATTN_HOPPER_ARG_Q), x.b, x.h,
+                        k->heads, k->seq_q);
+  x.ksrc = head_address(e, attn_k_arg(k, f, ATTN_HOPPER_ARG_K), x.b, kh,
+                        k->kv_heads, k->seq_k);
+  x.vsrc = head_address(e, attn_k_arg(k, f, ATTN_HOPPER_ARG_V), x.b, kh,
+                        k->kv_heads, k->seq_k);
+  x.out = attn_k_gep_const(b, attn_k_arg(k, f, ATTN_HOPPER_ARG_OUT), 0);
   x.scale_log2 =
       attn_b_f32(b, (float)(attn_k_score_factor(k) * 1.4426950408889634));
   x.ninf = attn_b_f32(b, -INFINITY);
   x.zero = attn_b_f32(b, 0.0f);
   x.nz = attn_b_f32(b, -0.0f);
+  struct attn_k_fn fn;
+  x.fn = NULL;
+  if (attn_k_has_fns(k)) { // what the functions read of the head and rows
+    role(e, "mma.mods");
+    MlirValue caps[ATTN_HOPPER_MAX_CAPTURES];
+    attn_k_capture_args(k, f, caps);
+    attn_k_fn_init(&fn, k, caps);
+    attn_k_fn_tile(b, &fn, x.b, x.h, attn_b_addi(b, x.warp_row0, x.g));
+    x.fn = &fn;
+  }
 
   // Q, then the first stages - 1 key blocks, one commit group each.
   role(e, "mma.load");
@@ -704,6 +721,8 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
   for (int i = 0; i < 2; ++i)
     lf[i] = attn_k_result_f32(b, loop.op, e->no + 2 + i, x.nz);
   epilogue(e, &x, ov, lf);
+  if (x.fn)
+    attn_k_fn_free(x.fn);
 }
 
 bool attn_kernels_build_mma_attention(MlirOperation gpu_module,
@@ -725,12 +744,22 @@ bool attn_kernels_build_mma_attention(MlirOperation gpu_module,
   e.reg4 = attn_k_struct(&b, 4, b.t.i32);
 
   attn_k_declare_libdevice(&b, gpu_module, 16);
-  MlirNamedAttribute attrs[4];
+  MlirNamedAttribute attrs[5];
   intptr_t nattrs =
       attn_k_kernel_attrs(&b, e.threads, launch_attr(&e, attention), attrs);
+  int nargs = attn_hopper_nargs(k);
+  if (k->ncaptures) { // the captures read only (attn_k_fn_capture_attrs)
+    MlirAttribute all[4 + ATTN_HOPPER_MAX_CAPTURES];
+    for (int i = 0; i < nargs; ++i)
+      all[i] = attn_hopper_arg_at(k, i) < ATTN_HOPPER_ARG_CAPTURE
+                   ? mlirDictionaryAttrGet(b.ctx, 0, NULL)
+                   : attn_k_fn_capture_attrs(&b);
+    attrs[nattrs++] =
+        attn_b_named(&b, "arg_attrs", mlirArrayAttrGet(b.ctx, nargs, all));
+  }
   struct attn_b_func f;
   attn_builder_role(&b, "mma.kernel");
-  attn_k_llvm_func_open(&b, &f, k->name, 4, nattrs, attrs);
+  attn_k_llvm_func_open(&b, &f, k->name, nargs, nattrs, attrs);
   build_body(&e, &f);
   attn_builder_role(&b, "mma.kernel");
   return attn_k_llvm_func_finish(&b, &f);

@@ -63,6 +63,8 @@ static double factor_after(const struct attn_hopper_kernel *k, int i,
     return k->softcap;
   case ATTN_HOPPER_MOD_ALIBI:
     return f;
+  case ATTN_HOPPER_MOD_FN: // the body sees the score itself
+    return 1.0;
   }
   return f;
 }
@@ -111,11 +113,14 @@ void attn_k_score_mods(struct attn_builder *b,
                        const struct attn_hopper_kernel *k,
                        const struct attn_k_softmax *s, MlirValue j,
                        MlirValue *sv) {
-  if (!(k->softcap > 0) && !(k->alibi > 0))
+  if (!(k->softcap > 0) && !(k->alibi > 0) && !k->nscore_fns)
     return;
   int ns = k->block_n / 2;
   double f = 1.0;
+  int fi = 0; // the next score function
   for (int m = 0; m < k->nmods; ++m) {
+    if (k->mods[m] == ATTN_HOPPER_MOD_FN && fi < k->nscore_fns)
+      attn_k_fn_scores(b, s->fn, fi++, s->lr, j, f, sv);
     if (k->mods[m] == ATTN_HOPPER_MOD_SOFTCAP) {
       MlirValue c = attn_b_f32(b, (float)(f / k->softcap));
       for (int i = 0; i < ns; ++i)
@@ -178,12 +183,12 @@ static void mask_scores(struct attn_builder *b,
   }
 }
 
-void attn_k_mask(struct attn_builder *b, const struct attn_hopper_kernel *k,
-                 const struct attn_k_softmax *s, MlirValue j, MlirValue *sv) {
+/// The affine masks of attn_k_mask, behind their branch.
+static void mask_affine(struct attn_builder *b,
+                        const struct attn_hopper_kernel *k,
+                        const struct attn_k_softmax *s, MlirValue j,
+                        MlirValue *sv) {
   int ns = k->block_n / 2;
-  bool tail = k->seq_k % k->block_n != 0;
-  if (!k->causal && !tail && !k->window)
-    return;
   MlirValue end = attn_k_mulc(b, attn_k_addc(b, j, 1),
                               k->block_n); // one past the block
   MlirValue need = attn_k_cmpc(b, ATTN_B_UGT, end, k->seq_k);
@@ -209,6 +214,16 @@ void attn_k_mask(struct attn_builder *b, const struct attn_hopper_kernel *k,
   mask_scores(b, k, s, j, masked);
   attn_b_if_else(b, &r, ns, masked);
   if_f32_close(b, &r, sv, ns, sv);
+}
+
+void attn_k_mask(struct attn_builder *b, const struct attn_hopper_kernel *k,
+                 const struct attn_k_softmax *s, MlirValue j, MlirValue *sv) {
+  bool tail = k->seq_k % k->block_n != 0;
+  if (k->causal || tail || k->window)
+    mask_affine(b, k, s, j, sv);
+  // Masks of any form, on every block: nothing bounds where they mask.
+  if (k->nmask_fns)
+    attn_k_fn_masks(b, s->fn, s->lr, j, s->ninf, sv);
 }
 
 void attn_k_softmax(struct attn_builder *b, const struct attn_hopper_kernel *k,

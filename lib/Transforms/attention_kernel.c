@@ -6,7 +6,11 @@
 // allocations' block sizes and the tile.attention dictionary (mods, scale,
 // causal, rope). attn_attention_describe does that once, checking each
 // against the limits of the caller's kernel family (struct
-// attn_attention_family), whose name opens the diagnostics.
+// attn_attention_family), whose name opens the diagnostics. Score and mask
+// functions of any form (tile.score_fn, tile.mask_fn) come with their
+// bodies and the captures they read (the kernel's arguments besides q, k,
+// v and out, in any place),
+// which the kernels compute on their fragments (lib/Kernels/score_fn.c).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels.h"
@@ -22,7 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/// The tile ops of the attention program attn-tile writes, in order.
+/// The ops of score and mask functions of any form (dialects/tile).
+#define SCORE_FN "tile.score_fn"
+#define MASK_FN "tile.mask_fn"
+
+/// The tile ops of the attention program attn-tile writes, in order:
+/// "rope?" a tile.rope when the kernel has RoPE, "scores*" any run of
+/// tile.score_mod and tile.score_fn (the modifiers in mods' order), "masks*"
+/// any number of tile.mask_fn.
 static const char *const program[] = {
     ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_ALLOC,
     ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,
@@ -30,7 +41,7 @@ static const char *const program[] = {
     ATTN_OP_TILE_LOAD,       "rope?",                 ATTN_OP_TILE_FILL,
     ATTN_OP_TILE_FILL,       ATTN_OP_TILE_FILL,       ATTN_OP_TILE_LOAD,
     "rope?",                 ATTN_OP_TILE_LOAD,       ATTN_OP_TILE_MMA,
-    "score_mod?",            ATTN_OP_TILE_MASK,
+    "scores*",               ATTN_OP_TILE_MASK,       "masks*",
     ATTN_OP_TILE_SOFTMAX_UPDATE, ATTN_OP_TILE_MMA,
     ATTN_OP_TILE_NORMALIZE,  ATTN_OP_TILE_STORE,
 };
@@ -47,21 +58,45 @@ void attn_tile_collect_ops(MlirOperation kernel, struct attn_op_list *out) {
 }
 
 /// True when kernel is the attention tile program (with tile.rope on Q and
-/// K when rope is set, and a tile.score_mod when mods is).
-static bool is_attention_program(MlirOperation kernel, bool rope, bool mods) {
+/// K when rope is set, and a tile.score_mod when mods is); its tile.score_fn
+/// and tile.mask_fn ops, in order, go into fns (at most max of each: more
+/// are counted in *nscore, *nmask, but not stored).
+static bool is_attention_program(MlirOperation kernel, bool rope, bool mods,
+                                 MlirOperation *score_fns, int *nscore,
+                                 MlirOperation *mask_fns, int *nmask,
+                                 int max) {
   struct attn_op_list ops = {0};
   attn_tile_collect_ops(kernel, &ops);
   size_t i = 0;
+  int nmods = 0;
   bool ok = !ops.failed;
+  *nscore = *nmask = 0;
   for (size_t p = 0; ok && p < sizeof program / sizeof *program; ++p) {
     if (!strcmp(program[p], "rope?")) {
       if (rope)
         ok = i < ops.n && attn_op_is(ops.ops[i++], ATTN_OP_TILE_ROPE);
       continue;
     }
-    if (!strcmp(program[p], "score_mod?")) {
-      if (mods)
-        ok = i < ops.n && attn_op_is(ops.ops[i++], ATTN_OP_TILE_SCORE_MOD);
+    if (!strcmp(program[p], "scores*")) {
+      for (; i < ops.n; ++i) {
+        if (attn_op_is(ops.ops[i], ATTN_OP_TILE_SCORE_MOD))
+          ++nmods;
+        else if (attn_op_is(ops.ops[i], SCORE_FN)) {
+          if (*nscore < max)
+            score_fns[*nscore] = ops.ops[i];
+          ++*nscore;
+        } else
+          break;
+      }
+      ok = !mods || nmods > 0; // scale alone may be one, or not
+      continue;
+    }
+    if (!strcmp(program[p], "masks*")) {
+      for (; i < ops.n && attn_op_is(ops.ops[i], MASK_FN); ++i) {
+        if (*nmask < max)
+          mask_fns[*nmask] = ops.ops[i];
+        ++*nmask;
+      }
       continue;
     }
     ok = i < ops.n && attn_op_is(ops.ops[i++], program[p]);
@@ -88,17 +123,41 @@ static bool one_of(int size, unsigned sizes) {
   return size > 0 && !(size & (size - 1)) && (sizes & (unsigned)size);
 }
 
-/// True when the kernel's four arguments are named q, k, v and out.
-static bool named_qkvo(MlirOperation kernel) {
-  static const char *order[4] = {"q", "k", "v", "out"};
+/// Whether v (an argument of the kernel) is read inside the body of a
+/// tile.score_fn or tile.mask_fn: a capture.
+static bool read_by_body(MlirValue v) {
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u))
+    for (MlirOperation p = mlirOpOperandGetOwner(u); !mlirOperationIsNull(p);
+         p = mlirOperationGetParentOperation(p))
+      if (attn_op_is(p, SCORE_FN) || attn_op_is(p, MASK_FN))
+        return true;
+  return false;
+}
+
+/// Finds the kernel's nargs arguments q, k, v and out by their
+/// tile.arg_names (attn-tile keeps the program's argument order, out last;
+/// the others are captures: "gate", "q_segments", "capture0", ...): their
+/// positions in pos[0 .. 3] (the enum attn_hopper_arg order). False unless
+/// each is there once.
+static bool find_qkvo(MlirOperation kernel, intptr_t nargs, int pos[4]) {
+  static const char *role[4] = {"q", "k", "v", "out"};
   MlirAttribute names = attn_attr_get(kernel, ATTN_TILE_ARG_NAMES_ATTR);
   bool ok = !mlirAttributeIsNull(names) && mlirAttributeIsAArray(names) &&
-            mlirArrayAttrGetNumElements(names) == 4;
-  for (int i = 0; ok && i < 4; ++i) {
+            mlirArrayAttrGetNumElements(names) == nargs;
+  for (int r = 0; r < 4; ++r)
+    pos[r] = -1;
+  for (intptr_t i = 0; ok && i < nargs; ++i) {
     MlirAttribute n = mlirArrayAttrGetElement(names, i);
-    ok = mlirAttributeIsAString(n) &&
-         attn_str_eq(mlirStringAttrGetValue(n), order[i]);
+    ok = mlirAttributeIsAString(n);
+    for (int r = 0; ok && r < 4; ++r)
+      if (attn_str_eq(mlirStringAttrGetValue(n), role[r])) {
+        ok = pos[r] < 0;
+        pos[r] = (int)i;
+      }
   }
+  for (int r = 0; ok && r < 4; ++r)
+    ok = pos[r] >= 0;
   return ok;
 }
 
@@ -130,17 +189,22 @@ static bool describe_mods(MlirAttribute att,
         mod = ATTN_HOPPER_MOD_SOFTCAP;
       else if (attn_str_eq(s, "alibi"))
         mod = ATTN_HOPPER_MOD_ALIBI;
+      else if (attn_str_eq(s, "fn") || attn_str_eq(s, "gate"))
+        mod = ATTN_HOPPER_MOD_FN; // a tile.score_fn (the gate's is one)
       else if (!attn_str_eq(s, "scale")) {
         snprintf(why, wlen,
-                 "%s computes the modifiers scale, softcap and alibi only",
+                 "%s computes the modifiers scale, softcap, alibi, gate and "
+                 "score functions only",
                  f->kernel);
         snprintf(detail, dlen, "'%.*s'", (int)s.length, s.data);
         return false;
       }
-      for (int i = 0; i < k->nmods; ++i)
+      for (int i = 0; i < k->nmods && mod != ATTN_HOPPER_MOD_FN; ++i)
         n = k->mods[i] == mod ? -1 : n;
-      if (n < 0 || k->nmods == 3)
+      if (n < 0 || k->nmods == ATTN_HOPPER_MAX_MODS) {
+        n = -1;
         break;
+      }
       k->mods[k->nmods++] = mod;
     }
     if (n < 0) {
@@ -148,7 +212,7 @@ static bool describe_mods(MlirAttribute att,
       return false;
     }
   }
-  bool named[3] = {false, false, false};
+  bool named[ATTN_HOPPER_MOD_FN + 1] = {false, false, false, false};
   for (int i = 0; i < k->nmods; ++i)
     named[k->mods[i]] = true;
   if (!(k->softcap >= 0 && k->softcap < INFINITY) ||
@@ -197,13 +261,16 @@ static bool describe_attention(MlirAttribute att,
   for (intptr_t i = 0, n = mlirDictionaryAttrGetNumElements(att); i < n; ++i) {
     MlirNamedAttribute el = mlirDictionaryAttrGetElement(att, i);
     MlirStringRef key = mlirIdentifierStr(el.name);
+    // The gate and the document mask come as bodies (tile.score_fn,
+    // tile.mask_fn); their keys only describe them.
     if (!attn_str_eq(key, "scale") && !attn_str_eq(key, "causal") &&
         !attn_str_eq(key, "rope") && !attn_str_eq(key, "mods") &&
         !attn_str_eq(key, "softcap") && !attn_str_eq(key, "alibi") &&
-        !attn_str_eq(key, "window")) {
+        !attn_str_eq(key, "window") && !attn_str_eq(key, "gate_block") &&
+        !attn_str_eq(key, "document")) {
       snprintf(why, wlen,
-               "%s computes scale, causal, softcap, alibi, window and RoPE "
-               "only",
+               "%s computes scale, causal, softcap, alibi, window, RoPE, "
+               "score and mask functions only",
                f->kernel);
       snprintf(detail, dlen, "'%.*s'", (int)key.length, key.data);
       return false;
@@ -247,6 +314,140 @@ bool attn_attention_rope_positions_ok(const struct attn_hopper_kernel *k) {
          k->rope_offset_k + k->seq_k <= (1LL << 24);
 }
 
+/// The manifest's name of a capture's element type, or NULL when the
+/// kernels do not read it.
+static const char *capture_dtype(MlirType e) {
+  if (mlirTypeIsAF32(e))
+    return "f32";
+  if (mlirTypeIsAF16(e))
+    return "f16";
+  if (mlirTypeIsABF16(e))
+    return "bf16";
+  if (mlirTypeIsAInteger(e) && mlirIntegerTypeGetWidth(e) == 32)
+    return "i32";
+  if (mlirTypeIsAInteger(e) && mlirIntegerTypeGetWidth(e) == 64)
+    return "i64";
+  return NULL;
+}
+
+/// Reads the kernel's arguments but q, k, v and out (at pos) as captures
+/// into k, and their order into k->args; false with why (and detail) when
+/// the kernels cannot take one.
+static bool describe_captures(MlirOperation kernel, MlirBlock body,
+                              const int pos[4],
+                              const struct attn_attention_family *f,
+                              struct attn_hopper_kernel *k, char *why,
+                              size_t wlen, char *detail, size_t dlen) {
+  intptr_t n = mlirBlockGetNumArguments(body);
+  if (n - 4 > ATTN_HOPPER_MAX_CAPTURES) {
+    snprintf(why, wlen, "%s reads at most %d captured tensors", f->kernel,
+             ATTN_HOPPER_MAX_CAPTURES);
+    snprintf(detail, dlen, "%ld", (long)(n - 4));
+    return false;
+  }
+  MlirAttribute names = attn_attr_get(kernel, ATTN_TILE_ARG_NAMES_ATTR);
+  k->nargs = (int)n;
+  for (intptr_t i = 0; i < n; ++i) {
+    int role = -1;
+    for (int r = 0; r < 4; ++r)
+      role = pos[r] == i ? r : role;
+    if (role >= 0) {
+      k->args[i] = role;
+      continue;
+    }
+    k->args[i] = ATTN_HOPPER_ARG_CAPTURE + k->ncaptures;
+    struct attn_hopper_capture *c = &k->captures[k->ncaptures++];
+    c->value = mlirBlockGetArgument(body, i);
+    MlirType t = mlirValueGetType(c->value);
+    MlirStringRef name = mlirStringAttrGetValue(mlirArrayAttrGetElement(names, i));
+    snprintf(c->name, sizeof c->name, "%.*s", (int)name.length, name.data);
+    int64_t shape[8];
+    c->rank = mlirTypeIsAMemRef(t) ? attn_static_shape(t, shape) : -1;
+    c->dtype =
+        c->rank > 0 ? capture_dtype(mlirShapedTypeGetElementType(t)) : NULL;
+    if (c->rank < 1 || c->rank > 4 || !c->dtype) {
+      snprintf(why, wlen,
+               "%s reads captured tensors of rank 1 to 4, static shape, f32, "
+               "f16, bf16, i32 or i64",
+               f->kernel);
+      snprintf(detail, dlen, "'%s'", c->name);
+      return false;
+    }
+    for (int d = 0; d < c->rank; ++d)
+      c->shape[d] = shape[d];
+  }
+  return true;
+}
+
+/// Whether v is one of k's captures.
+static bool is_capture(const struct attn_hopper_kernel *k, MlirValue v) {
+  for (int i = 0; i < k->ncaptures; ++i)
+    if (mlirValueEqual(k->captures[i].value, v))
+      return true;
+  return false;
+}
+
+/// Checks that the body of a tile.score_fn or tile.mask_fn (op) is one the
+/// kernels clone (lib/Kernels/score_fn.c): one block of nargs arguments,
+/// ops without regions, of at most one result and six operands, each
+/// operand the block's (or, as a memref.load's memref, a capture), ended by
+/// a gpu.yield of one value; attributes seq_q and seq_k the kernel's. The
+/// block, or a null one with why.
+static MlirBlock fn_body(MlirOperation op, const struct attn_hopper_kernel *k,
+                         intptr_t nargs, char *why, size_t wlen) {
+  MlirBlock none = {NULL};
+  MlirBlock body = mlirOperationGetNumRegions(op) == 1
+                       ? mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0))
+                       : none;
+  const char *what = nargs == 5 ? "tile.score_fn" : "tile.mask_fn";
+  MlirAttribute sq = attn_attr_get(op, "seq_q"), sk = attn_attr_get(op, "seq_k");
+  if (mlirBlockIsNull(body) || mlirBlockGetNumArguments(body) != nargs ||
+      mlirAttributeIsNull(sq) || !mlirAttributeIsAInteger(sq) ||
+      mlirAttributeIsNull(sk) || !mlirAttributeIsAInteger(sk) ||
+      mlirIntegerAttrGetValueInt(sq) != k->seq_q ||
+      mlirIntegerAttrGetValueInt(sk) != k->seq_k) {
+    snprintf(why, wlen, "malformed %s (its block, seq_q or seq_k)", what);
+    return none;
+  }
+  int nops = 0;
+  for (MlirOperation o = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(o); o = mlirOperationGetNextInBlock(o)) {
+    bool load = attn_op_is(o, "memref.load"), yield = attn_op_is(o, "gpu.yield");
+    intptr_t n = mlirOperationGetNumOperands(o);
+    if (++nops > 256 || mlirOperationGetNumRegions(o) ||
+        mlirOperationGetNumResults(o) > 1 || n > 6 ||
+        (yield && (n != 1 || !mlirOperationIsNull(
+                                 mlirOperationGetNextInBlock(o))))) {
+      snprintf(why, wlen,
+               "a %s body the kernels cannot clone (at most 256 ops of one "
+               "result and 6 operands, no regions, ended by gpu.yield)",
+               what);
+      return none;
+    }
+    for (intptr_t i = 0; i < n; ++i) {
+      MlirValue v = mlirOperationGetOperand(o, i);
+      bool inside =
+          mlirValueIsABlockArgument(v)
+              ? mlirBlockEqual(mlirBlockArgumentGetOwner(v), body)
+              : mlirBlockEqual(mlirOperationGetBlock(mlirOpResultGetOwner(v)),
+                               body);
+      if (load && i == 0 ? !is_capture(k, v) : !inside) {
+        snprintf(why, wlen,
+                 "a %s body reads a value from outside it that is not a "
+                 "captured tensor",
+                 what);
+        return none;
+      }
+    }
+  }
+  MlirOperation last = mlirBlockGetTerminator(body);
+  if (mlirOperationIsNull(last) || !attn_op_is(last, "gpu.yield")) {
+    snprintf(why, wlen, "a %s body must end with gpu.yield", what);
+    return none;
+  }
+  return body;
+}
+
 bool attn_attention_describe(MlirOperation kernel,
                              const struct attn_attention_family *f,
                              struct attn_hopper_kernel *k, void *user,
@@ -254,20 +455,27 @@ bool attn_attention_describe(MlirOperation kernel,
                              size_t dlen) {
   memset(k, 0, sizeof *k);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
-  if (mlirBlockGetNumArguments(body) != 4) {
+  intptr_t nargs = mlirBlockGetNumArguments(body);
+  int pos[4];
+  bool named = nargs >= 4 && find_qkvo(kernel, nargs, pos);
+  for (intptr_t i = 0; named && i < nargs; ++i) // the others: captures
+    named = i == pos[0] || i == pos[1] || i == pos[2] || i == pos[3] ||
+            read_by_body(mlirBlockGetArgument(body, i));
+  if (!named && nargs != 4) {
     snprintf(why, wlen, "the kernel does not take exactly (q, k, v, out)");
     return false;
   }
-  if (!named_qkvo(kernel)) {
+  if (!named || (nargs == 4 && (pos[0] | (pos[1] ^ 1) | (pos[2] ^ 2) |
+                                (pos[3] ^ 3)))) {
     snprintf(why, wlen, "%s", f->args_why);
     return false;
   }
   int64_t q[8], kv[8], v[8];
-  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 0)), q);
-  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 1)), kv);
-  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, 2)), v);
+  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, pos[0])), q);
+  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, pos[1])), kv);
+  attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, pos[2])), v);
   MlirType e = mlirShapedTypeGetElementType(
-      mlirValueGetType(mlirBlockGetArgument(body, 0)));
+      mlirValueGetType(mlirBlockGetArgument(body, pos[0])));
   if (!mlirTypeIsABF16(e) && !mlirTypeIsAF16(e)) {
     snprintf(why, wlen, "%s takes bf16 or f16 tensors", f->kernel);
     return false;
@@ -314,11 +522,38 @@ bool attn_attention_describe(MlirOperation kernel,
   if (!describe_attention(attn_attr_get(kernel, "tile.attention"), f, k, user,
                           why, wlen, detail, dlen))
     return false;
-  if (!is_attention_program(kernel, k->rope,
-                            k->softcap > 0 || k->alibi > 0)) {
+  if (!describe_captures(kernel, body, pos, f, k, why, wlen, detail, dlen))
+    return false;
+  MlirOperation score_fns[ATTN_HOPPER_MAX_FNS], mask_fns[ATTN_HOPPER_MAX_FNS];
+  int nscore, nmask;
+  if (!is_attention_program(kernel, k->rope, k->softcap > 0 || k->alibi > 0,
+                            score_fns, &nscore, mask_fns, &nmask,
+                            ATTN_HOPPER_MAX_FNS)) {
     snprintf(why, wlen,
              "the kernel is not the attention tile program attn-tile writes");
     return false;
   }
+  int nfn = 0;
+  for (int i = 0; i < k->nmods; ++i)
+    nfn += k->mods[i] == ATTN_HOPPER_MOD_FN;
+  if (nscore != nfn) {
+    snprintf(why, wlen, "mods must name \"fn\" once per tile.score_fn");
+    snprintf(detail, dlen, "%d of %d", nfn, nscore);
+    return false;
+  }
+  if (nscore > ATTN_HOPPER_MAX_FNS || nmask > ATTN_HOPPER_MAX_FNS) {
+    snprintf(why, wlen, "%s computes at most %d score and %d mask functions",
+             f->kernel, ATTN_HOPPER_MAX_FNS, ATTN_HOPPER_MAX_FNS);
+    snprintf(detail, dlen, "%d and %d", nscore, nmask);
+    return false;
+  }
+  for (int i = 0; i < nscore; ++i)
+    if (mlirBlockIsNull(k->score_fns[k->nscore_fns++] =
+                            fn_body(score_fns[i], k, 5, why, wlen)))
+      return false;
+  for (int i = 0; i < nmask; ++i)
+    if (mlirBlockIsNull(k->mask_fns[k->nmask_fns++] =
+                            fn_body(mask_fns[i], k, 4, why, wlen)))
+      return false;
   return true;
 }

@@ -13,6 +13,7 @@
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/attn/attn_dialect.h"
+#include "dialects/body.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
@@ -20,10 +21,56 @@
 #include <stdio.h>
 #include <string.h>
 
+/// Whether the tensor-core kernels read every tensor the bodies of fused's
+/// score_fn and mask_fn capture (lib/Kernels/score_fn.c): at most 8, of
+/// rank 1 to 4, f32, f16, bf16, i32 or i64, with the gate and the segment
+/// ids, which attn-tile turns into captures too.
+static bool captures_supported(MlirOperation fused, int extras) {
+  MlirBlock bodies[2] = {attn_fused_score_fn(fused), attn_fused_mask_fn(fused)};
+  MlirValue all[16];
+  int n = 0;
+  for (int r = 0; r < 2; ++r) {
+    if (mlirBlockIsNull(bodies[r]))
+      continue;
+    MlirValue c[16];
+    int m = attn_body_captures(bodies[r], c, 16);
+    if (m > 16)
+      return false;
+    for (int i = 0; i < m; ++i) {
+      bool seen = false;
+      for (int j = 0; j < n; ++j)
+        seen |= mlirValueEqual(all[j], c[i]);
+      if (!seen)
+        all[n++] = c[i];
+    }
+  }
+  if (n + extras > ATTN_HOPPER_MAX_CAPTURES)
+    return false;
+  for (int i = 0; i < n; ++i) {
+    MlirType t = mlirValueGetType(all[i]);
+    int64_t d[8];
+    int rank = mlirTypeIsARankedTensor(t) ? attn_static_shape(t, d) : -1;
+    MlirType e = rank > 0 ? mlirShapedTypeGetElementType(t) : t;
+    if (rank < 1 || rank > 4 ||
+        !(mlirTypeIsAF32(e) || mlirTypeIsAF16(e) || mlirTypeIsABF16(e) ||
+          (mlirTypeIsAInteger(e) && (mlirIntegerTypeGetWidth(e) == 32 ||
+                                     mlirIntegerTypeGetWidth(e) == 64))))
+      return false;
+  }
+  return true;
+}
+
 bool attn_hopper_supports(MlirOperation fused, const char **why) {
   int64_t q[8], v[8];
   MlirType qt = mlirValueGetType(mlirOperationGetOperand(fused, 0));
-  if (mlirOperationGetNumOperands(fused) != 3 ||
+  struct attn_fused_config c;
+  bool cfg = attn_fused_get_config(fused, &c);
+  // The gate and the document mask's segment ids become bodies' captures
+  // (attn-tile); RoPE positions have no tensor-core kernel.
+  bool extras_ok = !cfg || (c.extra[ATTN_EXTRA_Q_POSITIONS] < 0 &&
+                            c.extra[ATTN_EXTRA_K_POSITIONS] < 0);
+  int extras = (int)mlirOperationGetNumOperands(fused) - 3;
+  if (!extras_ok || !captures_supported(fused, extras) ||
       attn_static_shape(qt, q) != 4 ||
       attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 2)),
                         v) != 4) {
@@ -50,8 +97,8 @@ bool attn_hopper_supports(MlirOperation fused, const char **why) {
     if (attn_str_eq(name, "operandSegmentSizes"))
       continue;
     if (attn_str_eq(name, "mods") && mlirAttributeIsAArray(a.attribute)) {
-      // The gate (an extra input, refused above) is the one modifier the
-      // tensor-core kernels do not compute.
+      // The tensor-core kernels compute every modifier (the gate and
+      // score_fn as bodies: lib/Kernels/score_fn.c).
       bool computed = true;
       for (intptr_t m = 0; m < mlirArrayAttrGetNumElements(a.attribute); ++m) {
         MlirAttribute e = mlirArrayAttrGetElement(a.attribute, m);
@@ -59,21 +106,23 @@ bool attn_hopper_supports(MlirOperation fused, const char **why) {
                               ? mlirStringAttrGetValue(e)
                               : mlirStringRefCreate("", 0);
         computed &= attn_str_eq(s, "scale") || attn_str_eq(s, "softcap") ||
-                    attn_str_eq(s, "alibi");
+                    attn_str_eq(s, "alibi") || attn_str_eq(s, "gate") ||
+                    attn_str_eq(s, "fn");
       }
       if (computed)
         continue;
     }
     if (!attn_str_eq(name, "scale") && !attn_str_eq(name, "causal") &&
         !attn_str_eq(name, "rope") && !attn_str_eq(name, "softcap") &&
-        !attn_str_eq(name, "alibi") && !attn_str_eq(name, "window")) {
+        !attn_str_eq(name, "alibi") && !attn_str_eq(name, "window") &&
+        !attn_str_eq(name, "gate_block")) {
       *why = "the Hopper kernel computes scale, causal, softcap, alibi, "
-             "window and RoPE only";
+             "window, gate, document masks, score and mask functions and "
+             "RoPE only";
       return false;
     }
   }
-  struct attn_fused_config c;
-  if (!attn_fused_get_config(fused, &c) || !(c.scale > 0)) {
+  if (!cfg || !(c.scale > 0)) {
     *why = "the Hopper kernel needs a positive scale";
     return false;
   }

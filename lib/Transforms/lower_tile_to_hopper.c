@@ -47,8 +47,12 @@
 // (the kernel's query block is 64 rows per consumer),
 // block-n 64 or 128, MHA or GQA, any sequence length, causal or not,
 // softcap, ALiBi and a sliding window (lib/Kernels/softmax.c; the window's
-// key blocks outside it are skipped), RoPE with rotary_dim/4 dividing 96
-// (64, 128, 32, ...). Anything else (a gate, a document mask) is a
+// key blocks outside it are skipped), score and mask functions of any form
+// (tile.score_fn, tile.mask_fn: a gate, a document mask, a bias table ...;
+// lib/Kernels/score_fn.c) with up to 8 captured tensors (pointer
+// parameters and launch program inputs in the tile kernel's argument
+// order, which is the program's with out last), RoPE with
+// rotary_dim/4 dividing 96 (64, 128, 32, ...). Anything else is a
 // diagnostic, or with fallback=true is left to lower-tile-to-gpu.
 //
 //===----------------------------------------------------------------------===//
@@ -402,9 +406,14 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // faster with lazy rescaling and the tensor cores' row sums (which need three
   // consumers, below). lower_kernel goes back to 2 when producer warps rotate K
   // or Q.
-  k->consumers = o->consumers            ? (int)o->consumers
-                 : k->head_dim == 64 && k->seq_q >= 2048 ? 3
-                                                           : 2;
+  // Score and mask functions take registers per element: with three
+  // consumers' 160 ptxas spilled (a bias table and a document mask: 600
+  // bytes), with two none, so they keep two unless asked.
+  k->consumers = o->consumers ? (int)o->consumers
+                 : k->head_dim == 64 && k->seq_q >= 2048 &&
+                         !k->nscore_fns && !k->nmask_fns
+                     ? 3
+                     : 2;
   if (k->consumers == 3 && k->head_dim != 64) {
     snprintf(why, wlen,
              "3 consumer warpgroups need head dim 64 (their registers do "
@@ -488,6 +497,21 @@ static MlirAttribute without_rope(MlirAttribute dict) {
 /// with the workspaces its producer warps rotate K into (k_rot) and keep
 /// their queue and flags in (rope_sync, zero-filled when allocated and never
 /// reset: see attn_hopper_ahead_blocks).
+/// Appends to b the names of the caller's tensors of k in its order
+/// (attn_hopper_arg_at), q and k replaced by q_as and k_as: ", "-separated
+/// quoted strings.
+static void arg_names(struct attn_strbuf *b, const struct attn_hopper_kernel *k,
+                      const char *q_as, const char *k_as) {
+  const char *role[4] = {q_as, k_as, "v", "out"};
+  for (int i = 0; i < attn_hopper_nargs(k); ++i) {
+    int a = attn_hopper_arg_at(k, i);
+    attn_strbuf_printf(b, "%s\"%s\"", i ? ", " : "",
+                       a < ATTN_HOPPER_ARG_CAPTURE
+                           ? role[a]
+                           : k->captures[a - ATTN_HOPPER_ARG_CAPTURE].name);
+  }
+}
+
 static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
                         enum placement place) {
   long long kbytes = (long long)(k->batch * k->kv_heads * k->seq_k *
@@ -495,11 +519,13 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   long long qbytes = (long long)(k->batch * k->heads * k->seq_q *
                                  k->head_dim * 2);
   bool pre = place == PLACE_PRE, ahead = place == PLACE_AHEAD;
+  // The inputs are the tile kernel's arguments (the captures of score and
+  // mask functions among them), in its order, as the attention kernel's
+  // first parameters are.
   struct attn_strbuf t = {0};
-  attn_strbuf_printf(&t,
-                     "{name = \"%s\", inputs = [\"q\", \"k\", \"v\", \"out\"], "
-                     "workspace = [",
-                     k->name);
+  attn_strbuf_printf(&t, "{name = \"%s\", inputs = [", k->name);
+  arg_names(&t, k, "q", "k");
+  attn_strbuf_printf(&t, "], workspace = [");
   if (pre)
     attn_strbuf_printf(&t, "{name = \"q_rot\", bytes = %lld : i64}, ", qbytes);
   attn_strbuf_printf(&t, "{name = \"k_rot\", bytes = %lld : i64}", kbytes);
@@ -508,21 +534,21 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
                        (long long)attn_hopper_ahead_sync_bytes(k));
   attn_strbuf_printf(&t, "], steps = [");
   if (ahead) {
-    attn_strbuf_printf(&t,
-                       "{kernel = \"%s__attn\", args = [\"q\", \"k\", \"v\", "
-                       "\"out\", \"k_rot\", \"rope_sync\"]}]}",
-                       k->name);
+    attn_strbuf_printf(&t, "{kernel = \"%s__attn\", args = [", k->name);
+    arg_names(&t, k, "q", "k");
+    attn_strbuf_printf(&t, ", \"k_rot\", \"rope_sync\"]}]}");
     return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
   }
   if (pre)
     attn_strbuf_printf(&t,
                        "{kernel = \"%s__rope_q\", args = [\"q\", \"q_rot\"]}, ",
                        k->name);
-  attn_strbuf_printf(
-      &t,
-      "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, {kernel = "
-      "\"%s__attn\", args = [\"%s\", \"k_rot\", \"v\", \"out\"]}]}",
-      k->name, k->name, pre ? "q_rot" : "q");
+  attn_strbuf_printf(&t,
+                     "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, "
+                     "{kernel = \"%s__attn\", args = [",
+                     k->name, k->name);
+  arg_names(&t, k, pre ? "q_rot" : "q", "k_rot");
+  attn_strbuf_printf(&t, "]}]}");
   return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 

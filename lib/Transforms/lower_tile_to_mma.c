@@ -27,10 +27,12 @@
 // Supported: bf16/f16, head dim 64 or 128 (v's equal to q's), block-m 64 or
 // 128 (4 or 8 warps), block-n 32, 64 or 128, MHA or GQA, any sequence
 // length, causal or not, a positive scale, softcap, ALiBi and a sliding
-// window, RoPE (either layout, rotary_dim a multiple of 4 up to the head
-// dim, positions from offsets). Anything else (a gate, a document mask)
-// is a diagnostic, or with fallback=true is left to lower-tile-to-gpu, as
-// are GEMM tile kernels (tile.matmul) always.
+// window, score and mask functions of any form (tile.score_fn,
+// tile.mask_fn, with up to 8 captured tensors as parameters in the tile
+// kernel's argument order; lib/Kernels/score_fn.c), RoPE (either layout, rotary_dim a multiple of 4
+// up to the head dim, positions from offsets). Anything else is a
+// diagnostic, or with fallback=true is left to lower-tile-to-gpu, as are
+// GEMM tile kernels (tile.matmul) always.
 //
 // Shared memory: (block-m + 2 * stages * block-n) * head_dim * 2 bytes,
 // within the chip's limit per CTA (99 KiB on sm_86 and sm_89, 163 KiB on

@@ -257,8 +257,9 @@ struct attn_attention_family {
 };
 
 /// Reads the attention tile kernel's problem and tiles (the arguments q, k,
-/// v and out, their shapes and element type, the tile.alloc block sizes,
-/// tile.attention) into k (all of it cleared first; stages is the
+/// v and out, their shapes and element type, the captures after them, the
+/// tile.alloc block sizes, tile.attention, the bodies of its tile.score_fn
+/// and tile.mask_fn ops) into k (all of it cleared first; stages is the
 /// caller's), checking each against f. Returns false with why (and detail,
 /// untouched when there is none) when f's kernel cannot compute it.
 bool attn_attention_describe(MlirOperation kernel,

@@ -22,12 +22,14 @@ func.func @head_dim_96(%q: tensor<1x2x256x96xbf16>, %k: tensor<1x2x256x96xbf16>,
 
 // -----
 
-// Softcap, ALiBi and windows have a kernel now (lower-tile-to-mma.mlir); the
-// gate and document masks, extra inputs, do not.
-// FALLBACK-LABEL: func.func @gate
-func.func @gate(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>, %g: tensor<1x2x256x4xf32>) -> tensor<1x2x256x64xbf16> {
-  // expected-error@+1 {{no mma.sync kernel for 'gate': the kernel does not take exactly (q, k, v, out)}}
-  %o = "attn.fused"(%q, %k, %v, %g) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, softcap = 30.0 : f64, gate_block = 64 : i64, mods = ["scale", "softcap", "gate"]} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x4xf32>) -> tensor<1x2x256x64xbf16>
+// Softcap, ALiBi, windows, the gate, document masks and score and mask
+// functions of any form have a kernel now (lower-tile-to-mma.mlir,
+// lower-tile-to-hopper-fn.mlir); RoPE at explicit positions (an extra input
+// no body reads) does not.
+// FALLBACK-LABEL: func.func @positions
+func.func @positions(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>, %qp: tensor<1x256xi32>) -> tensor<1x2x256x64xbf16> {
+  // expected-error@+1 {{no mma.sync kernel for 'positions': the kernel does not take exactly (q, k, v, out)}}
+  %o = "attn.fused"(%q, %k, %v, %qp) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x256xi32>) -> tensor<1x2x256x64xbf16>
   return %o : tensor<1x2x256x64xbf16>
 }
 
