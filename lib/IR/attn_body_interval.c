@@ -398,7 +398,20 @@ enum attn_box_mask attn_mask_program_eval(const struct attn_mask_program *p,
 
 //===-- Key blocks of a query block ---------------------------------------===//
 
-void attn_mask_key_blocks(const struct attn_mask_program *p,
+/// The and of n masks over box: NONE when one says NONE, ALL when all say
+/// ALL.
+static enum attn_box_mask all_of(const struct attn_mask_program *const *p,
+                                 int n, const struct attn_box *box) {
+  enum attn_box_mask r = ATTN_BOX_ALL;
+  for (int i = 0; i < n && r != ATTN_BOX_NONE; ++i) {
+    enum attn_box_mask m = attn_mask_program_eval(p[i], box);
+    if (m != ATTN_BOX_ALL)
+      r = m;
+  }
+  return r;
+}
+
+void attn_mask_key_blocks(const struct attn_mask_program *const *p, int n,
                           const struct attn_mask_shape *s, int64_t q0,
                           int64_t q1, struct attn_key_blocks *out) {
   int64_t nkb = (s->seq_k + s->block_n - 1) / s->block_n;
@@ -410,7 +423,7 @@ void attn_mask_key_blocks(const struct attn_mask_program *p,
     box.hi[3] = kb * s->block_n + s->block_n - 1;
     if (box.hi[3] > s->seq_k - 1)
       box.hi[3] = s->seq_k - 1;
-    enum attn_box_mask m = p ? attn_mask_program_eval(p, &box) : ATTN_BOX_ALL;
+    enum attn_box_mask m = all_of(p, n, &box);
     if (m != ATTN_BOX_NONE) {
       if (first < 0)
         first = kb;

@@ -75,9 +75,9 @@ struct attn_key_blocks {
 };
 
 /// Classifies the key blocks of the query rows [q0, q1] (inclusive, within
-/// [0, seq_q)) over every batch and head; a null p is a mask that hides
-/// nothing.
-void attn_mask_key_blocks(const struct attn_mask_program *p,
+/// [0, seq_q)) over every batch and head under the and of n masks (n = 0: a
+/// mask that hides nothing; a null program: a mask that cannot be told).
+void attn_mask_key_blocks(const struct attn_mask_program *const *p, int n,
                           const struct attn_mask_shape *s, int64_t q0,
                           int64_t q1, struct attn_key_blocks *out);
 

@@ -7,7 +7,8 @@
 // launch manifest), and the body is a CTA program over a grid of (query
 // blocks, batch * heads):
 //
-//   func.func @f(%q: memref<BxHxNxD>, %k, %v, [%gate, %q_segments, ...], %out)
+//   func.func @f(%q: memref<BxHxNxD>, %k, %v, [%gate, %q_segments, ...],
+//                [%capture0, ...], %out)
 //       attributes {tile.kernel, tile.grid = array<i64: ceil(N/BM), B*H, 1>,
 //        tile.threads = 128 : i64, tile.arg_names = [...],
 //        tile.attention = {...}} {
@@ -17,9 +18,10 @@
 //     scf.for %j = kstart to kend {               // online softmax over keys
 //       "tile.load"(%k, %kt, ...) ; "tile.rope"(%kt, %col)
 //       "tile.mma"(%qt, %kt, %s) {transpose_b = true, accumulate = false}
-//       "tile.score_mod"(%s, %b, %h, %row, %col, [%gate]) {mods = [...]}
+//       "tile.score_mod"(%s, %b, %h, %row, %col) {mods = [...]}
+//       "tile.score_fn"(%s, %b, %h, %row, %col) ({...})  // gate, "fn"
 //       "tile.mask"(%s, %row, %col) {causal, kv_len = M, window}
-//       "tile.document_mask"(%s, %b, %row, %col, %q_segments, %k_segments)
+//       "tile.mask_fn"(%s, %b, %h, %row, %col) ({...})   // document, mask_fn
 //       "tile.softmax_update"(%s, %m, %l, %acc) {scale = ...}
 //       "tile.mma"(%s, %vt, %acc) {transpose_b = false, accumulate = true}
 //     }
@@ -30,13 +32,21 @@
 // dialect's builders (build_rope, build_key_range, build_score_mods,
 // build_masks, ...); each names the fused op's location by its role
 // (tile.kernel, tile.prologue, tile.query_tile, tile.key_range,
-// tile.key_loop, tile.epilogue), and no IR is printed and parsed.
-// Modifiers are applied in program order by tile.score_mod; the scale folds
-// into the softmax's exp2 factor when no softcap, alibi or gate follows it
-// (folding is exact only there), else tile.score_mod applies it in order. Masks
-// come after the modifiers, so a masked score is -inf whatever they did. The
-// key loop visits only blocks a query block can see: it stops at the diagonal
-// (causal) or right edge of a window and starts at its left edge. Options:
+// tile.key_loop, tile.gate, tile.score_fn, tile.document, tile.mask_fn,
+// tile.epilogue; a cloned body op keeps its own location), and no IR is
+// printed and parsed.
+// Modifiers are applied in "mods" order: runs of scale, softcap and alibi by
+// tile.score_mod, the gate and attn.fused's score_fn body by tile.score_fn;
+// the scale folds into the softmax's exp2 factor when nothing follows it
+// (folding is exact only there), else tile.score_mod applies it in order.
+// Masks come after the modifiers, so a masked score is -inf whatever they
+// did: tile.mask for the affine ones, tile.mask_fn for the document mask and
+// the mask_fn body. The bodies are cloned from attn.fused's regions; the
+// tensors they capture (function arguments) become kernel arguments named
+// capture0, ... in argument order, and tensor.extract of them a memref.load
+// at indices clamped into the shape (clamp_index). The key loop visits only
+// blocks a query block can see: it stops at the diagonal (causal) or right
+// edge of a window and starts at its left edge. Options:
 // block-m, block-n (0 picks the largest power of two up to 64 whose tiles fit
 // 48 KiB, the static shared memory of the plain GPU path; with kernel=hopper,
 // 128 x 128, the Hopper kernel's tiles; with kernel=mma, 128 x 64, the mma.sync

@@ -24,10 +24,13 @@ bool attn_pipeline_run(MlirOperation module, const char *pipeline) {
 // arithmetic before LLVM sees them: an x86-64 without AVX512-BF16 lowers an
 // f32 -> bf16 truncation to a libcall (__truncsfbf2) that not every libgcc
 // has (attn_jit.h also resolves it, and the f16 ones, for what reaches LLVM).
+// Math ops without an LLVM intrinsic (math.erf of a score_mod body) become
+// calls of libm (erff), which the JIT resolves in the process.
 const char attn_cpu_to_llvm_pipeline[] =
     "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32},"
     "arith-expand{include-bf16=true},"
-    "convert-scf-to-cf,convert-math-to-llvm,convert-arith-to-llvm,"
+    "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
+    "convert-arith-to-llvm,"
     "expand-strided-metadata,finalize-memref-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
     "convert-cf-to-llvm,reconcile-unrealized-casts";

@@ -17,6 +17,8 @@
 
 #include "lib/IR/attn_builder.h"
 
+#include "mlir-c/BuiltinAttributes.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -165,12 +167,32 @@ static void gen_score_mod(struct attn_tile_gen *g) {
   attn_gen_close_loop(g, &loop);
 }
 
+/// Builds the ops of a body that a path cannot lower as they are:
+/// math.absi (convert-gpu-to-nvvm has no pattern for it) becomes
+/// maxsi(x, 0 - x), which is also what llvm.intr.abs gives for the most
+/// negative value (itself). Every other op is cloned as is.
+static bool clone_portable(struct attn_builder *b, MlirOperation op,
+                           struct attn_b_map *m, void *user) {
+  (void)user;
+  if (!attn_op_is(op, "math.absi"))
+    return false;
+  MlirLocation saved = b->loc;
+  b->loc = mlirOperationGetLocation(op);
+  MlirValue x = attn_b_map_get(m, mlirOperationGetOperand(op, 0));
+  MlirValue zero =
+      attn_b_constant(b, mlirIntegerAttrGet(mlirValueGetType(x), 0));
+  MlirValue y = attn_b_binary(b, "arith.maxsi", x, attn_b_subi(b, zero, x));
+  b->loc = saved;
+  attn_b_map_add(m, mlirOperationGetResult(op, 0), y);
+  return true;
+}
+
 /// tile.score_fn / tile.mask_fn (scores, batch, head, row, col) {seq_q,
 /// seq_k}: per element, the body cloned with its arguments bound to (the
 /// score,) b, h, q = min(row + i, seq_q - 1), kv = min(col + j, seq_k - 1);
 /// score_fn stores its value, mask_fn -inf where it yields false. Its
-/// memref.loads of captures are cloned as they are: attn-tile clamped their
-/// indices.
+/// memref.loads of captures are cloned as they are (attn-tile clamped their
+/// indices), and every other op too but math.absi (clone_portable).
 static void gen_fn(struct attn_tile_gen *g, bool score) {
   struct attn_builder *b = g->b;
   int64_t seq_q = 1, seq_k = 1;
@@ -194,7 +216,7 @@ static void gen_fn(struct attn_tile_gen *g, bool score) {
   struct attn_b_map m = {0};
   MlirValue y = attn_b_clone_body(
       b, mlirRegionGetFirstBlock(mlirOperationGetRegion(g->op, 0)),
-      score ? args : args + 1, &m, NULL, NULL);
+      score ? args : args + 1, &m, clone_portable, NULL);
   attn_b_map_free(&m);
   if (!score)
     y = attn_b_select(b, y, x, ninf);

@@ -56,7 +56,7 @@ static void blocks(const struct attn_mask_program *p, const char *what,
                    int64_t q0, int64_t q1, int64_t m, int64_t bn) {
   struct attn_mask_shape s = {1, 2, 4096, m, bn};
   struct attn_key_blocks r;
-  attn_mask_key_blocks(p, &s, q0, q1, &r);
+  attn_mask_key_blocks(&p, p ? 1 : 0, &s, q0, q1, &r);
   printf("%s rows [%lld,%lld]: [%lld,%lld) full [%lld,%lld)\n", what,
          (long long)q0, (long long)q1, (long long)r.first, (long long)r.last,
          (long long)r.full_first, (long long)r.full_last);
@@ -168,6 +168,28 @@ int main(void) {
   mlirModuleDestroy(m);
 
   blocks(NULL, "none", 0, 127, 1000, 128);
+
+  // two masks and-ed: causal, and the keys of the query's 1024-block
+  struct attn_mask_program *two[2];
+  MlirModule m2;
+  two[0] = compile(ctx, "    %v = arith.cmpi ule, %kv, %q : index\n"
+                        "    gpu.yield %v : i1\n", &m);
+  two[1] = compile(ctx, "    %c = arith.constant 1024 : index\n"
+                        "    %a = arith.divui %q, %c : index\n"
+                        "    %b2 = arith.divui %kv, %c : index\n"
+                        "    %v = arith.cmpi eq, %a, %b2 : index\n"
+                        "    gpu.yield %v : i1\n", &m2);
+  struct attn_mask_shape s2 = {1, 2, 4096, 4096, 128};
+  struct attn_key_blocks r2;
+  attn_mask_key_blocks((const struct attn_mask_program *const *)two, 2, &s2,
+                       1536, 1663, &r2);
+  printf("two rows [1536,1663]: [%lld,%lld) full [%lld,%lld)\n",
+         (long long)r2.first, (long long)r2.last, (long long)r2.full_first,
+         (long long)r2.full_last);
+  attn_mask_program_free(two[0]);
+  attn_mask_program_free(two[1]);
+  mlirModuleDestroy(m);
+  mlirModuleDestroy(m2);
   mlirContextDestroy(ctx);
   return 0;
 }

@@ -130,3 +130,25 @@ func.func @captures_f16(%q: tensor<1x2x24x16xf16>, %k: tensor<1x2x40x16xf16>, %v
   %o = "attn.pv"(%p, %v) : (tensor<1x2x24x40xf16>, tensor<1x2x40x16xf16>) -> tensor<1x2x24x16xf16>
   return %o : tensor<1x2x24x16xf16>
 }
+
+// A body reading an input of a named block too: the document mask's
+// q_segments and k_segments, here also a bias by the key's segment. The
+// kernel takes the tensor once, as k_segments; the reference reads the same
+// ids.
+func.func @segment_bias_f32(%q: tensor<2x2x29x16xf32>, %k: tensor<2x2x29x16xf32>, %v: tensor<2x2x29x16xf32>, %qs: tensor<2x29xi32>, %ks: tensor<2x29xi32>) -> tensor<2x2x29x16xf32> {
+  %s = "attn.qk"(%q, %k) : (tensor<2x2x29x16xf32>, tensor<2x2x29x16xf32>) -> tensor<2x2x29x29xf32>
+  %s1 = "attn.scale"(%s) {scale = 0.25 : f64} : (tensor<2x2x29x29xf32>) -> tensor<2x2x29x29xf32>
+  %s2 = "attn.document"(%s1, %qs, %ks) : (tensor<2x2x29x29xf32>, tensor<2x29xi32>, tensor<2x29xi32>) -> tensor<2x2x29x29xf32>
+  %s3 = "attn.score_mod"(%s2) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %t = tensor.extract %ks[%b, %j] : tensor<2x29xi32>
+    %tf = arith.sitofp %t : i32 to f32
+    %c = arith.constant 0.25 : f32
+    %y = arith.addf %x, %tf : f32
+    %z = arith.mulf %y, %c : f32
+    gpu.yield %z : f32
+  }) : (tensor<2x2x29x29xf32>) -> tensor<2x2x29x29xf32>
+  %p = "attn.softmax"(%s3) : (tensor<2x2x29x29xf32>) -> tensor<2x2x29x29xf32>
+  %o = "attn.pv"(%p, %v) : (tensor<2x2x29x29xf32>, tensor<2x2x29x16xf32>) -> tensor<2x2x29x16xf32>
+  return %o : tensor<2x2x29x16xf32>
+}

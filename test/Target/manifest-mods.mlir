@@ -1,13 +1,16 @@
 // RUN: attn-translate --to-manifest --kernel=plain %s | FileCheck %s
 // RUN: attn-translate --to-ptx --kernel=plain %S/../Inputs/bodies.mlir -o %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
+// RUN: attn-translate --to-ptx --kernel=plain %S/../Inputs/body_ops.mlir -o %t.ops.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ops.ptx -o %t.ops.cubin %}
 
 // The tensors score_mod / mask_mod bodies capture are kernel parameters
 // after the attention's own inputs, named capture0, capture1, ... in
 // argument order, each with its element type and static shape, so that a
 // launcher (attnrt, lib/API, Python) passes them as it passes q, k and v.
 // The plain GPU path compiles every body of Inputs/bodies.mlir (captures
-// of each element type, rank 1 to 3) to PTX that ptxas accepts.
+// of each element type, rank 1 to 3) and the body of every allowed op
+// (Inputs/body_ops.mlir) to PTX that ptxas accepts.
 // CHECK: "name": "bodies"
 // CHECK: "mods": ["scale", "fn"]
 // CHECK: "params":

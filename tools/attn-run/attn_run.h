@@ -56,11 +56,12 @@ struct job_capture {
 
 /// A body of the job's attn.fused (score_fn or mask_fn): the block, in the
 /// job's copy of the function, and its captures in attn_body_captures
-/// order as indices into job.captures.
+/// order as the roles of the tensors they are (a capture's, or an
+/// operand's such as q_segments when the body reads it too).
 struct job_body {
   MlirBlock block; // null: none
   int ncaptures;
-  int capture[ATTN_RUN_MAX_CAPTURES];
+  int role[ATTN_RUN_MAX_CAPTURES];
 };
 
 /// One kernel to run: its function name, the role of each argument, which

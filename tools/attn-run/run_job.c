@@ -87,9 +87,8 @@ static bool mark_captures(MlirOperation fused, MlirBlock body, MlirBlock fb,
 }
 
 /// Points jb at body (of the copy of the function, whose entry block is fb)
-/// and its captures at the job's capture indices (arg_capture: the capture
-/// index of each function argument).
-static void read_body(MlirBlock body, MlirBlock fb, const int *arg_capture,
+/// and its captures at the roles of the arguments they are (role_of_arg).
+static void read_body(MlirBlock body, MlirBlock fb, const int *role_of_arg,
                       struct job_body *jb) {
   MlirValue c[ATTN_RUN_MAX_CAPTURES];
   jb->block = body;
@@ -100,22 +99,21 @@ static void read_body(MlirBlock body, MlirBlock fb, const int *arg_capture,
   for (int i = 0; i < n && i < ATTN_RUN_MAX_CAPTURES; ++i)
     if (mlirValueIsABlockArgument(c[i]) &&
         mlirBlockEqual(mlirBlockArgumentGetOwner(c[i]), fb))
-      jb->capture[jb->ncaptures++] =
-          arg_capture[mlirBlockArgumentGetArgNumber(c[i])];
+      jb->role[jb->ncaptures++] =
+          role_of_arg[mlirBlockArgumentGetArgNumber(c[i])];
 }
 
 /// Copies func (whose attn.fused has bodies) into j->func_copy and reads
-/// the copy's bodies; arg_capture as in read_body.
-static bool copy_bodies(MlirOperation func, struct job *j,
-                        const int *arg_capture) {
+/// the copy's bodies.
+static bool copy_bodies(MlirOperation func, struct job *j) {
   j->func_copy = mlirOperationClone(func);
   MlirBlock fb =
       mlirRegionGetFirstBlock(mlirOperationGetRegion(j->func_copy, 0));
   for (MlirOperation op = mlirBlockGetFirstOperation(fb);
        !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
     if (attn_op_is(op, ATTN_OP_FUSED)) {
-      read_body(attn_fused_score_fn(op), fb, arg_capture, &j->score_fn);
-      read_body(attn_fused_mask_fn(op), fb, arg_capture, &j->mask_fn);
+      read_body(attn_fused_score_fn(op), fb, j->role_of_arg, &j->score_fn);
+      read_body(attn_fused_mask_fn(op), fb, j->role_of_arg, &j->mask_fn);
       return true;
     }
   return attn_emit_errorf(func, "internal: the copy of the function has no "
@@ -144,12 +142,18 @@ static bool describe(MlirOperation func, MlirOperation fused, struct job *j) {
   if (!mark_captures(fused, score_fn, body, captured) ||
       !mark_captures(fused, mask_fn, body, captured))
     return false;
-  int arg_capture[ATTN_RUN_ROLES];
+  // A tensor that is also an operand (q_segments read by a body) keeps its
+  // operand's role; the body reads that buffer.
+  for (intptr_t i = 0; i < nops; ++i) {
+    MlirValue a = mlirOperationGetOperand(fused, i);
+    if (mlirValueIsABlockArgument(a) &&
+        mlirBlockEqual(mlirBlockArgumentGetOwner(a), body))
+      captured[mlirBlockArgumentGetArgNumber(a)] = false;
+  }
   for (intptr_t i = 0; i < nargs; ++i) {
     MlirType t = mlirValueGetType(mlirBlockGetArgument(body, i));
     int64_t d[8];
     int rank = attn_static_shape(t, d);
-    arg_capture[i] = -1;
     if (!captured[i] || rank < 1)
       continue;
     if (j->ncaptures == ATTN_RUN_MAX_CAPTURES)
@@ -163,7 +167,7 @@ static bool describe(MlirOperation func, MlirOperation fused, struct job *j) {
       jc->count *= (size_t)d[r];
     j->role_of_arg[i] = ATTN_RUN_CAPTURE0 + j->ncaptures;
     j->has[ATTN_RUN_CAPTURE0 + j->ncaptures] = true;
-    arg_capture[i] = j->ncaptures++;
+    ++j->ncaptures;
   }
   if (nargs != nops + j->ncaptures)
     return attn_emit_errorf(func, "attn-run expects functions taking exactly "
@@ -217,7 +221,7 @@ static bool describe(MlirOperation func, MlirOperation fused, struct job *j) {
   for (int i = 0; i < c.nmods; ++i)
     p->mods[i] = ref_mod(c.mods[i]);
   if (!mlirBlockIsNull(score_fn) || !mlirBlockIsNull(mask_fn))
-    return copy_bodies(func, j, arg_capture);
+    return copy_bodies(func, j);
   return true;
 }
 
@@ -434,16 +438,17 @@ static void fill_capture(struct attn_rng *rng, const struct job_capture *c,
   }
 }
 
-/// The evaluator of body jb over the captures' float64 data, or NULL
-/// (none, or an error printed).
+/// The evaluator of body jb over the float64 data of the roles it reads
+/// (data[role]), or NULL (none, or an error printed).
 static struct attn_body_eval *body_eval(const struct job *j,
                                         const struct job_body *jb,
-                                        double *const caps[], bool *ok) {
+                                        double *const data_of[ATTN_RUN_ROLES],
+                                        bool *ok) {
   if (mlirBlockIsNull(jb->block))
     return NULL;
   const double *data[ATTN_RUN_MAX_CAPTURES];
   for (int i = 0; i < jb->ncaptures; ++i)
-    data[i] = caps[jb->capture[i]];
+    data[i] = data_of[jb->role[i]];
   char err[256];
   struct attn_body_eval *e =
       attn_body_eval_create(jb->block, jb->ncaptures, data, err, sizeof err);
@@ -613,6 +618,8 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
   void *bufs[ATTN_RUN_ROLES] = {NULL};
   double *refs[4] = {NULL}, *want = NULL, *got = NULL;
   double *caps[ATTN_RUN_MAX_CAPTURES] = {NULL};
+  double *data_of[ATTN_RUN_ROLES] = {NULL}; // what the bodies read, by role
+  double *ids[ATTN_RUN_ROLES] = {NULL};     // float64 copies of i32 inputs
   struct attn_body_fns fns = {NULL, NULL};
   int rc = -1;
   double ms = -1;
@@ -640,8 +647,19 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
   // The bodies' float64 evaluation, unless the caller gave the problem
   // hooks of its own (attn-fuzz's reference bodies, written independently).
   if (!p.score_fn && !p.mask_fn) {
-    fns.score = body_eval(j, &j->score_fn, caps, &ok);
-    fns.mask = body_eval(j, &j->mask_fn, caps, &ok);
+    for (int r = 0; r < 3; ++r)
+      data_of[r] = refs[r];
+    data_of[ATTN_RUN_GATE] = refs[3];
+    for (int r = ATTN_RUN_Q_SEGMENTS; r <= ATTN_RUN_K_POSITIONS; ++r)
+      if (j->has[r] && (ids[r] = malloc(8 * (n[r] ? n[r] : 1))) != NULL) {
+        for (size_t i = 0; i < n[r]; ++i)
+          ids[r][i] = ((const int32_t *)bufs[r])[i];
+        data_of[r] = ids[r];
+      }
+    for (int c = 0; c < j->ncaptures; ++c)
+      data_of[ATTN_RUN_CAPTURE0 + c] = caps[c];
+    fns.score = body_eval(j, &j->score_fn, data_of, &ok);
+    fns.mask = body_eval(j, &j->mask_fn, data_of, &ok);
     if (!ok)
       goto out;
     if (fns.score)
@@ -680,6 +698,8 @@ out:
     free(refs[r]);
   for (int c = 0; c < ATTN_RUN_MAX_CAPTURES; ++c)
     free(caps[c]);
+  for (int r = 0; r < ATTN_RUN_ROLES; ++r)
+    free(ids[r]);
   attn_body_eval_destroy(fns.score);
   attn_body_eval_destroy(fns.mask);
   free(want);

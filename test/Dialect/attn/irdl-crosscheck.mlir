@@ -115,3 +115,34 @@ func.func @document_one_segment(%s: tensor<1x1x4x4xf32>, %ids: tensor<1x4xi32>) 
   %0 = "attn.document"(%s, %ids) : (tensor<1x1x4x4xf32>, tensor<1x4xi32>) -> tensor<1x1x4x4xf32>
   return
 }
+
+// -----
+
+// Issue 28: attn.score_mod / attn.mask_mod carry one region, attn.fused two
+// (always, empty when unused), and a modifier's result has its operand's
+// type.
+func.func @score_mod_no_region(%s: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{unexpected number of regions: expected 1 but got 0}}
+  %0 = "attn.score_mod"(%s) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_one_region(%q: tensor<1x1x4x8xf32>) {
+  // expected-error@+1 {{unexpected number of regions: expected 2 but got 1}}
+  %0 = "attn.fused"(%q, %q, %q) ({}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.0 : f64, causal = false} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @mask_mod_result_type(%s: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{expected 'tensor<1x1x4x4xf32>' but got 'tensor<1x1x4x4xf16>'}}
+  %0 = "attn.mask_mod"(%s) ({
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %ok = arith.cmpi ule, %j, %i : index
+    gpu.yield %ok : i1
+  }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf16>
+  return
+}
