@@ -249,6 +249,8 @@ void attn_k_att_consumer(const struct attn_k_att *a,
   struct attn_b_for tile_loop;
   attn_k_att_open_tiles(a, x, &tile_loop);
   c.sm.wg_row = attn_b_addi(b, x->q_row, attn_k_mulc(b, c.cw, 64));
+  c.sm.kff = x->kff;
+  c.sm.kfl = x->kfl;
   // The query row of register pairs 0-1.
   c.sm.row0 = attn_b_addi(b, c.sm.wg_row, wrow);
   attn_k_mbar_wait(b, attn_hopper_q_by_producer(k) ? x->bar_qready : x->bar_q,

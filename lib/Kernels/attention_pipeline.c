@@ -86,12 +86,13 @@ int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k) {
 
 //===-- The tiles and the ring --------------------------------------------===//
 
-/// Entry i (i32) of the persistent schedule @<name>__tiles: an invariant
-/// load from global memory.
-static MlirValue load_tile(const struct attn_k_att *a, MlirValue i) {
-  struct attn_builder *b = a->b;
+/// Entry i (i32) of the i32 global @<k->name><suffix>: an invariant load
+/// from global memory.
+static MlirValue load_global(struct attn_builder *b,
+                             const struct attn_hopper_kernel *k,
+                             const char *suffix, MlirValue i) {
   char name[320];
-  snprintf(name, sizeof name, "%s__tiles", a->k->name);
+  snprintf(name, sizeof name, "%s%s", k->name, suffix);
   MlirType global = mlirLLVMPointerTypeGet(b->ctx, 1);
   MlirValue base = attn_k_addressof(b, name, global);
   int32_t raw = INT32_MIN; // one dynamic index
@@ -104,6 +105,17 @@ static MlirValue load_tile(const struct attn_k_att *a, MlirValue i) {
   MlirValue ptr = attn_b_op1(b, "llvm.getelementptr", global, 2, opd, 2, ga);
   MlirNamedAttribute la = attn_b_named(b, "invariant", attn_b_attr_unit(b));
   return attn_b_op1(b, "llvm.load", b->t.i32, 1, &ptr, 1, &la);
+}
+
+/// Entry i (i32) of the persistent schedule @<name>__tiles.
+static MlirValue load_tile(const struct attn_k_att *a, MlirValue i) {
+  return load_global(a->b, a->k, "__tiles", i);
+}
+
+MlirValue attn_k_key_table_load(struct attn_builder *b,
+                                const struct attn_hopper_kernel *k,
+                                MlirValue qb, int e) {
+  return load_global(b, k, "__keys", attn_k_addc(b, attn_k_mulc(b, qb, 4), e));
 }
 
 void attn_k_att_open_tiles(const struct attn_k_att *a,
@@ -142,6 +154,14 @@ void attn_k_att_open_tiles(const struct attn_k_att *a,
     x->q_row = attn_k_addc(b, x->q_row, -shift);
   x->kh = attn_k_divc(b, x->h, k->heads / k->kv_heads);
   int64_t blocks = attn_hopper_key_blocks(k);
+  x->kff = x->kfl = (MlirValue){NULL};
+  if (k->key_blocks) { // the affine masks' bounds and the mask functions'
+    x->kb0 = attn_k_key_table_load(b, k, qb, 0);
+    x->nkb = attn_b_subi(b, attn_k_key_table_load(b, k, qb, 1), x->kb0);
+    x->kff = attn_k_key_table_load(b, k, qb, 2);
+    x->kfl = attn_k_key_table_load(b, k, qb, 3);
+    return;
+  }
   x->nkb = attn_b_i32(b, blocks);
   if (k->causal) {
     MlirValue last = attn_k_addc(b, x->q_row, k->block_m);

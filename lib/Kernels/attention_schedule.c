@@ -44,8 +44,11 @@ int64_t attn_hopper_query_shift(const struct attn_hopper_kernel *k) {
   return (attn_hopper_query_blocks(k) * k->block_m - k->seq_q) / 64 * 64;
 }
 
-void attn_hopper_key_range(const struct attn_hopper_kernel *k, int64_t q_row,
-                           int64_t *first, int64_t *last) {
+/// The affine masks' key blocks of the query block at q_row: all of them,
+/// to the diagonal (causal) or the window's right edge, from the block of
+/// the window's left edge.
+static void affine_range(const struct attn_hopper_kernel *k, int64_t q_row,
+                         int64_t *first, int64_t *last) {
   int64_t blocks = attn_hopper_key_blocks(k), bn = k->block_n;
   *first = 0;
   *last = blocks;
@@ -61,6 +64,65 @@ void attn_hopper_key_range(const struct attn_hopper_kernel *k, int64_t q_row,
     if (*first > *last - 1)
       *first = *last - 1;
   }
+}
+
+void attn_hopper_key_range(const struct attn_hopper_kernel *k, int64_t q_row,
+                           int64_t *first, int64_t *last) {
+  if (!k->key_blocks) {
+    affine_range(k, q_row, first, last);
+    return;
+  }
+  int64_t qb = (q_row + attn_hopper_query_shift(k)) / k->block_m;
+  int64_t nq = attn_hopper_query_blocks(k);
+  qb = qb < 0 ? 0 : qb >= nq ? nq - 1 : qb;
+  *first = k->key_blocks[qb].first;
+  *last = k->key_blocks[qb].last;
+}
+
+struct attn_key_blocks *
+attn_hopper_key_table(const struct attn_hopper_kernel *k, int64_t shift) {
+  if (k->nmask_fns <= 0)
+    return NULL;
+  int64_t nq = attn_hopper_query_blocks(k);
+  struct attn_mask_program *p[ATTN_HOPPER_MAX_FNS];
+  struct attn_key_blocks *t = calloc((size_t)nq, sizeof *t);
+  int n = 0;
+  for (; t && n < k->nmask_fns; ++n)
+    p[n] = attn_mask_program_compile(k->mask_fns[n]); // NULL: cannot tell
+  struct attn_mask_shape shape = {k->batch, k->heads, k->seq_q, k->seq_k,
+                                  k->block_n};
+  bool useful = false;
+  for (int64_t qb = 0; t && qb < nq; ++qb) {
+    int64_t q_row = qb * k->block_m - shift, first, last;
+    affine_range(k, q_row, &first, &last);
+    int64_t q0 = q_row < 0 ? 0 : q_row, q1 = q_row + k->block_m - 1;
+    if (q1 > k->seq_q - 1)
+      q1 = k->seq_q - 1;
+    struct attn_key_blocks r = {first, last, first, first};
+    if (q0 <= q1)
+      attn_mask_key_blocks((const struct attn_mask_program *const *)p, n,
+                           &shape, q0, q1, &r);
+    // Within the affine bounds; never empty (one block, wholly masked).
+    int64_t f = r.first > first ? r.first : first;
+    int64_t l = r.last < last ? r.last : last;
+    if (f >= l) {
+      f = r.first < first ? first : r.first > last - 1 ? last - 1 : r.first;
+      l = f + 1;
+    }
+    int64_t ff = r.full_first > f ? r.full_first : f;
+    int64_t fl = r.full_last < l ? r.full_last : l;
+    if (ff >= fl)
+      ff = fl = f;
+    t[qb] = (struct attn_key_blocks){f, l, ff, fl};
+    useful = useful || f != first || l != last || ff < fl;
+  }
+  for (int i = 0; i < n; ++i)
+    attn_mask_program_free(p[i]);
+  if (!useful) {
+    free(t);
+    return NULL;
+  }
+  return t;
 }
 
 /// Key blocks of query block qb.
@@ -125,24 +187,12 @@ static int32_t *schedule(const struct attn_hopper_kernel *k, int64_t g,
   return out;
 }
 
-MlirOperation attn_k_att_schedule(struct attn_builder *b,
-                                  const struct attn_hopper_kernel *k) {
-  int64_t grid[3], t = attn_hopper_tiles(k);
-  attn_hopper_grid(k, grid);
-  int32_t *s = schedule(k, grid[0], t);
-  if (!s) {
-    char what[320];
-    snprintf(what, sizeof what, "out of memory scheduling '%s'", k->name);
-    attn_builder_fail(b, what);
-    return (MlirOperation){NULL};
-  }
-  int64_t n = grid[0] + 1 + t;
+/// The global constant `name` of n i32 values in global memory.
+static MlirOperation i32_global(struct attn_builder *b, const char *name,
+                                int64_t n, const int32_t *vals) {
   MlirType tensor = mlirRankedTensorTypeGet(1, &n, b->t.i32,
                                             mlirAttributeGetNull());
-  MlirAttribute value = mlirDenseElementsAttrInt32Get(tensor, n, s);
-  free(s);
-  char name[320];
-  snprintf(name, sizeof name, "%s__tiles", k->name);
+  MlirAttribute value = mlirDenseElementsAttrInt32Get(tensor, n, vals);
   // The attributes the parser gives `llvm.mlir.global internal constant`.
   MlirNamedAttribute a[] = {
       attn_b_named(b, "sym_name", attn_b_attr_str(b, name)),
@@ -159,6 +209,47 @@ MlirOperation attn_k_att_schedule(struct attn_builder *b,
   };
   return attn_b_op(b, "llvm.mlir.global", 0, NULL, 0, NULL,
                    (intptr_t)(sizeof a / sizeof a[0]), a, 1);
+}
+
+MlirOperation attn_k_att_schedule(struct attn_builder *b,
+                                  const struct attn_hopper_kernel *k) {
+  int64_t grid[3], t = attn_hopper_tiles(k);
+  attn_hopper_grid(k, grid);
+  int32_t *s = schedule(k, grid[0], t);
+  if (!s) {
+    char what[320];
+    snprintf(what, sizeof what, "out of memory scheduling '%s'", k->name);
+    attn_builder_fail(b, what);
+    return (MlirOperation){NULL};
+  }
+  char name[320];
+  snprintf(name, sizeof name, "%s__tiles", k->name);
+  MlirOperation g = i32_global(b, name, grid[0] + 1 + t, s);
+  free(s);
+  return g;
+}
+
+MlirOperation attn_k_att_key_table(struct attn_builder *b,
+                                   const struct attn_hopper_kernel *k) {
+  int64_t nq = attn_hopper_query_blocks(k);
+  int32_t *v = malloc(sizeof *v * (size_t)(4 * nq));
+  if (!v) {
+    char what[320];
+    snprintf(what, sizeof what, "out of memory tabling '%s'", k->name);
+    attn_builder_fail(b, what);
+    return (MlirOperation){NULL};
+  }
+  for (int64_t qb = 0; qb < nq; ++qb) {
+    v[4 * qb] = (int32_t)k->key_blocks[qb].first;
+    v[4 * qb + 1] = (int32_t)k->key_blocks[qb].last;
+    v[4 * qb + 2] = (int32_t)k->key_blocks[qb].full_first;
+    v[4 * qb + 3] = (int32_t)k->key_blocks[qb].full_last;
+  }
+  char name[320];
+  snprintf(name, sizeof name, "%s__keys", k->name);
+  MlirOperation g = i32_global(b, name, 4 * nq, v);
+  free(v);
+  return g;
 }
 
 void attn_hopper_grid(const struct attn_hopper_kernel *k, int64_t grid[3]) {

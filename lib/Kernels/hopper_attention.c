@@ -248,6 +248,16 @@ bool attn_kernels_build_hopper_attention(MlirOperation gpu_module,
       return false;
     }
   }
+  MlirOperation keys = {NULL};
+  if (k->key_blocks) {
+    keys = attn_k_att_key_table(&b, k);
+    if (mlirOperationIsNull(keys)) {
+      if (!mlirOperationIsNull(tiles))
+        mlirOperationDestroy(tiles);
+      attn_builder_finish(&b);
+      return false;
+    }
+  }
   MlirNamedAttribute attrs[5];
   attrs[0] = attn_b_named(&b, "arg_attrs", arg_attrs(&b, k));
   intptr_t nattrs = 1 + attn_k_kernel_attrs(&b, attn_hopper_threads(k),
@@ -262,5 +272,7 @@ bool attn_kernels_build_hopper_attention(MlirOperation gpu_module,
     return true;
   if (!mlirOperationIsNull(tiles))
     mlirOperationDestroy(tiles);
+  if (!mlirOperationIsNull(keys))
+    mlirOperationDestroy(keys);
   return false;
 }

@@ -11,6 +11,7 @@
 #ifndef ATTN_KERNELS_H
 #define ATTN_KERNELS_H
 
+#include "lib/IR/attn_body_interval.h"
 #include "mlir-c/IR.h"
 
 #include <stdbool.h>
@@ -174,6 +175,13 @@ struct attn_hopper_kernel {
   /// The wait for the previous block's P.V after this block's softmax, so
   /// that the softmax runs under it (ptxas would otherwise wait first).
   bool pv_wait_late;
+  /// The key blocks each query block reads under the affine masks and the
+  /// mask functions (attn_hopper_key_table: attn_hopper_query_blocks(k)
+  /// entries), or NULL for the affine masks' bounds alone. Both kernels then
+  /// read a query block's [first, last) from a table in their module
+  /// (@<name>__keys) and compute the mask functions only outside its run
+  /// of wholly visible blocks [full_first, full_last).
+  const struct attn_key_blocks *key_blocks;
 };
 
 /// The most tiles a persistent kernel schedules (its schedule is a table of
@@ -223,8 +231,24 @@ void attn_hopper_grid(const struct attn_hopper_kernel *k, int64_t grid[3]);
 /// of the window's left edge; never empty (a query block whose window holds
 /// no key reads one block, wholly masked). Both attention kernels bound
 /// their key loops so, the persistent schedule prices tiles by it.
+/// With k->key_blocks, the table's entry of the query block that starts at
+/// q_row.
 void attn_hopper_key_range(const struct attn_hopper_kernel *k, int64_t q_row,
                            int64_t *first, int64_t *last);
+/// The key blocks of every query block of k (k->key_blocks is not read):
+/// the affine masks' bounds, narrowed by what the mask functions' bodies say
+/// of each (query block, key block) box (lib/IR/attn_body_interval.h: exact
+/// for bodies affine in the indices, such as prefix-LM or a causal mask at
+/// another alignment; a body that reads a capture narrows nothing), and in
+/// each the run of blocks no mask hides a key of. NULL when k has no mask
+/// function, when the bodies narrow nothing and leave no block wholly
+/// visible, or when memory runs out; the caller frees it.
+/// shift: the rows the kernel's first query block starts before row 0
+/// (attn_hopper_query_shift for the Hopper kernel; 0 for the mma.sync
+/// kernel, whose blocks start at row 0).
+struct attn_key_blocks *attn_hopper_key_table(const struct attn_hopper_kernel *k,
+                                              int64_t shift);
+
 
 //===-- RoPE's sizes (lib/Kernels/rope_*.c) -------------------------------===//
 //

@@ -502,9 +502,13 @@ struct attn_k_att_vals {
   /// K/V head and key blocks; kc = key blocks this CTA loaded before it, qn
   /// = tiles before it (the parity of the Q barriers).
   MlirValue q_row, h, bz, kh, nkb, kc, qn;
-  /// The tile's first key block with a window's left edge (its nkb blocks
-  /// from there: attn_hopper_key_range); null otherwise (block 0).
+  /// The tile's first key block with a window's left edge or a key table
+  /// (its nkb blocks from there: attn_hopper_key_range); null otherwise
+  /// (block 0).
   MlirValue kb0;
+  /// With k->key_blocks: the tile's run of wholly visible key blocks
+  /// [kff, kfl), where the mask functions are not computed; null otherwise.
+  MlirValue kff, kfl;
   /// The captures' pointer parameters (k->ncaptures of them).
   MlirValue caps[ATTN_HOPPER_MAX_CAPTURES];
 };
@@ -560,6 +564,16 @@ MlirValue attn_k_att_tile_k(const struct attn_k_att *a,
 /// order). The op, or null when out of memory (b is then failed).
 MlirOperation attn_k_att_schedule(struct attn_builder *b,
                                   const struct attn_hopper_kernel *k);
+/// With k->key_blocks: the global @<name>__keys (i32: first, last,
+/// full_first, full_last of each query block) that both attention kernels
+/// read their key blocks from.
+MlirOperation attn_k_att_key_table(struct attn_builder *b,
+                                   const struct attn_hopper_kernel *k);
+/// With k->key_blocks: entry e (0 first, 1 last, 2 full_first, 3 full_last)
+/// of query block qb (i32) in @<name>__keys, an invariant load.
+MlirValue attn_k_key_table_load(struct attn_builder *b,
+                                const struct attn_hopper_kernel *k,
+                                MlirValue qb, int e);
 
 /// The producer warpgroup (wt its thread): TMA of Q and the K/V ring, RoPE
 /// of K tiles or of Q by warps 1-3, or the ahead team.
@@ -850,6 +864,9 @@ struct attn_k_softmax {
   /// With score or mask functions (attn_k_has_fns): their state, prepared
   /// for the tile (attn_k_fn_tile); NULL otherwise.
   struct attn_k_fn *fn;
+  /// With k->key_blocks: the tile's wholly visible key blocks [kff, kfl)
+  /// (i32), which the mask functions skip; null otherwise.
+  MlirValue kff, kfl;
 };
 
 /// The factor f the softmax folds into its exponent (scale_log2 = f

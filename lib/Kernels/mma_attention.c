@@ -61,7 +61,8 @@ struct ids {
   MlirValue tid, lane, g, t, x7; // lane / 4, lane % 4, lane % 8
   MlirValue raw, sbase; // @attn_smem as !llvm.ptr<3> and as an i32 address
   MlirValue h, b, q_row, warp_row0, kend;
-  MlirValue kfirst; // a window's first key block; null: block 0
+  MlirValue kfirst; // a window's or the key table's first block; null: 0
+  MlirValue kff, kfl; // the key table's wholly visible blocks; null: none
   MlirValue slope;  // ALiBi: the head's attn_k_alibi_slope
   MlirValue qsrc, ksrc, vsrc, out; // i64 addresses of the head's row 0; out
   MlirValue frag_row;              // ((lane / 8) % 2) * 8 + lane % 8
@@ -395,7 +396,9 @@ static void mask(struct em *e, const struct ids *x, MlirValue j,
                              .zero = x->zero,
                              .group_rows = 16,
                              .slope = x->slope,
-                             .fn = x->fn};
+                             .fn = x->fn,
+                             .kff = x->kff,
+                             .kfl = x->kfl};
   if (e->k->softcap > 0 || e->k->alibi > 0 || e->k->nscore_fns) {
     role(e, "mma.mods");
     attn_k_score_mods(e->b, e->k, &s, j, sv);
@@ -553,27 +556,35 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
   x.klo = attn_k_andc(b, attn_k_divc(b, x.lane, 8), 1);
   x.krow =
       attn_k_mulc(b, attn_b_addi(b, attn_k_mulc(b, x.frag_hi, 8), x.x7), e->rb);
-  int64_t blocks = (k->seq_k + k->block_n - 1) / k->block_n;
-  x.kend = attn_b_i32(b, blocks);
-  if (k->causal) {
-    MlirValue last = attn_k_addc(b, x.q_row, k->block_m);
-    MlirValue diag = attn_b_ceildivui(b, last, attn_b_i32(b, k->block_n));
-    x.kend = attn_b_minui(b, diag, x.kend);
-  }
-  // A window's key blocks (attn_hopper_key_range): to the right edge of the
-  // block's last row, from the block of its first row's left edge.
-  x.kfirst = (MlirValue){NULL};
-  if (k->window && k->window_right >= 0) {
-    MlirValue last = attn_k_addc(b, x.q_row, k->block_m + k->window_right);
-    MlirValue edge = attn_b_ceildivui(b, last, attn_b_i32(b, k->block_n));
-    x.kend = attn_b_minui(b, edge, x.kend);
-  }
-  if (k->window && k->window_left >= 0) {
-    MlirValue lo = attn_b_binary(b, "arith.maxsi",
-                                 attn_k_addc(b, x.q_row, -k->window_left),
-                                 attn_b_i32(b, 0));
-    x.kfirst = attn_b_minui(b, attn_k_divc(b, lo, k->block_n),
-                            attn_k_addc(b, x.kend, -1));
+  x.kff = x.kfl = (MlirValue){NULL};
+  if (k->key_blocks) { // the affine masks' bounds and the mask functions'
+    x.kfirst = attn_k_key_table_load(b, k, qb, 0);
+    x.kend = attn_k_key_table_load(b, k, qb, 1);
+    x.kff = attn_k_key_table_load(b, k, qb, 2);
+    x.kfl = attn_k_key_table_load(b, k, qb, 3);
+  } else {
+    int64_t blocks = (k->seq_k + k->block_n - 1) / k->block_n;
+    x.kend = attn_b_i32(b, blocks);
+    if (k->causal) {
+      MlirValue last = attn_k_addc(b, x.q_row, k->block_m);
+      MlirValue diag = attn_b_ceildivui(b, last, attn_b_i32(b, k->block_n));
+      x.kend = attn_b_minui(b, diag, x.kend);
+    }
+    // A window's key blocks (attn_hopper_key_range): to the right edge of the
+    // block's last row, from the block of its first row's left edge.
+    x.kfirst = (MlirValue){NULL};
+    if (k->window && k->window_right >= 0) {
+      MlirValue last = attn_k_addc(b, x.q_row, k->block_m + k->window_right);
+      MlirValue edge = attn_b_ceildivui(b, last, attn_b_i32(b, k->block_n));
+      x.kend = attn_b_minui(b, edge, x.kend);
+    }
+    if (k->window && k->window_left >= 0) {
+      MlirValue lo = attn_b_binary(b, "arith.maxsi",
+                                   attn_k_addc(b, x.q_row, -k->window_left),
+                                   attn_b_i32(b, 0));
+      x.kfirst = attn_b_minui(b, attn_k_divc(b, lo, k->block_n),
+                              attn_k_addc(b, x.kend, -1));
+    }
   }
   x.slope = k->alibi > 0 ? attn_k_alibi_slope(b, k, x.h) : (MlirValue){NULL};
   x.raw = attn_k_addressof(b, "attn_smem", b->t.ptr_shared);
@@ -744,6 +755,14 @@ bool attn_kernels_build_mma_attention(MlirOperation gpu_module,
   e.reg4 = attn_k_struct(&b, 4, b.t.i32);
 
   attn_k_declare_libdevice(&b, gpu_module, 16);
+  MlirOperation keys = {NULL};
+  if (k->key_blocks) {
+    keys = attn_k_att_key_table(&b, k);
+    if (mlirOperationIsNull(keys)) {
+      attn_builder_finish(&b);
+      return false;
+    }
+  }
   MlirNamedAttribute attrs[5];
   intptr_t nattrs =
       attn_k_kernel_attrs(&b, e.threads, launch_attr(&e, attention), attrs);
@@ -762,5 +781,9 @@ bool attn_kernels_build_mma_attention(MlirOperation gpu_module,
   attn_k_llvm_func_open(&b, &f, k->name, nargs, nattrs, attrs);
   build_body(&e, &f);
   attn_builder_role(&b, "mma.kernel");
-  return attn_k_llvm_func_finish(&b, &f);
+  if (attn_k_llvm_func_finish(&b, &f))
+    return true;
+  if (!mlirOperationIsNull(keys))
+    mlirOperationDestroy(keys);
+  return false;
 }

@@ -221,9 +221,24 @@ void attn_k_mask(struct attn_builder *b, const struct attn_hopper_kernel *k,
   bool tail = k->seq_k % k->block_n != 0;
   if (k->causal || tail || k->window)
     mask_affine(b, k, s, j, sv);
-  // Masks of any form, on every block: nothing bounds where they mask.
-  if (k->nmask_fns)
+  if (!k->nmask_fns)
+    return;
+  if (mlirValueIsNull(s->kff)) { // nothing tells where they mask
     attn_k_fn_masks(b, s->fn, s->lr, j, s->ninf, sv);
+    return;
+  }
+  // Masks of any form, outside the run of blocks they leave whole
+  // (attn_hopper_key_table).
+  int ns = k->block_n / 2;
+  MlirValue need = attn_b_ori(b, attn_b_cmpi(b, ATTN_B_ULT, j, s->kff),
+                              attn_b_cmpi(b, ATTN_B_UGE, j, s->kfl));
+  struct attn_b_if r;
+  if_f32_open(b, &r, need, ns);
+  MlirValue masked[ATTN_K_MAX_REGS];
+  memcpy(masked, sv, sizeof(MlirValue) * (size_t)ns);
+  attn_k_fn_masks(b, s->fn, s->lr, j, s->ninf, masked);
+  attn_b_if_else(b, &r, ns, masked);
+  if_f32_close(b, &r, sv, ns, sv);
 }
 
 void attn_k_softmax(struct attn_builder *b, const struct attn_hopper_kernel *k,

@@ -643,9 +643,16 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   main.rope = k.rope && !pre;
   if (pre)
     att = without_rope(att);
+  // The key blocks each query block reads under the mask functions, when
+  // their bodies narrow the affine masks' bounds or leave whole blocks.
+  struct attn_key_blocks *keys =
+      attn_hopper_key_table(&main, attn_hopper_query_shift(&main));
+  main.key_blocks = keys;
   // The kernel writers report their own failure, at the kernel.
   MlirLocation loc = mlirOperationGetLocation(kernel);
-  if (!attn_kernels_build_hopper_attention(gm, loc, &main, att))
+  bool built = attn_kernels_build_hopper_attention(gm, loc, &main, att);
+  free(keys);
+  if (!built)
     return false;
   if ((split || pre) && !attn_kernels_build_hopper_rope(gm, loc, &k, false))
     return false;

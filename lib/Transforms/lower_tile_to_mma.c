@@ -237,11 +237,17 @@ static bool lower_kernel(MlirOperation kernel, const struct mma_options *o) {
       attn_kernel_gpu_module(kernel, o->chip, ptx < 70 ? 70 : ptx);
   if (mlirOperationIsNull(gm))
     return false;
+  // The key blocks each query block reads under the mask functions (the
+  // mma kernel's query blocks start at row 0).
+  struct attn_key_blocks *keys = attn_hopper_key_table(&k, 0);
+  k.key_blocks = keys;
   // The kernel writer reports its own failure, at the kernel.
-  if (!attn_kernels_build_mma_attention(
-          gm, mlirOperationGetLocation(kernel), &k,
-          mlirOperationGetAttributeByName(
-              kernel, mlirStringRefCreateFromCString("tile.attention"))))
+  bool built = attn_kernels_build_mma_attention(
+      gm, mlirOperationGetLocation(kernel), &k,
+      mlirOperationGetAttributeByName(
+          kernel, mlirStringRefCreateFromCString("tile.attention")));
+  free(keys);
+  if (!built)
     return false;
   mlirOperationDestroy(kernel);
   return true;
