@@ -117,6 +117,13 @@ run test/Inputs/hopper/h128_gate_softcap_f16.mlir --hopper-options="rescale=eage
 for place in split pre fused; do
   run test/Inputs/hopper/h64_prefix_alibi_body.mlir --hopper-options=rope=$place
 done
+# Mask functions whose bodies are affine: the key blocks from the compile-time
+# table (attn_hopper_key_table), persistent and one CTA per tile, three
+# consumers, and the Hopper kernel's first query block before row 0.
+run test/Inputs/hopper/h128_prefill_body.mlir --hopper-options="ctas=5"
+run test/Inputs/hopper/h128_prefill_body.mlir --hopper-options="persistent=false"
+run test/Inputs/hopper/h64_window_body_causal.mlir --hopper-options="consumers=3 ctas=3"
+run test/Inputs/hopper/h64_window_body_causal.mlir --hopper-options="persistent=false"
 # The mma.sync kernel (lower-tile-to-mma), compiled for sm_80 (3 stages) and
 # sm_86 (2 stages at d 128) and JIT-compiled by the driver: every input it
 # takes, then its small tiles (4 warps, 32 and 128 keys).
@@ -131,6 +138,8 @@ run test/Inputs/hopper/h64_window_rope.mlir --chip=sm_80 --kernel=mma --tile-opt
 run test/Inputs/hopper/h64_mods_window_f16.mlir --chip=sm_86 --kernel=mma
 run test/Inputs/hopper/h64_bias_document.mlir --chip=sm_80 --kernel=mma --tile-options="block-m=64 block-n=32"
 run test/Inputs/hopper/h128_gate_softcap_f16.mlir --chip=sm_86 --kernel=mma
+run test/Inputs/hopper/h128_prefill_body.mlir --chip=sm_80 --kernel=mma
+run test/Inputs/hopper/h64_window_body_causal.mlir --chip=sm_80 --kernel=mma --tile-options="block-m=64 block-n=32"
 # The Python binding on CUDA torch tensors (test/python/torch_cuda.test).
 echo "== python: attn.attention on CUDA tensors" | tee -a "$log"
 if ! PYTHONPATH="$root/python" ATTN_LIBRARY_DIR="$carry/lib" ATTN_CACHE_DIR="/tmp/attn-gpu-check-cache" \
