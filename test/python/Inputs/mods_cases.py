@@ -8,10 +8,14 @@ import math
 import torch
 
 
-def reference(q, k, v, score_mod=None, mask_mod=None, scale=None, mask=None):
-    """softmax(mask(score_mod(q kᵀ scale))) v in float64; a query that sees no
+def reference(q, k, v, score_mod=None, mask_mod=None, scale=None, mask=None, rope=None):
+    """softmax(mask(score_mod(q kᵀ scale))) v in float64, RoPE (a dict of
+    torch_reference.rope's options) on q and k first; a query that sees no
     key outputs 0 (lib/Reference's rule)."""
     q, k, v = (t.cpu().to(torch.float64) for t in (q, k, v))
+    if rope is not None:
+        import torch_reference
+        q, k = torch_reference.rope(q, **rope), torch_reference.rope(k, **rope)
     B, H, N, D = q.shape
     Hk, M = k.shape[1], k.shape[2]
     k = k.repeat_interleave(H // Hk, dim=1)
@@ -229,6 +233,20 @@ def run(device):
     err = rel_error(o, reference(q, k, v, lambda s, b, h, qi, ki: rel(
         4.0 * torch.tanh(s / 4.0), b, h, qi, ki), mask="causal"))
     print("softcap then score_mod: %s" % ("PASS" if err <= 1e-4 else "FAIL %.3e" % err))
+
+    # Every input at once: RoPE, the gate and segment ids (inputs before the
+    # captures), a score_mod and a mask_mod with captures of their own.
+    g = torch.randn(1, 2, 30, 4, generator=gen).to(device)
+    seg = torch.tensor([[0] * 10 + [1] * 12 + [2] * 8], dtype=torch.int32).to(device)
+    keep = (torch.arange(30) % 7 != 3).to(device)
+    o = attn.attention(q, k, v, rope=dict(theta=500.0), gate=(g, 8), segment_ids=(seg, seg),
+                       score_mod=rel, mask_mod=lambda b, h, q_idx, kv_idx: keep[kv_idx])
+    want = reference(
+        q, k, v, lambda s, b, h, qi, ki: rel(s + g.cpu()[b, h, qi, ki // 8], b, h, qi, ki),
+        lambda b, h, qi, ki: keep.cpu()[ki] & (seg.cpu()[b, qi] == seg.cpu()[b, ki]),
+        rope=dict(theta=500.0))
+    err = rel_error(o, want)
+    print("rope, gate, segments and mods: %s" % ("PASS" if err <= 1e-4 else "FAIL %.3e" % err))
 
     # The cached call: one compile, the captured tensor read at each call.
     stats = attn.cache_stats()
