@@ -118,14 +118,21 @@ class Program:
     window: tuple = None  # (left, right), -1 unbounded
     softcap: float = None
     alibi: float = None
+    # A program of the general forms (issue 28 item 1): its score_mod and
+    # mask_mod, in flex's form, made by general_mods() on the device; the
+    # mask_mod holds what the named masks above (causal, window) do not.
+    general: str = None
 
     @property
     def sdpa(self):
         """Whether SDPA's is_causal expresses the program (cuDNN runs it)."""
-        return self.softcap is None and self.alibi is None and self.window is None
+        return (self.softcap is None and self.alibi is None and self.window is None
+                and self.general is None)
 
     @property
     def visible(self):
+        if self.general is not None:
+            return general_visible(self)
         return visible_pairs(self.N, self.N, self.causal, self.window)
 
     @property
@@ -164,11 +171,104 @@ def programs(quick=False):
              rope=True),
         dict(kind="rope", title="RoPE + causal, full (reference for the window)",
              N=n(32768, 4096), rope=True),
+        dict(kind="document", title="document mask (8 uneven documents) + causal + RoPE",
+             N=n(16384, 2048), rope=True, general="document"),
+        dict(kind="relbias", title="relative-position bias table [2N-1] + causal",
+             N=n(4096, 1024), general="relbias"),
+        dict(kind="gate", title="SAS gate (block %d) + causal" % GATE_BLOCK, N=n(8192, 2048),
+             general="gate"),
+        dict(kind="prefix", title="prefix-LM (first %d keys bidirectional)" % PREFIX,
+             N=n(8192, 2048), causal=False, general="prefix"),
+        dict(kind="d256", title="head dim 256 + RoPE + causal", N=n(4096, 1024), H=16, Hkv=16,
+             d=256, rope=True),
     ]
     out = []
     for s in specs:
         kind = s.pop("kind")
         out.append(Program(name="%s-%d" % (kind, s["N"]), B=max(1, tokens // s["N"]), **s))
+    return out
+
+
+DOC_WEIGHTS = (5, 1, 3, 8, 2, 4, 6, 3)  # 8 documents of uneven length
+PREFIX = 1024                           # prefix-LM: the first 1K keys bidirectional
+GATE_BLOCK = 64
+
+
+def doc_lengths(N):
+    """The lengths of the 8 documents packed in N tokens (DOC_WEIGHTS)."""
+    tot = sum(DOC_WEIGHTS)
+    lens = [N * w // tot for w in DOC_WEIGHTS[:-1]]
+    return lens + [N - sum(lens)]
+
+
+def doc_ids(N, device):
+    """int32 [N]: the document of each token."""
+    return torch.cat([torch.full((n,), i, dtype=torch.int32)
+                      for i, n in enumerate(doc_lengths(N))]).to(device)
+
+
+def prefix_len(N):
+    """The prefix-LM's bidirectional prefix: PREFIX keys, N/4 for tiny N."""
+    return PREFIX if N >= 4 * PREFIX else N // 4
+
+
+def gate_block(N):
+    """The gate's key block: GATE_BLOCK, 4 for tiny N (the self-test)."""
+    return GATE_BLOCK if N >= 16 * GATE_BLOCK else 4
+
+
+def general_visible(prog):
+    """Visible (i, j) pairs of a general program (its named masks with it)."""
+    N = prog.N
+    if prog.general == "document":  # causal inside each document
+        return sum(n * (n + 1) // 2 for n in doc_lengths(N))
+    if prog.general == "prefix":    # (kv <= q) | (kv < P), not causal
+        P = prefix_len(N)
+        return P * P + sum(i + 1 for i in range(P, N))
+    return visible_pairs(N, N, prog.causal, prog.window)
+
+
+def general_mods(prog, device, seed=28):
+    """The score_mod and mask_mod of a general program (flex's form: torch
+    ops on the score and the indices, captured tensors read by index), the
+    captured tensors, and how attn is called: attn.attention(score_mod=,
+    mask_mod=) with the same functions, plus named forms where attn has
+    them (labelled apart). The same functions give flex its program and the
+    float64 reference its rows."""
+    g = torch.Generator(device="cpu").manual_seed(seed + prog.N)
+    N, B, H = prog.N, prog.B, prog.H
+    out = dict(score_mod=None, mask_mod=None, named=None)
+    if prog.general == "document":
+        ids = doc_ids(N, device)
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            return ids[q_idx] == ids[kv_idx]
+        out.update(mask_mod=mask_mod, captures=dict(ids=ids),
+                   named=("attn (segment_ids)",
+                          dict(segment_ids=(ids.expand(B, N), ids.expand(B, N)))))
+    elif prog.general == "relbias":
+        bias = (torch.randn(2 * N - 1, generator=g) * 0.5).to(device)
+
+        def score_mod(score, b, h, q_idx, kv_idx):
+            return score + bias[q_idx - kv_idx + (N - 1)]
+        out.update(score_mod=score_mod, captures=dict(bias=bias))
+    elif prog.general == "gate":
+        gb = gate_block(N)
+        nb = (N + gb - 1) // gb
+        gate = (-torch.rand(B, H, N, nb, generator=g) * 2.0).to(device)
+
+        def score_mod(score, b, h, q_idx, kv_idx):
+            return score + gate[b, h, q_idx, kv_idx // gb]
+        out.update(score_mod=score_mod, captures=dict(gate=gate),
+                   named=("attn (gate=)", dict(gate=(gate, gb))))
+    elif prog.general == "prefix":
+        P = prefix_len(N)
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            return (kv_idx <= q_idx) | (kv_idx < P)
+        out.update(mask_mod=mask_mod, captures={})
+    elif prog.general is not None:
+        raise ValueError("mods_bench: no general program %r" % prog.general)
     return out
 
 
@@ -241,7 +341,7 @@ def visible_mask(i, j, prog):
     return vis
 
 
-def reference_rows(q, k, v, prog, b, h, rows, scale=None):
+def reference_rows(q, k, v, prog, b, h, rows, scale=None, mods=None):
     """float64 output rows `rows` (an int64 tensor of query indices) of batch
     b and query head h: RoPE, scale, softcap, ALiBi, then the masks, as
     attn's reference does; a row that sees no key gives 0. Costs one
@@ -265,7 +365,13 @@ def reference_rows(q, k, v, prog, b, h, rows, scale=None):
         s = prog.softcap * torch.tanh(s / prog.softcap)
     if prog.alibi is not None:
         s = s - 2.0 ** (-prog.alibi * (h + 1) / H) * (i - j).abs().double()
+    bt = torch.tensor(b, device=dev)
+    ht = torch.tensor(h, device=dev)
+    if mods is not None and mods["score_mod"] is not None:
+        s = mods["score_mod"](s, bt, ht, i, j).double()
     vis = visible_mask(i, j, prog)
+    if mods is not None and mods["mask_mod"] is not None:
+        vis = vis & mods["mask_mod"](bt, ht, i, j)
     s = s.masked_fill(~vis, float("-inf"))
     p = torch.softmax(s, dim=-1)
     p = torch.where(vis.any(-1, keepdim=True), p, torch.zeros_like(p))
@@ -321,18 +427,18 @@ def flex_score_mod(prog, slopes):
     return score_mod
 
 
-def flex_mask_mod(prog):
+def flex_mask_mod(prog, extra=None):
     """The flex mask_mod of prog's masks: causal, and for a window (left,
-    right) q_idx - kv_idx < left + 1 and kv_idx - q_idx < right + 1; None
-    when every key is visible."""
+    right) q_idx - kv_idx < left + 1 and kv_idx - q_idx < right + 1, and
+    extra (a general program's mask_mod); None when every key is visible."""
     causal, window = prog.causal, prog.window
     left, right = (-1, -1) if window is None else (
         -1 if window[0] is None else window[0], -1 if window[1] is None else window[1])
-    if not causal and left < 0 and right < 0:
+    if not causal and left < 0 and right < 0 and extra is None:
         return None
 
     def mask_mod(b, h, q_idx, kv_idx):
-        conds = []
+        conds = [extra(b, h, q_idx, kv_idx)] if extra is not None else []
         if causal:
             conds.append(q_idx >= kv_idx)
         if left >= 0:
@@ -467,11 +573,39 @@ class Ctx:
         return self.create_block_mask(mask_mod, None, None, N, N, device="cuda")
 
 
-def implementations(ctx, prog, q, k, v):
+def implementations(ctx, prog, q, k, v, mods=None):
     """[(key, label, setup)] for prog: setup() returns (fn, info), fn a call
-    that returns the output; it compiles whatever it needs."""
+    that returns the output; it compiles whatever it needs. mods: a general
+    program's functions (general_mods)."""
     gqa = prog.Hkv != prog.H
     impls = []
+
+    def attn_public_setup(kw):
+        # A general program's kernel takes its captures: timed as the user's
+        # call, attn.attention (its cached call costs about 20 us of host
+        # time, under 1% of these kernels).
+        if ctx.attn is None:
+            raise RuntimeError("attn not importable: " + ctx.attn_error)
+        t = time.perf_counter()
+        # The program's kernels, for the path (the same cache attention uses).
+        where = "cuda:%d" % q.device.index
+        kernel = ctx.attn.load(ctx.attn.build_program(q, k, v, **kw), where)
+        o = ctx.attn.attention(q, k, v, **kw)
+        torch.cuda.synchronize()
+        info = dict(compile_s=time.perf_counter() - t, warm=True,
+                    path=attn_path(kernel.manifest))
+        del o
+        return (lambda: ctx.attn.attention(q, k, v, **kw)), info
+
+    if mods is not None:
+        base = prog.attn_kwargs()
+        kw = dict(base, score_mod=mods["score_mod"], mask_mod=mods["mask_mod"])
+        impls.append(("attn", "attn", lambda: attn_public_setup(kw)))
+        if mods.get("named"):
+            label, named = mods["named"]
+            if mods["mask_mod"] is None or "segment_ids" in named:
+                nkw = dict(base, score_mod=None if "gate" in named else mods["score_mod"], **named)
+                impls.append(("attn_named", label, lambda: attn_public_setup(nkw)))
 
     def attn_setup():
         if ctx.attn is None:
@@ -489,7 +623,8 @@ def implementations(ctx, prog, q, k, v):
                     public_call=lambda: ctx.attn.attention(q, k, v, **kw), warm=True)
         return (lambda: kernel(q, k, v, out)), info
 
-    impls.append(("attn", "attn", attn_setup))
+    if mods is None:
+        impls.append(("attn", "attn", attn_setup))
 
     cos = sin = None
     if prog.rope:
@@ -497,11 +632,13 @@ def implementations(ctx, prog, q, k, v):
 
     def flex_setup():
         t = time.perf_counter()
-        bm = ctx.block_mask(flex_mask_mod(prog), prog.N)
+        bm = ctx.block_mask(flex_mask_mod(prog, mods["mask_mod"] if mods else None), prog.N)
         torch.cuda.synchronize()
         info = dict(block_mask_s=time.perf_counter() - t)
         slopes = alibi_slopes(prog.H, prog.alibi, q.device) if prog.alibi is not None else None
         sm = flex_score_mod(prog, slopes)
+        if mods is not None and mods["score_mod"] is not None:
+            sm = mods["score_mod"]
         kw = dict(score_mod=sm, block_mask=bm)
         if gqa:
             kw["enable_gqa"] = True
@@ -554,7 +691,8 @@ def run_program(ctx, prog, deadline):
     args = ctx.args
     row = dict(program=prog.name, title=prog.title, **prog.shape(), rope=prog.rope,
                causal=prog.causal, window=prog.window, softcap=prog.softcap, alibi=prog.alibi,
-               theta=THETA if prog.rope else None, visible_pairs=prog.visible,
+               general=prog.general, theta=THETA if prog.rope else None,
+               visible_pairs=prog.visible,
                visible_fraction=prog.visible / (prog.N * prog.N), flops=prog.flops, impls={})
     torch.manual_seed(args.seed + prog.N + 7 * prog.Hkv)
     dev = ctx.device
@@ -562,13 +700,14 @@ def run_program(ctx, prog, deadline):
     k = torch.randn(prog.B, prog.Hkv, prog.N, prog.d, device=dev, dtype=torch.bfloat16)
     v = torch.randn(prog.B, prog.Hkv, prog.N, prog.d, device=dev, dtype=torch.bfloat16)
     heads, rows = check_heads(prog), check_rows(prog, args.seed)
-    refs = [reference_rows(q, k, v, prog, b, h, rows) for b, h in heads]
+    mods = general_mods(prog, dev, args.seed) if prog.general else None
+    refs = [reference_rows(q, k, v, prog, b, h, rows, mods=mods) for b, h in heads]
     row["checked"] = dict(heads=heads, rows=len(rows))
     print("== %s: %s, B=%d N=%d H=%d/%d d=%d, %.3g TFLOP, visible %.3f"
           % (prog.name, prog.title, prog.B, prog.N, prog.H, prog.Hkv, prog.d, prog.flops / 1e12,
              row["visible_fraction"]), flush=True)
     timed = []
-    for key, label, setup in implementations(ctx, prog, q, k, v):
+    for key, label, setup in implementations(ctx, prog, q, k, v, mods):
         r = dict(label=label)
         row["impls"][key] = r
         try:
@@ -635,7 +774,7 @@ def run_program(ctx, prog, deadline):
     a = row["impls"].get("attn", {}).get("ms")
     row["ratios"] = {key: a / r["ms"] for key, r in row["impls"].items()
                      if key != "attn" and a and r.get("ms")}
-    del q, k, v, refs, timed
+    del q, k, v, refs, timed, mods
     torch.cuda.empty_cache()
     return row
 
@@ -755,7 +894,8 @@ def window_lines(rows):
         if w["window"] is None:
             continue
         full = [r for r in rows if r["window"] is None and r["rope"] == w["rope"] and r["N"] == w["N"]
-                and r["B"] == w["B"] and r["softcap"] is None and r["alibi"] is None]
+                and r["B"] == w["B"] and r["softcap"] is None and r["alibi"] is None
+                and r.get("general") is None]
         if not full:
             continue
         full = full[0]
@@ -902,7 +1042,16 @@ def self_test():
     expect([p.name for p in select(full, "alibi")] == ["alibi-4096", "alibi-8192"],
            "--programs prefix")
     expect([p.name for p in full] == ["softcap-4096", "alibi-4096", "alibi-8192", "window-32768",
-                                      "rope-8192", "rope-32768"], "program names")
+                                      "rope-8192", "rope-32768", "document-16384", "relbias-4096",
+                                      "gate-8192", "prefix-8192", "d256-4096"], "program names")
+    doc = [p for p in full if p.general == "document"][0]
+    ids = doc_ids(doc.N, "cpu")
+    expect(len(set(ids.tolist())) == 8 and doc.visible == int(
+        ((ids[:, None] == ids[None, :]) & torch.ones(doc.N, doc.N, dtype=torch.bool).tril()).sum()),
+           "document: 8 documents, visible pairs counted")
+    pre = [p for p in full if p.general == "prefix"][0]
+    i, j = torch.arange(pre.N)[:, None], torch.arange(pre.N)[None, :]
+    expect(pre.visible == int(((j <= i) | (j < PREFIX)).sum()), "prefix-LM visible pairs")
     expect(all(p.B * p.N == 32768 for p in full) and all(p.B * p.N == 4096 for p in programs(True)),
            "32K tokens per shape (4K quick)")
     try:
@@ -938,24 +1087,31 @@ def self_test():
             Program("window", "", N=24, B=1, H=4, Hkv=4, d=16, rope=True, window=(5, 0)),
             Program("rope", "", N=24, B=2, H=4, Hkv=4, d=16, rope=True),
             Program("all", "", N=24, B=1, H=4, Hkv=2, d=16, rope=True, window=(7, 0),
-                    softcap=2.0, alibi=MAX_BIAS)]
+                    softcap=2.0, alibi=MAX_BIAS),
+            Program("document", "", N=40, B=2, H=4, Hkv=2, d=16, rope=True, general="document"),
+            Program("relbias", "", N=24, B=2, H=4, Hkv=4, d=16, general="relbias"),
+            Program("gate", "", N=24, B=2, H=4, Hkv=4, d=16, general="gate"),
+            Program("prefix", "", N=24, B=1, H=4, Hkv=4, d=16, causal=False, general="prefix")]
     attn, attn_err = import_attn()
     for p in tiny:
         torch.manual_seed(1)
         q = torch.randn(p.B, p.H, p.N, p.d) * 2
         k = torch.randn(p.B, p.Hkv, p.N, p.d) * 2
         v = torch.randn(p.B, p.Hkv, p.N, p.d)
-        dense = dense_reference(q, k, v, p)
+        mods = general_mods(p, "cpu") if p.general else None
         heads = check_heads(p)
         rows = check_rows(p)
-        refs = [reference_rows(q, k, v, p, b, h, rows) for b, h in heads]
-        expect(output_error(dense, refs, heads, rows) < 1e-12, "%s: row reference = dense" % p.name)
-        all_rows = torch.arange(p.N)
-        full_refs = [reference_rows(q, k, v, p, b, h, all_rows)
-                     for b in range(p.B) for h in range(p.H)]
-        expect(max(rel_err(dense[b, h], r) for (b, h), r in
-                   zip([(b, h) for b in range(p.B) for h in range(p.H)], full_refs)) < 1e-12,
-               "%s: every head and row" % p.name)
+        refs = [reference_rows(q, k, v, p, b, h, rows, mods=mods) for b, h in heads]
+        if mods is None:  # the dense reference knows the named blocks only
+            dense = dense_reference(q, k, v, p)
+            expect(output_error(dense, refs, heads, rows) < 1e-12,
+                   "%s: row reference = dense" % p.name)
+            all_rows = torch.arange(p.N)
+            full_refs = [reference_rows(q, k, v, p, b, h, all_rows)
+                         for b in range(p.B) for h in range(p.H)]
+            expect(max(rel_err(dense[b, h], r) for (b, h), r in
+                       zip([(b, h) for b in range(p.B) for h in range(p.H)], full_refs)) < 1e-12,
+                   "%s: every head and row" % p.name)
         # flex's score_mod / mask_mod on index tensors, as flex calls them.
         qq, kk = q.double(), k.double().repeat_interleave(p.H // p.Hkv, dim=1)
         vv = v.double().repeat_interleave(p.H // p.Hkv, dim=1)
@@ -969,14 +1125,17 @@ def self_test():
         ki = torch.arange(p.N)[None, None, None, :]
         sm = flex_score_mod(p, alibi_slopes(p.H, p.alibi, "cpu", torch.float64)
                             if p.alibi is not None else None)
-        mm = flex_mask_mod(p)
+        if mods is not None and mods["score_mod"] is not None:
+            sm = mods["score_mod"]
+        mm = flex_mask_mod(p, mods["mask_mod"] if mods else None)
         if sm is not None:
             s = sm(s, bi, hi, qi, ki)
         if mm is not None:
             s = s.masked_fill(~mm(bi, hi, qi, ki), float("-inf"))
-        flex_like = torch.softmax(s, dim=-1) @ vv
+        flex_like = torch.softmax(s, dim=-1).nan_to_num(0.0) @ vv
         expect(output_error(flex_like, refs, heads, rows) < 1e-12, "%s: flex mods" % p.name)
-        expect(p.sdpa == (p.softcap is None and p.alibi is None and p.window is None),
+        expect(p.sdpa == (p.softcap is None and p.alibi is None and p.window is None
+                          and p.general is None),
                "%s: SDPA expressible = %s" % (p.name, p.sdpa))
         if p.alibi is not None and p.window is None and not p.rope and p.softcap is None:
             bias = alibi_bias(p, torch.float64, "cpu")
@@ -991,7 +1150,10 @@ def self_test():
             print("skip %s: attn on the CPU (%s)" % (p.name, attn_err))
             continue
         try:
-            o = attn.attention(q, k, v, **p.attn_kwargs())
+            kw = p.attn_kwargs()
+            if mods is not None:
+                kw.update(score_mod=mods["score_mod"], mask_mod=mods["mask_mod"])
+            o = attn.attention(q, k, v, **kw)
             e = output_error(o, refs, heads, rows)
             expect(e < 1e-4, "%s: attn.attention on the CPU, rel.err %.1e" % (p.name, e))
         except Exception as ex:
