@@ -2,6 +2,8 @@
 
     import attn
     o = attn.attention(q, k, v, rope=dict(theta=10000.0), mask="causal")
+    o = attn.attention(q, k, v, score_mod=lambda s, b, h, q_idx, kv_idx:
+                       s + bias[q_idx - kv_idx + N - 1])   # as flex_attention's
     c = attn.matmul(a, b)          # or attn.matmul(a, b, c): c += a @ b
 
 q is [B, H, N, D], k [B, Hk, M, D], v [B, Hk, M, Dv] (Hk divides H: GQA), all
@@ -19,8 +21,9 @@ arguments attn cannot take (checked before compiling, naming the argument).
 
 This module holds the public API and the kernels; the errors live in
 _errors.py, the argument checks in _args.py, the memory and disk kernel cache
-(with the cubin keys and the cache_stats counters) in _cache.py; attn
-re-exports their names.
+(with the cubin keys and the cache_stats counters) in _cache.py, the tracer
+of attention()'s score_mod and mask_mod (and their cached-call keys) in
+_trace.py; attn re-exports their names.
 """
 import collections
 import ctypes
