@@ -12,29 +12,32 @@ def reference(q, k, v, score_mod=None, mask_mod=None, scale=None, mask=None, rop
     """softmax(mask(score_mod(q kᵀ scale))) v in float64, RoPE (a dict of
     torch_reference.rope's options) on q and k first; a query that sees no
     key outputs 0 (lib/Reference's rule)."""
-    q, k, v = (t.cpu().to(torch.float64) for t in (q, k, v))
+    # On q's device: the functions read captured tensors that live there.
+    dev = q.device
+    q, k, v = (t.to(torch.float64) for t in (q, k, v))
     if rope is not None:
         import torch_reference
-        q, k = torch_reference.rope(q, **rope), torch_reference.rope(k, **rope)
+        q = torch_reference.rope(q.cpu(), **rope).to(dev)
+        k = torch_reference.rope(k.cpu(), **rope).to(dev)
     B, H, N, D = q.shape
     Hk, M = k.shape[1], k.shape[2]
     k = k.repeat_interleave(H // Hk, dim=1)
     v = v.repeat_interleave(H // Hk, dim=1)
     s = q @ k.transpose(-1, -2) * (1.0 / math.sqrt(D) if scale is None else scale)
-    b = torch.arange(B).view(B, 1, 1, 1)
-    h = torch.arange(H).view(1, H, 1, 1)
-    qi = torch.arange(N).view(1, 1, N, 1)
-    ki = torch.arange(M).view(1, 1, 1, M)
+    b = torch.arange(B, device=dev).view(B, 1, 1, 1)
+    h = torch.arange(H, device=dev).view(1, H, 1, 1)
+    qi = torch.arange(N, device=dev).view(1, 1, N, 1)
+    ki = torch.arange(M, device=dev).view(1, 1, 1, M)
     if score_mod is not None:
         s = torch.as_tensor(score_mod(s, b, h, qi, ki)).to(torch.float64).expand(B, H, N, M)
-    visible = torch.ones(B, H, N, M, dtype=torch.bool)
+    visible = torch.ones(B, H, N, M, dtype=torch.bool, device=dev)
     if mask_mod is not None:
         visible = visible & torch.as_tensor(mask_mod(b, h, qi, ki)).expand(B, H, N, M)
     if mask == "causal":
         visible = visible & (ki <= qi)
     s = s.masked_fill(~visible, float("-inf"))
     p = torch.softmax(s, dim=-1).nan_to_num(0.0)
-    return p @ v
+    return (p @ v).cpu()
 
 
 def rel_error(got, want):
@@ -242,8 +245,8 @@ def run(device):
     o = attn.attention(q, k, v, rope=dict(theta=500.0), gate=(g, 8), segment_ids=(seg, seg),
                        score_mod=rel, mask_mod=lambda b, h, q_idx, kv_idx: keep[kv_idx])
     want = reference(
-        q, k, v, lambda s, b, h, qi, ki: rel(s + g.cpu()[b, h, qi, ki // 8], b, h, qi, ki),
-        lambda b, h, qi, ki: keep.cpu()[ki] & (seg.cpu()[b, qi] == seg.cpu()[b, ki]),
+        q, k, v, lambda s, b, h, qi, ki: rel(s + g[b, h, qi, ki // 8], b, h, qi, ki),
+        lambda b, h, qi, ki: keep[ki] & (seg[b, qi] == seg[b, ki]),
         rope=dict(theta=500.0))
     err = rel_error(o, want)
     print("rope, gate, segments and mods: %s" % ("PASS" if err <= 1e-4 else "FAIL %.3e" % err))
