@@ -124,6 +124,9 @@ struct attn_hopper_kernel {
   /// nargs 0: q, k, v, out (attn_hopper_arg_at).
   int nargs;
   int args[4 + ATTN_HOPPER_MAX_CAPTURES];
+  /// The tile kernel's q, k and v arguments: a body may read them too (as
+  /// a capture, but passed once, under their role).
+  MlirValue inputs[3];
   /// A sliding window besides causal: key k is masked for query q when k <
   /// q - window_left or k > q + window_right (-1: unbounded on that side);
   /// the kernels skip the key blocks wholly outside it

@@ -68,6 +68,10 @@
 /// Most f32 values a role handles at once (the S or O registers of a thread).
 #define ATTN_K_MAX_REGS 256
 
+/// The tensors a score or mask function may read, as pointers: the
+/// captures, then at ATTN_HOPPER_MAX_CAPTURES + 0 .. 2 q, k and v.
+#define ATTN_K_FN_PTRS (ATTN_HOPPER_MAX_CAPTURES + 3)
+
 //===-- Instructions (instructions.c) -------------------------------------===//
 
 /// i32 arithmetic with a constant right operand (the constant is made
@@ -509,8 +513,9 @@ struct attn_k_att_vals {
   /// With k->key_blocks: the tile's run of wholly visible key blocks
   /// [kff, kfl), where the mask functions are not computed; null otherwise.
   MlirValue kff, kfl;
-  /// The captures' pointer parameters (k->ncaptures of them).
-  MlirValue caps[ATTN_HOPPER_MAX_CAPTURES];
+  /// The pointer parameters the score and mask functions read
+  /// (attn_k_capture_args).
+  MlirValue caps[ATTN_K_FN_PTRS];
 };
 
 /// Lays out a kernel of k built by b (NULL for the sizes alone) in a.
@@ -794,12 +799,13 @@ MlirAttribute attn_k_launch_attr(struct attn_builder *b, const char *kernel,
 struct attn_k_fn_memo;
 
 /// A kernel's score and mask functions being built: its description, the
-/// captures' pointer parameters (!llvm.ptr) and, after attn_k_fn_tile, the
+/// pointer parameters (!llvm.ptr) of the tensors they read (as
+/// attn_k_capture_args lays them out) and, after attn_k_fn_tile, the
 /// tile's batch, head and the thread's two query rows (index) and the ops
 /// made for them; then the ops of the current key block's columns.
 struct attn_k_fn {
   const struct attn_hopper_kernel *k;
-  MlirValue caps[ATTN_HOPPER_MAX_CAPTURES];
+  MlirValue caps[ATTN_K_FN_PTRS];
   MlirValue b, h, q[2];
   struct attn_k_fn_memo *tile, *block;
   MlirValue block_j;     ///< the key block block's ops are for
@@ -810,7 +816,7 @@ struct attn_k_fn {
 /// Whether k has score or mask functions (then the kernels' softmax state
 /// carries an attn_k_fn).
 bool attn_k_has_fns(const struct attn_hopper_kernel *k);
-/// Starts fn for k with the captures' parameters caps[0 .. k->ncaptures).
+/// Starts fn for k with the parameters caps (attn_k_capture_args').
 void attn_k_fn_init(struct attn_k_fn *fn, const struct attn_hopper_kernel *k,
                     const MlirValue *caps);
 /// At the start of a tile, outside its key loop: the tile's batch bz and
@@ -842,8 +848,9 @@ int attn_k_args_params(const struct attn_hopper_kernel *k,
                        const struct attn_k_param base[4],
                        struct attn_k_param *out);
 /// The kernel function f's parameter of the caller's tensor arg (an enum
-/// attn_hopper_arg or ATTN_HOPPER_ARG_CAPTURE + i), and all the captures'
-/// into caps[0 .. k->ncaptures).
+/// attn_hopper_arg or ATTN_HOPPER_ARG_CAPTURE + i), and those the score
+/// and mask functions may read into caps (ATTN_K_FN_PTRS: the captures',
+/// then q's, k's and v's).
 MlirValue attn_k_arg(const struct attn_hopper_kernel *k,
                      const struct attn_b_func *f, int arg);
 void attn_k_capture_args(const struct attn_hopper_kernel *k,

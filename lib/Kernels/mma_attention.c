@@ -605,7 +605,7 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
   x.fn = NULL;
   if (attn_k_has_fns(k)) { // what the functions read of the head and rows
     role(e, "mma.mods");
-    MlirValue caps[ATTN_HOPPER_MAX_CAPTURES];
+    MlirValue caps[ATTN_K_FN_PTRS];
     attn_k_capture_args(k, f, caps);
     attn_k_fn_init(&fn, k, caps);
     attn_k_fn_tile(b, &fn, x.b, x.h, attn_b_addi(b, x.warp_row0, x.g));

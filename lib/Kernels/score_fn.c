@@ -61,7 +61,7 @@ void attn_k_fn_init(struct attn_k_fn *fn, const struct attn_hopper_kernel *k,
                     const MlirValue *caps) {
   memset(fn, 0, sizeof *fn);
   fn->k = k;
-  for (int i = 0; i < k->ncaptures; ++i)
+  for (int i = 0; i < ATTN_K_FN_PTRS; ++i)
     fn->caps[i] = caps[i];
 }
 
@@ -205,6 +205,10 @@ static MlirValue lookup(const struct attn_k_fn *fn, const struct eval *e,
   for (int i = 0; i < fn->k->ncaptures; ++i)
     if (mlirValueEqual(fn->k->captures[i].value, v))
       return fn->caps[i];
+  for (int r = 0; r < 3; ++r) // q, k or v read by the body
+    if (!mlirValueIsNull(fn->k->inputs[r]) &&
+        mlirValueEqual(fn->k->inputs[r], v))
+      return fn->caps[ATTN_HOPPER_MAX_CAPTURES + r];
   return (MlirValue){NULL};
 }
 
@@ -399,6 +403,10 @@ MlirValue attn_k_arg(const struct attn_hopper_kernel *k,
 
 void attn_k_capture_args(const struct attn_hopper_kernel *k,
                          const struct attn_b_func *f, MlirValue *caps) {
+  for (int i = 0; i < ATTN_K_FN_PTRS; ++i)
+    caps[i] = (MlirValue){NULL};
   for (int i = 0; i < k->ncaptures; ++i)
     caps[i] = attn_k_arg(k, f, ATTN_HOPPER_ARG_CAPTURE + i);
+  for (int r = 0; r < 3; ++r)
+    caps[ATTN_HOPPER_MAX_CAPTURES + r] = attn_k_arg(k, f, r);
 }

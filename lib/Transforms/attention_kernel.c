@@ -379,10 +379,14 @@ static bool describe_captures(MlirOperation kernel, MlirBlock body,
   return true;
 }
 
-/// Whether v is one of k's captures.
+/// Whether v is one of k's captures, or its q, k or v (a body may read
+/// those too).
 static bool is_capture(const struct attn_hopper_kernel *k, MlirValue v) {
   for (int i = 0; i < k->ncaptures; ++i)
     if (mlirValueEqual(k->captures[i].value, v))
+      return true;
+  for (int r = 0; r < 3; ++r)
+    if (mlirValueEqual(k->inputs[r], v))
       return true;
   return false;
 }
@@ -470,6 +474,8 @@ bool attn_attention_describe(MlirOperation kernel,
     snprintf(why, wlen, "%s", f->args_why);
     return false;
   }
+  for (int r = 0; r < 3; ++r)
+    k->inputs[r] = mlirBlockGetArgument(body, pos[r]);
   int64_t q[8], kv[8], v[8];
   attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, pos[0])), q);
   attn_static_shape(mlirValueGetType(mlirBlockGetArgument(body, pos[1])), kv);
