@@ -437,67 +437,6 @@ static MlirAttribute mods_attr(MlirContext ctx, const struct chain *c) {
   return mlirArrayAttrGet(ctx, n, names);
 }
 
-/// A value mapping for cloning bodies: from[i] becomes to[i].
-struct vmap {
-  MlirValue *from, *to;
-  int n, cap;
-  bool failed; // out of memory
-};
-
-static void vmap_put(struct vmap *m, MlirValue from, MlirValue to) {
-  if (m->n == m->cap) {
-    int cap = m->cap ? 2 * m->cap : 64;
-    MlirValue *f = realloc(m->from, sizeof *f * (size_t)cap);
-    if (f)
-      m->from = f;
-    MlirValue *t = f ? realloc(m->to, sizeof *t * (size_t)cap) : NULL;
-    if (t)
-      m->to = t;
-    if (!f || !t) {
-      m->failed = true;
-      return;
-    }
-    m->cap = cap;
-  }
-  m->from[m->n] = from;
-  m->to[m->n++] = to;
-}
-
-/// What v maps to; v itself when unmapped (a capture from above).
-static MlirValue vmap_get(const struct vmap *m, MlirValue v) {
-  for (int i = m->n - 1; i >= 0; --i)
-    if (mlirValueEqual(m->from[i], v))
-      return m->to[i];
-  return v;
-}
-
-/// Clones the ops of body (all but its gpu.yield) at the end of dst, the
-/// body's arguments mapped to args; returns what its gpu.yield yields,
-/// mapped.
-static MlirValue clone_body(MlirBlock body, MlirBlock dst,
-                            const MlirValue *args, struct vmap *m) {
-  intptr_t nargs = mlirBlockGetNumArguments(body);
-  for (intptr_t i = 0; i < nargs; ++i)
-    vmap_put(m, mlirBlockGetArgument(body, i), args[i]);
-  MlirValue yielded = {NULL};
-  for (MlirOperation op = mlirBlockGetFirstOperation(body);
-       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
-    if (attn_op_is(op, "gpu.yield")) {
-      yielded = vmap_get(m, mlirOperationGetOperand(op, 0));
-      break;
-    }
-    MlirOperation copy = mlirOperationClone(op);
-    for (intptr_t i = 0, n = mlirOperationGetNumOperands(op); i < n; ++i)
-      mlirOperationSetOperand(copy, i,
-                              vmap_get(m, mlirOperationGetOperand(op, i)));
-    mlirBlockAppendOwnedOperation(dst, copy);
-    for (intptr_t i = 0, n = mlirOperationGetNumResults(op); i < n; ++i)
-      vmap_put(m, mlirOperationGetResult(op, i),
-               mlirOperationGetResult(copy, i));
-  }
-  return yielded;
-}
-
 /// A new block with a score body's (score) or a mask body's arguments,
 /// located at loc, appended to region.
 static MlirBlock body_block(MlirContext ctx, MlirRegion region, bool score,
@@ -516,8 +455,9 @@ static MlirBlock body_block(MlirContext ctx, MlirRegion region, bool score,
 /// bodies and-ed. Returns false after a diagnostic at fused.
 static bool compose_bodies(MlirOperation fused, const struct chain *c) {
   MlirContext ctx = mlirOperationGetContext(fused);
-  struct vmap m = {0};
+  struct attn_b_map m = {0};
   struct attn_builder b;
+  bool ok = true;
   if (c->nscore > 0) {
     // score_mods[] is users first: the first body applied is the last one.
     MlirOperation first = c->score_mods[c->nscore - 1];
@@ -526,17 +466,17 @@ static bool compose_bodies(MlirOperation fused, const struct chain *c) {
     MlirValue args[5];
     for (int i = 0; i < 5; ++i)
       args[i] = mlirBlockGetArgument(blk, i);
-    for (int k = c->nscore - 1; k >= 0; --k)
-      args[0] = clone_body(
-          mlirRegionGetFirstBlock(mlirOperationGetRegion(c->score_mods[k], 0)),
-          blk, args, &m);
     attn_builder_init(&b, ctx, mlirOperationGetLocation(c->score_mods[0]));
     attn_builder_at_end(&b, blk);
+    for (int k = c->nscore - 1; k >= 0; --k)
+      args[0] = attn_b_clone_body(
+          &b,
+          mlirRegionGetFirstBlock(mlirOperationGetRegion(c->score_mods[k], 0)),
+          args, &m, NULL, NULL);
     attn_b_op(&b, "gpu.yield", 0, NULL, 1, args, 0, NULL, 0);
-    if (!attn_builder_finish(&b))
-      m.failed = true;
+    ok = attn_builder_finish(&b);
   }
-  if (c->nmask > 0) {
+  if (ok && c->nmask > 0) {
     MlirOperation first = c->mask_mods[c->nmask - 1];
     MlirBlock blk = body_block(ctx, mlirOperationGetRegion(fused, 1), false,
                                mlirOperationGetLocation(first));
@@ -544,25 +484,22 @@ static bool compose_bodies(MlirOperation fused, const struct chain *c) {
     for (int i = 0; i < 4; ++i)
       args[i] = mlirBlockGetArgument(blk, i);
     attn_builder_init(&b, ctx, mlirOperationGetLocation(first));
+    attn_builder_at_end(&b, blk);
     for (int k = c->nmask - 1; k >= 0; --k) {
-      MlirValue v = clone_body(
+      MlirValue v = attn_b_clone_body(
+          &b,
           mlirRegionGetFirstBlock(mlirOperationGetRegion(c->mask_mods[k], 0)),
-          blk, args, &m);
-      attn_builder_at_end(&b, blk);
+          args, &m, NULL, NULL);
       b.loc = mlirOperationGetLocation(c->mask_mods[k]);
       visible = mlirValueIsNull(visible) ? v : attn_b_andi(&b, visible, v);
     }
-    attn_builder_at_end(&b, blk);
     attn_b_op(&b, "gpu.yield", 0, NULL, 1, &visible, 0, NULL, 0);
-    if (!attn_builder_finish(&b))
-      m.failed = true;
+    ok = attn_builder_finish(&b);
   }
-  bool ok = !m.failed;
-  free(m.from);
-  free(m.to);
+  attn_b_map_free(&m);
   if (!ok)
     return attn_emit_errorf(fused, "attn-fuse could not compose the "
-                                   "modifier bodies (out of memory)");
+                                   "modifier bodies");
   return true;
 }
 
