@@ -205,11 +205,17 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
 
 
 def _trace_region(op, traced, steps, scores_type):
-    """The lines of attn.<op> with traced's body, the next step of the chain."""
-    from . import _trace
+    """The lines of attn.<op> with traced's body (_trace.trace's: its op
+    lines, block arguments and result), the next step of the chain."""
+    body, args, out = traced
     cur, nxt = "%%s%d" % steps[0], "%%s%d" % (steps[0] + 1)
     steps[0] += 1
-    return _trace.region(op, traced, cur, nxt, scores_type)
+    sig = ", ".join("%s: %s" % (a.name, a.ty) for a in args)
+    lines = ['  %s = "attn.%s"(%s) ({' % (nxt, op, cur), "  ^bb0(%s):" % sig]
+    lines.extend(body.lines)
+    lines.append("    gpu.yield %s : %s" % (out.name, out.ty))
+    lines.append("  }) : (%s) -> %s" % (scores_type, scores_type))
+    return lines
 
 
 def build_matmul(a_shape, b_shape, dtype, accumulate=False, name="matmul"):

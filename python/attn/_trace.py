@@ -859,17 +859,6 @@ def trace_mask(fn, captures):
     return body, args, out
 
 
-def region(op, traced, current, result, scores_type):
-    """The text of one attn.score_mod / attn.mask_mod op."""
-    body, args, out = traced
-    sig = ", ".join("%s: %s" % (a.name, a.ty) for a in args)
-    lines = ['  %s = "attn.%s"(%s) ({' % (result, op, current), "  ^bb0(%s):" % sig]
-    lines.extend(body.lines)
-    lines.append("    gpu.yield %s : %s" % (out.name, out.ty))
-    lines.append("  }) : (%s) -> %s" % (scores_type, scores_type))
-    return lines
-
-
 def trace(score_mod, mask_mod):
     """(score body or None, mask body or None, [Capture]) of the two functions."""
     captures = Captures()
