@@ -84,21 +84,24 @@ def tensor_type(shape, elem):
 
 
 ROPE_FORM = ("None, True or dict(theta=10000.0, rotary_dim=D, layout='rotate_half' | "
-             "'interleaved', offset=0)")
+             "'interleaved', offset=0 | q_offset=0, k_offset=0)")
 
 
 def rope_attrs(rope, head_dim):
-    """The attribute dictionary of attn.rope for rope=True or a dict."""
+    """The attribute dictionaries of q's and k's attn.rope for rope=True or a
+    dict: offset puts row 0 of both at that position; q_offset and k_offset
+    put each apart (queries that end the keys, as in chunked prefill)."""
     if rope is True:
         cfg = {}
     elif isinstance(rope, collections.abc.Mapping):
         cfg = dict(rope)
     else:
         raise TypeError("attn: rope must be %s, got %s" % (ROPE_FORM, _describe(rope)))
-    unknown = set(cfg) - {"theta", "rotary_dim", "layout", "offset"}
+    unknown = set(cfg) - {"theta", "rotary_dim", "layout", "offset", "q_offset", "k_offset"}
     if unknown:
         raise ValueError("attn: unknown rope option(s) %s (expected theta, rotary_dim, "
-                         "layout, offset)" % ", ".join(sorted(map(str, unknown))))
+                         "layout, offset, q_offset, k_offset)"
+                         % ", ".join(sorted(map(str, unknown))))
     layout = cfg.get("layout", "rotate_half")
     if layout not in ("rotate_half", "interleaved"):
         raise ValueError("attn: rope layout must be 'rotate_half' or 'interleaved', got %s"
@@ -110,10 +113,16 @@ def rope_attrs(rope, head_dim):
     attrs = ["theta = " + f64(cfg.get("theta", 10000.0), "rope theta", positive=True),
              "rotary_dim = %d : i64" % rotary_dim,
              'layout = "%s"' % layout]
-    offset = integer(cfg.get("offset", 0), "rope offset")
-    if offset:
-        attrs.append("offset = %d : i64" % offset)
-    return "{%s}" % ", ".join(attrs)
+    if "offset" in cfg and ("q_offset" in cfg or "k_offset" in cfg):
+        raise ValueError("attn: rope offset applies to q and k; give it or q_offset and "
+                         "k_offset, not both")
+    both = integer(cfg.get("offset", 0), "rope offset")
+    out = []
+    for t in ("q", "k"):
+        offset = integer(cfg.get(t + "_offset", both), "rope %s_offset" % t)
+        out.append("{%s}" % ", ".join(attrs + (["offset = %d : i64" % offset] if offset
+                                               else [])))
+    return tuple(out)
 
 
 def window_attrs(window):
@@ -157,9 +166,9 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
     lines = ["func.func @%s(%s) -> %s {" % (name, ", ".join(args), ot)]
     qv, kv = "%q", "%k"
     if rope is not None and rope is not False:
-        attrs = rope_attrs(rope, d)
-        lines.append('  %%qr = "attn.rope"(%%q) %s : (%s) -> %s' % (attrs, qt, qt))
-        lines.append('  %%kr = "attn.rope"(%%k) %s : (%s) -> %s' % (attrs, kt, kt))
+        qattrs, kattrs = rope_attrs(rope, d)
+        lines.append('  %%qr = "attn.rope"(%%q) %s : (%s) -> %s' % (qattrs, qt, qt))
+        lines.append('  %%kr = "attn.rope"(%%k) %s : (%s) -> %s' % (kattrs, kt, kt))
         qv, kv = "%qr", "%kr"
     lines.append('  %%s0 = "attn.qk"(%s, %s) : (%s, %s) -> %s' % (qv, kv, qt, kt, st))
     steps = [0]
