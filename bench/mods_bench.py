@@ -11,6 +11,15 @@ Programs (bf16, H=32, d=128, B*N = 32K tokens unless stated; every one causal):
   rope-32768     RoPE + causal, N=32K, B=1 (reference: the window's program
                  without the window, to show that the window's time follows
                  its visible fraction)
+  document-16384 a document mask (8 documents of uneven length) + causal +
+                 RoPE, as a mask_mod reading the ids (and attn's segment_ids)
+  relbias-4096   a relative-position bias table [2N-1] read by a score_mod
+  gate-8192      SAS's gate (block 64) read by a score_mod (and attn's gate=)
+  prefix-8192    prefix-LM: the first 1K keys bidirectional, a mask_mod
+  d256-4096      head dim 256 + RoPE + causal, H=16, B=8
+  prefill-1024   chunked prefill: 1K queries ending 16K keys (B=32), RoPE at
+                 their positions (q_offset 15360), causal to the bottom right
+                 as a mask_mod
 
 RoPE is Llama's rotate-half with theta 10000 over the whole head dim.
 
@@ -122,6 +131,16 @@ class Program:
     # mask_mod, in flex's form, made by general_mods() on the device; the
     # mask_mod holds what the named masks above (causal, window) do not.
     general: str = None
+    M: int = None  # keys, when not N (chunked prefill: queries end the keys)
+
+    @property
+    def keys(self):
+        return self.N if self.M is None else self.M
+
+    @property
+    def q_offset(self):
+        """The position of query 0: the queries end the keys."""
+        return self.keys - self.N
 
     @property
     def sdpa(self):
@@ -141,12 +160,15 @@ class Program:
         return 4.0 * self.B * self.H * self.d * self.visible
 
     def attn_kwargs(self):
-        return dict(rope=dict(theta=THETA) if self.rope else None,
+        rope = None
+        if self.rope:
+            rope = dict(theta=THETA, q_offset=self.q_offset) if self.q_offset else dict(theta=THETA)
+        return dict(rope=rope,
                     mask="causal" if self.causal else None, window=self.window,
                     softcap=self.softcap, alibi=self.alibi)
 
     def shape(self):
-        return dict(B=self.B, N=self.N, H=self.H, Hkv=self.Hkv, d=self.d)
+        return dict(B=self.B, N=self.N, M=self.keys, H=self.H, Hkv=self.Hkv, d=self.d)
 
 
 def programs(quick=False):
@@ -181,6 +203,8 @@ def programs(quick=False):
              N=n(8192, 2048), causal=False, general="prefix"),
         dict(kind="d256", title="head dim 256 + RoPE + causal", N=n(4096, 1024), H=16, Hkv=16,
              d=256, rope=True),
+        dict(kind="prefill", title="chunked prefill: 1K queries ending 16K keys + RoPE at offsets",
+             N=n(1024, 256), M=n(16384, 2048), causal=False, rope=True, general="prefill"),
     ]
     out = []
     for s in specs:
@@ -225,6 +249,8 @@ def general_visible(prog):
     if prog.general == "prefix":    # (kv <= q) | (kv < P), not causal
         P = prefix_len(N)
         return P * P + sum(i + 1 for i in range(P, N))
+    if prog.general == "prefill":   # kv <= q + M - N, not causal
+        return sum(min(prog.keys, i + prog.q_offset + 1) for i in range(N))
     return visible_pairs(N, N, prog.causal, prog.window)
 
 
@@ -266,6 +292,12 @@ def general_mods(prog, device, seed=28):
 
         def mask_mod(b, h, q_idx, kv_idx):
             return (kv_idx <= q_idx) | (kv_idx < P)
+        out.update(mask_mod=mask_mod, captures={})
+    elif prog.general == "prefill":
+        off = prog.q_offset
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            return kv_idx <= q_idx + off
         out.update(mask_mod=mask_mod, captures={})
     elif prog.general is not None:
         raise ValueError("mods_bench: no general program %r" % prog.general)
@@ -317,8 +349,11 @@ def rope_tables(N, d, dtype, device, theta=THETA):
     return emb.cos().to(dtype), emb.sin().to(dtype)
 
 
-def rope_qk(q, k, cos, sin):
-    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+def rope_qk(q, k, cos, sin, cos_k=None, sin_k=None):
+    """q and k rotated; k by cos_k/sin_k when its positions differ from q's."""
+    cos_k = cos if cos_k is None else cos_k
+    sin_k = sin if sin_k is None else sin_k
+    return q * cos + rotate_half(q) * sin, k * cos_k + rotate_half(k) * sin_k
 
 
 def alibi_slopes(H, max_bias, device, dtype=torch.float32):
@@ -354,7 +389,9 @@ def reference_rows(q, k, v, prog, b, h, rows, scale=None, mods=None):
     kh = k[b, h // (H // Hk)].double()
     vh = v[b, h // (H // Hk)].double()
     if prog.rope:
-        cq, sq = rope_tables(N, d, torch.float64, dev)
+        off = prog.q_offset
+        cq, sq = rope_tables(N + off, d, torch.float64, dev)
+        cq, sq = cq[off:], sq[off:]
         ck, sk = rope_tables(M, d, torch.float64, dev)
         qh = qh * cq.index_select(0, rows) + rotate_half(qh) * sq.index_select(0, rows)
         kh = kh * ck + rotate_half(kh) * sk
@@ -563,14 +600,15 @@ class Ctx:
         self.args = args
         self.device = "cuda"
 
-    def block_mask(self, mask_mod, N):
+    def block_mask(self, mask_mod, N, M=None):
         if mask_mod is None:
             return None
         # Eager: _compile=True only warns since torch 2.6 (pytorch#137477), and
         # torch.compile(create_block_mask) can take minutes cold at some
         # lengths (pytorch#182060). At 32K the eager one makes an [N, N]
         # int64 temporary (8.6 GB), freed before anything is timed.
-        return self.create_block_mask(mask_mod, None, None, N, N, device="cuda")
+        return self.create_block_mask(mask_mod, None, None, N, N if M is None else M,
+                                      device="cuda")
 
 
 def implementations(ctx, prog, q, k, v, mods=None):
@@ -626,13 +664,15 @@ def implementations(ctx, prog, q, k, v, mods=None):
     if mods is None:
         impls.append(("attn", "attn", attn_setup))
 
-    cos = sin = None
+    cos = sin = cos_k = sin_k = None
     if prog.rope:
-        cos, sin = rope_tables(prog.N, prog.d, q.dtype, q.device)
+        cos_k, sin_k = rope_tables(prog.keys, prog.d, q.dtype, q.device)
+        cos, sin = cos_k[prog.q_offset:], sin_k[prog.q_offset:]
 
     def flex_setup():
         t = time.perf_counter()
-        bm = ctx.block_mask(flex_mask_mod(prog, mods["mask_mod"] if mods else None), prog.N)
+        bm = ctx.block_mask(flex_mask_mod(prog, mods["mask_mod"] if mods else None), prog.N,
+                            prog.keys)
         torch.cuda.synchronize()
         info = dict(block_mask_s=time.perf_counter() - t)
         slopes = alibi_slopes(prog.H, prog.alibi, q.device) if prog.alibi is not None else None
@@ -643,7 +683,7 @@ def implementations(ctx, prog, q, k, v, mods=None):
         if gqa:
             kw["enable_gqa"] = True
         if prog.rope:
-            return (lambda: ctx.flex(*ctx.rope(q, k, cos, sin), v, **kw)), info
+            return (lambda: ctx.flex(*ctx.rope(q, k, cos, sin, cos_k, sin_k), v, **kw)), info
         return (lambda: ctx.flex(q, k, v, **kw)), info
 
     impls.append(("flex", "RoPE + flex" if prog.rope else "flex", flex_setup))
@@ -693,12 +733,12 @@ def run_program(ctx, prog, deadline):
                causal=prog.causal, window=prog.window, softcap=prog.softcap, alibi=prog.alibi,
                general=prog.general, theta=THETA if prog.rope else None,
                visible_pairs=prog.visible,
-               visible_fraction=prog.visible / (prog.N * prog.N), flops=prog.flops, impls={})
+               visible_fraction=prog.visible / (prog.N * prog.keys), flops=prog.flops, impls={})
     torch.manual_seed(args.seed + prog.N + 7 * prog.Hkv)
     dev = ctx.device
     q = torch.randn(prog.B, prog.H, prog.N, prog.d, device=dev, dtype=torch.bfloat16)
-    k = torch.randn(prog.B, prog.Hkv, prog.N, prog.d, device=dev, dtype=torch.bfloat16)
-    v = torch.randn(prog.B, prog.Hkv, prog.N, prog.d, device=dev, dtype=torch.bfloat16)
+    k = torch.randn(prog.B, prog.Hkv, prog.keys, prog.d, device=dev, dtype=torch.bfloat16)
+    v = torch.randn(prog.B, prog.Hkv, prog.keys, prog.d, device=dev, dtype=torch.bfloat16)
     heads, rows = check_heads(prog), check_rows(prog, args.seed)
     mods = general_mods(prog, dev, args.seed) if prog.general else None
     refs = [reference_rows(q, k, v, prog, b, h, rows, mods=mods) for b, h in heads]
@@ -948,7 +988,7 @@ def main(argv=None):
     if args.list:
         for p in progs:
             print("%-13s %-48s B=%-2d N=%-5d H=%d/%d d=%d visible %.3f %.3g TFLOP"
-                  % (p.name, p.title, p.B, p.N, p.H, p.Hkv, p.d, p.visible / p.N ** 2,
+                  % (p.name, p.title, p.B, p.N, p.H, p.Hkv, p.d, p.visible / (p.N * p.keys),
                      p.flops / 1e12))
         return 0
     if not torch.cuda.is_available():
@@ -1043,7 +1083,12 @@ def self_test():
            "--programs prefix")
     expect([p.name for p in full] == ["softcap-4096", "alibi-4096", "alibi-8192", "window-32768",
                                       "rope-8192", "rope-32768", "document-16384", "relbias-4096",
-                                      "gate-8192", "prefix-8192", "d256-4096"], "program names")
+                                      "gate-8192", "prefix-8192", "d256-4096", "prefill-1024"],
+           "program names")
+    pf = [p for p in full if p.general == "prefill"][0]
+    i, j = torch.arange(pf.N)[:, None], torch.arange(pf.keys)[None, :]
+    expect(pf.visible == int((j <= i + pf.q_offset).sum()) and pf.q_offset == 15360,
+           "chunked prefill: visible pairs, queries at 15360..")
     doc = [p for p in full if p.general == "document"][0]
     ids = doc_ids(doc.N, "cpu")
     expect(len(set(ids.tolist())) == 8 and doc.visible == int(
@@ -1076,8 +1121,8 @@ def self_test():
     expect(abs(c.flops - 4 * 32 * 128 * 32768 * 32769 / 2) < 1, "causal FLOPs at 32K")
     print("     window/causal visible at 32K: %.4f" % (w.visible / c.visible))
     for p in full:
-        print("     %-13s %.3f TFLOP, visible %.4f of N^2" % (p.name, p.flops / 1e12,
-                                                              p.visible / p.N ** 2))
+        print("     %-13s %.3f TFLOP, visible %.4f of N x M" % (p.name, p.flops / 1e12,
+                                                              p.visible / (p.N * p.keys)))
 
     # The float64 row reference against the dense one, and the flex mods and
     # the ALiBi bias emulated with plain torch, on tiny tensors.
@@ -1091,13 +1136,15 @@ def self_test():
             Program("document", "", N=40, B=2, H=4, Hkv=2, d=16, rope=True, general="document"),
             Program("relbias", "", N=24, B=2, H=4, Hkv=4, d=16, general="relbias"),
             Program("gate", "", N=24, B=2, H=4, Hkv=4, d=16, general="gate"),
-            Program("prefix", "", N=24, B=1, H=4, Hkv=4, d=16, causal=False, general="prefix")]
+            Program("prefix", "", N=24, B=1, H=4, Hkv=4, d=16, causal=False, general="prefix"),
+            Program("prefill", "", N=12, M=40, B=2, H=4, Hkv=2, d=16, causal=False, rope=True,
+                    general="prefill")]
     attn, attn_err = import_attn()
     for p in tiny:
         torch.manual_seed(1)
         q = torch.randn(p.B, p.H, p.N, p.d) * 2
-        k = torch.randn(p.B, p.Hkv, p.N, p.d) * 2
-        v = torch.randn(p.B, p.Hkv, p.N, p.d)
+        k = torch.randn(p.B, p.Hkv, p.keys, p.d) * 2
+        v = torch.randn(p.B, p.Hkv, p.keys, p.d)
         mods = general_mods(p, "cpu") if p.general else None
         heads = check_heads(p)
         rows = check_rows(p)
@@ -1116,13 +1163,14 @@ def self_test():
         qq, kk = q.double(), k.double().repeat_interleave(p.H // p.Hkv, dim=1)
         vv = v.double().repeat_interleave(p.H // p.Hkv, dim=1)
         if p.rope:
-            cos, sin = rope_tables(p.N, p.d, torch.float64, "cpu")
-            qq, kk = rope_qk(qq, kk, cos, sin)
+            ck, sk = rope_tables(p.keys, p.d, torch.float64, "cpu")
+            cos, sin = ck[p.q_offset:], sk[p.q_offset:]
+            qq, kk = rope_qk(qq, kk, cos, sin, ck, sk)
         s = qq @ kk.transpose(-1, -2) / math.sqrt(p.d)
         bi = torch.arange(p.B)[:, None, None, None]
         hi = torch.arange(p.H)[None, :, None, None]
         qi = torch.arange(p.N)[None, None, :, None]
-        ki = torch.arange(p.N)[None, None, None, :]
+        ki = torch.arange(p.keys)[None, None, None, :]
         sm = flex_score_mod(p, alibi_slopes(p.H, p.alibi, "cpu", torch.float64)
                             if p.alibi is not None else None)
         if mods is not None and mods["score_mod"] is not None:
