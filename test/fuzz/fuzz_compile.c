@@ -10,7 +10,9 @@
 //   generated:   bytes 1-8 a seed and byte 9 an index for attn-fuzz's
 //                generator (tools/attn-fuzz/gen_program.c: every building
 //                block alone and in pairs first, then random subsets), bit 1
-//                of the mode an ill-formed variant of it; then edits, two
+//                of the mode an ill-formed variant of it, bit 2 a program
+//                that may carry attn.score_mod / attn.mask_mod bodies (the
+//                score and mask functions the kernels clone); then edits, two
 //                bytes each until the option bytes: shapes (batch, heads, q
 //                and k lengths, head dims, GQA), the element type, RoPE and
 //                modifier parameters, tile sizes
@@ -174,7 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (mode & 2)
       attn_fuzz_make_invalid(seed, index, &c);
     else
-      attn_fuzz_make_case(seed, index, &c);
+      attn_fuzz_make_case(seed, index, (mode & 4) != 0, &c);
     // The last five bytes are the options; the ones before them edit c.
     while (r.n > 5) {
       unsigned what = next(&r);

@@ -232,6 +232,7 @@ static int run_case(MlirContext ctx, struct capture *cap,
   }
   free(line);
   attn_cpu_executor_release(&x);
+  attn_run_jobs_release(&job, njobs); // the copy of a function with bodies
   if (!mlirOperationIsNull(module))
     mlirOperationDestroy(module);
   attn_strbuf_free(&text);

@@ -116,6 +116,8 @@ static bool copy_bodies(MlirOperation func, struct job *j) {
       read_body(attn_fused_mask_fn(op), fb, j->role_of_arg, &j->mask_fn);
       return true;
     }
+  mlirOperationDestroy(j->func_copy);
+  j->func_copy = (MlirOperation){NULL};
   return attn_emit_errorf(func, "internal: the copy of the function has no "
                                 "attn.fused");
 }
