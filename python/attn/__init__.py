@@ -22,8 +22,8 @@ arguments attn cannot take (checked before compiling, naming the argument).
 This module holds the public API and the kernels; the errors live in
 _errors.py, the argument checks in _args.py, the memory and disk kernel cache
 (with the cubin keys and the cache_stats counters) in _cache.py, the tracer
-of attention()'s score_mod and mask_mod (and their cached-call keys) in
-_trace.py; attn re-exports their names.
+of attention()'s score_mod and mask_mod in _trace.py and their cached-call
+keys in _fn_key.py; attn re-exports their names.
 """
 import collections
 import ctypes
@@ -33,7 +33,7 @@ import threading
 import time as _time
 import warnings
 
-from . import _lib, _program, _trace
+from . import _fn_key, _lib, _program, _trace
 from ._args import (FLOATS, INT32_MAX, INT32_MIN, _check_gate, _check_matmul,  # noqa: F401
                     _check_program, _check_qkv, _check_segments, _dtype, _gate_input,
                     _is_tensor, _on, _optional_str, _pair, _segment_inputs, _shape,
@@ -693,8 +693,8 @@ def _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, sc
     """The key of attention's arguments in _fast: everything their program
     and its launch depend on. Two calls share a key only when the full path
     builds the same program text for them and checks them the same way.
-    Raises _Unusual (or AttributeError, TypeError, _trace.Unkeyable) where
-    it cannot tell. A score_mod or mask_mod is keyed by _trace.fn_key: its
+    Raises _Unusual (or AttributeError, TypeError, _fn_key.Unkeyable) where
+    it cannot tell. A score_mod or mask_mod is keyed by _fn_key.fn_key: its
     code and what it reads of its closure, defaults and globals (the
     captured tensors by shape, dtype and device)."""
     if rope is None or rope is True or rope is False:
@@ -721,8 +721,8 @@ def _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, sc
            _plain(softcap), _plain(alibi), gate, segment_ids, _plain(scale), _plain(program),
            _plain(tile_options))
     if score_mod is not None or mask_mod is not None:
-        key += (None if score_mod is None else _trace.fn_key(score_mod),
-                None if mask_mod is None else _trace.fn_key(mask_mod))
+        key += (None if score_mod is None else _fn_key.fn_key(score_mod),
+                None if mask_mod is None else _fn_key.fn_key(mask_mod))
     return key
 
 
@@ -768,7 +768,7 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
         key = _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
                         program, tile_options, score_mod, mask_mod)
         kernel = _fast.get(key)
-    except (_Unusual, _trace.Unkeyable, AttributeError, TypeError):
+    except (_Unusual, _fn_key.Unkeyable, AttributeError, TypeError):
         key = kernel = None
     if kernel is not None:
         _count("memory_hits")
@@ -779,7 +779,7 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
             inputs.extend(t.contiguous() for t in _segment_inputs(segment_ids))
         if mods:
             kernel, sources = kernel
-            inputs.extend(_trace.fetch((score_mod, mask_mod), sources))
+            inputs.extend(_fn_key.fetch((score_mod, mask_mod), sources))
         return kernel._run(inputs)
     out = _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
                      program, tile_options, score_mod, mask_mod)
@@ -797,7 +797,7 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
     """attention's full path: checks every argument, traces score_mod and
     mask_mod, builds the program text, loads it through the caches and runs
     it; returns (o, the Kernel, where a cached call finds the captured
-    tensors again: _trace.capture_sources's, None when it cannot)."""
+    tensors again: _fn_key.capture_sources's, None when it cannot)."""
     _check_qkv(q, k, v)
     _optional_str("program", program)
     _optional_str("tile_options", tile_options)
@@ -831,7 +831,7 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
         inputs.extend(_segment_inputs(segment_ids))
     inputs.extend(_trace.convert_capture(c.tensor, c.copy, c.scalar) for c in traced[2])
     kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
-    sources = (_trace.capture_sources((score_mod, mask_mod), traced[2]) if traced[2] else [])
+    sources = (_fn_key.capture_sources((score_mod, mask_mod), traced[2]) if traced[2] else [])
     return kernel(*inputs), kernel, sources
 
 
