@@ -93,16 +93,9 @@ static MlirValue load_global(struct attn_builder *b,
                              const char *suffix, MlirValue i) {
   char name[320];
   snprintf(name, sizeof name, "%s%s", k->name, suffix);
-  MlirType global = mlirLLVMPointerTypeGet(b->ctx, 1);
-  MlirValue base = attn_k_addressof(b, name, global);
-  int32_t raw = INT32_MIN; // one dynamic index
-  MlirNamedAttribute ga[] = {
-      attn_b_named(b, "elem_type", attn_b_attr_type(b, b->t.i32)),
-      attn_b_named(b, "rawConstantIndices",
-                   mlirDenseI32ArrayGet(b->ctx, 1, &raw)),
-  };
-  MlirValue opd[] = {base, i};
-  MlirValue ptr = attn_b_op1(b, "llvm.getelementptr", global, 2, opd, 2, ga);
+  MlirValue base =
+      attn_k_addressof(b, name, mlirLLVMPointerTypeGet(b->ctx, 1));
+  MlirValue ptr = attn_k_gep_elem(b, base, i, b->t.i32);
   MlirNamedAttribute la = attn_b_named(b, "invariant", attn_b_attr_unit(b));
   return attn_b_op1(b, "llvm.load", b->t.i32, 1, &ptr, 1, &la);
 }

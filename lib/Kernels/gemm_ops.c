@@ -75,22 +75,6 @@ void attn_k_while_close(struct attn_builder *b, struct attn_k_while *w,
 
 //===-- Memory ------------------------------------------------------------===//
 
-MlirValue attn_k_gemm_gep(struct attn_builder *b, MlirValue p, MlirValue idx,
-                          MlirType elem) {
-  if (mlirValueIsNull(p) || mlirValueIsNull(idx)) {
-    attn_b_binary(b, "llvm.getelementptr", p, idx); // reports the missing one
-    return (MlirValue){NULL};
-  }
-  int32_t raw = INT32_MIN; // a dynamic index
-  MlirNamedAttribute a[] = {
-      attn_b_named(b, "elem_type", attn_b_attr_type(b, elem)),
-      attn_b_named(b, "rawConstantIndices",
-                   mlirDenseI32ArrayGet(b->ctx, 1, &raw)),
-  };
-  MlirValue opd[] = {p, idx};
-  return attn_b_op1(b, "llvm.getelementptr", mlirValueGetType(p), 2, opd, 2, a);
-}
-
 MlirValue attn_k_gemm_load_vec(struct attn_builder *b, MlirValue p, int n,
                                MlirType elem, int64_t align) {
   int64_t shape[1] = {n};

@@ -64,7 +64,7 @@ static void build_body(struct attn_builder *b, const struct attn_hopper_gemm *g,
   MlirValue sum[4];
   for (int sl = 0; sl < g->split_k; ++sl) {
     MlirValue at = attn_b_addi(b, i, attn_b_i64(b, (int64_t)sl * mn));
-    MlirValue ptr = attn_k_gemm_gep(b, partials, at, b->t.f32);
+    MlirValue ptr = attn_k_gep_elem(b, partials, at, b->t.f32);
     MlirValue v = attn_k_gemm_load_vec(b, ptr, 4, b->t.f32, 16);
     for (int j = 0; j < 4; ++j) {
       MlirValue opd[2] = {v, attn_b_i32(b, j)};
@@ -76,7 +76,7 @@ static void build_body(struct attn_builder *b, const struct attn_hopper_gemm *g,
   MlirValue w[2];
   w[0] = attn_k_pack2(b, g->bf16, sum[0], sum[1]);
   w[1] = attn_k_pack2(b, g->bf16, sum[2], sum[3]);
-  MlirValue out = attn_k_gemm_gep(b, c, i, g->bf16 ? b->t.bf16 : b->t.f16);
+  MlirValue out = attn_k_gep_elem(b, c, i, g->bf16 ? b->t.bf16 : b->t.f16);
   attn_k_store_vec(b, w, 2, out);
   attn_b_if_close(b, &s, 0, NULL);
 }

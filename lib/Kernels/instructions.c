@@ -313,6 +313,22 @@ static MlirValue gep_i8(struct attn_builder *b, MlirValue p, MlirValue off,
                     mlirValueIsNull(off) ? 1 : 2, opd, 2, a);
 }
 
+MlirValue attn_k_gep_elem(struct attn_builder *b, MlirValue p, MlirValue idx,
+                          MlirType elem) {
+  if (mlirValueIsNull(p) || mlirValueIsNull(idx)) {
+    attn_b_binary(b, "llvm.getelementptr", p, idx); // reports the missing one
+    return (MlirValue){NULL};
+  }
+  int32_t raw = INT32_MIN; // a dynamic index
+  MlirNamedAttribute a[] = {
+      attn_b_named(b, "elem_type", attn_b_attr_type(b, elem)),
+      attn_b_named(b, "rawConstantIndices",
+                   mlirDenseI32ArrayGet(b->ctx, 1, &raw)),
+  };
+  MlirValue opd[] = {p, idx};
+  return attn_b_op1(b, "llvm.getelementptr", mlirValueGetType(p), 2, opd, 2, a);
+}
+
 MlirValue attn_k_gep(struct attn_builder *b, MlirValue p, MlirValue off) {
   if (mlirValueIsNull(off)) {
     attn_b_unary(b, "llvm.getelementptr", off);

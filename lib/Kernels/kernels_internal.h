@@ -157,6 +157,10 @@ MlirValue attn_k_ptrtoint(struct attn_builder *b, MlirValue p, MlirType to);
 /// llvm.getelementptr of i8 at p[off] (off an i32 or i64 value), and at
 /// p[c] for a constant c: a pointer of p's type.
 MlirValue attn_k_gep(struct attn_builder *b, MlirValue p, MlirValue off);
+/// llvm.getelementptr of type elem at p[idx] (idx an i32 or i64 value): a
+/// pointer of p's type.
+MlirValue attn_k_gep_elem(struct attn_builder *b, MlirValue p, MlirValue idx,
+                          MlirType elem);
 MlirValue attn_k_gep_const(struct attn_builder *b, MlirValue p, int32_t c);
 /// A pointer into shared memory (!llvm.ptr<3>) at byte offset off (i32)
 /// from smem.
@@ -677,9 +681,6 @@ void attn_k_while_cond(struct attn_builder *b, struct attn_k_while *w,
 void attn_k_while_close(struct attn_builder *b, struct attn_k_while *w,
                         MlirValue next);
 
-/// llvm.getelementptr of type elem at p[idx] (idx an i32 or i64 value).
-MlirValue attn_k_gemm_gep(struct attn_builder *b, MlirValue p, MlirValue idx,
-                          MlirType elem);
 /// llvm.load of vector<n x elem> from p, aligned to align bytes.
 MlirValue attn_k_gemm_load_vec(struct attn_builder *b, MlirValue p, int n,
                                MlirType elem, int64_t align);

@@ -125,19 +125,6 @@ static bool memo_add(struct attn_builder *b, struct attn_k_fn_memo **mp,
   return true;
 }
 
-/// llvm.getelementptr of elem at p[off] (off an i64 value).
-static MlirValue gep_elem(struct attn_builder *b, MlirValue p, MlirValue off,
-                          MlirType elem) {
-  int32_t raw = INT32_MIN; // a dynamic index
-  MlirNamedAttribute a[] = {
-      attn_b_named(b, "elem_type", attn_b_attr_type(b, elem)),
-      attn_b_named(b, "rawConstantIndices",
-                   mlirDenseI32ArrayGet(b->ctx, 1, &raw)),
-  };
-  MlirValue opd[] = {p, off};
-  return attn_b_op1(b, "llvm.getelementptr", b->t.ptr, 2, opd, 2, a);
-}
-
 /// memref.load op of a capture: the element at the row-major offset of its
 /// mapped indices idx (index) from the capture's pointer ptr.
 static MlirValue load_capture(struct attn_builder *b, MlirOperation op,
@@ -150,7 +137,7 @@ static MlirValue load_capture(struct attn_builder *b, MlirOperation op,
         b, attn_b_muli(b, off, attn_b_index(b, mlirShapedTypeGetDimSize(t, d))),
         idx[d]);
   MlirType elem = mlirShapedTypeGetElementType(t);
-  MlirValue p = gep_elem(
+  MlirValue p = attn_k_gep_elem(
       b, ptr, attn_b_cast(b, "arith.index_cast", off, b->t.i64), elem);
   return attn_k_load(b, p, elem);
 }
