@@ -40,7 +40,13 @@ static void issue_qk(const struct attn_k_att *a, const struct cons *c,
                      MlirValue kt, MlirValue *sv, bool fence) {
   const struct attn_hopper_kernel *k = a->k;
   struct attn_builder *b = a->b;
-  MlirValue desc_k = attn_k_make_desc(b, kt, 16, 1024);
+  // At head dim 256 LLVM would hoist Q's 16 descriptors (64-bit) out of the
+  // block loop, and make K's of both stages there to select from: dozens of
+  // registers beside O. Their bases are pinned in the loop instead.
+  bool pin = k->head_dim == 256;
+  MlirValue desc_k = attn_k_make_desc(b, pin ? attn_k_pin(b, kt, "r") : kt,
+                                      16, 1024);
+  MlirValue desc_q = pin ? attn_k_pin(b, c->desc_q, "l") : c->desc_q;
   // The first wgmma ignores its accumulators (scale-d = 0): feed it undefined
   // values, so nothing writes those registers inside the wgmma pipeline.
   MlirValue undef =
@@ -53,7 +59,7 @@ static void issue_qk(const struct attn_k_att *a, const struct cons *c,
     int64_t region_q = (int64_t)(kk / 4) * k->block_m * 128;
     int64_t region_k = (int64_t)(kk / 4) * k->block_n * 128;
     attn_k_wgmma_ss(b, k->bf16, sv, a->ns,
-                    attn_k_desc_add(b, c->desc_q, region_q + (kk % 4) * 32),
+                    attn_k_desc_add(b, desc_q, region_q + (kk % 4) * 32),
                     attn_k_desc_add(b, desc_k, region_k + (kk % 4) * 32),
                     attn_b_i32(b, kk ? 1 : 0), false);
   }
@@ -69,7 +75,10 @@ static void issue_pv(const struct attn_k_att *a,
                      MlirValue *ov, const MlirValue *p) {
   const struct attn_hopper_kernel *k = a->k;
   struct attn_builder *b = a->b;
-  MlirValue desc_v = attn_k_make_desc(b, vt, (int64_t)k->block_n * 128, 1024);
+  // (Pinned at head dim 256, as issue_qk's.)
+  MlirValue desc_v = attn_k_make_desc(
+      b, k->head_dim == 256 ? attn_k_pin(b, vt, "r") : vt,
+      (int64_t)k->block_n * 128, 1024);
   for (int kk = 0; kk < k->block_n / 16; ++kk)
     attn_k_wgmma_rs(b, k->bf16, ov, a->no, &p[4 * kk],
                     attn_k_desc_add(b, desc_v, (int64_t)kk * 16 * 128), true);

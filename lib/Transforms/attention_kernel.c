@@ -493,8 +493,8 @@ bool attn_attention_describe(MlirOperation kernel,
   k->seq_q = q[2];
   k->seq_k = kv[2];
   k->head_dim = q[3];
-  if (k->head_dim != 64 && k->head_dim != 128) {
-    snprintf(why, wlen, "%s has head dims 64 and 128", f->kernel);
+  if (k->head_dim > 1024 || !one_of((int)k->head_dim, f->head_dims)) {
+    snprintf(why, wlen, "%s", f->head_dims_why);
     snprintf(detail, dlen, "head dim %lld", (long long)k->head_dim);
     return false;
   }
@@ -520,7 +520,9 @@ bool attn_attention_describe(MlirOperation kernel,
   free(allocs.ops);
   k->block_m = (int)qt[0];
   k->block_n = (int)kt[0];
-  if (!one_of(k->block_m, f->block_m) || !one_of(k->block_n, f->block_n)) {
+  if (!one_of(k->block_m, f->block_m) ||
+      !(one_of(k->block_n, f->block_n) ||
+        (f->block_n_extra && k->block_n == f->block_n_extra))) {
     snprintf(why, wlen, "%s", f->blocks_why);
     snprintf(detail, dlen, "block-m %d, block-n %d", k->block_m, k->block_n);
     return false;

@@ -49,9 +49,10 @@
 // edge of a window and starts at its left edge. Options:
 // block-m, block-n (0 picks the largest power of two up to 64 whose tiles fit
 // 48 KiB, the static shared memory of the plain GPU path; with kernel=hopper,
-// 128 x 128, the Hopper kernel's tiles; with kernel=mma, 128 x 64, the mma.sync
-// kernel's) and threads (0: 128, 384 with kernel=hopper, 2 * block-m with
-// kernel=mma).
+// 128 x 128, the Hopper kernel's tiles (128 x 80 at head dim 256, 128 x 64
+// with a score_mod body there); with
+// kernel=mma, 128 x 64, the mma.sync kernel's) and threads (0: 128, 384
+// with kernel=hopper, 2 * block-m with kernel=mma).
 //
 // Functions without attn ops go to tile_matmul.c, which turns a
 // linalg.matmul into a GEMM tile kernel (block-k is its option). Functions
@@ -895,13 +896,17 @@ static bool tile_function(MlirOperation func,
   }
   long d = (long)s.q[3], dv = (long)s.v[3];
   // The Hopper kernel's tiles: 128 query rows (two consumer warpgroups),
-  // 128 keys, 384 threads.
+  // 128 keys (80 at head dim 256, FlashAttention-3's: S of 80 keys fits
+  // beside O in the consumers' registers; 64 there with a score_mod body,
+  // whose values per element spilled beside 80), 384 threads.
   // The mma.sync kernel's: 128 query rows (eight warps of 16), 64 keys.
   s.bm = o->block_m ? o->block_m
          : o->hopper || o->mma ? 128
                                : pick_block(d, dv);
   s.bn = o->block_n ? o->block_n
-         : o->hopper ? 128
+         : o->hopper ? (d != 256 || dv != 256       ? 128
+                        : mlirBlockIsNull(s.score_fn) ? 80
+                                                      : 64)
          : o->mma    ? 64
                      : pick_block(d, dv);
   s.threads = o->threads ? o->threads

@@ -82,8 +82,8 @@ bool attn_hopper_supports(MlirOperation fused, const char **why) {
     *why = "the Hopper kernel takes bf16 or f16";
     return false;
   }
-  if ((q[3] != 64 && q[3] != 128) || v[3] != q[3]) {
-    *why = "the Hopper kernel has head dims 64 and 128";
+  if ((q[3] != 64 && q[3] != 128 && q[3] != 256) || v[3] != q[3]) {
+    *why = "the Hopper kernel has head dims 64, 128 and 256";
     return false;
   }
   if (q[0] > 65535 || q[1] > 65535) {
@@ -126,8 +126,12 @@ bool attn_hopper_supports(MlirOperation fused, const char **why) {
     *why = "the Hopper kernel needs a positive scale";
     return false;
   }
+  // Rotary dim 256 (at head dim 256) rotates K before the kernel (split,
+  // pre), never in its producer (lower_tile_to_hopper.c).
   if (c.has_rope &&
-      (c.rope.rotary_dim % 4 != 0 || 96 % (c.rope.rotary_dim / 4) != 0)) {
+      (c.rope.rotary_dim % 4 != 0 ||
+       (96 % (c.rope.rotary_dim / 4) != 0 &&
+        !(q[3] == 256 && c.rope.rotary_dim == 256)))) {
     *why = "the Hopper kernel's RoPE needs rotary_dim/4 to divide 96";
     return false;
   }
@@ -157,6 +161,16 @@ static bool hopper_computes_matmul(const struct attn_matmul_info *mm) {
   return attn_hopper_gemm_supported(&g, why, sizeof why);
 }
 
+/// q's head dim (its last dimension) of the attn.fused op fused; 0 when q
+/// is not 4-D and static.
+static int64_t head_dim_of(MlirOperation fused) {
+  int64_t q[8];
+  return attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 0)),
+                           q) == 4
+             ? q[3]
+             : 0;
+}
+
 struct scan {
   bool any, all_hopper, comm;
   bool attn, all_mma; // attention ops; the mma.sync kernel computes them all
@@ -170,10 +184,11 @@ static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
     s->comm = true;
   if (attn_op_is(op, ATTN_OP_FUSED)) {
     s->any = s->attn = true;
-    // The mma.sync kernel takes the Hopper kernel's programs.
+    // The mma.sync kernel takes the Hopper kernel's programs but head dim
+    // 256.
     bool ok = attn_hopper_supports(op, &why);
     s->all_hopper &= ok;
-    s->all_mma &= ok;
+    s->all_mma &= ok && head_dim_of(op) <= 128;
   } else if (attn_op_is(op, "func.func")) {
     struct attn_matmul_info mm;
     int found = attn_matmul_find(op, &mm, false);

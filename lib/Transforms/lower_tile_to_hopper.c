@@ -351,9 +351,18 @@ static bool check_rope(MlirAttribute rope, struct attn_hopper_kernel *k,
              "the Hopper kernel's RoPE positions must lie in [0, 2^24)");
     return false;
   }
-  if (k->rotary_dim % 4 != 0 || 96 % (k->rotary_dim / 4) != 0) {
+  // The producer's 96 rotating threads (fused, ahead, q-rope=producer) need
+  // rotary_dim/4 to divide 96; the consumers' 128 rotate Q at rotary dim 256
+  // too, where K is rotated before (split, pre): lower_kernel checks the
+  // placement (producer_rope_ok).
+  if (k->rotary_dim % 4 != 0 ||
+      (96 % (k->rotary_dim / 4) != 0 &&
+       !(k->head_dim == 256 && k->rotary_dim == 256))) {
     snprintf(why, wlen,
-             "the Hopper kernel's RoPE needs rotary_dim/4 to divide 96");
+             k->head_dim == 256
+                 ? "the Hopper kernel's RoPE needs rotary_dim/4 to divide 96, "
+                   "or rotary_dim 256, at head dim 256"
+                 : "the Hopper kernel's RoPE needs rotary_dim/4 to divide 96");
     snprintf(detail, dlen, "rotary_dim %lld", (long long)k->rotary_dim);
     return false;
   }
@@ -363,9 +372,13 @@ static bool check_rope(MlirAttribute rope, struct attn_hopper_kernel *k,
 static const struct attn_attention_family hopper_family = {
     .kernel = "the Hopper kernel",
     .args_why = "the kernel's arguments are not in the order (q, k, v, out)",
+    .head_dims = 64 | 128 | 256,
+    .head_dims_why = "the Hopper kernel has head dims 64, 128 and 256",
     .block_m = 128,
     .block_n = 64 | 128,
-    .blocks_why = "the Hopper kernel needs block-m 128 and block-n 64 or 128",
+    .block_n_extra = 80,
+    .blocks_why = "the Hopper kernel needs block-m 128 and block-n 64 or 128 "
+                  "(64 or 80 at head dim 256)",
     .check_rope = check_rope,
 };
 
@@ -377,12 +390,42 @@ static const struct attn_attention_family hopper_family = {
 /// slower at head dim 128 and with two consumers, where the tensor cores are
 /// the bottleneck; three consumers at head dim 64 are bound by issue slots
 /// and the MUFU instead. The late P.V wait measured 4-7% faster at head dim
-/// 128; at 64, early or late with either softmax, level to 7% slower.
+/// 128; at 64, early or late with either softmax, level to 7% slower. Head
+/// dim 256 takes 128's choices (not measured apart: its P.V, twice as long,
+/// has more to hide the softmax under).
 static void choose_softmax(struct attn_hopper_kernel *k,
                            const struct hopper_options *o) {
   k->lazy_rescale = o->rescale != 0;
   k->row_sum_mma = o->row_sum == 1 || (o->row_sum < 0 && k->consumers == 3);
-  k->pv_wait_late = o->pv_wait == 1 || (o->pv_wait < 0 && k->head_dim == 128);
+  k->pv_wait_late = o->pv_wait == 1 || (o->pv_wait < 0 && k->head_dim >= 128);
+}
+
+/// Head dim 256's tiles (FlashAttention-3's for d = 256): 128 query rows,
+/// two consumers of 64, keys in blocks of 80 (attn-tile's default) or 64,
+/// so that each consumer's O (64 x 256 f32: 128 registers a thread) and S
+/// of a block (40 or 32) fit its 232 registers (lib/Kernels/
+/// hopper_attention.c; ptxas spilled none at 80 keys, lib/Kernels/
+/// attention_consumer.c says how); two stages, the most that fit beside Q
+/// (64 KiB) at 80 keys (K and V 80 KiB a stage). False with
+/// why for block-n 128 (its S and P would not fit beside O) and for 80
+/// keys at a smaller head dim (not built there).
+static bool check_wide_blocks(struct attn_hopper_kernel *k, char *why,
+                              size_t wlen, char *detail, size_t dlen) {
+  if (k->head_dim == 256 && k->block_n == 128) {
+    snprintf(why, wlen,
+             "the Hopper kernel needs block-n 64 or 80 at head dim 256 (S "
+             "and P of 128 keys do not fit beside O in the consumers' "
+             "registers)");
+    snprintf(detail, dlen, "block-n %d", k->block_n);
+    return false;
+  }
+  if (k->head_dim != 256 && k->block_n == 80) {
+    snprintf(why, wlen,
+             "the Hopper kernel takes block-n 80 at head dim 256 only");
+    snprintf(detail, dlen, "head dim %lld", (long long)k->head_dim);
+    return false;
+  }
+  return true;
 }
 
 /// Reads the kernel's problem; returns false with why when the Hopper
@@ -394,7 +437,12 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   if (!attn_attention_describe(kernel, &hopper_family, k, strategy, why, wlen,
                                detail, dlen))
     return false;
-  k->stages = o->stages ? (int)o->stages : k->head_dim == 128 ? 3 : 4;
+  if (!check_wide_blocks(k, why, wlen, detail, dlen))
+    return false;
+  k->stages = o->stages           ? (int)o->stages
+              : k->head_dim == 256 ? 2
+              : k->head_dim == 128 ? 3
+                                   : 4;
   // The kernel's query block is its consumers' 64 rows each, whatever block-m
   // attn-tile chose. A third consumer leaves each 152-160 registers
   // (lib/Kernels/hopper_attention.c): room for S and O of head dim 64, not 128.
@@ -456,6 +504,13 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   return true;
 }
 
+/// Whether the producer's 96 rotating threads (warps 1-3) divide into k's
+/// RoPE slots, as fused, ahead and q-rope=producer need (not at rotary dim
+/// 256: 64 slots).
+static bool producer_rope_ok(const struct attn_hopper_kernel *k) {
+  return !k->rope || 96 % attn_hopper_rope_slots(k) == 0;
+}
+
 /// The placement the Rotation Calculus prices lowest for k on gpu (split
 /// when the model cannot say).
 static enum placement cheapest(const struct attn_hopper_kernel *k,
@@ -466,7 +521,7 @@ static enum placement cheapest(const struct attn_hopper_kernel *k,
       .seq_q = k->seq_q, .seq_k = k->seq_k, .head_dim = k->head_dim,
       .rotary_dim = k->rotary_dim, .causal = k->causal, .dtype_bytes = 2,
       .block_m = k->block_m, .block_n = k->block_n};
-  unsigned avail = 1u << ATTN_COST_FUSED;
+  unsigned avail = producer_rope_ok(k) ? 1u << ATTN_COST_FUSED : 0;
   if (attn_hopper_rope_k_supported(k))
     avail |= (1u << ATTN_COST_SPLIT) | (1u << ATTN_COST_PRE);
   switch (g ? attn_cost_choose(&p, g, avail, NULL) : ATTN_COST_SPLIT) {
@@ -596,6 +651,21 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   bool ahead = k.rope && place == PLACE_AHEAD;
   k.rope_k_in_kernel = k.rope && place == PLACE_FUSED;
   k.rope_k_ahead = ahead;
+  // (q-rope=producer as attn_hopper_q_by_producer reads it: a persistent
+  // kernel of split, whose K comes rotated.)
+  bool q_by_producer = split && k.persistent_ctas && k.rope_q_by_producer;
+  if (k.rope && !producer_rope_ok(&k) &&
+      (k.rope_k_in_kernel || ahead || q_by_producer))
+    return attn_emit_errorf(
+        kernel,
+        "no Hopper kernel for '%s': %s rotates with the producer's 96 "
+        "threads, which need rotary_dim/4 to divide 96 (found rotary_dim "
+        "%lld; rope=split or pre rotate K before the kernel)",
+        name,
+        k.rope_k_in_kernel ? "rope=fused"
+        : ahead            ? "rope=ahead"
+                           : "q-rope=producer",
+        (long long)k.rotary_dim);
   // Producer warps that rotate K (or Q, q-rope=producer) need 56
   // registers, which leaves three consumers 152 and ptxas then serialises
   // their wgmma.

@@ -176,6 +176,8 @@ static bool check_rope(MlirAttribute rope, struct attn_hopper_kernel *k,
 static const struct attn_attention_family mma_family = {
     .kernel = "the mma.sync kernel",
     .args_why = "the kernel does not take exactly (q, k, v, out)",
+    .head_dims = 64 | 128,
+    .head_dims_why = "the mma.sync kernel has head dims 64 and 128",
     .block_m = 64 | 128,
     .block_n = 32 | 64 | 128,
     .blocks_why = "the mma.sync kernel needs block-m 64 or 128 and block-n "

@@ -240,9 +240,16 @@ struct attn_attention_family {
   const char *kernel;
   /// Why, when the arguments are not named q, k, v and out in that order.
   const char *args_why;
+  /// The head dims the kernel has (a mask of powers of two: 64 | 128) and
+  /// why, otherwise ("the Hopper kernel has head dims 64 and 128").
+  unsigned head_dims;
+  const char *head_dims_why;
   /// The block-m and block-n sizes the kernel has (masks of powers of two:
-  /// 64 | 128) and why, otherwise.
+  /// 64 | 128), block_n_extra a block-n besides them (0: none; the Hopper
+  /// kernel's 80, for head dim 256: its family checks the pairing), and
+  /// why, otherwise.
   unsigned block_m, block_n;
+  int block_n_extra;
   const char *blocks_why;
   /// Also bound K and V (not only Q and out) by 32-bit indexing.
   bool kv_index32;

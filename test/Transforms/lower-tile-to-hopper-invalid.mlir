@@ -15,7 +15,7 @@ func.func @f32(%q: tensor<1x2x256x128xf32>, %k: tensor<1x2x256x128xf32>, %v: ten
 
 // FALLBACK-LABEL: func.func @head_dim_96
 func.func @head_dim_96(%q: tensor<1x2x256x96xbf16>, %k: tensor<1x2x256x96xbf16>, %v: tensor<1x2x256x96xbf16>) -> tensor<1x2x256x96xbf16> {
-  // expected-error@+1 {{no Hopper kernel for 'head_dim_96': the Hopper kernel has head dims 64 and 128 (found head dim 96)}}
+  // expected-error@+1 {{no Hopper kernel for 'head_dim_96': the Hopper kernel has head dims 64, 128 and 256 (found head dim 96)}}
   %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true} : (tensor<1x2x256x96xbf16>, tensor<1x2x256x96xbf16>, tensor<1x2x256x96xbf16>) -> tensor<1x2x256x96xbf16>
   return %o : tensor<1x2x256x96xbf16>
 }
