@@ -124,10 +124,30 @@ run test/Inputs/hopper/h128_prefill_body.mlir --hopper-options="ctas=5"
 run test/Inputs/hopper/h128_prefill_body.mlir --hopper-options="persistent=false"
 run test/Inputs/hopper/h64_window_body_causal.mlir --hopper-options="consumers=3 ctas=3"
 run test/Inputs/hopper/h64_window_body_causal.mlir --hopper-options="persistent=false"
+# Head dim 256 (the h256 inputs ran above with the defaults: 80-key blocks,
+# 64 with a score_mod body, two stages, RoPE over the whole head split): one
+# CTA per tile, few CTAs (several tiles each), 64-key blocks, rope=pre, the
+# other softmax variants, and over half the head (fused) one CTA per tile,
+# and ahead at one stage of 64 keys (the most that fit beside its buffers).
+run test/Inputs/hopper/h256_rope_causal.mlir --hopper-options="persistent=false"
+run test/Inputs/hopper/h256_rope_causal.mlir --hopper-options="ctas=5"
+run test/Inputs/hopper/h256_rope_causal.mlir --hopper-options="rope=pre ctas=3"
+run test/Inputs/hopper/h256_rope_causal.mlir --tile-options="kernel=hopper block-n=64" --hopper-options="ctas=3"
+run test/Inputs/hopper/h256_rope_causal.mlir --hopper-options="rescale=eager row-sum=mma pv-wait=early ctas=2"
+run test/Inputs/hopper/h256_norope_causal.mlir --hopper-options="ctas=1"
+run test/Inputs/hopper/h256_gqa_plain_f16.mlir --hopper-options="ctas=3"
+run test/Inputs/hopper/h256_gqa_plain_f16.mlir --tile-options="kernel=hopper block-n=64" --hopper-options="persistent=false"
+run test/Inputs/hopper/h256_softcap_window_partial.mlir --hopper-options="persistent=false"
+run test/Inputs/hopper/h256_softcap_window_partial.mlir --hopper-options="ctas=3"
+run test/Inputs/hopper/h256_softcap_window_partial.mlir --tile-options="kernel=hopper block-n=64" --hopper-options="rope=ahead stages=1"
+run test/Inputs/hopper/h256_bias_document.mlir --hopper-options="ctas=3"
+run test/Inputs/hopper/h256_bias_document.mlir --hopper-options="persistent=false"
 # The mma.sync kernel (lower-tile-to-mma), compiled for sm_80 (3 stages) and
 # sm_86 (2 stages at d 128) and JIT-compiled by the driver: every input it
-# takes, then its small tiles (4 warps, 32 and 128 keys).
+# takes (not head dim 256: it has none), then its small tiles (4 warps, 32
+# and 128 keys).
 for f in "$root"/test/Inputs/hopper/*.mlir "$root"/test/Inputs/gqa_bf16.mlir "$root"/test/Inputs/plain_f16.mlir; do
+  case "$f" in */h256_*) continue ;; esac
   run "${f#$root/}" --chip=sm_80 --kernel=mma
 done
 run test/Inputs/hopper/h128_rope_causal.mlir --chip=sm_86 --kernel=mma

@@ -80,8 +80,8 @@ fills .carry/; the device tool carries it with carry=[".carry"]):
                      (default 3) per call (attn's fallback paths)
   --programs=a,b     only these programs (a name, or its prefix: alibi)
 
-A full run (flex compiles each program, head dim 256 takes attn's plain
-path) may not fit in one 10-minute command: add --skip-slow, or split it
+A full run (flex compiles each program) may not fit in one 10-minute
+command: add --skip-slow, or split it
 with --programs (the JSON and the table cover the programs of one run).
 The parts that need no GPU are checked by bench/mods_bench_selftest.py.
 """
