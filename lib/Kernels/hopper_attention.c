@@ -11,7 +11,8 @@
 //                           tiles into a `stages`-deep ring of shared-memory
 //                           buffers; warps 1-3: RoPE of K tiles or of Q, or
 //                           the ahead team (attention_producer.c)
-//   warpgroups 1 .. W       64 query rows each (W = 2, or 3 at head dim 64):
+//   warpgroups 1 .. W       64 query rows each (W = 2 at head dim 64, 128
+//                           or 256, or 3 at 64):
 //   (consumers)             RoPE of their Q rows once, then per key block
 //                           S = Q.K^T and O += P.V by wgmma around the
 //                           online softmax (attention_consumer.c)
@@ -37,7 +38,10 @@
 
 // Registers per thread after setmaxnreg, [consumers - 2]: the CTA's 64K
 // registers split between the producer warpgroup (more when its warps rotate
-// K or Q) and the consumers (FlashAttention-3 gives 3 consumers 160).
+// K or Q) and the consumers (FlashAttention-3 gives 3 consumers 160). Head
+// dim 256 takes the two consumers' counts: its O (128 registers) and S of
+// 80 keys fit 232 (lower_tile_to_hopper.c); FlashAttention-3's 24 / 240
+// spilled the TMA thread here (the pool of 168 x 384 leaves no 32 / 240).
 static const int PRODUCER_REGS[2] = {56, 56};
 static const int PRODUCER_REGS_NO_ROPE[2] = {40, 32};
 static const int CONSUMER_REGS[2] = {224, 152};

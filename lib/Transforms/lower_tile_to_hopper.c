@@ -43,17 +43,20 @@
 //         nvvm.maxntid = array<i32: 384, 1, 1>, attn.launch = {...}}
 //   }
 //
-// Supported: bf16/f16, head dim 64 or 128 (v's equal to q's), block-m 128
-// (the kernel's query block is 64 rows per consumer),
-// block-n 64 or 128, MHA or GQA, any sequence length, causal or not,
+// Supported: bf16/f16, head dim 64, 128 or 256 (v's equal to q's), block-m
+// 128 (the kernel's query block is 64 rows per consumer), block-n 64 or 128
+// (64 or 80 at head dim 256, two consumers, two stages: check_wide_blocks),
+// MHA or GQA, any sequence length, causal or not,
 // softcap, ALiBi and a sliding window (lib/Kernels/softmax.c; the window's
 // key blocks outside it are skipped), score and mask functions of any form
 // (tile.score_fn, tile.mask_fn: a gate, a document mask, a bias table ...;
 // lib/Kernels/score_fn.c) with up to 8 captured tensors (pointer
 // parameters and launch program inputs in the tile kernel's argument
 // order, which is the program's with out last), RoPE with
-// rotary_dim/4 dividing 96 (64, 128, 32, ...). Anything else is a
-// diagnostic, or with fallback=true is left to lower-tile-to-gpu.
+// rotary_dim/4 dividing 96 (64, 128, 32, ...), or rotary_dim 256 at head
+// dim 256 placed split or pre (the producer's 96 rotating threads do not
+// divide its 64 slots). Anything else is a diagnostic, or with
+// fallback=true is left to lower-tile-to-gpu.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/CostModel/cost_model.h"
