@@ -24,7 +24,8 @@
 //         array<i32: 256, 1, 1>, attn.launch = {kernel = "mma-sync", ...}}
 //   }
 //
-// Supported: bf16/f16, head dim 64 or 128 (v's equal to q's), block-m 64 or
+// Supported: bf16/f16, head dim 64 or 128 (v's equal to q's; 256 is a
+// diagnostic: describe says why), block-m 64 or
 // 128 (4 or 8 warps), block-n 32, 64 or 128, MHA or GQA, any sequence
 // length, causal or not, a positive scale, softcap, ALiBi and a sliding
 // window, score and mask functions of any form (tile.score_fn,
@@ -176,7 +177,8 @@ static bool check_rope(MlirAttribute rope, struct attn_hopper_kernel *k,
 static const struct attn_attention_family mma_family = {
     .kernel = "the mma.sync kernel",
     .args_why = "the kernel does not take exactly (q, k, v, out)",
-    .head_dims = 64 | 128,
+    // 256 passes here to be refused by describe, with its reason.
+    .head_dims = 64 | 128 | 256,
     .head_dims_why = "the mma.sync kernel has head dims 64 and 128",
     .block_m = 64 | 128,
     .block_n = 32 | 64 | 128,
@@ -195,6 +197,18 @@ static bool describe(MlirOperation kernel, const struct mma_options *o,
   if (!attn_attention_describe(kernel, &mma_family, k, NULL, why, wlen, detail,
                                dlen))
     return false;
+  // Tried: with Q read again from shared memory per block (not kept in
+  // registers) and the tiles' bases pinned in the loop, ptxas used all 255
+  // registers and spilled 4 to 176 bytes at 64 x 32 and 64 x 64 tiles as
+  // the shape and mask changed (CUDA 13.0, sm_80).
+  if (k->head_dim == 256) {
+    snprintf(why, wlen,
+             "the mma.sync kernel has head dims 64 and 128 (at 256 a "
+             "thread's O takes 128 of its 255 registers and ptxas spilled; "
+             "sm_90a's Hopper kernel has it)");
+    snprintf(detail, dlen, "head dim 256");
+    return false;
+  }
   // The grid is (query blocks, heads, batch): y and z take 65535 CTAs at
   // most (the plain path folds larger grids into x).
   if (k->heads > 65535 || k->batch > 65535) {
