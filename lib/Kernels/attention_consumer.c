@@ -304,7 +304,7 @@ void attn_k_att_consumer(const struct attn_k_att *a,
     attn_k_wgmma_wait(b, 0);
     attn_k_reg_fence(b, sv, ns, "f");
     attn_builder_role(b, "softmax");
-    MlirValue kb = attn_k_att_key_block(a, x, z);
+    MlirValue kb = attn_k_att_key_entry(a, x, z, &c.sm.fn_full);
     attn_k_score_mods(b, k, &c.sm, kb, sv);
     attn_k_mask(b, k, &c.sm, kb, sv);
     attn_k_softmax(b, k, &c.sm, sv, m0, l0, m, l, alpha, pf);
@@ -361,7 +361,7 @@ void attn_k_att_consumer(const struct attn_k_att *a,
     attn_k_wgmma_wait(b, 1);
     attn_k_reg_fence(b, sv, ns, "f");
     attn_builder_role(b, "softmax");
-    MlirValue kb = attn_k_att_key_block(a, x, j);
+    MlirValue kb = attn_k_att_key_entry(a, x, j, &c.sm.fn_full);
     attn_k_score_mods(b, k, &c.sm, kb, sv);
     attn_k_mask(b, k, &c.sm, kb, sv);
     MlirValue mo[2], lo2[2], an[2], pn[ATTN_K_MAX_REGS], pf2[ATTN_K_MAX_REGS];

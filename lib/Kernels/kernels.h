@@ -185,6 +185,28 @@ struct attn_hopper_kernel {
   /// (@<name>__keys) and compute the mask functions only outside its run
   /// of wholly visible blocks [full_first, full_last).
   const struct attn_key_blocks *key_blocks;
+  /// Key-block lists made at run time (attn_hopper_plan_key_lists): the
+  /// mask functions read captures (a document's ids, a block map), so no
+  /// table made at compile time can tell their blocks. The kernel
+  /// @<name>__key_lists (attn_kernels_build_key_lists) evaluates them over
+  /// every (query block, key block) within key_blocks' bounds into the
+  /// workspace key_lists, and the attention kernel takes it as a pointer
+  /// parameter after the caller's tensors: row (bt key_lists_heads + ht)
+  /// nq + qb, for bt = b or 0 and ht = h or 0 as the functions read b and h,
+  /// holds 1 + key blocks i32: the count n, then n entries 2 kb + full, in
+  /// key order, full when the functions hide no key of the block (they are
+  /// then not computed there). A query block that sees no key gets one
+  /// entry, its first block, not full.
+  bool key_lists;
+  int64_t key_lists_batch, key_lists_heads; ///< 1, or batch / heads
+  /// The functions yield one value over every aligned key_lists_grain x
+  /// key_lists_grain box of (q, kv) (attn_mask_program_uniform; a block map
+  /// read at q / 64, kv / 64 at 64), so the classification evaluates one
+  /// point of each; 1: every element.
+  int key_lists_grain;
+  /// The rows the kernel's first query block starts before row 0
+  /// (attn_hopper_query_shift; 0 for the mma.sync kernel).
+  int64_t key_lists_shift;
 };
 
 /// The most tiles a persistent kernel schedules (its schedule is a table of
@@ -252,6 +274,25 @@ void attn_hopper_key_range(const struct attn_hopper_kernel *k, int64_t q_row,
 struct attn_key_blocks *attn_hopper_key_table(const struct attn_hopper_kernel *k,
                                               int64_t shift);
 
+
+//===-- Key-block lists made at run time (key_lists.c) -------------------===//
+
+/// Plans k's run-time key lists (k->key_lists and the sizes beside it) when
+/// a mask function reads a capture; shift as attn_hopper_key_table's. k's
+/// key_blocks must already hold the bounds the lists are made within
+/// (attn_hopper_key_table, else attn_hopper_key_bounds). Returns
+/// k->key_lists.
+bool attn_hopper_plan_key_lists(struct attn_hopper_kernel *k, int64_t shift);
+/// Whether a mask function of k reads a capture (its blocks are then known
+/// at run time only).
+bool attn_hopper_masks_read_data(const struct attn_hopper_kernel *k);
+/// The i32 words of k's key_lists workspace.
+int64_t attn_hopper_key_lists_words(const struct attn_hopper_kernel *k);
+/// The affine masks' key blocks of every query block of k as a table
+/// without full runs (for the lists' bounds where attn_hopper_key_table
+/// found nothing to narrow); NULL when memory runs out. The caller frees it.
+struct attn_key_blocks *attn_hopper_key_bounds(const struct attn_hopper_kernel *k,
+                                               int64_t shift);
 
 //===-- RoPE's sizes (lib/Kernels/rope_*.c) -------------------------------===//
 //
@@ -498,6 +539,20 @@ bool attn_kernels_build_hopper_attention(MlirOperation gpu_module,
 /// when an op could not be built; the partial function is then removed.
 bool attn_kernels_build_hopper_rope(MlirOperation gpu_module, MlirLocation loc,
                                     const struct attn_hopper_kernel *k, bool q);
+
+//===-- The key-list kernel of masks that read data -----------------------===//
+
+/// Builds `llvm.func @<k->name>__key_lists(<the caller's tensors>,
+/// key_lists)` at the end of gpu_module with its attn.launch manifest
+/// entry, for a k with key_lists: one CTA per (query block, ht, bt) of the
+/// lists evaluates the mask functions over each key block within the
+/// bounds of @<k->name>__keys (the attention kernel's table, so it is built
+/// after that kernel) at one point per key_lists_grain box, then writes the
+/// query block's row of key_lists. Ops are located at loc named
+/// "key-lists". False after an error diagnostic at loc; the partial
+/// function is then removed.
+bool attn_kernels_build_key_lists(MlirOperation gpu_module, MlirLocation loc,
+                                  const struct attn_hopper_kernel *k);
 
 //===-- The Hopper GEMM (sm_90a) ------------------------------------------===//
 

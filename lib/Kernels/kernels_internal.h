@@ -517,6 +517,9 @@ struct attn_k_att_vals {
   /// With k->key_blocks: the tile's run of wholly visible key blocks
   /// [kff, kfl), where the mask functions are not computed; null otherwise.
   MlirValue kff, kfl;
+  /// With k->key_lists: the parameter key_lists, and the tile's entries in
+  /// it (its nkb blocks: attn_k_att_key_entry); null otherwise.
+  MlirValue key_lists, klist;
   /// The pointer parameters the score and mask functions read
   /// (attn_k_capture_args).
   MlirValue caps[ATTN_K_FN_PTRS];
@@ -551,9 +554,14 @@ void attn_k_att_close_tiles(const struct attn_k_att *a,
                             const struct attn_k_att_vals *x,
                             struct attn_b_for *loop);
 /// The key block (i32) of the tile's j-th (i32): kb0 + j, or j itself when
-/// the tile starts at block 0.
+/// the tile starts at block 0, or its entry in the tile's key list.
 MlirValue attn_k_att_key_block(const struct attn_k_att *a,
                                const struct attn_k_att_vals *x, MlirValue j);
+/// The same, and in *full whether the mask functions hide no key of it (an
+/// i1, from the key list; null without one).
+MlirValue attn_k_att_key_entry(const struct attn_k_att *a,
+                               const struct attn_k_att_vals *x, MlirValue j,
+                               MlirValue *full);
 /// The ring stage (i32) and its phase parity of the tile's key block j.
 MlirValue attn_k_att_stage_of(const struct attn_k_att *a,
                               const struct attn_k_att_vals *x, MlirValue j,
@@ -836,6 +844,22 @@ void attn_k_fn_scores(struct attn_builder *b, struct attn_k_fn *fn, int fi,
 /// body yields false.
 void attn_k_fn_masks(struct attn_builder *b, struct attn_k_fn *fn,
                      MlirValue lr, MlirValue j, MlirValue ninf, MlirValue *sv);
+/// Point evaluations of the mask functions (a run-time classification's,
+/// key_lists.c), one (q, kv) at a time rather than on a fragment: for batch
+/// bz and head h (i32), the ops of every mask body that depend on nothing
+/// else, made here (outside the loops).
+void attn_k_fn_point_tile(struct attn_builder *b, struct attn_k_fn *fn,
+                          MlirValue bz, MlirValue h);
+/// The key kv (i32, within the keys) of the next point evaluations: what
+/// the mask bodies compute of the key alone, made here (outside the loop
+/// over rows).
+void attn_k_fn_point_key(struct attn_builder *b, struct attn_k_fn *fn,
+                         MlirValue kv);
+/// Whether every mask function shows the key of attn_k_fn_point_key to
+/// query row q (i32, within the rows): an i1; the ops made for it alone
+/// are not kept for later points.
+MlirValue attn_k_fn_point_visible(struct attn_builder *b, struct attn_k_fn *fn,
+                                  MlirValue q);
 /// The attributes of a capture's pointer parameter: llvm.noalias and
 /// llvm.readonly (its loads may use the read-only data cache).
 MlirAttribute attn_k_fn_capture_attrs(struct attn_builder *b);
@@ -875,6 +899,10 @@ struct attn_k_softmax {
   /// With k->key_blocks: the tile's wholly visible key blocks [kff, kfl)
   /// (i32), which the mask functions skip; null otherwise.
   MlirValue kff, kfl;
+  /// With k->key_lists: whether the mask functions hide no key of the block
+  /// being masked (i1, its key-list entry's flag; they are then skipped);
+  /// null otherwise. Set per block by the caller of attn_k_mask.
+  MlirValue fn_full;
 };
 
 /// The factor f the softmax folds into its exponent (scale_log2 = f

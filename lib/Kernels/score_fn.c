@@ -338,6 +338,50 @@ void attn_k_fn_masks(struct attn_builder *b, struct attn_k_fn *fn,
     }
 }
 
+void attn_k_fn_point_tile(struct attn_builder *b, struct attn_k_fn *fn,
+                          MlirValue bz, MlirValue h) {
+  const struct attn_hopper_kernel *k = fn->k;
+  memo_free(fn->tile);
+  memo_free(fn->block);
+  fn->tile = fn->block = NULL;
+  fn->block_j = (MlirValue){NULL};
+  fn->b = attn_k_to_index(b, bz);
+  fn->h = attn_k_to_index(b, h);
+  MlirValue a[4] = {fn->b, fn->h, {NULL}, {NULL}};
+  for (int i = 0; i < k->nmask_fns; ++i)
+    eval_body(b, fn, k->mask_fns[i], a, 4, &fn->tile);
+}
+
+void attn_k_fn_point_key(struct attn_builder *b, struct attn_k_fn *fn,
+                         MlirValue kv) {
+  const struct attn_hopper_kernel *k = fn->k;
+  memo_free(fn->block);
+  fn->block = NULL;
+  fn->block_j = (MlirValue){NULL};
+  fn->kv[0] = attn_k_to_index(b, kv);
+  MlirValue a[4] = {fn->b, fn->h, {NULL}, fn->kv[0]};
+  for (int i = 0; i < k->nmask_fns; ++i)
+    eval_body(b, fn, k->mask_fns[i], a, 4, &fn->block);
+}
+
+MlirValue attn_k_fn_point_visible(struct attn_builder *b, struct attn_k_fn *fn,
+                                  MlirValue q) {
+  const struct attn_hopper_kernel *k = fn->k;
+  struct attn_k_fn_memo *here = NULL;
+  MlirValue a[4] = {fn->b, fn->h, attn_k_to_index(b, q), fn->kv[0]};
+  MlirValue all = {NULL};
+  for (int i = 0; i < k->nmask_fns; ++i) {
+    MlirValue vis = eval_body(b, fn, k->mask_fns[i], a, 4, &here);
+    if (mlirValueIsNull(vis)) {
+      attn_builder_fail(b, "a mask function yields no value (a bug in attn)");
+      break;
+    }
+    all = mlirValueIsNull(all) ? vis : attn_b_andi(b, all, vis);
+  }
+  memo_free(here);
+  return all;
+}
+
 struct attn_k_param attn_k_fn_capture_param(const struct attn_hopper_kernel *k,
                                             int i) {
   const struct attn_hopper_capture *c = &k->captures[i];

@@ -223,15 +223,21 @@ void attn_k_mask(struct attn_builder *b, const struct attn_hopper_kernel *k,
     mask_affine(b, k, s, j, sv);
   if (!k->nmask_fns)
     return;
-  if (mlirValueIsNull(s->kff)) { // nothing tells where they mask
+  if (mlirValueIsNull(s->kff) && mlirValueIsNull(s->fn_full)) {
+    // nothing tells where they mask
     attn_k_fn_masks(b, s->fn, s->lr, j, s->ninf, sv);
     return;
   }
   // Masks of any form, outside the run of blocks they leave whole
-  // (attn_hopper_key_table).
+  // (attn_hopper_key_table), or outside the blocks the run-time key list
+  // says they leave whole (key_lists.c).
   int ns = k->block_n / 2;
-  MlirValue need = attn_b_ori(b, attn_b_cmpi(b, ATTN_B_ULT, j, s->kff),
-                              attn_b_cmpi(b, ATTN_B_UGE, j, s->kfl));
+  MlirValue need =
+      !mlirValueIsNull(s->fn_full)
+          ? attn_b_xori(b, s->fn_full,
+                        attn_b_constant(b, attn_b_attr_bool(b, true)))
+          : attn_b_ori(b, attn_b_cmpi(b, ATTN_B_ULT, j, s->kff),
+                       attn_b_cmpi(b, ATTN_B_UGE, j, s->kfl));
   struct attn_b_if r;
   if_f32_open(b, &r, need, ns);
   MlirValue masked[ATTN_K_MAX_REGS];

@@ -84,6 +84,7 @@ struct hopper_options {
   long stages;          // 0: by head dim
   enum placement rope;  // auto: the program's rope.strategy, else split
   bool persistent;      // a few CTAs looping over the tiles
+  bool persistent_given; // persistent was set (else it follows the masks)
   long ctas;            // how many (0: one per SM of gpu)
   bool q_by_producer;   // q-rope=producer (else consumers)
   long tile_overhead;   // the schedule's cost of a tile beyond its key blocks
@@ -113,7 +114,9 @@ static const struct attn_pass_option hopper_options_help[] = {
     {"stages", "K/V pipeline depth (0: 3 for head dim 128, 4 for 64)"},
     {"persistent", "one CTA per SM of gpu, each looping over query blocks, "
                    "so that a tile's epilogue overlaps the next tile's loads "
-                   "(default true; false: one CTA per query block)"},
+                   "(default true, but false with a mask function that "
+                   "reads a tensor: its tiles' work is known at run time "
+                   "only; false: one CTA per query block)"},
     {"ctas", "CTAs of the persistent kernel (0: one per SM of gpu, the "
              "default)"},
     {"consumers", "consumer warpgroups of 64 query rows: 2 or 3 (3 only at "
@@ -176,6 +179,7 @@ static void hopper_init(void *opts) {
   o->stages = 0;
   o->rope = PLACE_AUTO;
   o->persistent = true;
+  o->persistent_given = false;
   o->ctas = 0;
   o->q_by_producer = false;
   o->tile_overhead = 0;
@@ -240,6 +244,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
     return false;
   }
   if (!strcmp(name, "persistent")) {
+    o->persistent_given = true;
     if (attn_parse_bool_option(value, &o->persistent))
       return true;
     snprintf(err, errlen,
@@ -513,7 +518,7 @@ static void arg_names(struct attn_strbuf *b, const struct attn_hopper_kernel *k,
 }
 
 static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
-                        enum placement place) {
+                        enum placement place, bool lists) {
   long long kbytes = (long long)(k->batch * k->kv_heads * k->seq_k *
                                  k->head_dim * 2);
   long long qbytes = (long long)(k->batch * k->heads * k->seq_q *
@@ -525,13 +530,21 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   struct attn_strbuf t = {0};
   attn_strbuf_printf(&t, "{name = \"%s\", inputs = [", k->name);
   arg_names(&t, k, "q", "k");
+  bool rot = pre || ahead || place == PLACE_SPLIT;
   attn_strbuf_printf(&t, "], workspace = [");
   if (pre)
     attn_strbuf_printf(&t, "{name = \"q_rot\", bytes = %lld : i64}, ", qbytes);
-  attn_strbuf_printf(&t, "{name = \"k_rot\", bytes = %lld : i64}", kbytes);
+  if (rot)
+    attn_strbuf_printf(&t, "{name = \"k_rot\", bytes = %lld : i64}", kbytes);
   if (ahead)
     attn_strbuf_printf(&t, ", {name = \"rope_sync\", bytes = %lld : i64}",
                        (long long)attn_hopper_ahead_sync_bytes(k));
+  // The run-time key lists (key_lists.c): their kernel reads the caller's
+  // tensors, then the attention kernel reads the lists.
+  if (lists)
+    attn_strbuf_printf(&t, "%s{name = \"key_lists\", bytes = %lld : i64}",
+                       rot ? ", " : "",
+                       (long long)(4 * attn_hopper_key_lists_words(k)));
   attn_strbuf_printf(&t, "], steps = [");
   if (ahead) {
     attn_strbuf_printf(&t, "{kernel = \"%s__attn\", args = [", k->name);
@@ -543,12 +556,18 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
     attn_strbuf_printf(&t,
                        "{kernel = \"%s__rope_q\", args = [\"q\", \"q_rot\"]}, ",
                        k->name);
-  attn_strbuf_printf(&t,
-                     "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, "
-                     "{kernel = \"%s__attn\", args = [",
-                     k->name, k->name);
-  arg_names(&t, k, pre ? "q_rot" : "q", "k_rot");
-  attn_strbuf_printf(&t, "]}]}");
+  if (rot)
+    attn_strbuf_printf(
+        &t, "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, ", k->name);
+  if (lists) {
+    attn_strbuf_printf(&t, "{kernel = \"%s__attn__key_lists\", args = [",
+                       k->name);
+    arg_names(&t, k, "q", "k");
+    attn_strbuf_printf(&t, ", \"key_lists\"]}, ");
+  }
+  attn_strbuf_printf(&t, "{kernel = \"%s__attn\", args = [", k->name);
+  arg_names(&t, k, pre ? "q_rot" : "q", rot ? "k_rot" : "k");
+  attn_strbuf_printf(&t, "%s]}]}", lists ? ", \"key_lists\"" : "");
   return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 
@@ -589,6 +608,19 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
       place == PLACE_SPLIT && k.head_dim == 64 && k.seq_k <= 4096 &&
       o->epilogue != ATTN_HOPPER_EPILOGUE_STAGED && !o->q_by_producer)
     place = PLACE_AHEAD;
+  // Masks that read data get key lists at run time, which the ahead
+  // placement's queue of key blocks does not follow: split (or fused)
+  // instead, unless asked for.
+  if (place == PLACE_AHEAD && k.rope && attn_hopper_masks_read_data(&k)) {
+    if (o->rope == PLACE_AHEAD)
+      return attn_emit_errorf(
+          kernel,
+          "no Hopper kernel for '%s': rope=ahead cannot run with a mask "
+          "function that reads a tensor (its key blocks are listed at run "
+          "time); use rope=split or rope=fused",
+          name);
+    place = PLACE_SPLIT;
+  }
   // ahead rotates key blocks in shared memory, any rotary dim.
   if (!k.rope || (!attn_hopper_rope_k_supported(&k) && place != PLACE_AHEAD))
     place = PLACE_FUSED;
@@ -638,19 +670,31 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   struct attn_hopper_kernel main = k;
   char attn_name[300];
   snprintf(attn_name, sizeof attn_name, "%s__attn", name);
-  if (split || pre || ahead)
-    main.name = attn_name;
   main.rope = k.rope && !pre;
   if (pre)
     att = without_rope(att);
   // The key blocks each query block reads under the mask functions, when
-  // their bodies narrow the affine masks' bounds or leave whole blocks.
-  struct attn_key_blocks *keys =
-      attn_hopper_key_table(&main, attn_hopper_query_shift(&main));
+  // their bodies narrow the affine masks' bounds or leave whole blocks;
+  // for functions that read data, the affine bounds within which the
+  // key-list kernel lists them at run time.
+  int64_t shift = attn_hopper_query_shift(&main);
+  struct attn_key_blocks *keys = attn_hopper_key_table(&main, shift);
+  if (!keys && attn_hopper_masks_read_data(&main))
+    keys = attn_hopper_key_bounds(&main, shift);
   main.key_blocks = keys;
+  bool lists = attn_hopper_plan_key_lists(&main, shift);
+  // The persistent schedule prices tiles by the affine bounds, which key
+  // lists made at run time shrink unevenly (a document mask's tiles): one
+  // CTA per tile lets the hardware balance them (on an H200, 6% faster on
+  // the benchmark's document mask at N = 16K).
+  if (lists && !o->persistent_given)
+    main.persistent_ctas = 0;
+  if (split || pre || ahead || lists)
+    main.name = attn_name;
   // The kernel writers report their own failure, at the kernel.
   MlirLocation loc = mlirOperationGetLocation(kernel);
-  bool built = attn_kernels_build_hopper_attention(gm, loc, &main, att);
+  bool built = attn_kernels_build_hopper_attention(gm, loc, &main, att) &&
+               (!lists || attn_kernels_build_key_lists(gm, loc, &main));
   free(keys);
   if (!built)
     return false;
@@ -659,7 +703,10 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   if (pre && !attn_kernels_build_hopper_rope(gm, loc, &k, true))
     return false;
   attn_hopper_dump_built(gm, before);
-  if ((split || pre || ahead) && !add_program(gm, &k, place))
+  k.key_lists = main.key_lists; // the program's workspace and steps
+  k.key_lists_batch = main.key_lists_batch;
+  k.key_lists_heads = main.key_lists_heads;
+  if ((split || pre || ahead || lists) && !add_program(gm, &k, place, lists))
     return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);
   *lowered = true;
