@@ -11,7 +11,7 @@ flex BlockMask is taken by its attributes (as_block_mask).
 import numbers
 
 from ._program import _describe
-from ._trace import MASK_ARGS, _check_arity
+from ._trace import MASK_ARGS, Value, _check_arity
 
 # torch's flex marks a block mask of one block of 2^30 x 2^30 (no sparsity)
 # with this block size.
@@ -146,11 +146,13 @@ class BlockMask:
                                  "is on %s, %s on %s" % (_device_name(dev), name,
                                                          _device_name(t.device)))
         shape = _shape(kv_indices)
-        for name, t, rank, _ in named:
+        if shape[:3] != _shape(kv_num_blocks):
+            raise ValueError("attn: BlockMask kv_indices must be [B, H, QB, KB] with the B, H, "
+                             "QB of kv_num_blocks %s, got %s" % (_shape(kv_num_blocks), shape))
+        for name, t, rank, _ in named[2:]:
             if _shape(t) != shape[:rank]:
-                raise ValueError("attn: BlockMask %s must be %s, the shape of kv_indices %s, "
-                                 "got %s" % (name, shape[:rank], "[B, H, QB, KB]" if rank == 4
-                                             else "less KB", _shape(t)))
+                raise ValueError("attn: BlockMask %s must have the shape of %s, %s, got %s"
+                                 % (name, name[len("full_"):], shape[:rank], _shape(t)))
         qs, ks = _pair(BLOCK_SIZE, "BLOCK_SIZE")
         B, H, QB, KB = shape
         if seq_lengths is None:
@@ -235,7 +237,8 @@ def as_block_mask(x):
     if not all(hasattr(x, a) for a in _FLEX_NAMES):
         raise TypeError("attn: block_mask must be an attn.BlockMask (attn.BlockMask."
                         "from_kv_blocks) or torch's flex_attention BlockMask, got %s"
-                        % _describe(x))
+                        % ("a tensor of shape %s" % (_shape(x),) if _is_tensor(x)
+                           else _describe(x)))
     source = tuple(getattr(x, a) for a in _FLEX_NAMES) + (getattr(x, "seq_lengths", None),)
     kept = getattr(x, "_attn_block_mask", None)
     if (type(kept) is tuple and len(kept) == 2 and len(kept[0]) == len(source)
@@ -266,9 +269,26 @@ def _block_mask_mod(block_map, qs, ks, batch, head, partial, also):
         if partial is None:
             vis = m != 0
         else:
-            vis = (m == 2) | ((m == 1) & partial(b, h, q_idx, kv_idx))
+            try:
+                inside = partial(b, h, q_idx, kv_idx)
+            except (TypeError, IndexError) as e:  # the tracer's, named for the block mask
+                text = str(e)
+                if not text.startswith("attn: mask_mod: "):
+                    raise
+                raise type(e)("attn: block_mask's mask_mod: " + text[len("attn: mask_mod: "):]) \
+                    from None
+            if isinstance(inside, Value) and inside.ty != "i1":
+                raise TypeError("attn: block_mask's mask_mod: must return a bool (true where "
+                                "the key is visible), got %s value"
+                                % ("a float" if inside.ty == "f32" else "an integer"))
+            vis = (m == 2) | ((m == 1) & inside)
         if also is not None:
-            vis = vis & also(b, h, q_idx, kv_idx)
+            try:
+                vis = vis & also(b, h, q_idx, kv_idx)
+            except TypeError as e:
+                if not str(e).startswith("attn:"):
+                    _check_arity("mask_mod", also, MASK_ARGS)  # its error, if that is it
+                raise
         return vis
     return block_mask_mod
 
