@@ -11,7 +11,7 @@ flex BlockMask is taken by its attributes (as_block_mask).
 import numbers
 
 from ._program import _describe
-from ._trace import MASK_ARGS, Value, _check_arity
+from ._trace import MASK_ARGS, _check_arity
 
 # torch's flex marks a block mask of one block of 2^30 x 2^30 (no sparsity)
 # with this block size.
@@ -259,7 +259,9 @@ def _block_mask_mod(block_map, qs, ks, batch, head, partial, also):
     when partial is None), and also(...) holds when given; b' and h' are b
     and h, or 0 where the map broadcasts (batch, head false). The divisions
     are torch.div(rounding_mode="trunc") of non-negative indices by
-    constants: arith.divsi, one point over each block."""
+    constants: arith.divsi, one point over each block. The function reads
+    no global but torch (the cached call keys what it reads: _fn_key.py),
+    and renames the tracer's errors of partial and also after them."""
     import torch
 
     def block_mask_mod(b, h, q_idx, kv_idx):
@@ -277,18 +279,20 @@ def _block_mask_mod(block_map, qs, ks, batch, head, partial, also):
                     raise
                 raise type(e)("attn: block_mask's mask_mod: " + text[len("attn: mask_mod: "):]) \
                     from None
-            if isinstance(inside, Value) and inside.ty != "i1":
+            kind = getattr(inside, "ty", "i1")  # a traced value's kind (_trace.Value)
+            if kind != "i1":
                 raise TypeError("attn: block_mask's mask_mod: must return a bool (true where "
                                 "the key is visible), got %s value"
-                                % ("a float" if inside.ty == "f32" else "an integer"))
+                                % ("a float" if kind == "f32" else "an integer"))
             vis = (m == 2) | ((m == 1) & inside)
         if also is not None:
             try:
                 vis = vis & also(b, h, q_idx, kv_idx)
             except TypeError as e:
-                if not str(e).startswith("attn:"):
-                    _check_arity("mask_mod", also, MASK_ARGS)  # its error, if that is it
-                raise
+                if str(e).startswith("attn:"):
+                    raise
+                raise TypeError("attn: mask_mod must be a function (b, h, q_idx, kv_idx) -> "
+                                "bool: calling it so raised TypeError: %s" % e) from None
         return vis
     return block_mask_mod
 
