@@ -22,23 +22,28 @@ _INT_DTYPES = ("int32", "int64")
 
 
 def _dtype_name(t):
+    """t's dtype without "torch.": "int32"."""
     name = str(t.dtype)
     return name[len("torch."):] if name.startswith("torch.") else name
 
 
 def _is_tensor(x):
+    """Whether x looks like a torch tensor (what attn reads of one)."""
     return all(hasattr(x, a) for a in ("shape", "dtype", "device", "data_ptr"))
 
 
 def _shape(t):
+    """t's shape as a tuple of ints."""
     return tuple(int(d) for d in t.shape)
 
 
 def _device_name(d):
+    """A device as torch names it: "cpu", "cuda:0"."""
     return d.type if d.index is None else "%s:%d" % (d.type, d.index)
 
 
 def _same_device(a, b):
+    """Whether devices a and b are one (cuda and cuda:0 are)."""
     return a.type == b.type and (a.index or 0) == (b.index or 0)
 
 
