@@ -4,6 +4,8 @@
     o = attn.attention(q, k, v, rope=dict(theta=10000.0), mask="causal")
     o = attn.attention(q, k, v, score_mod=lambda s, b, h, q_idx, kv_idx:
                        s + bias[q_idx - kv_idx + N - 1])   # as flex_attention's
+    bm = attn.BlockMask.from_kv_blocks(counts, indices)    # Top-K key blocks
+    o = attn.attention(q, k, v, block_mask=bm)
     c = attn.matmul(a, b)          # or attn.matmul(a, b, c): c += a @ b
 
 q is [B, H, N, D], k [B, Hk, M, D], v [B, Hk, M, Dv] (Hk divides H: GQA), all
@@ -23,7 +25,8 @@ This module holds the public API and the kernels; the errors live in
 _errors.py, the argument checks in _args.py, the memory and disk kernel cache
 (with the cubin keys and the cache_stats counters) in _cache.py, the tracer
 of attention()'s score_mod and mask_mod in _trace.py and their cached-call
-keys in _fn_key.py; attn re-exports their names.
+keys in _fn_key.py, attn.BlockMask and the mask_mod of block_mask= in
+_block_mask.py; attn re-exports their names.
 """
 import collections
 import ctypes
@@ -33,7 +36,7 @@ import threading
 import time as _time
 import warnings
 
-from . import _fn_key, _lib, _program, _trace
+from . import _block_mask, _fn_key, _lib, _program, _trace
 from ._args import (FLOATS, INT32_MAX, INT32_MIN, _check_gate, _check_matmul,  # noqa: F401
                     _check_program, _check_qkv, _check_segments, _dtype, _gate_input,
                     _is_tensor, _on, _optional_str, _pair, _segment_inputs, _shape,
@@ -44,10 +47,11 @@ from ._cache import (CACHE_FORMAT, _FAST_MAX, _MAGIC, _cache_lock, _cached,  # n
                      _last_timings, _memory, _produce, _producing, _sass_policy,
                      _sass_wanted, _stats, _stats_lock, _timings, _warned, cache_dir,
                      clear_memory_cache)
+from ._block_mask import BlockMask  # noqa: F401
 from ._errors import CompileError, Diagnostic, Error, RuntimeError  # noqa: F401
 
 __all__ = ["attention", "matmul", "build_program", "build_matmul_program", "compile", "load",
-           "Kernel", "Compiled", "CompileError",
+           "Kernel", "Compiled", "BlockMask", "CompileError",
            "RuntimeError", "Error", "Diagnostic", "cache_stats", "clear_memory_cache",
            "cache_dir", "version"]
 
@@ -144,11 +148,14 @@ def compile(program, target="sm_90a", format="default", tile_options=None, featu
 
 
 def build_program(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=None,
-                  gate=None, segment_ids=None, scale=None, score_mod=None, mask_mod=None):
+                  gate=None, segment_ids=None, scale=None, score_mod=None, mask_mod=None,
+                  block_mask=None):
     """The attn IR text attention() compiles for these tensors and options
-    (score_mod and mask_mod traced; their captured tensors are the
-    function's last arguments)."""
+    (score_mod and mask_mod traced, block_mask as the mask_mod reading its
+    block map; their captured tensors are the function's last arguments)."""
     _check_qkv(q, k, v)
+    if block_mask is not None:
+        mask_mod = _block_mask.mask_mod_for(block_mask, q, k, mask_mod)
     gate = None if gate is None else _check_gate(gate, q, k)
     segment_ids = None if segment_ids is None else _check_segments(segment_ids, q, k)
     traced = _trace.trace(score_mod, mask_mod)
@@ -728,7 +735,7 @@ def _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, sc
 
 def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=None,
               gate=None, segment_ids=None, scale=None, program=None, tile_options=None,
-              score_mod=None, mask_mod=None):
+              score_mod=None, mask_mod=None, block_mask=None):
     """Fused attention softmax(modifiers(q kᵀ)) v as one kernel.
 
     rope: None (or False), True or dict(theta=10000.0, rotary_dim=D,
@@ -753,6 +760,11 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
       attn.score_mod / attn.mask_mod (score_mod sees the score after scale,
       softcap, alibi and gate); tensors they index are captured as inputs
       (docs/api.md, score_mod and mask_mod).
+    block_mask: an attn.BlockMask (BlockMask.from_kv_blocks, flex's form:
+      per query block, the key blocks it sees, partial or full) or torch's
+      flex BlockMask; keys outside its blocks are hidden, bm.mask_mod
+      decides in partial blocks; ANDed with mask_mod (docs/api.md,
+      block_mask).
     Every argument is checked before anything is compiled: a wrong type
     raises TypeError, a wrong value or shape ValueError, naming the argument.
     On an H100 or H200 the persistent Hopper kernel is compiled for the GPU's
@@ -763,6 +775,13 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
     arguments equal an earlier successful call's takes the fast path: the
     Kernel that call loaded, without building or hashing the program again
     (docs/api.md, The fast path)."""
+    if block_mask is not None:
+        if program is not None:
+            raise ValueError("attn: program= replaces block_mask (write its mask in the "
+                             "program)")
+        if not (_is_tensor(q) and _is_tensor(k) and len(q.shape) == 4 and len(k.shape) == 4):
+            _check_qkv(q, k, v)  # their errors first (12 us: not on every call)
+        mask_mod = _block_mask.mask_mod_for(block_mask, q, k, mask_mod)
     mods = score_mod is not None or mask_mod is not None
     try:
         key = _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
