@@ -860,6 +860,13 @@ void attn_k_fn_point_key(struct attn_builder *b, struct attn_k_fn *fn,
 /// are not kept for later points.
 MlirValue attn_k_fn_point_visible(struct attn_builder *b, struct attn_k_fn *fn,
                                   MlirValue q);
+/// The value made for want (a value of mask function fi's body that
+/// depends on b, h and one of q and kv) at query row q or key kv (i32,
+/// within the sequences; the other null), after attn_k_fn_point_tile; its
+/// ops are not kept for later points.
+MlirValue attn_k_fn_point_value(struct attn_builder *b, struct attn_k_fn *fn,
+                                int fi, MlirValue want, MlirValue q,
+                                MlirValue kv);
 /// The attributes of a capture's pointer parameter: llvm.noalias and
 /// llvm.readonly (its loads may use the read-only data cache).
 MlirAttribute attn_k_fn_capture_attrs(struct attn_builder *b);

@@ -200,12 +200,25 @@ static MlirValue lookup(const struct attn_k_fn *fn, const struct eval *e,
 }
 
 /// Evaluates body with arguments args (a null argument: unknown): the value
-/// it yields, null when it depends on an unknown one. Each op is taken from
+/// it yields (or, when want is not null, the value made for the body value
+/// want), null when it depends on an unknown one. Each op is taken from
 /// fn's tile memo, else the block memo, else made and recorded in the memo
 /// *into (tile or block).
+static MlirValue eval_body_at(struct attn_builder *b, struct attn_k_fn *fn,
+                              MlirBlock body, const MlirValue *args,
+                              int nargs, struct attn_k_fn_memo **into,
+                              MlirValue want);
+
 static MlirValue eval_body(struct attn_builder *b, struct attn_k_fn *fn,
                            MlirBlock body, const MlirValue *args, int nargs,
                            struct attn_k_fn_memo **into) {
+  return eval_body_at(b, fn, body, args, nargs, into, (MlirValue){NULL});
+}
+
+static MlirValue eval_body_at(struct attn_builder *b, struct attn_k_fn *fn,
+                              MlirBlock body, const MlirValue *args,
+                              int nargs, struct attn_k_fn_memo **into,
+                              MlirValue want) {
   struct eval e;
   e.body = body;
   e.nops = 0;
@@ -222,7 +235,8 @@ static MlirValue eval_body(struct attn_builder *b, struct attn_k_fn *fn,
     }
     MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
     if (!strncmp(name.data, "gpu.yield", name.length) && name.length == 9)
-      return known && nopd == 1 ? opd[0] : (MlirValue){NULL};
+      return known && nopd == 1 && mlirValueIsNull(want) ? opd[0]
+                                                         : (MlirValue){NULL};
     MlirValue res = {NULL};
     if (known && e.nops < 256) {
       const struct entry *hit = memo_find(fn->tile, op, nopd, opd);
@@ -244,6 +258,9 @@ static MlirValue eval_body(struct attn_builder *b, struct attn_k_fn *fn,
     }
     e.ops[e.nops] = op;
     e.vals[e.nops++] = res;
+    if (!mlirValueIsNull(want) && mlirOperationGetNumResults(op) == 1 &&
+        mlirValueEqual(mlirOperationGetResult(op, 0), want))
+      return res;
   }
   return (MlirValue){NULL};
 }
@@ -380,6 +397,25 @@ MlirValue attn_k_fn_point_visible(struct attn_builder *b, struct attn_k_fn *fn,
   }
   memo_free(here);
   return all;
+}
+
+MlirValue attn_k_fn_point_value(struct attn_builder *b, struct attn_k_fn *fn,
+                                int fi, MlirValue want, MlirValue q,
+                                MlirValue kv) {
+  struct attn_k_fn_memo *here = NULL;
+  MlirBlock body = fn->k->mask_fns[fi];
+  MlirValue a[4] = {fn->b, fn->h,
+                    mlirValueIsNull(q) ? q : attn_k_to_index(b, q),
+                    mlirValueIsNull(kv) ? kv : attn_k_to_index(b, kv)};
+  if (mlirValueIsABlockArgument(want) &&
+      mlirBlockEqual(mlirBlockArgumentGetOwner(want), body)) // b, h, q, kv
+    return a[mlirBlockArgumentGetArgNumber(want) & 3];
+  MlirValue v = eval_body_at(b, fn, body, a, 4, &here, want);
+  memo_free(here);
+  if (mlirValueIsNull(v))
+    attn_builder_fail(b, "a mask function's value cannot be made at a row "
+                         "or a key alone (a bug in attn)");
+  return v;
 }
 
 struct attn_k_param attn_k_fn_capture_param(const struct attn_hopper_kernel *k,

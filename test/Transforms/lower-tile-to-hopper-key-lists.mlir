@@ -8,7 +8,10 @@
 // (query block, key block) within the affine bounds of @<name>__attn__keys
 // into the workspace key_lists (one row per query block of each batch the
 // body reads: 1 + key blocks i32), and the attention kernel reads each
-// tile's list: its count, then 2 kb + full per visible block. Without
+// tile's list: its count, then 2 kb + full per visible block. Where the
+// body compares a value of the row with a value of the key, their ranges
+// over each block decide it first (disjoint: no key; one value: all keys);
+// the other blocks are evaluated at every point. Without
 // persistent= the kernel takes one CTA per tile (the lists shrink tiles
 // unevenly), and rope=ahead, whose queue of key blocks does not follow
 // them, is refused.
@@ -26,8 +29,17 @@
 // CHECK-SAME: {dtype = "i32", kind = "ptr", name = "key_lists", shape = array<i64: 40>}
 // CHECK: llvm.func @doc__attn__key_lists(
 // CHECK-SAME: %arg6: !llvm.ptr {llvm.writeonly}
-// CHECK-SAME: block = array<i32: 1024, 1, 1>, dynamic_shared_bytes = 16 : i64, grain = 1 : i64, grid = array<i32: 4, 1, 2>
+// CHECK-SAME: block = array<i32: 1024, 1, 1>, dynamic_shared_bytes = 96 : i64, grain = 1 : i64, grid = array<i32: 4, 1, 2>
 // CHECK: llvm.mlir.addressof @doc__attn__keys
+// The ranges pass first: q_segments[b, q] == k_segments[b, kv] compares a
+// row's value with a key's, so the row values' [min, max] over the query
+// block and the key values' over each key block (signed, i64) tell most
+// blocks (disjoint: none visible; one value on both sides: all); only the
+// rest are evaluated at every point.
+// CHECK: red.shared.min.s64
+// CHECK: red.shared.max.s64
+// CHECK: red.shared.min.s64
+// CHECK: red.shared.max.s64
 // CHECK: red.shared.or.b32
 // PERSIST-LABEL: func.func private @doc_marker
 // PERSIST: llvm.func @doc__attn(
