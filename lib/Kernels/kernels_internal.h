@@ -131,6 +131,11 @@ MlirValue attn_k_shfl_idx(struct attn_builder *b, MlirValue v, int lane);
 /// part): an i1, nvvm.vote.sync any.
 MlirValue attn_k_vote_any(struct attn_builder *b, MlirValue pred);
 
+/// The lanes of the warp where the i1 pred holds, as the bits of an i32
+/// (every lane takes part): nvvm.vote.sync ballot.
+MlirValue attn_k_ballot(struct attn_builder *b, MlirValue pred);
+/// The set bits of the i32 x (llvm.intr.ctpop).
+MlirValue attn_k_popc(struct attn_builder *b, MlirValue x);
 /// bar.sync of named barrier id (i32) for threads threads (nvvm.barrier);
 /// a null id and 0 threads: bar.sync 0, every thread of the CTA.
 void attn_k_bar_sync(struct attn_builder *b, MlirValue id, int threads);

@@ -10,14 +10,15 @@
 // flex's create_block_mask does, but every call and in the same launch
 // program:
 //
-//   grid (query blocks, ht, bt), 1024 threads. Item t of a CTA is one key
+//   grid (query blocks, ht, bt), 1024 threads (256 at a grain above 1).
+//   Item t of a CTA is one key
 //   column of one key block within the bounds of @<name>__keys; its thread
 //   evaluates the functions down the query block's rows (one point per
 //   grain x grain box: attn_mask_program_uniform proved the functions
 //   yield one value over each) and ors into the block's shared word bit 0
-//   when it saw a visible key and bit 1 when it saw a hidden one. Thread 0
-//   then writes the row of key_lists: the blocks with bit 0, in key order,
-//   each 2 kb + (bit 1 clear), after their count.
+//   when it saw a visible key and bit 1 when it saw a hidden one. The CTA
+//   then writes the row of key_lists: the blocks with bit 0, in key order
+//   (placed by warp ballots), each 2 kb + (bit 1 clear), after their count.
 //
 // What the bodies compute of the key alone is made once per item, of the
 // batch and head once per CTA (score_fn.c's point evaluations). Keys past
@@ -35,8 +36,12 @@
 #include <string.h>
 
 /// Threads of the key-list kernel's CTA: one CTA per query block keeps
-/// the row's compaction in it, and 32 warps an SM busy.
-#define KL_THREADS 1024
+/// the row's compaction in it; 1024 (32 warps an SM busy) where every point
+/// is evaluated (a grain of 1), else 256 (a point per box: little work, many
+/// rows).
+static int kl_threads(const struct attn_hopper_kernel *k) {
+  return k->key_lists_grain == 1 ? 1024 : 256;
+}
 /// Rows one step of an item's loop evaluates: independent loads in flight.
 #define KL_UNROLL 8
 
@@ -323,8 +328,12 @@ static int64_t rows_at(const struct attn_hopper_kernel *k) {
 static int64_t keys_at(const struct attn_hopper_kernel *k, int nseps) {
   return rows_at(k) + 16 * nseps;
 }
-static int64_t smem_bytes(const struct attn_hopper_kernel *k, int nseps) {
+/// Then one i32 per warp for the lists' compaction.
+static int64_t scan_at(const struct attn_hopper_kernel *k, int nseps) {
   return keys_at(k, nseps) + 16 * nseps * attn_hopper_key_blocks(k);
+}
+static int64_t smem_bytes(const struct attn_hopper_kernel *k, int nseps) {
+  return scan_at(k, nseps) + 4 * (kl_threads(k) / 32);
 }
 
 /// What the kernel's parts read.
@@ -389,7 +398,7 @@ static void init_words(const struct kl *e) {
   struct attn_builder *b = e->b;
   struct attn_b_for loop;
   attn_b_for_open(b, &loop, attn_k_to_index(b, e->tid),
-                  attn_k_to_index(b, e->nblocks), attn_b_index(b, KL_THREADS),
+                  attn_k_to_index(b, e->nblocks), attn_b_index(b, kl_threads(e->k)),
                   0, NULL);
   MlirValue i = attn_k_from_index(b, loop.iv);
   attn_k_store(b, attn_b_i32(b, e->ranged ? 0 : 4), word_at(e, i));
@@ -471,7 +480,7 @@ static void ranges_pass(const struct kl *e, struct attn_k_fn *fn) {
   struct attn_b_for loop;
   attn_b_for_open(b, &loop, attn_k_to_index(b, e->tid),
                   attn_k_to_index(b, attn_k_mulc(b, e->nblocks, k->block_n)),
-                  attn_b_index(b, KL_THREADS), 0, NULL);
+                  attn_b_index(b, kl_threads(e->k)), 0, NULL);
   {
     MlirValue t = attn_k_from_index(b, loop.iv);
     MlirValue i = attn_k_divc(b, t, k->block_n);
@@ -496,7 +505,7 @@ static void ranges_pass(const struct kl *e, struct attn_k_fn *fn) {
   attn_k_bar_sync(b, (MlirValue){NULL}, 0);
   // Blocks: thread t block t of the bounds.
   attn_b_for_open(b, &loop, attn_k_to_index(b, e->tid),
-                  attn_k_to_index(b, e->nblocks), attn_b_index(b, KL_THREADS),
+                  attn_k_to_index(b, e->nblocks), attn_b_index(b, kl_threads(e->k)),
                   0, NULL);
   {
     MlirValue i = attn_k_from_index(b, loop.iv);
@@ -574,7 +583,7 @@ static void classify(const struct kl *e, struct attn_k_fn *fn) {
   MlirValue items = attn_k_mulc(b, e->nblocks, cols);
   struct attn_b_for loop;
   attn_b_for_open(b, &loop, attn_k_to_index(b, e->tid),
-                  attn_k_to_index(b, items), attn_b_index(b, KL_THREADS), 0,
+                  attn_k_to_index(b, items), attn_b_index(b, kl_threads(e->k)), 0,
                   NULL);
   MlirValue t = attn_k_from_index(b, loop.iv);
   MlirValue i = attn_k_divc(b, t, cols);
@@ -629,35 +638,76 @@ static void classify(const struct kl *e, struct attn_k_fn *fn) {
   attn_k_bar_sync(b, (MlirValue){NULL}, 0);
 }
 
-/// Thread 0 writes the row: the blocks with a visible key, in key order,
-/// after their count; the bounds' first block when there is none.
+/// The row: the blocks with a visible key, in key order, after their count
+/// (the bounds' first block when there is none). Each chunk of the CTA's
+/// threads, a block each, places its blocks by a warp ballot and the counts
+/// of the warps before it.
 static void write_row(const struct kl *e) {
   struct attn_builder *b = e->b;
-  struct attn_b_if one;
-  attn_b_if_open(b, &one, attn_k_cmpc(b, ATTN_B_EQ, e->tid, 0), 0, NULL,
-                 false);
+  const struct attn_hopper_kernel *k = e->k;
+  int threads = kl_threads(k), warps = threads / 32;
+  MlirValue lane = attn_k_remc(b, e->tid, 32), warp = attn_k_divc(b, e->tid, 32);
+  MlirValue mine = attn_b_subi(
+      b, attn_b_binary(b, "arith.shli", attn_b_i32(b, 1), lane),
+      attn_b_i32(b, 1)); // the lanes below this one
+  MlirValue scan = attn_k_smem_ptr(
+      b, e->words, attn_b_i32(b, (int32_t)scan_at(k, e->r.nseps)));
   MlirValue zero = attn_b_i32(b, 0);
-  struct attn_b_for loop;
-  attn_b_for_open(b, &loop, attn_b_index(b, 0), attn_k_to_index(b, e->nblocks),
-                  attn_b_index(b, 1), 1, &zero);
+  struct attn_b_for chunk;
+  attn_b_for_open(b, &chunk, attn_b_index(b, 0), attn_k_to_index(b, e->nblocks),
+                  attn_b_index(b, threads), 1, &zero);
   {
-    MlirValue i = attn_k_from_index(b, loop.iv), n = loop.args[0];
-    MlirValue w = attn_k_load(b, word_at(e, i), b->t.i32);
-    MlirValue seen = attn_k_cmpc(b, ATTN_B_NE, attn_k_andc(b, w, 1), 0);
+    MlirValue n = chunk.args[0];
+    MlirValue i = attn_b_addi(b, attn_k_from_index(b, chunk.iv), e->tid);
+    MlirValue in = attn_b_cmpi(b, ATTN_B_ULT, i, e->nblocks);
+    MlirValue w = attn_k_load(
+        b, word_at(e, attn_b_minui(b, i, attn_k_addc(b, e->nblocks, -1))),
+        b->t.i32);
+    MlirValue seen = attn_b_andi(
+        b, in, attn_k_cmpc(b, ATTN_B_NE, attn_k_andc(b, w, 1), 0));
+    MlirValue bal = attn_k_ballot(b, seen);
+    MlirValue pos = attn_k_popc(b, attn_b_andi(b, bal, mine));
+    struct attn_b_if lead;
+    attn_b_if_open(b, &lead, attn_k_cmpc(b, ATTN_B_EQ, lane, 0), 0, NULL,
+                   false);
+    attn_k_store(b, attn_k_popc(b, bal),
+                 attn_k_gep_elem(b, scan, warp, b->t.i32));
+    attn_b_if_close(b, &lead, 0, NULL);
+    attn_k_bar_sync(b, (MlirValue){NULL}, 0);
+    MlirValue init[2] = {zero, zero}; // before this warp, in all
+    struct attn_b_for sum;
+    attn_b_for_open(b, &sum, attn_b_index(b, 0), attn_b_index(b, warps),
+                    attn_b_index(b, 1), 2, init);
+    {
+      MlirValue x = attn_k_from_index(b, sum.iv);
+      MlirValue c = attn_k_load(b, attn_k_gep_elem(b, scan, x, b->t.i32),
+                                b->t.i32);
+      MlirValue next[2] = {
+          attn_b_addi(b, sum.args[0],
+                      attn_b_select(b, attn_b_cmpi(b, ATTN_B_ULT, x, warp), c,
+                                    zero)),
+          attn_b_addi(b, sum.args[1], c)};
+      attn_b_for_close(b, &sum, 2, next);
+    }
+    MlirValue at = attn_b_addi(
+        b, n, attn_b_addi(b, attn_b_result(sum.op, 0), pos));
     struct attn_b_if keep;
     attn_b_if_open(b, &keep, seen, 0, NULL, false);
-    MlirValue full = attn_k_cmpc(b, ATTN_B_EQ, w, 1);
+    MlirValue full = attn_k_cmpc(b, ATTN_B_EQ, attn_k_andc(b, w, 3), 1);
     MlirValue entry = attn_b_addi(
         b, attn_k_mulc(b, attn_b_addi(b, e->first, i), 2),
         attn_b_cast(b, "arith.extui", full, b->t.i32));
     attn_k_store(b, entry,
-                 attn_k_gep_elem(b, e->out, attn_k_addc(b, n, 1), b->t.i32));
+                 attn_k_gep_elem(b, e->out, attn_k_addc(b, at, 1), b->t.i32));
     attn_b_if_close(b, &keep, 0, NULL);
-    MlirValue next =
-        attn_b_addi(b, n, attn_b_cast(b, "arith.extui", seen, b->t.i32));
-    attn_b_for_close(b, &loop, 1, &next);
+    attn_k_bar_sync(b, (MlirValue){NULL}, 0); // before the counts are reused
+    MlirValue next = attn_b_addi(b, n, attn_b_result(sum.op, 1));
+    attn_b_for_close(b, &chunk, 1, &next);
   }
-  MlirValue n = attn_b_result(loop.op, 0);
+  MlirValue n = attn_b_result(chunk.op, 0);
+  struct attn_b_if one;
+  attn_b_if_open(b, &one, attn_k_cmpc(b, ATTN_B_EQ, e->tid, 0), 0, NULL,
+                 false);
   MlirValue none = attn_k_cmpc(b, ATTN_B_EQ, n, 0);
   struct attn_b_if empty;
   attn_b_if_open(b, &empty, none, 0, NULL, false);
@@ -702,7 +752,7 @@ static void build_body(struct kl *e, const struct attn_b_func *f) {
   attn_k_fn_free(&fn);
 }
 
-/// The attn.launch entry: the grid (query blocks, ht, bt), KL_THREADS
+/// The attn.launch entry: the grid (query blocks, ht, bt), kl_threads
 /// threads, a shared word per key block, the caller's tensors and
 /// key_lists, and the grain (docs/runtime.md).
 static MlirAttribute launch_attr(struct attn_builder *b,
@@ -728,7 +778,7 @@ static MlirAttribute launch_attr(struct attn_builder *b,
                      k->key_lists_batch};
   MlirNamedAttribute grain =
       attn_b_named(b, "grain", attn_b_attr_i64(b, k->key_lists_grain));
-  return attn_k_launch_attr(b, "key-lists", grid, KL_THREADS,
+  return attn_k_launch_attr(b, "key-lists", grid, kl_threads(k),
                             smem_bytes(k, nseps), n, p, 1, &grain);
 }
 
@@ -757,7 +807,7 @@ bool attn_kernels_build_key_lists(MlirOperation gpu_module, MlirLocation loc,
   MlirNamedAttribute attrs[5];
   attrs[0] = attn_b_named(&b, "arg_attrs", mlirArrayAttrGet(ctx, nargs + 1, args));
   intptr_t nattrs = 1 + attn_k_kernel_attrs(
-                            &b, KL_THREADS, launch_attr(&b, k, e.r.nseps),
+                            &b, kl_threads(k), launch_attr(&b, k, e.r.nseps),
                             attrs + 1);
   struct attn_b_func f;
   attn_builder_role(&b, "key-lists");

@@ -29,7 +29,7 @@
 // CHECK-SAME: {dtype = "i32", kind = "ptr", name = "key_lists", shape = array<i64: 40>}
 // CHECK: llvm.func @doc__attn__key_lists(
 // CHECK-SAME: %arg6: !llvm.ptr {llvm.writeonly}
-// CHECK-SAME: block = array<i32: 1024, 1, 1>, dynamic_shared_bytes = 96 : i64, grain = 1 : i64, grid = array<i32: 4, 1, 2>
+// CHECK-SAME: block = array<i32: 1024, 1, 1>, dynamic_shared_bytes = 224 : i64, grain = 1 : i64, grid = array<i32: 4, 1, 2>
 // CHECK: llvm.mlir.addressof @doc__attn__keys
 // The ranges pass first: q_segments[b, q] == k_segments[b, kv] compares a
 // row's value with a key's, so the row values' [min, max] over the query
@@ -41,6 +41,10 @@
 // CHECK: red.shared.min.s64
 // CHECK: red.shared.max.s64
 // CHECK: red.shared.or.b32
+// The row written by the whole CTA: each block placed by a warp ballot and
+// the counts of the warps before it.
+// CHECK: nvvm.vote.sync ballot
+// CHECK: llvm.intr.ctpop
 // PERSIST-LABEL: func.func private @doc_marker
 // PERSIST: llvm.func @doc__attn(
 // PERSIST-SAME: grid = array<i32: 4, 1, 1>
@@ -55,10 +59,11 @@ func.func @doc(%q: tensor<2x4x512x64xbf16>, %k: tensor<2x4x512x64xbf16>, %v: ten
 
 // A block map read at (q / 64, kv / 64): one value over every aligned
 // 64 x 64 box, so the key-list kernel evaluates one point per box (grain
-// 64); the body reads neither b nor h, so one row per query block.
+// 64) with 256 threads; the body reads neither b nor h, so one row per
+// query block.
 // CHECK-LABEL: func.func private @map_marker
 // CHECK: llvm.func @map__attn__key_lists(
-// CHECK-SAME: grain = 64 : i64, grid = array<i32: 4, 1, 1>
+// CHECK-SAME: block = array<i32: 256, 1, 1>, dynamic_shared_bytes = 48 : i64, grain = 64 : i64, grid = array<i32: 4, 1, 1>
 // PERSIST-LABEL: func.func private @map_marker
 func.func private @map_marker()
 func.func @map(%m: tensor<8x8xi32>, %q: tensor<1x4x512x64xbf16>, %k: tensor<1x4x512x64xbf16>, %v: tensor<1x4x512x64xbf16>) -> tensor<1x4x512x64xbf16> {

@@ -234,8 +234,11 @@ def flex_check(flex, device, label, shapes, spec, kw, gen):
             fkw["enable_gqa"] = True
         f = flex_attention(q, k, v, **fkw)
         e_flex = mods_cases.rel_error(f, want)
-        e_same = mods_cases.rel_error(o, f.double())
+        e_same = mods_cases.rel_error(o, f.double().cpu())
     except Exception as e:
+        import sys
+        import traceback
+        traceback.print_exc(file=sys.stderr)  # where, for the log; not checked
         print("%s: %s %s" % (label, type(e).__name__, str(e).splitlines()[0]))
         return
     tol = TOL[dtype]
