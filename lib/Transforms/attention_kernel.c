@@ -563,3 +563,16 @@ bool attn_attention_describe(MlirOperation kernel,
       return false;
   return true;
 }
+
+void attn_attention_arg_names(struct attn_strbuf *b,
+                              const struct attn_hopper_kernel *k,
+                              const char *q_as, const char *k_as) {
+  const char *role[4] = {q_as, k_as, "v", "out"};
+  for (int i = 0; i < attn_hopper_nargs(k); ++i) {
+    int a = attn_hopper_arg_at(k, i);
+    attn_strbuf_printf(b, "%s\"%s\"", i ? ", " : "",
+                       a < ATTN_HOPPER_ARG_CAPTURE
+                           ? role[a]
+                           : k->captures[a - ATTN_HOPPER_ARG_CAPTURE].name);
+  }
+}

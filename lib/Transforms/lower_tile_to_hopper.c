@@ -502,21 +502,6 @@ static MlirAttribute without_rope(MlirAttribute dict) {
 /// with the workspaces its producer warps rotate K into (k_rot) and keep
 /// their queue and flags in (rope_sync, zero-filled when allocated and never
 /// reset: see attn_hopper_ahead_blocks).
-/// Appends to b the names of the caller's tensors of k in its order
-/// (attn_hopper_arg_at), q and k replaced by q_as and k_as: ", "-separated
-/// quoted strings.
-static void arg_names(struct attn_strbuf *b, const struct attn_hopper_kernel *k,
-                      const char *q_as, const char *k_as) {
-  const char *role[4] = {q_as, k_as, "v", "out"};
-  for (int i = 0; i < attn_hopper_nargs(k); ++i) {
-    int a = attn_hopper_arg_at(k, i);
-    attn_strbuf_printf(b, "%s\"%s\"", i ? ", " : "",
-                       a < ATTN_HOPPER_ARG_CAPTURE
-                           ? role[a]
-                           : k->captures[a - ATTN_HOPPER_ARG_CAPTURE].name);
-  }
-}
-
 static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
                         enum placement place, bool lists) {
   long long kbytes = (long long)(k->batch * k->kv_heads * k->seq_k *
@@ -529,7 +514,7 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   // first parameters are.
   struct attn_strbuf t = {0};
   attn_strbuf_printf(&t, "{name = \"%s\", inputs = [", k->name);
-  arg_names(&t, k, "q", "k");
+  attn_attention_arg_names(&t, k, "q", "k");
   bool rot = pre || ahead || place == PLACE_SPLIT;
   attn_strbuf_printf(&t, "], workspace = [");
   if (pre)
@@ -548,7 +533,7 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   attn_strbuf_printf(&t, "], steps = [");
   if (ahead) {
     attn_strbuf_printf(&t, "{kernel = \"%s__attn\", args = [", k->name);
-    arg_names(&t, k, "q", "k");
+    attn_attention_arg_names(&t, k, "q", "k");
     attn_strbuf_printf(&t, ", \"k_rot\", \"rope_sync\"]}]}");
     return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
   }
@@ -562,11 +547,11 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   if (lists) {
     attn_strbuf_printf(&t, "{kernel = \"%s__attn__key_lists\", args = [",
                        k->name);
-    arg_names(&t, k, "q", "k");
+    attn_attention_arg_names(&t, k, "q", "k");
     attn_strbuf_printf(&t, ", \"key_lists\"]}, ");
   }
   attn_strbuf_printf(&t, "{kernel = \"%s__attn\", args = [", k->name);
-  arg_names(&t, k, pre ? "q_rot" : "q", rot ? "k_rot" : "k");
+  attn_attention_arg_names(&t, k, pre ? "q_rot" : "q", rot ? "k_rot" : "k");
   attn_strbuf_printf(&t, "%s]}]}", lists ? ", \"key_lists\"" : "");
   return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }

@@ -57,6 +57,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels.h"
+#include "lib/Target/attn_target.h"
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/tile/tile_dialect.h"
@@ -217,6 +218,26 @@ static bool describe(MlirOperation kernel, const struct mma_options *o,
   return true;
 }
 
+/// Appends to the gpu.module's attn.programs the program of a kernel k
+/// with run-time key lists: @<name>__attn__key_lists into the workspace
+/// key_lists, then @<name>__attn (k's name) reading them.
+static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
+                        const char *name) {
+  struct attn_strbuf t = {0};
+  attn_strbuf_printf(&t, "{name = \"%s\", inputs = [", name);
+  attn_attention_arg_names(&t, k, "q", "k");
+  attn_strbuf_printf(&t,
+                     "], workspace = [{name = \"key_lists\", bytes = %lld : "
+                     "i64}], steps = [{kernel = \"%s__key_lists\", args = [",
+                     (long long)(4 * attn_hopper_key_lists_words(k)), k->name);
+  attn_attention_arg_names(&t, k, "q", "k");
+  attn_strbuf_printf(&t, ", \"key_lists\"]}, {kernel = \"%s\", args = [",
+                     k->name);
+  attn_attention_arg_names(&t, k, "q", "k");
+  attn_strbuf_printf(&t, ", \"key_lists\"]}]}");
+  return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
+}
+
 static bool lower_kernel(MlirOperation kernel, const struct mma_options *o) {
   struct attn_hopper_kernel k;
   char why[160], detail[128] = "";
@@ -238,17 +259,30 @@ static bool lower_kernel(MlirOperation kernel, const struct mma_options *o) {
   if (mlirOperationIsNull(gm))
     return false;
   // The key blocks each query block reads under the mask functions (the
-  // mma kernel's query blocks start at row 0).
+  // mma kernel's query blocks start at row 0); for functions that read
+  // data, the bounds of the key lists made at run time (key_lists.c).
   struct attn_key_blocks *keys = attn_hopper_key_table(&k, 0);
+  if (!keys && attn_hopper_masks_read_data(&k))
+    keys = attn_hopper_key_bounds(&k, 0);
   k.key_blocks = keys;
-  // The kernel writer reports its own failure, at the kernel.
+  bool lists = attn_hopper_plan_key_lists(&k, 0);
+  char attn_name[300];
+  snprintf(attn_name, sizeof attn_name, "%s__attn", name);
+  if (lists)
+    k.name = attn_name;
+  // The kernel writers report their own failure, at the kernel.
+  MlirLocation loc = mlirOperationGetLocation(kernel);
   bool built = attn_kernels_build_mma_attention(
-      gm, mlirOperationGetLocation(kernel), &k,
-      mlirOperationGetAttributeByName(
-          kernel, mlirStringRefCreateFromCString("tile.attention")));
+                   gm, loc, &k,
+                   mlirOperationGetAttributeByName(
+                       kernel,
+                       mlirStringRefCreateFromCString("tile.attention"))) &&
+               (!lists || attn_kernels_build_key_lists(gm, loc, &k));
   free(keys);
   if (!built)
     return false;
+  if (lists && !add_program(gm, &k, name))
+    return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);
   return true;
 }

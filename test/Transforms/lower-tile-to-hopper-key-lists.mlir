@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="persistent=true ctas=4" | FileCheck %s --check-prefix=PERSIST
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="rope=ahead" 2>&1 | FileCheck %s --check-prefix=AHEAD
+// RUN: attn-opt %s --split-input-file --attn-tile=kernel=mma --lower-tile-to-mma | FileCheck %s --check-prefix=MMA
 
 // Key lists made at run time (lib/Kernels/key_lists.c): a mask function
 // that reads a tensor says nothing of its blocks at compile time, so the
@@ -48,6 +49,14 @@
 // PERSIST-LABEL: func.func private @doc_marker
 // PERSIST: llvm.func @doc__attn(
 // PERSIST-SAME: grid = array<i32: 4, 1, 1>
+// The mma.sync kernel takes the same lists (its blocks: 128 rows, 64 keys:
+// 8 key blocks + the count per row).
+// MMA-LABEL: func.func private @doc_marker
+// MMA: steps = [{args = ["q", "k", "v", "q_segments", "k_segments", "out", "key_lists"], kernel = "doc__attn__key_lists"}, {args = ["q", "k", "v", "q_segments", "k_segments", "out", "key_lists"], kernel = "doc__attn"}]
+// MMA: llvm.func @doc__attn(
+// MMA-SAME: {dtype = "i32", kind = "ptr", name = "key_lists", shape = array<i64: 72>}
+// MMA: llvm.func @doc__attn__key_lists(
+// MMA-SAME: grain = 1 : i64, grid = array<i32: 4, 1, 2>
 // AHEAD: error: no Hopper kernel for 'doc': rope=ahead cannot run with a mask function that reads a tensor
 func.func private @doc_marker()
 func.func @doc(%q: tensor<2x4x512x64xbf16>, %k: tensor<2x4x512x64xbf16>, %v: tensor<2x4x512x64xbf16>, %qs: tensor<2x512xi32>, %ks: tensor<2x512xi32>) -> tensor<2x4x512x64xbf16> {
@@ -65,6 +74,8 @@ func.func @doc(%q: tensor<2x4x512x64xbf16>, %k: tensor<2x4x512x64xbf16>, %v: ten
 // CHECK: llvm.func @map__attn__key_lists(
 // CHECK-SAME: block = array<i32: 256, 1, 1>, dynamic_shared_bytes = 48 : i64, grain = 64 : i64, grid = array<i32: 4, 1, 1>
 // PERSIST-LABEL: func.func private @map_marker
+// MMA-LABEL: func.func private @map_marker
+// MMA: llvm.func @map__attn__key_lists(
 func.func private @map_marker()
 func.func @map(%m: tensor<8x8xi32>, %q: tensor<1x4x512x64xbf16>, %k: tensor<1x4x512x64xbf16>, %v: tensor<1x4x512x64xbf16>) -> tensor<1x4x512x64xbf16> {
   %o = "attn.fused"(%q, %k, %v) ({}, {
