@@ -139,6 +139,16 @@ struct attn_hopper_kernel {
   bool interleaved;
   int64_t rope_offset;    ///< position of q's row 0
   int64_t rope_offset_k;  ///< position of k's row 0
+  /// Explicit RoPE positions (attn.rope's positions operand, packed
+  /// sequences): row r of batch b of q (k) is at position positions[b, r],
+  /// an i32 tensor [batch, seq_q] ([batch, seq_k]) passed as capture
+  /// q_pos_capture (k_pos_capture) of captures (a pointer parameter, read
+  /// only), instead of at rope_offset + r (rope_offset_k + r). Only the
+  /// rotation's angle reads them: the masks stay indexed by row. Every
+  /// thread that rotates a row loads its position once, and computes that
+  /// row's cos/sin afresh (no recurrence down the rows).
+  bool q_positions, k_positions;
+  int q_pos_capture, k_pos_capture;
   /// RoPE of K: in this kernel per tile (fused), or by a separate kernel
   /// (attn_kernels_build_hopper_rope) before it, once per K row (split).
   bool rope_k_in_kernel;
@@ -534,7 +544,9 @@ bool attn_kernels_build_hopper_attention(MlirOperation gpu_module,
 /// Builds `llvm.func @<k->name>__rope_k(x, x_rot)` (`__rope_q` when q is
 /// true) at the end of gpu_module with its attn.launch manifest entry: it
 /// rotates every row of K (Q) once, 16-byte loads and stores, cos/sin
-/// stepped down the rows. Only when attn_hopper_rope_k_supported(k). Ops
+/// stepped down the rows; with k's explicit positions of K (Q) it takes
+/// them as a third parameter (k_positions, q_positions) and computes each
+/// row's cos/sin from its own. Only when attn_hopper_rope_k_supported(k). Ops
 /// are located at loc named "rope". False after an error diagnostic at loc
 /// when an op could not be built; the partial function is then removed.
 bool attn_kernels_build_hopper_rope(MlirOperation gpu_module, MlirLocation loc,

@@ -20,7 +20,8 @@
 //   softmax.c        the online softmax role (mask, maxima, P, rescale) of
 //                    a thread's two rows of S
 //   rope.c           the RoPE role's math: inverse frequencies, a pair's
-//                    columns, two words of a shared-memory tile rotated
+//                    columns, two words of a shared-memory tile rotated,
+//                    a row's explicit position, cos/sin of turns (MUFU)
 //   rope_rows.c      RoPE of rows of a swizzled shared-memory tile (cos/sin
 //                    stepped down the rows) and of Q pair by pair
 //   rope_ahead.c     the ahead placement's team: K rotated once per row from
@@ -374,6 +375,17 @@ void attn_k_rows_copy_close(struct attn_builder *b, struct attn_b_if *s);
 // from a queue (rope_ahead.c). The pure sizes (attn_hopper_rope_slots,
 // attn_hopper_ahead_blocks, ...) are kernels.h's.
 
+/// Explicit positions of the rows a RoPE helper rotates (attn_hopper_kernel's
+/// q_positions, k_positions): row r of the sequence is at position
+/// base[min(max(r, 0), len - 1)], base (!llvm.ptr) the batch's positions[b,
+/// 0]; padding rows past the sequence, and those before row 0 of a causal
+/// Hopper kernel's shifted first block, take a real row's (their results
+/// are never stored). A null base: the positions are offset + row.
+struct attn_k_rope_pos {
+  MlirValue base;
+  int64_t len;
+};
+
 /// One thread's part of rotating rows of a swizzled shared-memory tile: it
 /// owns two adjacent RoPE pairs ("a slot") and rows g, g + groups, ...;
 /// cos/sin advance by a rotation per row step, so a tile costs two sincos
@@ -413,18 +425,24 @@ void attn_k_rope_rows_turns(struct attn_builder *b, struct attn_k_rope_rows *r);
 /// Rotates rows [first, first + nrows) (first: i32) of a swizzled tile of
 /// tile_rows rows at tile_base (i32 offset from the shared-memory base smem,
 /// a !llvm.ptr<3>); row `first` has position pos_first (i32). The rotations
-/// fuse their multiply-adds (attn_k_rotate_fma).
+/// fuse their multiply-adds (attn_k_rotate_fma). With explicit positions
+/// (pp not NULL, its base not null) pos_first is the sequence row of row
+/// `first` instead, and each row's position is loaded and its cos/sin
+/// computed (r's turns, else its frequencies) rather than stepped.
 void attn_k_rope_rows(struct attn_builder *b,
                       const struct attn_hopper_kernel *k, MlirValue smem,
                       MlirValue tile_base, int tile_rows, MlirValue first,
                       int nrows, MlirValue pos_first,
-                      const struct attn_k_rope_rows *r);
+                      const struct attn_k_rope_rows *r,
+                      const struct attn_k_rope_pos *pp);
 /// A consumer warpgroup (thread wt of 128, warpgroup cw; i32) rotates its 64
 /// Q rows of the Q tile at shared-memory offset 0 (q_row: the tile's first
-/// query row), one pair per item; then fences for the async proxy.
+/// query row), one pair per item; then fences for the async proxy. With
+/// explicit positions (pp, as attn_k_rope_rows) each item loads its row's.
 void attn_k_rope_q_pairs(struct attn_builder *b,
                          const struct attn_hopper_kernel *k, MlirValue smem,
-                         MlirValue wt, MlirValue q_row, MlirValue cw);
+                         MlirValue wt, MlirValue q_row, MlirValue cw,
+                         const struct attn_k_rope_pos *pp);
 
 /// The ahead placement (kernels.h's attn_hopper_ahead_blocks says what
 /// its workspace rope_sync holds). ctx: the i32 shared address of its
@@ -466,11 +484,12 @@ void attn_k_ahead_setup(struct attn_builder *b,
 /// shared-memory base (smem as a !llvm.ptr<3>, sbase as an i32 address):
 /// TMA of the raw block into one while the team rotates the other, TMA out
 /// to k_rot, and the block's flag released once its copy has landed. Named
-/// barrier 9.
+/// barrier 9. With k->k_positions, positions is their pointer parameter
+/// (else unused).
 void attn_k_rope_ahead(struct attn_builder *b,
                        const struct attn_hopper_kernel *k, MlirValue rt,
                        MlirValue smem, MlirValue sbase, int64_t buf_off,
-                       MlirValue ctx, MlirValue first);
+                       MlirValue ctx, MlirValue first, MlirValue positions);
 
 //===-- The Hopper attention kernel's roles (attention_*.c) ---------------===//
 //
@@ -980,5 +999,26 @@ void attn_k_rope_step_rows(struct attn_builder *b, MlirValue c0, MlirValue s0,
                            MlirValue c1, MlirValue s1, MlirValue sc0,
                            MlirValue ss0, MlirValue sc1, MlirValue ss1,
                            MlirValue next[4]);
+
+/// &positions[bz, 0] (bz: i32) of the positions tensor (the pointer
+/// parameter positions) of rows of len rows.
+MlirValue attn_k_rope_pos_base(struct attn_builder *b, MlirValue positions,
+                               MlirValue bz, int64_t len);
+/// The position (i32) of sequence row `row` (i32) under pp (its base not
+/// null): one load.
+MlirValue attn_k_rope_pos_at(struct attn_builder *b,
+                             const struct attn_k_rope_pos *pp, MlirValue row);
+/// The MUFU's cos and sin of frac (f32) turns, frac in [-1/2, 1/2].
+void attn_k_rope_mufu_sincos(struct attn_builder *b, MlirValue frac,
+                             MlirValue *c, MlirValue *s);
+/// cos and sin of pos (i32) times a frequency in turns per position (f64):
+/// the angle's fraction of a turn in f64, exact to 2^-29 turns for any
+/// position below 2^24, then the MUFU's sin/cos on [-pi, pi] (absolute
+/// error about 2^-21). Few registers and no branches, where __nv_sinf's
+/// reduction of large angles needs many.
+void attn_k_rope_turns_sincos(struct attn_builder *b, MlirValue pos,
+                              MlirValue turns, MlirValue *c, MlirValue *s);
+/// An inverse frequency f (f32) in turns per position (f64): f / 2 pi.
+MlirValue attn_k_rope_turns(struct attn_builder *b, MlirValue f);
 
 #endif // ATTN_KERNELS_INTERNAL_H

@@ -10,7 +10,9 @@
 //   all threads   cp.async loads of the Q tile once, then K and V tiles of
 //                 64 keys into a `stages`-deep ring of shared-memory buffers
 //                 (one commit group per key block, wait_group stages - 2);
-//                 RoPE of Q once and of each K tile in shared memory
+//                 RoPE of Q once and of each K tile in shared memory (at
+//                 explicit positions: each row's loaded, its cos/sin
+//                 computed rather than stepped)
 //   warp w        query rows 16w .. 16w + 15: its Q fragments in registers
 //                 (ldmatrix once), then per key block S = Q K^T
 //                 (mma.sync.m16n8k16, K by ldmatrix), masks only on
@@ -23,8 +25,8 @@
 // blocks entirely above its own rows or outside their window. Softcap,
 // ALiBi and score functions of any form modify S before the mask, mask
 // functions of any form mask it after (softmax.c, score_fn.c; their
-// captures are parameters in the tile kernel's order). Shared-memory tiles are rows
-// of head_dim 16-bit elements whose 16-byte chunks are XORed with row % 8,
+// captures are parameters in the tile kernel's order). Shared-memory tiles are
+// rows of head_dim 16-bit elements whose 16-byte chunks are XORed with row % 8,
 // so that the eight row addresses of an ldmatrix matrix (and a warp's
 // cp.async stores) fall in distinct banks.
 //
@@ -306,12 +308,39 @@ static void rotate_slot(struct em *e, const struct ids *x, MlirValue tile,
   attn_k_rope_rotate_words(e->b, e->k, pa, pb, cs0, sn0, cs1, sn1);
 }
 
+/// cos/sin of an f32 angle pos times f0 and f1 (pos: i32, signed: an
+/// explicit position).
+static void slot_angles(struct em *e, MlirValue pos_i, MlirValue f0,
+                        MlirValue f1, MlirValue cs[4]) {
+  struct attn_builder *b = e->b;
+  MlirValue pos = attn_b_cast(b, "arith.sitofp", pos_i, b->t.f32);
+  attn_k_sincos(b, attn_b_mulf(b, pos, f0), &cs[0], &cs[1]);
+  attn_k_sincos(b, attn_b_mulf(b, pos, f1), &cs[2], &cs[3]);
+}
+
 /// Rotates rows [0, rows) of the tile at shared offset tile (i32); row 0 is
-/// at position pos0 (i32). The caller synchronises before and after.
+/// at position pos0 (i32), or with explicit positions (pp's base not null)
+/// is sequence row pos0, each row's position loaded (once per row a thread
+/// rotates) and its cos/sin computed. The caller synchronises before and
+/// after.
 static void rope_tile(struct em *e, const struct ids *x, const struct rope *r,
-                      MlirValue tile, int rows, MlirValue pos0) {
+                      MlirValue tile, int rows, MlirValue pos0,
+                      const struct attn_k_rope_pos *pp) {
   struct attn_builder *b = e->b;
   MlirLocation prev = role(e, "mma.rope");
+  if (!mlirValueIsNull(pp->base) && r->groups) {
+    MlirValue lo = attn_k_to_index(b, r->g0), hi = attn_b_index(b, rows),
+              st = attn_b_index(b, r->groups);
+    struct attn_b_for f;
+    attn_b_for_open(b, &f, lo, hi, st, 0, NULL);
+    MlirValue row = attn_k_from_index(b, f.iv), cs[4];
+    slot_angles(e, attn_k_rope_pos_at(b, pp, attn_b_addi(b, pos0, row)), r->f0,
+                r->f1, cs);
+    rotate_slot(e, x, tile, row, r->c1, r->c2, cs[0], cs[1], cs[2], cs[3]);
+    attn_b_for_close(b, &f, 0, NULL);
+    b->loc = prev;
+    return;
+  }
   if (r->groups) {
     MlirValue pos = attn_k_uitofp(b, attn_b_addi(b, pos0, r->g0), b->t.f32);
     MlirValue c0, s0, c1, s1;
@@ -345,6 +374,15 @@ static void rope_tile(struct em *e, const struct ids *x, const struct rope *r,
   MlirValue f1 = attn_k_rope_inv_freq(b, e->k, attn_k_addc(b, p0, 1));
   MlirValue c1, c2;
   slot_cols(e, slot, &c1, &c2);
+  if (!mlirValueIsNull(pp->base)) {
+    MlirValue cs[4];
+    slot_angles(e, attn_k_rope_pos_at(b, pp, attn_b_addi(b, pos0, row)), f0, f1,
+                cs);
+    rotate_slot(e, x, tile, row, c1, c2, cs[0], cs[1], cs[2], cs[3]);
+    attn_b_for_close(b, &f, 0, NULL);
+    b->loc = prev;
+    return;
+  }
   MlirValue pos = attn_k_uitofp(b, attn_b_addi(b, pos0, row), b->t.f32);
   MlirValue cs0, sn0, cs1, sn1;
   attn_k_sincos(b, attn_b_mulf(b, pos, f0), &cs0, &sn0);
@@ -667,11 +705,22 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
   bar_sync(e);
   struct rope r;
   memset(&r, 0, sizeof r);
+  // Explicit positions: the parameters' rows of this CTA's batch.
+  struct attn_k_rope_pos qpos = {.base = {NULL}, .len = k->seq_q},
+                         kpos = {.base = {NULL}, .len = k->seq_k};
   if (k->rope) {
     role(e, "mma.rope");
+    if (k->q_positions)
+      qpos.base = attn_k_rope_pos_base(
+          b, attn_k_arg(k, f, ATTN_HOPPER_ARG_CAPTURE + k->q_pos_capture), x.b,
+          k->seq_q);
+    if (k->k_positions)
+      kpos.base = attn_k_rope_pos_base(
+          b, attn_k_arg(k, f, ATTN_HOPPER_ARG_CAPTURE + k->k_pos_capture), x.b,
+          k->seq_k);
     rope_setup(e, &x, &r);
     rope_tile(e, &x, &r, attn_b_i32(b, e->q_off), k->block_m,
-              attn_k_addc(b, x.q_row, k->rope_offset));
+              attn_k_addc(b, x.q_row, k->rope_offset), &qpos);
     bar_sync(e);
   }
   // This warp's 16 Q rows as A fragments, for every 16 columns.
@@ -717,9 +766,9 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
     MlirValue kb = key_block(e, &x, j, &xj.fn_full);
     if (k->rope) {
       role(e, "mma.rope");
-      rope_tile(
-          e, &x, &r, kt, k->block_n,
-          attn_k_addc(b, attn_k_mulc(b, kb, k->block_n), k->rope_offset_k));
+      rope_tile(e, &x, &r, kt, k->block_n,
+                attn_k_addc(b, attn_k_mulc(b, kb, k->block_n), k->rope_offset_k),
+                &kpos);
       bar_sync(e);
       role(e, "mma.pipeline");
     }

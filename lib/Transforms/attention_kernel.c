@@ -11,6 +11,9 @@
 // bodies and the captures they read (the kernel's arguments besides q, k,
 // v and out, in any place),
 // which the kernels compute on their fragments (lib/Kernels/score_fn.c).
+// Explicit RoPE positions (the arguments q_positions and k_positions that
+// tile.rope_positions reads) come as captures too, marked as such
+// (attn_hopper_kernel's q_positions, k_positions).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels.h"
@@ -57,24 +60,39 @@ void attn_tile_collect_ops(MlirOperation kernel, struct attn_op_list *out) {
   mlirOperationWalk(kernel, collect_tile, out, MlirWalkPreOrder);
 }
 
-/// True when kernel is the attention tile program (with tile.rope on Q and
-/// K when rope is set, and a tile.score_mod when mods is); its tile.score_fn
-/// and tile.mask_fn ops, in order, go into fns (at most max of each: more
-/// are counted in *nscore, *nmask, but not stored).
-static bool is_attention_program(MlirOperation kernel, bool rope, bool mods,
+/// Whether op rotates a tile as k says Q's (keys false) or K's rows are
+/// rotated: tile.rope at offsets, or tile.rope_positions reading k's
+/// positions capture.
+static bool is_rope_of(MlirOperation op, const struct attn_hopper_kernel *k,
+                       bool keys) {
+  bool explicit = keys ? k->k_positions : k->q_positions;
+  if (!explicit)
+    return attn_op_is(op, ATTN_OP_TILE_ROPE);
+  int c = keys ? k->k_pos_capture : k->q_pos_capture;
+  return attn_op_is(op, ATTN_OP_TILE_ROPE_POSITIONS) &&
+         mlirOperationGetNumOperands(op) == 4 &&
+         mlirValueEqual(mlirOperationGetOperand(op, 3), k->captures[c].value);
+}
+
+/// True when kernel is the attention tile program (with tile.rope or
+/// tile.rope_positions on Q and K, as k says, when k->rope is set, and a
+/// tile.score_mod when mods is); its tile.score_fn and tile.mask_fn ops, in
+/// order, go into fns (at most max of each: more are counted in *nscore,
+/// *nmask, but not stored).
+static bool is_attention_program(MlirOperation kernel,
+                                 const struct attn_hopper_kernel *k, bool mods,
                                  MlirOperation *score_fns, int *nscore,
-                                 MlirOperation *mask_fns, int *nmask,
-                                 int max) {
+                                 MlirOperation *mask_fns, int *nmask, int max) {
   struct attn_op_list ops = {0};
   attn_tile_collect_ops(kernel, &ops);
   size_t i = 0;
-  int nmods = 0;
+  int nmods = 0, nropes = 0;
   bool ok = !ops.failed;
   *nscore = *nmask = 0;
   for (size_t p = 0; ok && p < sizeof program / sizeof *program; ++p) {
     if (!strcmp(program[p], "rope?")) {
-      if (rope)
-        ok = i < ops.n && attn_op_is(ops.ops[i++], ATTN_OP_TILE_ROPE);
+      if (k->rope)
+        ok = i < ops.n && is_rope_of(ops.ops[i++], k, nropes++ > 0);
       continue;
     }
     if (!strcmp(program[p], "scores*")) {
@@ -132,6 +150,17 @@ static bool read_by_body(MlirValue v) {
          p = mlirOperationGetParentOperation(p))
       if (attn_op_is(p, SCORE_FN) || attn_op_is(p, MASK_FN))
         return true;
+  return false;
+}
+
+/// Whether v (an argument of the kernel) is the positions operand of a
+/// tile.rope_positions: explicit RoPE positions.
+static bool read_as_positions(MlirValue v) {
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u))
+    if (mlirOpOperandGetOperandNumber(u) == 3 &&
+        attn_op_is(mlirOpOperandGetOwner(u), ATTN_OP_TILE_ROPE_POSITIONS))
+      return true;
   return false;
 }
 
@@ -375,8 +404,34 @@ static bool describe_captures(MlirOperation kernel, MlirBlock body,
     }
     for (int d = 0; d < c->rank; ++d)
       c->shape[d] = shape[d];
+    bool qpos = !strcmp(c->name, "q_positions"),
+         kpos = !strcmp(c->name, "k_positions");
+    if ((qpos || kpos) && read_as_positions(c->value)) {
+      int64_t seq = qpos ? k->seq_q : k->seq_k;
+      if (strcmp(c->dtype, "i32") || c->rank != 2 || c->shape[0] != k->batch ||
+          c->shape[1] != seq) {
+        snprintf(why, wlen, "%s reads RoPE positions as i32 [batch, rows]",
+                 f->kernel);
+        snprintf(detail, dlen, "'%s'", c->name);
+        return false;
+      }
+      *(qpos ? &k->q_positions : &k->k_positions) = true;
+      *(qpos ? &k->q_pos_capture : &k->k_pos_capture) = k->ncaptures - 1;
+    }
   }
   return true;
+}
+
+/// Whether tile.attention's rope dictionary says what the captures hold:
+/// q_positions (k_positions) exactly when Q's (K's) are a capture read by
+/// tile.rope_positions.
+static bool positions_agree(MlirAttribute att,
+                            const struct attn_hopper_kernel *k) {
+  MlirAttribute rope = attn_dict_get(att, "rope");
+  bool has = !mlirAttributeIsNull(rope) && mlirAttributeIsADictionary(rope);
+  bool q = has && !mlirAttributeIsNull(attn_dict_get(rope, "q_positions")),
+       kk = has && !mlirAttributeIsNull(attn_dict_get(rope, "k_positions"));
+  return q == k->q_positions && kk == k->k_positions;
 }
 
 /// Whether v is one of k's captures, or its q, k or v (a body may read
@@ -464,7 +519,8 @@ bool attn_attention_describe(MlirOperation kernel,
   bool named = nargs >= 4 && find_qkvo(kernel, nargs, pos);
   for (intptr_t i = 0; named && i < nargs; ++i) // the others: captures
     named = i == pos[0] || i == pos[1] || i == pos[2] || i == pos[3] ||
-            read_by_body(mlirBlockGetArgument(body, i));
+            read_by_body(mlirBlockGetArgument(body, i)) ||
+            read_as_positions(mlirBlockGetArgument(body, i));
   if (!named && nargs != 4) {
     snprintf(why, wlen, "the kernel does not take exactly (q, k, v, out)");
     return false;
@@ -530,9 +586,15 @@ bool attn_attention_describe(MlirOperation kernel,
     return false;
   if (!describe_captures(kernel, body, pos, f, k, why, wlen, detail, dlen))
     return false;
+  if (!positions_agree(attn_attr_get(kernel, "tile.attention"), k)) {
+    snprintf(why, wlen,
+             "tile.attention's rope must name q_positions and k_positions "
+             "exactly when tile.rope_positions reads them");
+    return false;
+  }
   MlirOperation score_fns[ATTN_HOPPER_MAX_FNS], mask_fns[ATTN_HOPPER_MAX_FNS];
   int nscore, nmask;
-  if (!is_attention_program(kernel, k->rope, k->softcap > 0 || k->alibi > 0,
+  if (!is_attention_program(kernel, k, k->softcap > 0 || k->alibi > 0,
                             score_fns, &nscore, mask_fns, &nmask,
                             ATTN_HOPPER_MAX_FNS)) {
     snprintf(why, wlen,

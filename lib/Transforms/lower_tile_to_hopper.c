@@ -52,8 +52,14 @@
 // lib/Kernels/score_fn.c) with up to 8 captured tensors (pointer
 // parameters and launch program inputs in the tile kernel's argument
 // order, which is the program's with out last), RoPE with
-// rotary_dim/4 dividing 96 (64, 128, 32, ...). Anything else is a
-// diagnostic, or with fallback=true is left to lower-tile-to-gpu.
+// rotary_dim/4 dividing 96 (64, 128, 32, ...), its positions from offsets
+// or explicit (packed sequences: tile.rope_positions' i32 q_positions and
+// k_positions [batch, rows], pointer parameters like the captures, in
+// every placement; the rotation kernels of split and pre take theirs as a
+// third argument; each rotated row's cos/sin is computed from its own
+// position, by the MUFU from the frequencies in turns, where offsets step
+// it down the rows). Anything else is a diagnostic, or with fallback=true
+// is left to lower-tile-to-gpu.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/CostModel/cost_model.h"
@@ -537,13 +543,15 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
     attn_strbuf_printf(&t, ", \"k_rot\", \"rope_sync\"]}]}");
     return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
   }
+  // The rotation kernels read explicit positions as their third argument.
   if (pre)
-    attn_strbuf_printf(&t,
-                       "{kernel = \"%s__rope_q\", args = [\"q\", \"q_rot\"]}, ",
-                       k->name);
+    attn_strbuf_printf(
+        &t, "{kernel = \"%s__rope_q\", args = [\"q\", \"q_rot\"%s]}, ", k->name,
+        k->q_positions ? ", \"q_positions\"" : "");
   if (rot)
     attn_strbuf_printf(
-        &t, "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, ", k->name);
+        &t, "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"%s]}, ",
+        k->name, k->k_positions ? ", \"k_positions\"" : "");
   if (lists) {
     attn_strbuf_printf(&t, "{kernel = \"%s__attn__key_lists\", args = [",
                        k->name);

@@ -29,8 +29,10 @@
 // length, causal or not, a positive scale, softcap, ALiBi and a sliding
 // window, score and mask functions of any form (tile.score_fn,
 // tile.mask_fn, with up to 8 captured tensors as parameters in the tile
-// kernel's argument order; lib/Kernels/score_fn.c), RoPE (either layout, rotary_dim a multiple of 4
-// up to the head dim, positions from offsets). Anything else is a
+// kernel's argument order; lib/Kernels/score_fn.c), RoPE (either layout,
+// rotary_dim a multiple of 4 up to the head dim, positions from offsets or
+// explicit i32 positions per (batch, row), parameters like the captures;
+// every row's cos/sin computed from its own position). Anything else is a
 // diagnostic, or with fallback=true is left to lower-tile-to-gpu, as are
 // GEMM tile kernels (tile.matmul) always.
 //
@@ -48,6 +50,10 @@
 //   64   yes    156 (and a 32-byte stack frame: libdevice sin/cos)
 //   128  no     249
 //   128  yes    229 (the same stack frame)
+//
+// RoPE at explicit positions (q's and k's, GQA, causal): 157 at d 64, 234 at
+// d 128 (N = 4K and 8K; 162 and 236 at offsets for the same shapes), the
+// same stack frame.
 //
 // Every kernel has nvvm.minctasm = 1: without it ptxas for sm_86 aims at two
 // CTAs per SM, caps at 128 registers and spills; with two CTAs (128
@@ -146,18 +152,13 @@ static int64_t smem_limit(const char *chip) {
 }
 
 /// The RoPE the mma.sync kernel applies: positions from offsets in
-/// [0, 2^24), rotary_dim a multiple of 4 up to the head dim; K rotated in the
-/// kernel, per tile.
+/// [0, 2^24) or explicit ones (read at run time), rotary_dim a multiple of 4
+/// up to the head dim; K rotated in the kernel, per tile.
 static bool check_rope(MlirAttribute rope, struct attn_hopper_kernel *k,
                        void *user, char *why, size_t wlen, char *detail,
                        size_t dlen) {
   (void)user;
-  if (!mlirAttributeIsNull(attn_dict_get(rope, "q_positions")) ||
-      !mlirAttributeIsNull(attn_dict_get(rope, "k_positions"))) {
-    snprintf(why, wlen,
-             "the mma.sync kernel's RoPE takes positions from offsets only");
-    return false;
-  }
+  (void)rope;
   k->rope_k_in_kernel = true;
   if (!(k->theta > 0) || !attn_attention_rope_positions_ok(k)) {
     snprintf(why, wlen, "the mma.sync kernel's RoPE needs theta > 0 and "

@@ -37,10 +37,10 @@ import time as _time
 import warnings
 
 from . import _block_mask, _fn_key, _lib, _program, _trace
-from ._args import (FLOATS, INT32_MAX, INT32_MIN, _check_gate, _check_matmul,  # noqa: F401
-                    _check_program, _check_qkv, _check_segments, _dtype, _gate_input,
-                    _is_tensor, _on, _optional_str, _pair, _segment_inputs, _shape,
-                    _tensor)
+from ._args import (FLOATS, INT32_MAX, INT32_MIN, POSITIONS, _check_gate,  # noqa: F401
+                    _check_matmul, _check_positions, _check_program, _check_qkv,
+                    _check_segments, _dtype, _gate_input, _is_tensor, _on, _optional_str,
+                    _pair, _position_inputs, _segment_inputs, _shape, _tensor)
 from ._cache import (CACHE_FORMAT, _FAST_MAX, _MAGIC, _cache_lock, _cached,  # noqa: F401
                      _cached_make, _count, _cubin_key, _decode_entry, _digest, _discard,
                      _disk_read, _disk_write, _encode_entry, _entry_path, _fast, _key,
@@ -158,14 +158,19 @@ def build_program(q, k, v, rope=None, mask=None, window=None, softcap=None, alib
         mask_mod = _block_mask.mask_mod_for(block_mask, q, k, mask_mod)
     gate = None if gate is None else _check_gate(gate, q, k)
     segment_ids = None if segment_ids is None else _check_segments(segment_ids, q, k)
+    positions = _check_positions(rope, q, k)
     traced = _trace.trace(score_mod, mask_mod)
-    return _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, traced)
+    return _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, traced,
+                  positions)
 
 
 def _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
-           traced=(None, None, ())):
-    """build_program on checked arguments; traced is _trace.trace's."""
+           traced=(None, None, ()), positions=(None, None)):
+    """build_program on checked arguments; traced is _trace.trace's,
+    positions _check_positions'."""
     return _program.build(_shape(q), _shape(k), _shape(v), q.dtype, rope=rope, mask=mask,
+                          positions=tuple(None if t is None else _shape(t)
+                                          for t in positions),
                           window=window, softcap=softcap, alibi=alibi,
                           gate_shape=None if gate is None else _shape(gate[0]),
                           gate_block=None if gate is None else gate[1],
@@ -709,7 +714,10 @@ def _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, sc
     elif type(rope) is dict:
         if not all(type(n) is str for n in rope):
             raise _Unusual
-        rope_key = tuple(sorted((n, _plain(x)) for n, x in rope.items()))
+        # Explicit positions by what the kernel depends on (as a tensor
+        # argument is), the other options by value.
+        rope_key = tuple(sorted((n, _tensor_key(x) if n in POSITIONS and x is not None
+                                 else _plain(x)) for n, x in rope.items()))
     else:
         raise _Unusual
     if window is not None:
@@ -740,7 +748,11 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
 
     rope: None (or False), True or dict(theta=10000.0, rotary_dim=D,
       layout="rotate_half" | "interleaved", offset=0), applied to q and k
-      before the product; theta > 0, rotary_dim even in [2, D].
+      before the product; theta > 0, rotary_dim even in [2, D]; q_offset
+      and k_offset in offset's place; q_positions [B, N] and k_positions
+      [B, M], int32 or int64 tensors on q's device, each row's own position
+      (packed sequences), in place of q's (k's) offset. The masks stay by
+      row index.
     mask: "causal" or None. window: a pair (left, right) of keys visible
       around each query, ints >= 0 (None or -1: unbounded). softcap: a float
       cap > 0, scores become cap*tanh(s/cap).
@@ -752,7 +764,7 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
       to the kernel's int32 after checking the ids fit), document mask.
     scale: a float > 0, default 1/sqrt(D). program: IR text to run instead of
       building one from the options (its function takes q, k, v, then gate,
-      qseg, kseg). tile_options: options of the attn-tile pass
+      qseg, kseg, q_positions, k_positions). tile_options: options of the attn-tile pass
       ("block-m=32 block-n=64").
     score_mod: fn(score, b, h, q_idx, kv_idx) -> new score, mask_mod:
       fn(b, h, q_idx, kv_idx) -> bool (the key is visible), plain Python
@@ -796,6 +808,9 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
             inputs.append(_gate_input(gate).contiguous())
         if segment_ids is not None:
             inputs.extend(t.contiguous() for t in _segment_inputs(segment_ids))
+        if type(rope) is dict:
+            inputs.extend(t.contiguous() for t in _position_inputs(
+                tuple(rope.get(n) for n in POSITIONS)))
         if mods:
             kernel, sources = kernel
             inputs.extend(_fn_key.fetch((score_mod, mask_mod), sources))
@@ -827,6 +842,10 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
     if segment_ids is not None:
         segment_ids = _check_segments(segment_ids, q, k)
         named.extend(zip(("segment_ids' qseg", "segment_ids' kseg"), segment_ids))
+    positions = (None, None)
+    if program is None and rope is not None and rope is not False:
+        positions = _check_positions(rope, q, k)
+        named.extend(("rope " + n, t) for n, t in zip(POSITIONS, positions) if t is not None)
     traced = (None, None, [])
     if score_mod is not None or mask_mod is not None:
         if program is not None:
@@ -838,7 +857,7 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
     device, index = _device(named)
     if program is None:
         text = _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
-                      traced)
+                      traced, positions)
     elif any(x is not None for x in (rope, mask, window, softcap, alibi, scale)):
         raise ValueError("attn: program= replaces rope, mask, window, softcap, alibi and scale")
     else:
@@ -848,6 +867,7 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
         inputs.append(_gate_input(gate))
     if segment_ids is not None:
         inputs.extend(_segment_inputs(segment_ids))
+    inputs.extend(_position_inputs(positions))
     inputs.extend(_trace.convert_capture(c.tensor, c.copy, c.scalar) for c in traced[2])
     kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
     sources = (_fn_key.capture_sources((score_mod, mask_mod), traced[2]) if traced[2] else [])
