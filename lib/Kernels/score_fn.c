@@ -16,8 +16,9 @@
 // memref.load to an llvm.load from its pointer parameter (the kernels take
 // the caller's tensors first, in the tile kernel's order:
 // attn_hopper_kernel::args) at the row-major offset, gpu.yield to the
-// result, every other op cloned with its operands mapped (the GPU pipeline
-// lowers arith and math on it afterwards). A memo of the ops made, keyed by the body op and its
+// result, math.tanh of f32 to tanh.approx.f32 (tanh_approx), every other op
+// cloned with its operands mapped (the GPU pipeline lowers arith and math on
+// it afterwards). A memo of the ops made, keyed by the body op and its
 // mapped operands, makes each value once: at the tile's start
 // (attn_k_fn_tile, outside the key loop) what depends only on b, h and the
 // thread's two rows (a document mask's q_segments[b, q], a bias's per-head
@@ -166,6 +167,31 @@ static MlirValue clone_op(struct attn_builder *b, MlirOperation op,
   return attn_b_result(c, 0);
 }
 
+/// tanh.approx.f32 of x (f32): llvm.intr.tanh with the afn flag, which
+/// NVPTX selects as that instruction (sm_75 and newer; LLVM 22 has no
+/// llvm.nvvm.tanh.approx intrinsic any more). One MUFU op, as
+/// FlashAttention-3's and flex_attention's softcap, where convert-gpu-to-nvvm
+/// would call libdevice's __nv_tanhf (about twenty instructions); relative
+/// error 2^-11 (PTX ISA), which moves a logit of magnitude |x| by |x| 2^-11.
+static MlirValue tanh_approx(struct attn_builder *b, MlirValue x) {
+  MlirAttribute afn = mlirAttributeParseGet(
+      b->ctx, mlirStringRefCreateFromCString("#llvm.fastmath<afn>"));
+  MlirNamedAttribute fm = attn_b_named(b, "fastmathFlags", afn);
+  return attn_b_op1(b, "llvm.intr.tanh", b->t.f32, 1, &x, 1, &fm);
+}
+
+/// Whether op is named name.
+static bool is_op(MlirOperation op, const char *name) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  return n.length == strlen(name) && !strncmp(n.data, name, n.length);
+}
+
+/// Whether body op op is math.tanh of f32 (the kernels' tanh_approx).
+static bool is_tanh_f32(MlirOperation op) {
+  return is_op(op, "math.tanh") &&
+         mlirTypeIsAF32(mlirValueGetType(mlirOperationGetResult(op, 0)));
+}
+
 /// What one evaluation of a body maps: its arguments' values, and the
 /// values made for its ops (in the block's order).
 struct eval {
@@ -232,8 +258,9 @@ static MlirValue eval_body(struct attn_builder *b, struct attn_k_fn *fn,
         res = hit->res;
       } else {
         bool load = name.length == 11 && !strncmp(name.data, "memref.load", 11);
-        res = load ? load_capture(b, op, opd[0], nopd - 1, opd + 1)
-                   : clone_op(b, op, opd);
+        res = load              ? load_capture(b, op, opd[0], nopd - 1, opd + 1)
+              : is_tanh_f32(op) ? tanh_approx(b, opd[0])
+                                : clone_op(b, op, opd);
         if (mlirValueIsNull(res) || !memo_add(b, into, op, nopd, opd, res))
           return (MlirValue){NULL};
       }
