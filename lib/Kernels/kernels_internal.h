@@ -802,16 +802,25 @@ struct attn_k_fn_memo;
 /// A kernel's score and mask functions being built: its description, the
 /// pointer parameters (!llvm.ptr) of the tensors they read (as
 /// attn_k_capture_args lays them out) and, after attn_k_fn_tile, the
-/// tile's batch, head and the thread's two query rows (index) and the ops
-/// made for them; then the ops of the current key block's columns.
+/// tile's batch, head and the thread's two query rows (index; q32: i32)
+/// and the ops made for them; then the ops of the current key block's
+/// columns.
 struct attn_k_fn {
   const struct attn_hopper_kernel *k;
   MlirValue caps[ATTN_K_FN_PTRS];
-  MlirValue b, h, q[2];
+  MlirValue b, h, q[2], q32[2];
+  /// Per score function with an additive body (s +- a u, score_fn.c): +-u
+  /// over the factor the scores carry into it, per row (f32, made per
+  /// tile), and the u it was made of; null otherwise.
+  MlirValue coef[ATTN_HOPPER_MAX_FNS][2], coef_u[ATTN_HOPPER_MAX_FNS];
   struct attn_k_fn_memo *tile, *block;
   MlirValue block_j;     ///< the key block block's ops are for
   MlirBlock block_where; ///< and where they were made
   MlirValue kv[ATTN_K_MAX_REGS / 2]; ///< the block's keys (index)
+  MlirValue kbase;       ///< the block's first key of the thread (i32)
+  /// The rows' distances q - kbase ([r][0]) and kbase - q ([r][1]) in f32,
+  /// made when a body first needs them in the block; null before.
+  MlirValue d0[2][2];
 };
 
 /// Whether k has score or mask functions (then the kernels' softmax state
@@ -827,9 +836,17 @@ void attn_k_fn_tile(struct attn_builder *b, struct attn_k_fn *fn, MlirValue bz,
                     MlirValue h, MlirValue row0);
 /// Frees what fn holds (nothing is built).
 void attn_k_fn_free(struct attn_k_fn *fn);
+/// The factor the scores carry after score function fi (k->score_fns[fi])
+/// when they carry f before it: f for a body s +- a u (u made per tile),
+/// C for one yielding C y (C > 0 a constant), else 1 (score_fn.c).
+double attn_k_fn_factor(const struct attn_hopper_kernel *k, int fi, double f);
+/// The factor the scores carry into score function fi (softmax.c).
+double attn_k_fn_factor_into(const struct attn_hopper_kernel *k, int fi);
 /// Score function fi (k->score_fns[fi]) on S (block_n / 2 f32 in sv,
-/// replaced) of key block j (i32), lane lr in the quad (i32): each element
-/// times the factor f the scores carry first (none when f is 1).
+/// replaced) of key block j (i32), lane lr in the quad (i32), where the
+/// scores carry the factor f (attn_k_fn_factor_into): each element times f
+/// first (none when f is 1), or f where the body's forms fold it
+/// (score_fn.c; attn_k_fn_factor gives the factor after).
 void attn_k_fn_scores(struct attn_builder *b, struct attn_k_fn *fn, int fi,
                       MlirValue lr, MlirValue j, double f, MlirValue *sv);
 /// The mask functions on S (as attn_k_fn_scores): -inf (ninf) where any

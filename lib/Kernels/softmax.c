@@ -53,8 +53,9 @@ static void if_f32_open(struct attn_builder *b, struct attn_b_if *s,
 // cores), relative error 2^-11 (PTX ISA), which moves a logit of magnitude
 // |x| by |x| 2^-11; over an exact tanh by exp2 and rcp (two MUFU ops).
 
-/// The factor the scores carry after modifier i of k's order, f before it.
-static double factor_after(const struct attn_hopper_kernel *k, int i,
+/// The factor the scores carry after modifier i of k's order, f before it;
+/// fi: the score functions before i.
+static double factor_after(const struct attn_hopper_kernel *k, int i, int fi,
                            double f) {
   switch (k->mods[i]) {
   case ATTN_HOPPER_MOD_SCALE:
@@ -63,28 +64,41 @@ static double factor_after(const struct attn_hopper_kernel *k, int i,
     return k->softcap;
   case ATTN_HOPPER_MOD_ALIBI:
     return f;
-  case ATTN_HOPPER_MOD_FN: // the body sees the score itself
-    return 1.0;
+  case ATTN_HOPPER_MOD_FN:
+    return attn_k_fn_factor(k, fi, f);
+  }
+  return f;
+}
+
+/// The factor the scores carry before modifier n of k's order.
+static double factor_upto(const struct attn_hopper_kernel *k, int n) {
+  double f = 1.0;
+  for (int i = 0, fi = 0; i < n && i < k->nmods; ++i) {
+    f = factor_after(k, i, fi, f);
+    fi += k->mods[i] == ATTN_HOPPER_MOD_FN;
   }
   return f;
 }
 
 double attn_k_score_factor(const struct attn_hopper_kernel *k) {
-  if (k->nmods == 0)
-    return k->scale;
-  double f = 1.0;
-  for (int i = 0; i < k->nmods; ++i)
-    f = factor_after(k, i, f);
-  return f;
+  return k->nmods == 0 ? k->scale : factor_upto(k, k->nmods);
+}
+
+double attn_k_fn_factor_into(const struct attn_hopper_kernel *k, int fi) {
+  int i = 0;
+  for (int n = 0; i < k->nmods; ++i)
+    if (k->mods[i] == ATTN_HOPPER_MOD_FN && n++ == fi)
+      break;
+  return factor_upto(k, i);
 }
 
 /// The factor the scores carry when modifier `mod` comes.
 static double factor_before(const struct attn_hopper_kernel *k,
                             enum attn_hopper_mod mod) {
-  double f = 1.0;
-  for (int i = 0; i < k->nmods && k->mods[i] != mod; ++i)
-    f = factor_after(k, i, f);
-  return f;
+  int i = 0;
+  while (i < k->nmods && k->mods[i] != mod)
+    ++i;
+  return factor_upto(k, i);
 }
 
 MlirValue attn_k_alibi_slope(struct attn_builder *b,
@@ -117,10 +131,9 @@ void attn_k_score_mods(struct attn_builder *b,
     return;
   int ns = k->block_n / 2;
   double f = 1.0;
-  int fi = 0; // the next score function
-  for (int m = 0; m < k->nmods; ++m) {
+  for (int m = 0, fi = 0; m < k->nmods; ++m) { // fi: the next function
     if (k->mods[m] == ATTN_HOPPER_MOD_FN && fi < k->nscore_fns)
-      attn_k_fn_scores(b, s->fn, fi++, s->lr, j, f, sv);
+      attn_k_fn_scores(b, s->fn, fi, s->lr, j, f, sv);
     if (k->mods[m] == ATTN_HOPPER_MOD_SOFTCAP) {
       MlirValue c = attn_b_f32(b, (float)(f / k->softcap));
       for (int i = 0; i < ns; ++i)
@@ -144,7 +157,8 @@ void attn_k_score_mods(struct attn_builder *b,
                            sv[i]);
       }
     }
-    f = factor_after(k, m, f);
+    f = factor_after(k, m, fi, f);
+    fi += k->mods[m] == ATTN_HOPPER_MOD_FN;
   }
 }
 
