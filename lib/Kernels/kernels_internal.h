@@ -802,13 +802,13 @@ struct attn_k_fn_memo;
 /// A kernel's score and mask functions being built: its description, the
 /// pointer parameters (!llvm.ptr) of the tensors they read (as
 /// attn_k_capture_args lays them out) and, after attn_k_fn_tile, the
-/// tile's batch, head and the thread's two query rows (index; q32: i32)
-/// and the ops made for them; then the ops of the current key block's
-/// columns.
+/// tile's batch, head and the thread's two query rows (index, clamped into
+/// the sequence; row: i32 as the kernel has them) and the ops made for
+/// them; then the ops of the current key block's columns.
 struct attn_k_fn {
   const struct attn_hopper_kernel *k;
   MlirValue caps[ATTN_K_FN_PTRS];
-  MlirValue b, h, q[2], q32[2];
+  MlirValue b, h, q[2], row[2];
   /// Per score function with an additive body (s +- a u, score_fn.c): +-u
   /// over the factor the scores carry into it, per row (f32, made per
   /// tile), and the u it was made of; null otherwise.
@@ -878,14 +878,12 @@ void attn_k_capture_args(const struct attn_hopper_kernel *k,
 
 /// What the softmax of a thread's two rows reads: its lane in the quad (lr),
 /// its first row (row0), the first row of its warp or warpgroup (wg_row)
-/// and that group's rows (group_rows: 16 or 64), the constants
-/// attn_k_score_factor * log2(e), -inf and 0, and with ALiBi the tile's
-/// attn_k_alibi_slope.
+/// and that group's rows (group_rows: 16 or 64), and the constants
+/// attn_k_score_factor * log2(e), -inf and 0.
 struct attn_k_softmax {
   MlirValue lr, row0, wg_row;
   MlirValue scale_log2, ninf, zero;
   int group_rows;
-  MlirValue slope;
   /// With score or mask functions (attn_k_has_fns): their state, prepared
   /// for the tile (attn_k_fn_tile); NULL otherwise.
   struct attn_k_fn *fn;
@@ -895,19 +893,15 @@ struct attn_k_softmax {
 };
 
 /// The factor f the softmax folds into its exponent (scale_log2 = f
-/// log2(e)): the modifiers keep S as f times what they compute (each
-/// multiply by a constant joins f), so that without softcap and ALiBi f is
-/// the scale and S is never touched.
+/// log2(e)): the modifiers keep S as f times what they compute (the scale
+/// joins f, a score function keeps it or gives its own where its body's
+/// form allows: attn_k_fn_factor), so that without score functions f is the
+/// scale and S is never touched.
 double attn_k_score_factor(const struct attn_hopper_kernel *k);
-/// With ALiBi: -slope_h / f (f32) for query head h (i32), where f is the
-/// factor the scores carry when the ALiBi step comes (attn_k_score_mods).
-MlirValue attn_k_alibi_slope(struct attn_builder *b,
-                             const struct attn_hopper_kernel *k, MlirValue h);
-/// The modifiers softcap and ALiBi, in k's order, on S (block_n / 2 f32 in
-/// sv, replaced) of key block j (i32): softcap by tanh.approx.f32, ALiBi by
-/// the element's row and key (the fragment layout attn_k_mask reads), and
-/// the score functions where mods has them (attn_k_fn_scores, s->fn).
-/// Nothing without them.
+/// The score functions (softcap, ALiBi, the gate, users' bodies), in k's
+/// order, on S (block_n / 2 f32 in sv, replaced) of key block j (i32), by
+/// the element's row and key (the fragment layout attn_k_mask reads;
+/// attn_k_fn_scores, s->fn). Nothing without them.
 void attn_k_score_mods(struct attn_builder *b,
                        const struct attn_hopper_kernel *k,
                        const struct attn_k_softmax *s, MlirValue j,

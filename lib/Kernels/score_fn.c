@@ -212,8 +212,11 @@ static bool is_tanh_f32(MlirOperation op) {
 // And sitofp of q - kv (or kv - q), the element's distance, costs one add:
 // q - kv = (q - kbase) - o for the fragment's key base kbase and the
 // register's column offset o, so (q - kbase) is converted once per row and
-// key block (distance). Exact: |q - kv| < 2^24. The key is not clamped there;
-// a padding key's score (past seq_k) is masked anyway.
+// key block (distance). Exact: |q - kv| < 2^24. Neither the row nor the key
+// is clamped there: a padding key's score (past seq_k) is masked, a padding
+// row's (or one before row 0) never stored. (With the clamped rows LLVM,
+// knowing their range, would turn each element's float add back into an
+// integer add and a conversion.)
 
 /// What a value of a body depends on (plan_of): its arguments (bit i for
 /// argument i: the score, b, h, q, kv) and captures read.
@@ -429,15 +432,15 @@ struct elem {
   MlirValue coef;  ///< add: +-u / f of row r (fn->coef)
 };
 
-/// The element el's distance q - kv (sign 1) or kv - q (-1), f32: (q -
+/// The element el's distance q - kv (sign 1) or kv - q (-1), f32: (row -
 /// kbase) converted once per row and key block, then the column's offset.
 static MlirValue distance(struct attn_builder *b, struct attn_k_fn *fn,
                           const struct elem *el, int sign) {
   MlirValue *d0 = &fn->d0[el->r][sign < 0];
   if (mlirValueIsNull(*d0))
     *d0 = attn_b_cast(b, "arith.sitofp",
-                      sign > 0 ? attn_b_subi(b, fn->q32[el->r], fn->kbase)
-                               : attn_b_subi(b, fn->kbase, fn->q32[el->r]),
+                      sign > 0 ? attn_b_subi(b, fn->row[el->r], fn->kbase)
+                               : attn_b_subi(b, fn->kbase, fn->row[el->r]),
                       b->t.f32);
   int off = 8 * (el->c >> 1) + (el->c & 1);
   if (!off)
@@ -596,9 +599,8 @@ void attn_k_fn_tile(struct attn_builder *b, struct attn_k_fn *fn, MlirValue bz,
   fn->b = attn_k_to_index(b, bz);
   fn->h = attn_k_to_index(b, h);
   for (int r = 0; r < 2; ++r) {
-    fn->q32[r] =
-        clamp_i32(b, r ? attn_k_addc(b, row0, 8) : row0, k->seq_q, true);
-    fn->q[r] = attn_k_to_index(b, fn->q32[r]);
+    fn->row[r] = r ? attn_k_addc(b, row0, 8) : row0;
+    fn->q[r] = attn_k_to_index(b, clamp_i32(b, fn->row[r], k->seq_q, true));
   }
   // Everything of the bodies that the score and the key do not reach, and
   // the add forms' coefficients.
