@@ -203,6 +203,20 @@ int attn_hopper_threads(const struct attn_hopper_kernel *k);
 /// takes registers from the consumers (hopper_attention.c's table).
 bool attn_hopper_producer_rotates(const struct attn_hopper_kernel *k);
 
+/// Ops per element a score function computes at most for
+/// attn_hopper_fns_light (besides integer casts and what score_fn.c's
+/// forms absorb): ALiBi's body has four (q - kv, its conversion, |.| and
+/// one FMA), softcap's two.
+#define ATTN_HOPPER_LIGHT_FN_OPS 4
+
+/// Whether k's score and mask functions take no more registers per element
+/// than the kernels' softcap and ALiBi took before they were bodies: no
+/// mask function, and score functions that read no captured tensor, whose
+/// body has one of score_fn.c's forms (the score times a constant, a
+/// constant times the result, s +- a u) and at most
+/// ATTN_HOPPER_LIGHT_FN_OPS ops per element. True without functions.
+bool attn_hopper_fns_light(const struct attn_hopper_kernel *k);
+
 /// Bytes of dynamic shared memory the kernel needs.
 int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k);
 

@@ -383,6 +383,21 @@ double attn_k_fn_factor(const struct attn_hopper_kernel *k, int fi, double f) {
   return mlirOperationIsNull(p.out_op) ? 1.0 : p.out_c;
 }
 
+bool attn_hopper_fns_light(const struct attn_hopper_kernel *k) {
+  if (k->nmask_fns)
+    return false;
+  for (int i = 0; i < k->nscore_fns; ++i) {
+    struct fn_plan p;
+    plan_of(k->score_fns[i], &p);
+    bool formed = !mlirOperationIsNull(p.in_op) ||
+                  !mlirOperationIsNull(p.out_op) ||
+                  !mlirOperationIsNull(p.add_op);
+    if (p.loads || !formed || p.element_ops > ATTN_HOPPER_LIGHT_FN_OPS)
+      return false;
+  }
+  return true;
+}
+
 /// Whether body op op is sitofp (to f32) of q - kv (1) or kv - q (-1)
 /// through integer casts of index or of 32 bits and more (which keep values
 /// below 2^24 and their differences): the sign, or 0.

@@ -408,10 +408,12 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // or Q.
   // Score and mask functions take registers per element: with three
   // consumers' 160 ptxas spilled (a bias table and a document mask: 600
-  // bytes), with two none, so they keep two unless asked.
+  // bytes), with two none, so they keep two unless asked; light ones
+  // (softcap's and ALiBi's bodies, which took three consumers as special
+  // cases; attn_hopper_fns_light) do not.
   k->consumers = o->consumers ? (int)o->consumers
                  : k->head_dim == 64 && k->seq_q >= 2048 &&
-                         !k->nscore_fns && !k->nmask_fns
+                         attn_hopper_fns_light(k)
                      ? 3
                      : 2;
   if (k->consumers == 3 && k->head_dim != 64) {

@@ -110,3 +110,14 @@ func.func @window(%q: tensor<1x2x1024x64xbf16>, %k: tensor<1x2x1024x64xbf16>, %v
   %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, window = array<i64: 200, 16>} : (tensor<1x2x1024x64xbf16>, tensor<1x2x1024x64xbf16>, tensor<1x2x1024x64xbf16>) -> tensor<1x2x1024x64xbf16>
   return %o : tensor<1x2x1024x64xbf16>
 }
+
+// Softcap and ALiBi as bodies take no more registers than as the special
+// cases they were (attn_hopper_fns_light): at head dim 64 from 2048 rows
+// the Hopper kernel keeps three consumers (512 threads) for them, as for a
+// program without functions.
+// CHECK-LABEL: llvm.func @light_d64(
+// CHECK-SAME: block = array<i32: 512, 1, 1>
+func.func @light_d64(%q: tensor<1x2x2048x64xbf16>, %k: tensor<1x2x2048x64xbf16>, %v: tensor<1x2x2048x64xbf16>) -> tensor<1x2x2048x64xbf16> {
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, alibi = 8.0 : f64, softcap = 30.0 : f64, mods = ["scale", "alibi", "softcap"]} : (tensor<1x2x2048x64xbf16>, tensor<1x2x2048x64xbf16>, tensor<1x2x2048x64xbf16>) -> tensor<1x2x2048x64xbf16>
+  return %o : tensor<1x2x2048x64xbf16>
+}
