@@ -91,7 +91,8 @@ run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options="row-sum=mma ctas=
 run test/Inputs/hopper/h64_plain_f16.mlir --hopper-options="row-sum=mma ctas=2"
 run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="consumers=3 pv-wait=late ctas=3"
 # Softcap, ALiBi and sliding windows (their inputs run above with the
-# defaults, and on the mma kernel below): three consumers, the persistent
+# defaults, and on the mma kernel below; softcap and ALiBi are attn-tile's
+# bodies, h64_light_mods_long's on the default three consumers): three consumers, the persistent
 # kernel with few CTAs (its schedule prices a tile by the key blocks its
 # window reaches), RoPE of K per tile (positions from the window's first
 # block) and ahead (its flags by absolute block), one CTA per tile, 64-key

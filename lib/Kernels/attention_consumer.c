@@ -284,8 +284,6 @@ void attn_k_att_consumer(const struct attn_k_att *a,
   c.sm.scale_log2 =
       attn_b_f32(b, (float)(attn_k_score_factor(k) * 1.4426950408889634));
   c.sm.group_rows = 64;
-  c.sm.slope = k->alibi > 0 ? attn_k_alibi_slope(b, k, x->h)
-                            : (MlirValue){NULL}; // per tile: its head's
   c.sm.ninf = attn_b_f32(b, -INFINITY);
   c.sm.zero = attn_b_f32(b, 0.0f);
   c.nz = attn_b_f32(b, -0.0f); // x + -0.0 == x: names one result of a region op

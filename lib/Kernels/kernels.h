@@ -42,10 +42,9 @@ extern "C" {
 /// A score modifier of the attention kernels (attn_hopper_kernel::mods).
 enum attn_hopper_mod {
   ATTN_HOPPER_MOD_SCALE,
-  ATTN_HOPPER_MOD_SOFTCAP,
-  ATTN_HOPPER_MOD_ALIBI,
-  /// A score function of any form (tile.score_fn's body): each FN entry of
-  /// mods takes the next of attn_hopper_kernel::score_fns.
+  /// A score function of any form (tile.score_fn's body: softcap, ALiBi,
+  /// the gate and users' bodies alike): each FN entry of mods takes the next
+  /// of attn_hopper_kernel::score_fns.
   ATTN_HOPPER_MOD_FN,
 };
 
@@ -91,14 +90,11 @@ struct attn_hopper_kernel {
   bool causal;
   double scale;
   /// The score modifiers between the two products, applied in the order
-  /// mods[0 .. nmods) (attn.fused's `mods`; nmods 0: scale alone): scale
-  /// (s = scale s), softcap (s = softcap tanh(s / softcap)) and ALiBi (s =
-  /// s - slope_h |q - k|, slope_h = 2^(-alibi (h + 1) / heads) for query
-  /// head h). softcap and alibi are 0 when absent.
+  /// mods[0 .. nmods) (attn.fused's `mods`; nmods 0: scale alone): the
+  /// scale (s = scale s) and score functions (softcap, ALiBi and the gate
+  /// among them: attn-tile writes them as bodies).
   int nmods;
   enum attn_hopper_mod mods[ATTN_HOPPER_MAX_MODS];
-  double softcap;
-  double alibi;
   /// Score functions of any form, in the order of mods' FN entries: each
   /// the block of a tile.score_fn (^bb0(score f32, b, h, q, kv: index) ...
   /// gpu.yield f32), computed on every score element of the accumulator
@@ -238,6 +234,20 @@ int attn_hopper_threads(const struct attn_hopper_kernel *k);
 /// Whether producer warps 1-3 rotate (K per tile, or each tile's Q), which
 /// takes registers from the consumers (hopper_attention.c's table).
 bool attn_hopper_producer_rotates(const struct attn_hopper_kernel *k);
+
+/// Ops per element a score function computes at most for
+/// attn_hopper_fns_light (besides integer casts and what score_fn.c's
+/// forms absorb): ALiBi's body has four (q - kv, its conversion, |.| and
+/// one FMA), softcap's two.
+#define ATTN_HOPPER_LIGHT_FN_OPS 4
+
+/// Whether k's score and mask functions take no more registers per element
+/// than the kernels' softcap and ALiBi took before they were bodies: no
+/// mask function, and score functions that read no captured tensor, whose
+/// body has one of score_fn.c's forms (the score times a constant, a
+/// constant times the result, s +- a u) and at most
+/// ATTN_HOPPER_LIGHT_FN_OPS ops per element. True without functions.
+bool attn_hopper_fns_light(const struct attn_hopper_kernel *k);
 
 /// Bytes of dynamic shared memory the kernel needs.
 int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k);

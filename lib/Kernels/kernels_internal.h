@@ -834,16 +834,25 @@ struct attn_k_fn_memo;
 /// A kernel's score and mask functions being built: its description, the
 /// pointer parameters (!llvm.ptr) of the tensors they read (as
 /// attn_k_capture_args lays them out) and, after attn_k_fn_tile, the
-/// tile's batch, head and the thread's two query rows (index) and the ops
-/// made for them; then the ops of the current key block's columns.
+/// tile's batch, head and the thread's two query rows (index, clamped into
+/// the sequence; row: i32 as the kernel has them) and the ops made for
+/// them; then the ops of the current key block's columns.
 struct attn_k_fn {
   const struct attn_hopper_kernel *k;
   MlirValue caps[ATTN_K_FN_PTRS];
-  MlirValue b, h, q[2];
+  MlirValue b, h, q[2], row[2];
+  /// Per score function with an additive body (s +- a u, score_fn.c): +-u
+  /// over the factor the scores carry into it, per row (f32, made per
+  /// tile), and the u it was made of; null otherwise.
+  MlirValue coef[ATTN_HOPPER_MAX_FNS][2], coef_u[ATTN_HOPPER_MAX_FNS];
   struct attn_k_fn_memo *tile, *block;
   MlirValue block_j;     ///< the key block block's ops are for
   MlirBlock block_where; ///< and where they were made
   MlirValue kv[ATTN_K_MAX_REGS / 2]; ///< the block's keys (index)
+  MlirValue kbase;       ///< the block's first key of the thread (i32)
+  /// The rows' distances q - kbase ([r][0]) and kbase - q ([r][1]) in f32,
+  /// made when a body first needs them in the block; null before.
+  MlirValue d0[2][2];
 };
 
 /// Whether k has score or mask functions (then the kernels' softmax state
@@ -859,9 +868,17 @@ void attn_k_fn_tile(struct attn_builder *b, struct attn_k_fn *fn, MlirValue bz,
                     MlirValue h, MlirValue row0);
 /// Frees what fn holds (nothing is built).
 void attn_k_fn_free(struct attn_k_fn *fn);
+/// The factor the scores carry after score function fi (k->score_fns[fi])
+/// when they carry f before it: f for a body s +- a u (u made per tile),
+/// C for one yielding C y (C > 0 a constant), else 1 (score_fn.c).
+double attn_k_fn_factor(const struct attn_hopper_kernel *k, int fi, double f);
+/// The factor the scores carry into score function fi (softmax.c).
+double attn_k_fn_factor_into(const struct attn_hopper_kernel *k, int fi);
 /// Score function fi (k->score_fns[fi]) on S (block_n / 2 f32 in sv,
-/// replaced) of key block j (i32), lane lr in the quad (i32): each element
-/// times the factor f the scores carry first (none when f is 1).
+/// replaced) of key block j (i32), lane lr in the quad (i32), where the
+/// scores carry the factor f (attn_k_fn_factor_into): each element times f
+/// first (none when f is 1), or f where the body's forms fold it
+/// (score_fn.c; attn_k_fn_factor gives the factor after).
 void attn_k_fn_scores(struct attn_builder *b, struct attn_k_fn *fn, int fi,
                       MlirValue lr, MlirValue j, double f, MlirValue *sv);
 /// The mask functions on S (as attn_k_fn_scores): -inf (ninf) where any
@@ -916,14 +933,12 @@ void attn_k_capture_args(const struct attn_hopper_kernel *k,
 
 /// What the softmax of a thread's two rows reads: its lane in the quad (lr),
 /// its first row (row0), the first row of its warp or warpgroup (wg_row)
-/// and that group's rows (group_rows: 16 or 64), the constants
-/// attn_k_score_factor * log2(e), -inf and 0, and with ALiBi the tile's
-/// attn_k_alibi_slope.
+/// and that group's rows (group_rows: 16 or 64), and the constants
+/// attn_k_score_factor * log2(e), -inf and 0.
 struct attn_k_softmax {
   MlirValue lr, row0, wg_row;
   MlirValue scale_log2, ninf, zero;
   int group_rows;
-  MlirValue slope;
   /// With score or mask functions (attn_k_has_fns): their state, prepared
   /// for the tile (attn_k_fn_tile); NULL otherwise.
   struct attn_k_fn *fn;
@@ -937,19 +952,15 @@ struct attn_k_softmax {
 };
 
 /// The factor f the softmax folds into its exponent (scale_log2 = f
-/// log2(e)): the modifiers keep S as f times what they compute (each
-/// multiply by a constant joins f), so that without softcap and ALiBi f is
-/// the scale and S is never touched.
+/// log2(e)): the modifiers keep S as f times what they compute (the scale
+/// joins f, a score function keeps it or gives its own where its body's
+/// form allows: attn_k_fn_factor), so that without score functions f is the
+/// scale and S is never touched.
 double attn_k_score_factor(const struct attn_hopper_kernel *k);
-/// With ALiBi: -slope_h / f (f32) for query head h (i32), where f is the
-/// factor the scores carry when the ALiBi step comes (attn_k_score_mods).
-MlirValue attn_k_alibi_slope(struct attn_builder *b,
-                             const struct attn_hopper_kernel *k, MlirValue h);
-/// The modifiers softcap and ALiBi, in k's order, on S (block_n / 2 f32 in
-/// sv, replaced) of key block j (i32): softcap by tanh.approx.f32, ALiBi by
-/// the element's row and key (the fragment layout attn_k_mask reads), and
-/// the score functions where mods has them (attn_k_fn_scores, s->fn).
-/// Nothing without them.
+/// The score functions (softcap, ALiBi, the gate, users' bodies), in k's
+/// order, on S (block_n / 2 f32 in sv, replaced) of key block j (i32), by
+/// the element's row and key (the fragment layout attn_k_mask reads;
+/// attn_k_fn_scores, s->fn). Nothing without them.
 void attn_k_score_mods(struct attn_builder *b,
                        const struct attn_hopper_kernel *k,
                        const struct attn_k_softmax *s, MlirValue j,

@@ -22,11 +22,12 @@
 //
 // A causal CTA stops at the diagonal, a windowed one reads the key blocks
 // its window reaches (attn_hopper_key_range); inside it a warp skips the
-// blocks entirely above its own rows or outside their window. Softcap,
-// ALiBi and score functions of any form modify S before the mask, mask
-// functions of any form mask it after (softmax.c, score_fn.c; their
-// captures are parameters in the tile kernel's order). Shared-memory tiles are
-// rows of head_dim 16-bit elements whose 16-byte chunks are XORed with row % 8,
+// blocks entirely above its own rows or outside their window. Score
+// functions of any form (softcap, ALiBi and the gate among them, as bodies)
+// modify S before the mask, mask functions of any form mask it after
+// (softmax.c, score_fn.c; their
+// captures are parameters in the tile kernel's order). Shared-memory tiles are rows
+// of head_dim 16-bit elements whose 16-byte chunks are XORed with row % 8,
 // so that the eight row addresses of an ldmatrix matrix (and a warp's
 // cp.async stores) fall in distinct banks.
 //
@@ -70,7 +71,6 @@ struct ids {
   /// being masked whether the mask functions hide none of its keys; null
   /// otherwise.
   MlirValue klist, fn_full;
-  MlirValue slope;  // ALiBi: the head's attn_k_alibi_slope
   MlirValue qsrc, ksrc, vsrc, out; // i64 addresses of the head's row 0; out
   MlirValue frag_row;              // ((lane / 8) % 2) * 8 + lane % 8
   MlirValue frag_hi;               // lane / 16
@@ -439,7 +439,7 @@ static void add_pv(struct em *e, const struct ids *x, MlirValue vt,
   b->loc = prev;
 }
 
-/// The score modifiers softcap and ALiBi on S of key block j, then masks S
+/// The score functions on S of key block j, then masks S
 /// (updated in place) where the block crosses this warp's diagonal, a
 /// window's edge or the end of the keys; other blocks pass unchanged. The
 /// mma.sync fragments are laid out as the wgmma ones, rows warp_row0 + g
@@ -455,12 +455,11 @@ static void mask(struct em *e, const struct ids *x, MlirValue j,
                              .ninf = x->ninf,
                              .zero = x->zero,
                              .group_rows = 16,
-                             .slope = x->slope,
                              .fn = x->fn,
                              .kff = x->kff,
                              .kfl = x->kfl,
                              .fn_full = x->fn_full};
-  if (e->k->softcap > 0 || e->k->alibi > 0 || e->k->nscore_fns) {
+  if (e->k->nscore_fns) {
     role(e, "mma.mods");
     attn_k_score_mods(e->b, e->k, &s, j, sv);
     role(e, "mma.mask");
@@ -666,7 +665,6 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
                               attn_k_addc(b, x.kend, -1));
     }
   }
-  x.slope = k->alibi > 0 ? attn_k_alibi_slope(b, k, x.h) : (MlirValue){NULL};
   x.raw = attn_k_addressof(b, "attn_smem", b->t.ptr_shared);
   x.sbase = attn_k_ptrtoint(b, x.raw, b->t.i32);
   x.qsrc = head_address(e, attn_k_arg(k, f, ATTN_HOPPER_ARG_Q), x.b, x.h,

@@ -19,6 +19,7 @@
 #include "lib/Kernels/kernels.h"
 #include "lib/Transforms/transforms_internal.h"
 
+#include "dialects/attn/attn_dialect.h"
 #include "dialects/tile/tile_dialect.h"
 
 #include "mlir-c/BuiltinAttributes.h"
@@ -75,20 +76,23 @@ static bool is_rope_of(MlirOperation op, const struct attn_hopper_kernel *k,
 }
 
 /// True when kernel is the attention tile program (with tile.rope or
-/// tile.rope_positions on Q and K, as k says, when k->rope is set, and a
-/// tile.score_mod when mods is); its tile.score_fn and tile.mask_fn ops, in
-/// order, go into fns (at most max of each: more are counted in *nscore,
-/// *nmask, but not stored).
+/// tile.rope_positions on Q and K, as k says, when k->rope is set); its
+/// tile.score_fn and tile.mask_fn ops, in order, go into fns (at most max
+/// of each: more are counted in *nscore, *nmask, but not stored). *named is
+/// set when a tile.score_mod names more than the scale (the kernels compute
+/// softcap and ALiBi as the bodies attn-tile writes, not as tile.score_mod).
 static bool is_attention_program(MlirOperation kernel,
-                                 const struct attn_hopper_kernel *k, bool mods,
+                                 const struct attn_hopper_kernel *k,
                                  MlirOperation *score_fns, int *nscore,
-                                 MlirOperation *mask_fns, int *nmask, int max) {
+                                 MlirOperation *mask_fns, int *nmask, int max,
+                                 bool *named) {
   struct attn_op_list ops = {0};
   attn_tile_collect_ops(kernel, &ops);
   size_t i = 0;
-  int nmods = 0, nropes = 0;
+  int nropes = 0;
   bool ok = !ops.failed;
   *nscore = *nmask = 0;
+  *named = false;
   for (size_t p = 0; ok && p < sizeof program / sizeof *program; ++p) {
     if (!strcmp(program[p], "rope?")) {
       if (k->rope)
@@ -97,16 +101,19 @@ static bool is_attention_program(MlirOperation kernel,
     }
     if (!strcmp(program[p], "scores*")) {
       for (; i < ops.n; ++i) {
-        if (attn_op_is(ops.ops[i], ATTN_OP_TILE_SCORE_MOD))
-          ++nmods;
-        else if (attn_op_is(ops.ops[i], SCORE_FN)) {
+        if (attn_op_is(ops.ops[i], ATTN_OP_TILE_SCORE_MOD)) {
+          struct attn_tile_score_mods m; // the scale: the kernels read mods
+          *named |= !attn_tile_score_mod_get(ops.ops[i], &m) || m.n != 1 ||
+                    m.mods[0] != ATTN_MOD_SCALE;
+          continue;
+        }
+        if (attn_op_is(ops.ops[i], SCORE_FN)) {
           if (*nscore < max)
             score_fns[*nscore] = ops.ops[i];
           ++*nscore;
         } else
           break;
       }
-      ok = !mods || nmods > 0; // scale alone may be one, or not
       continue;
     }
     if (!strcmp(program[p], "masks*")) {
@@ -190,20 +197,15 @@ static bool find_qkvo(MlirOperation kernel, intptr_t nargs, int pos[4]) {
   return ok;
 }
 
-/// Reads the score modifiers of tile.attention (att) into k: mods, softcap,
-/// alibi and window (normalised: a bound that masks no key of the problem
+/// Reads the score modifiers of tile.attention (att) into k: mods (softcap,
+/// alibi, gate and fn each a tile.score_fn: attn-tile writes them as bodies)
+/// and window (normalised: a bound that masks no key of the problem
 /// becomes -1, the right one always with causal, and a window left without
 /// bounds is none); false with why (and detail) when malformed.
 static bool describe_mods(MlirAttribute att,
                           const struct attn_attention_family *f,
                           struct attn_hopper_kernel *k, char *why, size_t wlen,
                           char *detail, size_t dlen) {
-  MlirAttribute a = attn_dict_get(att, "softcap");
-  if (!mlirAttributeIsNull(a))
-    k->softcap = mlirAttributeIsAFloat(a) ? mlirFloatAttrGetValueDouble(a) : 0;
-  a = attn_dict_get(att, "alibi");
-  if (!mlirAttributeIsNull(a))
-    k->alibi = mlirAttributeIsAFloat(a) ? mlirFloatAttrGetValueDouble(a) : 0;
   MlirAttribute mods = attn_dict_get(att, "mods");
   if (!mlirAttributeIsNull(mods)) {
     intptr_t n = mlirAttributeIsAArray(mods)
@@ -214,12 +216,9 @@ static bool describe_mods(MlirAttribute att,
       MlirStringRef s = mlirAttributeIsAString(e) ? mlirStringAttrGetValue(e)
                                                   : mlirStringRefCreate("", 0);
       enum attn_hopper_mod mod = ATTN_HOPPER_MOD_SCALE;
-      if (attn_str_eq(s, "softcap"))
-        mod = ATTN_HOPPER_MOD_SOFTCAP;
-      else if (attn_str_eq(s, "alibi"))
-        mod = ATTN_HOPPER_MOD_ALIBI;
-      else if (attn_str_eq(s, "fn") || attn_str_eq(s, "gate"))
-        mod = ATTN_HOPPER_MOD_FN; // a tile.score_fn (the gate's is one)
+      if (attn_str_eq(s, "fn") || attn_str_eq(s, "gate") ||
+          attn_str_eq(s, "softcap") || attn_str_eq(s, "alibi"))
+        mod = ATTN_HOPPER_MOD_FN; // a tile.score_fn
       else if (!attn_str_eq(s, "scale")) {
         snprintf(why, wlen,
                  "%s computes the modifiers scale, softcap, alibi, gate and "
@@ -241,20 +240,14 @@ static bool describe_mods(MlirAttribute att,
       return false;
     }
   }
-  bool named[ATTN_HOPPER_MOD_FN + 1] = {false, false, false, false};
+  bool scaled = false;
   for (int i = 0; i < k->nmods; ++i)
-    named[k->mods[i]] = true;
-  if (!(k->softcap >= 0 && k->softcap < INFINITY) ||
-      !(k->alibi >= 0 && k->alibi < INFINITY) ||
-      (k->softcap > 0) != named[ATTN_HOPPER_MOD_SOFTCAP] ||
-      (k->alibi > 0) != named[ATTN_HOPPER_MOD_ALIBI] ||
-      (k->nmods && !named[ATTN_HOPPER_MOD_SCALE] && k->scale != 1.0)) {
-    snprintf(why, wlen,
-             "mods must name the scale (unless 1), and softcap and alibi "
-             "exactly when they are given (positive)");
+    scaled |= k->mods[i] == ATTN_HOPPER_MOD_SCALE;
+  if (k->nmods && !scaled && k->scale != 1.0) {
+    snprintf(why, wlen, "mods must name the scale (unless 1)");
     return false;
   }
-  a = attn_dict_get(att, "window");
+  MlirAttribute a = attn_dict_get(att, "window");
   if (mlirAttributeIsNull(a))
     return true;
   if (!mlirAttributeIsADenseI64Array(a) ||
@@ -290,8 +283,8 @@ static bool describe_attention(MlirAttribute att,
   for (intptr_t i = 0, n = mlirDictionaryAttrGetNumElements(att); i < n; ++i) {
     MlirNamedAttribute el = mlirDictionaryAttrGetElement(att, i);
     MlirStringRef key = mlirIdentifierStr(el.name);
-    // The gate and the document mask come as bodies (tile.score_fn,
-    // tile.mask_fn); their keys only describe them.
+    // Softcap, ALiBi, the gate and the document mask come as bodies
+    // (tile.score_fn, tile.mask_fn); their keys only describe them.
     if (!attn_str_eq(key, "scale") && !attn_str_eq(key, "causal") &&
         !attn_str_eq(key, "rope") && !attn_str_eq(key, "mods") &&
         !attn_str_eq(key, "softcap") && !attn_str_eq(key, "alibi") &&
@@ -594,11 +587,18 @@ bool attn_attention_describe(MlirOperation kernel,
   }
   MlirOperation score_fns[ATTN_HOPPER_MAX_FNS], mask_fns[ATTN_HOPPER_MAX_FNS];
   int nscore, nmask;
-  if (!is_attention_program(kernel, k, k->softcap > 0 || k->alibi > 0,
-                            score_fns, &nscore, mask_fns, &nmask,
-                            ATTN_HOPPER_MAX_FNS)) {
+  bool score_mods;
+  if (!is_attention_program(kernel, k, score_fns, &nscore, mask_fns, &nmask,
+                            ATTN_HOPPER_MAX_FNS, &score_mods)) {
     snprintf(why, wlen,
              "the kernel is not the attention tile program attn-tile writes");
+    return false;
+  }
+  if (score_mods) {
+    snprintf(why, wlen,
+             "%s computes tile.score_mod's scale only (softcap and ALiBi as "
+             "tile.score_fn bodies, as attn-tile writes them)",
+             f->kernel);
     return false;
   }
   int nfn = 0;

@@ -46,9 +46,9 @@
 // Supported: bf16/f16, head dim 64 or 128 (v's equal to q's), block-m 128
 // (the kernel's query block is 64 rows per consumer),
 // block-n 64 or 128, MHA or GQA, any sequence length, causal or not,
-// softcap, ALiBi and a sliding window (lib/Kernels/softmax.c; the window's
-// key blocks outside it are skipped), score and mask functions of any form
-// (tile.score_fn, tile.mask_fn: a gate, a document mask, a bias table ...;
+// a sliding window (lib/Kernels/softmax.c; the key blocks outside it are
+// skipped), score and mask functions of any form (tile.score_fn,
+// tile.mask_fn: softcap, ALiBi, a gate, a document mask, a bias table ...;
 // lib/Kernels/score_fn.c) with up to 8 captured tensors (pointer
 // parameters and launch program inputs in the tile kernel's argument
 // order, which is the program's with out last), RoPE with
@@ -419,10 +419,12 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // or Q.
   // Score and mask functions take registers per element: with three
   // consumers' 160 ptxas spilled (a bias table and a document mask: 600
-  // bytes), with two none, so they keep two unless asked.
+  // bytes), with two none, so they keep two unless asked; light ones
+  // (softcap's and ALiBi's bodies, which took three consumers as special
+  // cases; attn_hopper_fns_light) do not.
   k->consumers = o->consumers ? (int)o->consumers
                  : k->head_dim == 64 && k->seq_q >= 2048 &&
-                         !k->nscore_fns && !k->nmask_fns
+                         attn_hopper_fns_light(k)
                      ? 3
                      : 2;
   if (k->consumers == 3 && k->head_dim != 64) {

@@ -26,9 +26,9 @@
 //
 // Supported: bf16/f16, head dim 64 or 128 (v's equal to q's), block-m 64 or
 // 128 (4 or 8 warps), block-n 32, 64 or 128, MHA or GQA, any sequence
-// length, causal or not, a positive scale, softcap, ALiBi and a sliding
-// window, score and mask functions of any form (tile.score_fn,
-// tile.mask_fn, with up to 8 captured tensors as parameters in the tile
+// length, causal or not, a positive scale, a sliding window, score and mask
+// functions of any form (tile.score_fn, tile.mask_fn: softcap, ALiBi, the
+// gate ..., with up to 8 captured tensors as parameters in the tile
 // kernel's argument order; lib/Kernels/score_fn.c), RoPE (either layout,
 // rotary_dim a multiple of 4 up to the head dim, positions from offsets or
 // explicit i32 positions per (batch, row), parameters like the captures;
