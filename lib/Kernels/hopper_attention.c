@@ -61,16 +61,8 @@ static MlirAttribute launch_attr(struct attn_builder *b,
                                  const struct attn_hopper_kernel *k,
                                  MlirAttribute attention) {
   const char *ty = k->bf16 ? "bf16" : "f16";
-  const struct attn_k_param base[4] = {
-      {.name = "q", .dtype = ty, .shape = {k->batch, k->heads, k->seq_q,
-                                           k->head_dim}},
-      {.name = "k", .dtype = ty, .shape = {k->batch, k->kv_heads, k->seq_k,
-                                           k->head_dim}},
-      {.name = "v", .dtype = ty, .shape = {k->batch, k->kv_heads, k->seq_k,
-                                           k->head_dim}},
-      {.name = "out", .dtype = ty, .align = 16,
-       .shape = {k->batch, k->heads, k->seq_q, k->head_dim}},
-  };
+  struct attn_k_param base[4];
+  attn_k_qkvo_params(k, base);
   struct attn_k_param p[ATTN_K_MAX_PARAMS];
   int n = attn_k_args_params(k, base, p);
   if (k->rope_k_ahead) {

@@ -813,6 +813,11 @@ MlirAttribute attn_k_launch_attr(struct attn_builder *b, const char *kernel,
                                  const struct attn_k_param *params,
                                  intptr_t nextra,
                                  const MlirNamedAttribute *extra);
+/// The params of the attention kernels' q, k, v and out ([B, H, N, d] and
+/// [B, Hkv, M, d] of k's 16-bit type; out 16-byte aligned), before the
+/// captures (attn_k_args_params).
+void attn_k_qkvo_params(const struct attn_hopper_kernel *k,
+                        struct attn_k_param base[4]);
 
 //===-- Score and mask functions (score_fn.c) -----------------------------===//
 //

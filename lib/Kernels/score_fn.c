@@ -709,9 +709,18 @@ void attn_k_fn_masks(struct attn_builder *b, struct attn_k_fn *fn,
     }
 }
 
+/// Every mask body at the point a (unknown arguments null), what it can
+/// make of it recorded in *into.
+static void point_masks(struct attn_builder *b, struct attn_k_fn *fn,
+                        const MlirValue a[4], struct attn_k_fn_memo **into) {
+  struct elem el = {.r = 0, .c = -1};
+  struct eval e;
+  for (int i = 0; i < fn->k->nmask_fns; ++i)
+    eval_body(b, fn, fn->k->mask_fns[i], a, 4, into, &el, &e);
+}
+
 void attn_k_fn_point_tile(struct attn_builder *b, struct attn_k_fn *fn,
                           MlirValue bz, MlirValue h) {
-  const struct attn_hopper_kernel *k = fn->k;
   memo_free(fn->tile);
   memo_free(fn->block);
   fn->tile = fn->block = NULL;
@@ -719,24 +728,17 @@ void attn_k_fn_point_tile(struct attn_builder *b, struct attn_k_fn *fn,
   fn->b = attn_k_to_index(b, bz);
   fn->h = attn_k_to_index(b, h);
   MlirValue a[4] = {fn->b, fn->h, {NULL}, {NULL}};
-  struct elem el = {.r = 0, .c = -1};
-  struct eval e;
-  for (int i = 0; i < k->nmask_fns; ++i)
-    eval_body(b, fn, k->mask_fns[i], a, 4, &fn->tile, &el, &e);
+  point_masks(b, fn, a, &fn->tile);
 }
 
 void attn_k_fn_point_key(struct attn_builder *b, struct attn_k_fn *fn,
                          MlirValue kv) {
-  const struct attn_hopper_kernel *k = fn->k;
   memo_free(fn->block);
   fn->block = NULL;
   fn->block_j = (MlirValue){NULL};
   fn->kv[0] = attn_k_to_index(b, kv);
   MlirValue a[4] = {fn->b, fn->h, {NULL}, fn->kv[0]};
-  struct elem el = {.r = 0, .c = -1};
-  struct eval e;
-  for (int i = 0; i < k->nmask_fns; ++i)
-    eval_body(b, fn, k->mask_fns[i], a, 4, &fn->block, &el, &e);
+  point_masks(b, fn, a, &fn->block);
 }
 
 MlirValue attn_k_fn_point_visible(struct attn_builder *b, struct attn_k_fn *fn,
