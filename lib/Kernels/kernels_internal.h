@@ -877,8 +877,13 @@ void attn_k_fn_free(struct attn_k_fn *fn);
 /// when they carry f before it: f for a body s +- a u (u made per tile),
 /// C for one yielding C y (C > 0 a constant), else 1 (score_fn.c).
 double attn_k_fn_factor(const struct attn_hopper_kernel *k, int fi, double f);
-/// The factor the scores carry into score function fi (softmax.c).
+/// The factor the scores carry into score function fi.
 double attn_k_fn_factor_into(const struct attn_hopper_kernel *k, int fi);
+/// The factor the scores carry after modifier i of k's order (the scale or
+/// a score function) when they carry f before it; fi: the score functions
+/// before i.
+double attn_k_fn_factor_after(const struct attn_hopper_kernel *k, int i,
+                              int fi, double f);
 /// Score function fi (k->score_fns[fi]) on S (block_n / 2 f32 in sv,
 /// replaced) of key block j (i32), lane lr in the quad (i32), where the
 /// scores carry the factor f (attn_k_fn_factor_into): each element times f
@@ -960,7 +965,8 @@ struct attn_k_softmax {
 /// log2(e)): the modifiers keep S as f times what they compute (the scale
 /// joins f, a score function keeps it or gives its own where its body's
 /// form allows: attn_k_fn_factor), so that without score functions f is the
-/// scale and S is never touched.
+/// scale and S is never touched (score_fn.c, beside the factors it steps
+/// through).
 double attn_k_score_factor(const struct attn_hopper_kernel *k);
 /// The score functions (softcap, ALiBi, the gate, users' bodies), in k's
 /// order, on S (block_n / 2 f32 in sv, replaced) of key block j (i32), by

@@ -383,6 +383,34 @@ double attn_k_fn_factor(const struct attn_hopper_kernel *k, int fi, double f) {
   return mlirOperationIsNull(p.out_op) ? 1.0 : p.out_c;
 }
 
+double attn_k_fn_factor_after(const struct attn_hopper_kernel *k, int i,
+                              int fi, double f) {
+  return k->mods[i] == ATTN_HOPPER_MOD_SCALE ? f * k->scale
+                                             : attn_k_fn_factor(k, fi, f);
+}
+
+/// The factor the scores carry before modifier n of k's order.
+static double factor_upto(const struct attn_hopper_kernel *k, int n) {
+  double f = 1.0;
+  for (int i = 0, fi = 0; i < n && i < k->nmods; ++i) {
+    f = attn_k_fn_factor_after(k, i, fi, f);
+    fi += k->mods[i] == ATTN_HOPPER_MOD_FN;
+  }
+  return f;
+}
+
+double attn_k_score_factor(const struct attn_hopper_kernel *k) {
+  return k->nmods == 0 ? k->scale : factor_upto(k, k->nmods);
+}
+
+double attn_k_fn_factor_into(const struct attn_hopper_kernel *k, int fi) {
+  int i = 0;
+  for (int n = 0; i < k->nmods; ++i)
+    if (k->mods[i] == ATTN_HOPPER_MOD_FN && n++ == fi)
+      break;
+  return factor_upto(k, i);
+}
+
 bool attn_hopper_fns_light(const struct attn_hopper_kernel *k) {
   if (k->nmask_fns)
     return false;

@@ -51,36 +51,6 @@ static void if_f32_open(struct attn_builder *b, struct attn_b_if *s,
 // it folds the scale alone (attn_k_score_factor), so that v f is the
 // program's score.
 
-/// The factor the scores carry after modifier i of k's order, f before it;
-/// fi: the score functions before i.
-static double factor_after(const struct attn_hopper_kernel *k, int i, int fi,
-                           double f) {
-  return k->mods[i] == ATTN_HOPPER_MOD_SCALE ? f * k->scale
-                                             : attn_k_fn_factor(k, fi, f);
-}
-
-/// The factor the scores carry before modifier n of k's order.
-static double factor_upto(const struct attn_hopper_kernel *k, int n) {
-  double f = 1.0;
-  for (int i = 0, fi = 0; i < n && i < k->nmods; ++i) {
-    f = factor_after(k, i, fi, f);
-    fi += k->mods[i] == ATTN_HOPPER_MOD_FN;
-  }
-  return f;
-}
-
-double attn_k_score_factor(const struct attn_hopper_kernel *k) {
-  return k->nmods == 0 ? k->scale : factor_upto(k, k->nmods);
-}
-
-double attn_k_fn_factor_into(const struct attn_hopper_kernel *k, int fi) {
-  int i = 0;
-  for (int n = 0; i < k->nmods; ++i)
-    if (k->mods[i] == ATTN_HOPPER_MOD_FN && n++ == fi)
-      break;
-  return factor_upto(k, i);
-}
-
 void attn_k_score_mods(struct attn_builder *b,
                        const struct attn_hopper_kernel *k,
                        const struct attn_k_softmax *s, MlirValue j,
@@ -89,7 +59,7 @@ void attn_k_score_mods(struct attn_builder *b,
   for (int m = 0, fi = 0; m < k->nmods && fi < k->nscore_fns; ++m) {
     if (k->mods[m] == ATTN_HOPPER_MOD_FN)
       attn_k_fn_scores(b, s->fn, fi, s->lr, j, f, sv);
-    f = factor_after(k, m, fi, f);
+    f = attn_k_fn_factor_after(k, m, fi, f);
     fi += k->mods[m] == ATTN_HOPPER_MOD_FN;
   }
 }
