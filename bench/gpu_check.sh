@@ -96,7 +96,8 @@ run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options="row-sum=mma ctas=
 run test/Inputs/hopper/h64_plain_f16.mlir --hopper-options="row-sum=mma ctas=2"
 run test/Inputs/hopper/h64_gqa_rope_causal.mlir --hopper-options="consumers=3 pv-wait=late ctas=3"
 # Softcap, ALiBi and sliding windows (their inputs run above with the
-# defaults, and on the mma kernel below): three consumers, the persistent
+# defaults, and on the mma kernel below; softcap and ALiBi are attn-tile's
+# bodies, h64_light_mods_long's on the default three consumers): three consumers, the persistent
 # kernel with few CTAs (its schedule prices a tile by the key blocks its
 # window reaches), RoPE of K per tile (positions from the window's first
 # block) and ahead (its flags by absolute block), one CTA per tile, 64-key
@@ -147,6 +148,32 @@ run test/Inputs/hopper/h256_softcap_window_partial.mlir --hopper-options="ctas=3
 run test/Inputs/hopper/h256_softcap_window_partial.mlir --tile-options="kernel=hopper block-n=64" --hopper-options="rope=ahead stages=1"
 run test/Inputs/hopper/h256_bias_document.mlir --hopper-options="ctas=3"
 run test/Inputs/hopper/h256_bias_document.mlir --hopper-options="persistent=false"
+# RoPE at explicit positions (packed sequences, issue 28; the default
+# placement of each input runs above): every placement (ahead at head dim
+# 128 with 64-key blocks), Q by the producer's warps, three consumers (the
+# stash's f32 turns), Q pair by pair (rotary dim 48), several tiles per CTA
+# and one per tile, repeated launches of ahead's queue.
+for place in fused split pre; do
+  run test/Inputs/hopper/h128_rope_positions_causal.mlir --hopper-options="rope=$place ctas=3"
+done
+run test/Inputs/hopper/h128_rope_positions_causal.mlir --hopper-options="rope=split q-rope=producer ctas=3"
+run test/Inputs/hopper/h128_rope_positions_causal.mlir --hopper-options="persistent=false"
+run test/Inputs/hopper/h128_rope_positions_causal.mlir --tile-options="kernel=hopper block-n=64" --hopper-options="rope=ahead ctas=3"
+# (rope=ahead is refused with a document mask: its key lists are made at
+# run time; the same placements' rotations run on the other inputs.)
+run test/Inputs/hopper/h64_rope_positions_document.mlir --hopper-options="rope=split consumers=3 ctas=2 persistent=true"
+run test/Inputs/hopper/h64_rope_positions_document.mlir --hopper-options="rope=pre"
+run test/Inputs/hopper/h64_rope_positions_document.mlir --hopper-options="consumers=3 persistent=false"
+run test/Inputs/hopper/h64_rope_positions_document.mlir --hopper-options="rope=fused ctas=3"
+run test/Inputs/hopper/h64_rope_positions_q_window.mlir --hopper-options="consumers=3 rope=split ctas=2"
+run test/Inputs/hopper/h64_rope_positions_q_window.mlir --hopper-options="rope=ahead"
+run test/Inputs/hopper/h64_rope_positions_q_window.mlir --hopper-options="rope=fused ctas=2"
+run test/Inputs/hopper/h64_rope_positions_gqa_causal.mlir --hopper-options="consumers=3 ctas=3"
+run test/Inputs/hopper/h64_rope_positions_gqa_causal.mlir --hopper-options="consumers=3 rope=pre ctas=5"
+run test/Inputs/hopper/h64_rope_positions_gqa_causal.mlir --hopper-options="consumers=3 q-rope=producer ctas=3"
+run test/Inputs/hopper/h64_rope_positions_gqa_causal.mlir --hopper-options="rope=ahead consumers=3 ctas=3"
+run test/Inputs/hopper/h64_rope_positions_gqa_causal.mlir --hopper-options="rope=ahead ctas=1"
+run test/Inputs/hopper/h64_rope_positions_gqa_causal.mlir --hopper-options="rope=ahead persistent=false"
 # The mma.sync kernel (lower-tile-to-mma), compiled for sm_80 (3 stages) and
 # sm_86 (2 stages at d 128) and JIT-compiled by the driver: every input it
 # takes (not head dim 256: it has none), then its small tiles (4 warps, 32
@@ -169,10 +196,19 @@ if [ -n "${GPU_CHECK_ONLY:-}" ]; then
   echo "summary: $(grep -c ' PASS' "$log") PASS, $(grep -c ' FAIL' "$log") FAIL" | tee -a "$log"
   exit $fail
 fi
+run test/Inputs/hopper/h128_rope_positions_causal.mlir --chip=sm_86 --kernel=mma
+run test/Inputs/hopper/h64_rope_positions_q_window.mlir --chip=sm_80 --kernel=mma --tile-options="block-m=64 block-n=32"
 # The Python binding on CUDA torch tensors (test/python/torch_cuda.test).
 echo "== python: attn.attention on CUDA tensors" | tee -a "$log"
 if ! PYTHONPATH="$root/python" ATTN_LIBRARY_DIR="$carry/lib" ATTN_CACHE_DIR="/tmp/attn-gpu-check-cache" \
     python3 "$root/test/python/torch_cuda.test" 2>&1 | tee -a "$log"; then
+  fail=1
+fi
+# RoPE at explicit positions (packed sequences) on the tensor-core kernels
+# (test/python/rope_positions_cuda.test).
+echo "== python: attn.attention with rope positions on CUDA tensors" | tee -a "$log"
+if ! PYTHONPATH="$root/python" ATTN_LIBRARY_DIR="$carry/lib" ATTN_CACHE_DIR="/tmp/attn-gpu-check-cache" \
+    python3 "$root/test/python/rope_positions_cuda.test" 2>&1 | tee -a "$log"; then
   fail=1
 fi
 # A layer's attention from its input: projections with RoPE in their GEMM

@@ -20,6 +20,12 @@ Programs (bf16, H=32, d=128, B*N = 32K tokens unless stated; every one causal):
   prefill-1024   chunked prefill: 1K queries ending 16K keys (B=32), RoPE at
                  their positions (q_offset 15360), causal to the bottom right
                  as a mask_mod
+  sparse-32768   block-sparse (Top-K): per head and query block of 128, 16
+                 of the 256 key blocks of 128 kept (1/16), chosen at random;
+                 not causal, B=1. attn gets attn.BlockMask.from_kv_blocks of
+                 the lists (block_mask=), flex torch's BlockMask.from_kv_blocks
+                 of the same tensors (mask_mod None: every key of a kept block
+                 visible)
 
 RoPE is Llama's rotate-half with theta 10000 over the whole head dim.
 
@@ -201,6 +207,9 @@ def programs(quick=False):
              d=256, rope=True),
         dict(kind="prefill", title="chunked prefill: 1K queries ending 16K keys + RoPE at offsets",
              N=n(1024, 256), M=n(16384, 2048), causal=False, rope=True, general="prefill"),
+        dict(kind="sparse", title="block-sparse, 1/%d of the key blocks kept per query block "
+             "(blocks of %d)" % (SPARSE_KEEP, SPARSE_BLOCK), N=n(32768, 4096), causal=False,
+             general="sparse"),
     ]
     out = []
     for s in specs:
@@ -212,6 +221,8 @@ def programs(quick=False):
 DOC_WEIGHTS = (5, 1, 3, 8, 2, 4, 6, 3)  # 8 documents of uneven length
 PREFIX = 1024                           # prefix-LM: the first 1K keys bidirectional
 GATE_BLOCK = 64
+SPARSE_BLOCK = 128                      # block-sparse: blocks of 128 queries and keys,
+SPARSE_KEEP = 16                        # 1/16 of the key blocks kept per query block
 
 
 def doc_lengths(N):
@@ -237,6 +248,25 @@ def gate_block(N):
     return GATE_BLOCK if N >= 16 * GATE_BLOCK else 4
 
 
+def sparse_block(N):
+    """The block-sparse program's block: SPARSE_BLOCK, 8 for tiny N (the
+    self-test), so that there are at least SPARSE_KEEP key blocks."""
+    return SPARSE_BLOCK if N >= SPARSE_KEEP * SPARSE_BLOCK else 8
+
+
+def sparse_lists(prog, g):
+    """The block-sparse program's lists, on the CPU: kv_num_blocks [1, H,
+    QB] (each KB / SPARSE_KEEP) and kv_indices [1, H, QB, KB] (a random
+    permutation of the key blocks per head and query block, its first
+    kv_num_blocks kept), and the block size."""
+    blk = sparse_block(prog.N)
+    QB, KB = -(-prog.N // blk), -(-prog.keys // blk)
+    keep = max(1, KB // SPARSE_KEEP)
+    counts = torch.full((1, prog.H, QB), keep, dtype=torch.int32)
+    indices = torch.rand(1, prog.H, QB, KB, generator=g).argsort(dim=-1).to(torch.int32)
+    return counts, indices, blk
+
+
 def general_visible(prog):
     """Visible (i, j) pairs of a general program (its named masks with it)."""
     N = prog.N
@@ -247,6 +277,10 @@ def general_visible(prog):
         return P * P + sum(i + 1 for i in range(P, N))
     if prog.general == "prefill":   # kv <= q + M - N, not causal
         return sum(min(prog.keys, i + prog.q_offset + 1) for i in range(N))
+    if prog.general == "sparse":    # per head: keep full blocks per query block
+        blk = sparse_block(N)
+        assert N % blk == 0 and prog.keys % blk == 0
+        return N * max(1, prog.keys // blk // SPARSE_KEEP) * blk
     return visible_pairs(N, N, prog.causal, prog.window)
 
 
@@ -295,6 +329,28 @@ def general_mods(prog, device, seed=28):
         def mask_mod(b, h, q_idx, kv_idx):
             return kv_idx <= q_idx + off
         out.update(mask_mod=mask_mod, captures={})
+    elif prog.general == "sparse":
+        counts, indices, blk = sparse_lists(prog, g)
+        counts, indices = counts.to(device), indices.to(device)
+        # The reference's mask: the lists as a dense block map, made here
+        # (scatter), apart from attn's.
+        keep = int(counts[0, 0, 0])
+        dense = torch.zeros(indices.shape, dtype=torch.bool, device=device)
+        dense.scatter_(-1, indices[..., :keep].long(), True)
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            return dense[0, h, q_idx // blk, kv_idx // blk]
+
+        def attn_block_mask():
+            import attn
+            return attn.BlockMask.from_kv_blocks(counts, indices, BLOCK_SIZE=blk)
+
+        def flex_block_mask():
+            from torch.nn.attention.flex_attention import BlockMask
+            return BlockMask.from_kv_blocks(counts, indices, BLOCK_SIZE=blk)
+        out.update(mask_mod=mask_mod, captures=dict(counts=counts, indices=indices),
+                   attn_block_mask=attn_block_mask, flex_block_mask=flex_block_mask,
+                   lists=(counts, indices, blk))
     elif prog.general is not None:
         raise ValueError("mods_bench: no general program %r" % prog.general)
     return out
@@ -631,7 +687,16 @@ def implementations(ctx, prog, q, k, v, mods=None):
         del o
         return (lambda: ctx.attn.attention(q, k, v, **kw)), info
 
-    if mods is not None:
+    if mods is not None and mods.get("attn_block_mask"):
+        # block_mask=: the BlockMask (and its block map) made once, outside
+        # the timing, as flex's.
+        def block_mask_setup():
+            if ctx.attn is None:
+                raise RuntimeError("attn not importable: " + ctx.attn_error)
+            return attn_public_setup(dict(prog.attn_kwargs(),
+                                          block_mask=mods["attn_block_mask"]()))
+        impls.append(("attn", "attn (block_mask=)", block_mask_setup))
+    elif mods is not None:
         base = prog.attn_kwargs()
         kw = dict(base, score_mod=mods["score_mod"], mask_mod=mods["mask_mod"])
         impls.append(("attn", "attn", lambda: attn_public_setup(kw)))
@@ -667,8 +732,11 @@ def implementations(ctx, prog, q, k, v, mods=None):
 
     def flex_setup():
         t = time.perf_counter()
-        bm = ctx.block_mask(flex_mask_mod(prog, mods["mask_mod"] if mods else None), prog.N,
-                            prog.keys)
+        if mods is not None and mods.get("flex_block_mask"):
+            bm = mods["flex_block_mask"]()  # the lists, as attn's
+        else:
+            bm = ctx.block_mask(flex_mask_mod(prog, mods["mask_mod"] if mods else None), prog.N,
+                                prog.keys)
         torch.cuda.synchronize()
         info = dict(block_mask_s=time.perf_counter() - t)
         slopes = alibi_slopes(prog.H, prog.alibi, q.device) if prog.alibi is not None else None

@@ -4,8 +4,9 @@
 argument parsing and program list, the FLOP counting against brute-force
 masks, the float64 row reference against a dense one written apart, the
 flex score_mod / mask_mod functions (the general programs' too) emulated on
-index tensors as flex calls them, the ALiBi bias tensor, and attn's CPU
-kernels against the reference.
+index tensors as flex calls them, the block-sparse program's lists against
+its mask by loops, the ALiBi bias tensor, and attn's CPU kernels against
+the reference (block_mask= for the block-sparse program).
 """
 import math
 import os
@@ -18,7 +19,8 @@ from mods_bench import (CAP, MAX_BIAS, PREFIX, THETA, Program, alibi_bias,  # no
                         alibi_slopes, check_heads, check_rows, doc_ids, first_line,
                         flex_mask_mod, flex_score_mod, general_mods, import_attn,
                         output_error, parse_args, programs, reference_rows, rel_err,
-                        rope_qk, rope_tables, select, visible_mask, visible_pairs)
+                        rope_qk, rope_tables, select, sparse_lists, visible_mask,
+                        visible_pairs)
 
 def dense_reference(q, k, v, prog):
     """A second float64 reference, written apart from reference_rows: the
@@ -78,7 +80,8 @@ def self_test():
            "--programs prefix")
     expect([p.name for p in full] == ["softcap-4096", "alibi-4096", "alibi-8192", "window-32768",
                                       "rope-8192", "rope-32768", "document-16384", "relbias-4096",
-                                      "gate-8192", "prefix-8192", "d256-4096", "prefill-1024"],
+                                      "gate-8192", "prefix-8192", "d256-4096", "prefill-1024",
+                                      "sparse-32768"],
            "program names")
     pf = [p for p in full if p.general == "prefill"][0]
     i, j = torch.arange(pf.N)[:, None], torch.arange(pf.keys)[None, :]
@@ -92,6 +95,13 @@ def self_test():
     pre = [p for p in full if p.general == "prefix"][0]
     i, j = torch.arange(pre.N)[:, None], torch.arange(pre.N)[None, :]
     expect(pre.visible == int(((j <= i) | (j < PREFIX)).sum()), "prefix-LM visible pairs")
+    sp = [p for p in full if p.general == "sparse"][0]
+    counts, indices, blk = sparse_lists(sp, torch.Generator().manual_seed(1))
+    expect(blk == 128 and indices.shape == (1, 32, 256, 256) and int(counts.min()) == 16
+           and int(counts.max()) == 16 and sp.visible == sp.N * sp.N // 16 and not sp.causal,
+           "block-sparse: 16 of 256 key blocks of 128 per query block, 1/16 visible")
+    expect(bool((indices.sort(dim=-1).values == torch.arange(256, dtype=torch.int32)).all()),
+           "block-sparse: each row of kv_indices a permutation of the key blocks")
     expect(all(p.B * p.N == 32768 for p in full) and all(p.B * p.N == 4096 for p in programs(True)),
            "32K tokens per shape (4K quick)")
     try:
@@ -133,7 +143,9 @@ def self_test():
             Program("gate", "", N=24, B=2, H=4, Hkv=4, d=16, general="gate"),
             Program("prefix", "", N=24, B=1, H=4, Hkv=4, d=16, causal=False, general="prefix"),
             Program("prefill", "", N=12, M=40, B=2, H=4, Hkv=2, d=16, causal=False, rope=True,
-                    general="prefill")]
+                    general="prefill"),
+            Program("sparse", "", N=128, M=128, B=1, H=4, Hkv=2, d=16, causal=False,
+                    general="sparse")]
     attn, attn_err = import_attn()
     for p in tiny:
         torch.manual_seed(1)
@@ -154,6 +166,22 @@ def self_test():
             expect(max(rel_err(dense[b, h], r) for (b, h), r in
                        zip([(b, h) for b in range(p.B) for h in range(p.H)], full_refs)) < 1e-12,
                    "%s: every head and row" % p.name)
+        if mods is not None and mods.get("lists"):
+            # The lists by loops: every key of a kept block visible, no other.
+            counts, indices, blk = mods["lists"]
+            loops = torch.zeros(p.B, p.H, p.N, p.keys, dtype=torch.bool)
+            for h in range(p.H):
+                for qb in range(indices.shape[2]):
+                    for n in range(int(counts[0, h, qb])):
+                        kb = int(indices[0, h, qb, n])
+                        loops[:, h, qb * blk:(qb + 1) * blk, kb * blk:(kb + 1) * blk] = True
+            hi4 = torch.arange(p.H)[None, :, None, None]
+            mm_dense = mods["mask_mod"](None, hi4, torch.arange(p.N)[None, None, :, None],
+                                        torch.arange(p.keys)[None, None, None, :])
+            expect(torch.equal(mm_dense.expand_as(loops), loops)
+                   and int(loops[0].sum()) == p.visible * p.H,
+                   "%s: the reference's mask = the lists by loops, visible %d per head"
+                   % (p.name, p.visible))
         # flex's score_mod / mask_mod on index tensors, as flex calls them.
         qq, kk = q.double(), k.double().repeat_interleave(p.H // p.Hkv, dim=1)
         vv = v.double().repeat_interleave(p.H // p.Hkv, dim=1)
@@ -194,7 +222,9 @@ def self_test():
             continue
         try:
             kw = p.attn_kwargs()
-            if mods is not None:
+            if mods is not None and mods.get("attn_block_mask"):
+                kw.update(block_mask=mods["attn_block_mask"]())
+            elif mods is not None:
                 kw.update(score_mod=mods["score_mod"], mask_mod=mods["mask_mod"])
             o = attn.attention(q, k, v, **kw)
             e = output_error(o, refs, heads, rows)

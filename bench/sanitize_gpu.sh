@@ -104,6 +104,18 @@ add hopper-eager       msRi  $H/h128_rope_causal.mlir "--hopper-options=rescale=
 add hopper-rowsum-mma  msRi  $H/h64_plain_f16.mlir "--hopper-options=row-sum=mma ctas=2"
 add hopper-pv-late     msRi  $H/h64_interleaved_partial.mlir "--hopper-options=consumers=3 pv-wait=late ctas=2"
 add hopper-f16-d128    msRi  $H/h128_plain_f16.mlir --hopper-options=ctas=3
+# Score and mask functions on the fragments (lib/Kernels/score_fn.c), the
+# compile-time key table, and the run-time key lists of masks that read
+# data (lib/Kernels/key_lists.c: point by point, by ranges, a block map).
+add hopper-fns         msRi  $H/h128_gate_softcap_f16.mlir
+add hopper-fn-table    msRi  $H/h64_window_body_causal.mlir
+add hopper-fn-prefill  msRi  $H/h128_prefill_body.mlir
+add hopper-keylists    msRi  $H/h64_bias_document.mlir
+add hopper-keylists-c3 msRi  $H/h64_bias_document.mlir "--hopper-options=consumers=3 ctas=2 persistent=true"
+add hopper-keylists-rg msRi  $H/h128_document_causal_body.mlir
+add hopper-keylists-bm msRi  $H/h64_block_map.mlir
+add mma-fns            msRi  $H/h64_bias_document.mlir --chip=sm_80 --kernel=mma "--tile-options=block-m=64 block-n=32"
+add mma-fn-table       msRi  $H/h64_prefix_alibi_body.mlir --chip=sm_80 --kernel=mma
 # The mma.sync kernel, JIT-compiled by the driver.
 add mma-sm80           msri  $H/h128_rope_causal.mlir --chip=sm_80 --kernel=mma
 add mma-il             msRi  $H/h64_interleaved_partial.mlir --chip=sm_80 --kernel=mma

@@ -54,10 +54,18 @@ enum opcode {
 /// cmpi's predicates, as arith numbers them.
 enum { P_EQ, P_NE, P_SLT, P_SLE, P_SGT, P_SGE, P_ULT, P_ULE, P_UGT, P_UGE };
 
+/// Most operands whose slots an instr keeps for uniformity (a
+/// tensor.extract of a rank-4 capture has 5).
+#define MAX_UNIFORM_ARGS 6
+
 struct instr {
   enum opcode op;
   int width;    ///< bits of the result (64 for index); 1 for i1
   int arg[3];   ///< operand slots, -1 when unused
+  /// Every operand's slot (-1: a value from outside the body, a capture or
+  /// a constant above it); nall > MAX_UNIFORM_ARGS: too many to keep.
+  int all[MAX_UNIFORM_ARGS];
+  int nall;
   int64_t imm;  ///< the constant, or cmpi's predicate
   int result;   ///< the result slot
 };
@@ -169,6 +177,9 @@ struct attn_mask_program *attn_mask_program_compile(MlirBlock body) {
     in->arg[0] = in->arg[1] = in->arg[2] = -1;
     for (intptr_t i = 0; i < nargs && i < 3; ++i)
       in->arg[i] = slot_of(vals, n, mlirOperationGetOperand(op, i));
+    in->nall = (int)nargs;
+    for (intptr_t i = 0; i < nargs && i < MAX_UNIFORM_ARGS; ++i)
+      in->all[i] = slot_of(vals, n, mlirOperationGetOperand(op, i));
     if (in->width > 0 && name_is(op, "arith.constant")) {
       read_constant(op, in);
     } else if (in->width > 0) {
@@ -394,6 +405,49 @@ enum attn_box_mask attn_mask_program_eval(const struct attn_mask_program *p,
   if (y.kind != K_BOOL || (y.can_true && y.can_false))
     return ATTN_BOX_SOME;
   return y.can_true ? ATTN_BOX_ALL : ATTN_BOX_NONE;
+}
+
+bool attn_mask_program_uniform(const struct attn_mask_program *p,
+                               const struct attn_box *box) {
+  if (!p || p->yield < 0)
+    return false;
+  struct absval small[64];
+  bool usmall[64];
+  bool big = p->nslots > 64;
+  struct absval *s = big ? malloc(sizeof *s * (size_t)p->nslots) : small;
+  bool *u = big ? malloc(sizeof *u * (size_t)p->nslots) : usmall;
+  if (!s || !u) {
+    if (big) {
+      free(s);
+      free(u);
+    }
+    return false;
+  }
+  // b and h are one value per row of the lists; q and kv are uniform where
+  // their interval is a point.
+  for (int i = 0; i < 4; ++i) {
+    s[i] = interval(box->lo[i], box->hi[i], 64);
+    u[i] = i < 2 || box->lo[i] == box->hi[i];
+  }
+  for (int i = 0; i < p->ninstrs; ++i) {
+    const struct instr *in = &p->code[i];
+    struct absval v = step(in, s);
+    // Every op of a body is pure: all operands uniform, the result too;
+    // an integer whose interval is a point is uniform whatever it reads.
+    bool uni = in->nall <= MAX_UNIFORM_ARGS;
+    for (int a = 0; uni && a < in->nall; ++a)
+      uni = in->all[a] < 0 || u[in->all[a]];
+    if (is_const(v) || (v.kind == K_BOOL && !(v.can_true && v.can_false)))
+      uni = true;
+    s[in->result] = v;
+    u[in->result] = uni;
+  }
+  bool r = u[p->yield];
+  if (big) {
+    free(s);
+    free(u);
+  }
+  return r;
 }
 
 //===-- Key blocks of a query block ---------------------------------------===//

@@ -58,6 +58,17 @@ void attn_mask_program_free(struct attn_mask_program *p);
 enum attn_box_mask attn_mask_program_eval(const struct attn_mask_program *p,
                                           const struct attn_box *box);
 
+/// Whether the body yields one value at every point of box, taking b and h
+/// as fixed (a run-time classification evaluates each (b, h) of its own):
+/// each of q and kv is uniform where its interval is a point, an integer
+/// whose interval is a point is uniform, a capture read at uniform indices
+/// and any op of uniform operands are uniform. A block map read as
+/// map[b, h, q / 64, kv / 64] is uniform over every 64-aligned box of 64 x
+/// 64, so a classification may evaluate it once per box. false when it
+/// cannot tell.
+bool attn_mask_program_uniform(const struct attn_mask_program *p,
+                               const struct attn_box *box);
+
 /// The sizes a block classification needs.
 struct attn_mask_shape {
   int64_t batch, heads; ///< query heads

@@ -21,9 +21,11 @@
 /// frequencies in turns (attn_k_rope_rows_turns, in f32) rather than
 /// __nv_sinf and __nv_cosf: with rope_k_ahead, where it measured 1.4%
 /// faster at N = 2K and level at 4K (bench/RESULTS.md); with split ptxas
-/// spilled 4 bytes for it.
+/// spilled 4 bytes for it. With explicit positions every row's cos/sin is
+/// computed (none stepped), and always from the turns: in f32 from the
+/// stash, in f64 otherwise.
 static bool q_turns(const struct attn_hopper_kernel *k) {
-  return attn_hopper_stashes_rope(k) && k->rope_k_ahead;
+  return attn_hopper_stashes_rope(k) && (k->rope_k_ahead || k->q_positions);
 }
 
 /// The per-consumer values every block step needs (sm: what the softmax
@@ -241,7 +243,7 @@ void attn_k_att_consumer(const struct attn_k_att *a,
   if (steps) {
     attn_builder_role(b, "rope");
     attn_k_rope_rows_setup(b, k, wt, 128, &rq);
-    if (q_turns(k))
+    if (q_turns(k) || k->q_positions)
       attn_k_rope_rows_turns(b, &rq);
     if (attn_hopper_stashes_rope(k))
       stash_rope(a, tiles, wg, wt, &rq, true);
@@ -266,16 +268,21 @@ void attn_k_att_consumer(const struct attn_k_att *a,
                    attn_k_att_q_parity(a, x));
   if (k->rope && !attn_hopper_q_by_producer(k)) {
     attn_builder_role(b, "rope");
+    // Explicit positions: those of the tile's batch.
+    struct attn_k_rope_pos pp = {.base = {NULL}, .len = k->seq_q};
+    if (k->q_positions)
+      pp.base =
+          attn_k_rope_pos_base(b, x->caps[k->q_pos_capture], x->bz, k->seq_q);
     if (steps) {
       if (attn_hopper_stashes_rope(k))
         stash_rope(a, x, wg, wt, &rq, false);
       MlirValue first = attn_k_mulc(b, c.cw, 64);
-      attn_k_rope_rows(b, k, x->smem, attn_b_i32(b, (int)a->q_off),
-                       k->block_m, first, 64,
-                       attn_k_addc(b, c.sm.wg_row, k->rope_offset), &rq);
+      attn_k_rope_rows(b, k, x->smem, attn_b_i32(b, (int)a->q_off), k->block_m,
+                       first, 64, attn_k_addc(b, c.sm.wg_row, k->rope_offset),
+                       &rq, &pp);
       attn_k_fence_proxy_async(b, false);
     } else {
-      attn_k_rope_q_pairs(b, k, x->smem, wt, x->q_row, c.cw);
+      attn_k_rope_q_pairs(b, k, x->smem, wt, x->q_row, c.cw, &pp);
     }
     attn_builder_role(b, "consumer");
     attn_k_bar_sync(b, attn_k_addc(b, c.cw, 1), 128);
@@ -286,8 +293,6 @@ void attn_k_att_consumer(const struct attn_k_att *a,
   c.sm.scale_log2 =
       attn_b_f32(b, (float)(attn_k_score_factor(k) * 1.4426950408889634));
   c.sm.group_rows = 64;
-  c.sm.slope = k->alibi > 0 ? attn_k_alibi_slope(b, k, x->h)
-                            : (MlirValue){NULL}; // per tile: its head's
   c.sm.ninf = attn_b_f32(b, -INFINITY);
   c.sm.zero = attn_b_f32(b, 0.0f);
   c.nz = attn_b_f32(b, -0.0f); // x + -0.0 == x: names one result of a region op
@@ -313,7 +318,7 @@ void attn_k_att_consumer(const struct attn_k_att *a,
     attn_k_wgmma_wait(b, 0);
     attn_k_reg_fence(b, sv, ns, "f");
     attn_builder_role(b, "softmax");
-    MlirValue kb = attn_k_att_key_block(a, x, z);
+    MlirValue kb = attn_k_att_key_entry(a, x, z, &c.sm.fn_full);
     attn_k_score_mods(b, k, &c.sm, kb, sv);
     attn_k_mask(b, k, &c.sm, kb, sv);
     attn_k_softmax(b, k, &c.sm, sv, m0, l0, m, l, alpha, pf);
@@ -370,7 +375,7 @@ void attn_k_att_consumer(const struct attn_k_att *a,
     attn_k_wgmma_wait(b, 1);
     attn_k_reg_fence(b, sv, ns, "f");
     attn_builder_role(b, "softmax");
-    MlirValue kb = attn_k_att_key_block(a, x, j);
+    MlirValue kb = attn_k_att_key_entry(a, x, j, &c.sm.fn_full);
     attn_k_score_mods(b, k, &c.sm, kb, sv);
     attn_k_mask(b, k, &c.sm, kb, sv);
     MlirValue mo[2], lo2[2], an[2], pn[ATTN_K_MAX_REGS], pf2[ATTN_K_MAX_REGS];

@@ -147,7 +147,23 @@ void attn_k_att_open_tiles(const struct attn_k_att *a,
     x->q_row = attn_k_addc(b, x->q_row, -shift);
   x->kh = attn_k_divc(b, x->h, k->heads / k->kv_heads);
   int64_t blocks = attn_hopper_key_blocks(k);
-  x->kff = x->kfl = (MlirValue){NULL};
+  x->kff = x->kfl = x->klist = (MlirValue){NULL};
+  if (k->key_lists) { // the run-time lists (key_lists.c)
+    MlirValue bt = k->key_lists_batch > 1 ? x->bz : attn_b_i32(b, 0);
+    MlirValue ht = k->key_lists_heads > 1 ? x->h : attn_b_i32(b, 0);
+    MlirValue row = attn_b_addi(
+        b,
+        attn_k_mulc(b, attn_b_addi(b, attn_k_mulc(b, bt, k->key_lists_heads),
+                                   ht),
+                    nq),
+        qb);
+    MlirValue at = attn_k_gep_elem(b, x->key_lists,
+                                   attn_k_mulc(b, row, blocks + 1), b->t.i32);
+    x->kb0 = (MlirValue){NULL};
+    x->nkb = attn_k_load(b, at, b->t.i32);
+    x->klist = attn_k_gep_elem(b, at, attn_b_i32(b, 1), b->t.i32);
+    return;
+  }
   if (k->key_blocks) { // the affine masks' bounds and the mask functions'
     x->kb0 = attn_k_key_table_load(b, k, qb, 0);
     x->nkb = attn_b_subi(b, attn_k_key_table_load(b, k, qb, 1), x->kb0);
@@ -180,9 +196,24 @@ void attn_k_att_open_tiles(const struct attn_k_att *a,
   }
 }
 
+MlirValue attn_k_att_key_entry(const struct attn_k_att *a,
+                               const struct attn_k_att_vals *x, MlirValue j,
+                               MlirValue *full) {
+  struct attn_builder *b = a->b;
+  if (full)
+    *full = (MlirValue){NULL};
+  if (mlirValueIsNull(x->klist))
+    return mlirValueIsNull(x->kb0) ? j : attn_b_addi(b, x->kb0, j);
+  MlirValue e =
+      attn_k_load(b, attn_k_gep_elem(b, x->klist, j, b->t.i32), b->t.i32);
+  if (full)
+    *full = attn_k_cmpc(b, ATTN_B_NE, attn_k_andc(b, e, 1), 0);
+  return attn_b_binary(b, "arith.shrui", e, attn_b_i32(b, 1));
+}
+
 MlirValue attn_k_att_key_block(const struct attn_k_att *a,
                                const struct attn_k_att_vals *x, MlirValue j) {
-  return mlirValueIsNull(x->kb0) ? j : attn_b_addi(a->b, x->kb0, j);
+  return attn_k_att_key_entry(a, x, j, NULL);
 }
 
 void attn_k_att_close_tiles(const struct attn_k_att *a,

@@ -11,7 +11,8 @@
 //   warps 1-3   RoPE of each K tile in shared memory (fused), then
 //               "kready"; or of each tile's Q (q-rope=producer), then
 //               "qready"; or, with rope_k_ahead, the team rotating key
-//               blocks from a queue shared by all CTAs (rope_ahead.c)
+//               blocks from a queue shared by all CTAs (rope_ahead.c);
+//               rows at explicit positions load theirs (the tile's batch's)
 //
 // Ops are named "producer" and "rope".
 //
@@ -81,6 +82,21 @@ static void tma_loads(const struct attn_k_att *a, struct attn_k_att_vals *x) {
   attn_k_att_close_tiles(a, x, &tile_loop);
 }
 
+/// The explicit positions of the tile's batch (x->bz) of Q (keys false) or
+/// K, when k has them; else none (a null base).
+static struct attn_k_rope_pos tile_positions(const struct attn_k_att *a,
+                                             const struct attn_k_att_vals *x,
+                                             bool keys) {
+  const struct attn_hopper_kernel *k = a->k;
+  struct attn_k_rope_pos pp = {.base = {NULL}};
+  if (!(keys ? k->k_positions : k->q_positions))
+    return pp;
+  pp.len = keys ? k->seq_k : k->seq_q;
+  pp.base = attn_k_rope_pos_base(
+      a->b, x->caps[keys ? k->k_pos_capture : k->q_pos_capture], x->bz, pp.len);
+  return pp;
+}
+
 /// Warps 1-3 (q-rope=producer): each tile's Q, all block_m rows, then
 /// "qready".
 static void rotate_q(const struct attn_k_att *a, struct attn_k_att_vals *x,
@@ -90,9 +106,10 @@ static void rotate_q(const struct attn_k_att *a, struct attn_k_att_vals *x,
   struct attn_b_for tile_loop;
   attn_k_att_open_tiles(a, x, &tile_loop);
   attn_k_mbar_wait(b, x->bar_q, attn_k_att_q_parity(a, x));
+  struct attn_k_rope_pos pp = tile_positions(a, x, false);
   attn_k_rope_rows(b, k, x->smem, attn_b_i32(b, (int)a->q_off), k->block_m,
                    attn_b_i32(b, 0), k->block_m,
-                   attn_k_addc(b, x->q_row, k->rope_offset), r);
+                   attn_k_addc(b, x->q_row, k->rope_offset), r, &pp);
   attn_k_fence_proxy_async(b, false);
   attn_k_mbar_arrive(b, x->bar_qready);
   attn_k_att_close_tiles(a, x, &tile_loop);
@@ -117,8 +134,9 @@ static void rotate_k(const struct attn_k_att *a, struct attn_k_att_vals *x,
   MlirValue pos0 = attn_k_addc(
       b, attn_k_mulc(b, attn_k_att_key_block(a, x, j), k->block_n),
       k->rope_offset_k);
+  struct attn_k_rope_pos pp = tile_positions(a, x, true);
   attn_k_rope_rows(b, k, x->smem, base, k->block_n, attn_b_i32(b, 0),
-                   k->block_n, pos0, r);
+                   k->block_n, pos0, r, &pp);
   attn_k_fence_proxy_async(b, false);
   attn_k_mbar_arrive(b, attn_k_att_bar_at(a, x->bar_kready, s));
   attn_b_for_close(b, &blocks, 0, NULL);
@@ -154,7 +172,9 @@ void attn_k_att_producer(const struct attn_k_att *a,
                    false);
     attn_builder_role(b, "rope");
     attn_k_rope_ahead(b, k, attn_k_addc(b, wt, -32), tiles.smem, tiles.sbase,
-                      a->ahead_off, tiles.ahead_ctx, tiles.ahead_first);
+                      a->ahead_off, tiles.ahead_ctx, tiles.ahead_first,
+                      k->k_positions ? tiles.caps[k->k_pos_capture]
+                                     : (MlirValue){NULL});
     attn_builder_role(b, "producer");
     attn_b_if_close(b, &team, 0, NULL);
     attn_b_if_close(b, &tma, 0, NULL);
@@ -169,6 +189,9 @@ void attn_k_att_producer(const struct attn_k_att *a,
   attn_builder_role(b, "rope");
   struct attn_k_rope_rows r;
   attn_k_rope_rows_setup(b, k, attn_k_addc(b, wt, -32), 96, &r);
+  // Explicit positions: each row's cos/sin from its own, by the MUFU.
+  if (attn_hopper_q_by_producer(k) ? k->q_positions : k->k_positions)
+    attn_k_rope_rows_turns(b, &r);
   t = tiles;
   if (attn_hopper_q_by_producer(k))
     rotate_q(a, &t, &r);

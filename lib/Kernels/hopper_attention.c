@@ -49,14 +49,15 @@ static const int CONSUMER_REGS_NO_ROPE[2] = {232, 160};
 
 /// Parameters of the function: the caller's tensors (q, k, v, out and the
 /// captures of the score and mask functions, in k's order:
-/// attn_hopper_arg_at), with rope_k_ahead k_rot and rope_sync, then the
-/// tensor maps of q, k (k_rot's with rope_k_ahead) and v, with rope_k_ahead
-/// the raw k's.
-static int nparams(const struct attn_hopper_kernel *k) {
-  return attn_hopper_nargs(k) + (k->rope_k_ahead ? 6 : 3);
-}
+/// attn_hopper_arg_at), with rope_k_ahead k_rot and rope_sync, with
+/// key_lists the workspace of that name (key_lists.c), then the tensor maps
+/// of q, k (k_rot's with rope_k_ahead) and v, with rope_k_ahead the raw k's.
 static int first_map(const struct attn_hopper_kernel *k) {
-  return attn_hopper_nargs(k) + (k->rope_k_ahead ? 2 : 0);
+  return attn_hopper_nargs(k) + (k->rope_k_ahead ? 2 : 0) +
+         (k->key_lists ? 1 : 0);
+}
+static int nparams(const struct attn_hopper_kernel *k) {
+  return first_map(k) + (k->rope_k_ahead ? 4 : 3);
 }
 
 /// The attn.launch entry: params in the function's order.
@@ -64,16 +65,8 @@ static MlirAttribute launch_attr(struct attn_builder *b,
                                  const struct attn_hopper_kernel *k,
                                  MlirAttribute attention) {
   const char *ty = k->bf16 ? "bf16" : "f16";
-  const struct attn_k_param base[4] = {
-      {.name = "q", .dtype = ty, .shape = {k->batch, k->heads, k->seq_q,
-                                           k->head_dim}},
-      {.name = "k", .dtype = ty, .shape = {k->batch, k->kv_heads, k->seq_k,
-                                           k->head_dim}},
-      {.name = "v", .dtype = ty, .shape = {k->batch, k->kv_heads, k->seq_k,
-                                           k->head_dim}},
-      {.name = "out", .dtype = ty, .align = 16,
-       .shape = {k->batch, k->heads, k->seq_q, k->head_dim}},
-  };
+  struct attn_k_param base[4];
+  attn_k_qkvo_params(k, base);
   struct attn_k_param p[ATTN_K_MAX_PARAMS];
   int n = attn_k_args_params(k, base, p);
   if (k->rope_k_ahead) {
@@ -84,6 +77,10 @@ static MlirAttribute launch_attr(struct attn_builder *b,
         .name = "rope_sync", .dtype = "u32", .align = 8, .rank = 1,
         .shape = {attn_hopper_ahead_sync_bytes(k) / 4}};
   }
+  if (k->key_lists)
+    p[n++] = (struct attn_k_param){.name = "key_lists", .dtype = "i32",
+                                   .rank = 1,
+                                   .shape = {attn_hopper_key_lists_words(k)}};
   // Tensor map dims run innermost first: d, N, heads, batch.
   struct attn_k_param q = {.name = "q_map", .tensor = "q", .dtype = ty,
                            .dims = {k->head_dim, k->seq_q, k->heads, k->batch},
@@ -129,8 +126,9 @@ static MlirAttribute arg_attrs(struct attn_builder *b,
   int n = nparams(k);
   for (int i = 0; i < n; ++i)
     all[i] = i >= first_map(k) ? map
-             : i < attn_hopper_nargs(k) &&
-                     attn_hopper_arg_at(k, i) >= ATTN_HOPPER_ARG_CAPTURE
+             : (i < attn_hopper_nargs(k) &&
+                attn_hopper_arg_at(k, i) >= ATTN_HOPPER_ARG_CAPTURE) ||
+                     (k->key_lists && i == first_map(k) - 1)
                  ? attn_k_fn_capture_attrs(b)
                  : none;
   return mlirArrayAttrGet(b->ctx, n, all);
@@ -167,6 +165,8 @@ static void build_body(const struct attn_k_att *a,
     x.ahead_ctx = attn_k_addc(b, x.sbase, a->ahead_ctx_off);
   }
   x.out = attn_k_gep_const(b, attn_k_arg(k, f, ATTN_HOPPER_ARG_OUT), 0);
+  if (k->key_lists)
+    x.key_lists = attn_b_func_arg(f, m0 - 1);
   attn_k_capture_args(k, f, x.caps);
   MlirValue bars = attn_k_addc(b, x.sbase, a->bar_off);
   x.bar_q = bars;

@@ -171,6 +171,18 @@ MlirValue attn_k_vote_any(struct attn_builder *b, MlirValue pred) {
   return attn_b_op1(b, "nvvm.vote.sync", b->t.i1, 2, opd, 1, &a);
 }
 
+MlirValue attn_k_ballot(struct attn_builder *b, MlirValue pred) {
+  MlirValue opd[] = {attn_b_i32(b, -1), pred};
+  MlirNamedAttribute a = attn_b_named(
+      b, "kind",
+      mlirAttributeParseGet(b->ctx, str("#nvvm<vote_sync_kind ballot>")));
+  return attn_b_op1(b, "nvvm.vote.sync", b->t.i32, 2, opd, 1, &a);
+}
+
+MlirValue attn_k_popc(struct attn_builder *b, MlirValue x) {
+  return attn_b_op1(b, "llvm.intr.ctpop", b->t.i32, 1, &x, 0, NULL);
+}
+
 MlirValue attn_k_ex2(struct attn_builder *b, MlirValue v) {
   // The NVVM intrinsic by llvm.call_intrinsic (MLIR 22 has no nvvm op for
   // ex2.approx).

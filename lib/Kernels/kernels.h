@@ -42,10 +42,9 @@ extern "C" {
 /// A score modifier of the attention kernels (attn_hopper_kernel::mods).
 enum attn_hopper_mod {
   ATTN_HOPPER_MOD_SCALE,
-  ATTN_HOPPER_MOD_SOFTCAP,
-  ATTN_HOPPER_MOD_ALIBI,
-  /// A score function of any form (tile.score_fn's body): each FN entry of
-  /// mods takes the next of attn_hopper_kernel::score_fns.
+  /// A score function of any form (tile.score_fn's body: softcap, ALiBi,
+  /// the gate and users' bodies alike): each FN entry of mods takes the next
+  /// of attn_hopper_kernel::score_fns.
   ATTN_HOPPER_MOD_FN,
 };
 
@@ -91,14 +90,11 @@ struct attn_hopper_kernel {
   bool causal;
   double scale;
   /// The score modifiers between the two products, applied in the order
-  /// mods[0 .. nmods) (attn.fused's `mods`; nmods 0: scale alone): scale
-  /// (s = scale s), softcap (s = softcap tanh(s / softcap)) and ALiBi (s =
-  /// s - slope_h |q - k|, slope_h = 2^(-alibi (h + 1) / heads) for query
-  /// head h). softcap and alibi are 0 when absent.
+  /// mods[0 .. nmods) (attn.fused's `mods`; nmods 0: scale alone): the
+  /// scale (s = scale s) and score functions (softcap, ALiBi and the gate
+  /// among them: attn-tile writes them as bodies).
   int nmods;
   enum attn_hopper_mod mods[ATTN_HOPPER_MAX_MODS];
-  double softcap;
-  double alibi;
   /// Score functions of any form, in the order of mods' FN entries: each
   /// the block of a tile.score_fn (^bb0(score f32, b, h, q, kv: index) ...
   /// gpu.yield f32), computed on every score element of the accumulator
@@ -139,6 +135,16 @@ struct attn_hopper_kernel {
   bool interleaved;
   int64_t rope_offset;    ///< position of q's row 0
   int64_t rope_offset_k;  ///< position of k's row 0
+  /// Explicit RoPE positions (attn.rope's positions operand, packed
+  /// sequences): row r of batch b of q (k) is at position positions[b, r],
+  /// an i32 tensor [batch, seq_q] ([batch, seq_k]) passed as capture
+  /// q_pos_capture (k_pos_capture) of captures (a pointer parameter, read
+  /// only), instead of at rope_offset + r (rope_offset_k + r). Only the
+  /// rotation's angle reads them: the masks stay indexed by row. Every
+  /// thread that rotates a row loads its position once, and computes that
+  /// row's cos/sin afresh (no recurrence down the rows).
+  bool q_positions, k_positions;
+  int q_pos_capture, k_pos_capture;
   /// RoPE of K: in this kernel per tile (fused), or by a separate kernel
   /// (attn_kernels_build_hopper_rope) before it, once per K row (split).
   bool rope_k_in_kernel;
@@ -185,6 +191,28 @@ struct attn_hopper_kernel {
   /// (@<name>__keys) and compute the mask functions only outside its run
   /// of wholly visible blocks [full_first, full_last).
   const struct attn_key_blocks *key_blocks;
+  /// Key-block lists made at run time (attn_hopper_plan_key_lists): the
+  /// mask functions read captures (a document's ids, a block map), so no
+  /// table made at compile time can tell their blocks. The kernel
+  /// @<name>__key_lists (attn_kernels_build_key_lists) evaluates them over
+  /// every (query block, key block) within key_blocks' bounds into the
+  /// workspace key_lists, and the attention kernel takes it as a pointer
+  /// parameter after the caller's tensors: row (bt key_lists_heads + ht)
+  /// nq + qb, for bt = b or 0 and ht = h or 0 as the functions read b and h,
+  /// holds 1 + key blocks i32: the count n, then n entries 2 kb + full, in
+  /// key order, full when the functions hide no key of the block (they are
+  /// then not computed there). A query block that sees no key gets one
+  /// entry, its first block, not full.
+  bool key_lists;
+  int64_t key_lists_batch, key_lists_heads; ///< 1, or batch / heads
+  /// The functions yield one value over every aligned key_lists_grain x
+  /// key_lists_grain box of (q, kv) (attn_mask_program_uniform; a block map
+  /// read at q / 64, kv / 64 at 64), so the classification evaluates one
+  /// point of each; 1: every element.
+  int key_lists_grain;
+  /// The rows the kernel's first query block starts before row 0
+  /// (attn_hopper_query_shift; 0 for the mma.sync kernel).
+  int64_t key_lists_shift;
 };
 
 /// The most tiles a persistent kernel schedules (its schedule is a table of
@@ -206,6 +234,20 @@ int attn_hopper_threads(const struct attn_hopper_kernel *k);
 /// Whether producer warps 1-3 rotate (K per tile, or each tile's Q), which
 /// takes registers from the consumers (hopper_attention.c's table).
 bool attn_hopper_producer_rotates(const struct attn_hopper_kernel *k);
+
+/// Ops per element a score function computes at most for
+/// attn_hopper_fns_light (besides integer casts and what score_fn.c's
+/// forms absorb): ALiBi's body has four (q - kv, its conversion, |.| and
+/// one FMA), softcap's two.
+#define ATTN_HOPPER_LIGHT_FN_OPS 4
+
+/// Whether k's score and mask functions take no more registers per element
+/// than the kernels' softcap and ALiBi took before they were bodies: no
+/// mask function, and score functions that read no captured tensor, whose
+/// body has one of score_fn.c's forms (the score times a constant, a
+/// constant times the result, s +- a u) and at most
+/// ATTN_HOPPER_LIGHT_FN_OPS ops per element. True without functions.
+bool attn_hopper_fns_light(const struct attn_hopper_kernel *k);
 
 /// Bytes of dynamic shared memory the kernel needs.
 int64_t attn_hopper_smem_bytes(const struct attn_hopper_kernel *k);
@@ -252,6 +294,25 @@ void attn_hopper_key_range(const struct attn_hopper_kernel *k, int64_t q_row,
 struct attn_key_blocks *attn_hopper_key_table(const struct attn_hopper_kernel *k,
                                               int64_t shift);
 
+
+//===-- Key-block lists made at run time (key_lists.c) -------------------===//
+
+/// Plans k's run-time key lists (k->key_lists and the sizes beside it) when
+/// a mask function reads a capture; shift as attn_hopper_key_table's. k's
+/// key_blocks must already hold the bounds the lists are made within
+/// (attn_hopper_key_table, else attn_hopper_key_bounds). Returns
+/// k->key_lists.
+bool attn_hopper_plan_key_lists(struct attn_hopper_kernel *k, int64_t shift);
+/// Whether a mask function of k reads a capture (its blocks are then known
+/// at run time only).
+bool attn_hopper_masks_read_data(const struct attn_hopper_kernel *k);
+/// The i32 words of k's key_lists workspace.
+int64_t attn_hopper_key_lists_words(const struct attn_hopper_kernel *k);
+/// The affine masks' key blocks of every query block of k as a table
+/// without full runs (for the lists' bounds where attn_hopper_key_table
+/// found nothing to narrow); NULL when memory runs out. The caller frees it.
+struct attn_key_blocks *attn_hopper_key_bounds(const struct attn_hopper_kernel *k,
+                                               int64_t shift);
 
 //===-- RoPE's sizes (lib/Kernels/rope_*.c) -------------------------------===//
 //
@@ -493,11 +554,27 @@ bool attn_kernels_build_hopper_attention(MlirOperation gpu_module,
 /// Builds `llvm.func @<k->name>__rope_k(x, x_rot)` (`__rope_q` when q is
 /// true) at the end of gpu_module with its attn.launch manifest entry: it
 /// rotates every row of K (Q) once, 16-byte loads and stores, cos/sin
-/// stepped down the rows. Only when attn_hopper_rope_k_supported(k). Ops
+/// stepped down the rows; with k's explicit positions of K (Q) it takes
+/// them as a third parameter (k_positions, q_positions) and computes each
+/// row's cos/sin from its own. Only when attn_hopper_rope_k_supported(k). Ops
 /// are located at loc named "rope". False after an error diagnostic at loc
 /// when an op could not be built; the partial function is then removed.
 bool attn_kernels_build_hopper_rope(MlirOperation gpu_module, MlirLocation loc,
                                     const struct attn_hopper_kernel *k, bool q);
+
+//===-- The key-list kernel of masks that read data -----------------------===//
+
+/// Builds `llvm.func @<k->name>__key_lists(<the caller's tensors>,
+/// key_lists)` at the end of gpu_module with its attn.launch manifest
+/// entry, for a k with key_lists: one CTA per (query block, ht, bt) of the
+/// lists evaluates the mask functions over each key block within the
+/// bounds of @<k->name>__keys (the attention kernel's table, so it is built
+/// after that kernel) at one point per key_lists_grain box, then writes the
+/// query block's row of key_lists. Ops are located at loc named
+/// "key-lists". False after an error diagnostic at loc; the partial
+/// function is then removed.
+bool attn_kernels_build_key_lists(MlirOperation gpu_module, MlirLocation loc,
+                                  const struct attn_hopper_kernel *k);
 
 //===-- The Hopper GEMM (sm_90a) ------------------------------------------===//
 

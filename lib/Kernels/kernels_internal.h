@@ -20,7 +20,8 @@
 //   softmax.c        the online softmax role (mask, maxima, P, rescale) of
 //                    a thread's two rows of S
 //   rope.c           the RoPE role's math: inverse frequencies, a pair's
-//                    columns, two words of a shared-memory tile rotated
+//                    columns, two words of a shared-memory tile rotated,
+//                    a row's explicit position, cos/sin of turns (MUFU)
 //   rope_rows.c      RoPE of rows of a swizzled shared-memory tile (cos/sin
 //                    stepped down the rows) and of Q pair by pair
 //   rope_ahead.c     the ahead placement's team: K rotated once per row from
@@ -131,6 +132,11 @@ MlirValue attn_k_shfl_idx(struct attn_builder *b, MlirValue v, int lane);
 /// part): an i1, nvvm.vote.sync any.
 MlirValue attn_k_vote_any(struct attn_builder *b, MlirValue pred);
 
+/// The lanes of the warp where the i1 pred holds, as the bits of an i32
+/// (every lane takes part): nvvm.vote.sync ballot.
+MlirValue attn_k_ballot(struct attn_builder *b, MlirValue pred);
+/// The set bits of the i32 x (llvm.intr.ctpop).
+MlirValue attn_k_popc(struct attn_builder *b, MlirValue x);
 /// bar.sync of named barrier id (i32) for threads threads (nvvm.barrier);
 /// a null id and 0 threads: bar.sync 0, every thread of the CTA.
 void attn_k_bar_sync(struct attn_builder *b, MlirValue id, int threads);
@@ -369,6 +375,17 @@ void attn_k_rows_copy_close(struct attn_builder *b, struct attn_b_if *s);
 // from a queue (rope_ahead.c). The pure sizes (attn_hopper_rope_slots,
 // attn_hopper_ahead_blocks, ...) are kernels.h's.
 
+/// Explicit positions of the rows a RoPE helper rotates (attn_hopper_kernel's
+/// q_positions, k_positions): row r of the sequence is at position
+/// base[min(max(r, 0), len - 1)], base (!llvm.ptr) the batch's positions[b,
+/// 0]; padding rows past the sequence, and those before row 0 of a causal
+/// Hopper kernel's shifted first block, take a real row's (their results
+/// are never stored). A null base: the positions are offset + row.
+struct attn_k_rope_pos {
+  MlirValue base;
+  int64_t len;
+};
+
 /// One thread's part of rotating rows of a swizzled shared-memory tile: it
 /// owns two adjacent RoPE pairs ("a slot") and rows g, g + groups, ...;
 /// cos/sin advance by a rotation per row step, so a tile costs two sincos
@@ -408,18 +425,24 @@ void attn_k_rope_rows_turns(struct attn_builder *b, struct attn_k_rope_rows *r);
 /// Rotates rows [first, first + nrows) (first: i32) of a swizzled tile of
 /// tile_rows rows at tile_base (i32 offset from the shared-memory base smem,
 /// a !llvm.ptr<3>); row `first` has position pos_first (i32). The rotations
-/// fuse their multiply-adds (attn_k_rotate_fma).
+/// fuse their multiply-adds (attn_k_rotate_fma). With explicit positions
+/// (pp not NULL, its base not null) pos_first is the sequence row of row
+/// `first` instead, and each row's position is loaded and its cos/sin
+/// computed (r's turns, else its frequencies) rather than stepped.
 void attn_k_rope_rows(struct attn_builder *b,
                       const struct attn_hopper_kernel *k, MlirValue smem,
                       MlirValue tile_base, int tile_rows, MlirValue first,
                       int nrows, MlirValue pos_first,
-                      const struct attn_k_rope_rows *r);
+                      const struct attn_k_rope_rows *r,
+                      const struct attn_k_rope_pos *pp);
 /// A consumer warpgroup (thread wt of 128, warpgroup cw; i32) rotates its 64
 /// Q rows of the Q tile at shared-memory offset 0 (q_row: the tile's first
-/// query row), one pair per item; then fences for the async proxy.
+/// query row), one pair per item; then fences for the async proxy. With
+/// explicit positions (pp, as attn_k_rope_rows) each item loads its row's.
 void attn_k_rope_q_pairs(struct attn_builder *b,
                          const struct attn_hopper_kernel *k, MlirValue smem,
-                         MlirValue wt, MlirValue q_row, MlirValue cw);
+                         MlirValue wt, MlirValue q_row, MlirValue cw,
+                         const struct attn_k_rope_pos *pp);
 
 /// The ahead placement (kernels.h's attn_hopper_ahead_blocks says what
 /// its workspace rope_sync holds). ctx: the i32 shared address of its
@@ -461,11 +484,12 @@ void attn_k_ahead_setup(struct attn_builder *b,
 /// shared-memory base (smem as a !llvm.ptr<3>, sbase as an i32 address):
 /// TMA of the raw block into one while the team rotates the other, TMA out
 /// to k_rot, and the block's flag released once its copy has landed. Named
-/// barrier 9.
+/// barrier 9. With k->k_positions, positions is their pointer parameter
+/// (else unused).
 void attn_k_rope_ahead(struct attn_builder *b,
                        const struct attn_hopper_kernel *k, MlirValue rt,
                        MlirValue smem, MlirValue sbase, int64_t buf_off,
-                       MlirValue ctx, MlirValue first);
+                       MlirValue ctx, MlirValue first, MlirValue positions);
 
 //===-- The Hopper attention kernel's roles (attention_*.c) ---------------===//
 //
@@ -517,6 +541,9 @@ struct attn_k_att_vals {
   /// With k->key_blocks: the tile's run of wholly visible key blocks
   /// [kff, kfl), where the mask functions are not computed; null otherwise.
   MlirValue kff, kfl;
+  /// With k->key_lists: the parameter key_lists, and the tile's entries in
+  /// it (its nkb blocks: attn_k_att_key_entry); null otherwise.
+  MlirValue key_lists, klist;
   /// The pointer parameters the score and mask functions read
   /// (attn_k_capture_args).
   MlirValue caps[ATTN_K_FN_PTRS];
@@ -551,9 +578,14 @@ void attn_k_att_close_tiles(const struct attn_k_att *a,
                             const struct attn_k_att_vals *x,
                             struct attn_b_for *loop);
 /// The key block (i32) of the tile's j-th (i32): kb0 + j, or j itself when
-/// the tile starts at block 0.
+/// the tile starts at block 0, or its entry in the tile's key list.
 MlirValue attn_k_att_key_block(const struct attn_k_att *a,
                                const struct attn_k_att_vals *x, MlirValue j);
+/// The same, and in *full whether the mask functions hide no key of it (an
+/// i1, from the key list; null without one).
+MlirValue attn_k_att_key_entry(const struct attn_k_att *a,
+                               const struct attn_k_att_vals *x, MlirValue j,
+                               MlirValue *full);
 /// The ring stage (i32) and its phase parity of the tile's key block j.
 MlirValue attn_k_att_stage_of(const struct attn_k_att *a,
                               const struct attn_k_att_vals *x, MlirValue j,
@@ -781,6 +813,11 @@ MlirAttribute attn_k_launch_attr(struct attn_builder *b, const char *kernel,
                                  const struct attn_k_param *params,
                                  intptr_t nextra,
                                  const MlirNamedAttribute *extra);
+/// The params of the attention kernels' q, k, v and out ([B, H, N, d] and
+/// [B, Hkv, M, d] of k's 16-bit type; out 16-byte aligned), before the
+/// captures (attn_k_args_params).
+void attn_k_qkvo_params(const struct attn_hopper_kernel *k,
+                        struct attn_k_param base[4]);
 
 //===-- Score and mask functions (score_fn.c) -----------------------------===//
 //
@@ -802,16 +839,25 @@ struct attn_k_fn_memo;
 /// A kernel's score and mask functions being built: its description, the
 /// pointer parameters (!llvm.ptr) of the tensors they read (as
 /// attn_k_capture_args lays them out) and, after attn_k_fn_tile, the
-/// tile's batch, head and the thread's two query rows (index) and the ops
-/// made for them; then the ops of the current key block's columns.
+/// tile's batch, head and the thread's two query rows (index, clamped into
+/// the sequence; row: i32 as the kernel has them) and the ops made for
+/// them; then the ops of the current key block's columns.
 struct attn_k_fn {
   const struct attn_hopper_kernel *k;
   MlirValue caps[ATTN_K_FN_PTRS];
-  MlirValue b, h, q[2];
+  MlirValue b, h, q[2], row[2];
+  /// Per score function with an additive body (s +- a u, score_fn.c): +-u
+  /// over the factor the scores carry into it, per row (f32, made per
+  /// tile), and the u it was made of; null otherwise.
+  MlirValue coef[ATTN_HOPPER_MAX_FNS][2], coef_u[ATTN_HOPPER_MAX_FNS];
   struct attn_k_fn_memo *tile, *block;
   MlirValue block_j;     ///< the key block block's ops are for
   MlirBlock block_where; ///< and where they were made
   MlirValue kv[ATTN_K_MAX_REGS / 2]; ///< the block's keys (index)
+  MlirValue kbase;       ///< the block's first key of the thread (i32)
+  /// The rows' distances q - kbase ([r][0]) and kbase - q ([r][1]) in f32,
+  /// made when a body first needs them in the block; null before.
+  MlirValue d0[2][2];
 };
 
 /// Whether k has score or mask functions (then the kernels' softmax state
@@ -827,15 +873,51 @@ void attn_k_fn_tile(struct attn_builder *b, struct attn_k_fn *fn, MlirValue bz,
                     MlirValue h, MlirValue row0);
 /// Frees what fn holds (nothing is built).
 void attn_k_fn_free(struct attn_k_fn *fn);
+/// The factor the scores carry after score function fi (k->score_fns[fi])
+/// when they carry f before it: f for a body s +- a u (u made per tile),
+/// C for one yielding C y (C > 0 a constant), else 1 (score_fn.c).
+double attn_k_fn_factor(const struct attn_hopper_kernel *k, int fi, double f);
+/// The factor the scores carry into score function fi.
+double attn_k_fn_factor_into(const struct attn_hopper_kernel *k, int fi);
+/// The factor the scores carry after modifier i of k's order (the scale or
+/// a score function) when they carry f before it; fi: the score functions
+/// before i.
+double attn_k_fn_factor_after(const struct attn_hopper_kernel *k, int i,
+                              int fi, double f);
 /// Score function fi (k->score_fns[fi]) on S (block_n / 2 f32 in sv,
-/// replaced) of key block j (i32), lane lr in the quad (i32): each element
-/// times the factor f the scores carry first (none when f is 1).
+/// replaced) of key block j (i32), lane lr in the quad (i32), where the
+/// scores carry the factor f (attn_k_fn_factor_into): each element times f
+/// first (none when f is 1), or f where the body's forms fold it
+/// (score_fn.c; attn_k_fn_factor gives the factor after).
 void attn_k_fn_scores(struct attn_builder *b, struct attn_k_fn *fn, int fi,
                       MlirValue lr, MlirValue j, double f, MlirValue *sv);
 /// The mask functions on S (as attn_k_fn_scores): -inf (ninf) where any
 /// body yields false.
 void attn_k_fn_masks(struct attn_builder *b, struct attn_k_fn *fn,
                      MlirValue lr, MlirValue j, MlirValue ninf, MlirValue *sv);
+/// Point evaluations of the mask functions (a run-time classification's,
+/// key_lists.c), one (q, kv) at a time rather than on a fragment: for batch
+/// bz and head h (i32), the ops of every mask body that depend on nothing
+/// else, made here (outside the loops).
+void attn_k_fn_point_tile(struct attn_builder *b, struct attn_k_fn *fn,
+                          MlirValue bz, MlirValue h);
+/// The key kv (i32, within the keys) of the next point evaluations: what
+/// the mask bodies compute of the key alone, made here (outside the loop
+/// over rows).
+void attn_k_fn_point_key(struct attn_builder *b, struct attn_k_fn *fn,
+                         MlirValue kv);
+/// Whether every mask function shows the key of attn_k_fn_point_key to
+/// query row q (i32, within the rows): an i1; the ops made for it alone
+/// are not kept for later points.
+MlirValue attn_k_fn_point_visible(struct attn_builder *b, struct attn_k_fn *fn,
+                                  MlirValue q);
+/// The value made for want (a value of mask function fi's body that
+/// depends on b, h and one of q and kv) at query row q or key kv (i32,
+/// within the sequences; the other null), after attn_k_fn_point_tile; its
+/// ops are not kept for later points.
+MlirValue attn_k_fn_point_value(struct attn_builder *b, struct attn_k_fn *fn,
+                                int fi, MlirValue want, MlirValue q,
+                                MlirValue kv);
 /// The attributes of a capture's pointer parameter: llvm.noalias and
 /// llvm.readonly (its loads may use the read-only data cache).
 MlirAttribute attn_k_fn_capture_attrs(struct attn_builder *b);
@@ -861,36 +943,35 @@ void attn_k_capture_args(const struct attn_hopper_kernel *k,
 
 /// What the softmax of a thread's two rows reads: its lane in the quad (lr),
 /// its first row (row0), the first row of its warp or warpgroup (wg_row)
-/// and that group's rows (group_rows: 16 or 64), the constants
-/// attn_k_score_factor * log2(e), -inf and 0, and with ALiBi the tile's
-/// attn_k_alibi_slope.
+/// and that group's rows (group_rows: 16 or 64), and the constants
+/// attn_k_score_factor * log2(e), -inf and 0.
 struct attn_k_softmax {
   MlirValue lr, row0, wg_row;
   MlirValue scale_log2, ninf, zero;
   int group_rows;
-  MlirValue slope;
   /// With score or mask functions (attn_k_has_fns): their state, prepared
   /// for the tile (attn_k_fn_tile); NULL otherwise.
   struct attn_k_fn *fn;
   /// With k->key_blocks: the tile's wholly visible key blocks [kff, kfl)
   /// (i32), which the mask functions skip; null otherwise.
   MlirValue kff, kfl;
+  /// With k->key_lists: whether the mask functions hide no key of the block
+  /// being masked (i1, its key-list entry's flag; they are then skipped);
+  /// null otherwise. Set per block by the caller of attn_k_mask.
+  MlirValue fn_full;
 };
 
 /// The factor f the softmax folds into its exponent (scale_log2 = f
-/// log2(e)): the modifiers keep S as f times what they compute (each
-/// multiply by a constant joins f), so that without softcap and ALiBi f is
-/// the scale and S is never touched.
+/// log2(e)): the modifiers keep S as f times what they compute (the scale
+/// joins f, a score function keeps it or gives its own where its body's
+/// form allows: attn_k_fn_factor), so that without score functions f is the
+/// scale and S is never touched (score_fn.c, beside the factors it steps
+/// through).
 double attn_k_score_factor(const struct attn_hopper_kernel *k);
-/// With ALiBi: -slope_h / f (f32) for query head h (i32), where f is the
-/// factor the scores carry when the ALiBi step comes (attn_k_score_mods).
-MlirValue attn_k_alibi_slope(struct attn_builder *b,
-                             const struct attn_hopper_kernel *k, MlirValue h);
-/// The modifiers softcap and ALiBi, in k's order, on S (block_n / 2 f32 in
-/// sv, replaced) of key block j (i32): softcap by tanh.approx.f32, ALiBi by
-/// the element's row and key (the fragment layout attn_k_mask reads), and
-/// the score functions where mods has them (attn_k_fn_scores, s->fn).
-/// Nothing without them.
+/// The score functions (softcap, ALiBi, the gate, users' bodies), in k's
+/// order, on S (block_n / 2 f32 in sv, replaced) of key block j (i32), by
+/// the element's row and key (the fragment layout attn_k_mask reads;
+/// attn_k_fn_scores, s->fn). Nothing without them.
 void attn_k_score_mods(struct attn_builder *b,
                        const struct attn_hopper_kernel *k,
                        const struct attn_k_softmax *s, MlirValue j,
@@ -940,5 +1021,26 @@ void attn_k_rope_step_rows(struct attn_builder *b, MlirValue c0, MlirValue s0,
                            MlirValue c1, MlirValue s1, MlirValue sc0,
                            MlirValue ss0, MlirValue sc1, MlirValue ss1,
                            MlirValue next[4]);
+
+/// &positions[bz, 0] (bz: i32) of the positions tensor (the pointer
+/// parameter positions) of rows of len rows.
+MlirValue attn_k_rope_pos_base(struct attn_builder *b, MlirValue positions,
+                               MlirValue bz, int64_t len);
+/// The position (i32) of sequence row `row` (i32) under pp (its base not
+/// null): one load.
+MlirValue attn_k_rope_pos_at(struct attn_builder *b,
+                             const struct attn_k_rope_pos *pp, MlirValue row);
+/// The MUFU's cos and sin of frac (f32) turns, frac in [-1/2, 1/2].
+void attn_k_rope_mufu_sincos(struct attn_builder *b, MlirValue frac,
+                             MlirValue *c, MlirValue *s);
+/// cos and sin of pos (i32) times a frequency in turns per position (f64):
+/// the angle's fraction of a turn in f64, exact to 2^-29 turns for any
+/// position below 2^24, then the MUFU's sin/cos on [-pi, pi] (absolute
+/// error about 2^-21). Few registers and no branches, where __nv_sinf's
+/// reduction of large angles needs many.
+void attn_k_rope_turns_sincos(struct attn_builder *b, MlirValue pos,
+                              MlirValue turns, MlirValue *c, MlirValue *s);
+/// An inverse frequency f (f32) in turns per position (f64): f / 2 pi.
+MlirValue attn_k_rope_turns(struct attn_builder *b, MlirValue f);
 
 #endif // ATTN_KERNELS_INTERNAL_H

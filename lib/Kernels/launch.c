@@ -11,6 +11,8 @@
 
 #include "mlir-c/BuiltinAttributes.h"
 
+#include <string.h>
+
 /// {name, kind = "ptr", dtype, shape = array<i64: ...>[, align : i64]}, or
 /// {name, kind = "tensormap", tensor, dtype, dims, box = array<i64: 64,
 /// box_rows, 1, 1>, swizzle = 128 : i64}.
@@ -65,4 +67,17 @@ MlirAttribute attn_k_launch_attr(struct attn_builder *b, const char *kernel,
   for (intptr_t i = 0; i < nextra; ++i)
     a[n++] = extra[i];
   return mlirDictionaryAttrGet(b->ctx, n, a);
+}
+
+void attn_k_qkvo_params(const struct attn_hopper_kernel *k,
+                        struct attn_k_param base[4]) {
+  const char *ty = k->bf16 ? "bf16" : "f16";
+  int64_t qs[4] = {k->batch, k->heads, k->seq_q, k->head_dim};
+  int64_t ks[4] = {k->batch, k->kv_heads, k->seq_k, k->head_dim};
+  static const char *const names[4] = {"q", "k", "v", "out"};
+  for (int i = 0; i < 4; ++i) {
+    base[i] = (struct attn_k_param){.name = names[i], .dtype = ty,
+                                    .align = i == 3 ? 16 : 0};
+    memcpy(base[i].shape, i == 1 || i == 2 ? ks : qs, sizeof qs);
+  }
 }

@@ -10,7 +10,9 @@
 //   all threads   cp.async loads of the Q tile once, then K and V tiles of
 //                 64 keys into a `stages`-deep ring of shared-memory buffers
 //                 (one commit group per key block, wait_group stages - 2);
-//                 RoPE of Q once and of each K tile in shared memory
+//                 RoPE of Q once and of each K tile in shared memory (at
+//                 explicit positions: each row's loaded, its cos/sin
+//                 computed rather than stepped)
 //   warp w        query rows 16w .. 16w + 15: its Q fragments in registers
 //                 (ldmatrix once), then per key block S = Q K^T
 //                 (mma.sync.m16n8k16, K by ldmatrix), masks only on
@@ -20,9 +22,10 @@
 //
 // A causal CTA stops at the diagonal, a windowed one reads the key blocks
 // its window reaches (attn_hopper_key_range); inside it a warp skips the
-// blocks entirely above its own rows or outside their window. Softcap,
-// ALiBi and score functions of any form modify S before the mask, mask
-// functions of any form mask it after (softmax.c, score_fn.c; their
+// blocks entirely above its own rows or outside their window. Score
+// functions of any form (softcap, ALiBi and the gate among them, as bodies)
+// modify S before the mask, mask functions of any form mask it after
+// (softmax.c, score_fn.c; their
 // captures are parameters in the tile kernel's order). Shared-memory tiles are rows
 // of head_dim 16-bit elements whose 16-byte chunks are XORed with row % 8,
 // so that the eight row addresses of an ldmatrix matrix (and a warp's
@@ -63,7 +66,11 @@ struct ids {
   MlirValue h, b, q_row, warp_row0, kend;
   MlirValue kfirst; // a window's or the key table's first block; null: 0
   MlirValue kff, kfl; // the key table's wholly visible blocks; null: none
-  MlirValue slope;  // ALiBi: the head's attn_k_alibi_slope
+  /// With k->key_lists: the tile's entries in key_lists (kend of them:
+  /// position j of the key loop is block entry >> 1), and for the block
+  /// being masked whether the mask functions hide none of its keys; null
+  /// otherwise.
+  MlirValue klist, fn_full;
   MlirValue qsrc, ksrc, vsrc, out; // i64 addresses of the head's row 0; out
   MlirValue frag_row;              // ((lane / 8) % 2) * 8 + lane % 8
   MlirValue frag_hi;               // lane / 16
@@ -200,6 +207,23 @@ static MlirValue tile_k(struct em *e, MlirValue s) {
 /// Issues the loads of key block j into its stage (j % stages), when j <
 /// kend, then closes the commit group (empty when j >= kend, so that every
 /// block owns one group).
+/// The key block (i32) at position j of the key loop: j itself, or its
+/// entry in the tile's key list (and in *full, when asked, the entry's flag:
+/// the mask functions hide no key of it; null without a list).
+static MlirValue key_block(struct em *e, const struct ids *x, MlirValue j,
+                           MlirValue *full) {
+  struct attn_builder *b = e->b;
+  if (full)
+    *full = (MlirValue){NULL};
+  if (mlirValueIsNull(x->klist))
+    return j;
+  MlirValue en =
+      attn_k_load(b, attn_k_gep_elem(b, x->klist, j, b->t.i32), b->t.i32);
+  if (full)
+    *full = attn_k_cmpc(b, ATTN_B_NE, attn_k_andc(b, en, 1), 0);
+  return attn_b_binary(b, "arith.shrui", en, attn_b_i32(b, 1));
+}
+
 static void load_block(struct em *e, const struct ids *x, MlirValue j) {
   const struct attn_hopper_kernel *k = e->k;
   struct attn_builder *b = e->b;
@@ -208,7 +232,7 @@ static void load_block(struct em *e, const struct ids *x, MlirValue j) {
   struct attn_b_if s;
   attn_b_if_open(b, &s, ok, 0, NULL, false);
   MlirValue kt = tile_k(e, attn_k_remc(b, j, k->stages));
-  MlirValue row0 = attn_k_mulc(b, j, k->block_n);
+  MlirValue row0 = attn_k_mulc(b, key_block(e, x, j, NULL), k->block_n);
   load_tile(e, x, kt, x->ksrc, row0, k->block_n, k->seq_k);
   load_tile(e, x, attn_k_addc(b, kt, e->tile_bytes), x->vsrc, row0, k->block_n,
             k->seq_k);
@@ -284,12 +308,39 @@ static void rotate_slot(struct em *e, const struct ids *x, MlirValue tile,
   attn_k_rope_rotate_words(e->b, e->k, pa, pb, cs0, sn0, cs1, sn1);
 }
 
+/// cos/sin of an f32 angle pos times f0 and f1 (pos: i32, signed: an
+/// explicit position).
+static void slot_angles(struct em *e, MlirValue pos_i, MlirValue f0,
+                        MlirValue f1, MlirValue cs[4]) {
+  struct attn_builder *b = e->b;
+  MlirValue pos = attn_b_cast(b, "arith.sitofp", pos_i, b->t.f32);
+  attn_k_sincos(b, attn_b_mulf(b, pos, f0), &cs[0], &cs[1]);
+  attn_k_sincos(b, attn_b_mulf(b, pos, f1), &cs[2], &cs[3]);
+}
+
 /// Rotates rows [0, rows) of the tile at shared offset tile (i32); row 0 is
-/// at position pos0 (i32). The caller synchronises before and after.
+/// at position pos0 (i32), or with explicit positions (pp's base not null)
+/// is sequence row pos0, each row's position loaded (once per row a thread
+/// rotates) and its cos/sin computed. The caller synchronises before and
+/// after.
 static void rope_tile(struct em *e, const struct ids *x, const struct rope *r,
-                      MlirValue tile, int rows, MlirValue pos0) {
+                      MlirValue tile, int rows, MlirValue pos0,
+                      const struct attn_k_rope_pos *pp) {
   struct attn_builder *b = e->b;
   MlirLocation prev = role(e, "mma.rope");
+  if (!mlirValueIsNull(pp->base) && r->groups) {
+    MlirValue lo = attn_k_to_index(b, r->g0), hi = attn_b_index(b, rows),
+              st = attn_b_index(b, r->groups);
+    struct attn_b_for f;
+    attn_b_for_open(b, &f, lo, hi, st, 0, NULL);
+    MlirValue row = attn_k_from_index(b, f.iv), cs[4];
+    slot_angles(e, attn_k_rope_pos_at(b, pp, attn_b_addi(b, pos0, row)), r->f0,
+                r->f1, cs);
+    rotate_slot(e, x, tile, row, r->c1, r->c2, cs[0], cs[1], cs[2], cs[3]);
+    attn_b_for_close(b, &f, 0, NULL);
+    b->loc = prev;
+    return;
+  }
   if (r->groups) {
     MlirValue pos = attn_k_uitofp(b, attn_b_addi(b, pos0, r->g0), b->t.f32);
     MlirValue c0, s0, c1, s1;
@@ -323,6 +374,15 @@ static void rope_tile(struct em *e, const struct ids *x, const struct rope *r,
   MlirValue f1 = attn_k_rope_inv_freq(b, e->k, attn_k_addc(b, p0, 1));
   MlirValue c1, c2;
   slot_cols(e, slot, &c1, &c2);
+  if (!mlirValueIsNull(pp->base)) {
+    MlirValue cs[4];
+    slot_angles(e, attn_k_rope_pos_at(b, pp, attn_b_addi(b, pos0, row)), f0, f1,
+                cs);
+    rotate_slot(e, x, tile, row, c1, c2, cs[0], cs[1], cs[2], cs[3]);
+    attn_b_for_close(b, &f, 0, NULL);
+    b->loc = prev;
+    return;
+  }
   MlirValue pos = attn_k_uitofp(b, attn_b_addi(b, pos0, row), b->t.f32);
   MlirValue cs0, sn0, cs1, sn1;
   attn_k_sincos(b, attn_b_mulf(b, pos, f0), &cs0, &sn0);
@@ -379,7 +439,7 @@ static void add_pv(struct em *e, const struct ids *x, MlirValue vt,
   b->loc = prev;
 }
 
-/// The score modifiers softcap and ALiBi on S of key block j, then masks S
+/// The score functions on S of key block j, then masks S
 /// (updated in place) where the block crosses this warp's diagonal, a
 /// window's edge or the end of the keys; other blocks pass unchanged. The
 /// mma.sync fragments are laid out as the wgmma ones, rows warp_row0 + g
@@ -395,11 +455,11 @@ static void mask(struct em *e, const struct ids *x, MlirValue j,
                              .ninf = x->ninf,
                              .zero = x->zero,
                              .group_rows = 16,
-                             .slope = x->slope,
                              .fn = x->fn,
                              .kff = x->kff,
-                             .kfl = x->kfl};
-  if (e->k->softcap > 0 || e->k->alibi > 0 || e->k->nscore_fns) {
+                             .kfl = x->kfl,
+                             .fn_full = x->fn_full};
+  if (e->k->nscore_fns) {
     role(e, "mma.mods");
     attn_k_score_mods(e->b, e->k, &s, j, sv);
     role(e, "mma.mask");
@@ -470,8 +530,12 @@ static MlirAttribute launch_attr(struct em *e, MlirAttribute attention) {
       {"v", ty, {k->batch, k->kv_heads, k->seq_k, k->head_dim}, 16, 4, NULL, {0}, 0},
       {"out", ty, {k->batch, k->heads, k->seq_q, k->head_dim}, 4, 4, NULL, {0}, 0},
   };
-  struct attn_k_param params[4 + ATTN_HOPPER_MAX_CAPTURES];
+  struct attn_k_param params[4 + ATTN_HOPPER_MAX_CAPTURES + 1];
   int n = attn_k_args_params(k, base, params);
+  if (k->key_lists)
+    params[n++] = (struct attn_k_param){
+        .name = "key_lists", .dtype = "i32", .rank = 1,
+        .shape = {attn_hopper_key_lists_words(k)}};
   MlirNamedAttribute extra = attn_b_named(e->b, "attention", attention);
   return attn_k_launch_attr(e->b, "mma-sync", grid, attn_kernels_mma_threads(k),
                             attn_kernels_mma_smem_bytes(k), n, params,
@@ -556,8 +620,23 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
   x.klo = attn_k_andc(b, attn_k_divc(b, x.lane, 8), 1);
   x.krow =
       attn_k_mulc(b, attn_b_addi(b, attn_k_mulc(b, x.frag_hi, 8), x.x7), e->rb);
-  x.kff = x.kfl = (MlirValue){NULL};
-  if (k->key_blocks) { // the affine masks' bounds and the mask functions'
+  x.kff = x.kfl = x.klist = x.fn_full = (MlirValue){NULL};
+  if (k->key_lists) { // the run-time lists (key_lists.c), positions from 0
+    MlirValue bt = k->key_lists_batch > 1 ? x.b : attn_b_i32(b, 0);
+    MlirValue ht = k->key_lists_heads > 1 ? x.h : attn_b_i32(b, 0);
+    MlirValue row = attn_b_addi(
+        b,
+        attn_k_mulc(b, attn_b_addi(b, attn_k_mulc(b, bt, k->key_lists_heads),
+                                   ht),
+                    attn_hopper_query_blocks(k)),
+        qb);
+    MlirValue at = attn_k_gep_elem(
+        b, attn_b_func_arg(f, attn_hopper_nargs(k)),
+        attn_k_mulc(b, row, attn_hopper_key_blocks(k) + 1), b->t.i32);
+    x.kend = attn_k_load(b, at, b->t.i32);
+    x.klist = attn_k_gep_elem(b, at, attn_b_i32(b, 1), b->t.i32);
+    x.kfirst = (MlirValue){NULL};
+  } else if (k->key_blocks) { // the affine masks' bounds and the mask functions'
     x.kfirst = attn_k_key_table_load(b, k, qb, 0);
     x.kend = attn_k_key_table_load(b, k, qb, 1);
     x.kff = attn_k_key_table_load(b, k, qb, 2);
@@ -586,7 +665,6 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
                               attn_k_addc(b, x.kend, -1));
     }
   }
-  x.slope = k->alibi > 0 ? attn_k_alibi_slope(b, k, x.h) : (MlirValue){NULL};
   x.raw = attn_k_addressof(b, "attn_smem", b->t.ptr_shared);
   x.sbase = attn_k_ptrtoint(b, x.raw, b->t.i32);
   x.qsrc = head_address(e, attn_k_arg(k, f, ATTN_HOPPER_ARG_Q), x.b, x.h,
@@ -625,11 +703,22 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
   bar_sync(e);
   struct rope r;
   memset(&r, 0, sizeof r);
+  // Explicit positions: the parameters' rows of this CTA's batch.
+  struct attn_k_rope_pos qpos = {.base = {NULL}, .len = k->seq_q},
+                         kpos = {.base = {NULL}, .len = k->seq_k};
   if (k->rope) {
     role(e, "mma.rope");
+    if (k->q_positions)
+      qpos.base = attn_k_rope_pos_base(
+          b, attn_k_arg(k, f, ATTN_HOPPER_ARG_CAPTURE + k->q_pos_capture), x.b,
+          k->seq_q);
+    if (k->k_positions)
+      kpos.base = attn_k_rope_pos_base(
+          b, attn_k_arg(k, f, ATTN_HOPPER_ARG_CAPTURE + k->k_pos_capture), x.b,
+          k->seq_k);
     rope_setup(e, &x, &r);
     rope_tile(e, &x, &r, attn_b_i32(b, e->q_off), k->block_m,
-              attn_k_addc(b, x.q_row, k->rope_offset));
+              attn_k_addc(b, x.q_row, k->rope_offset), &qpos);
     bar_sync(e);
   }
   // This warp's 16 Q rows as A fragments, for every 16 columns.
@@ -670,11 +759,14 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
     bar_sync(e);
     load_block(e, &x, attn_k_addc(b, j, k->stages - 1));
     MlirValue kt = tile_k(e, attn_k_remc(b, j, k->stages));
+    // The key block at position j (j itself without key lists).
+    struct ids xj = x;
+    MlirValue kb = key_block(e, &x, j, &xj.fn_full);
     if (k->rope) {
       role(e, "mma.rope");
-      rope_tile(
-          e, &x, &r, kt, k->block_n,
-          attn_k_addc(b, attn_k_mulc(b, j, k->block_n), k->rope_offset_k));
+      rope_tile(e, &x, &r, kt, k->block_n,
+                attn_k_addc(b, attn_k_mulc(b, kb, k->block_n), k->rope_offset_k),
+                &kpos);
       bar_sync(e);
       role(e, "mma.pipeline");
     }
@@ -688,11 +780,11 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
       // window change nothing.
       MlirValue none = {NULL};
       if (k->causal)
-        none = attn_b_cmpi(b, ATTN_B_UGT, attn_k_mulc(b, j, k->block_n),
+        none = attn_b_cmpi(b, ATTN_B_UGT, attn_k_mulc(b, kb, k->block_n),
                            attn_k_addc(b, x.warp_row0, 15));
       if (k->window && k->window_right >= 0) {
         MlirValue past =
-            attn_b_cmpi(b, ATTN_B_UGT, attn_k_mulc(b, j, k->block_n),
+            attn_b_cmpi(b, ATTN_B_UGT, attn_k_mulc(b, kb, k->block_n),
                         attn_k_addc(b, x.warp_row0, 15 + k->window_right));
         none = mlirValueIsNull(none) ? past : attn_b_ori(b, none, past);
       }
@@ -700,7 +792,7 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
         // The block's last key + left < the warp's first row.
         MlirValue before = attn_b_cmpi(
             b, ATTN_B_ULT,
-            attn_k_addc(b, attn_k_mulc(b, j, k->block_n),
+            attn_k_addc(b, attn_k_mulc(b, kb, k->block_n),
                         k->block_n - 1 + k->window_left),
             x.warp_row0);
         none = mlirValueIsNull(none) ? before : attn_b_ori(b, none, before);
@@ -710,7 +802,7 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
       attn_b_if_open(b, &skip, none, ncarry, tys, true);
       attn_b_if_else(b, &skip, ncarry, arg);
     }
-    block(e, &x, qf, j, kt, ov, m, l);
+    block(e, &xj, qf, kb, kt, ov, m, l);
     role(e, "mma.pipeline");
     MlirValue out[MAX_REGS + 4];
     memcpy(out, ov, sizeof(MlirValue) * (size_t)e->no);
@@ -766,11 +858,13 @@ bool attn_kernels_build_mma_attention(MlirOperation gpu_module,
   MlirNamedAttribute attrs[5];
   intptr_t nattrs =
       attn_k_kernel_attrs(&b, e.threads, launch_attr(&e, attention), attrs);
-  int nargs = attn_hopper_nargs(k);
+  // The caller's tensors, then with key lists their workspace.
+  int nargs = attn_hopper_nargs(k) + (k->key_lists ? 1 : 0);
   if (k->ncaptures) { // the captures read only (attn_k_fn_capture_attrs)
-    MlirAttribute all[4 + ATTN_HOPPER_MAX_CAPTURES];
+    MlirAttribute all[4 + ATTN_HOPPER_MAX_CAPTURES + 1];
     for (int i = 0; i < nargs; ++i)
-      all[i] = attn_hopper_arg_at(k, i) < ATTN_HOPPER_ARG_CAPTURE
+      all[i] = i < attn_hopper_nargs(k) &&
+                       attn_hopper_arg_at(k, i) < ATTN_HOPPER_ARG_CAPTURE
                    ? mlirDictionaryAttrGet(b.ctx, 0, NULL)
                    : attn_k_fn_capture_attrs(&b);
     attrs[nattrs++] =

@@ -5,7 +5,9 @@
 // 32-bit words (two pairs' halves each), and the step of a cos/sin
 // recurrence down the rows. The same ops, in the same order, as
 // lib/Transforms/hopper_rope.c's text interface that the mma.sync kernel
-// used (rotations without fused multiply-adds).
+// used (rotations without fused multiply-adds). And explicit positions
+// (packed sequences): a row's position loaded from the positions tensor,
+// and its cos/sin from a frequency in turns by the MUFU.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
@@ -60,4 +62,46 @@ void attn_k_rope_step_rows(struct attn_builder *b, MlirValue c0, MlirValue s0,
                            MlirValue next[4]) {
   attn_k_rotate(b, c0, s0, sc0, ss0, &next[0], &next[1]);
   attn_k_rotate(b, c1, s1, sc1, ss1, &next[2], &next[3]);
+}
+
+MlirValue attn_k_rope_pos_base(struct attn_builder *b, MlirValue positions,
+                               MlirValue bz, int64_t len) {
+  MlirValue off = attn_k_i64_of(b, attn_k_mulc(b, bz, len));
+  return attn_k_gep_elem(b, positions, off, b->t.i32);
+}
+
+MlirValue attn_k_rope_pos_at(struct attn_builder *b,
+                             const struct attn_k_rope_pos *pp, MlirValue row) {
+  MlirValue lo = attn_b_binary(b, "arith.maxsi", row, attn_b_i32(b, 0));
+  MlirValue at = attn_b_minui(b, lo, attn_b_i32(b, pp->len - 1));
+  MlirValue p = attn_k_gep_elem(b, pp->base, attn_k_i64_of(b, at), b->t.i32);
+  return attn_k_load(b, p, b->t.i32);
+}
+
+/// The result (of type res) of inline PTX text over one operand x.
+static MlirValue asm1(struct attn_builder *b, MlirType res, const char *cons,
+                      const char *text, MlirValue x) {
+  return attn_b_result(attn_k_asm(b, res, cons, text, 1, &x), 0);
+}
+
+void attn_k_rope_mufu_sincos(struct attn_builder *b, MlirValue frac,
+                             MlirValue *c, MlirValue *s) {
+  MlirValue two_pi = attn_b_f32(b, (float)ATTN_K_TWO_PI);
+  MlirValue a = attn_b_mulf(b, frac, two_pi);
+  *c = asm1(b, b->t.f32, "=f,f", "cos.approx.f32 $0, $1;", a);
+  *s = asm1(b, b->t.f32, "=f,f", "sin.approx.f32 $0, $1;", a);
+}
+
+void attn_k_rope_turns_sincos(struct attn_builder *b, MlirValue pos,
+                              MlirValue turns, MlirValue *c, MlirValue *s) {
+  MlirValue t =
+      attn_b_mulf(b, attn_b_cast(b, "arith.sitofp", pos, b->t.f64), turns);
+  MlirValue rt = asm1(b, b->t.f64, "=d,d", "cvt.rni.f64.f64 $0, $1;", t);
+  MlirValue f = attn_b_subf(b, t, rt);
+  attn_k_rope_mufu_sincos(b, attn_k_truncf(b, f, b->t.f32), c, s);
+}
+
+MlirValue attn_k_rope_turns(struct attn_builder *b, MlirValue f) {
+  MlirValue inv = attn_b_f64(b, 1.0 / ATTN_K_TWO_PI);
+  return attn_b_mulf(b, attn_b_cast(b, "arith.extf", f, b->t.f64), inv);
 }

@@ -10,7 +10,8 @@
 // lives in a context in shared memory (offsets below), read where it is
 // used, and each team thread's rotation constants in a stash there. The
 // same ops, in the same order, as lib/Transforms/hopper_rope.c wrote as
-// text.
+// text. With explicit positions each row's cos/sin come from its own
+// position (read from the positions parameter) by the stashed turns.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
@@ -375,7 +376,7 @@ static void while_close(struct attn_builder *b, struct ahead_while *w,
 void attn_k_rope_ahead(struct attn_builder *b,
                        const struct attn_hopper_kernel *k, MlirValue rt,
                        MlirValue smem, MlirValue sbase, int64_t buf_off,
-                       MlirValue ctx, MlirValue first) {
+                       MlirValue ctx, MlirValue first, MlirValue positions) {
   MlirLocation outer = enter_ahead(b);
   int64_t blocks = attn_hopper_ahead_blocks(k);
   MlirValue leader = attn_k_cmpc(b, ATTN_B_EQ, rt, 0);
@@ -431,8 +432,15 @@ void attn_k_rope_ahead(struct attn_builder *b,
       k->rope_offset_k);
   MlirValue sb = attn_k_pin(b, sbase, "r");
   struct attn_k_rope_rows r = stash_load(b, k, ctx, rt, sb);
+  // Explicit positions: those of the block's batch, from its first row.
+  struct attn_k_rope_pos pp = {.base = {NULL}, .len = k->seq_k};
+  if (k->k_positions) {
+    MlirValue bh = attn_k_divc(b, c, attn_hopper_key_blocks(k));
+    pp.base = attn_k_rope_pos_base(b, positions,
+                                   attn_k_divc(b, bh, k->kv_heads), k->seq_k);
+  }
   attn_k_rope_rows(b, k, smem, buf, k->block_n, attn_b_i32(b, 0), k->block_n,
-                   pos0, &r);
+                   pos0, &r, &pp);
   attn_k_fence_proxy_async(b, false);
   attn_k_bar_sync(b, attn_b_i32(b, 9), 96);
   attn_b_if_open(b, &s, leader, 0, NULL, false);

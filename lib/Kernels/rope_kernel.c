@@ -7,7 +7,10 @@
 // stores, two rows per iteration, and cos/sin stepped down the rows by a
 // rotation per row. The same ops, in the same order, as
 // lib/Transforms/hopper_rope.c wrote as text (rotations without fused
-// multiply-adds).
+// multiply-adds). With explicit positions (attn_hopper_kernel's
+// q_positions, k_positions: a third parameter) each row's position is
+// loaded and its cos/sin computed from the frequencies in turns by the
+// MUFU (attn_k_rope_turns_sincos) instead of stepped.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
@@ -37,6 +40,7 @@ struct rope_k {
   struct attn_builder *b;
   const struct attn_hopper_kernel *k;
   MlirValue x, x_rot;
+  MlirValue positions; ///< explicit positions' parameter; null: offsets
   MlirType v4;
 };
 
@@ -199,10 +203,78 @@ static void build_body(struct rope_k *e, bool q) {
   attn_b_for_close(b, &loop, 2 * nf, nxt);
 }
 
+/// build_body with explicit positions (e->positions): rows row and row2c's
+/// positions loaded once each per iteration, every pair's cos/sin from the
+/// frequencies in turns.
+static void build_body_positions(struct rope_k *e, bool q) {
+  struct attn_builder *b = e->b;
+  const struct attn_hopper_kernel *k = e->k;
+  int64_t heads = q ? k->heads : k->kv_heads;
+  int64_t seq = q ? k->seq_q : k->seq_k;
+  int units = rope_k_units(k), groups = ROPE_K_THREADS / units;
+  int nf = k->interleaved ? 4 : 8; // frequencies per unit
+  MlirValue tid = attn_k_sreg(b, "tid.x");
+  MlirValue bx = attn_k_sreg(b, "ctaid.x");
+  MlirValue h = attn_k_sreg(b, "ctaid.y");
+  MlirValue bz = attn_k_sreg(b, "ctaid.z");
+  MlirValue unit = attn_k_remc(b, tid, units);
+  MlirValue g = attn_k_divc(b, tid, units);
+  MlirValue row0 = attn_k_mulc(b, bx, ROPE_K_ROWS);
+  MlirValue first = attn_b_addi(b, row0, g);
+  MlirValue seq_v = attn_b_i32(b, seq);
+  MlirValue end = attn_b_minui(b, attn_k_addc(b, row0, ROPE_K_ROWS), seq_v);
+  MlirValue p0 = attn_k_mulc(b, unit, nf);
+  MlirValue turns[8];
+  for (int i = 0; i < nf; ++i)
+    turns[i] =
+        attn_k_rope_turns(b, attn_k_rope_inv_freq(b, k, attn_k_addc(b, p0, i)));
+  struct attn_k_rope_pos pp = {
+      .base = attn_k_rope_pos_base(b, e->positions, bz, seq), .len = seq};
+  MlirValue head = attn_k_i64_of(
+      b, attn_k_mulc(b, attn_b_addi(b, attn_k_mulc(b, bz, heads), h), seq));
+  MlirValue ucol = attn_k_i64_of(b, attn_k_mulc(b, unit, 16));
+  MlirValue lo = attn_k_to_index(b, first);
+  MlirValue hi = attn_k_to_index(b, end);
+  MlirValue st = attn_b_index(b, 2 * groups);
+  struct attn_b_for loop;
+  attn_b_for_open(b, &loop, lo, hi, st, 0, NULL);
+  MlirValue row = attn_k_from_index(b, loop.iv);
+  MlirValue row2 = attn_k_addc(b, row, groups);
+  MlirValue has2 = attn_b_cmpi(b, ATTN_B_ULT, row2, end);
+  MlirValue row2c = attn_b_select(b, has2, row2, row);
+  MlirValue off = row_offset(e, head, row, ucol);
+  MlirValue off2 = row_offset(e, head, row2c, ucol);
+  MlirValue x1[8], x2[8], z1[8], z2[8];
+  load_row(e, off, x1, x2);
+  load_row(e, off2, z1, z2);
+  MlirValue pos = attn_k_rope_pos_at(b, &pp, row);
+  MlirValue pos2 = attn_k_rope_pos_at(b, &pp, row2c);
+  MlirValue y1[8], y2[8], c, sn;
+  for (int i = 0; i < nf; ++i) {
+    attn_k_rope_turns_sincos(b, pos, turns[i], &c, &sn);
+    attn_k_rotate(b, x1[i], x2[i], c, sn, &y1[i], &y2[i]);
+  }
+  store_row(e, off, y1, y2);
+  for (int i = 0; i < nf; ++i) {
+    attn_k_rope_turns_sincos(b, pos2, turns[i], &c, &sn);
+    attn_k_rotate(b, z1[i], z2[i], c, sn, &y1[i], &y2[i]);
+  }
+  struct attn_b_if second;
+  attn_b_if_open(b, &second, has2, 0, NULL, false);
+  store_row(e, off2, y1, y2);
+  attn_b_if_close(b, &second, 0, NULL);
+  attn_b_for_close(b, &loop, 0, NULL);
+}
+
+/// Whether the kernel rotating K (Q when q) reads explicit positions.
+static bool rope_k_positions(const struct attn_hopper_kernel *k, bool q) {
+  return q ? k->q_positions : k->k_positions;
+}
+
 /// The attn.launch entry: the grid (row blocks, heads, batch), 128 threads,
 /// no shared memory, kernel "rope-k" (or "rope-q") and the parameters x and
 /// x_rot, 16-byte aligned (attnrt checks the pointers for the vector loads
-/// and stores).
+/// and stores), and with explicit positions q_positions (k_positions).
 static MlirAttribute launch_attr(struct attn_builder *b,
                                  const struct attn_hopper_kernel *k, bool q) {
   const char *x = q ? "q" : "k";
@@ -213,7 +285,7 @@ static MlirAttribute launch_attr(struct attn_builder *b,
   snprintf(kind, sizeof kind, "rope-%s", x);
   snprintf(rot, sizeof rot, "%s_rot", x);
   const char *ty = k->bf16 ? "bf16" : "f16";
-  struct attn_k_param p[2] = {
+  struct attn_k_param p[3] = {
       {.name = x,
        .dtype = ty,
        .shape = {k->batch, heads, seq, k->head_dim},
@@ -224,8 +296,13 @@ static MlirAttribute launch_attr(struct attn_builder *b,
        .shape = {k->batch, heads, seq, k->head_dim},
        .align = 16,
        .rank = 4},
+      {.name = q ? "q_positions" : "k_positions",
+       .dtype = "i32",
+       .shape = {k->batch, seq},
+       .rank = 2},
   };
-  return attn_k_launch_attr(b, kind, grid, ROPE_K_THREADS, 0, 2, p, 0, NULL);
+  return attn_k_launch_attr(b, kind, grid, ROPE_K_THREADS, 0,
+                            rope_k_positions(k, q) ? 3 : 2, p, 0, NULL);
 }
 
 /// {llvm.noalias, llvm.<access>}: x and x_rot are distinct buffers, so the
@@ -248,25 +325,32 @@ bool attn_kernels_build_hopper_rope(MlirOperation gpu_module, MlirLocation loc,
   char name[320];
   snprintf(name, sizeof name, "%s__rope_%s", k->name, q ? "q" : "k");
   int32_t maxntid[3] = {ROPE_K_THREADS, 1, 1};
-  MlirAttribute args[2] = {arg_attr(&b, "llvm.readonly"),
-                           arg_attr(&b, "llvm.writeonly")};
+  int nargs = rope_k_positions(k, q) ? 3 : 2;
+  MlirAttribute args[3] = {arg_attr(&b, "llvm.readonly"),
+                           arg_attr(&b, "llvm.writeonly"),
+                           arg_attr(&b, "llvm.readonly")};
   MlirNamedAttribute attrs[] = {
-      attn_b_named(&b, "arg_attrs", mlirArrayAttrGet(ctx, 2, args)),
+      attn_b_named(&b, "arg_attrs", mlirArrayAttrGet(ctx, nargs, args)),
       attn_b_named(&b, "nvvm.kernel", attn_b_attr_unit(&b)),
       attn_b_named(&b, "nvvm.maxntid", mlirDenseI32ArrayGet(ctx, 3, maxntid)),
       attn_b_named(&b, "attn.launch", launch_attr(&b, k, q)),
   };
   struct attn_b_func f;
   attn_builder_role(&b, "rope.kernel");
-  attn_k_llvm_func_open(&b, &f, name, 2, 4, attrs);
+  attn_k_llvm_func_open(&b, &f, name, nargs, 4, attrs);
   struct rope_k e = {.b = &b, .k = k};
   if (!mlirOperationIsNull(f.op)) {
     e.x = attn_b_func_arg(&f, 0);
     e.x_rot = attn_b_func_arg(&f, 1);
+    if (nargs == 3)
+      e.positions = attn_b_func_arg(&f, 2);
   }
   e.v4 = mlirVectorTypeGet(1, (int64_t[]){4}, b.t.i32);
   attn_builder_role(&b, "rope");
-  build_body(&e, q);
+  if (nargs == 3)
+    build_body_positions(&e, q);
+  else
+    build_body(&e, q);
   attn_builder_role(&b, "rope.kernel");
   return attn_k_llvm_func_finish(&b, &f);
 }

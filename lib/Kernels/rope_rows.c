@@ -4,10 +4,11 @@
 // rows of a tile with the 128-byte swizzle (Q in the consumers or the
 // producer's warps, K per tile in the fused placement, K blocks in the
 // ahead team), each thread owning a slot of two pairs and stepping cos/sin
-// down its rows by a rotation per step; and Q pair by pair where the slots
-// do not divide the consumers' threads. The same ops, in the same order, as
-// lib/Transforms/hopper_rope.c wrote as text: its own rows rotate with fused
-// multiply-adds (attn_k_rotate_fma), the pairs of Q without
+// down its rows by a rotation per step (with explicit positions, each row's
+// cos/sin from its own position instead); and Q pair by pair where the
+// slots do not divide the consumers' threads. The same ops, in the same
+// order, as lib/Transforms/hopper_rope.c wrote as text: its own rows rotate
+// with fused multiply-adds (attn_k_rotate_fma), the pairs of Q without
 // (attn_k_rotate).
 //
 //===----------------------------------------------------------------------===//
@@ -72,33 +73,10 @@ static MlirValue asm1(struct attn_builder *b, MlirType res, const char *cons,
   return attn_b_result(attn_k_asm(b, res, cons, text, 1, &x), 0);
 }
 
-/// The MUFU's cos and sin of frac (f32) turns, frac in [-1/2, 1/2].
-static void mufu_sincos(struct attn_builder *b, MlirValue frac, MlirValue *c,
-                        MlirValue *s) {
-  MlirValue two_pi = attn_b_f32(b, (float)ATTN_K_TWO_PI);
-  MlirValue a = attn_b_mulf(b, frac, two_pi);
-  *c = asm1(b, b->t.f32, "=f,f", "cos.approx.f32 $0, $1;", a);
-  *s = asm1(b, b->t.f32, "=f,f", "sin.approx.f32 $0, $1;", a);
-}
-
-/// cos and sin of pos (i32) times a frequency given in turns per position
-/// (f64): the angle's fraction of a turn in f64, exact to 2^-29 turns for
-/// any position below 2^24, then the MUFU's sin/cos on [-pi, pi] (absolute
-/// error about 2^-21). Few registers and no branches, where __nv_sinf's
-/// reduction of large angles needs many.
-static void turns_sincos(struct attn_builder *b, MlirValue pos, MlirValue turns,
-                         MlirValue *c, MlirValue *s) {
-  MlirValue t =
-      attn_b_mulf(b, attn_b_cast(b, "arith.sitofp", pos, b->t.f64), turns);
-  MlirValue rt = asm1(b, b->t.f64, "=d,d", "cvt.rni.f64.f64 $0, $1;", t);
-  MlirValue f = attn_b_subf(b, t, rt);
-  mufu_sincos(b, attn_k_truncf(b, f, b->t.f32), c, s);
-}
-
-/// turns_sincos for a frequency in turns per position given as f32, in f32
-/// only: the product pos * turns (pos below 2^24, exact in f32) split into
-/// hi + lo (lo = fma(pos, turns, -hi), the product's rounding error,
-/// exact), so the product's fraction of a turn is hi - rint(hi) + lo to
+/// attn_k_rope_turns_sincos for a frequency in turns per position given as
+/// f32, in f32 only: the product pos * turns (pos below 2^24, exact in f32)
+/// split into hi + lo (lo = fma(pos, turns, -hi), the product's rounding
+/// error, exact), so the product's fraction of a turn is hi - rint(hi) + lo to
 /// about 2^-24 turns. The turns themselves are an f32 rounding of the
 /// frequency over 2 pi, so the angle is off by up to pos * turns * 2^-24
 /// turns (at position 16K and frequency 1, about 1e-3 rad; pos * f0 in f32
@@ -110,7 +88,7 @@ static void turns32_sincos(struct attn_builder *b, MlirValue pos,
   MlirValue lo = attn_b_fma(b, x, turns, attn_b_negf(b, hi));
   MlirValue r = asm1(b, b->t.f32, "=f,f", "cvt.rni.f32.f32 $0, $1;", hi);
   MlirValue f = attn_b_addf(b, attn_b_subf(b, hi, r), lo);
-  mufu_sincos(b, f, c, s);
+  attn_k_rope_mufu_sincos(b, f, c, s);
 }
 
 /// The fused rotation of two words wa and wb (i32) as
@@ -162,35 +140,54 @@ static void rotate_words32(struct attn_builder *b,
                 attn_k_pack2(b, k->bf16, n[2], n[3]));
 }
 
-void attn_k_rope_rows(struct attn_builder *b,
-                      const struct attn_hopper_kernel *k, MlirValue smem,
-                      MlirValue tile_base, int tile_rows, MlirValue first,
-                      int nrows, MlirValue pos_first,
-                      const struct attn_k_rope_rows *r) {
-  MlirLocation outer = enter_rope(b);
-  MlirValue pos_i = attn_b_addi(b, pos_first, r->g);
-  MlirValue init[4];
+/// cos/sin (c0, s0, c1, s1 into cs[0..3]) of the slot's two pairs at
+/// position pos (i32): by r's turns, else by sincos of pos times r's
+/// frequencies.
+static void slot_sincos(struct attn_builder *b,
+                        const struct attn_k_rope_rows *r, MlirValue pos_i,
+                        MlirValue cs[4]) {
   if (!mlirValueIsNull(r->turns0)) {
     void (*sc)(struct attn_builder *, MlirValue, MlirValue, MlirValue *,
-               MlirValue *) = r->turns32 ? turns32_sincos : turns_sincos;
-    sc(b, pos_i, r->turns0, &init[0], &init[1]);
-    sc(b, pos_i, r->turns1, &init[2], &init[3]);
+               MlirValue *) =
+        r->turns32 ? turns32_sincos : attn_k_rope_turns_sincos;
+    sc(b, pos_i, r->turns0, &cs[0], &cs[1]);
+    sc(b, pos_i, r->turns1, &cs[2], &cs[3]);
   } else {
     // Signed: a causal kernel's first query block starts before row 0
     // (attn_hopper_query_shift), and its rows from 0 on step from there.
     MlirValue pos = attn_b_cast(b, "arith.sitofp", pos_i, b->t.f32);
-    attn_k_sincos(b, attn_b_mulf(b, pos, r->f0), &init[0], &init[1]);
-    attn_k_sincos(b, attn_b_mulf(b, pos, r->f1), &init[2], &init[3]);
+    attn_k_sincos(b, attn_b_mulf(b, pos, r->f0), &cs[0], &cs[1]);
+    attn_k_sincos(b, attn_b_mulf(b, pos, r->f1), &cs[2], &cs[3]);
   }
+}
+
+void attn_k_rope_rows(struct attn_builder *b,
+                      const struct attn_hopper_kernel *k, MlirValue smem,
+                      MlirValue tile_base, int tile_rows, MlirValue first,
+                      int nrows, MlirValue pos_first,
+                      const struct attn_k_rope_rows *r,
+                      const struct attn_k_rope_pos *pp) {
+  MlirLocation outer = enter_rope(b);
+  bool explicit = pp && !mlirValueIsNull(pp->base);
+  MlirValue init[4] = {{NULL}, {NULL}, {NULL}, {NULL}};
+  if (!explicit)
+    slot_sincos(b, r, attn_b_addi(b, pos_first, r->g), init);
   // An i32 loop: an index one counts in 64 bits (4 instructions a row
   // where this takes 2).
   MlirValue lo = attn_b_addi(b, first, r->g);
   MlirValue hi = attn_k_addc(b, first, nrows);
   MlirValue st = attn_b_i32(b, r->groups);
   struct attn_b_for loop;
-  attn_b_for_open(b, &loop, lo, hi, st, 4, init);
+  attn_b_for_open(b, &loop, lo, hi, st, explicit ? 0 : 4, init);
   MlirValue row = loop.iv;
+  MlirValue cs[4];
   const MlirValue *a = loop.args;
+  if (explicit) {
+    // The row's own position (pos_first is row first's sequence row).
+    MlirValue seq_row = attn_b_addi(b, attn_b_subi(b, pos_first, first), row);
+    slot_sincos(b, r, attn_k_rope_pos_at(b, pp, seq_row), cs);
+    a = cs;
+  }
   if (!mlirValueIsNull(r->sbase32)) {
     MlirValue aa = attn_b_addi(
         b, r->sbase32, attn_k_swz(b, tile_base, tile_rows, row, r->slot_c1));
@@ -204,6 +201,11 @@ void attn_k_rope_rows(struct attn_builder *b,
         b, smem, attn_k_swz(b, tile_base, tile_rows, row, r->slot_c2));
     rotate_words_fma(b, k, pa, pb, a[0], a[1], a[2], a[3]);
   }
+  if (explicit) {
+    attn_b_for_close(b, &loop, 0, NULL);
+    leave_rope(b, outer);
+    return;
+  }
   // cos/sin one step down, by the step's rotation (fused).
   MlirValue next[4];
   attn_k_rotate_fma(b, a[0], a[1], r->step_c0, r->step_s0, &next[0], &next[1]);
@@ -214,7 +216,8 @@ void attn_k_rope_rows(struct attn_builder *b,
 
 void attn_k_rope_q_pairs(struct attn_builder *b,
                          const struct attn_hopper_kernel *k, MlirValue smem,
-                         MlirValue wt, MlirValue q_row, MlirValue cw) {
+                         MlirValue wt, MlirValue q_row, MlirValue cw,
+                         const struct attn_k_rope_pos *pp) {
   MlirLocation outer = enter_rope(b);
   int pairs = (int)(k->rotary_dim / 2);
   MlirValue lo = attn_k_to_index(b, wt);
@@ -229,7 +232,9 @@ void attn_k_rope_q_pairs(struct attn_builder *b,
   attn_k_rope_pair_cols(b, k, pair, &c1, &c2);
   MlirValue tile_row = attn_b_addi(b, attn_k_mulc(b, cw, 64), row);
   MlirValue pos =
-      attn_b_addi(b, attn_k_addc(b, q_row, k->rope_offset), tile_row);
+      pp && !mlirValueIsNull(pp->base)
+          ? attn_k_rope_pos_at(b, pp, attn_b_addi(b, q_row, tile_row))
+          : attn_b_addi(b, attn_k_addc(b, q_row, k->rope_offset), tile_row);
   MlirValue freq = attn_k_rope_inv_freq(b, k, pair);
   MlirValue angle =
       attn_b_mulf(b, attn_b_cast(b, "arith.sitofp", pos, b->t.f32), freq);

@@ -16,8 +16,9 @@
 // memref.load to an llvm.load from its pointer parameter (the kernels take
 // the caller's tensors first, in the tile kernel's order:
 // attn_hopper_kernel::args) at the row-major offset, gpu.yield to the
-// result, every other op cloned with its operands mapped (the GPU pipeline
-// lowers arith and math on it afterwards). A memo of the ops made, keyed by the body op and its
+// result, math.tanh of f32 to tanh.approx.f32 (tanh_approx), every other op
+// cloned with its operands mapped (the GPU pipeline lowers arith and math on
+// it afterwards). A memo of the ops made, keyed by the body op and its
 // mapped operands, makes each value once: at the tile's start
 // (attn_k_fn_tile, outside the key loop) what depends only on b, h and the
 // thread's two rows (a document mask's q_segments[b, q], a bias's per-head
@@ -31,6 +32,7 @@
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,6 +168,330 @@ static MlirValue clone_op(struct attn_builder *b, MlirOperation op,
   return attn_b_result(c, 0);
 }
 
+/// tanh.approx.f32 of x (f32): llvm.intr.tanh with the afn flag, which
+/// NVPTX selects as that instruction (sm_75 and newer; LLVM 22 has no
+/// llvm.nvvm.tanh.approx intrinsic any more). One MUFU op, as
+/// FlashAttention-3's and flex_attention's softcap, where convert-gpu-to-nvvm
+/// would call libdevice's __nv_tanhf (about twenty instructions); relative
+/// error 2^-11 (PTX ISA), which moves a logit of magnitude |x| by |x| 2^-11.
+static MlirValue tanh_approx(struct attn_builder *b, MlirValue x) {
+  MlirAttribute afn = mlirAttributeParseGet(
+      b->ctx, mlirStringRefCreateFromCString("#llvm.fastmath<afn>"));
+  MlirNamedAttribute fm = attn_b_named(b, "fastmathFlags", afn);
+  return attn_b_op1(b, "llvm.intr.tanh", b->t.f32, 1, &x, 1, &fm);
+}
+
+/// Whether op is named name.
+static bool is_op(MlirOperation op, const char *name) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  return n.length == strlen(name) && !strncmp(n.data, name, n.length);
+}
+
+/// Whether body op op is math.tanh of f32 (the kernels' tanh_approx).
+static bool is_tanh_f32(MlirOperation op) {
+  return is_op(op, "math.tanh") &&
+         mlirTypeIsAF32(mlirValueGetType(mlirOperationGetResult(op, 0)));
+}
+
+//===-- What the kernels make of a score function besides its ops --------===//
+//
+// The scores carry a compile-time factor f out of the tensor cores
+// (softmax.c): S = f v, v the registers, and the softmax folds f into its
+// exp2 constant. A score function sees the score f v; three forms of body
+// keep f out of the loop, as the softmax folds the scale (plan_of):
+// - in: the score's one use multiplies or divides it by a constant C. That
+//   op becomes v (f C), or v (f / C): one multiply (softcap's s / cap).
+// - out: the body yields C y, C > 0 a constant. The kernel yields y and the
+//   scores carry C on (softcap's cap tanh(...)).
+// - add: the body yields s + a u or s - a u, where u reads neither the score
+//   nor the key (it is made once per tile) and a is computed from the
+//   indices alone (no score, no capture: a bias table's t u keeps its
+//   multiply by f, so that such programs compile as before).
+//   The kernel yields fma(a, +-u / f, v), +-u / f made per tile, and the
+//   scores keep f (ALiBi's s - slope |q - kv|).
+// And sitofp of q - kv (or kv - q), the element's distance, costs one add:
+// q - kv = (q - kbase) - o for the fragment's key base kbase and the
+// register's column offset o, so (q - kbase) is converted once per row and
+// key block (distance). Exact: |q - kv| < 2^24. Neither the row nor the key
+// is clamped there: a padding key's score (past seq_k) is masked, a padding
+// row's (or one before row 0) never stored. (With the clamped rows LLVM,
+// knowing their range, would turn each element's float add back into an
+// integer add and a conversion.)
+
+/// What a value of a body depends on (plan_of): its arguments (bit i for
+/// argument i: the score, b, h, q, kv) and captures read.
+enum { DEP_S = 1, DEP_KV = 16, DEP_LOAD = 32 };
+
+/// A score function's forms (plan_of): null ops where a form does not apply.
+struct fn_plan {
+  MlirOperation in_op; ///< the score's one use: s * in_c, or s / in_c
+  double in_c;
+  bool in_div;
+  MlirOperation out_op; ///< yields out_c * out_y, out_c > 0 and finite
+  MlirValue out_y;
+  double out_c;
+  MlirOperation add_op, add_mul; ///< yields s + add_sign * (add_a * add_u)
+  MlirValue add_a, add_u;
+  double add_sign;
+  bool loads;      ///< reads a capture
+  int element_ops; ///< ops per element but casts and what the forms absorb
+};
+
+/// The operation defining v when it is named name, else a null one.
+static MlirOperation def_named(MlirValue v, const char *name) {
+  if (!mlirValueIsAOpResult(v) || !is_op(mlirOpResultGetOwner(v), name))
+    return (MlirOperation){NULL};
+  return mlirOpResultGetOwner(v);
+}
+
+/// Whether v (a body's value) has exactly one use.
+static bool one_use(MlirValue v) {
+  MlirOpOperand u = mlirValueGetFirstUse(v);
+  return !mlirOpOperandIsNull(u) &&
+         mlirOpOperandIsNull(mlirOpOperandGetNextUse(u));
+}
+
+/// Whether v is an arith.constant of f32, finite; its value in *c.
+static bool const_f32(MlirValue v, double *c) {
+  MlirOperation def = def_named(v, "arith.constant");
+  if (mlirOperationIsNull(def) || !mlirTypeIsAF32(mlirValueGetType(v)))
+    return false;
+  MlirAttribute a = mlirOperationGetAttributeByName(
+      def, mlirStringRefCreateFromCString("value"));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAFloat(a))
+    return false;
+  *c = mlirFloatAttrGetValueDouble(a);
+  return isfinite(*c);
+}
+
+/// Whether op only converts an integer to another width or to index (the
+/// ops distance_sign looks through, and element_ops does not count).
+static bool is_int_cast(MlirOperation op) {
+  return is_op(op, "arith.index_cast") || is_op(op, "arith.index_castui") ||
+         is_op(op, "arith.extsi") || is_op(op, "arith.extui") ||
+         is_op(op, "arith.trunci");
+}
+
+/// What v depends on, given the dependences dep[0 .. n) of the body's ops
+/// ops[0 .. n) before its user.
+static unsigned deps_of(MlirBlock body, MlirValue v, const MlirOperation *ops,
+                        const unsigned *dep, int n) {
+  if (mlirValueIsABlockArgument(v))
+    return mlirBlockEqual(mlirBlockArgumentGetOwner(v), body)
+               ? 1u << mlirBlockArgumentGetArgNumber(v)
+               : 0;
+  MlirOperation def = mlirOpResultGetOwner(v);
+  for (int i = n - 1; i >= 0; --i)
+    if (mlirOperationEqual(ops[i], def))
+      return dep[i];
+  return 0; // a capture
+}
+
+/// The forms of the score function body (above) into p.
+static void plan_of(MlirBlock body, struct fn_plan *p) {
+  memset(p, 0, sizeof *p);
+  if (mlirBlockGetNumArguments(body) != 5)
+    return;
+  MlirOperation ops[256], yield = {NULL};
+  unsigned dep[256];
+  int n = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op) && n < 256;
+       op = mlirOperationGetNextInBlock(op)) {
+    if (is_op(op, "gpu.yield")) {
+      yield = op;
+      break;
+    }
+    unsigned d = is_op(op, "memref.load") ? DEP_LOAD : 0;
+    for (intptr_t i = 0, m = mlirOperationGetNumOperands(op); i < m; ++i)
+      d |= deps_of(body, mlirOperationGetOperand(op, i), ops, dep, n);
+    p->loads |= (d & DEP_LOAD) != 0;
+    ops[n] = op;
+    dep[n++] = d;
+  }
+  if (mlirOperationIsNull(yield) || mlirOperationGetNumOperands(yield) != 1)
+    return;
+  MlirValue s = mlirBlockGetArgument(body, 0);
+  MlirValue y = mlirOperationGetOperand(yield, 0);
+  double c;
+  // in: the score's one use, s * C, C * s or s / C.
+  MlirOpOperand u = mlirValueGetFirstUse(s);
+  if (one_use(s)) {
+    MlirOperation op = mlirOpOperandGetOwner(u);
+    unsigned at = mlirOpOperandGetOperandNumber(u);
+    bool div = is_op(op, "arith.divf") && at == 0;
+    if ((div || is_op(op, "arith.mulf")) &&
+        const_f32(mlirOperationGetOperand(op, 1 - at), &c) && c != 0) {
+      p->in_op = op;
+      p->in_c = c;
+      p->in_div = div;
+    }
+  }
+  // out: yields y * C or C * y, C > 0.
+  MlirOperation top = def_named(y, "arith.mulf");
+  for (int i = 0; !mlirOperationIsNull(top) && one_use(y) && i < 2; ++i)
+    if (const_f32(mlirOperationGetOperand(top, i), &c) && c > 0) {
+      p->out_op = top;
+      p->out_y = mlirOperationGetOperand(top, 1 - i);
+      p->out_c = c;
+      if (mlirOperationEqual(top, p->in_op)) // s * C: out alone
+        p->in_op = (MlirOperation){NULL};
+      break;
+    }
+  // add: yields s + t, t + s or s - t, t = a * u with u made per tile.
+  MlirOperation aop = def_named(y, "arith.addf");
+  bool sub = mlirOperationIsNull(aop);
+  if (sub)
+    aop = def_named(y, "arith.subf");
+  for (int i = 0; !mlirOperationIsNull(aop) && one_use(y) && i < 2; ++i) {
+    if (!mlirValueEqual(mlirOperationGetOperand(aop, i), s) || (sub && i))
+      continue;
+    MlirValue t = mlirOperationGetOperand(aop, 1 - i);
+    MlirOperation mul = def_named(t, "arith.mulf");
+    for (int m = 0; !mlirOperationIsNull(mul) && one_use(t) && m < 2; ++m) {
+      MlirValue a = mlirOperationGetOperand(mul, m),
+                w = mlirOperationGetOperand(mul, 1 - m);
+      if (deps_of(body, w, ops, dep, n) & (DEP_S | DEP_KV) ||
+          deps_of(body, a, ops, dep, n) & (DEP_S | DEP_LOAD))
+        continue;
+      p->add_op = aop;
+      p->add_mul = mul;
+      p->add_a = a;
+      p->add_u = w;
+      p->add_sign = sub ? -1.0 : 1.0;
+      break;
+    }
+    break;
+  }
+  for (int i = 0; i < n; ++i)
+    p->element_ops += (dep[i] & (DEP_S | DEP_KV)) && !is_int_cast(ops[i]) &&
+                      !mlirOperationEqual(ops[i], p->out_op) &&
+                      !mlirOperationEqual(ops[i], p->add_mul);
+}
+
+/// With the forms add and in, the body sees the score arguments' raw value v
+/// (the register); otherwise f v.
+static bool sees_raw(const struct fn_plan *p) {
+  return !mlirOperationIsNull(p->in_op) || !mlirOperationIsNull(p->add_op);
+}
+
+double attn_k_fn_factor(const struct attn_hopper_kernel *k, int fi, double f) {
+  struct fn_plan p;
+  plan_of(k->score_fns[fi], &p);
+  if (!mlirOperationIsNull(p.add_op))
+    return f;
+  return mlirOperationIsNull(p.out_op) ? 1.0 : p.out_c;
+}
+
+double attn_k_fn_factor_after(const struct attn_hopper_kernel *k, int i,
+                              int fi, double f) {
+  return k->mods[i] == ATTN_HOPPER_MOD_SCALE ? f * k->scale
+                                             : attn_k_fn_factor(k, fi, f);
+}
+
+/// The factor the scores carry before modifier n of k's order.
+static double factor_upto(const struct attn_hopper_kernel *k, int n) {
+  double f = 1.0;
+  for (int i = 0, fi = 0; i < n && i < k->nmods; ++i) {
+    f = attn_k_fn_factor_after(k, i, fi, f);
+    fi += k->mods[i] == ATTN_HOPPER_MOD_FN;
+  }
+  return f;
+}
+
+double attn_k_score_factor(const struct attn_hopper_kernel *k) {
+  return k->nmods == 0 ? k->scale : factor_upto(k, k->nmods);
+}
+
+double attn_k_fn_factor_into(const struct attn_hopper_kernel *k, int fi) {
+  int i = 0;
+  for (int n = 0; i < k->nmods; ++i)
+    if (k->mods[i] == ATTN_HOPPER_MOD_FN && n++ == fi)
+      break;
+  return factor_upto(k, i);
+}
+
+bool attn_hopper_fns_light(const struct attn_hopper_kernel *k) {
+  if (k->nmask_fns)
+    return false;
+  for (int i = 0; i < k->nscore_fns; ++i) {
+    struct fn_plan p;
+    plan_of(k->score_fns[i], &p);
+    bool formed = !mlirOperationIsNull(p.in_op) ||
+                  !mlirOperationIsNull(p.out_op) ||
+                  !mlirOperationIsNull(p.add_op);
+    if (p.loads || !formed || p.element_ops > ATTN_HOPPER_LIGHT_FN_OPS)
+      return false;
+  }
+  return true;
+}
+
+/// Whether body op op is sitofp (to f32) of q - kv (1) or kv - q (-1)
+/// through integer casts of index or of 32 bits and more (which keep values
+/// below 2^24 and their differences): the sign, or 0.
+static int distance_sign(MlirOperation op, MlirBlock body) {
+  if (!is_op(op, "arith.sitofp") ||
+      !mlirTypeIsAF32(mlirValueGetType(mlirOperationGetResult(op, 0))))
+    return 0;
+  MlirValue x = mlirOperationGetOperand(op, 0);
+  for (;;) { // casts of the difference keep its sign
+    MlirOperation d = mlirValueIsAOpResult(x) ? mlirOpResultGetOwner(x)
+                                              : (MlirOperation){NULL};
+    if (mlirOperationIsNull(d) ||
+        !(is_op(d, "arith.index_cast") || is_op(d, "arith.extsi")))
+      break;
+    x = mlirOperationGetOperand(d, 0);
+  }
+  MlirOperation sub = def_named(x, "arith.subi");
+  MlirType t = mlirValueGetType(x);
+  if (mlirOperationIsNull(sub) ||
+      !(mlirTypeIsAIndex(t) ||
+        (mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) >= 32)))
+    return 0;
+  int arg[2];
+  for (int i = 0; i < 2; ++i) {
+    MlirValue v = mlirOperationGetOperand(sub, i);
+    while (mlirValueIsAOpResult(v) && is_int_cast(mlirOpResultGetOwner(v)) &&
+           !is_op(mlirOpResultGetOwner(v), "arith.trunci") &&
+           (mlirTypeIsAIndex(mlirValueGetType(v)) ||
+            mlirIntegerTypeGetWidth(mlirValueGetType(v)) >= 32))
+      v = mlirOperationGetOperand(mlirOpResultGetOwner(v), 0);
+    arg[i] = mlirValueIsABlockArgument(v) &&
+                     mlirBlockEqual(mlirBlockArgumentGetOwner(v), body)
+                 ? (int)mlirBlockArgumentGetArgNumber(v)
+                 : -1;
+  }
+  return arg[0] == 3 && arg[1] == 4 ? 1 : arg[0] == 4 && arg[1] == 3 ? -1 : 0;
+}
+
+/// What one evaluation of a body computes for: the element's row r (0, 1;
+/// fn->q) and column c (fn->kv; -1: the tile's scope, no key), and for a
+/// score function on an element (plan non-null) the values of its forms.
+struct elem {
+  int r, c;
+  const struct fn_plan *plan;
+  MlirValue in;    ///< in: plan->in_op's value, v times the folded factor
+  MlirValue score; ///< the register v
+  MlirValue coef;  ///< add: +-u / f of row r (fn->coef)
+};
+
+/// The element el's distance q - kv (sign 1) or kv - q (-1), f32: (row -
+/// kbase) converted once per row and key block, then the column's offset.
+static MlirValue distance(struct attn_builder *b, struct attn_k_fn *fn,
+                          const struct elem *el, int sign) {
+  MlirValue *d0 = &fn->d0[el->r][sign < 0];
+  if (mlirValueIsNull(*d0))
+    *d0 = attn_b_cast(b, "arith.sitofp",
+                      sign > 0 ? attn_b_subi(b, fn->row[el->r], fn->kbase)
+                               : attn_b_subi(b, fn->kbase, fn->row[el->r]),
+                      b->t.f32);
+  int off = 8 * (el->c >> 1) + (el->c & 1);
+  if (!off)
+    return *d0;
+  MlirValue o = attn_b_f32(b, (float)off);
+  return sign > 0 ? attn_b_subf(b, *d0, o) : attn_b_addf(b, *d0, o);
+}
+
 /// What one evaluation of a body maps: its arguments' values, and the
 /// values made for its ops (in the block's order).
 struct eval {
@@ -199,64 +525,111 @@ static MlirValue lookup(const struct attn_k_fn *fn, const struct eval *e,
   return (MlirValue){NULL};
 }
 
-/// Evaluates body with arguments args (a null argument: unknown): the value
-/// it yields, null when it depends on an unknown one. Each op is taken from
-/// fn's tile memo, else the block memo, else made and recorded in the memo
-/// *into (tile or block).
+/// Evaluates body with arguments args (a null argument: unknown) for el
+/// into e: the value it yields, null when it depends on an unknown one.
+/// Each op is taken from fn's tile memo, else the block memo, else made and
+/// recorded in the memo *into (tile or block); with el->plan, the ops its
+/// forms absorb are not made (their values come at the yield) and a
+/// distance is made by distance.
 static MlirValue eval_body(struct attn_builder *b, struct attn_k_fn *fn,
                            MlirBlock body, const MlirValue *args, int nargs,
-                           struct attn_k_fn_memo **into) {
-  struct eval e;
-  e.body = body;
-  e.nops = 0;
+                           struct attn_k_fn_memo **into,
+                           const struct elem *el, struct eval *e) {
+  const struct fn_plan *p = el->plan;
+  e->body = body;
+  e->nops = 0;
   for (int i = 0; i < 5; ++i)
-    e.args[i] = i < nargs ? args[i] : (MlirValue){NULL};
+    e->args[i] = i < nargs ? args[i] : (MlirValue){NULL};
   for (MlirOperation op = mlirBlockGetFirstOperation(body);
        !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
     intptr_t nopd = mlirOperationGetNumOperands(op);
     MlirValue opd[MAX_OPERANDS];
     bool known = nopd <= MAX_OPERANDS;
     for (intptr_t i = 0; known && i < nopd; ++i) {
-      opd[i] = lookup(fn, &e, mlirOperationGetOperand(op, i));
+      opd[i] = lookup(fn, e, mlirOperationGetOperand(op, i));
       known = !mlirValueIsNull(opd[i]);
     }
-    MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
-    if (!strncmp(name.data, "gpu.yield", name.length) && name.length == 9)
+    if (is_op(op, "gpu.yield")) {
+      MlirValue y =
+          nopd == 1 ? mlirOperationGetOperand(op, 0) : (MlirValue){NULL};
+      MlirOperation ydef = !mlirValueIsNull(y) && mlirValueIsAOpResult(y)
+                               ? mlirOpResultGetOwner(y)
+                               : (MlirOperation){NULL};
+      if (p && !mlirOperationIsNull(p->add_op) &&
+          mlirOperationEqual(ydef, p->add_op)) {
+        MlirValue a = lookup(fn, e, p->add_a);
+        return mlirValueIsNull(a) || mlirValueIsNull(el->coef)
+                   ? (MlirValue){NULL}
+                   : attn_b_fma(b, a, el->coef, el->score);
+      }
+      if (p && !mlirOperationIsNull(p->out_op) &&
+          mlirOperationEqual(ydef, p->out_op))
+        return lookup(fn, e, p->out_y);
       return known && nopd == 1 ? opd[0] : (MlirValue){NULL};
+    }
     MlirValue res = {NULL};
-    if (known && e.nops < 256) {
+    bool absorbed = p && (mlirOperationEqual(op, p->out_op) ||
+                          mlirOperationEqual(op, p->add_op) ||
+                          mlirOperationEqual(op, p->add_mul));
+    int sign = p && el->c >= 0 ? distance_sign(op, body) : 0;
+    if (p && mlirOperationEqual(op, p->in_op)) {
+      res = el->in;
+    } else if (absorbed) {
+      // made at the yield
+    } else if (known && sign && e->nops < 256) {
+      res = distance(b, fn, el, sign);
+    } else if (known && e->nops < 256) {
       const struct entry *hit = memo_find(fn->tile, op, nopd, opd);
       if (!hit)
         hit = memo_find(fn->block, op, nopd, opd);
       if (hit) {
         res = hit->res;
       } else {
-        bool load = name.length == 11 && !strncmp(name.data, "memref.load", 11);
-        res = load ? load_capture(b, op, opd[0], nopd - 1, opd + 1)
-                   : clone_op(b, op, opd);
+        bool load = is_op(op, "memref.load");
+        res = load              ? load_capture(b, op, opd[0], nopd - 1, opd + 1)
+              : is_tanh_f32(op) ? tanh_approx(b, opd[0])
+                                : clone_op(b, op, opd);
         if (mlirValueIsNull(res) || !memo_add(b, into, op, nopd, opd, res))
           return (MlirValue){NULL};
       }
     }
-    if (e.nops == 256) {
+    if (e->nops == 256) {
       attn_builder_fail(b, "a score function has more than 256 ops");
       return (MlirValue){NULL};
     }
-    e.ops[e.nops] = op;
-    e.vals[e.nops++] = res;
+    e->ops[e->nops] = op;
+    e->vals[e->nops++] = res;
   }
   return (MlirValue){NULL};
 }
 
 /// x (i32) clamped into [0, n - 1] (signed: a shifted causal block's rows
-/// may lie before row 0), as an index.
-static MlirValue clamp_index(struct attn_builder *b, MlirValue x, int64_t n,
-                             bool signed_lo) {
+/// may lie before row 0).
+static MlirValue clamp_i32(struct attn_builder *b, MlirValue x, int64_t n,
+                           bool signed_lo) {
   if (signed_lo)
     x = attn_b_binary(b, "arith.maxsi", x, attn_b_i32(b, 0));
-  x = attn_b_binary(b, signed_lo ? "arith.minsi" : "arith.minui", x,
-                    attn_b_i32(b, n - 1));
-  return attn_k_to_index(b, x);
+  return attn_b_binary(b, signed_lo ? "arith.minsi" : "arith.minui", x,
+                       attn_b_i32(b, n - 1));
+}
+
+/// The add form's coefficient of score function fi for row r: +-u / f,
+/// with u as e (the tile's evaluation of the body) made it and f the factor
+/// the scores carry into the function (attn_k_fn_factor_into).
+static MlirValue coefficient(struct attn_builder *b, struct attn_k_fn *fn,
+                             const struct eval *e, const struct fn_plan *p,
+                             int fi, int r) {
+  MlirValue u = lookup(fn, e, p->add_u);
+  if (mlirValueIsNull(u)) {
+    attn_builder_fail(b, "a score function's per-tile factor is not made "
+                         "(a bug in attn)");
+    return u;
+  }
+  if (r == 1 && mlirValueEqual(u, fn->coef_u[fi]))
+    return fn->coef[fi][0];
+  fn->coef_u[fi] = u;
+  double m = p->add_sign / attn_k_fn_factor_into(fn->k, fi);
+  return m == 1.0 ? u : attn_b_mulf(b, u, attn_b_f32(b, (float)m));
 }
 
 void attn_k_fn_tile(struct attn_builder *b, struct attn_k_fn *fn, MlirValue bz,
@@ -268,16 +641,26 @@ void attn_k_fn_tile(struct attn_builder *b, struct attn_k_fn *fn, MlirValue bz,
   fn->block_j = (MlirValue){NULL};
   fn->b = attn_k_to_index(b, bz);
   fn->h = attn_k_to_index(b, h);
-  for (int r = 0; r < 2; ++r)
-    fn->q[r] = clamp_index(b, r ? attn_k_addc(b, row0, 8) : row0, k->seq_q,
-                           true);
-  // Everything of the bodies that the score and the key do not reach.
+  for (int r = 0; r < 2; ++r) {
+    fn->row[r] = r ? attn_k_addc(b, row0, 8) : row0;
+    fn->q[r] = attn_k_to_index(b, clamp_i32(b, fn->row[r], k->seq_q, true));
+  }
+  // Everything of the bodies that the score and the key do not reach, and
+  // the add forms' coefficients.
   for (int r = 0; r < 2; ++r) {
     MlirValue sa[5] = {{NULL}, fn->b, fn->h, fn->q[r], {NULL}};
-    for (int i = 0; i < k->nscore_fns; ++i)
-      eval_body(b, fn, k->score_fns[i], sa, 5, &fn->tile);
+    struct elem el = {.r = r, .c = -1};
+    struct eval e;
+    for (int i = 0; i < k->nscore_fns; ++i) {
+      eval_body(b, fn, k->score_fns[i], sa, 5, &fn->tile, &el, &e);
+      struct fn_plan p;
+      plan_of(k->score_fns[i], &p);
+      fn->coef[i][r] = mlirOperationIsNull(p.add_op)
+                           ? (MlirValue){NULL}
+                           : coefficient(b, fn, &e, &p, i, r);
+    }
     for (int i = 0; i < k->nmask_fns; ++i)
-      eval_body(b, fn, k->mask_fns[i], sa + 1, 4, &fn->tile);
+      eval_body(b, fn, k->mask_fns[i], sa + 1, 4, &fn->tile, &el, &e);
   }
 }
 
@@ -293,11 +676,14 @@ static void block_keys(struct attn_builder *b, struct attn_k_fn *fn,
   fn->block = NULL;
   fn->block_j = j;
   fn->block_where = b->block;
-  MlirValue kbase =
+  for (int r = 0; r < 2; ++r)
+    fn->d0[r][0] = fn->d0[r][1] = (MlirValue){NULL};
+  fn->kbase =
       attn_b_addi(b, attn_k_mulc(b, j, k->block_n), attn_k_mulc(b, lr, 2));
   for (int c = 0; c < k->block_n / 4; ++c) // column c: registers 4(c/2) + c%2
-    fn->kv[c] = clamp_index(
-        b, attn_k_addc(b, kbase, 8 * (c >> 1) + (c & 1)), k->seq_k, false);
+    fn->kv[c] = attn_k_to_index(
+        b, clamp_i32(b, attn_k_addc(b, fn->kbase, 8 * (c >> 1) + (c & 1)),
+                     k->seq_k, false));
 }
 
 /// The column (fn->kv index) of register i.
@@ -307,12 +693,23 @@ void attn_k_fn_scores(struct attn_builder *b, struct attn_k_fn *fn, int fi,
                       MlirValue lr, MlirValue j, double f, MlirValue *sv) {
   const struct attn_hopper_kernel *k = fn->k;
   block_keys(b, fn, lr, j);
-  MlirValue fc = f != 1.0 ? attn_b_f32(b, (float)f) : (MlirValue){NULL};
+  struct fn_plan p;
+  plan_of(k->score_fns[fi], &p);
+  // The factor multiplied in first: f, or in's f C (f / C), or none (add).
+  double g = !mlirOperationIsNull(p.in_op)
+                 ? (p.in_div ? f / p.in_c : f * p.in_c)
+             : !mlirOperationIsNull(p.add_op) ? 1.0
+                                              : f;
+  MlirValue fc = g != 1.0 ? attn_b_f32(b, (float)g) : (MlirValue){NULL};
   for (int i = 0; i < k->block_n / 2; ++i) {
     MlirValue x = mlirValueIsNull(fc) ? sv[i] : attn_b_mulf(b, sv[i], fc);
-    MlirValue a[5] = {x, fn->b, fn->h, fn->q[(i >> 1) & 1],
-                      fn->kv[column_of(i)]};
-    sv[i] = eval_body(b, fn, k->score_fns[fi], a, 5, &fn->block);
+    int r = (i >> 1) & 1;
+    struct elem el = {.r = r, .c = column_of(i), .plan = &p, .in = x,
+                      .score = sv[i], .coef = fn->coef[fi][r]};
+    MlirValue a[5] = {sees_raw(&p) ? sv[i] : x, fn->b, fn->h, fn->q[r],
+                      fn->kv[el.c]};
+    struct eval e;
+    sv[i] = eval_body(b, fn, k->score_fns[fi], a, 5, &fn->block, &el, &e);
     if (mlirValueIsNull(sv[i])) {
       attn_builder_fail(b, "a score function yields no value (a bug in attn)");
       return;
@@ -327,15 +724,91 @@ void attn_k_fn_masks(struct attn_builder *b, struct attn_k_fn *fn,
   block_keys(b, fn, lr, j);
   for (int i = 0; i < k->block_n / 2; ++i)
     for (int m = 0; m < k->nmask_fns; ++m) {
-      MlirValue a[4] = {fn->b, fn->h, fn->q[(i >> 1) & 1],
-                        fn->kv[column_of(i)]};
-      MlirValue vis = eval_body(b, fn, k->mask_fns[m], a, 4, &fn->block);
+      struct elem el = {.r = (i >> 1) & 1, .c = column_of(i)};
+      MlirValue a[4] = {fn->b, fn->h, fn->q[el.r], fn->kv[el.c]};
+      struct eval e;
+      MlirValue vis =
+          eval_body(b, fn, k->mask_fns[m], a, 4, &fn->block, &el, &e);
       if (mlirValueIsNull(vis)) {
         attn_builder_fail(b, "a mask function yields no value (a bug in attn)");
         return;
       }
       sv[i] = attn_b_select(b, vis, sv[i], ninf);
     }
+}
+
+/// Every mask body at the point a (unknown arguments null), what it can
+/// make of it recorded in *into.
+static void point_masks(struct attn_builder *b, struct attn_k_fn *fn,
+                        const MlirValue a[4], struct attn_k_fn_memo **into) {
+  struct elem el = {.r = 0, .c = -1};
+  struct eval e;
+  for (int i = 0; i < fn->k->nmask_fns; ++i)
+    eval_body(b, fn, fn->k->mask_fns[i], a, 4, into, &el, &e);
+}
+
+void attn_k_fn_point_tile(struct attn_builder *b, struct attn_k_fn *fn,
+                          MlirValue bz, MlirValue h) {
+  memo_free(fn->tile);
+  memo_free(fn->block);
+  fn->tile = fn->block = NULL;
+  fn->block_j = (MlirValue){NULL};
+  fn->b = attn_k_to_index(b, bz);
+  fn->h = attn_k_to_index(b, h);
+  MlirValue a[4] = {fn->b, fn->h, {NULL}, {NULL}};
+  point_masks(b, fn, a, &fn->tile);
+}
+
+void attn_k_fn_point_key(struct attn_builder *b, struct attn_k_fn *fn,
+                         MlirValue kv) {
+  memo_free(fn->block);
+  fn->block = NULL;
+  fn->block_j = (MlirValue){NULL};
+  fn->kv[0] = attn_k_to_index(b, kv);
+  MlirValue a[4] = {fn->b, fn->h, {NULL}, fn->kv[0]};
+  point_masks(b, fn, a, &fn->block);
+}
+
+MlirValue attn_k_fn_point_visible(struct attn_builder *b, struct attn_k_fn *fn,
+                                  MlirValue q) {
+  const struct attn_hopper_kernel *k = fn->k;
+  struct attn_k_fn_memo *here = NULL;
+  MlirValue a[4] = {fn->b, fn->h, attn_k_to_index(b, q), fn->kv[0]};
+  MlirValue all = {NULL};
+  struct elem el = {.r = 0, .c = -1};
+  struct eval e;
+  for (int i = 0; i < k->nmask_fns; ++i) {
+    MlirValue vis = eval_body(b, fn, k->mask_fns[i], a, 4, &here, &el, &e);
+    if (mlirValueIsNull(vis)) {
+      attn_builder_fail(b, "a mask function yields no value (a bug in attn)");
+      break;
+    }
+    all = mlirValueIsNull(all) ? vis : attn_b_andi(b, all, vis);
+  }
+  memo_free(here);
+  return all;
+}
+
+MlirValue attn_k_fn_point_value(struct attn_builder *b, struct attn_k_fn *fn,
+                                int fi, MlirValue want, MlirValue q,
+                                MlirValue kv) {
+  struct attn_k_fn_memo *here = NULL;
+  MlirBlock body = fn->k->mask_fns[fi];
+  MlirValue a[4] = {fn->b, fn->h,
+                    mlirValueIsNull(q) ? q : attn_k_to_index(b, q),
+                    mlirValueIsNull(kv) ? kv : attn_k_to_index(b, kv)};
+  if (mlirValueIsABlockArgument(want) &&
+      mlirBlockEqual(mlirBlockArgumentGetOwner(want), body)) // b, h, q, kv
+    return a[mlirBlockArgumentGetArgNumber(want) & 3];
+  struct elem el = {.r = 0, .c = -1};
+  struct eval e;
+  eval_body(b, fn, body, a, 4, &here, &el, &e); // want is among e's values
+  MlirValue v = lookup(fn, &e, want);
+  memo_free(here);
+  if (mlirValueIsNull(v))
+    attn_builder_fail(b, "a mask function's value cannot be made at a row "
+                         "or a key alone (a bug in attn)");
+  return v;
 }
 
 struct attn_k_param attn_k_fn_capture_param(const struct attn_hopper_kernel *k,

@@ -2,7 +2,7 @@
 //
 // One key block's softmax of a thread's two rows of S (rows row0 and row0 +
 // 8: register pairs 0-1 and 2-3 of every 4), in exp2 form: the score
-// modifiers softcap and ALiBi, the mask on blocks that cross the diagonal,
+// functions, the mask on blocks that cross the diagonal,
 // a window's edge or the end of the keys, the new maxima,
 // the factors that rescale the accumulators, and P. The same ops, in the
 // same order, as the Hopper kernel's text writer made them before issue 26
@@ -44,107 +44,23 @@ static void if_f32_open(struct attn_builder *b, struct attn_b_if *s,
 //
 // S leaves the tensor cores as Q K^T. The modifiers run in the program's
 // order on x = f v, v the register and f a compile-time factor (1 at
-// first): scale multiplies f; softcap computes v = tanh(v f / cap) (one
-// multiply before the tanh) and sets f = cap; ALiBi adds -slope |q - k| / f
-// to v (one FMA). The softmax then folds f into its exponent as it folds
-// the scale alone (attn_k_score_factor), so that v f is the program's
-// score. tanh is tanh.approx.f32, as FlashAttention-3's softcap: one MUFU
-// op (the exponentials already keep the MUFU about as busy as the tensor
-// cores), relative error 2^-11 (PTX ISA), which moves a logit of magnitude
-// |x| by |x| 2^-11; over an exact tanh by exp2 and rcp (two MUFU ops).
-
-/// The factor the scores carry after modifier i of k's order, f before it.
-static double factor_after(const struct attn_hopper_kernel *k, int i,
-                           double f) {
-  switch (k->mods[i]) {
-  case ATTN_HOPPER_MOD_SCALE:
-    return f * k->scale;
-  case ATTN_HOPPER_MOD_SOFTCAP:
-    return k->softcap;
-  case ATTN_HOPPER_MOD_ALIBI:
-    return f;
-  case ATTN_HOPPER_MOD_FN: // the body sees the score itself
-    return 1.0;
-  }
-  return f;
-}
-
-double attn_k_score_factor(const struct attn_hopper_kernel *k) {
-  if (k->nmods == 0)
-    return k->scale;
-  double f = 1.0;
-  for (int i = 0; i < k->nmods; ++i)
-    f = factor_after(k, i, f);
-  return f;
-}
-
-/// The factor the scores carry when modifier `mod` comes.
-static double factor_before(const struct attn_hopper_kernel *k,
-                            enum attn_hopper_mod mod) {
-  double f = 1.0;
-  for (int i = 0; i < k->nmods && k->mods[i] != mod; ++i)
-    f = factor_after(k, i, f);
-  return f;
-}
-
-MlirValue attn_k_alibi_slope(struct attn_builder *b,
-                             const struct attn_hopper_kernel *k, MlirValue h) {
-  // 2^(-alibi (h + 1) / heads) by the MUFU's exp2 (relative error about
-  // 2^-22), then times -1/f.
-  MlirValue h1 = attn_k_uitofp(b, attn_k_addc(b, h, 1), b->t.f32);
-  MlirValue e = attn_b_mulf(
-      b, h1, attn_b_f32(b, (float)(-k->alibi / (double)k->heads)));
-  return attn_b_mulf(
-      b, attn_k_ex2(b, e),
-      attn_b_f32(b, (float)(-1.0 / factor_before(k, ATTN_HOPPER_MOD_ALIBI))));
-}
-
-/// tanh.approx.f32 of x (f32): llvm.intr.tanh with the afn flag, which
-/// NVPTX selects as that instruction (sm_75 and newer; LLVM 22 has no
-/// llvm.nvvm.tanh.approx intrinsic any more).
-static MlirValue tanh_approx(struct attn_builder *b, MlirValue x) {
-  MlirAttribute afn = mlirAttributeParseGet(
-      b->ctx, mlirStringRefCreateFromCString("#llvm.fastmath<afn>"));
-  MlirNamedAttribute fm = attn_b_named(b, "fastmathFlags", afn);
-  return attn_b_op1(b, "llvm.intr.tanh", b->t.f32, 1, &x, 1, &fm);
-}
+// first): the scale multiplies f; a score function (softcap, ALiBi, the
+// gate and users' bodies, lib/Kernels/score_fn.c) computes on f v, or
+// keeps f or a factor of its own out of the loop where its body's form
+// allows (attn_k_fn_factor). The softmax then folds f into its exponent as
+// it folds the scale alone (attn_k_score_factor), so that v f is the
+// program's score.
 
 void attn_k_score_mods(struct attn_builder *b,
                        const struct attn_hopper_kernel *k,
                        const struct attn_k_softmax *s, MlirValue j,
                        MlirValue *sv) {
-  if (!(k->softcap > 0) && !(k->alibi > 0) && !k->nscore_fns)
-    return;
-  int ns = k->block_n / 2;
   double f = 1.0;
-  int fi = 0; // the next score function
-  for (int m = 0; m < k->nmods; ++m) {
-    if (k->mods[m] == ATTN_HOPPER_MOD_FN && fi < k->nscore_fns)
-      attn_k_fn_scores(b, s->fn, fi++, s->lr, j, f, sv);
-    if (k->mods[m] == ATTN_HOPPER_MOD_SOFTCAP) {
-      MlirValue c = attn_b_f32(b, (float)(f / k->softcap));
-      for (int i = 0; i < ns; ++i)
-        sv[i] = tanh_approx(b, attn_b_mulf(b, sv[i], c));
-    } else if (k->mods[m] == ATTN_HOPPER_MOD_ALIBI) {
-      // q - k of element i: (row - kbase) - (8 (i / 4) + i % 2), exact in
-      // f32 (|q - k| < 2^24); one conversion per row.
-      MlirValue kbase = attn_b_addi(b, attn_k_mulc(b, j, k->block_n),
-                                    attn_k_mulc(b, s->lr, 2));
-      MlirValue d0[2];
-      for (int r = 0; r < 2; ++r) {
-        MlirValue row = r ? attn_k_addc(b, s->row0, 8) : s->row0;
-        d0[r] = attn_b_cast(b, "arith.sitofp", attn_b_subi(b, row, kbase),
-                            b->t.f32);
-      }
-      for (int i = 0; i < ns; ++i) {
-        MlirValue d =
-            attn_b_subf(b, d0[(i >> 1) & 1],
-                        attn_b_f32(b, (float)(8 * (i >> 2) + (i & 1))));
-        sv[i] = attn_b_fma(b, attn_b_unary(b, "math.absf", d), s->slope,
-                           sv[i]);
-      }
-    }
-    f = factor_after(k, m, f);
+  for (int m = 0, fi = 0; m < k->nmods && fi < k->nscore_fns; ++m) {
+    if (k->mods[m] == ATTN_HOPPER_MOD_FN)
+      attn_k_fn_scores(b, s->fn, fi, s->lr, j, f, sv);
+    f = attn_k_fn_factor_after(k, m, fi, f);
+    fi += k->mods[m] == ATTN_HOPPER_MOD_FN;
   }
 }
 
@@ -223,15 +139,21 @@ void attn_k_mask(struct attn_builder *b, const struct attn_hopper_kernel *k,
     mask_affine(b, k, s, j, sv);
   if (!k->nmask_fns)
     return;
-  if (mlirValueIsNull(s->kff)) { // nothing tells where they mask
+  if (mlirValueIsNull(s->kff) && mlirValueIsNull(s->fn_full)) {
+    // nothing tells where they mask
     attn_k_fn_masks(b, s->fn, s->lr, j, s->ninf, sv);
     return;
   }
   // Masks of any form, outside the run of blocks they leave whole
-  // (attn_hopper_key_table).
+  // (attn_hopper_key_table), or outside the blocks the run-time key list
+  // says they leave whole (key_lists.c).
   int ns = k->block_n / 2;
-  MlirValue need = attn_b_ori(b, attn_b_cmpi(b, ATTN_B_ULT, j, s->kff),
-                              attn_b_cmpi(b, ATTN_B_UGE, j, s->kfl));
+  MlirValue need =
+      !mlirValueIsNull(s->fn_full)
+          ? attn_b_xori(b, s->fn_full,
+                        attn_b_constant(b, attn_b_attr_bool(b, true)))
+          : attn_b_ori(b, attn_b_cmpi(b, ATTN_B_ULT, j, s->kff),
+                       attn_b_cmpi(b, ATTN_B_UGE, j, s->kfl));
   struct attn_b_if r;
   if_f32_open(b, &r, need, ns);
   MlirValue masked[ATTN_K_MAX_REGS];

@@ -11,11 +11,15 @@
 // bodies and the captures they read (the kernel's arguments besides q, k,
 // v and out, in any place),
 // which the kernels compute on their fragments (lib/Kernels/score_fn.c).
+// Explicit RoPE positions (the arguments q_positions and k_positions that
+// tile.rope_positions reads) come as captures too, marked as such
+// (attn_hopper_kernel's q_positions, k_positions).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels.h"
 #include "lib/Transforms/transforms_internal.h"
 
+#include "dialects/attn/attn_dialect.h"
 #include "dialects/tile/tile_dialect.h"
 
 #include "mlir-c/BuiltinAttributes.h"
@@ -57,38 +61,59 @@ void attn_tile_collect_ops(MlirOperation kernel, struct attn_op_list *out) {
   mlirOperationWalk(kernel, collect_tile, out, MlirWalkPreOrder);
 }
 
-/// True when kernel is the attention tile program (with tile.rope on Q and
-/// K when rope is set, and a tile.score_mod when mods is); its tile.score_fn
-/// and tile.mask_fn ops, in order, go into fns (at most max of each: more
-/// are counted in *nscore, *nmask, but not stored).
-static bool is_attention_program(MlirOperation kernel, bool rope, bool mods,
+/// Whether op rotates a tile as k says Q's (keys false) or K's rows are
+/// rotated: tile.rope at offsets, or tile.rope_positions reading k's
+/// positions capture.
+static bool is_rope_of(MlirOperation op, const struct attn_hopper_kernel *k,
+                       bool keys) {
+  bool explicit = keys ? k->k_positions : k->q_positions;
+  if (!explicit)
+    return attn_op_is(op, ATTN_OP_TILE_ROPE);
+  int c = keys ? k->k_pos_capture : k->q_pos_capture;
+  return attn_op_is(op, ATTN_OP_TILE_ROPE_POSITIONS) &&
+         mlirOperationGetNumOperands(op) == 4 &&
+         mlirValueEqual(mlirOperationGetOperand(op, 3), k->captures[c].value);
+}
+
+/// True when kernel is the attention tile program (with tile.rope or
+/// tile.rope_positions on Q and K, as k says, when k->rope is set); its
+/// tile.score_fn and tile.mask_fn ops, in order, go into fns (at most max
+/// of each: more are counted in *nscore, *nmask, but not stored). *named is
+/// set when a tile.score_mod names more than the scale (the kernels compute
+/// softcap and ALiBi as the bodies attn-tile writes, not as tile.score_mod).
+static bool is_attention_program(MlirOperation kernel,
+                                 const struct attn_hopper_kernel *k,
                                  MlirOperation *score_fns, int *nscore,
-                                 MlirOperation *mask_fns, int *nmask,
-                                 int max) {
+                                 MlirOperation *mask_fns, int *nmask, int max,
+                                 bool *named) {
   struct attn_op_list ops = {0};
   attn_tile_collect_ops(kernel, &ops);
   size_t i = 0;
-  int nmods = 0;
+  int nropes = 0;
   bool ok = !ops.failed;
   *nscore = *nmask = 0;
+  *named = false;
   for (size_t p = 0; ok && p < sizeof program / sizeof *program; ++p) {
     if (!strcmp(program[p], "rope?")) {
-      if (rope)
-        ok = i < ops.n && attn_op_is(ops.ops[i++], ATTN_OP_TILE_ROPE);
+      if (k->rope)
+        ok = i < ops.n && is_rope_of(ops.ops[i++], k, nropes++ > 0);
       continue;
     }
     if (!strcmp(program[p], "scores*")) {
       for (; i < ops.n; ++i) {
-        if (attn_op_is(ops.ops[i], ATTN_OP_TILE_SCORE_MOD))
-          ++nmods;
-        else if (attn_op_is(ops.ops[i], SCORE_FN)) {
+        if (attn_op_is(ops.ops[i], ATTN_OP_TILE_SCORE_MOD)) {
+          struct attn_tile_score_mods m; // the scale: the kernels read mods
+          *named |= !attn_tile_score_mod_get(ops.ops[i], &m) || m.n != 1 ||
+                    m.mods[0] != ATTN_MOD_SCALE;
+          continue;
+        }
+        if (attn_op_is(ops.ops[i], SCORE_FN)) {
           if (*nscore < max)
             score_fns[*nscore] = ops.ops[i];
           ++*nscore;
         } else
           break;
       }
-      ok = !mods || nmods > 0; // scale alone may be one, or not
       continue;
     }
     if (!strcmp(program[p], "masks*")) {
@@ -135,6 +160,17 @@ static bool read_by_body(MlirValue v) {
   return false;
 }
 
+/// Whether v (an argument of the kernel) is the positions operand of a
+/// tile.rope_positions: explicit RoPE positions.
+static bool read_as_positions(MlirValue v) {
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u))
+    if (mlirOpOperandGetOperandNumber(u) == 3 &&
+        attn_op_is(mlirOpOperandGetOwner(u), ATTN_OP_TILE_ROPE_POSITIONS))
+      return true;
+  return false;
+}
+
 /// Finds the kernel's nargs arguments q, k, v and out by their
 /// tile.arg_names (attn-tile keeps the program's argument order, out last;
 /// the others are captures: "gate", "q_segments", "capture0", ...): their
@@ -161,20 +197,15 @@ static bool find_qkvo(MlirOperation kernel, intptr_t nargs, int pos[4]) {
   return ok;
 }
 
-/// Reads the score modifiers of tile.attention (att) into k: mods, softcap,
-/// alibi and window (normalised: a bound that masks no key of the problem
+/// Reads the score modifiers of tile.attention (att) into k: mods (softcap,
+/// alibi, gate and fn each a tile.score_fn: attn-tile writes them as bodies)
+/// and window (normalised: a bound that masks no key of the problem
 /// becomes -1, the right one always with causal, and a window left without
 /// bounds is none); false with why (and detail) when malformed.
 static bool describe_mods(MlirAttribute att,
                           const struct attn_attention_family *f,
                           struct attn_hopper_kernel *k, char *why, size_t wlen,
                           char *detail, size_t dlen) {
-  MlirAttribute a = attn_dict_get(att, "softcap");
-  if (!mlirAttributeIsNull(a))
-    k->softcap = mlirAttributeIsAFloat(a) ? mlirFloatAttrGetValueDouble(a) : 0;
-  a = attn_dict_get(att, "alibi");
-  if (!mlirAttributeIsNull(a))
-    k->alibi = mlirAttributeIsAFloat(a) ? mlirFloatAttrGetValueDouble(a) : 0;
   MlirAttribute mods = attn_dict_get(att, "mods");
   if (!mlirAttributeIsNull(mods)) {
     intptr_t n = mlirAttributeIsAArray(mods)
@@ -185,12 +216,9 @@ static bool describe_mods(MlirAttribute att,
       MlirStringRef s = mlirAttributeIsAString(e) ? mlirStringAttrGetValue(e)
                                                   : mlirStringRefCreate("", 0);
       enum attn_hopper_mod mod = ATTN_HOPPER_MOD_SCALE;
-      if (attn_str_eq(s, "softcap"))
-        mod = ATTN_HOPPER_MOD_SOFTCAP;
-      else if (attn_str_eq(s, "alibi"))
-        mod = ATTN_HOPPER_MOD_ALIBI;
-      else if (attn_str_eq(s, "fn") || attn_str_eq(s, "gate"))
-        mod = ATTN_HOPPER_MOD_FN; // a tile.score_fn (the gate's is one)
+      if (attn_str_eq(s, "fn") || attn_str_eq(s, "gate") ||
+          attn_str_eq(s, "softcap") || attn_str_eq(s, "alibi"))
+        mod = ATTN_HOPPER_MOD_FN; // a tile.score_fn
       else if (!attn_str_eq(s, "scale")) {
         snprintf(why, wlen,
                  "%s computes the modifiers scale, softcap, alibi, gate and "
@@ -212,20 +240,14 @@ static bool describe_mods(MlirAttribute att,
       return false;
     }
   }
-  bool named[ATTN_HOPPER_MOD_FN + 1] = {false, false, false, false};
+  bool scaled = false;
   for (int i = 0; i < k->nmods; ++i)
-    named[k->mods[i]] = true;
-  if (!(k->softcap >= 0 && k->softcap < INFINITY) ||
-      !(k->alibi >= 0 && k->alibi < INFINITY) ||
-      (k->softcap > 0) != named[ATTN_HOPPER_MOD_SOFTCAP] ||
-      (k->alibi > 0) != named[ATTN_HOPPER_MOD_ALIBI] ||
-      (k->nmods && !named[ATTN_HOPPER_MOD_SCALE] && k->scale != 1.0)) {
-    snprintf(why, wlen,
-             "mods must name the scale (unless 1), and softcap and alibi "
-             "exactly when they are given (positive)");
+    scaled |= k->mods[i] == ATTN_HOPPER_MOD_SCALE;
+  if (k->nmods && !scaled && k->scale != 1.0) {
+    snprintf(why, wlen, "mods must name the scale (unless 1)");
     return false;
   }
-  a = attn_dict_get(att, "window");
+  MlirAttribute a = attn_dict_get(att, "window");
   if (mlirAttributeIsNull(a))
     return true;
   if (!mlirAttributeIsADenseI64Array(a) ||
@@ -261,8 +283,8 @@ static bool describe_attention(MlirAttribute att,
   for (intptr_t i = 0, n = mlirDictionaryAttrGetNumElements(att); i < n; ++i) {
     MlirNamedAttribute el = mlirDictionaryAttrGetElement(att, i);
     MlirStringRef key = mlirIdentifierStr(el.name);
-    // The gate and the document mask come as bodies (tile.score_fn,
-    // tile.mask_fn); their keys only describe them.
+    // Softcap, ALiBi, the gate and the document mask come as bodies
+    // (tile.score_fn, tile.mask_fn); their keys only describe them.
     if (!attn_str_eq(key, "scale") && !attn_str_eq(key, "causal") &&
         !attn_str_eq(key, "rope") && !attn_str_eq(key, "mods") &&
         !attn_str_eq(key, "softcap") && !attn_str_eq(key, "alibi") &&
@@ -375,8 +397,34 @@ static bool describe_captures(MlirOperation kernel, MlirBlock body,
     }
     for (int d = 0; d < c->rank; ++d)
       c->shape[d] = shape[d];
+    bool qpos = !strcmp(c->name, "q_positions"),
+         kpos = !strcmp(c->name, "k_positions");
+    if ((qpos || kpos) && read_as_positions(c->value)) {
+      int64_t seq = qpos ? k->seq_q : k->seq_k;
+      if (strcmp(c->dtype, "i32") || c->rank != 2 || c->shape[0] != k->batch ||
+          c->shape[1] != seq) {
+        snprintf(why, wlen, "%s reads RoPE positions as i32 [batch, rows]",
+                 f->kernel);
+        snprintf(detail, dlen, "'%s'", c->name);
+        return false;
+      }
+      *(qpos ? &k->q_positions : &k->k_positions) = true;
+      *(qpos ? &k->q_pos_capture : &k->k_pos_capture) = k->ncaptures - 1;
+    }
   }
   return true;
+}
+
+/// Whether tile.attention's rope dictionary says what the captures hold:
+/// q_positions (k_positions) exactly when Q's (K's) are a capture read by
+/// tile.rope_positions.
+static bool positions_agree(MlirAttribute att,
+                            const struct attn_hopper_kernel *k) {
+  MlirAttribute rope = attn_dict_get(att, "rope");
+  bool has = !mlirAttributeIsNull(rope) && mlirAttributeIsADictionary(rope);
+  bool q = has && !mlirAttributeIsNull(attn_dict_get(rope, "q_positions")),
+       kk = has && !mlirAttributeIsNull(attn_dict_get(rope, "k_positions"));
+  return q == k->q_positions && kk == k->k_positions;
 }
 
 /// Whether v is one of k's captures, or its q, k or v (a body may read
@@ -464,7 +512,8 @@ bool attn_attention_describe(MlirOperation kernel,
   bool named = nargs >= 4 && find_qkvo(kernel, nargs, pos);
   for (intptr_t i = 0; named && i < nargs; ++i) // the others: captures
     named = i == pos[0] || i == pos[1] || i == pos[2] || i == pos[3] ||
-            read_by_body(mlirBlockGetArgument(body, i));
+            read_by_body(mlirBlockGetArgument(body, i)) ||
+            read_as_positions(mlirBlockGetArgument(body, i));
   if (!named && nargs != 4) {
     snprintf(why, wlen, "the kernel does not take exactly (q, k, v, out)");
     return false;
@@ -532,13 +581,26 @@ bool attn_attention_describe(MlirOperation kernel,
     return false;
   if (!describe_captures(kernel, body, pos, f, k, why, wlen, detail, dlen))
     return false;
+  if (!positions_agree(attn_attr_get(kernel, "tile.attention"), k)) {
+    snprintf(why, wlen,
+             "tile.attention's rope must name q_positions and k_positions "
+             "exactly when tile.rope_positions reads them");
+    return false;
+  }
   MlirOperation score_fns[ATTN_HOPPER_MAX_FNS], mask_fns[ATTN_HOPPER_MAX_FNS];
   int nscore, nmask;
-  if (!is_attention_program(kernel, k->rope, k->softcap > 0 || k->alibi > 0,
-                            score_fns, &nscore, mask_fns, &nmask,
-                            ATTN_HOPPER_MAX_FNS)) {
+  bool score_mods;
+  if (!is_attention_program(kernel, k, score_fns, &nscore, mask_fns, &nmask,
+                            ATTN_HOPPER_MAX_FNS, &score_mods)) {
     snprintf(why, wlen,
              "the kernel is not the attention tile program attn-tile writes");
+    return false;
+  }
+  if (score_mods) {
+    snprintf(why, wlen,
+             "%s computes tile.score_mod's scale only (softcap and ALiBi as "
+             "tile.score_fn bodies, as attn-tile writes them)",
+             f->kernel);
     return false;
   }
   int nfn = 0;
@@ -564,4 +626,17 @@ bool attn_attention_describe(MlirOperation kernel,
                             fn_body(mask_fns[i], k, 4, why, wlen)))
       return false;
   return true;
+}
+
+void attn_attention_arg_names(struct attn_strbuf *b,
+                              const struct attn_hopper_kernel *k,
+                              const char *q_as, const char *k_as) {
+  const char *role[4] = {q_as, k_as, "v", "out"};
+  for (int i = 0; i < attn_hopper_nargs(k); ++i) {
+    int a = attn_hopper_arg_at(k, i);
+    attn_strbuf_printf(b, "%s\"%s\"", i ? ", " : "",
+                       a < ATTN_HOPPER_ARG_CAPTURE
+                           ? role[a]
+                           : k->captures[a - ATTN_HOPPER_ARG_CAPTURE].name);
+  }
 }

@@ -18,8 +18,9 @@
 //     scf.for %j = kstart to kend {               // online softmax over keys
 //       "tile.load"(%k, %kt, ...) ; "tile.rope"(%kt, %col)
 //       "tile.mma"(%qt, %kt, %s) {transpose_b = true, accumulate = false}
-//       "tile.score_mod"(%s, %b, %h, %row, %col) {mods = [...]}
-//       "tile.score_fn"(%s, %b, %h, %row, %col) ({...})  // gate, "fn"
+//       "tile.score_mod"(%s, %b, %h, %row, %col) {mods = ["scale"]}
+//       "tile.score_fn"(%s, %b, %h, %row, %col) ({...})  // softcap, alibi,
+//                                                      // gate, "fn"
 //       "tile.mask"(%s, %row, %col) {causal, kv_len = M, window}
 //       "tile.mask_fn"(%s, %b, %h, %row, %col) ({...})   // document, mask_fn
 //       "tile.softmax_update"(%s, %m, %l, %acc) {scale = ...}
@@ -32,11 +33,13 @@
 // dialect's builders (build_rope, build_key_range, build_score_mods,
 // build_masks, ...); each names the fused op's location by its role
 // (tile.kernel, tile.prologue, tile.query_tile, tile.key_range,
-// tile.key_loop, tile.gate, tile.score_fn, tile.document, tile.mask_fn,
-// tile.epilogue; a cloned body op keeps its own location), and no IR is
-// printed and parsed.
-// Modifiers are applied in "mods" order: runs of scale, softcap and alibi by
-// tile.score_mod, the gate and attn.fused's score_fn body by tile.score_fn;
+// tile.key_loop, tile.softcap, tile.alibi, tile.gate, tile.score_fn,
+// tile.document, tile.mask_fn, tile.epilogue; a cloned body op keeps its own
+// location), and no IR is printed and parsed.
+// Modifiers are applied in "mods" order: the scale by tile.score_mod;
+// softcap (cap tanh(s / cap)), ALiBi (s - 2^(-max_bias (h + 1) / heads)
+// |q - kv|), the gate and attn.fused's score_fn body by tile.score_fn, each a
+// body, so that every path computes them as it computes any score function;
 // the scale folds into the softmax's exp2 factor when nothing follows it
 // (folding is exact only there), else tile.score_mod applies it in order.
 // Masks come after the modifiers, so a masked score is -inf whatever they
@@ -501,6 +504,73 @@ static void clone_body(struct kernel *k, MlirBlock dst, MlirBlock src) {
   end_body(b, y, block, anchor);
 }
 
+/// Opens a tile.score_fn on the key loop's scores, its location named by
+/// role: its body block (arguments s, b, h, q, kv), with k's builder at its
+/// end and where it was in *block and *anchor (for end_body); a null block
+/// when building failed.
+static MlirBlock open_score_fn(struct kernel *k, MlirValue col,
+                               const char *role, MlirBlock *block,
+                               MlirOperation *anchor) {
+  const struct kernel_shape *s = k->s;
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, role);
+  MlirBlock body = attn_tile_build_score_fn(b, k->tile[T_S], k->batch,
+                                            k->head, k->row, col, s->q[2],
+                                            s->k[2]);
+  if (mlirBlockIsNull(body))
+    return body;
+  *block = b->block;
+  *anchor = b->anchor;
+  attn_builder_at_end(b, body);
+  return body;
+}
+
+/// tile.score_fn of softcap: cap tanh(s / cap) (the kernels keep their
+/// scale folding: lib/Kernels/score_fn.c's in and out forms).
+static void build_softcap(struct kernel *k, MlirValue col) {
+  struct attn_builder *b = &k->b;
+  MlirBlock block;
+  MlirOperation anchor;
+  MlirBlock body = open_score_fn(k, col, "tile.softcap", &block, &anchor);
+  if (mlirBlockIsNull(body))
+    return;
+  MlirValue cap = attn_b_f32(b, (float)k->s->cfg.softcap);
+  MlirValue t = attn_b_divf(b, mlirBlockGetArgument(body, 0), cap);
+  end_body(b, attn_b_mulf(b, attn_b_unary(b, "math.tanh", t), cap), block,
+           anchor);
+  attn_builder_role(b, "tile.key_loop");
+}
+
+/// tile.score_fn of ALiBi: s - m_h |q - kv| with the head's slope m_h =
+/// 2^(-max_bias (h + 1) / heads), computed in the body from h (the kernels
+/// make it once per tile, and fold the pending scale into it: the add form
+/// of lib/Kernels/score_fn.c).
+static void build_alibi(struct kernel *k, MlirValue col) {
+  const struct kernel_shape *s = k->s;
+  struct attn_builder *b = &k->b;
+  MlirBlock block;
+  MlirOperation anchor;
+  MlirBlock body = open_score_fn(k, col, "tile.alibi", &block, &anchor);
+  if (mlirBlockIsNull(body))
+    return;
+  MlirValue h1 =
+      attn_b_addi(b, mlirBlockGetArgument(body, 2), attn_b_index(b, 1));
+  MlirValue hf = attn_b_cast(
+      b, "arith.uitofp", attn_b_cast(b, "arith.index_cast", h1, b->t.i64),
+      b->t.f32);
+  MlirValue e = attn_b_mulf(
+      b, hf, attn_b_f32(b, (float)(-s->cfg.alibi_max_bias / (double)s->q[1])));
+  MlirValue slope = attn_b_unary(b, "math.exp2", e);
+  MlirValue q = attn_b_cast(b, "arith.index_cast",
+                            mlirBlockGetArgument(body, 3), b->t.i64);
+  MlirValue kv = attn_b_cast(b, "arith.index_cast",
+                             mlirBlockGetArgument(body, 4), b->t.i64);
+  MlirValue d = attn_b_cast(b, "arith.sitofp", attn_b_subi(b, q, kv), b->t.f32);
+  MlirValue p = attn_b_mulf(b, attn_b_unary(b, "math.absf", d), slope);
+  end_body(b, attn_b_subf(b, mlirBlockGetArgument(body, 0), p), block, anchor);
+  attn_builder_role(b, "tile.key_loop");
+}
+
 /// tile.score_fn of the gate: s + gate[b, h, q, min(kv / gate_block,
 /// blocks - 1)] (q is already clamped into the sequence).
 static void build_gate(struct kernel *k, MlirValue col) {
@@ -509,15 +579,11 @@ static void build_gate(struct kernel *k, MlirValue col) {
   MlirValue gate = k->arg[ROLE_EXTRA0 + ATTN_EXTRA_GATE];
   int64_t g[8];
   attn_static_shape(mlirValueGetType(gate), g);
-  attn_builder_role(b, "tile.gate");
-  MlirBlock body = attn_tile_build_score_fn(b, k->tile[T_S], k->batch,
-                                            k->head, k->row, col, s->q[2],
-                                            s->k[2]);
+  MlirBlock block;
+  MlirOperation anchor;
+  MlirBlock body = open_score_fn(k, col, "tile.gate", &block, &anchor);
   if (mlirBlockIsNull(body))
     return;
-  MlirBlock block = b->block;
-  MlirOperation anchor = b->anchor;
-  attn_builder_at_end(b, body);
   MlirValue kv = mlirBlockGetArgument(body, 4);
   MlirValue blk = attn_b_divui(b, kv, attn_b_index(b, s->cfg.gate_block));
   MlirValue at[4] = {mlirBlockGetArgument(body, 1),
@@ -563,10 +629,11 @@ static void flush_score_mod(struct kernel *k, MlirValue col,
   m->n = 0;
 }
 
-/// The score modifiers applied inside the loop, in program order: runs of
-/// scale, softcap and alibi as one tile.score_mod each; the gate and the
-/// score_fn body as tile.score_fn. The scale is left out when it folds
-/// into the softmax.
+/// The score modifiers applied inside the loop, in program order: the
+/// scale as tile.score_mod; softcap, ALiBi, the gate and the score_fn body
+/// as tile.score_fn, each a body, so that every path computes them as it
+/// computes any score function. The scale is left out when it folds into
+/// the softmax.
 static void build_score_mods(struct kernel *k, MlirValue col) {
   const struct kernel_shape *s = k->s;
   const struct attn_fused_config *c = &s->cfg;
@@ -574,12 +641,15 @@ static void build_score_mods(struct kernel *k, MlirValue col) {
   struct attn_tile_score_mods m;
   memset(&m, 0, sizeof m);
   m.scale = c->scale;
-  m.softcap = c->softcap;
-  m.alibi = c->alibi_max_bias;
-  m.heads = s->q[1];
   for (int i = 0; i < c->nmods; ++i) {
     int step = c->mods[i];
-    if (step == ATTN_MOD_GATE) {
+    if (step == ATTN_MOD_SOFTCAP) {
+      flush_score_mod(k, col, &m);
+      build_softcap(k, col);
+    } else if (step == ATTN_MOD_ALIBI) {
+      flush_score_mod(k, col, &m);
+      build_alibi(k, col);
+    } else if (step == ATTN_MOD_GATE) {
       flush_score_mod(k, col, &m);
       build_gate(k, col);
     } else if (step == ATTN_MOD_FN) {

@@ -66,12 +66,9 @@ bool attn_hopper_supports(MlirOperation fused, const char **why) {
   struct attn_fused_config c;
   bool cfg = attn_fused_get_config(fused, &c);
   // The gate and the document mask's segment ids become bodies' captures
-  // (attn-tile); RoPE positions have no tensor-core kernel.
-  bool extras_ok = !cfg || (c.extra[ATTN_EXTRA_Q_POSITIONS] < 0 &&
-                            c.extra[ATTN_EXTRA_K_POSITIONS] < 0);
+  // (attn-tile), and the kernels take RoPE positions as captures too.
   int extras = (int)mlirOperationGetNumOperands(fused) - 3;
-  if (!extras_ok || !captures_supported(fused, extras) ||
-      attn_static_shape(qt, q) != 4 ||
+  if (!captures_supported(fused, extras) || attn_static_shape(qt, q) != 4 ||
       attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 2)),
                         v) != 4) {
     *why = "extra inputs have no Hopper kernel";

@@ -47,16 +47,22 @@
 // 128 (the kernel's query block is 64 rows per consumer), block-n 64 or 128
 // (64 or 80 at head dim 256, two consumers, two stages: check_wide_blocks),
 // MHA or GQA, any sequence length, causal or not,
-// softcap, ALiBi and a sliding window (lib/Kernels/softmax.c; the window's
-// key blocks outside it are skipped), score and mask functions of any form
-// (tile.score_fn, tile.mask_fn: a gate, a document mask, a bias table ...;
+// a sliding window (lib/Kernels/softmax.c; the key blocks outside it are
+// skipped), score and mask functions of any form (tile.score_fn,
+// tile.mask_fn: softcap, ALiBi, a gate, a document mask, a bias table ...;
 // lib/Kernels/score_fn.c) with up to 8 captured tensors (pointer
 // parameters and launch program inputs in the tile kernel's argument
 // order, which is the program's with out last), RoPE with
 // rotary_dim/4 dividing 96 (64, 128, 32, ...), or rotary_dim 256 at head
 // dim 256 placed split or pre (the producer's 96 rotating threads do not
-// divide its 64 slots). Anything else is a diagnostic, or with
-// fallback=true is left to lower-tile-to-gpu.
+// divide its 64 slots), its positions from offsets
+// or explicit (packed sequences: tile.rope_positions' i32 q_positions and
+// k_positions [batch, rows], pointer parameters like the captures, in
+// every placement; the rotation kernels of split and pre take theirs as a
+// third argument; each rotated row's cos/sin is computed from its own
+// position, by the MUFU from the frequencies in turns, where offsets step
+// it down the rows). Anything else is a diagnostic, or with fallback=true
+// is left to lower-tile-to-gpu.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/CostModel/cost_model.h"
@@ -87,6 +93,7 @@ struct hopper_options {
   long stages;          // 0: by head dim
   enum placement rope;  // auto: the program's rope.strategy, else split
   bool persistent;      // a few CTAs looping over the tiles
+  bool persistent_given; // persistent was set (else it follows the masks)
   long ctas;            // how many (0: one per SM of gpu)
   bool q_by_producer;   // q-rope=producer (else consumers)
   long tile_overhead;   // the schedule's cost of a tile beyond its key blocks
@@ -116,7 +123,9 @@ static const struct attn_pass_option hopper_options_help[] = {
     {"stages", "K/V pipeline depth (0: 3 for head dim 128, 4 for 64)"},
     {"persistent", "one CTA per SM of gpu, each looping over query blocks, "
                    "so that a tile's epilogue overlaps the next tile's loads "
-                   "(default true; false: one CTA per query block)"},
+                   "(default true, but false with a mask function that "
+                   "reads a tensor: its tiles' work is known at run time "
+                   "only; false: one CTA per query block)"},
     {"ctas", "CTAs of the persistent kernel (0: one per SM of gpu, the "
              "default)"},
     {"consumers", "consumer warpgroups of 64 query rows: 2 or 3 (3 only at "
@@ -179,6 +188,7 @@ static void hopper_init(void *opts) {
   o->stages = 0;
   o->rope = PLACE_AUTO;
   o->persistent = true;
+  o->persistent_given = false;
   o->ctas = 0;
   o->q_by_producer = false;
   o->tile_overhead = 0;
@@ -243,6 +253,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
     return false;
   }
   if (!strcmp(name, "persistent")) {
+    o->persistent_given = true;
     if (attn_parse_bool_option(value, &o->persistent))
       return true;
     snprintf(err, errlen,
@@ -459,10 +470,12 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
   // or Q.
   // Score and mask functions take registers per element: with three
   // consumers' 160 ptxas spilled (a bias table and a document mask: 600
-  // bytes), with two none, so they keep two unless asked.
+  // bytes), with two none, so they keep two unless asked; light ones
+  // (softcap's and ALiBi's bodies, which took three consumers as special
+  // cases; attn_hopper_fns_light) do not.
   k->consumers = o->consumers ? (int)o->consumers
                  : k->head_dim == 64 && k->seq_q >= 2048 &&
-                         !k->nscore_fns && !k->nmask_fns
+                         attn_hopper_fns_light(k)
                      ? 3
                      : 2;
   if (k->consumers == 3 && k->head_dim != 64) {
@@ -555,23 +568,8 @@ static MlirAttribute without_rope(MlirAttribute dict) {
 /// with the workspaces its producer warps rotate K into (k_rot) and keep
 /// their queue and flags in (rope_sync, zero-filled when allocated and never
 /// reset: see attn_hopper_ahead_blocks).
-/// Appends to b the names of the caller's tensors of k in its order
-/// (attn_hopper_arg_at), q and k replaced by q_as and k_as: ", "-separated
-/// quoted strings.
-static void arg_names(struct attn_strbuf *b, const struct attn_hopper_kernel *k,
-                      const char *q_as, const char *k_as) {
-  const char *role[4] = {q_as, k_as, "v", "out"};
-  for (int i = 0; i < attn_hopper_nargs(k); ++i) {
-    int a = attn_hopper_arg_at(k, i);
-    attn_strbuf_printf(b, "%s\"%s\"", i ? ", " : "",
-                       a < ATTN_HOPPER_ARG_CAPTURE
-                           ? role[a]
-                           : k->captures[a - ATTN_HOPPER_ARG_CAPTURE].name);
-  }
-}
-
 static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
-                        enum placement place) {
+                        enum placement place, bool lists) {
   long long kbytes = (long long)(k->batch * k->kv_heads * k->seq_k *
                                  k->head_dim * 2);
   long long qbytes = (long long)(k->batch * k->heads * k->seq_q *
@@ -582,31 +580,47 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
   // first parameters are.
   struct attn_strbuf t = {0};
   attn_strbuf_printf(&t, "{name = \"%s\", inputs = [", k->name);
-  arg_names(&t, k, "q", "k");
+  attn_attention_arg_names(&t, k, "q", "k");
+  bool rot = pre || ahead || place == PLACE_SPLIT;
   attn_strbuf_printf(&t, "], workspace = [");
   if (pre)
     attn_strbuf_printf(&t, "{name = \"q_rot\", bytes = %lld : i64}, ", qbytes);
-  attn_strbuf_printf(&t, "{name = \"k_rot\", bytes = %lld : i64}", kbytes);
+  if (rot)
+    attn_strbuf_printf(&t, "{name = \"k_rot\", bytes = %lld : i64}", kbytes);
   if (ahead)
     attn_strbuf_printf(&t, ", {name = \"rope_sync\", bytes = %lld : i64}",
                        (long long)attn_hopper_ahead_sync_bytes(k));
+  // The run-time key lists (key_lists.c): their kernel reads the caller's
+  // tensors, then the attention kernel reads the lists.
+  if (lists)
+    attn_strbuf_printf(&t, "%s{name = \"key_lists\", bytes = %lld : i64}",
+                       rot ? ", " : "",
+                       (long long)(4 * attn_hopper_key_lists_words(k)));
   attn_strbuf_printf(&t, "], steps = [");
   if (ahead) {
     attn_strbuf_printf(&t, "{kernel = \"%s__attn\", args = [", k->name);
-    arg_names(&t, k, "q", "k");
+    attn_attention_arg_names(&t, k, "q", "k");
     attn_strbuf_printf(&t, ", \"k_rot\", \"rope_sync\"]}]}");
     return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
   }
+  // The rotation kernels read explicit positions as their third argument.
   if (pre)
-    attn_strbuf_printf(&t,
-                       "{kernel = \"%s__rope_q\", args = [\"q\", \"q_rot\"]}, ",
+    attn_strbuf_printf(
+        &t, "{kernel = \"%s__rope_q\", args = [\"q\", \"q_rot\"%s]}, ", k->name,
+        k->q_positions ? ", \"q_positions\"" : "");
+  if (rot)
+    attn_strbuf_printf(
+        &t, "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"%s]}, ",
+        k->name, k->k_positions ? ", \"k_positions\"" : "");
+  if (lists) {
+    attn_strbuf_printf(&t, "{kernel = \"%s__attn__key_lists\", args = [",
                        k->name);
-  attn_strbuf_printf(&t,
-                     "{kernel = \"%s__rope_k\", args = [\"k\", \"k_rot\"]}, "
-                     "{kernel = \"%s__attn\", args = [",
-                     k->name, k->name);
-  arg_names(&t, k, pre ? "q_rot" : "q", "k_rot");
-  attn_strbuf_printf(&t, "]}]}");
+    attn_attention_arg_names(&t, k, "q", "k");
+    attn_strbuf_printf(&t, ", \"key_lists\"]}, ");
+  }
+  attn_strbuf_printf(&t, "{kernel = \"%s__attn\", args = [", k->name);
+  attn_attention_arg_names(&t, k, pre ? "q_rot" : "q", rot ? "k_rot" : "k");
+  attn_strbuf_printf(&t, "%s]}]}", lists ? ", \"key_lists\"" : "");
   return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 
@@ -647,6 +661,19 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
       place == PLACE_SPLIT && k.head_dim == 64 && k.seq_k <= 4096 &&
       o->epilogue != ATTN_HOPPER_EPILOGUE_STAGED && !o->q_by_producer)
     place = PLACE_AHEAD;
+  // Masks that read data get key lists at run time, which the ahead
+  // placement's queue of key blocks does not follow: split (or fused)
+  // instead, unless asked for.
+  if (place == PLACE_AHEAD && k.rope && attn_hopper_masks_read_data(&k)) {
+    if (o->rope == PLACE_AHEAD)
+      return attn_emit_errorf(
+          kernel,
+          "no Hopper kernel for '%s': rope=ahead cannot run with a mask "
+          "function that reads a tensor (its key blocks are listed at run "
+          "time); use rope=split or rope=fused",
+          name);
+    place = PLACE_SPLIT;
+  }
   // ahead rotates key blocks in shared memory, any rotary dim.
   if (!k.rope || (!attn_hopper_rope_k_supported(&k) && place != PLACE_AHEAD))
     place = PLACE_FUSED;
@@ -711,19 +738,31 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   struct attn_hopper_kernel main = k;
   char attn_name[300];
   snprintf(attn_name, sizeof attn_name, "%s__attn", name);
-  if (split || pre || ahead)
-    main.name = attn_name;
   main.rope = k.rope && !pre;
   if (pre)
     att = without_rope(att);
   // The key blocks each query block reads under the mask functions, when
-  // their bodies narrow the affine masks' bounds or leave whole blocks.
-  struct attn_key_blocks *keys =
-      attn_hopper_key_table(&main, attn_hopper_query_shift(&main));
+  // their bodies narrow the affine masks' bounds or leave whole blocks;
+  // for functions that read data, the affine bounds within which the
+  // key-list kernel lists them at run time.
+  int64_t shift = attn_hopper_query_shift(&main);
+  struct attn_key_blocks *keys = attn_hopper_key_table(&main, shift);
+  if (!keys && attn_hopper_masks_read_data(&main))
+    keys = attn_hopper_key_bounds(&main, shift);
   main.key_blocks = keys;
+  bool lists = attn_hopper_plan_key_lists(&main, shift);
+  // The persistent schedule prices tiles by the affine bounds, which key
+  // lists made at run time shrink unevenly (a document mask's tiles): one
+  // CTA per tile lets the hardware balance them (on an H200, 6% faster on
+  // the benchmark's document mask at N = 16K).
+  if (lists && !o->persistent_given)
+    main.persistent_ctas = 0;
+  if (split || pre || ahead || lists)
+    main.name = attn_name;
   // The kernel writers report their own failure, at the kernel.
   MlirLocation loc = mlirOperationGetLocation(kernel);
-  bool built = attn_kernels_build_hopper_attention(gm, loc, &main, att);
+  bool built = attn_kernels_build_hopper_attention(gm, loc, &main, att) &&
+               (!lists || attn_kernels_build_key_lists(gm, loc, &main));
   free(keys);
   if (!built)
     return false;
@@ -732,7 +771,10 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
   if (pre && !attn_kernels_build_hopper_rope(gm, loc, &k, true))
     return false;
   attn_hopper_dump_built(gm, before);
-  if ((split || pre || ahead) && !add_program(gm, &k, place))
+  k.key_lists = main.key_lists; // the program's workspace and steps
+  k.key_lists_batch = main.key_lists_batch;
+  k.key_lists_heads = main.key_lists_heads;
+  if ((split || pre || ahead || lists) && !add_program(gm, &k, place, lists))
     return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);
   *lowered = true;

@@ -27,11 +27,13 @@
 // Supported: bf16/f16, head dim 64 or 128 (v's equal to q's; 256 is a
 // diagnostic: describe says why), block-m 64 or
 // 128 (4 or 8 warps), block-n 32, 64 or 128, MHA or GQA, any sequence
-// length, causal or not, a positive scale, softcap, ALiBi and a sliding
-// window, score and mask functions of any form (tile.score_fn,
-// tile.mask_fn, with up to 8 captured tensors as parameters in the tile
-// kernel's argument order; lib/Kernels/score_fn.c), RoPE (either layout, rotary_dim a multiple of 4
-// up to the head dim, positions from offsets). Anything else is a
+// length, causal or not, a positive scale, a sliding window, score and mask
+// functions of any form (tile.score_fn, tile.mask_fn: softcap, ALiBi, the
+// gate ..., with up to 8 captured tensors as parameters in the tile
+// kernel's argument order; lib/Kernels/score_fn.c), RoPE (either layout,
+// rotary_dim a multiple of 4 up to the head dim, positions from offsets or
+// explicit i32 positions per (batch, row), parameters like the captures;
+// every row's cos/sin computed from its own position). Anything else is a
 // diagnostic, or with fallback=true is left to lower-tile-to-gpu, as are
 // GEMM tile kernels (tile.matmul) always.
 //
@@ -50,6 +52,10 @@
 //   128  no     249
 //   128  yes    229 (the same stack frame)
 //
+// RoPE at explicit positions (q's and k's, GQA, causal): 157 at d 64, 234 at
+// d 128 (N = 4K and 8K; 162 and 236 at offsets for the same shapes), the
+// same stack frame.
+//
 // Every kernel has nvvm.minctasm = 1: without it ptxas for sm_86 aims at two
 // CTAs per SM, caps at 128 registers and spills; with two CTAs (128
 // registers) every configuration spills. Of the other tiles, block-n 128
@@ -58,6 +64,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels.h"
+#include "lib/Target/attn_target.h"
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/tile/tile_dialect.h"
@@ -146,18 +153,13 @@ static int64_t smem_limit(const char *chip) {
 }
 
 /// The RoPE the mma.sync kernel applies: positions from offsets in
-/// [0, 2^24), rotary_dim a multiple of 4 up to the head dim; K rotated in the
-/// kernel, per tile.
+/// [0, 2^24) or explicit ones (read at run time), rotary_dim a multiple of 4
+/// up to the head dim; K rotated in the kernel, per tile.
 static bool check_rope(MlirAttribute rope, struct attn_hopper_kernel *k,
                        void *user, char *why, size_t wlen, char *detail,
                        size_t dlen) {
   (void)user;
-  if (!mlirAttributeIsNull(attn_dict_get(rope, "q_positions")) ||
-      !mlirAttributeIsNull(attn_dict_get(rope, "k_positions"))) {
-    snprintf(why, wlen,
-             "the mma.sync kernel's RoPE takes positions from offsets only");
-    return false;
-  }
+  (void)rope;
   k->rope_k_in_kernel = true;
   if (!(k->theta > 0) || !attn_attention_rope_positions_ok(k)) {
     snprintf(why, wlen, "the mma.sync kernel's RoPE needs theta > 0 and "
@@ -233,6 +235,26 @@ static bool describe(MlirOperation kernel, const struct mma_options *o,
   return true;
 }
 
+/// Appends to the gpu.module's attn.programs the program of a kernel k
+/// with run-time key lists: @<name>__attn__key_lists into the workspace
+/// key_lists, then @<name>__attn (k's name) reading them.
+static bool add_program(MlirOperation gm, const struct attn_hopper_kernel *k,
+                        const char *name) {
+  struct attn_strbuf t = {0};
+  attn_strbuf_printf(&t, "{name = \"%s\", inputs = [", name);
+  attn_attention_arg_names(&t, k, "q", "k");
+  attn_strbuf_printf(&t,
+                     "], workspace = [{name = \"key_lists\", bytes = %lld : "
+                     "i64}], steps = [{kernel = \"%s__key_lists\", args = [",
+                     (long long)(4 * attn_hopper_key_lists_words(k)), k->name);
+  attn_attention_arg_names(&t, k, "q", "k");
+  attn_strbuf_printf(&t, ", \"key_lists\"]}, {kernel = \"%s\", args = [",
+                     k->name);
+  attn_attention_arg_names(&t, k, "q", "k");
+  attn_strbuf_printf(&t, ", \"key_lists\"]}]}");
+  return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
+}
+
 static bool lower_kernel(MlirOperation kernel, const struct mma_options *o) {
   struct attn_hopper_kernel k;
   char why[160], detail[128] = "";
@@ -254,17 +276,30 @@ static bool lower_kernel(MlirOperation kernel, const struct mma_options *o) {
   if (mlirOperationIsNull(gm))
     return false;
   // The key blocks each query block reads under the mask functions (the
-  // mma kernel's query blocks start at row 0).
+  // mma kernel's query blocks start at row 0); for functions that read
+  // data, the bounds of the key lists made at run time (key_lists.c).
   struct attn_key_blocks *keys = attn_hopper_key_table(&k, 0);
+  if (!keys && attn_hopper_masks_read_data(&k))
+    keys = attn_hopper_key_bounds(&k, 0);
   k.key_blocks = keys;
-  // The kernel writer reports its own failure, at the kernel.
+  bool lists = attn_hopper_plan_key_lists(&k, 0);
+  char attn_name[300];
+  snprintf(attn_name, sizeof attn_name, "%s__attn", name);
+  if (lists)
+    k.name = attn_name;
+  // The kernel writers report their own failure, at the kernel.
+  MlirLocation loc = mlirOperationGetLocation(kernel);
   bool built = attn_kernels_build_mma_attention(
-      gm, mlirOperationGetLocation(kernel), &k,
-      mlirOperationGetAttributeByName(
-          kernel, mlirStringRefCreateFromCString("tile.attention")));
+                   gm, loc, &k,
+                   mlirOperationGetAttributeByName(
+                       kernel,
+                       mlirStringRefCreateFromCString("tile.attention"))) &&
+               (!lists || attn_kernels_build_key_lists(gm, loc, &k));
   free(keys);
   if (!built)
     return false;
+  if (lists && !add_program(gm, &k, name))
+    return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);
   return true;
 }

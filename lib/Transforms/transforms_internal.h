@@ -279,5 +279,11 @@ bool attn_attention_describe(MlirOperation kernel,
 /// rope_offset_k for k) lies in [0, 2^24), where an f32 holds it exactly:
 /// what the GPU kernels, which compute angles from f32 positions, need.
 bool attn_attention_rope_positions_ok(const struct attn_hopper_kernel *k);
+/// Appends to b the names of the caller's tensors of k in its order
+/// (attn_hopper_arg_at), q and k replaced by q_as and k_as: ", "-separated
+/// quoted strings, a launch program's inputs or a step's args.
+void attn_attention_arg_names(struct attn_strbuf *b,
+                              const struct attn_hopper_kernel *k,
+                              const char *q_as, const char *k_as);
 
 #endif // ATTN_TRANSFORMS_INTERNAL_H

@@ -4,6 +4,8 @@
     o = attn.attention(q, k, v, rope=dict(theta=10000.0), mask="causal")
     o = attn.attention(q, k, v, score_mod=lambda s, b, h, q_idx, kv_idx:
                        s + bias[q_idx - kv_idx + N - 1])   # as flex_attention's
+    bm = attn.BlockMask.from_kv_blocks(counts, indices)    # Top-K key blocks
+    o = attn.attention(q, k, v, block_mask=bm)
     c = attn.matmul(a, b)          # or attn.matmul(a, b, c): c += a @ b
 
 q is [B, H, N, D], k [B, Hk, M, D], v [B, Hk, M, Dv] (Hk divides H: GQA), all
@@ -23,7 +25,8 @@ This module holds the public API and the kernels; the errors live in
 _errors.py, the argument checks in _args.py, the memory and disk kernel cache
 (with the cubin keys and the cache_stats counters) in _cache.py, the tracer
 of attention()'s score_mod and mask_mod in _trace.py and their cached-call
-keys in _fn_key.py; attn re-exports their names.
+keys in _fn_key.py, attn.BlockMask and the mask_mod of block_mask= in
+_block_mask.py; attn re-exports their names.
 """
 import collections
 import ctypes
@@ -33,21 +36,22 @@ import threading
 import time as _time
 import warnings
 
-from . import _fn_key, _lib, _program, _trace
-from ._args import (FLOATS, INT32_MAX, INT32_MIN, _check_gate, _check_matmul,  # noqa: F401
-                    _check_program, _check_qkv, _check_segments, _dtype, _gate_input,
-                    _is_tensor, _on, _optional_str, _pair, _segment_inputs, _shape,
-                    _tensor)
+from . import _block_mask, _fn_key, _lib, _program, _trace
+from ._args import (FLOATS, INT32_MAX, INT32_MIN, POSITIONS, _check_gate,  # noqa: F401
+                    _check_matmul, _check_positions, _check_program, _check_qkv,
+                    _check_segments, _dtype, _gate_input, _is_tensor, _on, _optional_str,
+                    _pair, _position_inputs, _segment_inputs, _shape, _tensor)
 from ._cache import (CACHE_FORMAT, _FAST_MAX, _MAGIC, _cache_lock, _cached,  # noqa: F401
                      _cached_make, _count, _cubin_key, _decode_entry, _digest, _discard,
                      _disk_read, _disk_write, _encode_entry, _entry_path, _fast, _key,
                      _last_timings, _memory, _produce, _producing, _sass_policy,
                      _sass_wanted, _stats, _stats_lock, _timings, _warned, cache_dir,
                      clear_memory_cache)
+from ._block_mask import BlockMask  # noqa: F401
 from ._errors import CompileError, Diagnostic, Error, RuntimeError  # noqa: F401
 
 __all__ = ["attention", "matmul", "build_program", "build_matmul_program", "compile", "load",
-           "Kernel", "Compiled", "CompileError",
+           "Kernel", "Compiled", "BlockMask", "CompileError",
            "RuntimeError", "Error", "Diagnostic", "cache_stats", "clear_memory_cache",
            "cache_dir", "version"]
 
@@ -144,21 +148,29 @@ def compile(program, target="sm_90a", format="default", tile_options=None, featu
 
 
 def build_program(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=None,
-                  gate=None, segment_ids=None, scale=None, score_mod=None, mask_mod=None):
+                  gate=None, segment_ids=None, scale=None, score_mod=None, mask_mod=None,
+                  block_mask=None):
     """The attn IR text attention() compiles for these tensors and options
-    (score_mod and mask_mod traced; their captured tensors are the
-    function's last arguments)."""
+    (score_mod and mask_mod traced, block_mask as the mask_mod reading its
+    block map; their captured tensors are the function's last arguments)."""
     _check_qkv(q, k, v)
+    if block_mask is not None:
+        mask_mod = _block_mask.mask_mod_for(block_mask, q, k, mask_mod)
     gate = None if gate is None else _check_gate(gate, q, k)
     segment_ids = None if segment_ids is None else _check_segments(segment_ids, q, k)
+    positions = _check_positions(rope, q, k)
     traced = _trace.trace(score_mod, mask_mod)
-    return _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, traced)
+    return _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, traced,
+                  positions)
 
 
 def _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
-           traced=(None, None, ())):
-    """build_program on checked arguments; traced is _trace.trace's."""
+           traced=(None, None, ()), positions=(None, None)):
+    """build_program on checked arguments; traced is _trace.trace's,
+    positions _check_positions'."""
     return _program.build(_shape(q), _shape(k), _shape(v), q.dtype, rope=rope, mask=mask,
+                          positions=tuple(None if t is None else _shape(t)
+                                          for t in positions),
                           window=window, softcap=softcap, alibi=alibi,
                           gate_shape=None if gate is None else _shape(gate[0]),
                           gate_block=None if gate is None else gate[1],
@@ -702,7 +714,10 @@ def _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, sc
     elif type(rope) is dict:
         if not all(type(n) is str for n in rope):
             raise _Unusual
-        rope_key = tuple(sorted((n, _plain(x)) for n, x in rope.items()))
+        # Explicit positions by what the kernel depends on (as a tensor
+        # argument is), the other options by value.
+        rope_key = tuple(sorted((n, _tensor_key(x) if n in POSITIONS and x is not None
+                                 else _plain(x)) for n, x in rope.items()))
     else:
         raise _Unusual
     if window is not None:
@@ -728,12 +743,16 @@ def _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, sc
 
 def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=None,
               gate=None, segment_ids=None, scale=None, program=None, tile_options=None,
-              score_mod=None, mask_mod=None):
+              score_mod=None, mask_mod=None, block_mask=None):
     """Fused attention softmax(modifiers(q kᵀ)) v as one kernel.
 
     rope: None (or False), True or dict(theta=10000.0, rotary_dim=D,
       layout="rotate_half" | "interleaved", offset=0), applied to q and k
-      before the product; theta > 0, rotary_dim even in [2, D].
+      before the product; theta > 0, rotary_dim even in [2, D]; q_offset
+      and k_offset in offset's place; q_positions [B, N] and k_positions
+      [B, M], int32 or int64 tensors on q's device, each row's own position
+      (packed sequences), in place of q's (k's) offset. The masks stay by
+      row index.
     mask: "causal" or None. window: a pair (left, right) of keys visible
       around each query, ints >= 0 (None or -1: unbounded). softcap: a float
       cap > 0, scores become cap*tanh(s/cap).
@@ -745,7 +764,7 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
       to the kernel's int32 after checking the ids fit), document mask.
     scale: a float > 0, default 1/sqrt(D). program: IR text to run instead of
       building one from the options (its function takes q, k, v, then gate,
-      qseg, kseg). tile_options: options of the attn-tile pass
+      qseg, kseg, q_positions, k_positions). tile_options: options of the attn-tile pass
       ("block-m=32 block-n=64").
     score_mod: fn(score, b, h, q_idx, kv_idx) -> new score, mask_mod:
       fn(b, h, q_idx, kv_idx) -> bool (the key is visible), plain Python
@@ -753,6 +772,11 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
       attn.score_mod / attn.mask_mod (score_mod sees the score after scale,
       softcap, alibi and gate); tensors they index are captured as inputs
       (docs/api.md, score_mod and mask_mod).
+    block_mask: an attn.BlockMask (BlockMask.from_kv_blocks, flex's form:
+      per query block, the key blocks it sees, partial or full) or torch's
+      flex BlockMask; keys outside its blocks are hidden, bm.mask_mod
+      decides in partial blocks; ANDed with mask_mod (docs/api.md,
+      block_mask).
     Every argument is checked before anything is compiled: a wrong type
     raises TypeError, a wrong value or shape ValueError, naming the argument.
     On an H100 or H200 the persistent Hopper kernel is compiled for the GPU's
@@ -763,6 +787,13 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
     arguments equal an earlier successful call's takes the fast path: the
     Kernel that call loaded, without building or hashing the program again
     (docs/api.md, The fast path)."""
+    if block_mask is not None:
+        if program is not None:
+            raise ValueError("attn: program= replaces block_mask (write its mask in the "
+                             "program)")
+        if not (_is_tensor(q) and _is_tensor(k) and len(q.shape) == 4 and len(k.shape) == 4):
+            _check_qkv(q, k, v)  # their errors first (12 us: not on every call)
+        mask_mod = _block_mask.mask_mod_for(block_mask, q, k, mask_mod)
     mods = score_mod is not None or mask_mod is not None
     try:
         key = _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
@@ -777,6 +808,9 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
             inputs.append(_gate_input(gate).contiguous())
         if segment_ids is not None:
             inputs.extend(t.contiguous() for t in _segment_inputs(segment_ids))
+        if type(rope) is dict:
+            inputs.extend(t.contiguous() for t in _position_inputs(
+                tuple(rope.get(n) for n in POSITIONS)))
         if mods:
             kernel, sources = kernel
             inputs.extend(_fn_key.fetch((score_mod, mask_mod), sources))
@@ -808,6 +842,10 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
     if segment_ids is not None:
         segment_ids = _check_segments(segment_ids, q, k)
         named.extend(zip(("segment_ids' qseg", "segment_ids' kseg"), segment_ids))
+    positions = (None, None)
+    if program is None and rope is not None and rope is not False:
+        positions = _check_positions(rope, q, k)
+        named.extend(("rope " + n, t) for n, t in zip(POSITIONS, positions) if t is not None)
     traced = (None, None, [])
     if score_mod is not None or mask_mod is not None:
         if program is not None:
@@ -819,7 +857,7 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
     device, index = _device(named)
     if program is None:
         text = _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
-                      traced)
+                      traced, positions)
     elif any(x is not None for x in (rope, mask, window, softcap, alibi, scale)):
         raise ValueError("attn: program= replaces rope, mask, window, softcap, alibi and scale")
     else:
@@ -829,6 +867,7 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
         inputs.append(_gate_input(gate))
     if segment_ids is not None:
         inputs.extend(_segment_inputs(segment_ids))
+    inputs.extend(_position_inputs(positions))
     inputs.extend(_trace.convert_capture(c.tensor, c.copy, c.scalar) for c in traced[2])
     kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
     sources = (_fn_key.capture_sources((score_mod, mask_mod), traced[2]) if traced[2] else [])

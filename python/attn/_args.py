@@ -156,6 +156,51 @@ def _segment_inputs(segs):
     return out
 
 
+POSITIONS = ("q_positions", "k_positions")
+
+
+def _check_positions(rope, q, k):
+    """rope's explicit positions (q_positions [B, N], k_positions [B, M],
+    int32 or int64; None or absent: none), as a pair (None where absent).
+    rope's other options are _program.rope_attrs' to check."""
+    if not hasattr(rope, "get") or rope is True:
+        return (None, None)
+    b, n, m = _shape(q)[0], _shape(q)[2], _shape(k)[2]
+    out = []
+    for name, want in zip(POSITIONS, ((b, n), (b, m))):
+        t = rope.get(name)
+        if t is None:
+            out.append(None)
+            continue
+        _tensor("rope " + name, t)
+        if _shape(t) != want:
+            raise ValueError("attn: rope %s must be [B, %s] = %s for q %s and k %s, got shape %s"
+                             % (name, "N" if name[0] == "q" else "M", want, _shape(q),
+                                _shape(k), _shape(t)))
+        if _dtype(t) not in ("int32", "int64"):
+            raise TypeError("attn: rope %s must be int32 or int64, got %s" % (name, _dtype(t)))
+        out.append(t)
+    return tuple(out)
+
+
+def _position_inputs(positions):
+    """The kernel's q_positions and k_positions (those present): int32,
+    int64 ones converted after checking that they fit."""
+    out = []
+    for name, t in zip(POSITIONS, positions):
+        if t is None:
+            continue
+        if _dtype(t) == "int64":
+            lo, hi = int(t.min()), int(t.max())
+            if lo < INT32_MIN or hi > INT32_MAX:
+                raise ValueError("attn: rope %s holds %d, outside the kernel's int32 range "
+                                 "[%d, %d]" % (name, lo if lo < INT32_MIN else hi, INT32_MIN,
+                                               INT32_MAX))
+            t = t.int()
+        out.append(t)
+    return out
+
+
 def _check_matmul(a, b, c):
     named = [("a", a), ("b", b)] + ([("c", c)] if c is not None else [])
     for name, t in named:

@@ -84,24 +84,29 @@ def tensor_type(shape, elem):
 
 
 ROPE_FORM = ("None, True or dict(theta=10000.0, rotary_dim=D, layout='rotate_half' | "
-             "'interleaved', offset=0 | q_offset=0, k_offset=0)")
+             "'interleaved', offset=0 | q_offset=0, k_offset=0, q_positions=None, "
+             "k_positions=None)")
+ROPE_OPTIONS = ("theta", "rotary_dim", "layout", "offset", "q_offset", "k_offset",
+                "q_positions", "k_positions")
 
 
 def rope_attrs(rope, head_dim):
     """The attribute dictionaries of q's and k's attn.rope for rope=True or a
     dict: offset puts row 0 of both at that position; q_offset and k_offset
-    put each apart (queries that end the keys, as in chunked prefill)."""
+    put each apart (queries that end the keys, as in chunked prefill);
+    q_positions and k_positions (tensors, checked by the caller: not read
+    here but for their presence) give each row its own and exclude an
+    offset of the same tensor."""
     if rope is True:
         cfg = {}
     elif isinstance(rope, collections.abc.Mapping):
         cfg = dict(rope)
     else:
         raise TypeError("attn: rope must be %s, got %s" % (ROPE_FORM, _describe(rope)))
-    unknown = set(cfg) - {"theta", "rotary_dim", "layout", "offset", "q_offset", "k_offset"}
+    unknown = set(cfg) - set(ROPE_OPTIONS)
     if unknown:
-        raise ValueError("attn: unknown rope option(s) %s (expected theta, rotary_dim, "
-                         "layout, offset, q_offset, k_offset)"
-                         % ", ".join(sorted(map(str, unknown))))
+        raise ValueError("attn: unknown rope option(s) %s (expected %s)"
+                         % (", ".join(sorted(map(str, unknown))), ", ".join(ROPE_OPTIONS)))
     layout = cfg.get("layout", "rotate_half")
     if layout not in ("rotate_half", "interleaved"):
         raise ValueError("attn: rope layout must be 'rotate_half' or 'interleaved', got %s"
@@ -116,6 +121,12 @@ def rope_attrs(rope, head_dim):
     if "offset" in cfg and ("q_offset" in cfg or "k_offset" in cfg):
         raise ValueError("attn: rope offset applies to q and k; give it or q_offset and "
                          "k_offset, not both")
+    for t in ("q", "k"):
+        if cfg.get(t + "_positions") is not None:
+            given = [n for n in ("offset", t + "_offset") if n in cfg]
+            if given:
+                raise ValueError("attn: rope %s_positions gives %s's rows their positions; "
+                                 "%s cannot move them too" % (t, t, given[0]))
     both = integer(cfg.get("offset", 0), "rope offset")
     out = []
     for t in ("q", "k"):
@@ -143,11 +154,13 @@ def window_attrs(window):
 
 def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, softcap=None,
           alibi=None, gate_shape=None, gate_block=None, segments=None, scale=None,
-          name="attention", score_fn=None, mask_fn=None, captures=()):
+          name="attention", score_fn=None, mask_fn=None, captures=(), positions=(None, None)):
     """Returns the program text. Shapes are (B, H, N, D), (B, Hk, M, D), (B, Hk, M, Dv);
     gate_shape is (B, H, N, ceil(M / gate_block)); segments is ((B, N), (B, M));
-    score_fn and mask_fn are bodies traced by _trace.trace, captures its
-    Capture list (the function's last arguments)."""
+    positions is the shapes of rope's q_positions and k_positions, (B, N)
+    and (B, M), None where absent (the function's arguments after the
+    segments); score_fn and mask_fn are bodies traced by _trace.trace,
+    captures its Capture list (the function's last arguments)."""
     elem = dtype_name(dtype)
     if elem == "i32":
         raise TypeError("attn: q, k and v must be floating point")
@@ -162,13 +175,24 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
     if segments is not None:
         args.append("%%qseg: %s" % tensor_type(segments[0], "i32"))
         args.append("%%kseg: %s" % tensor_type(segments[1], "i32"))
+    rope_on = rope is not None and rope is not False
+    pos_types = [None if not rope_on or p is None else tensor_type(p, "i32")
+                 for p in positions]
+    for arg, ty in zip(("%qpos", "%kpos"), pos_types):
+        if ty is not None:
+            args.append("%s: %s" % (arg, ty))
     args.extend("%s: %s" % (c.name, c.type) for c in captures)
     lines = ["func.func @%s(%s) -> %s {" % (name, ", ".join(args), ot)]
     qv, kv = "%q", "%k"
-    if rope is not None and rope is not False:
+    if rope_on:
         qattrs, kattrs = rope_attrs(rope, d)
-        lines.append('  %%qr = "attn.rope"(%%q) %s : (%s) -> %s' % (qattrs, qt, qt))
-        lines.append('  %%kr = "attn.rope"(%%k) %s : (%s) -> %s' % (kattrs, kt, kt))
+        for r, x, attrs, xt, arg, pt in (("%qr", "%q", qattrs, qt, "%qpos", pos_types[0]),
+                                         ("%kr", "%k", kattrs, kt, "%kpos", pos_types[1])):
+            if pt is None:
+                lines.append('  %s = "attn.rope"(%s) %s : (%s) -> %s' % (r, x, attrs, xt, xt))
+            else:
+                lines.append('  %s = "attn.rope"(%s, %s) %s : (%s, %s) -> %s'
+                             % (r, x, arg, attrs, xt, pt, xt))
         qv, kv = "%qr", "%kr"
     lines.append('  %%s0 = "attn.qk"(%s, %s) : (%s, %s) -> %s' % (qv, kv, qt, kt, st))
     steps = [0]

@@ -3,7 +3,8 @@
 // its body and prints the verdict for boxes whose answer is known by hand
 // (FileCheck in body-interval.test): exact for the affine masks, SOME for a
 // body that reads a capture or computes in floating point, SOME where an op
-// would wrap; then the key blocks of query blocks.
+// would wrap; then the key blocks of query blocks; and whether a body yields
+// one value over a box (a block map read at a point of each aligned box).
 #include "lib/IR/attn_body_interval.h"
 #include "lib/IR/attn_context.h"
 
@@ -50,6 +51,16 @@ static void box(const struct attn_mask_program *p, const char *what,
   printf("%s q[%lld,%lld] kv[%lld,%lld]: %s\n", what, (long long)q0,
          (long long)q1, (long long)k0, (long long)k1,
          verdict(attn_mask_program_eval(p, &x)));
+}
+
+/// Prints whether the body yields one value over q in [q0, q1] and kv in
+/// [k0, k1] (b and h fixed: attn_mask_program_uniform).
+static void uniform(const struct attn_mask_program *p, const char *what,
+                    int64_t q0, int64_t q1, int64_t k0, int64_t k1) {
+  struct attn_box x = {{0, 0, q0, k0}, {0, 1, q1, k1}};
+  printf("%s uniform q[%lld,%lld] kv[%lld,%lld]: %s\n", what, (long long)q0,
+         (long long)q1, (long long)k0, (long long)k1,
+         attn_mask_program_uniform(p, &x) ? "yes" : "no");
 }
 
 static void blocks(const struct attn_mask_program *p, const char *what,
@@ -138,6 +149,8 @@ int main(void) {
                    "    gpu.yield %v : i1\n", &m);
   box(p, "document", 0, 127, 0, 127);
   blocks(p, "document", 0, 127, 1024, 128);
+  uniform(p, "document", 0, 63, 0, 63);
+  uniform(p, "document", 5, 5, 7, 7);
   attn_mask_program_free(p);
   mlirModuleDestroy(m);
 
@@ -168,6 +181,35 @@ int main(void) {
   mlirModuleDestroy(m);
 
   blocks(NULL, "none", 0, 127, 1000, 128);
+
+  // a block map of 64 x 64 blocks (256 key blocks a row), read at a point
+  // of every aligned 64 x 64 box: one value there, not over larger or
+  // unaligned boxes
+  p = compile(ctx, "    %c64 = arith.constant 64 : index\n"
+                   "    %c256 = arith.constant 256 : index\n"
+                   "    %qi = arith.divui %q, %c64 : index\n"
+                   "    %ki = arith.divui %kv, %c64 : index\n"
+                   "    %r = arith.muli %qi, %c256 : index\n"
+                   "    %i = arith.addi %r, %ki : index\n"
+                   "    %x = tensor.extract %ids[%i] : tensor<16384xi32>\n"
+                   "    %z = arith.constant 0 : i32\n"
+                   "    %v = arith.cmpi ne, %x, %z : i32\n"
+                   "    gpu.yield %v : i1\n", &m);
+  box(p, "blockmap", 0, 63, 0, 63);
+  uniform(p, "blockmap", 0, 63, 0, 63);
+  uniform(p, "blockmap", 640, 703, 4096, 4159);
+  uniform(p, "blockmap", 0, 127, 0, 63);
+  uniform(p, "blockmap", 32, 95, 0, 63);
+  attn_mask_program_free(p);
+  mlirModuleDestroy(m);
+
+  // causal is one value over a box off the diagonal, not across it
+  p = compile(ctx, "    %v = arith.cmpi ule, %kv, %q : index\n"
+                   "    gpu.yield %v : i1\n", &m);
+  uniform(p, "causal", 128, 255, 0, 127);
+  uniform(p, "causal", 0, 127, 0, 127);
+  attn_mask_program_free(p);
+  mlirModuleDestroy(m);
 
   // two masks and-ed: causal, and the keys of the query's 1024-block
   struct attn_mask_program *two[2];

@@ -121,15 +121,26 @@ func.func @prefix_lm(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: ten
 // -----
 
 // "fn" among the named modifiers: the score_fn applies where "mods" puts
-// it, between tile.score_mod runs; a scale after everything folds.
+// it, between ALiBi's and softcap's bodies (tile.score_fn each); a scale
+// after everything folds.
 // CHECK-LABEL: @fn_between
 // CHECK: "tile.mma"
-// CHECK-NEXT: "tile.score_mod"({{.*}}) {alibi = 4.000000e+00 : f64, heads = 2 : i64, mods = ["alibi"]}
+// CHECK-NEXT: "tile.score_fn"
+// CHECK: math.exp2
+// CHECK: math.absf
+// CHECK: gpu.yield
+// CHECK-NEXT: })
 // CHECK-NEXT: "tile.score_fn"
 // CHECK: math.tanh
 // CHECK: gpu.yield
 // CHECK-NEXT: })
-// CHECK-NEXT: "tile.score_mod"({{.*}}) {mods = ["softcap"], softcap = 2.000000e+01 : f64}
+// CHECK-NEXT: "tile.score_fn"
+// CHECK: arith.constant 2.000000e+01 : f32
+// CHECK-NEXT: arith.divf
+// CHECK-NEXT: math.tanh
+// CHECK-NEXT: arith.mulf
+// CHECK: gpu.yield
+// CHECK-NEXT: })
 // CHECK-NEXT: "tile.mask"
 // CHECK-NEXT: "tile.softmax_update"({{.*}}) {scale = 1.250000e-01 : f64}
 func.func @fn_between(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {

@@ -81,8 +81,10 @@ func.func @untouched(%a: f32) -> f32 {
 // comes first) and are named in tile.arg_names; tile.attention describes the
 // program for the manifest. RoPE on q at explicit positions, on k at an
 // offset. Scale is not last in "mods", so tile.score_mod applies it in order
-// and the softmax's factor is 1; the gate is a tile.score_fn body (its key
-// block clamped into the table) and the document mask a tile.mask_fn body;
+// and the softmax's factor is 1; softcap (cap tanh(s / cap)), ALiBi (s -
+// 2^(-8 (h + 1) / 4) |q - kv|) and the gate are tile.score_fn bodies (the
+// gate's key block clamped into the table) and the document mask a
+// tile.mask_fn body;
 // masks follow the modifiers. The loop starts at the first key block the
 // window reaches and stops at the diagonal.
 // CHECK-LABEL: @everything
@@ -101,7 +103,33 @@ func.func @untouched(%a: f32) -> f32 {
 // CHECK-NEXT: scf.for %{{.*}} = %[[KSTART]] to
 // CHECK: "tile.rope"(%{{.*}}, %{{.*}}) {layout = "rotate_half", offset = 7 : i64
 // CHECK: "tile.mma"
-// CHECK-NEXT: "tile.score_mod"(%[[S:.*]], %[[B]], %[[H]], %[[ROW]], %[[COL:.*]]) {alibi = 8.000000e+00 : f64, heads = 4 : i64, mods = ["scale", "softcap", "alibi"], scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64}
+// CHECK-NEXT: "tile.score_mod"(%[[S:.*]], %[[B]], %[[H]], %[[ROW]], %[[COL:.*]]) {mods = ["scale"], scale = 1.250000e-01 : f64}
+// CHECK-NEXT: "tile.score_fn"(%[[S]], %[[B]], %[[H]], %[[ROW]], %[[COL]]) ({
+// CHECK-NEXT: ^bb0(%[[CS:.*]]: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK-NEXT: %[[CAP:.*]] = arith.constant 3.000000e+01 : f32
+// CHECK-NEXT: %[[CT:.*]] = arith.divf %[[CS]], %[[CAP]] : f32
+// CHECK-NEXT: %[[CH:.*]] = math.tanh %[[CT]] : f32
+// CHECK-NEXT: %[[CY:.*]] = arith.mulf %[[CH]], %[[CAP]] : f32
+// CHECK-NEXT: gpu.yield %[[CY]] : f32
+// CHECK-NEXT: }) {seq_k = 40 : i64, seq_q = 40 : i64}
+// CHECK-NEXT: "tile.score_fn"(%[[S]], %[[B]], %[[H]], %[[ROW]], %[[COL]]) ({
+// CHECK-NEXT: ^bb0(%[[AS:.*]]: f32, %{{.*}}: index, %[[AH:.*]]: index, %[[AQ:.*]]: index, %[[AKV:.*]]: index):
+// CHECK-NEXT: %[[A1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[AH1:.*]] = arith.addi %[[AH]], %[[A1]] : index
+// CHECK-NEXT: %[[AH64:.*]] = arith.index_cast %[[AH1]] : index to i64
+// CHECK-NEXT: %[[AHF:.*]] = arith.uitofp %[[AH64]] : i64 to f32
+// CHECK-NEXT: %[[AC:.*]] = arith.constant -2.000000e+00 : f32
+// CHECK-NEXT: %[[AE:.*]] = arith.mulf %[[AHF]], %[[AC]] : f32
+// CHECK-NEXT: %[[SLOPE:.*]] = math.exp2 %[[AE]] : f32
+// CHECK-NEXT: %[[AQ64:.*]] = arith.index_cast %[[AQ]] : index to i64
+// CHECK-NEXT: %[[AK64:.*]] = arith.index_cast %[[AKV]] : index to i64
+// CHECK-NEXT: %[[AD:.*]] = arith.subi %[[AQ64]], %[[AK64]] : i64
+// CHECK-NEXT: %[[ADF:.*]] = arith.sitofp %[[AD]] : i64 to f32
+// CHECK-NEXT: %[[AA:.*]] = math.absf %[[ADF]] : f32
+// CHECK-NEXT: %[[AP:.*]] = arith.mulf %[[AA]], %[[SLOPE]] : f32
+// CHECK-NEXT: %[[AY:.*]] = arith.subf %[[AS]], %[[AP]] : f32
+// CHECK-NEXT: gpu.yield %[[AY]] : f32
+// CHECK-NEXT: }) {seq_k = 40 : i64, seq_q = 40 : i64}
 // CHECK-NEXT: "tile.score_fn"(%[[S]], %[[B]], %[[H]], %[[ROW]], %[[COL]]) ({
 // CHECK-NEXT: ^bb0(%[[GS:.*]]: f32, %[[GB:.*]]: index, %[[GH:.*]]: index, %[[GQ:.*]]: index, %[[GKV:.*]]: index):
 // CHECK-NEXT: %[[GBLK:.*]] = arith.constant 16 : index
@@ -129,9 +157,12 @@ func.func @everything(%g: tensor<1x4x40x3xf32>, %q: tensor<1x4x40x16xf32>, %k: t
 // -----
 
 // A scale after the other modifiers folds into the softmax's exp2 factor
-// (exactly: it is the last one); tile.score_mod applies the rest.
+// (exactly: it is the last one); no tile.score_mod is left, softcap is a
+// tile.score_fn body.
 // CHECK-LABEL: @scale_last_folds
-// CHECK: "tile.score_mod"({{.*}}) {mods = ["softcap"], softcap = 2.000000e+01 : f64}
+// CHECK-NOT: "tile.score_mod"
+// CHECK: "tile.score_fn"
+// CHECK: math.tanh
 // CHECK: "tile.softmax_update"({{.*}}) {scale = 2.500000e-01 : f64}
 func.func @scale_last_folds(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
   %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = false, softcap = 20.0 : f64, mods = ["softcap", "scale"]} : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>

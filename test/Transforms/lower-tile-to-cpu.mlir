@@ -29,18 +29,20 @@ func.func @attn(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x40x16xf32>, %v: tensor
   return %o : tensor<1x2x40x16xf32>
 }
 
-// The score ops lower to loops too: modifiers in order (softcap's tanh from
-// exp, alibi's |i - j|), the gate's tile.score_fn body cloned into the
-// element loop at q and kv clamped into the sequence (its key block clamped
-// into the table by attn-tile), the window mask, the document mask's
+// The score ops lower to loops too: modifiers in order, softcap's, ALiBi's
+// and the gate's tile.score_fn bodies (cap tanh(s / cap); s - 2^(..) |i -
+// j|; the gate's) each cloned into the element loop at q and kv clamped
+// into the sequence (the gate's key block clamped into the table by
+// attn-tile), the window mask, the document mask's
 // tile.mask_fn body (-inf where it yields false), RoPE at explicit positions
 // (i32 loads).
 // CHECK-LABEL: func.func private @blocks__cta(
 // CHECK: memref.load %{{.*}} : memref<1x40xi32>
 // CHECK: arith.sitofp %{{.*}} : i32 to f32
-// CHECK: math.exp
-// CHECK: math.copysign
-// CHECK: math.absf
+// CHECK: math.tanh
+// CHECK: math.exp2
+// CHECK: arith.sitofp %{{.*}} : i64 to f32
+// CHECK-NEXT: math.absf
 // CHECK: %[[Q:.*]] = arith.minui %{{.*}}, %[[QL:c39.*]] : index
 // CHECK: %[[KV:.*]] = arith.minui %{{.*}}, %[[KL:c39.*]] : index
 // CHECK: %[[X:.*]] = memref.load %alloca{{.*}} : memref<32x32xf32>

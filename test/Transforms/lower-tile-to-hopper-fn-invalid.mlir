@@ -7,7 +7,7 @@
 // (lower-tile-to-hopper-fn.mlir's program as a tile program written by
 // hand, captures after out, changed), or with fallback=true left to
 // lower-tile-to-gpu.
-// FALLBACK-COUNT-4: tile.kernel
+// FALLBACK-COUNT-5: tile.kernel
 
 // CHECK: error: no Hopper kernel for 'rank5': the Hopper kernel reads captured tensors of rank 1 to 4, static shape, f32, f16, bf16, i32 or i64 (found 'capture0')
 // MMA: error: no mma.sync kernel for 'rank5': the mma.sync kernel reads captured tensors of rank 1 to 4
@@ -306,5 +306,56 @@
     }
     "tile.normalize"(%10, %12) : (memref<128x64xf32>, memref<128xf32>) -> ()
     "tile.store"(%10, %arg3, %2, %3, %5) : (memref<128x64xf32>, memref<1x2x300x64xbf16>, index, index, index) -> ()
+    return
+  }
+
+// -----
+
+// A softcap (or ALiBi) named in tile.score_mod, as a tile program written by
+// hand may have it: the tensor-core kernels compute tile.score_mod's scale
+// only, softcap and ALiBi as the tile.score_fn bodies attn-tile writes.
+// CHECK: error: no Hopper kernel for 'named_mods': the Hopper kernel computes tile.score_mod's scale only (softcap and ALiBi as tile.score_fn bodies, as attn-tile writes them)
+// MMA: error: no mma.sync kernel for 'named_mods': the mma.sync kernel computes tile.score_mod's scale only
+
+  func.func @named_mods(%arg0: memref<1x8x2048x64xbf16>, %arg1: memref<1x8x2048x64xbf16>, %arg2: memref<1x8x2048x64xbf16>, %arg3: memref<1x8x2048x64xbf16>) attributes {tile.arg_names = ["q", "k", "v", "out"], tile.attention = {causal = true, mods = ["scale", "softcap"], scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64}, tile.grid = array<i64: 16, 8, 1>, tile.kernel, tile.threads = 384 : i64} {
+    %0 = "tile.program_id"() {dim = 0 : i64} : () -> index
+    %1 = "tile.program_id"() {dim = 1 : i64} : () -> index
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c1_0 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %c128_1 = arith.constant 128 : index
+    %2 = arith.divui %1, %c8 : index
+    %3 = arith.remui %1, %c8 : index
+    %4 = arith.divui %3, %c1_0 : index
+    %5 = arith.muli %0, %c128 : index
+    %6 = "tile.alloc"() : () -> memref<128x64xf32>
+    %7 = "tile.alloc"() : () -> memref<128x64xf32>
+    %8 = "tile.alloc"() : () -> memref<128x64xf32>
+    %9 = "tile.alloc"() : () -> memref<128x128xf32>
+    %10 = "tile.alloc"() : () -> memref<128x64xf32>
+    %11 = "tile.alloc"() : () -> memref<128xf32>
+    %12 = "tile.alloc"() : () -> memref<128xf32>
+    "tile.load"(%arg0, %6, %2, %3, %5) : (memref<1x8x2048x64xbf16>, memref<128x64xf32>, index, index, index) -> ()
+    "tile.fill"(%10) {value = 0.000000e+00 : f32} : (memref<128x64xf32>) -> ()
+    "tile.fill"(%11) {value = 0xFF800000 : f32} : (memref<128xf32>) -> ()
+    "tile.fill"(%12) {value = 0.000000e+00 : f32} : (memref<128xf32>) -> ()
+    %c16 = arith.constant 16 : index
+    %13 = arith.addi %5, %c128 : index
+    %14 = arith.ceildivui %13, %c128_1 : index
+    %15 = arith.minui %14, %c16 : index
+    scf.for %arg4 = %c0 to %15 step %c1 {
+      %16 = arith.muli %arg4, %c128_1 : index
+      "tile.load"(%arg1, %7, %2, %4, %16) : (memref<1x8x2048x64xbf16>, memref<128x64xf32>, index, index, index) -> ()
+      "tile.load"(%arg2, %8, %2, %4, %16) : (memref<1x8x2048x64xbf16>, memref<128x64xf32>, index, index, index) -> ()
+      "tile.mma"(%6, %7, %9) {accumulate = false, transpose_b = true} : (memref<128x64xf32>, memref<128x64xf32>, memref<128x128xf32>) -> ()
+      "tile.score_mod"(%9, %2, %3, %5, %16) {mods = ["scale", "softcap"], scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64} : (memref<128x128xf32>, index, index, index, index) -> ()
+      "tile.mask"(%9, %5, %16) {causal = true, kv_len = 2048 : i64} : (memref<128x128xf32>, index, index) -> ()
+      "tile.softmax_update"(%9, %11, %12, %10) {scale = 1.000000e+00 : f64} : (memref<128x128xf32>, memref<128xf32>, memref<128xf32>, memref<128x64xf32>) -> ()
+      "tile.mma"(%9, %8, %10) {accumulate = true, transpose_b = false} : (memref<128x128xf32>, memref<128x64xf32>, memref<128x64xf32>) -> ()
+    }
+    "tile.normalize"(%10, %12) : (memref<128x64xf32>, memref<128xf32>) -> ()
+    "tile.store"(%10, %arg3, %2, %3, %5) : (memref<128x64xf32>, memref<1x8x2048x64xbf16>, index, index, index) -> ()
     return
   }

@@ -12,9 +12,12 @@
 
 // The kernel's first parameters are the tile kernel's arguments in its
 // order (the program's, out last), the captures (the bias, the query's and
-// the key's segments) read only; so are its manifest's params.
-// CHECK-LABEL: llvm.func @fnk(
-// CHECK-SAME: %[[BIAS:[a-z0-9]+]]: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %[[QS:[a-z0-9]+]]: !llvm.ptr {llvm.noalias, llvm.readonly}, %[[KS:[a-z0-9]+]]: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr {llvm.align = 64 : i64
+// the key's segments) read only; so are its manifest's params. The document
+// mask reads the segments, so a launch program runs the key-list kernel
+// first (lower-tile-to-hopper-key-lists.mlir) and @fnk__attn takes its
+// lists after out.
+// CHECK-LABEL: llvm.func @fnk__attn(
+// CHECK-SAME: %[[BIAS:[a-z0-9]+]]: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %[[QS:[a-z0-9]+]]: !llvm.ptr {llvm.noalias, llvm.readonly}, %[[KS:[a-z0-9]+]]: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{[a-z0-9]+}}: !llvm.ptr {llvm.align = 64 : i64
 // CHECK-SAME: block = array<i32: 384, 1, 1>
 // CHECK-SAME: params = [{dtype = "f32", kind = "ptr", name = "capture0", shape = array<i64: 599>}, {{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}, {dtype = "i32", kind = "ptr", name = "capture1", shape = array<i64: 1, 300>}, {dtype = "i32", kind = "ptr", name = "capture2", shape = array<i64: 1, 300>}, {{.*}}name = "out"{{.*}}name = "q_map"
 // Once per tile, before its first S: the head's factor exp(h) and the
@@ -65,10 +68,10 @@
 // C3: block = array<i32: 512, 1, 1>
 
 // The global loads of the captures go through the read-only data cache.
-// PTX: .visible .entry fnk(
+// PTX: .visible .entry fnk__attn(
 // PTX: ld.global.nc.b32
-// PTXAS: Compiling entry function 'fnk' for 'sm_90a'
-// PTXAS-NEXT: Function properties for fnk
+// PTXAS: Compiling entry function 'fnk__attn' for 'sm_90a'
+// PTXAS-NEXT: Function properties for fnk__attn
 // PTXAS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 func.func @fnk(%bias: tensor<599xf32>, %q: tensor<1x2x300x64xbf16>, %k: tensor<1x2x300x64xbf16>, %v: tensor<1x2x300x64xbf16>, %qs: tensor<1x300xi32>, %ks: tensor<1x300xi32>) -> tensor<1x2x300x64xbf16> {
   %o = "attn.fused"(%q, %k, %v) ({

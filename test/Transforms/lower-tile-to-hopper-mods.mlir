@@ -8,13 +8,17 @@
 // AUTO90: "kernel": "hopper-wgmma"
 // AUTO80: "kernel": "mma-sync"
 
-// The score modifiers in the tensor-core kernels (lib/Kernels/softmax.c):
-// S leaves the tensor cores as Q K^T and carries a compile-time factor f,
-// which the softmax folds into its exp2 constant as it folds the scale
-// alone.
+// The score modifiers in the tensor-core kernels: softcap and ALiBi are
+// the tile.score_fn bodies attn-tile writes, computed as every score
+// function is (lib/Kernels/score_fn.c). S leaves the tensor cores as Q K^T
+// and carries a compile-time factor f, which the softmax folds into its
+// exp2 constant as it folds the scale alone; the bodies' forms keep it
+// there, so the kernels compute what their special cases did.
 
-// Softcap on scaled scores: tanh(S * scale / cap) by tanh.approx.f32
-// (llvm.intr.tanh, afn), f = cap: the exp2 constant is 30 log2(e).
+// Softcap on scaled scores, the body cap tanh(s / cap): its s / cap joins
+// the pending scale, one multiply by scale / cap before tanh.approx.f32
+// (math.tanh as llvm.intr.tanh, afn), and its cap becomes f: the exp2
+// constant is 30 log2(e).
 // CHECK-LABEL: llvm.func @softcap(
 // CHECK: arith.constant 43.2808495 : f32
 // CHECK: %[[C:.*]] = arith.constant 0.00416666688 : f32
@@ -32,22 +36,27 @@ func.func @softcap(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v:
   return %o : tensor<1x2x256x64xbf16>
 }
 
-// ALiBi after the scale: per tile, -2^(-8 (h + 1) / 4) / 0.125 (the head's
-// slope over f = scale, by the MUFU's exp2), then per element |q - k| from
-// the fragment's row and key (one conversion per row) times it, added to S.
-// The exp2 constant stays scale log2(e).
+// ALiBi after the scale, the body s - 2^(-8 (h + 1) / 4) |q - kv|: per
+// tile, the head's slope (its math.exp2) times -1 / 0.125 (over f = scale,
+// which the scores keep); per element |q - kv| from the fragment's row and
+// key (sitofp(q - kv) as one conversion per row and block, less the
+// register's column offset) in one FMA with it. The exp2 constant stays
+// scale log2(e).
 // CHECK-LABEL: llvm.func @alibi(
 // CHECK: arith.constant 0.180336878 : f32
 // CHECK: arith.uitofp
 // CHECK: arith.constant -2.000000e+00 : f32
 // CHECK-NEXT: arith.mulf
-// CHECK-NEXT: arith.constant -8.000000e+00 : f32
-// CHECK-NEXT: {{.*}}ex2
+// CHECK-NEXT: math.exp2
+// CHECK: arith.constant -8.000000e+00 : f32
 // CHECK-NEXT: %[[SLOPE:.*]] = arith.mulf
-// CHECK: arith.sitofp %{{.*}} : i32 to f32
-// CHECK: arith.sitofp %{{.*}} : i32 to f32
-// CHECK: %[[D:.*]] = math.absf
+// CHECK: %[[D0:.*]] = arith.sitofp %{{.*}} : i32 to f32
+// CHECK-NEXT: %[[D:.*]] = math.absf %[[D0]]
 // CHECK-NEXT: math.fma %[[D]], %[[SLOPE]], %{{.*}} : f32
+// CHECK: arith.constant 1.000000e+00 : f32
+// CHECK-NEXT: arith.subf %[[D0]]
+// CHECK-NEXT: math.absf
+// CHECK-NEXT: math.fma
 // CHECK: llvm.return
 // MMA-LABEL: llvm.func @alibi(
 // MMA: arith.constant -2.000000e+00 : f32
@@ -100,4 +109,15 @@ func.func @alibi(%q: tensor<1x4x256x64xbf16>, %k: tensor<1x4x256x64xbf16>, %v: t
 func.func @window(%q: tensor<1x2x1024x64xbf16>, %k: tensor<1x2x1024x64xbf16>, %v: tensor<1x2x1024x64xbf16>) -> tensor<1x2x1024x64xbf16> {
   %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, window = array<i64: 200, 16>} : (tensor<1x2x1024x64xbf16>, tensor<1x2x1024x64xbf16>, tensor<1x2x1024x64xbf16>) -> tensor<1x2x1024x64xbf16>
   return %o : tensor<1x2x1024x64xbf16>
+}
+
+// Softcap and ALiBi as bodies take no more registers than as the special
+// cases they were (attn_hopper_fns_light): at head dim 64 from 2048 rows
+// the Hopper kernel keeps three consumers (512 threads) for them, as for a
+// program without functions.
+// CHECK-LABEL: llvm.func @light_d64(
+// CHECK-SAME: block = array<i32: 512, 1, 1>
+func.func @light_d64(%q: tensor<1x2x2048x64xbf16>, %k: tensor<1x2x2048x64xbf16>, %v: tensor<1x2x2048x64xbf16>) -> tensor<1x2x2048x64xbf16> {
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = true, alibi = 8.0 : f64, softcap = 30.0 : f64, mods = ["scale", "alibi", "softcap"]} : (tensor<1x2x2048x64xbf16>, tensor<1x2x2048x64xbf16>, tensor<1x2x2048x64xbf16>) -> tensor<1x2x2048x64xbf16>
+  return %o : tensor<1x2x2048x64xbf16>
 }

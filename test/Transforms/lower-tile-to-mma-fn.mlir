@@ -11,8 +11,11 @@
 
 // The parameters are the tile kernel's arguments in its order (out last),
 // the captures read only.
-// CHECK-LABEL: llvm.func @fnk(
-// CHECK-SAME: %[[BIAS:[a-z0-9]+]]: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %[[QS:[a-z0-9]+]]: !llvm.ptr {llvm.noalias, llvm.readonly}, %[[KS:[a-z0-9]+]]: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{[a-z0-9]+}}: !llvm.ptr)
+// The document mask reads the segments: a launch program runs the
+// key-list kernel first and @fnk__attn takes the lists after out
+// (lower-tile-to-hopper-key-lists.mlir).
+// CHECK-LABEL: llvm.func @fnk__attn(
+// CHECK-SAME: %[[BIAS:[a-z0-9]+]]: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %[[QS:[a-z0-9]+]]: !llvm.ptr {llvm.noalias, llvm.readonly}, %[[KS:[a-z0-9]+]]: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr {llvm.noalias, llvm.readonly})
 // CHECK-SAME: kernel = "mma-sync", params = [{dtype = "f32", kind = "ptr", name = "capture0", shape = array<i64: 599>}, {{.*}}, {dtype = "i32", kind = "ptr", name = "capture1", shape = array<i64: 1, 300>}, {dtype = "i32", kind = "ptr", name = "capture2", shape = array<i64: 1, 300>}, {{.*}}name = "out"
 // Once per CTA, before the key loop: the head's factor and the warp's two
 // rows' query segments.
@@ -28,9 +31,9 @@
 // CHECK-NOT: llvm.getelementptr %[[KS]]
 // CHECK: llvm.return
 
-// PTX: .visible .entry fnk(
+// PTX: .visible .entry fnk__attn(
 // PTX: ld.global.nc.b32
-// PTXAS: Function properties for fnk
+// PTXAS: Function properties for fnk__attn
 // PTXAS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 func.func @fnk(%bias: tensor<599xf32>, %q: tensor<1x2x300x64xbf16>, %k: tensor<1x2x300x64xbf16>, %v: tensor<1x2x300x64xbf16>, %qs: tensor<1x300xi32>, %ks: tensor<1x300xi32>) -> tensor<1x2x300x64xbf16> {
   %o = "attn.fused"(%q, %k, %v) ({

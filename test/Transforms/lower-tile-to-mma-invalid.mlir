@@ -33,14 +33,16 @@ func.func @head_dim_256(%q: tensor<1x2x256x256xbf16>, %k: tensor<1x2x256x256xbf1
 
 // -----
 
-// Softcap, ALiBi, windows, the gate, document masks and score and mask
-// functions of any form have a kernel now (lower-tile-to-mma.mlir,
-// lower-tile-to-hopper-fn.mlir); RoPE at explicit positions (an extra input
-// no body reads) does not.
+// Softcap, ALiBi, windows, the gate, document masks, score and mask
+// functions of any form and RoPE at explicit positions have a kernel now
+// (lower-tile-to-mma.mlir, lower-tile-to-hopper-fn.mlir,
+// lower-tile-to-hopper-positions.mlir; explicit positions used to be
+// refused here: "the kernel does not take exactly (q, k, v, out)"). A
+// program with positions is checked as any RoPE is: here its rotary dim.
 // FALLBACK-LABEL: func.func @positions
 func.func @positions(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>, %qp: tensor<1x256xi32>) -> tensor<1x2x256x64xbf16> {
-  // expected-error@+1 {{no mma.sync kernel for 'positions': the kernel does not take exactly (q, k, v, out)}}
-  %o = "attn.fused"(%q, %k, %v, %qp) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 64 : i64, layout = "rotate_half"}} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x256xi32>) -> tensor<1x2x256x64xbf16>
+  // expected-error@+1 {{no mma.sync kernel for 'positions': the mma.sync kernel's RoPE needs rotary_dim a multiple of 4 up to the head dim (found rotary_dim 18)}}
+  %o = "attn.fused"(%q, %k, %v, %qp) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0>, scale = 0.125 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 18 : i64, layout = "rotate_half"}} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x256xi32>) -> tensor<1x2x256x64xbf16>
   return %o : tensor<1x2x256x64xbf16>
 }
 

@@ -6,14 +6,19 @@ import math
 import torch
 
 
-def rope(x, theta=10000.0, rotary_dim=None, layout="rotate_half", offset=0):
+def rope(x, theta=10000.0, rotary_dim=None, layout="rotate_half", offset=0, positions=None):
+    """x [B, H, N, D] rotated: row r at position offset + r, or at
+    positions[b, r] (a [B, N] tensor) when given."""
     x = x.clone()
     n, d = x.shape[-2], x.shape[-1]
     r = d if rotary_dim is None else rotary_dim
     half = r // 2
-    pos = torch.arange(offset, offset + n, dtype=torch.float64)
+    if positions is None:
+        pos = torch.arange(offset, offset + n, dtype=torch.float64)
+    else:
+        pos = positions.to(torch.float64)[:, None, :]  # [B, 1, N]: every head
     inv = theta ** (-2.0 * torch.arange(half, dtype=torch.float64) / r)
-    ang = pos[:, None] * inv[None, :]
+    ang = pos[..., None] * inv
     c, s = torch.cos(ang), torch.sin(ang)
     if layout == "interleaved":
         a, b = x[..., 0:r:2].clone(), x[..., 1:r:2].clone()
