@@ -42,6 +42,11 @@
 static int kl_threads(const struct attn_hopper_kernel *k) {
   return k->key_lists_grain == 1 ? 1024 : 256;
 }
+/// The most shared memory the key-list kernel takes: what every chip from
+/// sm_80 gives a CTA without asking (its words grow with the key blocks,
+/// its ranges with the comparisons too; past it the ranges pass is left
+/// out, and past that the lists).
+#define KL_SMEM_LIMIT (48 * 1024)
 /// Rows one step of an item's loop evaluates: independent loads in flight.
 #define KL_UNROLL 8
 
@@ -218,7 +223,7 @@ static bool reads_arg(const struct attn_hopper_kernel *k, intptr_t i) {
 }
 
 /// Most boxes the grain check evaluates for one grain.
-#define MAX_GRAIN_BOXES (1 << 22)
+#define MAX_GRAIN_BOXES (1 << 20)
 
 /// Whether every mask function of p[0..n) is uniform over each g x g box
 /// the key-list kernel samples (rows from each query block's first, keys
@@ -276,6 +281,24 @@ static int choose_grain(const struct attn_hopper_kernel *k, int64_t shift) {
   return grain;
 }
 
+/// Bytes of shared memory before the row ranges (the words, 8-aligned), and
+/// in all with nseps comparisons: the words, then per comparison the row
+/// values' [min, max] (two i64), then per comparison and key block the key
+/// values' [min, max].
+static int64_t rows_at(const struct attn_hopper_kernel *k) {
+  return (4 * attn_hopper_key_blocks(k) + 7) / 8 * 8;
+}
+static int64_t keys_at(const struct attn_hopper_kernel *k, int nseps) {
+  return rows_at(k) + 16 * nseps;
+}
+/// Then one i32 per warp for the lists' compaction.
+static int64_t scan_at(const struct attn_hopper_kernel *k, int nseps) {
+  return keys_at(k, nseps) + 16 * nseps * attn_hopper_key_blocks(k);
+}
+static int64_t smem_bytes(const struct attn_hopper_kernel *k, int nseps) {
+  return scan_at(k, nseps) + 4 * (kl_threads(k) / 32);
+}
+
 bool attn_hopper_masks_read_data(const struct attn_hopper_kernel *k) {
   for (int f = 0; f < k->nmask_fns; ++f)
     if (reads_capture(k->mask_fns[f]))
@@ -292,7 +315,9 @@ bool attn_hopper_plan_key_lists(struct attn_hopper_kernel *k, int64_t shift) {
   k->key_lists_heads = reads_arg(k, 1) ? k->heads : 1;
   k->key_lists_shift = shift;
   k->key_lists_grain = choose_grain(k, shift);
-  return true;
+  // (Past the limit the mask functions run on every block, as without.)
+  k->key_lists = smem_bytes(k, 0) <= KL_SMEM_LIMIT;
+  return k->key_lists;
 }
 
 int64_t attn_hopper_key_lists_words(const struct attn_hopper_kernel *k) {
@@ -317,24 +342,6 @@ struct attn_key_blocks *attn_hopper_key_bounds(const struct attn_hopper_kernel *
 }
 
 //===-- The kernel --------------------------------------------------------===//
-
-/// Bytes of shared memory before the row ranges (the words, 8-aligned), and
-/// in all with nseps comparisons: the words, then per comparison the row
-/// values' [min, max] (two i64), then per comparison and key block the key
-/// values' [min, max].
-static int64_t rows_at(const struct attn_hopper_kernel *k) {
-  return (4 * attn_hopper_key_blocks(k) + 7) / 8 * 8;
-}
-static int64_t keys_at(const struct attn_hopper_kernel *k, int nseps) {
-  return rows_at(k) + 16 * nseps;
-}
-/// Then one i32 per warp for the lists' compaction.
-static int64_t scan_at(const struct attn_hopper_kernel *k, int nseps) {
-  return keys_at(k, nseps) + 16 * nseps * attn_hopper_key_blocks(k);
-}
-static int64_t smem_bytes(const struct attn_hopper_kernel *k, int nseps) {
-  return scan_at(k, nseps) + 4 * (kl_threads(k) / 32);
-}
 
 /// What the kernel's parts read.
 struct kl {
@@ -792,7 +799,8 @@ bool attn_kernels_build_key_lists(MlirOperation gpu_module, MlirLocation loc,
   args[nargs] = mlirDictionaryAttrGet(ctx, 1, &wo);
   struct kl e = {.b = &b, .k = k};
   // Ranges only where every point is otherwise evaluated (a grain of 1).
-  e.ranged = k->key_lists_grain == 1 && plan_ranges(k, &e.r);
+  e.ranged = k->key_lists_grain == 1 && plan_ranges(k, &e.r) &&
+             smem_bytes(k, e.r.nseps) <= KL_SMEM_LIMIT;
   if (!e.ranged)
     e.r.nseps = 0;
   MlirNamedAttribute attrs[5];

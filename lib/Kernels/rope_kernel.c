@@ -124,25 +124,46 @@ static void store_row(struct rope_k *e, MlirValue off, const MlirValue *y1,
   attn_k_store_vec(b, wb, 4, pb);
 }
 
+/// What both bodies start from: the rows of (batch, head) a CTA rotates,
+/// each thread's unit of a row and its first row (rows first, first +
+/// groups, ... up to end), and the sizes behind them.
+struct rows {
+  int64_t heads, seq;
+  int units, groups, nf; ///< nf: frequencies per unit
+  MlirValue tid, h, bz, unit, g, first, end;
+};
+
+static void rows_of(struct rope_k *e, bool q, struct rows *r) {
+  struct attn_builder *b = e->b;
+  const struct attn_hopper_kernel *k = e->k;
+  r->heads = q ? k->heads : k->kv_heads;
+  r->seq = q ? k->seq_q : k->seq_k;
+  r->units = rope_k_units(k);
+  r->groups = ROPE_K_THREADS / r->units;
+  r->nf = k->interleaved ? 4 : 8;
+  r->tid = attn_k_sreg(b, "tid.x");
+  MlirValue bx = attn_k_sreg(b, "ctaid.x");
+  r->h = attn_k_sreg(b, "ctaid.y");
+  r->bz = attn_k_sreg(b, "ctaid.z");
+  r->unit = attn_k_remc(b, r->tid, r->units);
+  r->g = attn_k_divc(b, r->tid, r->units);
+  MlirValue row0 = attn_k_mulc(b, bx, ROPE_K_ROWS);
+  r->first = attn_b_addi(b, row0, r->g);
+  MlirValue seq_v = attn_b_i32(b, r->seq);
+  r->end = attn_b_minui(b, attn_k_addc(b, row0, ROPE_K_ROWS), seq_v);
+}
+
 /// The kernel's body: k's rows of K (Q when q) from x into x_rot.
 static void build_body(struct rope_k *e, bool q) {
   struct attn_builder *b = e->b;
   const struct attn_hopper_kernel *k = e->k;
-  int64_t heads = q ? k->heads : k->kv_heads;
-  int64_t seq = q ? k->seq_q : k->seq_k;
   int64_t offset = q ? k->rope_offset : k->rope_offset_k;
-  int units = rope_k_units(k), groups = ROPE_K_THREADS / units;
-  int nf = k->interleaved ? 4 : 8; // frequencies per unit
-  MlirValue tid = attn_k_sreg(b, "tid.x");
-  MlirValue bx = attn_k_sreg(b, "ctaid.x");
-  MlirValue h = attn_k_sreg(b, "ctaid.y");
-  MlirValue bz = attn_k_sreg(b, "ctaid.z");
-  MlirValue unit = attn_k_remc(b, tid, units);
-  MlirValue g = attn_k_divc(b, tid, units);
-  MlirValue row0 = attn_k_mulc(b, bx, ROPE_K_ROWS);
-  MlirValue first = attn_b_addi(b, row0, g);
-  MlirValue seq_v = attn_b_i32(b, seq);
-  MlirValue end = attn_b_minui(b, attn_k_addc(b, row0, ROPE_K_ROWS), seq_v);
+  struct rows r;
+  rows_of(e, q, &r);
+  int64_t heads = r.heads, seq = r.seq;
+  int groups = r.groups, nf = r.nf;
+  MlirValue h = r.h, bz = r.bz, unit = r.unit;
+  MlirValue first = r.first, end = r.end;
   // Frequencies of the unit's pairs, cos/sin at the first row and per step.
   MlirValue p0 = attn_k_mulc(b, unit, nf);
   MlirValue c[8], s[8], sc[8], ss[8];
@@ -209,20 +230,12 @@ static void build_body(struct rope_k *e, bool q) {
 static void build_body_positions(struct rope_k *e, bool q) {
   struct attn_builder *b = e->b;
   const struct attn_hopper_kernel *k = e->k;
-  int64_t heads = q ? k->heads : k->kv_heads;
-  int64_t seq = q ? k->seq_q : k->seq_k;
-  int units = rope_k_units(k), groups = ROPE_K_THREADS / units;
-  int nf = k->interleaved ? 4 : 8; // frequencies per unit
-  MlirValue tid = attn_k_sreg(b, "tid.x");
-  MlirValue bx = attn_k_sreg(b, "ctaid.x");
-  MlirValue h = attn_k_sreg(b, "ctaid.y");
-  MlirValue bz = attn_k_sreg(b, "ctaid.z");
-  MlirValue unit = attn_k_remc(b, tid, units);
-  MlirValue g = attn_k_divc(b, tid, units);
-  MlirValue row0 = attn_k_mulc(b, bx, ROPE_K_ROWS);
-  MlirValue first = attn_b_addi(b, row0, g);
-  MlirValue seq_v = attn_b_i32(b, seq);
-  MlirValue end = attn_b_minui(b, attn_k_addc(b, row0, ROPE_K_ROWS), seq_v);
+  struct rows r;
+  rows_of(e, q, &r);
+  int64_t heads = r.heads, seq = r.seq;
+  int groups = r.groups, nf = r.nf;
+  MlirValue h = r.h, bz = r.bz, unit = r.unit;
+  MlirValue first = r.first, end = r.end;
   MlirValue p0 = attn_k_mulc(b, unit, nf);
   MlirValue turns[8];
   for (int i = 0; i < nf; ++i)

@@ -632,15 +632,22 @@ static MlirValue coefficient(struct attn_builder *b, struct attn_k_fn *fn,
   return m == 1.0 ? u : attn_b_mulf(b, u, attn_b_f32(b, (float)m));
 }
 
-void attn_k_fn_tile(struct attn_builder *b, struct attn_k_fn *fn, MlirValue bz,
-                    MlirValue h, MlirValue row0) {
-  const struct attn_hopper_kernel *k = fn->k;
+/// Starts fn's tile for batch bz and head h (i32): no op of an earlier tile
+/// is reused, b and h become index values.
+static void start_tile(struct attn_builder *b, struct attn_k_fn *fn,
+                       MlirValue bz, MlirValue h) {
   memo_free(fn->tile);
   memo_free(fn->block);
   fn->tile = fn->block = NULL;
   fn->block_j = (MlirValue){NULL};
   fn->b = attn_k_to_index(b, bz);
   fn->h = attn_k_to_index(b, h);
+}
+
+void attn_k_fn_tile(struct attn_builder *b, struct attn_k_fn *fn, MlirValue bz,
+                    MlirValue h, MlirValue row0) {
+  const struct attn_hopper_kernel *k = fn->k;
+  start_tile(b, fn, bz, h);
   for (int r = 0; r < 2; ++r) {
     fn->row[r] = r ? attn_k_addc(b, row0, 8) : row0;
     fn->q[r] = attn_k_to_index(b, clamp_i32(b, fn->row[r], k->seq_q, true));
@@ -749,12 +756,7 @@ static void point_masks(struct attn_builder *b, struct attn_k_fn *fn,
 
 void attn_k_fn_point_tile(struct attn_builder *b, struct attn_k_fn *fn,
                           MlirValue bz, MlirValue h) {
-  memo_free(fn->tile);
-  memo_free(fn->block);
-  fn->tile = fn->block = NULL;
-  fn->block_j = (MlirValue){NULL};
-  fn->b = attn_k_to_index(b, bz);
-  fn->h = attn_k_to_index(b, h);
+  start_tile(b, fn, bz, h);
   MlirValue a[4] = {fn->b, fn->h, {NULL}, {NULL}};
   point_masks(b, fn, a, &fn->tile);
 }

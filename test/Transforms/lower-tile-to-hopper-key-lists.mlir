@@ -90,3 +90,53 @@ func.func @map(%m: tensor<8x8xi32>, %q: tensor<1x4x512x64xbf16>, %k: tensor<1x4x
   }) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x4x512x64xbf16>, tensor<1x4x512x64xbf16>, tensor<1x4x512x64xbf16>) -> tensor<1x4x512x64xbf16>
   return %o : tensor<1x4x512x64xbf16>
 }
+
+// -----
+
+// The key-list kernel stays within 48 KiB of shared memory (every chip from
+// sm_80 gives that without asking): at 1500 key blocks the two comparisons'
+// ranges would take 48,000 bytes beside the 6,000 of the words, so the
+// ranges pass is left out and every block is evaluated point by point.
+// CHECK-LABEL: func.func private @long_marker
+// CHECK: llvm.func @long__attn__key_lists(
+// CHECK-SAME: dynamic_shared_bytes = 6128 : i64, grain = 1 : i64
+// CHECK-NOT: red.shared.min
+// CHECK: red.shared.or.b32
+// PERSIST-LABEL: func.func private @long_marker
+// MMA-LABEL: func.func private @long_marker
+func.func private @long_marker()
+func.func @long(%ids: tensor<192000xi32>, %q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x192000x64xbf16>, %v: tensor<1x1x192000x64xbf16>) -> tensor<1x1x128x64xbf16> {
+  %o = "attn.fused"(%q, %k, %v) ({}, {
+  ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+    %a = tensor.extract %ids[%qi] : tensor<192000xi32>
+    %c = tensor.extract %ids[%kv] : tensor<192000xi32>
+    %same = arith.cmpi eq, %a, %c : i32
+    %past = arith.cmpi ule, %kv, %qi : index
+    %ok = arith.andi %same, %past : i1
+    gpu.yield %ok : i1
+  }) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x1x128x64xbf16>, tensor<1x1x192000x64xbf16>, tensor<1x1x192000x64xbf16>) -> tensor<1x1x128x64xbf16>
+  return %o : tensor<1x1x128x64xbf16>
+}
+
+// -----
+
+// Past that, at 16,000 key blocks (the words alone take 64,000 bytes), no
+// lists: the mask function runs on every block of the bounds, as it did
+// before key lists.
+// CHECK-LABEL: func.func private @longer_marker
+// CHECK-NOT: __key_lists
+// CHECK: llvm.func @longer(
+// CHECK-NOT: __key_lists
+// PERSIST-LABEL: func.func private @longer_marker
+// MMA-LABEL: func.func private @longer_marker
+func.func private @longer_marker()
+func.func @longer(%ids: tensor<2048000xi32>, %q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x2048000x64xbf16>, %v: tensor<1x1x2048000x64xbf16>) -> tensor<1x1x128x64xbf16> {
+  %o = "attn.fused"(%q, %k, %v) ({}, {
+  ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+    %a = tensor.extract %ids[%qi] : tensor<2048000xi32>
+    %c = tensor.extract %ids[%kv] : tensor<2048000xi32>
+    %ok = arith.cmpi eq, %a, %c : i32
+    gpu.yield %ok : i1
+  }) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x1x128x64xbf16>, tensor<1x1x2048000x64xbf16>, tensor<1x1x2048000x64xbf16>) -> tensor<1x1x128x64xbf16>
+  return %o : tensor<1x1x128x64xbf16>
+}
