@@ -145,7 +145,7 @@ run test/Inputs/hopper/h256_gqa_plain_f16.mlir --hopper-options="ctas=3"
 run test/Inputs/hopper/h256_gqa_plain_f16.mlir --tile-options="kernel=hopper block-n=64" --hopper-options="persistent=false"
 run test/Inputs/hopper/h256_softcap_window_partial.mlir --hopper-options="persistent=false"
 run test/Inputs/hopper/h256_softcap_window_partial.mlir --hopper-options="ctas=3"
-run test/Inputs/hopper/h256_softcap_window_partial.mlir --tile-options="kernel=hopper block-n=64" --hopper-options="rope=ahead stages=1"
+run test/Inputs/hopper/h256_softcap_window_partial.mlir --tile-options="kernel=hopper block-n=64" --hopper-options="rope=pre ctas=2"
 run test/Inputs/hopper/h256_bias_document.mlir --hopper-options="ctas=3"
 run test/Inputs/hopper/h256_bias_document.mlir --hopper-options="persistent=false"
 # RoPE at explicit positions (packed sequences, issue 28; the default

@@ -116,6 +116,18 @@ add hopper-keylists-rg msRi  $H/h128_document_causal_body.mlir
 add hopper-keylists-bm msRi  $H/h64_block_map.mlir
 add mma-fns            msRi  $H/h64_bias_document.mlir --chip=sm_80 --kernel=mma "--tile-options=block-m=64 block-n=32"
 add mma-fn-table       msRi  $H/h64_prefix_alibi_body.mlir --chip=sm_80 --kernel=mma
+# Head dim 256 (two 128-column halves of the wgmma accumulator), with a
+# score function and a data mask, and explicit RoPE positions (packed
+# sequences: the rotation kernel's positions, per-row positions in place).
+add hopper-d256        msRi  $H/h256_rope_causal.mlir
+add hopper-d256-split  msRi  $H/h256_rope_causal.mlir --hopper-options=rope=split
+add hopper-d256-fns    msRi  $H/h256_softcap_window_partial.mlir
+add hopper-d256-doc    msRi  $H/h256_bias_document.mlir
+add hopper-pos-doc     msRi  $H/h64_rope_positions_document.mlir
+add hopper-pos-split   msRi  $H/h128_rope_positions_causal.mlir --hopper-options=rope=split
+add hopper-pos-pre     msRi  $H/h64_rope_positions_gqa_causal.mlir --hopper-options=rope=pre
+add hopper-pos-window  msRi  $H/h64_rope_positions_q_window.mlir
+add mma-pos            msRi  $H/h64_rope_positions_gqa_causal.mlir --chip=sm_80 --kernel=mma
 # The mma.sync kernel, JIT-compiled by the driver.
 add mma-sm80           msri  $H/h128_rope_causal.mlir --chip=sm_80 --kernel=mma
 add mma-il             msRi  $H/h64_interleaved_partial.mlir --chip=sm_80 --kernel=mma

@@ -120,7 +120,7 @@ static const struct attn_pass_option hopper_options_help[] = {
     {"chip", "the target chip; the kernel needs sm_90a (default)"},
     {"gpu", "hardware the cost model prices rope=auto for, and whose SMs "
             "the persistent kernels fill (default H200)"},
-    {"stages", "K/V pipeline depth (0: 3 for head dim 128, 4 for 64)"},
+    {"stages", "K/V pipeline depth (0: 2 for head dim 256, 3 for 128, 4 for 64; attention needs 2 or more)"},
     {"persistent", "one CTA per SM of gpu, each looping over query blocks, "
                    "so that a tile's epilogue overlaps the next tile's loads "
                    "(default true, but false with a mask function that "
@@ -457,6 +457,17 @@ static bool describe(MlirOperation kernel, const struct hopper_options *o,
               : k->head_dim == 256 ? 2
               : k->head_dim == 128 ? 3
                                    : 4;
+  // Each consumer issues Q.K of key block j before P.V of block j-1 frees
+  // its stage (attention_consumer.c), so it holds two stages at once: with
+  // one the producer would wait for a stage that is never freed (a hang on
+  // an H200, at every head dim).
+  if (k->stages < 2) {
+    snprintf(why, wlen,
+             "the attention kernel needs 2 or more stages (each consumer "
+             "holds key block j's K and block j-1's V at once)");
+    snprintf(detail, dlen, "stages %d", k->stages);
+    return false;
+  }
   // The kernel's query block is its consumers' 64 rows each, whatever block-m
   // attn-tile chose. A third consumer leaves each 152-160 registers
   // (lib/Kernels/hopper_attention.c): room for S and O of head dim 64, not 128.
@@ -723,7 +734,8 @@ static bool lower_kernel(MlirOperation kernel, const struct hopper_options *o,
         name,
         ahead ? "rope=ahead's two key-block buffers do not fit"
               : "the staged epilogue's rows do not fit",
-        (long long)bytes, k.stages, ahead ? "; fewer stages may fit" : "");
+        (long long)bytes, k.stages,
+        ahead && k.stages > 2 ? "; fewer stages may fit" : "");
   MlirOperation gm = attn_kernel_gpu_module(kernel, "sm_90a", 80);
   if (mlirOperationIsNull(gm))
     return false;

@@ -1,8 +1,14 @@
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128 threads=384" --lower-tile-to-hopper="fallback=true" | FileCheck %s --check-prefix=FALLBACK
+// RUN: not attn-opt %S/../Inputs/hopper/h128_rope_causal.mlir --attn-fuse --attn-tile="kernel=hopper" --lower-tile-to-hopper="stages=1" 2>&1 | FileCheck %s --check-prefix=ONE-STAGE
+// RUN: not attn-opt %S/../Inputs/hopper/h64_causal.mlir --attn-fuse --attn-tile="kernel=hopper" --lower-tile-to-hopper="stages=1 rope=split" 2>&1 | FileCheck %s --check-prefix=ONE-STAGE
 
 // Combinations with no Hopper kernel are rejected at compile time, at the
 // user's op; with fallback=true they are left for lower-tile-to-gpu.
+// One K/V stage is refused at every head dim: each consumer issues key
+// block j's Q.K before block j-1's P.V frees its stage, so it holds two at
+// once (with one, the kernel hung on an H200 at head dims 64, 128 and 256).
+// ONE-STAGE: error: no Hopper kernel for '{{[a-z0-9_]+}}': the attention kernel needs 2 or more stages (each consumer holds key block j's K and block j-1's V at once) (found stages 1)
 // FALLBACK-LABEL: func.func @f32
 // FALLBACK: "tile.mma"
 func.func @f32(%q: tensor<1x2x256x128xf32>, %k: tensor<1x2x256x128xf32>, %v: tensor<1x2x256x128xf32>) -> tensor<1x2x256x128xf32> {
