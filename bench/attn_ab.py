@@ -10,12 +10,14 @@ rounds (triton.testing.do_bench, L2 flushed), so they share the same clocks.
 
 Environment: ATTN_LIBATTNRT as for attn_bench.py (ATTN_BIN is only needed to
 import it); ATTN_AB_VARIANTS "label:bindir:rope|norope[:flags];..." (bindir
-holds the attn-translate to use); ATTN_AB_SHAPES "d:N,..." (B*N = 32K
+holds the attn-translate to use; flags split as a shell does, so
+--tile-options='kernel=hopper block-n=64' is one flag); ATTN_AB_SHAPES "d:N,..." (B*N = 32K
 tokens, H = Hkv = 32); ATTN_AB_ROUNDS (default 5). Prints each variant's
 times and median, and writes $OUT/attn_ab.json.
 """
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -41,7 +43,7 @@ def variants():
         parts = spec.split(":")
         if len(parts) < 3 or parts[2] not in ("rope", "norope"):
             sys.exit(f"attn_ab: bad variant '{spec}' (label:bindir:rope|norope[:flags])")
-        flags = parts[3].split() if len(parts) > 3 else []
+        flags = shlex.split(":".join(parts[3:])) if len(parts) > 3 else []
         out.append((parts[0], parts[1], parts[2] == "rope", flags))
     return out
 

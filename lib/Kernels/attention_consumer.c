@@ -186,13 +186,16 @@ static void finish_tile(const struct attn_k_att *a,
   attn_k_reg_fence(b, pa, np, "r");
   MlirValue vl =
       attn_k_addc(b, attn_k_att_tile_k(a, x, sl), a->tile_bytes);
+  if (k->kv_split)
+    attn_k_mbar_wait(b, attn_k_att_bar_at(a, x->bar_vfull, sl), phl);
   attn_k_bar_sync(b, c->sched_me, 256);
   attn_k_wgmma_fence(b);
   issue_pv(a, x, vl, ov, pa);
   attn_k_bar_arrive(b, c->sched_other, 256);
   attn_k_wgmma_wait(b, 0);
   fence_acc(a, ov);
-  attn_k_mbar_arrive(b, attn_k_att_bar_at(a, x->bar_empty, sl));
+  attn_k_mbar_arrive(
+      b, attn_k_att_bar_at(a, k->kv_split ? x->bar_vempty : x->bar_empty, sl));
   if (k->row_sum_mma) { // whole rows, in columns 0 (row r0) and 2 (r0 + 8)
     lf[0] = ov[a->no];
     lf[1] = ov[a->no + 2];
@@ -317,6 +320,8 @@ void attn_k_att_consumer(const struct attn_k_att *a,
     attn_k_bar_arrive(b, c.sched_other, 256);
     attn_k_wgmma_wait(b, 0);
     attn_k_reg_fence(b, sv, ns, "f");
+    if (k->kv_split) // Q.K has read K_0: its slot may refill
+      attn_k_mbar_arrive(b, attn_k_att_bar_at(a, x->bar_empty, s));
     attn_builder_role(b, "softmax");
     MlirValue kb = attn_k_att_key_entry(a, x, z, &c.sm.fn_full);
     attn_k_score_mods(b, k, &c.sm, kb, sv);
@@ -367,6 +372,8 @@ void attn_k_att_consumer(const struct attn_k_att *a,
     MlirValue kt = attn_k_att_tile_k(a, x, s),
               vt = attn_k_addc(b, attn_k_att_tile_k(a, x, sp), a->tile_bytes);
     attn_k_mbar_wait(b, attn_k_att_bar_at(a, ready, s), ph);
+    if (k->kv_split)
+      attn_k_mbar_wait(b, attn_k_att_bar_at(a, x->bar_vfull, sp), php);
     attn_k_bar_sync(b, c.sched_me, 256);
     attn_k_wgmma_fence(b);
     issue_qk(a, &c, kt, sv, false);
@@ -374,6 +381,8 @@ void attn_k_att_consumer(const struct attn_k_att *a,
     attn_k_bar_arrive(b, c.sched_other, 256);
     attn_k_wgmma_wait(b, 1);
     attn_k_reg_fence(b, sv, ns, "f");
+    if (k->kv_split) // Q.K has read K_j: its slot may refill
+      attn_k_mbar_arrive(b, attn_k_att_bar_at(a, x->bar_empty, s));
     attn_builder_role(b, "softmax");
     MlirValue kb = attn_k_att_key_entry(a, x, j, &c.sm.fn_full);
     attn_k_score_mods(b, k, &c.sm, kb, sv);
@@ -391,7 +400,8 @@ void attn_k_att_consumer(const struct attn_k_att *a,
     fence_acc(a, ov);
     attn_k_reg_fence(b, pf2, ns, "f");
     pack_p(a, pf2, pn);
-    attn_k_mbar_arrive(b, attn_k_att_bar_at(a, x->bar_empty, sp));
+    attn_k_mbar_arrive(
+        b, attn_k_att_bar_at(a, k->kv_split ? x->bar_vempty : x->bar_empty, sp));
     MlirValue out[ATTN_B_MAX_VALUES];
     int nn = 0;
     for (int i = 0; i < na; ++i)

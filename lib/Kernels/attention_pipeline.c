@@ -8,7 +8,8 @@
 // reads: a tile of R rows and D columns is D/64 regions of R rows x 128 B.
 // From the 1024-aligned base: Q, the K/V ring (K then V per stage), with
 // row_sum_mma an atom of ones, the mbarriers (qfull, qempty and qready, then
-// full, kready and empty per stage), the consumers' stash of RoPE
+// full, kready and empty per stage, and with kv_split vfull and vempty per
+// stage: full and empty are then K's alone), the consumers' stash of RoPE
 // constants, O's staging rows, and the ahead team's buffers and context.
 //
 //===----------------------------------------------------------------------===//
@@ -41,7 +42,7 @@ void attn_k_att_layout(struct attn_k_att *a, struct attn_builder *b,
   // row_sum_mma's B: one 128-byte-swizzled atom (8 rows of 64) of ones.
   a->ones_off = a->kv_off + 2 * a->tile_bytes * k->stages;
   a->bar_off = a->ones_off + (k->row_sum_mma ? 1024 : 0);
-  a->stash_off = a->bar_off + 24 + 24 * k->stages;
+  a->stash_off = a->bar_off + 24 + (k->kv_split ? 40 : 24) * k->stages;
   // O's staging rows after the stash.
   a->pitch = attn_k_rows_pitch(k->head_dim * 2);
   a->staging_off = (a->stash_off + stash_bytes(k) + 127) / 128 * 128;

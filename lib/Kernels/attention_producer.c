@@ -6,7 +6,9 @@
 //   thread 0    TMA loads of Q once per tile, then K and V tiles (the
 //               tile's key blocks, attn_hopper_key_range) into the
 //               `stages`-deep ring of shared-memory buffers, each completing
-//               on a "full" mbarrier; with rope_k_ahead it loads K from the
+//               on a "full" mbarrier (with kv_split K on "full" once its
+//               slot is empty, V on "vfull" once its own is); with
+//               rope_k_ahead it loads K from the
 //               workspace k_rot once a block is flagged rotated
 //   warps 1-3   RoPE of each K tile in shared memory (fused), then
 //               "kready"; or of each tile's Q (q-rope=producer), then
@@ -57,7 +59,7 @@ static void tma_loads(const struct attn_k_att *a, struct attn_k_att_vals *x) {
   MlirValue s = attn_k_att_stage_of(a, x, j, &ph);
   attn_k_mbar_wait(b, attn_k_att_bar_at(a, x->bar_empty, s), flip(a, ph));
   MlirValue full = attn_k_att_bar_at(a, x->bar_full, s);
-  attn_k_mbar_expect_tx(b, full, 2 * a->tile_bytes);
+  attn_k_mbar_expect_tx(b, full, (k->kv_split ? 1 : 2) * a->tile_bytes);
   MlirValue kt = attn_k_att_tile_k(a, x, s),
             vt = attn_k_addc(b, kt, a->tile_bytes);
   MlirValue kb = attn_k_att_key_block(a, x, j);
@@ -71,12 +73,28 @@ static void tma_loads(const struct attn_k_att *a, struct attn_k_att_vals *x) {
     attn_k_ahead_wait(b, k, x->ahead_ctx, x->bz, x->kh, kb, AHEAD_WAIT_NS);
     attn_b_if_close(b, &wait, 0, NULL);
   }
-  for (int r = 0; r < a->regions; ++r) {
-    MlirValue c[4] = {attn_b_i32(b, 64 * r), row, x->kh, x->bz};
-    attn_k_tma_load(b, attn_k_addc(b, kt, (int64_t)r * k->block_n * 128),
-                    x->kmap, c, full);
-    attn_k_tma_load(b, attn_k_addc(b, vt, (int64_t)r * k->block_n * 128),
-                    x->vmap, c, full);
+  if (k->kv_split) { // K now; V once its own slot is free
+    for (int r = 0; r < a->regions; ++r) {
+      MlirValue c[4] = {attn_b_i32(b, 64 * r), row, x->kh, x->bz};
+      attn_k_tma_load(b, attn_k_addc(b, kt, (int64_t)r * k->block_n * 128),
+                      x->kmap, c, full);
+    }
+    attn_k_mbar_wait(b, attn_k_att_bar_at(a, x->bar_vempty, s), flip(a, ph));
+    MlirValue vfull = attn_k_att_bar_at(a, x->bar_vfull, s);
+    attn_k_mbar_expect_tx(b, vfull, a->tile_bytes);
+    for (int r = 0; r < a->regions; ++r) {
+      MlirValue c[4] = {attn_b_i32(b, 64 * r), row, x->kh, x->bz};
+      attn_k_tma_load(b, attn_k_addc(b, vt, (int64_t)r * k->block_n * 128),
+                      x->vmap, c, vfull);
+    }
+  } else {
+    for (int r = 0; r < a->regions; ++r) {
+      MlirValue c[4] = {attn_b_i32(b, 64 * r), row, x->kh, x->bz};
+      attn_k_tma_load(b, attn_k_addc(b, kt, (int64_t)r * k->block_n * 128),
+                      x->kmap, c, full);
+      attn_k_tma_load(b, attn_k_addc(b, vt, (int64_t)r * k->block_n * 128),
+                      x->vmap, c, full);
+    }
   }
   attn_b_for_close(b, &blocks, 0, NULL);
   attn_k_att_close_tiles(a, x, &tile_loop);

@@ -175,6 +175,10 @@ static void build_body(const struct attn_k_att *a,
   x.bar_full = attn_k_addc(b, bars, 24);
   x.bar_kready = attn_k_addc(b, bars, 24 + 8 * k->stages);
   x.bar_empty = attn_k_addc(b, bars, 24 + 16 * k->stages);
+  if (k->kv_split) {
+    x.bar_vfull = attn_k_addc(b, bars, 24 + 24 * k->stages);
+    x.bar_vempty = attn_k_addc(b, bars, 24 + 32 * k->stages);
+  }
 
   MlirValue first = attn_k_cmpc(b, ATTN_B_EQ, x.tid, 0);
   struct attn_b_if init;
@@ -187,6 +191,11 @@ static void build_body(const struct attn_k_att *a,
     attn_k_mbar_init(b, attn_k_addc(b, x.bar_kready, 8 * s), 96);
     attn_k_mbar_init(b, attn_k_addc(b, x.bar_empty, 8 * s),
                      128 * k->consumers);
+    if (k->kv_split) {
+      attn_k_mbar_init(b, attn_k_addc(b, x.bar_vfull, 8 * s), 1);
+      attn_k_mbar_init(b, attn_k_addc(b, x.bar_vempty, 8 * s),
+                       128 * k->consumers);
+    }
   }
   if (k->rope_k_ahead) {
     attn_builder_role(b, "rope");

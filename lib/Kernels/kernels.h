@@ -184,6 +184,12 @@ struct attn_hopper_kernel {
   /// The wait for the previous block's P.V after this block's softmax, so
   /// that the softmax runs under it (ptxas would otherwise wait first).
   bool pv_wait_late;
+  /// K and V of a stage on barriers of their own (FlashAttention-3's two
+  /// pipelines): a stage's K slot refills once the consumers' Q.K has read
+  /// it, not after the block's P.V, so that with two stages (head dim 256)
+  /// the next K loads a whole block step ahead. Else one pair of barriers
+  /// per stage covers both.
+  bool kv_split;
   /// The key blocks each query block reads under the affine masks and the
   /// mask functions (attn_hopper_key_table: attn_hopper_query_blocks(k)
   /// entries), or NULL for the affine masks' bounds alone. Both kernels then

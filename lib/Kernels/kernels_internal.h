@@ -530,6 +530,7 @@ struct attn_k_att_vals {
   MlirValue kraw_map, sync, ahead_ctx, ahead_first;
   /// i32 shared addresses of the mbarriers (of stage 0).
   MlirValue bar_q, bar_qempty, bar_qready, bar_full, bar_kready, bar_empty;
+  MlirValue bar_vfull, bar_vempty; // kv_split: V's own (else null)
   /// The tile (attn_k_att_open_tiles): its first query row, head, batch,
   /// K/V head and key blocks; kc = key blocks this CTA loaded before it, qn
   /// = tiles before it (the parity of the Q barriers).

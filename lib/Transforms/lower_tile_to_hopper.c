@@ -106,6 +106,7 @@ struct hopper_options {
   int rescale;          // attention: lazy (1), eager (0), by head dim (-1)
   int row_sum;          // attention: mma (1), alu (0), by head dim (-1)
   int pv_wait;          // attention: late (1), early (0), by head dim (-1)
+  int kv_barriers;      // attention: split (1), joint (0), by head dim (-1)
 };
 
 /// SMs of option gpu (checked when the option was set): one persistent CTA
@@ -164,6 +165,10 @@ static const struct attn_pass_option hopper_options_help[] = {
                 "the block's softmax, which then runs under it), early "
                 "(where ptxas puts it: before the softmax) or auto (the "
                 "default: by head dim)"},
+    {"kv-barriers", "attention's K/V ring: split (K and V of a stage on "
+                    "barriers of their own, so that a K slot refills once "
+                    "Q.K has read it), joint (one pair per stage) or auto "
+                    "(the default: split at head dim 256)"},
     {"tile-overhead", "what a tile costs the persistent kernel's schedule "
                       "beyond its key blocks, in key blocks (0: 2)"},
     {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
@@ -200,6 +205,7 @@ static void hopper_init(void *opts) {
   o->rescale = -1;
   o->row_sum = -1;
   o->pv_wait = -1;
+  o->kv_barriers = -1;
 }
 
 /// Option `name`'s value among auto, a and b: *out = -1, 0 or 1; false with
@@ -287,6 +293,9 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   if (!strcmp(name, "pv-wait"))
     return parse_choice(name, value, "early", "late", &o->pv_wait, err,
                         errlen);
+  if (!strcmp(name, "kv-barriers"))
+    return parse_choice(name, value, "joint", "split", &o->kv_barriers, err,
+                        errlen);
   if (!strcmp(name, "tile-overhead"))
     return attn_parse_int_option(name, value, 0, 64, &o->tile_overhead, err,
                                  errlen);
@@ -335,7 +344,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
            "chip, gpu, fallback, stages, rope, persistent, ctas, q-rope, "
-           "tile-overhead, consumers, rescale, row-sum, pv-wait, epilogue, "
+           "tile-overhead, consumers, rescale, row-sum, pv-wait, kv-barriers, epilogue, "
            "group-m, own-last or split-k)",
            name);
   return false;
@@ -412,6 +421,8 @@ static void choose_softmax(struct attn_hopper_kernel *k,
   k->lazy_rescale = o->rescale != 0;
   k->row_sum_mma = o->row_sum == 1 || (o->row_sum < 0 && k->consumers == 3);
   k->pv_wait_late = o->pv_wait == 1 || (o->pv_wait < 0 && k->head_dim >= 128);
+  k->kv_split =
+      o->kv_barriers == 1 || (o->kv_barriers < 0 && k->head_dim == 256);
 }
 
 /// Head dim 256's tiles (FlashAttention-3's for d = 256): 128 query rows,
