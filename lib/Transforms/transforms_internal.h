@@ -5,11 +5,13 @@
 #include "lib/Transforms/transforms.h"
 
 #include "dialects/dialects.h"
+#include "lib/IR/attn_builder.h"
 #include "lib/IR/attn_context.h"
 
 //===-- The pass rows (one per pass file) ---------------------------------===//
 
 extern const struct attn_pass_def attn_fuse_pass;
+extern const struct attn_pass_def attn_grad_pass;
 extern const struct attn_pass_def comm_schedule_pass;
 extern const struct attn_pass_def attn_tile_pass;
 extern const struct attn_pass_def lower_tile_to_cpu_pass;
@@ -120,6 +122,26 @@ bool attn_programs_append(MlirOperation op, const char *attr,
 /// inner program is then dropped, since only the outer one is meant to
 /// run. False after a diagnostic.
 bool attn_programs_move(MlirOperation module);
+
+//===-- attn-grad's derivative rules (attn_grad_body.c) -------------------===//
+
+/// Checks that every op of body (a score_fn body; null: none) has a
+/// derivative rule; false after "attn-grad: no derivative for '<op>'" at
+/// the first that has none.
+bool attn_grad_body_check(MlirBlock body);
+
+/// Forward-mode differentiation of body with respect to its first argument
+/// (the score): clones body's ops at b as attn_b_clone_body does (arguments
+/// args, values through m, hook for the ops the caller builds itself) and,
+/// after each, the ops of its tangent, seeded by dx, the tangent of the
+/// score (null: zero). Returns the image of the yielded value and sets *dy
+/// to its tangent (null when it is zero). On an op without a rule, b fails
+/// with "attn-grad: no derivative for '<op>'" at that op and null is
+/// returned.
+MlirValue attn_grad_clone_tangent(struct attn_builder *b, MlirBlock body,
+                                  const MlirValue *args, MlirValue dx,
+                                  struct attn_b_map *m, attn_b_clone_hook hook,
+                                  void *user, MlirValue *dy);
 
 //===-- Small helpers -----------------------------------------------------===//
 
