@@ -244,9 +244,15 @@ void attn_gen_split_index(struct attn_tile_gen *g, MlirValue e,
 /// tile.mask_fn (tile_lowering_scores.c). Returns false for other ops.
 bool attn_gen_score_ops(struct attn_tile_gen *g);
 
+/// Writes the loops of the backward's row ops, tile.row_lse, tile.row_dot,
+/// tile.exp_lse and tile.ds (tile_lowering_grad.c). Returns false for
+/// other ops.
+bool attn_gen_grad_ops(struct attn_tile_gen *g);
+
 /// Replaces every tile compute op (fill, load, store, rope, rope_positions,
-/// mma, mask, score_mod, score_fn, mask_fn, softmax_update, normalize) nested in
-/// root by scf/arith/memref/math loops for target. tile.program_id and
+/// mma, mask, score_mod, score_fn, mask_fn, softmax_update, normalize; the
+/// backward's row_lse, row_dot, exp_lse, ds, score_fn_grad) nested in root
+/// by scf/arith/memref/math loops for target. tile.program_id and
 /// tile.alloc must already be gone. Returns false after a diagnostic.
 bool attn_tile_lower_compute_ops(MlirOperation root,
                                  enum attn_tile_target target);
