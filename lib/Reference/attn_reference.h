@@ -95,7 +95,7 @@ bool attn_reference(const struct attn_ref_problem *p, const double *q,
 
 /// The backward of attn_reference for a given dO (dout, like out): the
 /// gradients of L = sum(out * dout) with respect to q, k and v, in float64
-/// from the definition (docs/design.md, "The backward pass"): P = exp(s -
+/// from the definition (docs/dialects.md, "The backward's ops"): P = exp(s -
 /// lse), dV = P^T dO, dP = dO V^T, dS = P (dP - rowsum(dO O)), then dS
 /// through each modifier in reverse (scale: * scale; softcap: * (1 -
 /// tanh^2(s_in / cap)); alibi, gate: * 1; ATTN_REF_FN: * score_fn_grad, or
