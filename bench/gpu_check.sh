@@ -41,6 +41,14 @@ run() { # file [attn-run options...]
 run examples/rope_causal.mlir
 run examples/rope_causal.mlir --tile-options="block-m=16 block-n=16 threads=256"
 for f in "$root"/test/Inputs/*.mlir "$root"/test/Inputs/hopper/*.mlir; do run "${f#$root/}"; done
+# The backward (issue 29, attn-run --grad; timing does not apply to it):
+# the plain path's forward with lse and backward kernels against
+# attn_reference_grad, at two tile shapes, the language's programs, and a
+# GQA bf16 program at head dim 128 through sm_80's PTX.
+run test/Inputs/grad.mlir --grad
+run test/Inputs/grad.mlir --grad --tile-options="block-m=16 block-n=8"
+run test/Inputs/language.mlir --grad
+run test/Inputs/gqa_bf16.mlir --grad --chip=sm_80
 # Every RoPE placement of the Hopper lowering.
 for place in fused split pre; do
   run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options=rope=$place

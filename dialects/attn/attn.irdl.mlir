@@ -152,7 +152,10 @@ irdl.dialect @attn {
   // "scale", "softcap", "alibi", "gate", "fn" in the order applied]. Two
   // regions, each empty or one block: score_fn (the attn.score_mod bodies of
   // the chain, applied where "mods" says "fn") and mask_fn (the attn.mask_mod
-  // bodies, and-ed with the other masks).
+  // bodies, and-ed with the other masks). The optional unit attribute lse
+  // (set by attn-grad) adds a second result: the row log-sum-exp (natural
+  // log) of the final scores, tensor<B x H x N x f32>, +inf for a row that
+  // sees no key.
   irdl.operation @fused {
     %tq = irdl.base "!builtin.tensor"
     %tk = irdl.base "!builtin.tensor"
@@ -173,7 +176,44 @@ irdl.dialect @attn {
     irdl.operands(q: %tq, k: %tk, v: %tv, gate: optional %tg,
                   q_segments: optional %tqs, k_segments: optional %tks,
                   q_positions: optional %tqp, k_positions: optional %tkp)
-    irdl.results(out: %to)
+    %tl = irdl.base "!builtin.tensor"
+    irdl.results(out: %to, lse: optional %tl)
+    irdl.regions(score_fn: %rs, mask_fn: %rm)
+  }
+  // The backward of one attn.fused (what attn-grad derives): the same
+  // inputs, attributes and regions, then the forward's output out, its
+  // lse (tensor<B x H x N x f32>) and dout, the gradient of out (out's
+  // type); results dq, dk, dv (the types of q, k and v). operandSegmentSizes
+  // has eleven entries: 1, 1, 1, the five optional inputs (0 or 1), 1, 1, 1.
+  // Captured tensors, the gate and the segment ids and positions get no
+  // gradient.
+  irdl.operation @fused_grad {
+    %tq = irdl.base "!builtin.tensor"
+    %tk = irdl.base "!builtin.tensor"
+    %tv = irdl.base "!builtin.tensor"
+    %tg = irdl.base "!builtin.tensor"
+    %tqs = irdl.base "!builtin.tensor"
+    %tks = irdl.base "!builtin.tensor"
+    %tqp = irdl.base "!builtin.tensor"
+    %tkp = irdl.base "!builtin.tensor"
+    %to = irdl.base "!builtin.tensor"
+    %tl = irdl.base "!builtin.tensor"
+    %tdo = irdl.base "!builtin.tensor"
+    %tdq = irdl.base "!builtin.tensor"
+    %tdk = irdl.base "!builtin.tensor"
+    %tdv = irdl.base "!builtin.tensor"
+    %rs = irdl.region
+    %rm = irdl.region
+    %f = irdl.base "#builtin.float"
+    %yes = irdl.is true
+    %no = irdl.is false
+    %b = irdl.any_of(%yes, %no)
+    irdl.attributes {"scale" = %f, "causal" = %b}
+    irdl.operands(q: %tq, k: %tk, v: %tv, gate: optional %tg,
+                  q_segments: optional %tqs, k_segments: optional %tks,
+                  q_positions: optional %tqp, k_positions: optional %tkp,
+                  out: %to, lse: %tl, dout: %tdo)
+    irdl.results(dq: %tdq, dk: %tdk, dv: %tdv)
     irdl.regions(score_fn: %rs, mask_fn: %rm)
   }
 }

@@ -23,7 +23,11 @@
 // region (the chain's attn.score_mod bodies, composed by attn-fuse): named
 // in "mods" exactly when that region has a body, and then "mods" is always
 // written. mask_fn holds the attn.mask_mod bodies, and-ed; masks commute,
-// so it has no entry. The C verifier is in attn_verify.c.
+// so it has no entry. With the unit attribute lse (attn-grad) it has a
+// second result, the row log-sum-exp. attn.fused_grad (its backward) has
+// the same attributes and regions; its operands end in out, lse and dout,
+// and its operandSegmentSizes has three more entries (1, 1, 1) for them.
+// The C verifier is in attn_verify.c.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/attn/attn_dialect.h"
@@ -192,32 +196,37 @@ static bool rope_from_dict(MlirAttribute d, struct attn_fused_config *out,
 static bool read_extras(MlirOperation op, struct attn_fused_config *out,
                         char *err, size_t errlen) {
   MlirAttribute a = attn_attr_get(op, "operandSegmentSizes");
+  bool grad = attn_op_is(op, ATTN_OP_FUSED_GRAD);
+  int tail = grad ? ATTN_FUSED_GRAD_TAIL : 0;
+  int entries = 3 + ATTN_NUM_EXTRAS + tail;
   if (mlirAttributeIsNull(a)) {
-    if (mlirOperationGetNumOperands(op) == 3)
+    if (!grad && mlirOperationGetNumOperands(op) == 3)
       return true; // only possible before IRDL verification
-    snprintf(err, errlen, "attn.fused needs operandSegmentSizes");
+    snprintf(err, errlen, "%s needs operandSegmentSizes",
+             grad ? ATTN_OP_FUSED_GRAD : ATTN_OP_FUSED);
     return false;
   }
   if (!mlirAttributeIsADenseI32Array(a) ||
-      mlirDenseArrayGetNumElements(a) != 3 + ATTN_NUM_EXTRAS) {
+      mlirDenseArrayGetNumElements(a) != entries) {
     snprintf(err, errlen,
              "operandSegmentSizes must be array<i32> with %d "
              "entries (q, k, v, gate, q_segments, k_segments, "
-             "q_positions, k_positions)",
-             3 + ATTN_NUM_EXTRAS);
+             "q_positions, k_positions%s)",
+             entries, grad ? ", out, lse, dout" : "");
     return false;
   }
   int next = 0;
-  for (int i = 0; i < 3 + ATTN_NUM_EXTRAS; ++i) {
+  for (int i = 0; i < entries; ++i) {
     int32_t n = mlirDenseI32ArrayGetElement(a, i);
-    if (n != (i < 3 ? 1 : n > 0)) {
+    bool one = i < 3 || i >= 3 + ATTN_NUM_EXTRAS;
+    if (n != (one ? 1 : n > 0)) {
       snprintf(err, errlen,
                "operandSegmentSizes entry %d must be %s, found "
                "%d",
-               i, i < 3 ? "1" : "0 or 1", (int)n);
+               i, one ? "1" : "0 or 1", (int)n);
       return false;
     }
-    if (i >= 3 && n)
+    if (i >= 3 && i < 3 + ATTN_NUM_EXTRAS && n)
       out->extra[i - 3] = next;
     next += n;
   }
@@ -369,6 +378,18 @@ bool attn_fused_read(MlirOperation op, struct attn_fused_config *out, char *err,
   if (!read_options(op, out, err, errlen) ||
       !read_extras(op, out, err, errlen) || !read_mods(op, out, err, errlen))
     return false;
+  MlirAttribute lse = attn_attr_get(op, ATTN_FUSED_LSE_ATTR);
+  if (!mlirAttributeIsNull(lse)) {
+    if (!mlirAttributeIsAUnit(lse) || attn_op_is(op, ATTN_OP_FUSED_GRAD)) {
+      snprintf(err, errlen, "%s",
+               attn_op_is(op, ATTN_OP_FUSED_GRAD)
+                   ? "attn.fused_grad takes lse as an operand, not as an "
+                     "attribute"
+                   : "lse must be a unit attribute");
+      return false;
+    }
+    out->lse = true;
+  }
   const int *x = out->extra;
   out->document = x[ATTN_EXTRA_Q_SEGMENTS] >= 0;
   if (out->has_gate != (x[ATTN_EXTRA_GATE] >= 0)) {
@@ -402,6 +423,15 @@ static MlirBlock region_body(MlirOperation op, intptr_t i) {
   if (mlirOperationGetNumRegions(op) <= i)
     return (MlirBlock){NULL};
   return mlirRegionGetFirstBlock(mlirOperationGetRegion(op, i));
+}
+
+intptr_t attn_fused_grad_out_index(MlirOperation grad) {
+  struct attn_fused_config c;
+  char err[256];
+  memset(&c, 0, sizeof c);
+  if (!read_extras(grad, &c, err, sizeof err))
+    return -1;
+  return mlirOperationGetNumOperands(grad) - ATTN_FUSED_GRAD_TAIL;
 }
 
 MlirBlock attn_fused_score_fn(MlirOperation fused) {

@@ -20,6 +20,14 @@
 #define ATTN_OP_SOFTMAX "attn.softmax"
 #define ATTN_OP_PV "attn.pv"
 #define ATTN_OP_FUSED "attn.fused"
+#define ATTN_OP_FUSED_GRAD "attn.fused_grad"
+
+/// The unit attribute of attn.fused asking for its second result, the row
+/// log-sum-exp (attn-grad sets it).
+#define ATTN_FUSED_LSE_ATTR "lse"
+
+/// attn.fused_grad's operands after the optional inputs: out, lse, dout.
+#define ATTN_FUSED_GRAD_TAIL 3
 
 /// RoPE layouts: rotate-half pairs feature i with i + rotary_dim/2 (Llama);
 /// interleaved pairs 2i with 2i + 1 (GPT-J).
@@ -96,6 +104,9 @@ struct attn_fused_config {
   enum attn_score_mod mods[ATTN_NUM_MODS];
   /// Operand index of each extra role, or -1 when absent.
   int extra[ATTN_NUM_EXTRAS];
+  /// attn.fused: the unit attribute lse is set (a second result, the row
+  /// log-sum-exp). attn.fused_grad: always false.
+  bool lse;
 };
 
 /// Reads an attn.rope op's attributes. Returns false (no diagnostic) when
@@ -109,7 +120,14 @@ bool attn_project_get_rope(MlirOperation project, bool *has,
                            struct attn_rope_config *out);
 
 /// Reads an attn.fused op's attributes and extra operands; false as above.
+/// attn.fused_grad is read the same way (its operands out, lse and dout
+/// follow the optional inputs and are not part of the configuration).
 bool attn_fused_get_config(MlirOperation fused, struct attn_fused_config *out);
+
+/// The operand index of attn.fused_grad's out (lse and dout follow it):
+/// the number of operands before the three, read from operandSegmentSizes
+/// (-1 when it is malformed).
+intptr_t attn_fused_grad_out_index(MlirOperation grad);
 
 /// The body of attn.fused's score_fn region (the composed attn.score_mod
 /// bodies), or a null block when the region is empty.

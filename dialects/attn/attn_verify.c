@@ -15,7 +15,9 @@
 // scale does not commute with softcap, alibi, gate or a score_mod body.
 // attn.score_mod and attn.mask_mod may repeat; their bodies, and attn.fused's
 // score_fn and mask_fn regions, are checked by the shared body checker
-// (dialects/body.h).
+// (dialects/body.h). attn.fused's optional lse result and attn.fused_grad
+// (its backward: the same inputs, then out, lse and dout; results dq, dk,
+// dv) are checked here too.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/attn/attn_dialect.h"
@@ -513,8 +515,12 @@ static bool verify_fused_extras(MlirOperation op,
   return true;
 }
 
-static bool verify_fused(MlirOperation op) {
-  int64_t q[4], k[4], v[4];
+/// What attn.fused and attn.fused_grad share: q, k, v [B,H,N,D],
+/// [B,Hk,M,D], [B,Hk,M,Dv] of one element type, the attributes, the
+/// bodies and the optional inputs. Fills q, v and *c.
+static bool verify_fused_inputs(MlirOperation op, int64_t q[4], int64_t v[4],
+                                struct attn_fused_config *c) {
+  int64_t k[4];
   MlirValue qv = mlirOperationGetOperand(op, 0);
   MlirValue kv = mlirOperationGetOperand(op, 1);
   MlirValue vv = mlirOperationGetOperand(op, 2);
@@ -529,39 +535,107 @@ static bool verify_fused(MlirOperation op) {
   if (k[1] != v[1] || k[2] != v[2])
     return attn_emit_errorf(op, "k and v must have the same heads and "
                                 "sequence length");
-  int64_t o[4] = {q[0], q[1], q[2], v[3]};
-  if (!expect_shape(op, mlirOperationGetResult(op, 0), "result", o) ||
-      !same_elem(op, qv, mlirOperationGetResult(op, 0), "q", "result"))
-    return false;
-  struct attn_fused_config c;
   char err[256];
   bool b;
   if (attn_attr_bool(op, "gate_block", &b))
     return attn_emit_errorf(op, "gate_block must be an integer, found a "
                                 "boolean");
-  if (!attn_fused_read(op, &c, err, sizeof err))
+  if (!attn_fused_read(op, c, err, sizeof err))
     return attn_emit_errorf(op, "%s", err);
-  if (!check_scale(op, c.scale) ||
-      (c.has_window && !check_window(op, c.window_left, c.window_right)) ||
-      (c.has_alibi &&
-       !check_positive(op, "alibi max_bias", c.alibi_max_bias)) ||
-      (c.has_softcap && !check_positive(op, "softcap cap", c.softcap)) ||
-      (c.has_gate && !check_gate_block(op, c.gate_block)))
+  if (!check_scale(op, c->scale) ||
+      (c->has_window && !check_window(op, c->window_left, c->window_right)) ||
+      (c->has_alibi &&
+       !check_positive(op, "alibi max_bias", c->alibi_max_bias)) ||
+      (c->has_softcap && !check_positive(op, "softcap cap", c->softcap)) ||
+      (c->has_gate && !check_gate_block(op, c->gate_block)))
     return false;
-  if (c.has_rope &&
-      (!attn_rope_check(op, &c.rope, q[3]) ||
-       !check_rope_positions(op, "q_offset", c.q_offset, q[2]) ||
-       !check_rope_positions(op, "k_offset", c.k_offset, k[2])))
+  if (c->has_rope &&
+      (!attn_rope_check(op, &c->rope, q[3]) ||
+       !check_rope_positions(op, "q_offset", c->q_offset, q[2]) ||
+       !check_rope_positions(op, "k_offset", c->k_offset, k[2])))
     return false;
-  if (c.has_score_fn &&
+  bool grad = attn_op_is(op, ATTN_OP_FUSED_GRAD);
+  if (c->has_score_fn &&
       !attn_body_verify(op, mlirOperationGetRegion(op, 0), ATTN_BODY_SCORE,
-                        ATTN_BODY_TENSOR, "score_fn of attn.fused"))
+                        ATTN_BODY_TENSOR,
+                        grad ? "score_fn of attn.fused_grad"
+                             : "score_fn of attn.fused"))
     return false;
-  if (c.has_mask_fn &&
+  if (c->has_mask_fn &&
       !attn_body_verify(op, mlirOperationGetRegion(op, 1), ATTN_BODY_MASK,
-                        ATTN_BODY_TENSOR, "mask_fn of attn.fused"))
+                        ATTN_BODY_TENSOR,
+                        grad ? "mask_fn of attn.fused_grad"
+                             : "mask_fn of attn.fused"))
     return false;
-  return verify_fused_extras(op, &c, q, k);
+  return verify_fused_extras(op, c, q, k);
+}
+
+/// The row log-sum-exp of q [B,H,N,D]: a static tensor<B x H x N x f32>.
+static bool expect_lse(MlirOperation op, MlirValue v, const char *what,
+                       const int64_t q[4]) {
+  int64_t want[4] = {q[0], q[1], q[2]};
+  return expect_aux(op, v, what, 3, want, false);
+}
+
+static bool verify_fused(MlirOperation op) {
+  int64_t q[4], v[4];
+  struct attn_fused_config c;
+  if (!verify_fused_inputs(op, q, v, &c))
+    return false;
+  intptr_t nres = mlirOperationGetNumResults(op);
+  if (nres != 1 + c.lse)
+    return attn_emit_errorf(op,
+                            c.lse ? "attn.fused with lse has two results (out, "
+                                    "lse), found %ld"
+                                  : "attn.fused without lse has one result, "
+                                    "found %ld (the unit attribute lse asks "
+                                    "for the second)",
+                            (long)nres);
+  MlirValue qv = mlirOperationGetOperand(op, 0);
+  int64_t o[4] = {q[0], q[1], q[2], v[3]};
+  if (!expect_shape(op, mlirOperationGetResult(op, 0), "result", o) ||
+      !same_elem(op, qv, mlirOperationGetResult(op, 0), "q", "result"))
+    return false;
+  return !c.lse ||
+         expect_lse(op, mlirOperationGetResult(op, 1), "lse result", q);
+}
+
+/// attn.fused_grad: attn.fused's inputs, then out and dout shaped like
+/// attn.fused's result and lse [B,H,N] f32; results dq, dk, dv of the types
+/// of q, k and v.
+static bool verify_fused_grad(MlirOperation op) {
+  int64_t q[4], v[4];
+  struct attn_fused_config c;
+  if (!verify_fused_inputs(op, q, v, &c))
+    return false;
+  intptr_t at = attn_fused_grad_out_index(op);
+  if (at < 3 || mlirOperationGetNumResults(op) != 3)
+    return attn_emit_errorf(op, "attn.fused_grad takes out, lse and dout "
+                                "after its inputs and has three results "
+                                "(dq, dk, dv)");
+  MlirValue qv = mlirOperationGetOperand(op, 0);
+  MlirValue out = mlirOperationGetOperand(op, at);
+  MlirValue dout = mlirOperationGetOperand(op, at + 2);
+  int64_t o[4] = {q[0], q[1], q[2], v[3]};
+  if (!expect_shape(op, out, "out", o) ||
+      !same_elem(op, qv, out, "q", "out") ||
+      !expect_lse(op, mlirOperationGetOperand(op, at + 1), "lse", q) ||
+      !expect_shape(op, dout, "dout", o) ||
+      !same_elem(op, qv, dout, "q", "dout"))
+    return false;
+  static const char *const names[3] = {"dq", "dk", "dv"};
+  for (int i = 0; i < 3; ++i) {
+    MlirType want = mlirValueGetType(mlirOperationGetOperand(op, i));
+    MlirType got = mlirValueGetType(mlirOperationGetResult(op, i));
+    char w[128], g[128];
+    if (!mlirTypeEqual(want, got))
+      return attn_emit_errorf(op, "result %s must have the type of %c, %s, "
+                                  "found %s",
+                              names[i], "qkv"[i],
+                              attn_type_str(want, w, sizeof w),
+                              attn_type_str(got, g, sizeof g));
+  }
+  return true;
 }
 
 bool attn_attn_verify_op(MlirOperation op) {
@@ -575,6 +649,8 @@ bool attn_attn_verify_op(MlirOperation op) {
     return verify_pv(op);
   if (attn_op_is(op, ATTN_OP_FUSED))
     return verify_fused(op);
+  if (attn_op_is(op, ATTN_OP_FUSED_GRAD))
+    return verify_fused_grad(op);
   if (attn_is_score_mod(op))
     return verify_score_mod(op);
   if (attn_op_is(op, ATTN_OP_SOFTMAX)) {

@@ -24,7 +24,9 @@ irdl.dialect @tile {
   }
   // Copies part of a tensor into a tile. Indices (batch, head, row) for a
   // [B, H, N, D] tensor: rows [row, row + tile rows) of head (b, h), all D
-  // columns; rows past N read as zero. Indices (row, col) for an [M, N]
+  // columns; rows past N read as zero. Indices (batch, head, row) for a
+  // [B, H, N] tensor (one value per row: the log-sum-exp, D = rowsum(dO O))
+  // and a rank-1 tile: the same rows. Indices (row, col) for an [M, N]
   // matrix: the tile-sized window at (row, col); elements past either edge
   // read as zero. The C verifier checks the count against the rank.
   irdl.operation @load {
@@ -42,7 +44,8 @@ irdl.dialect @tile {
     irdl.operands(tile: %src, dest: %dst, indices: variadic %idx)
   }
   // Rotates a tile in place: row r holds position offset + pos + r (optional
-  // "offset" : i64, default 0).
+  // "offset" : i64, default 0). Optional "inverse" : bool (default false):
+  // rotate by minus the angle (R^T, the backward of the rotation).
   irdl.operation @rope {
     %m = irdl.base "!builtin.memref"
     %idx = irdl.is index
@@ -54,7 +57,8 @@ irdl.dialect @tile {
   }
   // Rotates a tile in place at explicit positions: row r holds position
   // positions[batch, row + r] (positions : memref<B x N x i32>; rows past N
-  // read position N - 1, their values are padding).
+  // read position N - 1, their values are padding). Optional "inverse" as
+  // tile.rope's.
   irdl.operation @rope_positions {
     %m = irdl.base "!builtin.memref"
     %p = irdl.base "!builtin.memref"
@@ -65,7 +69,8 @@ irdl.dialect @tile {
     irdl.attributes {"theta" = %f, "rotary_dim" = %i, "layout" = %s}
     irdl.operands(tile: %m, batch: %idx, row: %idx, positions: %p)
   }
-  // c = a * b (or a * b^T), added to c when accumulate is true.
+  // c = a * b (or a * b^T), added to c when accumulate is true. Optional
+  // "transpose_a" : bool (default false): a^T in place of a (a is K x M).
   irdl.operation @mma {
     %a = irdl.base "!builtin.memref"
     %b = irdl.base "!builtin.memref"
@@ -154,5 +159,57 @@ irdl.dialect @tile {
     %acc = irdl.base "!builtin.memref"
     %l = irdl.base "!builtin.memref"
     irdl.operands(acc: %acc, row_sum: %l)
+  }
+  // The row log-sum-exp (natural log) from softmax_update's running max m
+  // and sum l (log2 domain): lse[i] = (m[i] + log2(l[i])) * ln 2, +inf
+  // where l[i] == 0 (a row that sees no key).
+  irdl.operation @row_lse {
+    %m = irdl.base "!builtin.memref"
+    %l = irdl.base "!builtin.memref"
+    %lse = irdl.base "!builtin.memref"
+    irdl.operands(row_max: %m, row_sum: %l, lse: %lse)
+  }
+  // d[i] = sum_j a[i, j] * b[i, j] (D = rowsum(dO * O) of the backward).
+  irdl.operation @row_dot {
+    %a = irdl.base "!builtin.memref"
+    %b = irdl.base "!builtin.memref"
+    %d = irdl.base "!builtin.memref"
+    irdl.operands(a: %a, b: %b, d: %d)
+  }
+  // Scores into probabilities, in place, from the forward's log-sum-exp:
+  // s[i, j] = exp(scale * s[i, j] - lse[i]); 0 where s is -inf or lse[i]
+  // is +inf.
+  irdl.operation @exp_lse {
+    %s = irdl.base "!builtin.memref"
+    %lse = irdl.base "!builtin.memref"
+    %f = irdl.base "#builtin.float"
+    irdl.attributes {"scale" = %f}
+    irdl.operands(scores: %s, lse: %lse)
+  }
+  // The softmax backward, in place in dp: dp[i, j] = scale * p[i, j] *
+  // (dp[i, j] - d[i]) (scale as in tile.exp_lse).
+  irdl.operation @ds {
+    %p = irdl.base "!builtin.memref"
+    %dp = irdl.base "!builtin.memref"
+    %d = irdl.base "!builtin.memref"
+    %f = irdl.base "#builtin.float"
+    irdl.attributes {"scale" = %f}
+    irdl.operands(p: %p, dp: %dp, d: %d)
+  }
+  // The backward of a tile.score_fn: ds[i, j] *= body(s_in[i, j], b, h, q,
+  // kv), indexed as in tile.score_fn, where the body (of tile.score_fn's
+  // form) yields the derivative of the forward body with respect to its
+  // score at s_in. Attributes seq_q, seq_k : i64.
+  irdl.operation @score_fn_grad {
+    %ds = irdl.base "!builtin.memref"
+    %s = irdl.base "!builtin.memref"
+    %idx = irdl.is index
+    %n = irdl.base "#builtin.integer"
+    %mk = irdl.base "#builtin.integer"
+    %r = irdl.region
+    irdl.attributes {"seq_q" = %n, "seq_k" = %mk}
+    irdl.operands(ds: %ds, scores_in: %s, batch: %idx, head: %idx, row: %idx,
+                  col: %idx)
+    irdl.regions(body: %r)
   }
 }

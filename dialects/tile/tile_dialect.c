@@ -195,6 +195,20 @@ bool attn_tile_score_mod_get(MlirOperation op,
   return true;
 }
 
+bool attn_tile_flag(MlirOperation op, const char *name) {
+  bool v = false;
+  return attn_attr_bool(op, name, &v) && v;
+}
+
+/// Checks that the optional attribute name of op, when present, is a
+/// boolean.
+static bool verify_flag(MlirOperation op, const char *name) {
+  MlirAttribute a = attn_attr_get(op, name);
+  if (mlirAttributeIsNull(a) || mlirAttributeIsABool(a))
+    return true;
+  return attn_emit_errorf(op, "%s must be a boolean", name);
+}
+
 bool attn_tile_mask_get_window(MlirOperation op, int64_t *left,
                                int64_t *right) {
   MlirAttribute w = attn_attr_get(op, "window");
@@ -229,18 +243,20 @@ static bool is_f32_tile(MlirOperation op, int i, const char *what) {
 
 /// tile.load (source 0, tile 1) and tile.store (tile 0, dest 1): a rank-4
 /// tensor indexed by (batch, head, row) whose head dim is the tile's width,
-/// or a matrix indexed by (row, col).
+/// a rank-3 tensor [B, H, N] indexed by (batch, head, row) with a rank-1
+/// tile, or a matrix indexed by (row, col).
 static bool verify_copy(MlirOperation op, int src, int tile) {
   int64_t s[8], t[8];
   const char *sn = src == 0 ? "source" : "dest";
   MlirType st = mlirValueGetType(mlirOperationGetOperand(op, src));
   int rank = attn_static_shape(st, s);
   char ty[128];
-  if (rank != 4 && rank != 2)
-    return attn_emit_errorf(op, "%s must be a static rank-4 or rank-2 "
-                                "memref, found %s",
+  if (rank != 4 && rank != 3 && rank != 2)
+    return attn_emit_errorf(op, "%s must be a static rank-4, rank-3 or "
+                                "rank-2 memref, found %s",
                             sn, attn_type_str(st, ty, sizeof ty));
-  if (!tile_shape(op, tile, 2, "tile", t) || !is_f32_tile(op, tile, "tile"))
+  if (!tile_shape(op, tile, rank == 3 ? 1 : 2, "tile", t) ||
+      !is_f32_tile(op, tile, "tile"))
     return false;
   MlirType e = mlirShapedTypeGetElementType(st);
   if (!mlirTypeIsAF32(e) && !mlirTypeIsAF16(e) && !mlirTypeIsABF16(e))
@@ -248,10 +264,10 @@ static bool verify_copy(MlirOperation op, int src, int tile) {
                                 "found %s",
                             sn, attn_type_str(e, ty, sizeof ty));
   intptr_t nidx = mlirOperationGetNumOperands(op) - 2;
-  if (rank == 4 && nidx != 3)
-    return attn_emit_errorf(op, "a rank-4 %s takes batch, head and row "
+  if ((rank == 4 || rank == 3) && nidx != 3)
+    return attn_emit_errorf(op, "a rank-%d %s takes batch, head and row "
                                 "indices, found %ld",
-                            sn, (long)nidx);
+                            rank, sn, (long)nidx);
   if (rank == 2 && nidx != 2)
     return attn_emit_errorf(op, "a rank-2 %s takes row and column indices, "
                                 "found %ld",
@@ -268,18 +284,21 @@ static bool verify_mma(MlirOperation op) {
   bool tb, acc;
   if (!tile_shape(op, 0, 2, "a", a) || !tile_shape(op, 1, 2, "b", b) ||
       !tile_shape(op, 2, 2, "c", c) || !is_f32_tile(op, 0, "a") ||
-      !is_f32_tile(op, 1, "b") || !is_f32_tile(op, 2, "c"))
+      !is_f32_tile(op, 1, "b") || !is_f32_tile(op, 2, "c") ||
+      !verify_flag(op, "transpose_a"))
     return false;
   attn_attr_bool(op, "transpose_b", &tb);
   attn_attr_bool(op, "accumulate", &acc);
+  bool ta = attn_tile_flag(op, "transpose_a");
+  int64_t am = ta ? a[1] : a[0], ak = ta ? a[0] : a[1];
   int64_t bk = tb ? b[1] : b[0], bn = tb ? b[0] : b[1];
-  if (a[1] != bk)
+  if (ak != bk)
     return attn_emit_errorf(op, "reduction dims differ: a has %lld, b has "
                                 "%lld",
-                            (long long)a[1], (long long)bk);
-  if (c[0] != a[0] || c[1] != bn)
+                            (long long)ak, (long long)bk);
+  if (c[0] != am || c[1] != bn)
     return attn_emit_errorf(op, "c must be %lldx%lld, found %lldx%lld",
-                            (long long)a[0], (long long)bn, (long long)c[0],
+                            (long long)am, (long long)bn, (long long)c[0],
                             (long long)c[1]);
   return true;
 }
@@ -337,7 +356,8 @@ static bool verify_rope(MlirOperation op, bool positions) {
   int64_t d[8], p[8];
   struct attn_rope_config c;
   bool b;
-  if (!tile_shape(op, 0, 2, "tile", d) || !is_f32_tile(op, 0, "tile"))
+  if (!tile_shape(op, 0, 2, "tile", d) || !is_f32_tile(op, 0, "tile") ||
+      !verify_flag(op, "inverse"))
     return false;
   if (attn_attr_bool(op, "rotary_dim", &b))
     return attn_emit_errorf(op, "rope rotary_dim must be an integer, found a "
@@ -420,6 +440,56 @@ static bool verify_score_mod(MlirOperation op) {
   return true;
 }
 
+/// Checks operands i and j are f32 rank-2 tiles of one shape.
+static bool same_tiles(MlirOperation op, int i, int j, const char *wi,
+                       const char *wj) {
+  int64_t a[8], c[8];
+  if (!tile_shape(op, i, 2, wi, a) || !is_f32_tile(op, i, wi) ||
+      !tile_shape(op, j, 2, wj, c) || !is_f32_tile(op, j, wj))
+    return false;
+  if (a[0] == c[0] && a[1] == c[1])
+    return true;
+  return attn_emit_errorf(op, "%s is %lldx%lld but %s is %lldx%lld", wj,
+                          (long long)c[0], (long long)c[1], wi,
+                          (long long)a[0], (long long)a[1]);
+}
+
+/// tile.row_lse (row_max, row_sum, lse): three row vectors of one length.
+static bool verify_row_lse(MlirOperation op) {
+  int64_t d[8];
+  if (!tile_shape(op, 0, 1, "row_max", d) || !is_f32_tile(op, 0, "row_max"))
+    return false;
+  return verify_rows(op, 1, d[0], "row_sum") &&
+         verify_rows(op, 2, d[0], "lse");
+}
+
+/// tile.row_dot (a, b, d) and tile.ds (p, dp, d): two tiles of one shape
+/// and a row vector of their rows; tile.ds and tile.exp_lse's scale.
+static bool verify_row_pair(MlirOperation op, const char *wa, const char *wb,
+                            bool scaled) {
+  int64_t d[8];
+  if (!same_tiles(op, 0, 1, wa, wb) || !tile_shape(op, 0, 2, wa, d) ||
+      !verify_rows(op, 2, d[0], "d"))
+    return false;
+  double scale = 0;
+  if (!scaled)
+    return true;
+  attn_attr_f64(op, "scale", &scale);
+  return positive_attr(op, "scale", scale);
+}
+
+/// tile.exp_lse (scores, lse) {scale}.
+static bool verify_exp_lse(MlirOperation op) {
+  int64_t d[8];
+  double scale = 0;
+  if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores") ||
+      !verify_rows(op, 1, d[0], "lse"))
+    return false;
+  // Masked scores are -inf; a negative factor would turn them into +inf.
+  attn_attr_f64(op, "scale", &scale);
+  return positive_attr(op, "scale", scale);
+}
+
 /// tile.score_fn / tile.mask_fn (scores, batch, head, row, col) {seq_q,
 /// seq_k} with a body dialects/body.h accepts at the tile level (captures
 /// are memrefs read by memref.load).
@@ -427,6 +497,9 @@ static bool verify_fn(MlirOperation op, bool score) {
   int64_t d[8], seq;
   bool b;
   if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores"))
+    return false;
+  if (attn_op_is(op, ATTN_OP_TILE_SCORE_FN_GRAD) &&
+      !same_tiles(op, 0, 1, "ds", "scores_in"))
     return false;
   static const char *const seqs[2] = {"seq_q", "seq_k"};
   for (int i = 0; i < 2; ++i) {
@@ -436,10 +509,13 @@ static bool verify_fn(MlirOperation op, bool score) {
       return attn_emit_errorf(op, "%s must be positive, found %lld", seqs[i],
                               (long long)seq);
   }
+  const char *what = !score ? "tile.mask_fn"
+                     : attn_op_is(op, ATTN_OP_TILE_SCORE_FN_GRAD)
+                         ? "tile.score_fn_grad"
+                         : "tile.score_fn";
   return attn_body_verify(op, mlirOperationGetRegion(op, 0),
                           score ? ATTN_BODY_SCORE : ATTN_BODY_MASK,
-                          ATTN_BODY_MEMREF,
-                          score ? "tile.score_fn" : "tile.mask_fn");
+                          ATTN_BODY_MEMREF, what);
 }
 
 bool attn_tile_verify_op(MlirOperation op) {
@@ -493,6 +569,16 @@ bool attn_tile_verify_op(MlirOperation op) {
     return verify_fn(op, false);
   if (attn_op_is(op, ATTN_OP_TILE_SOFTMAX_UPDATE))
     return verify_softmax_update(op);
+  if (attn_op_is(op, ATTN_OP_TILE_SCORE_FN_GRAD))
+    return verify_fn(op, true);
+  if (attn_op_is(op, ATTN_OP_TILE_ROW_LSE))
+    return verify_row_lse(op);
+  if (attn_op_is(op, ATTN_OP_TILE_ROW_DOT))
+    return verify_row_pair(op, "a", "b", false);
+  if (attn_op_is(op, ATTN_OP_TILE_DS))
+    return verify_row_pair(op, "p", "dp", true);
+  if (attn_op_is(op, ATTN_OP_TILE_EXP_LSE))
+    return verify_exp_lse(op);
   if (attn_op_is(op, ATTN_OP_TILE_NORMALIZE)) {
     if (!tile_shape(op, 0, 2, "acc", d) || !is_f32_tile(op, 0, "acc"))
       return false;

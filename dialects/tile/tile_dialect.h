@@ -18,6 +18,11 @@
 #define ATTN_OP_TILE_MASK_FN "tile.mask_fn"
 #define ATTN_OP_TILE_SOFTMAX_UPDATE "tile.softmax_update"
 #define ATTN_OP_TILE_NORMALIZE "tile.normalize"
+#define ATTN_OP_TILE_ROW_LSE "tile.row_lse"
+#define ATTN_OP_TILE_ROW_DOT "tile.row_dot"
+#define ATTN_OP_TILE_EXP_LSE "tile.exp_lse"
+#define ATTN_OP_TILE_DS "tile.ds"
+#define ATTN_OP_TILE_SCORE_FN_GRAD "tile.score_fn_grad"
 
 /// Attributes on a func.func that is a tile kernel.
 #define ATTN_TILE_KERNEL_ATTR "tile.kernel"   // unit: this func is a kernel
@@ -76,6 +81,11 @@ struct attn_tile_score_mods {
 /// attributes are missing or malformed; the verifier reports those.
 bool attn_tile_score_mod_get(MlirOperation op,
                              struct attn_tile_score_mods *out);
+
+/// Reads an optional boolean attribute of a tile op (tile.mma's
+/// transpose_a, tile.rope's and tile.rope_positions' inverse): false when
+/// it is absent (the verifier rejects one that is not a boolean).
+bool attn_tile_flag(MlirOperation op, const char *name);
 
 /// Reads tile.mask's optional window into *left, *right. Returns false when
 /// there is none (or it is malformed).

@@ -134,6 +134,13 @@ struct attn_compile_options {
   /// NULL: the pass's defaults (one CTA per SM of an H200: 132). Used on
   /// sm_90a only; GPU targets only.
   const char *hopper_options;
+  /// Nonzero: also derive and compile each attention's backward (the
+  /// attn-grad pass, docs/passes.md): function @f then returns (out, lse),
+  /// its row log-sum-exp [B, H, N] in f32, and @f__grad takes f's
+  /// arguments, out, lse and dout and computes dq, dk and dv (kernels
+  /// f__grad__dkdv then f__grad__dq, the launch program f__grad). 0: the
+  /// forward only, compiled exactly as without this field.
+  int grad;
 };
 
 /// Sets every field of opts to its default (NULL, ATTN_OUTPUT_DEFAULT). A

@@ -219,6 +219,7 @@ static enum attn_status check_options(struct attn_session *s,
   }
   s->tile_options = o->tile_options ? o->tile_options : "";
   s->hopper_options = o->hopper_options ? o->hopper_options : "";
+  s->grad = o->grad != 0;
   const char *lists[2][2] = {{"tile", s->tile_options},
                              {"hopper", s->hopper_options}};
   for (int i = 0; i < 2; ++i)
@@ -456,7 +457,7 @@ static enum attn_status lower_gpu(struct attn_session *s,
                              "linalg.matmul, tile kernels or gpu.module");
   if (st.attn) {
     struct attn_strbuf f = {0};
-    attn_fuse_pipeline(module, NULL, &f);
+    attn_fuse_pipeline(module, NULL, s->grad, &f);
     enum attn_status rc = f.failed ? attn_session_fail(s, ATTN_ERR_OUT_OF_MEMORY,
                                                        "out of memory")
                                    : run_pipeline(s, module, f.buf);
@@ -561,7 +562,8 @@ enum attn_status attn_session_lower_cpu(struct attn_session *s,
   } else if (stg.attn || stg.tile) {
     if (stg.attn) {
       char p[600];
-      snprintf(p, sizeof p, "attn-fuse,attn-tile{%s}", s->tile_options);
+      snprintf(p, sizeof p, "attn-fuse,%sattn-tile{%s}",
+               s->grad ? "attn-grad," : "", s->tile_options);
       st = run_pipeline(s, *module, p);
     }
     if (st == ATTN_OK) {

@@ -22,6 +22,7 @@ struct attn_session {
   char features[16];                 ///< "+ptxNN" or ""
   const char *tile_options;          ///< never NULL
   const char *hopper_options;        ///< never NULL
+  bool grad;                         ///< run attn-grad after attn-fuse
   const char *toolkit;               ///< resolved toolkit folder (GPU)
   enum attn_output_format format;    ///< never ATTN_OUTPUT_DEFAULT
 };

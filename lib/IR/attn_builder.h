@@ -448,6 +448,58 @@ void attn_tile_build_softmax_update(struct attn_builder *b, MlirValue scores,
 void attn_tile_build_normalize(struct attn_builder *b, MlirValue acc,
                                MlirValue row_sum);
 
+// The backward's ops (docs/dialects.md, "tile"; the session-20 contract).
+
+/// tile.row_lse(row_max, row_sum, lse): lse[i] = (m[i] + log2 l[i]) ln 2,
+/// +inf where l[i] == 0 (softmax_update's log2-domain m and l).
+void attn_tile_build_row_lse(struct attn_builder *b, MlirValue row_max,
+                             MlirValue row_sum, MlirValue lse);
+
+/// tile.row_dot(x, y, d): d[i] = sum_j x[i, j] y[i, j].
+void attn_tile_build_row_dot(struct attn_builder *b, MlirValue x, MlirValue y,
+                             MlirValue d);
+
+/// tile.exp_lse(scores, lse) {scale}: s = exp(scale s - lse[i]), 0 where s
+/// is -inf or lse[i] is +inf.
+void attn_tile_build_exp_lse(struct attn_builder *b, MlirValue scores,
+                             MlirValue lse, double scale);
+
+/// tile.ds(p, dp, d) {scale}: dp = scale p (dp - d[i]), in place in dp.
+void attn_tile_build_ds(struct attn_builder *b, MlirValue p, MlirValue dp,
+                        MlirValue d, double scale);
+
+/// tile.score_fn_grad(ds, scores_in, batch, head, row, col) {seq_q, seq_k}:
+/// ds *= body(scores_in, b, h, q, kv). Returns the body's block, of
+/// tile.score_fn's arguments, empty: the caller builds the derivative
+/// there and ends it with gpu.yield of an f32. Null after a diagnostic.
+MlirBlock attn_tile_build_score_fn_grad(struct attn_builder *b, MlirValue ds,
+                                        MlirValue scores_in, MlirValue batch,
+                                        MlirValue head, MlirValue row,
+                                        MlirValue col, int64_t seq_q,
+                                        int64_t seq_k);
+
+/// tile.mma with transpose_a: c (+)= op(a) op(b), op(a) = a^T when
+/// transpose_a (a is K x M), op(b) = b^T when transpose_b. transpose_a is
+/// left out when false (the op attn_tile_build_mma makes).
+void attn_tile_build_mma_t(struct attn_builder *b, MlirValue a, MlirValue bt,
+                           MlirValue c, bool transpose_a, bool transpose_b,
+                           bool accumulate);
+
+/// tile.rope {inverse = true}: attn_tile_build_rope's rotation by minus
+/// the angle (R^T, for dq and dk).
+void attn_tile_build_rope_inverse(struct attn_builder *b, MlirValue tile,
+                                  MlirValue pos, double theta,
+                                  int64_t rotary_dim, const char *layout,
+                                  int64_t offset);
+
+/// tile.rope_positions {inverse = true}: attn_tile_build_rope_positions'
+/// rotation by minus the angle.
+void attn_tile_build_rope_positions_inverse(struct attn_builder *b,
+                                            MlirValue tile, MlirValue batch,
+                                            MlirValue row, MlirValue positions,
+                                            double theta, int64_t rotary_dim,
+                                            const char *layout);
+
 #ifdef __cplusplus
 }
 #endif

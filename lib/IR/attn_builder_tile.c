@@ -174,15 +174,13 @@ void attn_tile_build_normalize(struct attn_builder *b, MlirValue acc,
 /// tile.score_fn / tile.mask_fn: the op with its body block of arguments
 /// ([f32 score,] index b, h, q, kv), left empty for the caller to fill.
 static MlirBlock build_fn(struct attn_builder *b, const char *name, bool score,
-                          MlirValue scores, MlirValue batch, MlirValue head,
-                          MlirValue row, MlirValue col, int64_t seq_q,
+                          intptr_t nopd, const MlirValue *opd, int64_t seq_q,
                           int64_t seq_k) {
   MlirNamedAttribute a[2] = {
       attn_b_named(b, "seq_q", attn_b_attr_i64(b, seq_q)),
       attn_b_named(b, "seq_k", attn_b_attr_i64(b, seq_k)),
   };
-  MlirValue opd[] = {scores, batch, head, row, col};
-  MlirOperation op = attn_b_op(b, name, 0, NULL, 5, opd, 2, a, 1);
+  MlirOperation op = attn_b_op(b, name, 0, NULL, nopd, opd, 2, a, 1);
   if (mlirOperationIsNull(op))
     return (MlirBlock){NULL};
   MlirType tys[5] = {b->t.f32, b->t.index, b->t.index, b->t.index,
@@ -198,14 +196,87 @@ MlirBlock attn_tile_build_score_fn(struct attn_builder *b, MlirValue scores,
                                    MlirValue batch, MlirValue head,
                                    MlirValue row, MlirValue col, int64_t seq_q,
                                    int64_t seq_k) {
-  return build_fn(b, ATTN_OP_TILE_SCORE_FN, true, scores, batch, head, row,
-                  col, seq_q, seq_k);
+  MlirValue opd[] = {scores, batch, head, row, col};
+  return build_fn(b, ATTN_OP_TILE_SCORE_FN, true, 5, opd, seq_q, seq_k);
 }
 
 MlirBlock attn_tile_build_mask_fn(struct attn_builder *b, MlirValue scores,
                                   MlirValue batch, MlirValue head,
                                   MlirValue row, MlirValue col, int64_t seq_q,
                                   int64_t seq_k) {
-  return build_fn(b, ATTN_OP_TILE_MASK_FN, false, scores, batch, head, row,
-                  col, seq_q, seq_k);
+  MlirValue opd[] = {scores, batch, head, row, col};
+  return build_fn(b, ATTN_OP_TILE_MASK_FN, false, 5, opd, seq_q, seq_k);
+}
+
+//===-- The backward's ops ------------------------------------------------===//
+
+MlirBlock attn_tile_build_score_fn_grad(struct attn_builder *b, MlirValue ds,
+                                        MlirValue scores_in, MlirValue batch,
+                                        MlirValue head, MlirValue row,
+                                        MlirValue col, int64_t seq_q,
+                                        int64_t seq_k) {
+  MlirValue opd[] = {ds, scores_in, batch, head, row, col};
+  return build_fn(b, ATTN_OP_TILE_SCORE_FN_GRAD, true, 6, opd, seq_q, seq_k);
+}
+
+void attn_tile_build_row_lse(struct attn_builder *b, MlirValue row_max,
+                             MlirValue row_sum, MlirValue lse) {
+  MlirValue opd[] = {row_max, row_sum, lse};
+  build_void(b, ATTN_OP_TILE_ROW_LSE, 3, opd, 0, NULL);
+}
+
+void attn_tile_build_row_dot(struct attn_builder *b, MlirValue x, MlirValue y,
+                             MlirValue d) {
+  MlirValue opd[] = {x, y, d};
+  build_void(b, ATTN_OP_TILE_ROW_DOT, 3, opd, 0, NULL);
+}
+
+void attn_tile_build_exp_lse(struct attn_builder *b, MlirValue scores,
+                             MlirValue lse, double scale) {
+  MlirNamedAttribute a = attn_b_named(b, "scale", attn_b_attr_f64(b, scale));
+  MlirValue opd[] = {scores, lse};
+  build_void(b, ATTN_OP_TILE_EXP_LSE, 2, opd, 1, &a);
+}
+
+void attn_tile_build_ds(struct attn_builder *b, MlirValue p, MlirValue dp,
+                        MlirValue d, double scale) {
+  MlirNamedAttribute a = attn_b_named(b, "scale", attn_b_attr_f64(b, scale));
+  MlirValue opd[] = {p, dp, d};
+  build_void(b, ATTN_OP_TILE_DS, 3, opd, 1, &a);
+}
+
+void attn_tile_build_mma_t(struct attn_builder *b, MlirValue a, MlirValue bt,
+                           MlirValue c, bool transpose_a, bool transpose_b,
+                           bool accumulate) {
+  MlirNamedAttribute at[] = {
+      attn_b_named(b, "transpose_b", attn_b_attr_bool(b, transpose_b)),
+      attn_b_named(b, "accumulate", attn_b_attr_bool(b, accumulate)),
+      attn_b_named(b, "transpose_a", attn_b_attr_bool(b, transpose_a))};
+  MlirValue opd[] = {a, bt, c};
+  build_void(b, ATTN_OP_TILE_MMA, 3, opd, transpose_a ? 3 : 2, at);
+}
+
+void attn_tile_build_rope_inverse(struct attn_builder *b, MlirValue tile,
+                                  MlirValue pos, double theta,
+                                  int64_t rotary_dim, const char *layout,
+                                  int64_t offset) {
+  MlirNamedAttribute a[5];
+  rope_attrs(b, a, theta, rotary_dim, layout);
+  a[3] = attn_b_named(b, "inverse", attn_b_attr_bool(b, true));
+  if (offset)
+    a[4] = attn_b_named(b, "offset", attn_b_attr_i64(b, offset));
+  MlirValue opd[] = {tile, pos};
+  build_void(b, ATTN_OP_TILE_ROPE, 2, opd, offset ? 5 : 4, a);
+}
+
+void attn_tile_build_rope_positions_inverse(struct attn_builder *b,
+                                            MlirValue tile, MlirValue batch,
+                                            MlirValue row, MlirValue positions,
+                                            double theta, int64_t rotary_dim,
+                                            const char *layout) {
+  MlirNamedAttribute a[4];
+  rope_attrs(b, a, theta, rotary_dim, layout);
+  a[3] = attn_b_named(b, "inverse", attn_b_attr_bool(b, true));
+  MlirValue opd[] = {tile, batch, row, positions};
+  build_void(b, ATTN_OP_TILE_ROPE_POSITIONS, 4, opd, 4, a);
 }

@@ -1,5 +1,6 @@
 //===- attn_reference.c - Float64 reference attention and test data -------===//
 #include "lib/Reference/attn_reference.h"
+#include "lib/Reference/attn_reference_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -7,12 +8,13 @@
 #include <time.h>
 #include <unistd.h>
 
-void attn_reference_rope_at(double *x, int64_t rows, int64_t dim,
-                            int64_t rotary_dim, double theta, bool interleaved,
-                            const int32_t *pos, int64_t pos0) {
+/// Rotates x's rows by sign (1 or -1) times RoPE's angles.
+static void rope_rows(double *x, int64_t rows, int64_t dim, int64_t rotary_dim,
+                      double theta, bool interleaved, const int32_t *pos,
+                      int64_t pos0, double sign) {
   int64_t half = rotary_dim / 2;
   for (int64_t r = 0; r < rows; ++r) {
-    double p = pos ? (double)pos[r] : (double)(pos0 + r);
+    double p = sign * (pos ? (double)pos[r] : (double)(pos0 + r));
     double *row = x + r * dim;
     for (int64_t i = 0; i < half; ++i) {
       double ang = p * pow(theta, -2.0 * (double)i / (double)rotary_dim);
@@ -24,6 +26,19 @@ void attn_reference_rope_at(double *x, int64_t rows, int64_t dim,
       row[b] = x2 * c + x1 * s;
     }
   }
+}
+
+void attn_reference_rope_at(double *x, int64_t rows, int64_t dim,
+                            int64_t rotary_dim, double theta, bool interleaved,
+                            const int32_t *pos, int64_t pos0) {
+  rope_rows(x, rows, dim, rotary_dim, theta, interleaved, pos, pos0, 1.0);
+}
+
+void attn_reference_rope_inverse_at(double *x, int64_t rows, int64_t dim,
+                                    int64_t rotary_dim, double theta,
+                                    bool interleaved, const int32_t *pos,
+                                    int64_t pos0) {
+  rope_rows(x, rows, dim, rotary_dim, theta, interleaved, pos, pos0, -1.0);
 }
 
 void attn_reference_rope(double *x, int64_t rows, int64_t dim,
@@ -47,7 +62,7 @@ static bool valid_mods(const struct attn_ref_problem *p) {
   return true;
 }
 
-static bool valid(const struct attn_ref_problem *p) {
+bool attn_ref_valid(const struct attn_ref_problem *p) {
   return p->batch > 0 && p->heads > 0 && p->kv_heads > 0 && p->seq_q > 0 &&
          p->seq_k > 0 && p->head_dim > 0 && p->value_dim > 0 &&
          p->heads % p->kv_heads == 0 && valid_mods(p) &&
@@ -55,8 +70,7 @@ static bool valid(const struct attn_ref_problem *p) {
                        p->rotary_dim <= p->head_dim && p->theta > 0));
 }
 
-/// True when key j is visible to query i of batch b, head h (every mask).
-static bool visible(const struct attn_ref_problem *p, int64_t b, int64_t h,
+bool attn_ref_visible(const struct attn_ref_problem *p, int64_t b, int64_t h,
                     int64_t i, int64_t j) {
   if (p->causal && j > i)
     return false;
@@ -109,7 +123,7 @@ static double modify(const struct attn_ref_problem *p, int64_t b, int64_t h,
 
 bool attn_reference(const struct attn_ref_problem *p, const double *q,
                     const double *k, const double *v, double *out) {
-  if (!valid(p))
+  if (!attn_ref_valid(p))
     return false;
   int64_t n = p->seq_q, m = p->seq_k, d = p->head_dim, dv = p->value_dim;
   int64_t group = p->heads / p->kv_heads;
@@ -140,7 +154,7 @@ bool attn_reference(const struct attn_ref_problem *p, const double *q,
           double dot = 0;
           for (int64_t c = 0; c < d; ++c)
             dot += qh[i * d + c] * kh[j * d + c];
-          vis[j] = visible(p, b, h, i, j);
+          vis[j] = attn_ref_visible(p, b, h, i, j);
           s[j] = vis[j] ? modify(p, b, h, i, j, dot) : -INFINITY;
           mx = fmax(mx, s[j]);
         }

@@ -4,7 +4,9 @@
 // block of the language (RoPE at offsets or explicit positions, GQA, the
 // score modifiers scale, softcap, alibi and gate in program order, the
 // causal, window and document masks, and modifiers of any form through two
-// callbacks) computed in float64, straight from the definition. No MLIR:
+// callbacks) computed in float64, straight from the definition, and its
+// backward (attn_reference_grad: dq, dk, dv, dgate and the row
+// log-sum-exp for a given dO, attn_reference_grad.c). No MLIR:
 // bodies of attn.score_mod / attn.mask_mod come in as score_fn / mask_fn
 // (lib/IR/attn_body_eval.h's attn_body_fns_score / attn_body_fns_mask
 // evaluate them). Used by attn-run, attn-fuzz, the GPU check and
@@ -73,6 +75,15 @@ struct attn_ref_problem {
                      int64_t kv);
   bool (*mask_fn)(void *ctx, int64_t b, int64_t h, int64_t q, int64_t kv);
   void *fn_ctx;
+
+  /// The derivative of score_fn with respect to its score s, for
+  /// attn_reference_grad (fn_ctx too). When NULL, attn_reference_grad
+  /// takes score_fn's central difference in float64, (f(s + e) - f(s - e))
+  /// / 2e with e = 1e-6 max(1, |s|): within about 1e-9 relative of the
+  /// derivative for a smooth body, wrong within e of a kink (floor, a
+  /// comparison).
+  double (*score_fn_grad)(void *ctx, double s, int64_t b, int64_t h,
+                          int64_t q, int64_t kv);
 };
 
 /// Computes out from q, k, v (row-major, float64). Returns false when the
@@ -81,6 +92,29 @@ struct attn_ref_problem {
 /// score_fn) or memory runs out.
 bool attn_reference(const struct attn_ref_problem *p, const double *q,
                     const double *k, const double *v, double *out);
+
+/// The backward of attn_reference for a given dO (dout, like out): the
+/// gradients of L = sum(out * dout) with respect to q, k and v, in float64
+/// from the definition (docs/dialects.md, "The backward's ops"): P = exp(s -
+/// lse), dV = P^T dO, dP = dO V^T, dS = P (dP - rowsum(dO O)), then dS
+/// through each modifier in reverse (scale: * scale; softcap: * (1 -
+/// tanh^2(s_in / cap)); alibi, gate: * 1; ATTN_REF_FN: * score_fn_grad, or
+/// score_fn's central difference when that is NULL), dq = R_q^T (dS K_rot),
+/// dk = R_k^T (dS^T Q_rot) with the inverse rotation, dk and dv of a kv
+/// head summed over its query heads (GQA). Every block of attn_reference
+/// is covered; masked keys and queries that see no key get no gradient.
+///
+/// Writes dq [b, h, n, d], dk [b, hk, m, d] and dv [b, hk, m, dv]
+/// (required); dgate [b, h, n, ceil(m / gate_block)], the gradient of the
+/// gate table, when not NULL and mods has ATTN_REF_GATE (left alone
+/// otherwise); lse [b, h, n], the row log-sum-exp ln sum_j exp(s_ij) of
+/// the final scores (+inf for a query that sees no key), when not NULL.
+/// Returns false, writing nothing, where attn_reference does (a malformed
+/// problem, memory).
+bool attn_reference_grad(const struct attn_ref_problem *p, const double *q,
+                         const double *k, const double *v, const double *dout,
+                         double *dq, double *dk, double *dv, double *dgate,
+                         double *lse);
 
 /// Rotates x [rows, dim] in place as RoPE does, row r at position pos0 + r.
 void attn_reference_rope(double *x, int64_t rows, int64_t dim,
@@ -91,6 +125,13 @@ void attn_reference_rope(double *x, int64_t rows, int64_t dim,
 void attn_reference_rope_at(double *x, int64_t rows, int64_t dim,
                             int64_t rotary_dim, double theta, bool interleaved,
                             const int32_t *pos, int64_t pos0);
+
+/// The inverse of attn_reference_rope_at (R^T: every angle negated), the
+/// backward of the rotation.
+void attn_reference_rope_inverse_at(double *x, int64_t rows, int64_t dim,
+                                    int64_t rotary_dim, double theta,
+                                    bool interleaved, const int32_t *pos,
+                                    int64_t pos0);
 
 /// ||a - b||_2 / ||b||_2 over n elements (NaN anywhere gives NaN; a zero
 /// reference gives the absolute norm).

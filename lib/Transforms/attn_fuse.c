@@ -685,7 +685,7 @@ static MlirWalkResult find_project(MlirOperation op, void *user) {
 }
 
 void attn_fuse_pipeline(MlirOperation module, const char *rope_strategy,
-                        struct attn_strbuf *out) {
+                        bool grad, struct attn_strbuf *out) {
   bool project = false;
   if (!rope_strategy || !*rope_strategy) {
     mlirOperationWalk(module, find_project, &project, MlirWalkPreOrder);
@@ -694,6 +694,8 @@ void attn_fuse_pipeline(MlirOperation module, const char *rope_strategy,
   attn_strbuf_printf(out, "attn-fuse");
   if (rope_strategy)
     attn_strbuf_printf(out, "{rope-strategy=%s}", rope_strategy);
+  if (grad)
+    attn_strbuf_printf(out, ",attn-grad");
 }
 
 const struct attn_pass_def attn_fuse_pass = {

@@ -147,17 +147,38 @@ static long pick_block(long d, long dv) {
   return b;
 }
 
+/// The backward kernels' square block (b x b tiles): the largest power of
+/// two up to 64 whose f32 tiles fit 48 KiB: q, k and the dq or dk
+/// accumulator [b, d]; v, dO, O and dv [b, dv]; S, the raw S and dP [b, b];
+/// lse and D [b].
+static long pick_grad_block(long d, long dv) {
+  long b = 64;
+  while (b > 8 && 4 * (3 * b * d + 4 * b * dv + 3 * b * b + 2 * b) > 48 * 1024)
+    b /= 2;
+  return b;
+}
+
 /// The kernel's parameters by role: q, k, v, then attn.fused's optional
-/// inputs (enum attn_fused_extra + 3), then the output. ROLE_CAPTURE marks
-/// a function argument read only by the score_fn / mask_fn bodies.
+/// inputs (enum attn_fused_extra + 3), then the output and, with lse, the
+/// row log-sum-exp. attn.fused_grad's kernels take out, lse and dout as
+/// inputs and write dq or dk and dv. ROLE_CAPTURE marks a function argument
+/// read only by the score_fn / mask_fn bodies.
 enum {
   ROLE_Q,
   ROLE_K,
   ROLE_V,
   ROLE_EXTRA0,
   ROLE_OUT = 3 + ATTN_NUM_EXTRAS,
+  ROLE_LSE,
+  ROLE_DOUT,
+  ROLE_DQ,
+  ROLE_DK,
+  ROLE_DV,
   ROLE_CAPTURE
 };
+
+/// What a kernel computes: the forward, or one part of the backward.
+enum kernel_part { PART_FORWARD, PART_DKDV, PART_DQ };
 
 /// Function arguments attn-tile takes (q, k, v, the optional inputs and
 /// the tensors the bodies capture).
@@ -165,9 +186,11 @@ enum {
 
 static const char *role_name(int role) {
   static const char *const qkv[3] = {"q", "k", "v"};
-  return role < 3          ? qkv[role]
-         : role < ROLE_OUT ? attn_fused_extra_name(role - ROLE_EXTRA0)
-                           : "out";
+  static const char *const tail[6] = {"out", "lse", "dout", "dq", "dk", "dv"};
+  return role < 3              ? qkv[role]
+         : role < ROLE_OUT     ? attn_fused_extra_name(role - ROLE_EXTRA0)
+         : role < ROLE_CAPTURE ? tail[role - ROLE_OUT]
+                               : "?";
 }
 
 struct kernel_shape {
@@ -177,12 +200,17 @@ struct kernel_shape {
   int nargs;                     // function arguments (q, k, v, inputs)
   int arg_role[MAX_ARGS];        // role of function argument i
   MlirType arg_type[MAX_ARGS];   // tensor type of function argument i
-  MlirType role_type[ROLE_OUT + 1]; // tensor type of each present role
+  MlirType role_type[ROLE_CAPTURE]; // tensor type of each present role
+  bool grad;                     // attn.fused_grad (else attn.fused)
+  enum kernel_part part;         // the kernel being built
   MlirBlock score_fn, mask_fn;   // attn.fused's bodies (null when empty)
   MlirBlock func_body;           // the function's entry block
 };
 
-enum { T_Q, T_K, T_V, T_S, T_ACC };
+/// The tiles: q, k, v, scores, the accumulator (o; dq in the dq kernel, dk
+/// in the dkdv kernel), then the backward's: the raw scores kept for the
+/// chain's derivative, dP (then dS), dO, O and the dv accumulator.
+enum { T_Q, T_K, T_V, T_S, T_ACC, T_SIN, T_DP, T_DO, T_O, T_DV, NUM_TILES };
 
 static bool has_role(const struct kernel_shape *s, int role) {
   return !mlirTypeIsNull(s->role_type[role]);
@@ -203,12 +231,13 @@ static MlirType memref_of(MlirType tensor) {
 struct kernel {
   const struct kernel_shape *s;
   struct attn_builder b;
-  MlirValue arg[ROLE_OUT + 1];
+  MlirValue arg[ROLE_CAPTURE];
   MlirValue fn_arg[MAX_ARGS]; // the kernel argument of function argument i
   MlirValue c0, c1, bm, bn;
   MlirValue batch, head, kv_head, row; // the CTA's (b, h), K/V head, row 0
-  MlirValue tile[5], m, l;             // q, k, v, scores, acc; row max, sum
-  MlirType tile_ty[5], row_ty;
+  MlirValue tile[NUM_TILES], m, l;     // the tiles; row max, sum
+  MlirValue lse, d;                    // row vectors: lse; D = rowsum(dO O)
+  MlirType tile_ty[NUM_TILES], row_ty;
 };
 
 /// Where the scale goes: folded into the softmax's exp2 constant when
@@ -224,7 +253,7 @@ static bool scale_folds(const struct kernel_shape *s) {
 static MlirAttribute attention_dict(struct attn_builder *b,
                                     const struct kernel_shape *s) {
   const struct attn_fused_config *c = &s->cfg;
-  MlirNamedAttribute d[12], r[8];
+  MlirNamedAttribute d[14], r[8];
   int n = 0, nr = 0;
   d[n++] = attn_b_named(b, "causal", attn_b_attr_bool(b, c->causal));
   d[n++] = attn_b_named(b, "scale", attn_b_attr_f64(b, c->scale));
@@ -263,17 +292,36 @@ static MlirAttribute attention_dict(struct attn_builder *b,
           attn_b_attr_str(b, attn_rope_strategy_name(c->rope_strategy)));
     d[n++] = attn_b_named(b, "rope", mlirDictionaryAttrGet(b->ctx, nr, r));
   }
+  if (c->lse)
+    d[n++] = attn_b_named(b, "lse", attn_b_attr_bool(b, true));
+  if (s->part != PART_FORWARD)
+    d[n++] = attn_b_named(
+        b, "part", attn_b_attr_str(b, s->part == PART_DQ ? "dq" : "dkdv"));
   return mlirDictionaryAttrGet(b->ctx, n, d);
 }
 
-/// Opens the kernel function: arguments by role, then out; launch
-/// attributes. Fills k->arg.
+/// The roles a kernel writes, after the function's arguments: out (and lse
+/// with lse) for the forward, dk and dv, or dq. Returns how many.
+static int output_roles(const struct kernel_shape *s, int out[2]) {
+  if (s->part == PART_DKDV) {
+    out[0] = ROLE_DK;
+    out[1] = ROLE_DV;
+    return 2;
+  }
+  out[0] = s->part == PART_DQ ? ROLE_DQ : ROLE_OUT;
+  out[1] = ROLE_LSE;
+  return s->part == PART_FORWARD && s->cfg.lse ? 2 : 1;
+}
+
+/// Opens the kernel function: arguments by role, then the outputs (out,
+/// [lse]; or dk, dv; or dq); launch attributes (the dkdv kernel's grid
+/// runs over key blocks and K/V heads). Fills k->arg.
 static void build_signature(struct kernel *k, struct attn_b_func *f,
                             const char *name) {
   const struct kernel_shape *s = k->s;
   struct attn_builder *b = &k->b;
-  MlirType types[MAX_ARGS + 1];
-  const char *names[MAX_ARGS + 1];
+  MlirType types[MAX_ARGS + 2];
+  const char *names[MAX_ARGS + 2];
   char capture_names[MAX_ARGS][24];
   int ncaptures = 0;
   for (int i = 0; i < s->nargs; ++i) {
@@ -286,26 +334,38 @@ static void build_signature(struct kernel *k, struct attn_b_func *f,
       names[i] = role_name(s->arg_role[i]);
     }
   }
-  types[s->nargs] = memref_of(s->role_type[ROLE_OUT]);
-  names[s->nargs] = "out";
+  int out[2];
+  int nout = output_roles(s, out);
+  for (int i = 0; i < nout; ++i) {
+    types[s->nargs + i] = memref_of(s->role_type[out[i]]);
+    names[s->nargs + i] = role_name(out[i]);
+  }
   int64_t grid[3] = {(s->q[2] + s->bm - 1) / s->bm, s->q[0] * s->q[1], 1};
+  if (s->part == PART_DKDV) {
+    grid[0] = (s->k[2] + s->bn - 1) / s->bn;
+    grid[1] = s->k[0] * s->k[1];
+  }
   MlirNamedAttribute attrs[] = {
       attn_b_named(b, ATTN_TILE_KERNEL_ATTR, attn_b_attr_unit(b)),
       attn_b_named(b, ATTN_TILE_GRID_ATTR, attn_b_attr_i64s(b, 3, grid)),
       attn_b_named(b, ATTN_TILE_THREADS_ATTR, attn_b_attr_i64(b, s->threads)),
       attn_b_named(b, ATTN_TILE_ARG_NAMES_ATTR,
-                   attn_b_attr_strs(b, s->nargs + 1, names)),
-      attn_b_named(b, "tile.attention", attention_dict(b, s)),
+                   attn_b_attr_strs(b, s->nargs + nout, names)),
+      attn_b_named(b,
+                   s->part == PART_FORWARD ? "tile.attention"
+                                           : "tile.attention_grad",
+                   attention_dict(b, s)),
   };
   attn_builder_role(b, "tile.kernel");
-  attn_b_func_open(b, f, name, s->nargs + 1, types, 0, NULL,
+  attn_b_func_open(b, f, name, s->nargs + nout, types, 0, NULL,
                    sizeof attrs / sizeof *attrs, attrs);
   for (int i = 0; i < s->nargs; ++i) {
     k->fn_arg[i] = attn_b_func_arg(f, i);
     if (s->arg_role[i] != ROLE_CAPTURE)
       k->arg[s->arg_role[i]] = k->fn_arg[i];
   }
-  k->arg[ROLE_OUT] = attn_b_func_arg(f, s->nargs);
+  for (int i = 0; i < nout; ++i)
+    k->arg[out[i]] = attn_b_func_arg(f, s->nargs + i);
 }
 
 /// Grid position, index constants and the CTA's tiles.
@@ -329,6 +389,8 @@ static void build_prologue(struct kernel *k) {
     k->tile[i] = attn_tile_build_alloc(b, k->tile_ty[i]);
   k->m = attn_tile_build_alloc(b, k->row_ty);
   k->l = attn_tile_build_alloc(b, k->row_ty);
+  if (s->cfg.lse)
+    k->lse = attn_tile_build_alloc(b, k->row_ty);
 }
 
 /// Rotates tile whose row 0 is sequence row pos: at explicit positions
@@ -525,6 +587,18 @@ static MlirBlock open_score_fn(struct kernel *k, MlirValue col,
   return body;
 }
 
+/// Softcap of score x in a body: cap tanh(x / cap); *th (when not NULL)
+/// gets tanh(x / cap), for the derivative 1 - th^2.
+static MlirValue softcap_value(struct kernel *k, MlirValue x, MlirValue *th) {
+  struct attn_builder *b = &k->b;
+  MlirValue cap = attn_b_f32(b, (float)k->s->cfg.softcap);
+  MlirValue t = attn_b_divf(b, x, cap);
+  MlirValue h = attn_b_unary(b, "math.tanh", t);
+  if (th)
+    *th = h;
+  return attn_b_mulf(b, h, cap);
+}
+
 /// tile.score_fn of softcap: cap tanh(s / cap) (the kernels keep their
 /// scale folding: lib/Kernels/score_fn.c's in and out forms).
 static void build_softcap(struct kernel *k, MlirValue col) {
@@ -534,9 +608,7 @@ static void build_softcap(struct kernel *k, MlirValue col) {
   MlirBlock body = open_score_fn(k, col, "tile.softcap", &block, &anchor);
   if (mlirBlockIsNull(body))
     return;
-  MlirValue cap = attn_b_f32(b, (float)k->s->cfg.softcap);
-  MlirValue t = attn_b_divf(b, mlirBlockGetArgument(body, 0), cap);
-  end_body(b, attn_b_mulf(b, attn_b_unary(b, "math.tanh", t), cap), block,
+  end_body(b, softcap_value(k, mlirBlockGetArgument(body, 0), NULL), block,
            anchor);
   attn_builder_role(b, "tile.key_loop");
 }
@@ -545,14 +617,10 @@ static void build_softcap(struct kernel *k, MlirValue col) {
 /// 2^(-max_bias (h + 1) / heads), computed in the body from h (the kernels
 /// make it once per tile, and fold the pending scale into it: the add form
 /// of lib/Kernels/score_fn.c).
-static void build_alibi(struct kernel *k, MlirValue col) {
+/// ALiBi of score x in a body whose arguments are body's (s, b, h, q, kv).
+static MlirValue alibi_value(struct kernel *k, MlirBlock body, MlirValue x) {
   const struct kernel_shape *s = k->s;
   struct attn_builder *b = &k->b;
-  MlirBlock block;
-  MlirOperation anchor;
-  MlirBlock body = open_score_fn(k, col, "tile.alibi", &block, &anchor);
-  if (mlirBlockIsNull(body))
-    return;
   MlirValue h1 =
       attn_b_addi(b, mlirBlockGetArgument(body, 2), attn_b_index(b, 1));
   MlirValue hf = attn_b_cast(
@@ -567,32 +635,48 @@ static void build_alibi(struct kernel *k, MlirValue col) {
                              mlirBlockGetArgument(body, 4), b->t.i64);
   MlirValue d = attn_b_cast(b, "arith.sitofp", attn_b_subi(b, q, kv), b->t.f32);
   MlirValue p = attn_b_mulf(b, attn_b_unary(b, "math.absf", d), slope);
-  end_body(b, attn_b_subf(b, mlirBlockGetArgument(body, 0), p), block, anchor);
+  return attn_b_subf(b, x, p);
+}
+
+static void build_alibi(struct kernel *k, MlirValue col) {
+  struct attn_builder *b = &k->b;
+  MlirBlock block;
+  MlirOperation anchor;
+  MlirBlock body = open_score_fn(k, col, "tile.alibi", &block, &anchor);
+  if (mlirBlockIsNull(body))
+    return;
+  end_body(b, alibi_value(k, body, mlirBlockGetArgument(body, 0)), block,
+           anchor);
   attn_builder_role(b, "tile.key_loop");
 }
 
 /// tile.score_fn of the gate: s + gate[b, h, q, min(kv / gate_block,
 /// blocks - 1)] (q is already clamped into the sequence).
-static void build_gate(struct kernel *k, MlirValue col) {
+/// The gate of score x in a body whose arguments are body's.
+static MlirValue gate_value(struct kernel *k, MlirBlock body, MlirValue x) {
   const struct kernel_shape *s = k->s;
   struct attn_builder *b = &k->b;
   MlirValue gate = k->arg[ROLE_EXTRA0 + ATTN_EXTRA_GATE];
   int64_t g[8];
   attn_static_shape(mlirValueGetType(gate), g);
-  MlirBlock block;
-  MlirOperation anchor;
-  MlirBlock body = open_score_fn(k, col, "tile.gate", &block, &anchor);
-  if (mlirBlockIsNull(body))
-    return;
   MlirValue kv = mlirBlockGetArgument(body, 4);
   MlirValue blk = attn_b_divui(b, kv, attn_b_index(b, s->cfg.gate_block));
   MlirValue at[4] = {mlirBlockGetArgument(body, 1),
                      mlirBlockGetArgument(body, 2),
                      mlirBlockGetArgument(body, 3),
                      attn_b_minui(b, blk, attn_b_index(b, g[3] - 1))};
-  MlirValue y = attn_b_addf(b, mlirBlockGetArgument(body, 0),
-                            attn_b_load(b, gate, 4, at));
-  end_body(b, y, block, anchor);
+  return attn_b_addf(b, x, attn_b_load(b, gate, 4, at));
+}
+
+static void build_gate(struct kernel *k, MlirValue col) {
+  struct attn_builder *b = &k->b;
+  MlirBlock block;
+  MlirOperation anchor;
+  MlirBlock body = open_score_fn(k, col, "tile.gate", &block, &anchor);
+  if (mlirBlockIsNull(body))
+    return;
+  end_body(b, gate_value(k, body, mlirBlockGetArgument(body, 0)), block,
+           anchor);
   attn_builder_role(b, "tile.key_loop");
 }
 
@@ -719,11 +803,313 @@ static void build_epilogue(struct kernel *k, struct attn_b_func *f) {
   attn_tile_build_normalize(b, k->tile[T_ACC], k->l);
   MlirValue idx[] = {k->batch, k->head, k->row};
   attn_tile_build_store(b, k->tile[T_ACC], k->arg[ROLE_OUT], 3, idx);
+  if (k->s->cfg.lse) {
+    // The row log-sum-exp, for the backward: from the softmax's m and l.
+    attn_tile_build_row_lse(b, k->m, k->l, k->lse);
+    attn_tile_build_store(b, k->lse, k->arg[ROLE_LSE], 3, idx);
+  }
   attn_b_func_close(b, f, 0, NULL);
 }
 
-/// Builds the tile kernel for one attn.fused op (located at fused, named by
-/// role) just before func. Returns it, or a null op after a diagnostic.
+//===-- The backward (attn.fused_grad) ------------------------------------===//
+//
+// Two kernels, deterministic (each output element is written by one CTA):
+//
+//   @f__grad__dkdv, grid (ceil(M / BN), B * Hkv): K and V of one key block
+//   (K rotated), dK = dV = 0; for each query head of the K/V head's group,
+//   for each query block that sees the key block:
+//     Q (rotated), dO, O, lse; D = rowsum(dO O)         tile.row_dot
+//     S = Q K^T [S_in = Q K^T]; modifiers; masks          as the forward
+//     P = exp(scale S - lse)                              tile.exp_lse
+//     dV += P^T dO                                        tile.mma transpose_a
+//     dP = dO V^T; dS = scale P (dP - D)                  tile.ds
+//     [dS *= d chain / d s_raw at S_in]                   tile.score_fn_grad
+//     dK += dS^T Q
+//   then dK rotated back (tile.rope inverse) and dK, dV stored.
+//
+//   @f__grad__dq, grid (ceil(N / BM), B * H): Q (rotated), dO, O, lse, D,
+//   dQ = 0; for each key block the query block sees: K (rotated), V, S,
+//   P, dP, dS as above, dQ += dS K; then dQ rotated back and stored.
+//
+// The scale: folded into exp_lse when the forward folds it into the
+// softmax (nothing after it), and then also into tile.ds, since dS with
+// respect to the raw score is scale dS. When the modifier chain is
+// nonlinear (softcap or a score_fn body), dS is multiplied by the chain's
+// derivative with respect to the raw score, at the raw score S_in (a
+// second tile.mma: the tile dialect has no copy): a tile.score_fn_grad
+// whose body is the chain differentiated in forward mode (softcap's
+// 1 - tanh^2; the score_fn body's ops by attn_grad_body.c's rules; the
+// scale, ALiBi and the gate add or multiply by constants). A linear chain
+// (scale, ALiBi, gate) has the constant derivative scale, which tile.ds
+// applies.
+
+/// True when the modifier chain after the raw score is nonlinear (softcap
+/// or a score_fn body): its derivative is then not a constant.
+static bool chain_nonlinear(const struct kernel_shape *s) {
+  return s->cfg.has_softcap || s->cfg.has_score_fn;
+}
+
+/// The scale tile.exp_lse applies: the forward's softmax factor.
+static double exp_scale(const struct kernel_shape *s) {
+  return scale_folds(s) ? s->cfg.scale : 1.0;
+}
+
+/// The scale tile.ds applies: d final score / d raw score where it is a
+/// constant (a linear chain), else what is left of the scale after the
+/// chain's derivative (the folded scale).
+static double ds_scale(const struct kernel_shape *s) {
+  return chain_nonlinear(s) ? exp_scale(s) : s->cfg.scale;
+}
+
+/// tile.score_fn_grad on dS (T_DP) at the raw scores T_SIN: its body is
+/// the derivative of the modifiers build_score_mods applies, in order,
+/// with respect to the raw score.
+static void build_chain_grad(struct kernel *k, MlirValue col) {
+  const struct kernel_shape *s = k->s;
+  const struct attn_fused_config *c = &s->cfg;
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, "tile.score_fn_grad");
+  MlirBlock body = attn_tile_build_score_fn_grad(
+      b, k->tile[T_DP], k->tile[T_SIN], k->batch, k->head, k->row, col,
+      s->q[2], s->k[2]);
+  if (mlirBlockIsNull(body))
+    return;
+  MlirBlock block = b->block;
+  MlirOperation anchor = b->anchor;
+  attn_builder_at_end(b, body);
+  MlirValue x = mlirBlockGetArgument(body, 0);
+  MlirValue t = attn_b_f32(b, 1.0f);
+  bool fold = scale_folds(s);
+  for (int i = 0; i < c->nmods && !b->failed; ++i) {
+    int step = c->mods[i];
+    if (step == ATTN_MOD_SCALE) {
+      if (fold || c->scale == 1.0)
+        continue; // in tile.ds's scale
+      MlirValue sc = attn_b_f32(b, (float)c->scale);
+      x = attn_b_mulf(b, x, sc);
+      t = attn_b_mulf(b, t, sc);
+    } else if (step == ATTN_MOD_SOFTCAP) {
+      MlirValue th;
+      x = softcap_value(k, x, &th);
+      t = attn_b_mulf(
+          b, t, attn_b_subf(b, attn_b_f32(b, 1.0f), attn_b_mulf(b, th, th)));
+    } else if (step == ATTN_MOD_ALIBI) {
+      x = alibi_value(k, body, x);
+    } else if (step == ATTN_MOD_GATE) {
+      x = gate_value(k, body, x);
+    } else if (step == ATTN_MOD_FN) {
+      MlirValue args[5] = {x};
+      for (int a = 1; a < 5; ++a)
+        args[a] = mlirBlockGetArgument(body, a);
+      struct body_clone bc = {k, s->score_fn,
+                              {0, s->q[0], s->q[1], s->q[2], s->k[2]}};
+      struct attn_b_map m = {0};
+      MlirValue dt;
+      x = attn_grad_clone_tangent(b, s->score_fn, args, t, &m, clone_extract,
+                                  &bc, &dt);
+      attn_b_map_free(&m);
+      t = mlirValueIsNull(dt) ? attn_b_f32(b, 0.0f) : dt;
+    }
+  }
+  end_body(b, t, block, anchor);
+}
+
+/// The query blocks that see key block [col, col + bn): [*lo, *hi).
+/// Causal: rows from col on (key j is visible to row i iff j <= i); a
+/// window's right edge: rows from col - right on; its left edge: rows up to
+/// col + bn - 1 + left.
+static void build_query_range(struct kernel *k, MlirValue col, MlirValue *lo,
+                              MlirValue *hi) {
+  const struct kernel_shape *s = k->s;
+  const struct attn_fused_config *c = &s->cfg;
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, "tile.query_range");
+  MlirValue nqb = attn_b_index(b, (s->q[2] + s->bm - 1) / s->bm);
+  *lo = k->c0;
+  *hi = nqb;
+  if (c->causal) {
+    *lo = attn_b_divui(b, col, k->bm);
+  } else if (c->has_window && c->window_right >= 0) {
+    MlirValue first =
+        attn_b_subi(b, col, attn_b_index(b, c->window_right));
+    MlirValue first0 = attn_b_binary(b, "arith.maxsi", first, k->c0);
+    *lo = attn_b_divui(b, first0, k->bm);
+  }
+  if (c->has_window && c->window_left >= 0) {
+    MlirValue end = attn_b_addi(b, attn_b_addi(b, col, k->bn),
+                                attn_b_index(b, c->window_left));
+    *hi = attn_b_minui(b, attn_b_ceildivui(b, end, k->bm), nqb);
+  }
+}
+
+/// Loads the query block's dO, O and lse and computes D = rowsum(dO O).
+static void build_grad_rows(struct kernel *k) {
+  struct attn_builder *b = &k->b;
+  build_load(k, ROLE_DOUT, T_DO, k->head, k->row);
+  build_load(k, ROLE_OUT, T_O, k->head, k->row);
+  MlirValue idx[] = {k->batch, k->head, k->row};
+  attn_tile_build_load(b, k->arg[ROLE_LSE], k->lse, 3, idx);
+  attn_tile_build_row_dot(b, k->tile[T_DO], k->tile[T_O], k->d);
+}
+
+/// One (query block, key block) step of the backward, with Q, K, V, dO, O,
+/// lse and D in place: S, the modifiers and masks, P, then dV += P^T dO
+/// (dkdv), dP, dS, the chain's derivative; dK += dS^T Q (dkdv) or dQ +=
+/// dS K (dq).
+static void build_grad_step(struct kernel *k, MlirValue col) {
+  const struct kernel_shape *s = k->s;
+  struct attn_builder *b = &k->b;
+  bool dkdv = s->part == PART_DKDV;
+  attn_tile_build_mma(b, k->tile[T_Q], k->tile[T_K], k->tile[T_S], true,
+                      false);
+  if (chain_nonlinear(s))
+    attn_tile_build_mma(b, k->tile[T_Q], k->tile[T_K], k->tile[T_SIN], true,
+                        false);
+  build_score_mods(k, col);
+  build_masks(k, col);
+  attn_builder_role(b, "tile.backward");
+  attn_tile_build_exp_lse(b, k->tile[T_S], k->lse, exp_scale(s));
+  if (dkdv)
+    attn_tile_build_mma_t(b, k->tile[T_S], k->tile[T_DO], k->tile[T_DV], true,
+                          false, true);
+  attn_tile_build_mma(b, k->tile[T_DO], k->tile[T_V], k->tile[T_DP], true,
+                      false);
+  attn_tile_build_ds(b, k->tile[T_S], k->tile[T_DP], k->d, ds_scale(s));
+  if (chain_nonlinear(s))
+    build_chain_grad(k, col);
+  attn_builder_role(b, "tile.backward");
+  if (dkdv)
+    attn_tile_build_mma_t(b, k->tile[T_DP], k->tile[T_Q], k->tile[T_ACC], true,
+                          false, true);
+  else
+    attn_tile_build_mma(b, k->tile[T_DP], k->tile[T_K], k->tile[T_ACC], false,
+                        true);
+}
+
+/// Rotates a gradient tile back (R^T) whose row 0 is sequence row pos.
+static void build_rope_back(struct kernel *k, MlirValue tile, MlirValue pos,
+                            bool keys) {
+  const struct kernel_shape *s = k->s;
+  const struct attn_rope_config *r = &s->cfg.rope;
+  int role =
+      ROLE_EXTRA0 + (keys ? ATTN_EXTRA_K_POSITIONS : ATTN_EXTRA_Q_POSITIONS);
+  const char *layout = attn_rope_layout_name(r->layout);
+  if (has_role(s, role))
+    attn_tile_build_rope_positions_inverse(&k->b, tile, k->batch, pos,
+                                           k->arg[role], r->theta,
+                                           r->rotary_dim, layout);
+  else
+    attn_tile_build_rope_inverse(&k->b, tile, pos, r->theta, r->rotary_dim,
+                                 layout,
+                                 keys ? s->cfg.k_offset : s->cfg.q_offset);
+}
+
+/// The backward kernels' grid position, constants and tiles. dkdv: the
+/// CTA's key block, batch and K/V head (k->head, k->row are set per query
+/// head and block in the loops); dq: as the forward's.
+static void build_grad_prologue(struct kernel *k, MlirValue *col) {
+  const struct kernel_shape *s = k->s;
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, "tile.prologue");
+  MlirValue blk = attn_tile_build_program_id(b, 0);
+  MlirValue bh = attn_tile_build_program_id(b, 1);
+  k->c0 = attn_b_index(b, 0);
+  k->c1 = attn_b_index(b, 1);
+  k->bm = attn_b_index(b, s->bm);
+  k->bn = attn_b_index(b, s->bn);
+  if (s->part == PART_DKDV) {
+    MlirValue kv_heads = attn_b_index(b, s->k[1]);
+    k->batch = attn_b_divui(b, bh, kv_heads);
+    k->kv_head = attn_b_remui(b, bh, kv_heads);
+    *col = attn_b_muli(b, blk, k->bn);
+  } else {
+    MlirValue heads = attn_b_index(b, s->q[1]);
+    MlirValue group = attn_b_index(b, s->q[1] / s->k[1]);
+    k->batch = attn_b_divui(b, bh, heads);
+    k->head = attn_b_remui(b, bh, heads);
+    k->kv_head = attn_b_divui(b, k->head, group);
+    k->row = attn_b_muli(b, blk, k->bm);
+  }
+  static const int tiles[] = {T_Q, T_K, T_V, T_S, T_ACC, T_DP, T_DO, T_O};
+  for (size_t i = 0; i < sizeof tiles / sizeof *tiles; ++i)
+    k->tile[tiles[i]] = attn_tile_build_alloc(b, k->tile_ty[tiles[i]]);
+  if (chain_nonlinear(s))
+    k->tile[T_SIN] = attn_tile_build_alloc(b, k->tile_ty[T_SIN]);
+  if (s->part == PART_DKDV)
+    k->tile[T_DV] = attn_tile_build_alloc(b, k->tile_ty[T_DV]);
+  k->lse = attn_tile_build_alloc(b, k->row_ty);
+  k->d = attn_tile_build_alloc(b, k->row_ty);
+}
+
+/// The dkdv kernel's body after its prologue.
+static void build_dkdv(struct kernel *k, MlirValue col) {
+  const struct kernel_shape *s = k->s;
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, "tile.key_tile");
+  build_load(k, ROLE_K, T_K, k->kv_head, col);
+  if (s->cfg.has_rope)
+    build_rope(k, k->tile[T_K], col, true);
+  build_load(k, ROLE_V, T_V, k->kv_head, col);
+  attn_tile_build_fill(b, k->tile[T_ACC], 0.0);
+  attn_tile_build_fill(b, k->tile[T_DV], 0.0);
+  MlirValue lo, hi;
+  build_query_range(k, col, &lo, &hi);
+  attn_builder_role(b, "tile.query_loop");
+  struct attn_b_for heads, blocks;
+  MlirValue group = attn_b_index(b, s->q[1] / s->k[1]);
+  attn_b_for_open(b, &heads, k->c0, group, k->c1, 0, NULL);
+  k->head = attn_b_addi(b, attn_b_muli(b, k->kv_head, group), heads.iv);
+  attn_b_for_open(b, &blocks, lo, hi, k->c1, 0, NULL);
+  k->row = attn_b_muli(b, blocks.iv, k->bm);
+  build_load(k, ROLE_Q, T_Q, k->head, k->row);
+  if (s->cfg.has_rope)
+    build_rope(k, k->tile[T_Q], k->row, false);
+  build_grad_rows(k);
+  build_grad_step(k, col);
+  attn_builder_role(b, "tile.query_loop");
+  attn_b_for_close(b, &blocks, 0, NULL);
+  attn_b_for_close(b, &heads, 0, NULL);
+  attn_builder_role(b, "tile.epilogue");
+  if (s->cfg.has_rope)
+    build_rope_back(k, k->tile[T_ACC], col, true);
+  MlirValue idx[] = {k->batch, k->kv_head, col};
+  attn_tile_build_store(b, k->tile[T_ACC], k->arg[ROLE_DK], 3, idx);
+  attn_tile_build_store(b, k->tile[T_DV], k->arg[ROLE_DV], 3, idx);
+}
+
+/// The dq kernel's body after its prologue.
+static void build_dq(struct kernel *k) {
+  const struct kernel_shape *s = k->s;
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, "tile.query_tile");
+  build_load(k, ROLE_Q, T_Q, k->head, k->row);
+  if (s->cfg.has_rope)
+    build_rope(k, k->tile[T_Q], k->row, false);
+  build_grad_rows(k);
+  attn_tile_build_fill(b, k->tile[T_ACC], 0.0);
+  MlirValue lo, hi;
+  build_key_range(k, &lo, &hi);
+  attn_builder_role(b, "tile.key_loop");
+  struct attn_b_for loop;
+  attn_b_for_open(b, &loop, lo, hi, k->c1, 0, NULL);
+  MlirValue col = attn_b_muli(b, loop.iv, k->bn);
+  build_load(k, ROLE_K, T_K, k->kv_head, col);
+  if (s->cfg.has_rope)
+    build_rope(k, k->tile[T_K], col, true);
+  build_load(k, ROLE_V, T_V, k->kv_head, col);
+  build_grad_step(k, col);
+  attn_builder_role(b, "tile.key_loop");
+  attn_b_for_close(b, &loop, 0, NULL);
+  attn_builder_role(b, "tile.epilogue");
+  if (s->cfg.has_rope)
+    build_rope_back(k, k->tile[T_ACC], k->row, false);
+  MlirValue idx[] = {k->batch, k->head, k->row};
+  attn_tile_build_store(b, k->tile[T_ACC], k->arg[ROLE_DQ], 3, idx);
+}
+
+/// Builds the tile kernel s->part of one attn.fused or attn.fused_grad op
+/// (located at fused, named by role) just before func. Returns it, or a
+/// null op after a diagnostic.
 static MlirOperation build_kernel(MlirOperation func, MlirOperation fused,
                                   const char *name,
                                   const struct kernel_shape *s) {
@@ -734,20 +1120,35 @@ static MlirOperation build_kernel(MlirOperation func, MlirOperation fused,
   attn_builder_init(b, mlirOperationGetContext(func),
                     mlirOperationGetLocation(fused));
   attn_builder_before(b, func);
-  int64_t cols[5] = {s->q[3], s->k[3], s->v[3], s->bn, s->v[3]};
-  int64_t rows[5] = {s->bm, s->bn, s->bn, s->bm, s->bm};
-  for (int i = 0; i < 5; ++i)
+  // The accumulator is o [bm, dv] (forward), dq [bm, d] or dk [bn, d].
+  int64_t acc_rows = s->part == PART_DKDV ? s->bn : s->bm;
+  int64_t acc_cols = s->part == PART_FORWARD ? s->v[3] : s->q[3];
+  int64_t cols[NUM_TILES] = {s->q[3], s->k[3], s->v[3], s->bn,    acc_cols,
+                             s->bn,   s->bn,   s->v[3], s->v[3], s->v[3]};
+  int64_t rows[NUM_TILES] = {s->bm, s->bn, s->bn, s->bm, acc_rows,
+                             s->bm, s->bm, s->bm, s->bm, s->bn};
+  int ntiles = s->part == PART_FORWARD ? 5 : NUM_TILES;
+  for (int i = 0; i < ntiles; ++i)
     k.tile_ty[i] = attn_b_memref(b, 2, (int64_t[]){rows[i], cols[i]},
                                  b->t.f32);
   k.row_ty = attn_b_memref(b, 1, (int64_t[]){s->bm}, b->t.f32);
   struct attn_b_func f;
-  MlirValue lo, hi;
+  MlirValue lo, hi, col;
   build_signature(&k, &f, name);
-  build_prologue(&k);
-  build_query_tile(&k);
-  build_key_range(&k, &lo, &hi);
-  build_key_loop(&k, lo, hi);
-  build_epilogue(&k, &f);
+  if (s->part == PART_FORWARD) {
+    build_prologue(&k);
+    build_query_tile(&k);
+    build_key_range(&k, &lo, &hi);
+    build_key_loop(&k, lo, hi);
+    build_epilogue(&k, &f);
+  } else {
+    build_grad_prologue(&k, &col);
+    if (s->part == PART_DKDV)
+      build_dkdv(&k, col);
+    else
+      build_dq(&k);
+    attn_b_func_close(b, &f, 0, NULL);
+  }
   if (attn_builder_finish(b))
     return f.op;
   if (!mlirOperationIsNull(f.op))
@@ -767,7 +1168,8 @@ static MlirOperation find_fused(MlirOperation func, bool *bad) {
        !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
     MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
     bool is_attn = n.length > 5 && !strncmp(n.data, "attn.", 5);
-    if (attn_op_is(op, ATTN_OP_FUSED) && mlirOperationIsNull(fused))
+    if ((attn_op_is(op, ATTN_OP_FUSED) || attn_op_is(op, ATTN_OP_FUSED_GRAD)) &&
+        mlirOperationIsNull(fused))
       fused = op;
     else if (is_attn && mlirOperationIsNull(other))
       other = op;
@@ -778,7 +1180,8 @@ static MlirOperation find_fused(MlirOperation func, bool *bad) {
   if (!mlirOperationIsNull(other)) {
     MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(other));
     *bad = true;
-    if (attn_op_is(other, ATTN_OP_FUSED))
+    if (attn_op_is(other, ATTN_OP_FUSED) ||
+        attn_op_is(other, ATTN_OP_FUSED_GRAD))
       attn_emit_errorf(other, "attn-tile supports one attn.fused op per "
                               "function");
     else
@@ -905,10 +1308,17 @@ static bool check_signature(MlirOperation func, MlirOperation fused,
     s->arg_role[i] = ROLE_CAPTURE;
     s->arg_type[i] = mlirValueGetType(mlirBlockGetArgument(body, i));
   }
-  int role_of_operand[ROLE_OUT] = {ROLE_Q, ROLE_K, ROLE_V};
+  int role_of_operand[ROLE_CAPTURE] = {ROLE_Q, ROLE_K, ROLE_V};
   for (int r = 0; r < ATTN_NUM_EXTRAS; ++r)
     if (s->cfg.extra[r] >= 0)
       role_of_operand[s->cfg.extra[r]] = ROLE_EXTRA0 + r;
+  // attn.fused_grad's last three operands: out, lse and dout.
+  if (s->grad) {
+    if (nops < 6 || nops > ROLE_CAPTURE)
+      return attn_emit_errorf(fused, "malformed attn.fused_grad operands");
+    for (int i = 0; i < ATTN_FUSED_GRAD_TAIL; ++i)
+      role_of_operand[nops - ATTN_FUSED_GRAD_TAIL + i] = ROLE_OUT + i;
+  }
   s->nargs = (int)nargs;
   for (intptr_t i = 0; i < nops; ++i) {
     MlirValue v = mlirOperationGetOperand(fused, i);
@@ -929,13 +1339,112 @@ static bool check_signature(MlirOperation func, MlirOperation fused,
     s->role_type[role] = mlirValueGetType(v);
   }
   MlirOperation ret = mlirBlockGetTerminator(body);
-  if (mlirOperationGetNumOperands(ret) != 1 ||
-      !mlirValueEqual(mlirOperationGetOperand(ret, 0),
-                      mlirOperationGetResult(fused, 0)))
-    return attn_emit_errorf(func, "the function must return the result of "
-                                  "attn.fused and nothing else");
-  s->role_type[ROLE_OUT] = mlirValueGetType(mlirOperationGetResult(fused, 0));
+  intptr_t nres = mlirOperationGetNumResults(fused);
+  bool returns = mlirOperationGetNumOperands(ret) == nres;
+  for (intptr_t i = 0; returns && i < nres; ++i)
+    returns = mlirValueEqual(mlirOperationGetOperand(ret, i),
+                             mlirOperationGetResult(fused, i));
+  if (!returns)
+    return attn_emit_errorf(func, s->grad ? "the function must return the "
+                                            "results of attn.fused_grad (dq, "
+                                            "dk, dv) and nothing else"
+                                  : nres == 2
+                                      ? "the function must return the "
+                                        "results of attn.fused (out, lse) "
+                                        "and nothing else"
+                                      : "the function must return the "
+                                        "result of attn.fused and nothing "
+                                        "else");
+  if (s->grad) {
+    for (int i = 0; i < 3; ++i)
+      s->role_type[ROLE_DQ + i] =
+          mlirValueGetType(mlirOperationGetResult(fused, i));
+  } else {
+    s->role_type[ROLE_OUT] =
+        mlirValueGetType(mlirOperationGetResult(fused, 0));
+    if (nres == 2)
+      s->role_type[ROLE_LSE] =
+          mlirValueGetType(mlirOperationGetResult(fused, 1));
+  }
   return true;
+}
+
+/// [s[0], ..., s[n - 1]] of strings.
+static MlirAttribute str_list(MlirContext ctx, intptr_t n,
+                              const char *const *s) {
+  MlirAttribute e[MAX_ARGS + 6];
+  for (intptr_t i = 0; i < n && i < MAX_ARGS + 6; ++i)
+    e[i] = mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(s[i]));
+  return mlirArrayAttrGet(ctx, n < MAX_ARGS + 6 ? n : MAX_ARGS + 6, e);
+}
+
+/// A dictionary of n entries keys[i] = v[i].
+static MlirAttribute dict_of(MlirContext ctx, intptr_t n,
+                             const char *const *keys, const MlirAttribute *v) {
+  MlirNamedAttribute e[4];
+  for (intptr_t i = 0; i < n && i < 4; ++i)
+    e[i] = mlirNamedAttributeGet(
+        mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(keys[i])), v[i]);
+  return mlirDictionaryAttrGet(ctx, n < 4 ? n : 4, e);
+}
+
+/// Appends to the module's tile.programs the program `name` of the
+/// backward: inputs (the function's arguments as the kernels name them,
+/// then dq, dk, dv), steps dkdv (args ..., dk, dv) then dq (args ..., dq),
+/// no workspace.
+static void record_grad_program(MlirOperation func,
+                                const struct kernel_shape *s, const char *name,
+                                char kernels[2][300]) {
+  MlirOperation module = mlirOperationGetParentOperation(func);
+  MlirContext ctx = mlirOperationGetContext(module);
+  const char *args[MAX_ARGS + 3];
+  char capture_names[MAX_ARGS][24];
+  int ncaptures = 0;
+  for (int i = 0; i < s->nargs; ++i) {
+    if (s->arg_role[i] == ROLE_CAPTURE) {
+      snprintf(capture_names[i], sizeof capture_names[i], "capture%d",
+               ncaptures++);
+      args[i] = capture_names[i];
+    } else {
+      args[i] = role_name(s->arg_role[i]);
+    }
+  }
+  int n = s->nargs;
+  static const char *const step_keys[2] = {"kernel", "args"};
+  MlirAttribute steps[2];
+  args[n] = "dk";
+  args[n + 1] = "dv";
+  MlirAttribute v0[2] = {
+      mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(kernels[0])),
+      str_list(ctx, n + 2, args)};
+  steps[0] = dict_of(ctx, 2, step_keys, v0);
+  args[n] = "dq";
+  MlirAttribute v1[2] = {
+      mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(kernels[1])),
+      str_list(ctx, n + 1, args)};
+  steps[1] = dict_of(ctx, 2, step_keys, v1);
+  args[n + 1] = "dk";
+  args[n + 2] = "dv";
+  static const char *const keys[4] = {"name", "inputs", "workspace", "steps"};
+  MlirAttribute prog[4] = {
+      mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(name)),
+      str_list(ctx, n + 3, args), mlirArrayAttrGet(ctx, 0, NULL),
+      mlirArrayAttrGet(ctx, 2, steps)};
+  MlirAttribute program = dict_of(ctx, 4, keys, prog);
+  MlirStringRef attr = mlirStringRefCreateFromCString(ATTN_TILE_PROGRAMS_ATTR);
+  MlirAttribute old = mlirOperationGetAttributeByName(module, attr);
+  intptr_t nold = !mlirAttributeIsNull(old) && mlirAttributeIsAArray(old)
+                      ? mlirArrayAttrGetNumElements(old)
+                      : 0;
+  MlirAttribute *all = malloc(sizeof *all * (size_t)(nold + 1));
+  if (!all)
+    return;
+  for (intptr_t i = 0; i < nold; ++i)
+    all[i] = mlirArrayAttrGetElement(old, i);
+  all[nold] = program;
+  mlirOperationSetAttributeByName(module, attr,
+                                  mlirArrayAttrGet(ctx, nold + 1, all));
+  free(all);
 }
 
 static bool tile_function(MlirOperation func,
@@ -951,6 +1460,7 @@ static bool tile_function(MlirOperation func,
     return attn_tile_matmul(func, o);
   struct kernel_shape s;
   memset(&s, 0, sizeof s);
+  s.grad = attn_op_is(fused, ATTN_OP_FUSED_GRAD);
   if (!attn_fused_get_config(fused, &s.cfg))
     return attn_emit_errorf(fused, "malformed attn.fused attributes");
   s.score_fn = attn_fused_score_fn(fused);
@@ -972,12 +1482,14 @@ static bool tile_function(MlirOperation func,
   // The mma.sync kernel's: 128 query rows (eight warps of 16), 64 keys.
   s.bm = o->block_m ? o->block_m
          : o->hopper || o->mma ? 128
+         : s.grad              ? pick_grad_block(d, dv)
                                : pick_block(d, dv);
   s.bn = o->block_n ? o->block_n
          : o->hopper ? (d != 256 || dv != 256       ? 128
                         : mlirBlockIsNull(s.score_fn) ? 80
                                                       : 64)
          : o->mma    ? 64
+         : s.grad    ? pick_grad_block(d, dv)
                      : pick_block(d, dv);
   s.threads = o->threads ? o->threads
               : o->hopper ? 384
@@ -988,6 +1500,20 @@ static bool tile_function(MlirOperation func,
     return attn_emit_errorf(func, "function has no name");
   char fname[256];
   snprintf(fname, sizeof fname, "%.*s", (int)name.length, name.data);
+  if (s.grad) {
+    // The dkdv kernel, then the dq kernel, and the program running both.
+    char kname[2][300];
+    for (int p = 0; p < 2; ++p) {
+      s.part = p == 0 ? PART_DKDV : PART_DQ;
+      snprintf(kname[p], sizeof kname[p], "%s__%s", fname,
+               p == 0 ? "dkdv" : "dq");
+      if (mlirOperationIsNull(build_kernel(func, fused, kname[p], &s)))
+        return false;
+    }
+    record_grad_program(func, &s, fname, kname);
+    mlirOperationDestroy(func);
+    return true;
+  }
   if (mlirOperationIsNull(build_kernel(func, fused, fname, &s)))
     return false;
   mlirOperationDestroy(func);

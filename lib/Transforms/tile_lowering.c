@@ -93,9 +93,16 @@ static void gen_fill(struct attn_tile_gen *g, int rank) {
 /// tile.load (src=0, tile=1) and tile.store (tile=0, dst=1). A rank-4
 /// tensor is indexed (batch, head, row) and only its rows are bounded; a
 /// matrix is indexed (row, col) and bounded both ways.
+static void gen_copy_rows(struct attn_tile_gen *g, bool load);
+
 static void gen_copy(struct attn_tile_gen *g, bool load) {
   struct attn_builder *b = g->b;
   int gi = load ? 0 : 1, ti = load ? 1 : 0;
+  if (mlirShapedTypeGetRank(mlirValueGetType(
+          mlirOperationGetOperand(g->op, gi))) == 3) {
+    gen_copy_rows(g, load);
+    return;
+  }
   const int64_t *tile = g->dims[ti], *glob = g->dims[gi];
   bool matrix = mlirShapedTypeGetRank(mlirValueGetType(
                     mlirOperationGetOperand(g->op, gi))) == 2;
@@ -144,10 +151,45 @@ static void gen_copy(struct attn_tile_gen *g, bool load) {
   attn_gen_close_loop(g, &loop);
 }
 
+/// tile.load / tile.store of a [B, H, N] tensor with a rank-1 tile,
+/// indexed (batch, head, row): rows past N read as zero / are dropped.
+static void gen_copy_rows(struct attn_tile_gen *g, bool load) {
+  struct attn_builder *b = g->b;
+  int gi = load ? 0 : 1, ti = load ? 1 : 0;
+  MlirType narrow = narrow_elem(g, gi);
+  MlirValue seq = attn_gen_index(g, g->dims[gi][2]);
+  MlirValue zero = attn_gen_f32(g, 0.0f);
+  struct attn_b_for loop;
+  MlirValue i = attn_gen_open_loop(g, &loop, g->dims[ti][0]);
+  MlirValue row = attn_b_addi(b, attn_gen_arg(g, 4), i);
+  MlirValue in = attn_b_cmpi(b, ATTN_B_ULT, row, seq);
+  MlirValue at[3] = {attn_gen_arg(g, 2), attn_gen_arg(g, 3), row};
+  struct attn_b_if when;
+  if (load) {
+    attn_b_if_open(b, &when, in, 1, &b->t.f32, true);
+    MlirValue y = attn_b_load(b, attn_gen_arg(g, 0), 3, at);
+    if (!mlirTypeIsNull(narrow))
+      y = attn_b_cast(b, "arith.extf", y, b->t.f32);
+    attn_b_if_else(b, &when, 1, &y);
+    attn_b_if_close(b, &when, 1, &zero);
+    attn_b_store(b, when.results[0], attn_gen_arg(g, 1), 1, &i);
+  } else {
+    attn_b_if_open(b, &when, in, 0, NULL, false);
+    MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 1, &i);
+    if (!mlirTypeIsNull(narrow))
+      x = attn_b_cast(b, "arith.truncf", x, narrow);
+    attn_b_store(b, x, attn_gen_arg(g, 1), 3, at);
+    attn_b_if_close(b, &when, 0, NULL);
+  }
+  attn_gen_close_loop(g, &loop);
+}
+
 /// tile.rope (tile, pos) {offset} and tile.rope_positions (tile, batch, row,
-/// positions): row r of the tile is rotated by the angles of its position.
+/// positions): row r of the tile is rotated by the angles of its position
+/// (by minus them when inverse).
 static void gen_rope(struct attn_tile_gen *g, bool positions) {
   struct attn_builder *b = g->b;
+  bool inverse = attn_tile_flag(g->op, "inverse");
   struct attn_rope_config r;
   attn_rope_get_config(g->op, &r);
   long long half = r.rotary_dim / 2;
@@ -186,6 +228,8 @@ static void gen_rope(struct attn_tile_gen *g, bool positions) {
   MlirValue ang = attn_b_mulf(b, pf, inv);
   MlirValue cs = attn_b_unary(b, "math.cos", ang);
   MlirValue sn = attn_b_unary(b, "math.sin", ang);
+  if (inverse) // R^T: sin(-a) = -sin(a)
+    sn = attn_b_unary(b, "arith.negf", sn);
   MlirValue i1, i2;
   if (r.layout == ATTN_ROPE_ROTATE_HALF) {
     i1 = attn_b_addi(b, f, g->c0);
@@ -208,12 +252,15 @@ static void gen_rope(struct attn_tile_gen *g, bool positions) {
   attn_gen_close_loop(g, &loop);
 }
 
+/// tile.mma (a, b, c) {transpose_a, transpose_b, accumulate}: one dot
+/// product of the reduction dim per element of c.
 static void gen_mma(struct attn_tile_gen *g) {
   struct attn_builder *b = g->b;
   bool trans = false, acc = false;
+  bool ta = attn_tile_flag(g->op, "transpose_a");
   attn_attr_bool(g->op, "transpose_b", &trans);
   attn_attr_bool(g->op, "accumulate", &acc);
-  MlirValue kdim = attn_gen_index(g, g->dims[0][1]);
+  MlirValue kdim = attn_gen_index(g, g->dims[0][ta ? 0 : 1]);
   MlirValue zero = attn_gen_f32(g, 0.0f);
   struct attn_b_for loop;
   MlirValue e = attn_gen_open_loop(g, &loop, g->dims[2][0] * g->dims[2][1]);
@@ -222,7 +269,7 @@ static void gen_mma(struct attn_tile_gen *g) {
   MlirValue init = acc ? attn_b_load(b, attn_gen_arg(g, 2), 2, ij) : zero;
   struct attn_b_for kl;
   attn_b_for_open(b, &kl, g->c0, kdim, g->c1, 1, &init);
-  MlirValue ik[2] = {ij[0], kl.iv};
+  MlirValue ik[2] = {ta ? kl.iv : ij[0], ta ? ij[0] : kl.iv};
   MlirValue bk[2] = {trans ? ij[1] : kl.iv, trans ? kl.iv : ij[1]};
   MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 2, ik);
   MlirValue y = attn_b_load(b, attn_gen_arg(g, 1), 2, bk);
@@ -316,7 +363,7 @@ static bool gen_body(struct attn_tile_gen *g) {
   else if (attn_op_is(op, ATTN_OP_TILE_NORMALIZE))
     gen_normalize(g);
   else
-    return attn_gen_score_ops(g);
+    return attn_gen_score_ops(g) || attn_gen_grad_ops(g);
   return true;
 }
 

@@ -2,12 +2,13 @@
 //
 // The loops of the ops that act on a score tile between the two products:
 // tile.mask (padding keys, causal, window), tile.score_mod (scale, softcap,
-// alibi in the order given), and tile.score_fn / tile.mask_fn, whose body is
-// cloned into the loop (the gate, the document mask and every
-// attn.score_mod / attn.mask_mod body arrive that way). One loop over the
-// tile's elements each, built with the helpers of tile_lowering.c so that
-// the CPU and GPU paths share them. Element (i, j) is query row row + i and
-// key col + j of the sequence (clamped into it for the bodies).
+// alibi in the order given), and tile.score_fn / tile.mask_fn /
+// tile.score_fn_grad (the backward's), whose body is cloned into the loop
+// (the gate, the document mask and every attn.score_mod / attn.mask_mod
+// body arrive that way). One loop over the tile's elements each, built
+// with the helpers of tile_lowering.c so that the CPU and GPU paths share
+// them. Element (i, j) is query row row + i and key col + j of the
+// sequence (clamped into it for the bodies).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
@@ -195,24 +196,30 @@ static bool clone_portable(struct attn_builder *b, MlirOperation op,
 /// indices), and every other op too but math.absi (clone_portable).
 static void gen_fn(struct attn_tile_gen *g, bool score) {
   struct attn_builder *b = g->b;
+  // tile.score_fn_grad (ds, scores_in, batch, head, row, col): the body
+  // reads scores_in and its value multiplies ds.
+  bool grad = attn_op_is(g->op, ATTN_OP_TILE_SCORE_FN_GRAD);
+  int in = grad ? 1 : 0, at = in + 1; // the score tile; batch, head, ...
   int64_t seq_q = 1, seq_k = 1;
   attn_attr_i64(g->op, "seq_q", &seq_q);
   attn_attr_i64(g->op, "seq_k", &seq_k);
   MlirValue qlast = attn_gen_index(g, seq_q - 1);
   MlirValue klast = attn_gen_index(g, seq_k - 1);
-  MlirValue ninf = {NULL};
+  MlirValue ninf = {NULL}, zero = {NULL};
   if (!score)
     ninf = attn_gen_f32(g, -INFINITY);
+  if (grad)
+    zero = attn_gen_f32(g, 0.0f);
   struct attn_b_for loop;
   MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
   MlirValue ij[2];
   attn_gen_split_index(g, e, g->dims[0][1], &ij[0], &ij[1]);
-  MlirValue q = attn_b_minui(b, attn_b_addi(b, attn_gen_arg(g, 3), ij[0]),
-                             qlast);
-  MlirValue kv = attn_b_minui(b, attn_b_addi(b, attn_gen_arg(g, 4), ij[1]),
-                              klast);
-  MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 2, ij);
-  MlirValue args[5] = {x, attn_gen_arg(g, 1), attn_gen_arg(g, 2), q, kv};
+  MlirValue q = attn_b_minui(
+      b, attn_b_addi(b, attn_gen_arg(g, at + 2), ij[0]), qlast);
+  MlirValue kv = attn_b_minui(
+      b, attn_b_addi(b, attn_gen_arg(g, at + 3), ij[1]), klast);
+  MlirValue x = attn_b_load(b, attn_gen_arg(g, in), 2, ij);
+  MlirValue args[5] = {x, attn_gen_arg(g, at), attn_gen_arg(g, at + 1), q, kv};
   struct attn_b_map m = {0};
   MlirValue y = attn_b_clone_body(
       b, mlirRegionGetFirstBlock(mlirOperationGetRegion(g->op, 0)),
@@ -220,6 +227,13 @@ static void gen_fn(struct attn_tile_gen *g, bool score) {
   attn_b_map_free(&m);
   if (!score)
     y = attn_b_select(b, y, x, ninf);
+  if (grad) {
+    // ds *= the derivative; a zero ds (a masked score) stays zero even
+    // where the derivative is not finite.
+    MlirValue ds = attn_b_load(b, attn_gen_arg(g, 0), 2, ij);
+    MlirValue none = attn_b_cmpf(b, ATTN_B_F_OEQ, ds, zero);
+    y = attn_b_select(b, none, zero, attn_b_mulf(b, ds, y));
+  }
   attn_b_store(b, y, attn_gen_arg(g, 0), 2, ij);
   attn_gen_close_loop(g, &loop);
 }
@@ -231,6 +245,8 @@ bool attn_gen_score_ops(struct attn_tile_gen *g) {
     gen_fn(g, true);
   else if (attn_op_is(g->op, ATTN_OP_TILE_MASK_FN))
     gen_fn(g, false);
+  else if (attn_op_is(g->op, ATTN_OP_TILE_SCORE_FN_GRAD))
+    gen_fn(g, true);
   else if (attn_op_is(g->op, ATTN_OP_TILE_SCORE_MOD))
     gen_score_mod(g);
   else

@@ -11,6 +11,7 @@
 
 const struct attn_pass_def *const attn_passes[] = {
     &attn_fuse_pass,
+    &attn_grad_pass,
     &attn_tile_pass,
     &lower_tile_to_cpu_pass,
     &lower_tile_to_gpu_pass,

@@ -134,9 +134,10 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
 /// rope-strategy=<rope_strategy> when given (auto, fused, split, pre or
 /// producer), else rope-strategy=auto when module holds attn.project (so
 /// the Rotation Calculus may place RoPE in the projections), else no
-/// option (the lowering places RoPE).
+/// option (the lowering places RoPE). With grad, attn-grad follows (each
+/// attention's backward, @f__grad, and the forward's lse).
 void attn_fuse_pipeline(MlirOperation module, const char *rope_strategy,
-                        struct attn_strbuf *out);
+                        bool grad, struct attn_strbuf *out);
 
 /// Runs a textual pipeline (as attn_pipeline_add takes it) on module with a
 /// fresh pass manager. Returns false after diagnostics: the passes' own, or

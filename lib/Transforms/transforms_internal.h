@@ -5,11 +5,13 @@
 #include "lib/Transforms/transforms.h"
 
 #include "dialects/dialects.h"
+#include "lib/IR/attn_builder.h"
 #include "lib/IR/attn_context.h"
 
 //===-- The pass rows (one per pass file) ---------------------------------===//
 
 extern const struct attn_pass_def attn_fuse_pass;
+extern const struct attn_pass_def attn_grad_pass;
 extern const struct attn_pass_def comm_schedule_pass;
 extern const struct attn_pass_def attn_tile_pass;
 extern const struct attn_pass_def lower_tile_to_cpu_pass;
@@ -121,6 +123,26 @@ bool attn_programs_append(MlirOperation op, const char *attr,
 /// run. False after a diagnostic.
 bool attn_programs_move(MlirOperation module);
 
+//===-- attn-grad's derivative rules (attn_grad_body.c) -------------------===//
+
+/// Checks that every op of body (a score_fn body; null: none) has a
+/// derivative rule; false after "attn-grad: no derivative for '<op>'" at
+/// the first that has none.
+bool attn_grad_body_check(MlirBlock body);
+
+/// Forward-mode differentiation of body with respect to its first argument
+/// (the score): clones body's ops at b as attn_b_clone_body does (arguments
+/// args, values through m, hook for the ops the caller builds itself) and,
+/// after each, the ops of its tangent, seeded by dx, the tangent of the
+/// score (null: zero). Returns the image of the yielded value and sets *dy
+/// to its tangent (null when it is zero). On an op without a rule, b fails
+/// with "attn-grad: no derivative for '<op>'" at that op and null is
+/// returned.
+MlirValue attn_grad_clone_tangent(struct attn_builder *b, MlirBlock body,
+                                  const MlirValue *args, MlirValue dx,
+                                  struct attn_b_map *m, attn_b_clone_hook hook,
+                                  void *user, MlirValue *dy);
+
 //===-- Small helpers -----------------------------------------------------===//
 
 /// A growable list of borrowed operations; `failed` is set on allocation
@@ -222,9 +244,15 @@ void attn_gen_split_index(struct attn_tile_gen *g, MlirValue e,
 /// tile.mask_fn (tile_lowering_scores.c). Returns false for other ops.
 bool attn_gen_score_ops(struct attn_tile_gen *g);
 
+/// Writes the loops of the backward's row ops, tile.row_lse, tile.row_dot,
+/// tile.exp_lse and tile.ds (tile_lowering_grad.c). Returns false for
+/// other ops.
+bool attn_gen_grad_ops(struct attn_tile_gen *g);
+
 /// Replaces every tile compute op (fill, load, store, rope, rope_positions,
-/// mma, mask, score_mod, score_fn, mask_fn, softmax_update, normalize) nested in
-/// root by scf/arith/memref/math loops for target. tile.program_id and
+/// mma, mask, score_mod, score_fn, mask_fn, softmax_update, normalize; the
+/// backward's row_lse, row_dot, exp_lse, ds, score_fn_grad) nested in root
+/// by scf/arith/memref/math loops for target. tile.program_id and
 /// tile.alloc must already be gone. Returns false after a diagnostic.
 bool attn_tile_lower_compute_ops(MlirOperation root,
                                  enum attn_tile_target target);

@@ -21,7 +21,7 @@ class CompileOptions(ctypes.Structure):
     """struct attn_compile_options."""
     _fields_ = [("target", c_char_p), ("features", c_char_p), ("tile_options", c_char_p),
                 ("format", c_int), ("toolkit", c_char_p), ("source_name", c_char_p),
-                ("hopper_options", c_char_p)]
+                ("hopper_options", c_char_p), ("grad", c_int)]
 
 
 # attnrt.h

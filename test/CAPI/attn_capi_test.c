@@ -535,6 +535,40 @@ static void test_hopper_options(void) {
   free(text);
 }
 
+/// Prints whether the manifest of r names each kernel of names[0..n), then
+/// frees r.
+static void print_kernels(attn_result *r, int n, const char *const *names) {
+  const char *m = attn_result_manifest(r);
+  for (int i = 0; i < n; ++i) {
+    char key[128];
+    snprintf(key, sizeof key, "\"name\":\t\"%s\"", names[i]);
+    printf("%s%s=%d", i ? " " : "kernels ", names[i], m && strstr(m, key));
+  }
+  printf("\n");
+  attn_result_destroy(r);
+}
+
+static void test_grad(void) {
+  printf("@test_grad\n");
+  // grad asks for attn-grad after attn-fuse: the forward with lse and the
+  // backward's two kernels, on a GPU target and on cpu; without it, none.
+  char *text = read_file("test/Inputs/causal_f32.mlir");
+  static const char *const names[3] = {"causal_f32", "causal_f32__grad__dkdv",
+                                       "causal_f32__grad__dq"};
+  const char *targets[2] = {"sm_80", "cpu"};
+  for (int t = 0; t < 2; ++t)
+    for (int g = 1; g >= 0; --g) {
+      struct attn_compile_options o;
+      attn_compile_options_init(&o);
+      o.target = targets[t];
+      o.grad = g;
+      attn_result *r = NULL;
+      compile_with(text, &o, &r);
+      print_kernels(r, 3, names);
+    }
+  free(text);
+}
+
 static void test_parse_errors(void) {
   printf("@test_parse_errors\n");
   char *text = read_file("test/Inputs/errors/bad_syntax.mlir");
@@ -767,6 +801,7 @@ int main(int argc, char **argv) {
   test_cpu_captures();
   test_matmul();
   test_hopper_options();
+  test_grad();
   test_parse_errors();
   test_nesting();
   test_compile_errors();

@@ -6,7 +6,10 @@
 // ExecutionEngine on fresh random inputs, and compares the output with the
 // float64 reference. Prints one line per kernel with the relative error and
 // exits 1 when any error exceeds the tolerance. This is how numerics are
-// checked without a GPU.
+// checked without a GPU. With --grad, attn-grad derives each attention's
+// backward first: the forward runs with its row log-sum-exp, then the
+// backward kernels on a fresh random dO, and lse, dq, dk and dv are
+// compared with attn_reference_grad (one line per attention).
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/attn/attn_dialect.h"
@@ -35,6 +38,7 @@ struct options {
   int64_t capture_ids; // integer captures in [0, capture_ids)
   double tolerance; // <= 0: pick by element type
   bool gpu;
+  bool grad;        // --grad: the backward too (attn-grad)
   int iters;        // timed launches on the GPU (0: none)
   double timeout_s; // GPU: how long the work may run (0: no limit; < 0: the
                     // environment's ATTNRT_SYNC_TIMEOUT_S, else 300)
@@ -59,6 +63,9 @@ static const struct attn_tool_option tool_options[] = {
      "[0, n) (floats: uniform in [-1, 1])"},
     {"--tolerance=<x>", "number", "1e-4 f32, 2e-2 bf16, 5e-3 f16",
      "max relative error"},
+    {"--grad", "flag", "off",
+     "also derive the backward (attn-grad), run it on a random dO and check "
+     "lse, dq, dk and dv against float64"},
     {"--tile-options=<text>", "string", "none",
      "attn-tile's options, e.g. 'block-m=16 block-n=32'"},
     {"--irdl-file=<file>", "file", "the built-in IRDL",
@@ -123,6 +130,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 tool);
         return 1;
       }
+    } else if (!strcmp(a, "--grad")) {
+      o->grad = true;
     } else if (!strcmp(a, "--target=cpu") || !strcmp(a, "--target=gpu")) {
       o->gpu = a[9] == 'g';
     } else if (!strncmp(a, "--target=", 9)) {
@@ -209,6 +218,7 @@ int main(int argc, char **argv) {
     ok = !mlirOperationIsNull(module) && mlirOperationVerify(module) &&
          attn_dialects_verify(module) &&
          attn_tool_run_pipeline(tool, module, "attn-fuse") &&
+         (!o.grad || attn_tool_run_pipeline(tool, module, "attn-grad")) &&
          attn_run_collect_jobs(module, jobs, 64, &njobs);
   }
   struct attn_executor x = {.iters = o.iters,
@@ -256,7 +266,10 @@ int main(int argc, char **argv) {
       printf(" ctas=%d", x.sms);
     printf("\n");
     for (int i = 0; i < njobs; ++i)
-      failures += attn_run_job(&x, &jobs[i], o.tolerance, &rng, stdout) != 0;
+      failures += (o.grad ? attn_run_grad_job(&x, &jobs[i], o.tolerance,
+                                              &rng, stdout)
+                          : attn_run_job(&x, &jobs[i], o.tolerance, &rng,
+                                         stdout)) != 0;
     printf("%d passed, %d failed\n", njobs - failures, failures);
     fflush(stdout);
   }

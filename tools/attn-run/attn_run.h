@@ -92,6 +92,17 @@ struct attn_jit;
 struct attnrt_runtime;
 struct attnrt_module;
 
+/// One buffer of a call by name (attn_executor.call): the parameter name
+/// it binds (as in tile.arg_names and the launch manifest), its host
+/// memory and size, and whether the call writes it (then it is copied back
+/// and not uploaded).
+struct attn_run_arg {
+  const char *name;
+  void *buf;
+  size_t bytes;
+  bool out;
+};
+
 /// Runs compiled kernels on host buffers indexed by role.
 struct attn_executor {
   /// Runs job j; writes its output into bufs[j->out] and, when timed, the
@@ -100,6 +111,13 @@ struct attn_executor {
   bool (*execute)(struct attn_executor *x, const struct job *j,
                   void *const bufs[ATTN_RUN_ROLES],
                   const size_t bytes[ATTN_RUN_ROLES], double *ms);
+  /// Whether the compiled module has a kernel or launch program name.
+  bool (*has)(struct attn_executor *x, const char *name);
+  /// Runs kernel or launch program name on args[0..n) (attn-run --grad's
+  /// forward with lse and backward kernels): the CPU passes them in order,
+  /// the GPU binds them by name. False after printing an error.
+  bool (*call)(struct attn_executor *x, const char *name, int n,
+               const struct attn_run_arg *args);
   int iters;
   int64_t capture_ids;          // integer captures in [0, capture_ids)
   double timeout_s;             // GPU: how long a synchronize may wait
@@ -134,6 +152,16 @@ void attn_run_jobs_release(struct job *jobs, int n);
 /// own). Returns 0 pass, 1 fail, -1 error (printed to stderr).
 int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
                  struct attn_rng *rng, FILE *out);
+
+/// attn-run --grad: job j is a forward @f that attn-grad gave lse and a
+/// backward @f__grad (attn-tile's kernels f__grad__dkdv and f__grad__dq,
+/// or the launch program f__grad where the lowering made one). Draws
+/// fresh inputs and dO, runs the forward with lse then the backward, and
+/// compares lse, dq, dk and dv with attn_reference_grad in float64,
+/// printing one line to out. tolerance <= 0 picks one by element type (lse
+/// always 1e-4 then). Returns as attn_run_job does.
+int attn_run_grad_job(struct attn_executor *x, const struct job *j,
+                      double tolerance, struct attn_rng *rng, FILE *out);
 
 /// Makes x run jobs of module (after lower-tile-to-cpu and the LLVM
 /// lowering) through MLIR's ExecutionEngine. Returns false after printing an

@@ -256,6 +256,83 @@ out:
   return ok;
 }
 
+static bool gpu_has(struct attn_executor *x, const char *name) {
+  return attnrt_module_program(x->module, name) ||
+         attnrt_module_kernel(x->module, name);
+}
+
+/// Runs program or kernel name with its parameters bound by name to
+/// args[0..n): uploads the inputs, poisons the outputs (NaN), launches,
+/// synchronises and copies the outputs back.
+static bool gpu_call(struct attn_executor *x, const char *name, int n,
+                     const struct attn_run_arg *args) {
+  const struct attnrt_program_info *prog =
+      attnrt_module_program(x->module, name);
+  const struct attnrt_kernel_info *k = attnrt_module_kernel(x->module, name);
+  enum { MAX_PARAMS = ATTN_RUN_ROLES + 8 };
+  const char *names[MAX_PARAMS];
+  size_t nparams = 0;
+  if (prog) {
+    for (size_t i = 0; i < prog->ninputs && nparams < MAX_PARAMS; ++i)
+      names[nparams++] = prog->inputs[i];
+  } else if (k) {
+    for (size_t a = 0; a < k->nparams && nparams < MAX_PARAMS; ++a)
+      if (k->params[a].kind != ATTNRT_ARG_TENSORMAP)
+        names[nparams++] = k->params[a].name;
+  } else {
+    fprintf(stderr, "%s: error: '%s' is not in the manifest\n", tool, name);
+    return false;
+  }
+  if (n > MAX_PARAMS || nparams != (size_t)n) {
+    fprintf(stderr, "%s: error: '%s' is not in the manifest with %d "
+                    "arguments\n",
+            tool, name, n);
+    return false;
+  }
+  attnrt_devptr dev[MAX_PARAMS] = {0};
+  struct attnrt_arg launch[MAX_PARAMS];
+  enum attnrt_status st = ATTNRT_OK;
+  bool ok = false;
+  for (int i = 0; i < n; ++i)
+    if ((st = attnrt_mem_alloc(x->rt, args[i].bytes ? args[i].bytes : 1,
+                               &dev[i])) ||
+        (st = args[i].out ? attnrt_memset_d8(x->rt, dev[i], 0xff,
+                                             args[i].bytes, NULL)
+                          : attnrt_memcpy_htod(x->rt, dev[i], args[i].buf,
+                                               args[i].bytes, NULL))) {
+      fail(x, "cannot set up device buffers", st);
+      goto out;
+    }
+  for (size_t a = 0; a < nparams; ++a) {
+    int i = 0;
+    while (i < n && strcmp(names[a], args[i].name))
+      ++i;
+    if (i == n) {
+      fprintf(stderr, "%s: error: unknown parameter '%s' of '%s'\n", tool,
+              names[a], name);
+      goto out;
+    }
+    launch[a] = (struct attnrt_arg){.kind = ATTNRT_ARG_PTR, .v.ptr = dev[i]};
+  }
+  if ((st = attnrt_program_launch(x->module, name, launch, nparams, NULL)) ||
+      (st = attnrt_runtime_synchronize(x->rt))) {
+    fail(x, "kernel launch failed", st);
+    goto out;
+  }
+  for (int i = 0; i < n; ++i)
+    if (args[i].out && (st = attnrt_memcpy_dtoh(x->rt, args[i].buf, dev[i],
+                                                args[i].bytes, NULL))) {
+      fail(x, "cannot read an output", st);
+      goto out;
+    }
+  ok = true;
+out:
+  for (int i = 0; i < n; ++i)
+    if (dev[i])
+      attnrt_mem_free(x->rt, dev[i]);
+  return ok;
+}
+
 bool attn_gpu_executor_load(struct attn_executor *x, MlirOperation module) {
   struct attn_binary bin;
   if (!attn_target_emit(module, ATTN_FORMAT_PTX, NULL, &bin))
@@ -268,6 +345,8 @@ bool attn_gpu_executor_load(struct attn_executor *x, MlirOperation module) {
     return fail(x, "cannot load the PTX", st);
   }
   x->execute = gpu_execute;
+  x->has = gpu_has;
+  x->call = gpu_call;
   return true;
 }
 

@@ -21,6 +21,7 @@
 
 #include "mlir-c/BuiltinTypes.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -709,6 +710,204 @@ out:
   return rc;
 }
 
+//===-- The backward (attn-run --grad) ------------------------------------===//
+
+/// The relative error of lse (count values) against want, over the rows
+/// where both are finite; +inf when a row is +inf in one and not the other
+/// (a row that sees no key must say so).
+static double lse_error(const float *got, const double *want, size_t count,
+                        double *scratch_got, double *scratch_want) {
+  size_t n = 0;
+  for (size_t i = 0; i < count; ++i) {
+    bool gi = isinf(got[i]) && got[i] > 0, wi = isinf(want[i]) && want[i] > 0;
+    if (gi != wi || isnan(got[i]))
+      return INFINITY;
+    if (gi)
+      continue;
+    scratch_got[n] = got[i];
+    scratch_want[n++] = want[i];
+  }
+  return attn_rel_error(scratch_got, scratch_want, n);
+}
+
+/// The buffers of one backward job, by what they are.
+enum { G_OUT, G_LSE, G_DOUT, G_DQ, G_DK, G_DV, G_NUM };
+
+int attn_run_grad_job(struct attn_executor *x, const struct job *j,
+                      double tolerance, struct attn_rng *rng, FILE *out) {
+  if (j->matmul)
+    return attn_run_job(x, j, tolerance, rng, out);
+  static const char *const gname[G_NUM] = {"out", "lse", "dout",
+                                           "dq",  "dk",  "dv"};
+  struct attn_ref_problem p = j->p;
+  size_t n[ATTN_RUN_ROLES], bytes[ATTN_RUN_ROLES];
+  void *bufs[ATTN_RUN_ROLES] = {NULL};
+  double *refs[4] = {NULL};
+  double *caps[ATTN_RUN_MAX_CAPTURES] = {NULL};
+  double *data_of[ATTN_RUN_ROLES] = {NULL};
+  double *ids[ATTN_RUN_ROLES] = {NULL};
+  struct attn_body_fns fns = {NULL, NULL};
+  void *g[G_NUM] = {NULL};
+  size_t gn[G_NUM], gbytes[G_NUM];
+  double *want[G_NUM] = {NULL}, *got = NULL, *scratch = NULL, *dout = NULL;
+  int rc = -1;
+  role_sizes(j, n);
+  size_t es = (size_t)j->elem_bits / 8;
+  gn[G_OUT] = gn[G_DOUT] = n[ATTN_RUN_OUT];
+  gn[G_LSE] = (size_t)(p.batch * p.heads * p.seq_q);
+  gn[G_DQ] = n[ATTN_RUN_Q];
+  gn[G_DK] = n[ATTN_RUN_K];
+  gn[G_DV] = n[ATTN_RUN_V];
+  size_t most = 0;
+  bool ok = true;
+  for (int i = 0; i < G_NUM; ++i) {
+    gbytes[i] = gn[i] * (i == G_LSE ? 4 : es);
+    ok &= (g[i] = malloc(gbytes[i] ? gbytes[i] : 1)) != NULL;
+    if (i != G_OUT)
+      ok &= (want[i] = malloc(8 * (gn[i] ? gn[i] : 1))) != NULL;
+    most = gn[i] > most ? gn[i] : most;
+  }
+  for (int r = 0; r < ATTN_RUN_ROLES; ++r) {
+    bytes[r] = n[r] * role_elem_bytes(j, r);
+    if (j->has[r] && r != ATTN_RUN_OUT)
+      ok &= (bufs[r] = malloc(bytes[r] ? bytes[r] : 1)) != NULL;
+    if (r < 3 || (r == ATTN_RUN_GATE && j->has[r]))
+      ok &= (refs[r < 3 ? r : 3] = malloc(8 * (n[r] ? n[r] : 1))) != NULL;
+  }
+  for (int c = 0; c < j->ncaptures; ++c)
+    ok &= (caps[c] = malloc(8 * j->captures[c].count)) != NULL;
+  ok &= (got = malloc(8 * (most ? most : 1))) != NULL &&
+        (scratch = malloc(8 * (most ? most : 1))) != NULL;
+  if (!ok) {
+    fprintf(stderr, "%s: error: out of memory for '%s'\n", tool, j->name);
+    goto out;
+  }
+  bufs[ATTN_RUN_OUT] = g[G_OUT];
+  draw_inputs(rng, j, bufs, refs, n);
+  for (int c = 0; c < j->ncaptures; ++c)
+    fill_capture(rng, &j->captures[c], bufs[ATTN_RUN_CAPTURE0 + c], caps[c],
+                 x->capture_ids > 0 ? x->capture_ids : 4);
+  dout = want[G_DOUT];
+  fill(rng, j, g[G_DOUT], dout, gn[G_DOUT]);
+  if (!p.score_fn && !p.mask_fn) {
+    for (int r = 0; r < 3; ++r)
+      data_of[r] = refs[r];
+    data_of[ATTN_RUN_GATE] = refs[3];
+    for (int r = ATTN_RUN_Q_SEGMENTS; r <= ATTN_RUN_K_POSITIONS; ++r)
+      if (j->has[r] && (ids[r] = malloc(8 * (n[r] ? n[r] : 1))) != NULL) {
+        for (size_t i = 0; i < n[r]; ++i)
+          ids[r][i] = ((const int32_t *)bufs[r])[i];
+        data_of[r] = ids[r];
+      }
+    for (int c = 0; c < j->ncaptures; ++c)
+      data_of[ATTN_RUN_CAPTURE0 + c] = caps[c];
+    fns.score = body_eval(j, &j->score_fn, data_of, &ok);
+    fns.mask = body_eval(j, &j->mask_fn, data_of, &ok);
+    if (!ok)
+      goto out;
+    if (fns.score)
+      p.score_fn = attn_body_fns_score;
+    if (fns.mask)
+      p.mask_fn = attn_body_fns_mask;
+    if (fns.score || fns.mask)
+      p.fn_ctx = &fns;
+  }
+  p.gate = refs[3];
+  p.q_segments = bufs[ATTN_RUN_Q_SEGMENTS];
+  p.k_segments = bufs[ATTN_RUN_K_SEGMENTS];
+  p.q_positions = bufs[ATTN_RUN_Q_POSITIONS];
+  p.k_positions = bufs[ATTN_RUN_K_POSITIONS];
+  if (!attn_reference_grad(&p, refs[0], refs[1], refs[2], dout, want[G_DQ],
+                           want[G_DK], want[G_DV], NULL, want[G_LSE])) {
+    fprintf(stderr, "%s: error: malformed problem for '%s'\n", tool, j->name);
+    goto out;
+  }
+  // The calls' arguments: the function's, then out and lse (forward); out,
+  // lse, dout, then dk and dv, dq, or all three (the program).
+  struct attn_run_arg args[ATTN_RUN_ROLES + G_NUM];
+  int na = 0;
+  for (int a = 0; a < j->nargs; ++a) {
+    int r = j->role_of_arg[a];
+    args[na++] = (struct attn_run_arg){attn_run_role_name(r), bufs[r],
+                                       bytes[r], false};
+  }
+  for (int i = 0; i < G_NUM; ++i)
+    memset(g[i], 0xff, i == G_DOUT ? 0 : gbytes[i]); // NaN poison
+  args[na] = (struct attn_run_arg){gname[G_OUT], g[G_OUT], gbytes[G_OUT], true};
+  args[na + 1] =
+      (struct attn_run_arg){gname[G_LSE], g[G_LSE], gbytes[G_LSE], true};
+  if (!x->call(x, j->name, na + 2, args))
+    goto out;
+  for (int i = G_OUT; i <= G_DOUT; ++i)
+    args[na + i] = (struct attn_run_arg){gname[i], g[i], gbytes[i], false};
+  char prog[300], kernel[320];
+  snprintf(prog, sizeof prog, "%s__grad", j->name);
+  if (x->has(x, prog)) {
+    for (int i = G_DQ; i <= G_DV; ++i)
+      args[na + i] = (struct attn_run_arg){gname[i], g[i], gbytes[i], true};
+    if (!x->call(x, prog, na + G_NUM, args))
+      goto out;
+  } else {
+    args[na + 3] = (struct attn_run_arg){gname[G_DK], g[G_DK], gbytes[G_DK],
+                                         true};
+    args[na + 4] = (struct attn_run_arg){gname[G_DV], g[G_DV], gbytes[G_DV],
+                                         true};
+    snprintf(kernel, sizeof kernel, "%s__dkdv", prog);
+    if (!x->call(x, kernel, na + 5, args))
+      goto out;
+    args[na + 3] = (struct attn_run_arg){gname[G_DQ], g[G_DQ], gbytes[G_DQ],
+                                         true};
+    snprintf(kernel, sizeof kernel, "%s__dq", prog);
+    if (!x->call(x, kernel, na + 4, args))
+      goto out;
+  }
+  double err[G_NUM] = {0};
+  err[G_LSE] = lse_error(g[G_LSE], want[G_LSE], gn[G_LSE], got, scratch);
+  for (int i = G_DQ; i <= G_DV; ++i) {
+    for (size_t e = 0; e < gn[i]; ++e)
+      got[e] = to_double(j, g[i], e);
+    err[i] = attn_rel_error(got, want[i], gn[i]);
+  }
+  double tol = default_tolerance(j, tolerance);
+  double lse_tol = tolerance > 0 ? tolerance : 1e-4;
+  double worst = err[G_DQ];
+  for (int i = G_DK; i <= G_DV; ++i)
+    worst = err[i] > worst || isnan(err[i]) ? err[i] : worst;
+  bool pass = err[G_LSE] <= lse_tol && worst <= tol;
+  fprintf(out,
+          "%s__grad: b=%lld h=%lld hk=%lld n=%lld m=%lld d=%lld dv=%lld "
+          "causal=%d rope=%d",
+          j->name, (long long)p.batch, (long long)p.heads,
+          (long long)p.kv_heads, (long long)p.seq_q, (long long)p.seq_k,
+          (long long)p.head_dim, (long long)p.value_dim, p.causal, p.rope);
+  print_features(out, j);
+  fprintf(out,
+          " %s lse=%.3e dq=%.3e dk=%.3e dv=%.3e rel_error=%.3e "
+          "tolerance=%.1e %s\n",
+          elem_label(j), err[G_LSE], err[G_DQ], err[G_DK], err[G_DV], worst,
+          tol, pass ? "PASS" : "FAIL");
+  rc = pass ? 0 : 1;
+out:
+  for (int r = 0; r < ATTN_RUN_ROLES; ++r)
+    if (r != ATTN_RUN_OUT)
+      free(bufs[r]);
+  for (int r = 0; r < 4; ++r)
+    free(refs[r]);
+  for (int c = 0; c < ATTN_RUN_MAX_CAPTURES; ++c)
+    free(caps[c]);
+  for (int r = 0; r < ATTN_RUN_ROLES; ++r)
+    free(ids[r]);
+  for (int i = 0; i < G_NUM; ++i) {
+    free(g[i]);
+    free(want[i]);
+  }
+  free(got);
+  free(scratch);
+  attn_body_eval_destroy(fns.score);
+  attn_body_eval_destroy(fns.mask);
+  return rc;
+}
+
 //===-- The CPU executor --------------------------------------------------===//
 
 /// Runs the CPU entry of a job: `_mlir_<name>(void **)`, the packed wrapper
@@ -734,8 +933,34 @@ static bool cpu_execute(struct attn_executor *x, const struct job *j,
   return true;
 }
 
+static bool cpu_has(struct attn_executor *x, const char *name) {
+  return attn_jit_lookup(x->jit, name) != NULL;
+}
+
+/// Runs the CPU entry `name` on args[0..n) in order.
+static bool cpu_call(struct attn_executor *x, const char *name, int n,
+                     const struct attn_run_arg *args) {
+  void *ptrs[ATTN_RUN_ROLES + 8], *packed[ATTN_RUN_ROLES + 8];
+  if (n > ATTN_RUN_ROLES + 8)
+    return false;
+  for (int a = 0; a < n; ++a) {
+    ptrs[a] = args[a].buf;
+    packed[a] = &ptrs[a];
+  }
+  attn_jit_entry_fn entry = attn_jit_lookup(x->jit, name);
+  if (!entry) {
+    fprintf(stderr, "%s: error: kernel '%s' did not compile for the CPU\n",
+            tool, name);
+    return false;
+  }
+  entry(packed);
+  return true;
+}
+
 bool attn_cpu_executor_load(struct attn_executor *x, MlirOperation module) {
   x->execute = cpu_execute;
+  x->has = cpu_has;
+  x->call = cpu_call;
   x->jit = attn_jit_create(module);
   return x->jit != NULL;
 }

@@ -27,6 +27,7 @@ struct options {
   enum attn_gpu_kernel kernel;
   int format; // -1 none, else enum attn_binary_format
   bool manifest_only;
+  bool grad; // --grad: attn-grad after attn-fuse
 };
 
 static const struct attn_tool_option tool_options[] = {
@@ -46,6 +47,9 @@ static const struct attn_tool_option tool_options[] = {
      "where RoPE runs: auto, fused, split, pre or producer"},
     {"--tile-options=<text>", "string", "none",
      "attn-tile's options, e.g. 'block-m=32 block-n=32'"},
+    {"--grad", "flag", "off",
+     "also compile each attention's backward (attn-grad: @f returns out "
+     "and lse, @f__grad's kernels compute dq, dk, dv)"},
     {"--toolkit=<dir>", "directory", "$CUDA_HOME or /usr/local/cuda",
      "CUDA toolkit"},
     {"--irdl-file=<file>", "file", "the built-in IRDL",
@@ -95,6 +99,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
       o->hopper_options = a + 17;
     else if (!strncmp(a, "--rope-strategy=", 16))
       o->rope_strategy = a + 16;
+    else if (!strcmp(a, "--grad"))
+      o->grad = true;
     else if (!strncmp(a, "--kernel=", 9)) {
       const char *k = a + 9;
       if (!strcmp(k, "auto"))
@@ -164,7 +170,7 @@ static bool lower_to_gpu(MlirContext ctx, MlirOperation module,
     return true;
   if (s.attn) {
     struct attn_strbuf f = {0};
-    attn_fuse_pipeline(module, o->rope_strategy, &f);
+    attn_fuse_pipeline(module, o->rope_strategy, o->grad, &f);
     bool fused = !f.failed && attn_tool_run_pipeline(tool, module, f.buf);
     attn_strbuf_free(&f);
     if (!fused)

@@ -146,3 +146,20 @@ func.func @mask_mod_result_type(%s: tensor<1x1x4x4xf32>) {
   }) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf16>
   return
 }
+
+// -----
+
+// attn.fused_grad (issue 29): eleven operand segments, three results.
+func.func @grad_segment_sizes(%q: tensor<1x2x8x16xf32>, %l: tensor<1x2x8xf32>) {
+  // expected-error@+1 {{'operandSegmentSizes' attribute for specifying operand segments must have 11 elements, but got 8}}
+  %0:3 = "attn.fused_grad"(%q, %q, %q, %q, %l, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.0 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_one_result(%q: tensor<1x2x8x16xf32>, %l: tensor<1x2x8xf32>) {
+  // expected-error@+1 {{expects exactly 3 results, but got 1}}
+  %0 = "attn.fused_grad"(%q, %q, %q, %q, %l, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>, scale = 1.0 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}

@@ -111,8 +111,9 @@ func.func @fill_bf16(%t: memref<16xbf16>) {
 
 // -----
 
+// A rank-3 tensor [B, H, N] holds one value per row: its tile is rank 1.
 func.func @load_source_rank3(%src: memref<8x16x64xf32>, %t: memref<16x64xf32>, %i: index) {
-  // expected-error@+1 {{source must be a static rank-4 or rank-2 memref, found memref<8x16x64xf32>}}
+  // expected-error@+1 {{tile must be a static rank-1 memref, found memref<16x64xf32>}}
   "tile.load"(%src, %t, %i, %i, %i) : (memref<8x16x64xf32>, memref<16x64xf32>, index, index, index) -> ()
   return
 }
@@ -188,7 +189,7 @@ func.func @load_columns(%src: memref<1x8x16x64xf32>, %t: memref<16x32xf32>, %i: 
 // -----
 
 func.func @store_dest_dynamic(%t: memref<16x64xf32>, %dst: memref<1x8x?x64xf32>, %i: index) {
-  // expected-error@+1 {{dest must be a static rank-4 or rank-2 memref, found memref<1x8x?x64xf32>}}
+  // expected-error@+1 {{dest must be a static rank-4, rank-3 or rank-2 memref, found memref<1x8x?x64xf32>}}
   "tile.store"(%t, %dst, %i, %i, %i) : (memref<16x64xf32>, memref<1x8x?x64xf32>, index, index, index) -> ()
   return
 }

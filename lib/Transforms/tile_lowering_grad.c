@@ -1,0 +1,123 @@
+//===- tile_lowering_grad.c - The backward's row ops to loops, CPU and GPU ===//
+//
+// The loops of the tile ops the backward pass adds (issue 29): tile.row_lse
+// (the forward's log-sum-exp from its running max and sum), tile.row_dot
+// (D = rowsum(dO * O)), tile.exp_lse (P from the scores and the
+// log-sum-exp) and tile.ds (the softmax backward). Written once with the
+// helpers of tile_lowering.c, so that the CPU path runs each row (or
+// element) in one thread and the GPU path spreads them over the CTA.
+// tile.score_fn_grad shares tile.score_fn's loop (tile_lowering_scores.c);
+// tile.mma's transpose_a and tile.rope's inverse are options of their
+// loops in tile_lowering.c.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/transforms_internal.h"
+
+#include "dialects/attn/attn_dialect.h"
+#include "dialects/tile/tile_dialect.h"
+
+#include "lib/IR/attn_builder.h"
+
+#include <math.h>
+
+/// log2(e) and ln(2), as f32 constants are made from them.
+#define LOG2E 1.4426950408889634
+#define LN2 0.6931471805599453
+
+/// tile.row_lse (row_max, row_sum, lse): lse[i] = (m[i] + log2 l[i]) ln 2,
+/// +inf where l[i] == 0.
+static void gen_row_lse(struct attn_tile_gen *g) {
+  struct attn_builder *b = g->b;
+  MlirValue ln2 = attn_gen_f32(g, (float)LN2);
+  MlirValue zero = attn_gen_f32(g, 0.0f);
+  MlirValue inf = attn_gen_f32(g, INFINITY);
+  struct attn_b_for loop;
+  MlirValue i = attn_gen_open_loop(g, &loop, g->dims[0][0]);
+  MlirValue m = attn_b_load(b, attn_gen_arg(g, 0), 1, &i);
+  MlirValue l = attn_b_load(b, attn_gen_arg(g, 1), 1, &i);
+  MlirValue sum = attn_b_addf(b, m, attn_b_unary(b, "math.log2", l));
+  MlirValue none = attn_b_cmpf(b, ATTN_B_F_OEQ, l, zero);
+  MlirValue lse = attn_b_select(b, none, inf, attn_b_mulf(b, sum, ln2));
+  attn_b_store(b, lse, attn_gen_arg(g, 2), 1, &i);
+  attn_gen_close_loop(g, &loop);
+}
+
+/// tile.row_dot (a, b, d): d[i] = sum_j a[i, j] b[i, j], one row per
+/// iteration.
+static void gen_row_dot(struct attn_tile_gen *g) {
+  struct attn_builder *b = g->b;
+  MlirValue zero = attn_gen_f32(g, 0.0f);
+  MlirValue ncols = attn_gen_index(g, g->dims[0][1]);
+  struct attn_b_for loop;
+  MlirValue i = attn_gen_open_loop(g, &loop, g->dims[0][0]);
+  struct attn_b_for sum;
+  attn_b_for_open(b, &sum, g->c0, ncols, g->c1, 1, &zero);
+  MlirValue ij[2] = {i, sum.iv};
+  MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 2, ij);
+  MlirValue y = attn_b_load(b, attn_gen_arg(g, 1), 2, ij);
+  MlirValue acc = attn_b_fma(b, x, y, sum.args[0]);
+  attn_b_for_close(b, &sum, 1, &acc);
+  attn_b_store(b, sum.results[0], attn_gen_arg(g, 2), 1, &i);
+  attn_gen_close_loop(g, &loop);
+}
+
+/// tile.exp_lse (scores, lse) {scale}: s = exp(scale s - lse[i]), computed
+/// as the forward's softmax_update computes its weights, exp2(s k - lse
+/// log2 e) with k = scale log2 e; 0 where s is -inf or lse[i] is +inf.
+static void gen_exp_lse(struct attn_tile_gen *g) {
+  struct attn_builder *b = g->b;
+  double scale = 1.0;
+  attn_attr_f64(g->op, "scale", &scale);
+  MlirValue k = attn_gen_f32(g, (float)(scale * LOG2E));
+  MlirValue log2e = attn_gen_f32(g, (float)LOG2E);
+  MlirValue zero = attn_gen_f32(g, 0.0f);
+  MlirValue inf = attn_gen_f32(g, INFINITY);
+  MlirValue ninf = attn_gen_f32(g, -INFINITY);
+  struct attn_b_for loop;
+  MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
+  MlirValue ij[2];
+  attn_gen_split_index(g, e, g->dims[0][1], &ij[0], &ij[1]);
+  MlirValue x = attn_b_load(b, attn_gen_arg(g, 0), 2, ij);
+  MlirValue lse = attn_b_load(b, attn_gen_arg(g, 1), 1, &ij[0]);
+  MlirValue t = attn_b_subf(b, attn_b_mulf(b, x, k),
+                            attn_b_mulf(b, lse, log2e));
+  MlirValue p = attn_b_unary(b, "math.exp2", t);
+  MlirValue masked = attn_b_cmpf(b, ATTN_B_F_OEQ, x, ninf);
+  MlirValue empty = attn_b_cmpf(b, ATTN_B_F_OEQ, lse, inf);
+  MlirValue dead = attn_b_ori(b, masked, empty);
+  attn_b_store(b, attn_b_select(b, dead, zero, p), attn_gen_arg(g, 0), 2, ij);
+  attn_gen_close_loop(g, &loop);
+}
+
+/// tile.ds (p, dp, d) {scale}: dp = scale p (dp - d[i]), in place.
+static void gen_ds(struct attn_tile_gen *g) {
+  struct attn_builder *b = g->b;
+  double scale = 1.0;
+  attn_attr_f64(g->op, "scale", &scale);
+  MlirValue sc = attn_gen_f32(g, (float)scale);
+  struct attn_b_for loop;
+  MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
+  MlirValue ij[2];
+  attn_gen_split_index(g, e, g->dims[0][1], &ij[0], &ij[1]);
+  MlirValue p = attn_b_load(b, attn_gen_arg(g, 0), 2, ij);
+  MlirValue dp = attn_b_load(b, attn_gen_arg(g, 1), 2, ij);
+  MlirValue d = attn_b_load(b, attn_gen_arg(g, 2), 1, &ij[0]);
+  MlirValue ps = attn_b_mulf(b, p, sc);
+  MlirValue ds = attn_b_mulf(b, ps, attn_b_subf(b, dp, d));
+  attn_b_store(b, ds, attn_gen_arg(g, 1), 2, ij);
+  attn_gen_close_loop(g, &loop);
+}
+
+bool attn_gen_grad_ops(struct attn_tile_gen *g) {
+  if (attn_op_is(g->op, ATTN_OP_TILE_ROW_LSE))
+    gen_row_lse(g);
+  else if (attn_op_is(g->op, ATTN_OP_TILE_ROW_DOT))
+    gen_row_dot(g);
+  else if (attn_op_is(g->op, ATTN_OP_TILE_EXP_LSE))
+    gen_exp_lse(g);
+  else if (attn_op_is(g->op, ATTN_OP_TILE_DS))
+    gen_ds(g);
+  else
+    return false;
+  return true;
+}
