@@ -12,7 +12,9 @@
 //   }
 //
 // Tiles live in shared memory (workgroup attributions). This is the plain
-// arithmetic path; tensor cores come with the Hopper lowering.
+// arithmetic path; tensor cores come with the Hopper lowering. The
+// module's launch programs (tile.programs) move into the gpu.module's
+// attn.programs, as lower-tile-to-hopper moves them.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
@@ -327,6 +329,17 @@ static bool lower_tile_to_gpu_run(MlirOperation module, const void *opts) {
     ok = lower_kernel(funcs.ops[i], gm);
   }
   free(funcs.ops);
+  // attn-tile's launch programs (tile.programs: the backward's f__grad)
+  // go into the gpu.module's attn.programs, as lower-tile-to-hopper moves
+  // them, so that the manifest names them; a module without any is left
+  // as it was. The gpu.module is made for this chip when no kernel made
+  // it.
+  if (ok && !mlirAttributeIsNull(attn_attr_get(module, ATTN_TILE_PROGRAMS_ATTR))) {
+    if (mlirOperationIsNull(attn_gpu_kernels_module(
+            module, o->chip, ptx, mlirOperationGetLocation(module))))
+      return attn_emit_errorf(module, "cannot create gpu.module");
+    ok = attn_programs_move(module);
+  }
   return ok;
 }
 
