@@ -234,6 +234,25 @@ static bool is_operator_word(const char *s, size_t n) {
          (n == 3 && !strncmp(s, "mod", 3));
 }
 
+/// True when the word [w, we) is `array` opening a dense array of index
+/// (`array<index`, blanks allowed), which MLIR 22's parseDenseArrayAttr
+/// takes for an integer or float and crashes on (getIntOrFloatBitWidth of
+/// index; found by attn-fuzz-parse).
+static bool dense_array_of_index(const char *w, const char *we,
+                                 const char *end) {
+  if (we - w != 5 || strncmp(w, "array", 5))
+    return false;
+  const char *s = we;
+  while (s < end && isspace((unsigned char)*s))
+    ++s;
+  if (s >= end || *s != '<')
+    return false;
+  for (++s; s < end && isspace((unsigned char)*s); ++s)
+    ;
+  return end - s >= 5 && !strncmp(s, "index", 5) &&
+         (end - s == 5 || !is_name_char(s[5]));
+}
+
 bool attn_check_nesting(MlirContext ctx, const char *text, size_t len,
                         const char *filename) {
   if (!text)
@@ -241,7 +260,7 @@ bool attn_check_nesting(MlirContext ctx, const char *text, size_t len,
   const char *end = text + (len ? len : strlen(text));
   struct nesting n = {.depth = 0, .total = 0};
   int line = 1;
-  const char *bol = text, *stop = NULL;
+  const char *bol = text, *stop = NULL, *index_array = NULL;
   char last = '\n'; // last character outside blanks, comments and strings
   for (const char *s = text; s < end && !stop; ++s) {
     char c = *s;
@@ -299,6 +318,8 @@ bool attn_check_nesting(MlirContext ctx, const char *text, size_t len,
       while (w < end && is_name_char(*w))
         ++w;
       chains = is_operator_word(s, (size_t)(w - s)) && ends_operand(last);
+      if (!index_array && dense_array_of_index(s, w, end))
+        index_array = stop = s;
       s = w - 1;
       c = chains ? '+' : *s; // after an operator word, as after '+'
     }
@@ -312,11 +333,16 @@ bool attn_check_nesting(MlirContext ctx, const char *text, size_t len,
   if (!stop)
     return true;
   char msg[256];
-  snprintf(msg, sizeof msg,
-           "%s nests deeper than %d levels (each open bracket, brace, "
-           "parenthesis, '<' and chained operator counts one); MLIR's "
-           "recursive parser would overflow its stack",
-           strchr("([{<", *stop) ? "input" : "expression", ATTN_MAX_NESTING);
+  if (index_array)
+    snprintf(msg, sizeof msg,
+             "a dense array of index (array<index: ...>) is not accepted: "
+             "MLIR 22's parser crashes on it; use array<i64: ...>");
+  else
+    snprintf(msg, sizeof msg,
+             "%s nests deeper than %d levels (each open bracket, brace, "
+             "parenthesis, '<' and chained operator counts one); MLIR's "
+             "recursive parser would overflow its stack",
+             strchr("([{<", *stop) ? "input" : "expression", ATTN_MAX_NESTING);
   MlirLocation loc = mlirLocationFileLineColGet(
       ctx, mlirStringRefCreateFromCString(filename ? filename : "<input>"),
       (unsigned)line, (unsigned)(stop - bol) + 1);

@@ -73,8 +73,10 @@ void attn_emit_parse_hint(MlirContext ctx, const char *text,
 /// deeper than ATTN_MAX_NESTING: each open `(`, `[`, `{` or `<` (not `->`,
 /// `>=`) outside strings and `//` comments counts one, and so does each
 /// chained `+`, `-`, `*`, `floordiv`, `ceildiv` or `mod` of an expression.
-/// Returns false after one error at filename:line:col, where the limit is
-/// crossed. Call it before parsing untrusted text.
+/// The same scan refuses a dense array of index (`array<index: ...>`),
+/// which MLIR 22's parser crashes on. Returns false after one error at
+/// filename:line:col, where the limit is crossed (or at `array`). Call it
+/// before parsing untrusted text.
 bool attn_check_nesting(MlirContext ctx, const char *text, size_t len,
                         const char *filename);
 
