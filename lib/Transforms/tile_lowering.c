@@ -5,7 +5,9 @@
 // the CPU one thread walks every element, on the GPU the CTA's threads take
 // elements tid, tid + ntid, ... and meet at a barrier afterwards. The loops
 // are built in place of the tile op through lib/IR/attn_builder.h, located
-// at it and named "cpu.loop" or "gpu.threads".
+// at it and named "cpu.loop" or "gpu.threads", with tile_gen.c's loop
+// vocabulary; the scores' ops are in tile_lowering_scores.c, the
+// backward's in tile_lowering_grad.c, and this file dispatches to them.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Transforms/transforms_internal.h"
@@ -21,55 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-MlirValue attn_gen_arg(struct attn_tile_gen *g, int i) {
-  return mlirOperationGetOperand(g->op, i);
-}
-
-MlirValue attn_gen_f32(struct attn_tile_gen *g, float v) {
-  return attn_b_f32(g->b, v);
-}
-
-MlirValue attn_gen_index(struct attn_tile_gen *g, long long v) {
-  return attn_b_index(g->b, v);
-}
-
 /// The element type of a global tensor operand, when it is 16-bit (loads
 /// widen it to f32, stores narrow to it); null for f32.
 static MlirType narrow_elem(struct attn_tile_gen *g, int i) {
   MlirType e = mlirShapedTypeGetElementType(
       mlirValueGetType(mlirOperationGetOperand(g->op, i)));
   return mlirTypeIsAF16(e) || mlirTypeIsABF16(e) ? e : (MlirType){NULL};
-}
-
-MlirValue attn_gen_open_loop(struct attn_tile_gen *g, struct attn_b_for *loop,
-                             long long total) {
-  struct attn_builder *b = g->b;
-  MlirValue tid, nt;
-  if (g->target == ATTN_TILE_GPU) {
-    tid = attn_b_thread_id(b, ATTN_B_X);
-    nt = attn_b_block_dim(b, ATTN_B_X);
-  } else {
-    tid = attn_b_index(b, 0);
-    nt = attn_b_index(b, 1);
-  }
-  g->c0 = attn_b_index(b, 0);
-  g->c1 = attn_b_index(b, 1);
-  MlirValue hi = attn_b_index(b, total);
-  attn_b_for_open(b, loop, tid, hi, nt, 0, NULL);
-  return loop->iv;
-}
-
-void attn_gen_close_loop(struct attn_tile_gen *g, struct attn_b_for *loop) {
-  attn_b_for_close(g->b, loop, 0, NULL);
-  if (g->target == ATTN_TILE_GPU)
-    attn_b_barrier(g->b);
-}
-
-void attn_gen_split_index(struct attn_tile_gen *g, MlirValue e,
-                          long long cols, MlirValue *i, MlirValue *j) {
-  MlirValue c = attn_gen_index(g, cols);
-  *i = attn_b_divui(g->b, e, c);
-  *j = attn_b_remui(g->b, e, c);
 }
 
 static void gen_fill(struct attn_tile_gen *g, int rank) {

@@ -212,8 +212,9 @@ void attn_tile_collect_ops(MlirOperation kernel, struct attn_op_list *out);
 struct attn_builder;
 struct attn_b_for;
 
-/// The loops of one tile op being built (tile_lowering.c and
-/// tile_lowering_scores.c), in place of the op, through b.
+/// The loops of one tile op being built (tile_lowering.c,
+/// tile_lowering_scores.c and tile_lowering_grad.c, with tile_gen.c's
+/// vocabulary below), in place of the op, through b.
 struct attn_tile_gen {
   struct attn_builder *b;
   enum attn_tile_target target;
