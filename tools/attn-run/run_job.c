@@ -612,6 +612,63 @@ out:
   return rc;
 }
 
+/// What the float64 reference reads beside the tensors: float64 copies of
+/// the i32 inputs and the bodies' evaluators over them.
+struct ref_bodies {
+  double *ids[ATTN_RUN_ROLES];
+  struct attn_body_fns fns;
+};
+
+/// Points p at the job's inputs (the gate's float64 copy, the segments and
+/// positions as drawn) and, unless p brings hooks of its own (attn-fuzz's
+/// reference bodies, written independently), its score and mask bodies at
+/// their float64 evaluation over refs, caps and rb's copies. False when a
+/// body cannot be evaluated (body_eval has said why).
+static bool bind_reference(const struct job *j, void *const bufs[],
+                           double *const refs[4], double *const caps[],
+                           const size_t n[], struct ref_bodies *rb,
+                           struct attn_ref_problem *p) {
+  if (!p->score_fn && !p->mask_fn) {
+    double *data_of[ATTN_RUN_ROLES] = {NULL}; // what the bodies read, by role
+    for (int r = 0; r < 3; ++r)
+      data_of[r] = refs[r];
+    data_of[ATTN_RUN_GATE] = refs[3];
+    for (int r = ATTN_RUN_Q_SEGMENTS; r <= ATTN_RUN_K_POSITIONS; ++r)
+      if (j->has[r] && (rb->ids[r] = malloc(8 * (n[r] ? n[r] : 1))) != NULL) {
+        for (size_t i = 0; i < n[r]; ++i)
+          rb->ids[r][i] = ((const int32_t *)bufs[r])[i];
+        data_of[r] = rb->ids[r];
+      }
+    for (int c = 0; c < j->ncaptures; ++c)
+      data_of[ATTN_RUN_CAPTURE0 + c] = caps[c];
+    bool ok = true;
+    rb->fns.score = body_eval(j, &j->score_fn, data_of, &ok);
+    rb->fns.mask = body_eval(j, &j->mask_fn, data_of, &ok);
+    if (!ok)
+      return false;
+    if (rb->fns.score)
+      p->score_fn = attn_body_fns_score;
+    if (rb->fns.mask)
+      p->mask_fn = attn_body_fns_mask;
+    if (rb->fns.score || rb->fns.mask)
+      p->fn_ctx = &rb->fns;
+  }
+  p->gate = refs[3];
+  p->q_segments = bufs[ATTN_RUN_Q_SEGMENTS];
+  p->k_segments = bufs[ATTN_RUN_K_SEGMENTS];
+  p->q_positions = bufs[ATTN_RUN_Q_POSITIONS];
+  p->k_positions = bufs[ATTN_RUN_K_POSITIONS];
+  return true;
+}
+
+/// Frees what bind_reference made.
+static void free_reference(struct ref_bodies *rb) {
+  for (int r = 0; r < ATTN_RUN_ROLES; ++r)
+    free(rb->ids[r]);
+  attn_body_eval_destroy(rb->fns.score);
+  attn_body_eval_destroy(rb->fns.mask);
+}
+
 int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
                  struct attn_rng *rng, FILE *out) {
   if (j->matmul)
@@ -621,9 +678,7 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
   void *bufs[ATTN_RUN_ROLES] = {NULL};
   double *refs[4] = {NULL}, *want = NULL, *got = NULL;
   double *caps[ATTN_RUN_MAX_CAPTURES] = {NULL};
-  double *data_of[ATTN_RUN_ROLES] = {NULL}; // what the bodies read, by role
-  double *ids[ATTN_RUN_ROLES] = {NULL};     // float64 copies of i32 inputs
-  struct attn_body_fns fns = {NULL, NULL};
+  struct ref_bodies rb = {{NULL}, {NULL, NULL}};
   int rc = -1;
   double ms = -1;
   role_sizes(j, n);
@@ -647,36 +702,8 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
   for (int c = 0; c < j->ncaptures; ++c)
     fill_capture(rng, &j->captures[c], bufs[ATTN_RUN_CAPTURE0 + c], caps[c],
                  x->capture_ids > 0 ? x->capture_ids : 4);
-  // The bodies' float64 evaluation, unless the caller gave the problem
-  // hooks of its own (attn-fuzz's reference bodies, written independently).
-  if (!p.score_fn && !p.mask_fn) {
-    for (int r = 0; r < 3; ++r)
-      data_of[r] = refs[r];
-    data_of[ATTN_RUN_GATE] = refs[3];
-    for (int r = ATTN_RUN_Q_SEGMENTS; r <= ATTN_RUN_K_POSITIONS; ++r)
-      if (j->has[r] && (ids[r] = malloc(8 * (n[r] ? n[r] : 1))) != NULL) {
-        for (size_t i = 0; i < n[r]; ++i)
-          ids[r][i] = ((const int32_t *)bufs[r])[i];
-        data_of[r] = ids[r];
-      }
-    for (int c = 0; c < j->ncaptures; ++c)
-      data_of[ATTN_RUN_CAPTURE0 + c] = caps[c];
-    fns.score = body_eval(j, &j->score_fn, data_of, &ok);
-    fns.mask = body_eval(j, &j->mask_fn, data_of, &ok);
-    if (!ok)
-      goto out;
-    if (fns.score)
-      p.score_fn = attn_body_fns_score;
-    if (fns.mask)
-      p.mask_fn = attn_body_fns_mask;
-    if (fns.score || fns.mask)
-      p.fn_ctx = &fns;
-  }
-  p.gate = refs[3];
-  p.q_segments = bufs[ATTN_RUN_Q_SEGMENTS];
-  p.k_segments = bufs[ATTN_RUN_K_SEGMENTS];
-  p.q_positions = bufs[ATTN_RUN_Q_POSITIONS];
-  p.k_positions = bufs[ATTN_RUN_K_POSITIONS];
+  if (!bind_reference(j, bufs, refs, caps, n, &rb, &p))
+    goto out;
   memset(bufs[ATTN_RUN_OUT], 0xff, bytes[ATTN_RUN_OUT]); // NaN poison
   if (!attn_reference(&p, refs[0], refs[1], refs[2], want)) {
     fprintf(stderr, "%s: error: malformed problem for '%s'\n", tool, j->name);
@@ -701,10 +728,7 @@ out:
     free(refs[r]);
   for (int c = 0; c < ATTN_RUN_MAX_CAPTURES; ++c)
     free(caps[c]);
-  for (int r = 0; r < ATTN_RUN_ROLES; ++r)
-    free(ids[r]);
-  attn_body_eval_destroy(fns.score);
-  attn_body_eval_destroy(fns.mask);
+  free_reference(&rb);
   free(want);
   free(got);
   return rc;
@@ -744,9 +768,7 @@ int attn_run_grad_job(struct attn_executor *x, const struct job *j,
   void *bufs[ATTN_RUN_ROLES] = {NULL};
   double *refs[4] = {NULL};
   double *caps[ATTN_RUN_MAX_CAPTURES] = {NULL};
-  double *data_of[ATTN_RUN_ROLES] = {NULL};
-  double *ids[ATTN_RUN_ROLES] = {NULL};
-  struct attn_body_fns fns = {NULL, NULL};
+  struct ref_bodies rb = {{NULL}, {NULL, NULL}};
   void *g[G_NUM] = {NULL};
   size_t gn[G_NUM], gbytes[G_NUM];
   double *want[G_NUM] = {NULL}, *got = NULL, *scratch = NULL, *dout = NULL;
@@ -789,34 +811,8 @@ int attn_run_grad_job(struct attn_executor *x, const struct job *j,
                  x->capture_ids > 0 ? x->capture_ids : 4);
   dout = want[G_DOUT];
   fill(rng, j, g[G_DOUT], dout, gn[G_DOUT]);
-  if (!p.score_fn && !p.mask_fn) {
-    for (int r = 0; r < 3; ++r)
-      data_of[r] = refs[r];
-    data_of[ATTN_RUN_GATE] = refs[3];
-    for (int r = ATTN_RUN_Q_SEGMENTS; r <= ATTN_RUN_K_POSITIONS; ++r)
-      if (j->has[r] && (ids[r] = malloc(8 * (n[r] ? n[r] : 1))) != NULL) {
-        for (size_t i = 0; i < n[r]; ++i)
-          ids[r][i] = ((const int32_t *)bufs[r])[i];
-        data_of[r] = ids[r];
-      }
-    for (int c = 0; c < j->ncaptures; ++c)
-      data_of[ATTN_RUN_CAPTURE0 + c] = caps[c];
-    fns.score = body_eval(j, &j->score_fn, data_of, &ok);
-    fns.mask = body_eval(j, &j->mask_fn, data_of, &ok);
-    if (!ok)
-      goto out;
-    if (fns.score)
-      p.score_fn = attn_body_fns_score;
-    if (fns.mask)
-      p.mask_fn = attn_body_fns_mask;
-    if (fns.score || fns.mask)
-      p.fn_ctx = &fns;
-  }
-  p.gate = refs[3];
-  p.q_segments = bufs[ATTN_RUN_Q_SEGMENTS];
-  p.k_segments = bufs[ATTN_RUN_K_SEGMENTS];
-  p.q_positions = bufs[ATTN_RUN_Q_POSITIONS];
-  p.k_positions = bufs[ATTN_RUN_K_POSITIONS];
+  if (!bind_reference(j, bufs, refs, caps, n, &rb, &p))
+    goto out;
   if (!attn_reference_grad(&p, refs[0], refs[1], refs[2], dout, want[G_DQ],
                            want[G_DK], want[G_DV], NULL, want[G_LSE])) {
     fprintf(stderr, "%s: error: malformed problem for '%s'\n", tool, j->name);
@@ -895,16 +891,13 @@ out:
     free(refs[r]);
   for (int c = 0; c < ATTN_RUN_MAX_CAPTURES; ++c)
     free(caps[c]);
-  for (int r = 0; r < ATTN_RUN_ROLES; ++r)
-    free(ids[r]);
+  free_reference(&rb);
   for (int i = 0; i < G_NUM; ++i) {
     free(g[i]);
     free(want[i]);
   }
   free(got);
   free(scratch);
-  attn_body_eval_destroy(fns.score);
-  attn_body_eval_destroy(fns.mask);
   return rc;
 }
 
