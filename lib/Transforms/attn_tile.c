@@ -599,25 +599,17 @@ static MlirValue softcap_value(struct kernel *k, MlirValue x, MlirValue *th) {
   return attn_b_mulf(b, h, cap);
 }
 
-/// tile.score_fn of softcap: cap tanh(s / cap) (the kernels keep their
-/// scale folding: lib/Kernels/score_fn.c's in and out forms).
-static void build_softcap(struct kernel *k, MlirValue col) {
-  struct attn_builder *b = &k->b;
-  MlirBlock block;
-  MlirOperation anchor;
-  MlirBlock body = open_score_fn(k, col, "tile.softcap", &block, &anchor);
-  if (mlirBlockIsNull(body))
-    return;
-  end_body(b, softcap_value(k, mlirBlockGetArgument(body, 0), NULL), block,
-           anchor);
-  attn_builder_role(b, "tile.key_loop");
+/// Softcap of score x in a body, as a named modifier's value (below).
+static MlirValue softcap_body(struct kernel *k, MlirBlock body, MlirValue x) {
+  (void)body;
+  return softcap_value(k, x, NULL);
 }
 
-/// tile.score_fn of ALiBi: s - m_h |q - kv| with the head's slope m_h =
-/// 2^(-max_bias (h + 1) / heads), computed in the body from h (the kernels
-/// make it once per tile, and fold the pending scale into it: the add form
-/// of lib/Kernels/score_fn.c).
-/// ALiBi of score x in a body whose arguments are body's (s, b, h, q, kv).
+/// ALiBi of score x in a body whose arguments are body's (s, b, h, q, kv):
+/// x - m_h |q - kv| with the head's slope m_h = 2^(-max_bias (h + 1) /
+/// heads), computed in the body from h (the kernels make it once per tile,
+/// and fold the pending scale into it: the add form of
+/// lib/Kernels/score_fn.c).
 static MlirValue alibi_value(struct kernel *k, MlirBlock body, MlirValue x) {
   const struct kernel_shape *s = k->s;
   struct attn_builder *b = &k->b;
@@ -638,21 +630,9 @@ static MlirValue alibi_value(struct kernel *k, MlirBlock body, MlirValue x) {
   return attn_b_subf(b, x, p);
 }
 
-static void build_alibi(struct kernel *k, MlirValue col) {
-  struct attn_builder *b = &k->b;
-  MlirBlock block;
-  MlirOperation anchor;
-  MlirBlock body = open_score_fn(k, col, "tile.alibi", &block, &anchor);
-  if (mlirBlockIsNull(body))
-    return;
-  end_body(b, alibi_value(k, body, mlirBlockGetArgument(body, 0)), block,
-           anchor);
-  attn_builder_role(b, "tile.key_loop");
-}
-
-/// tile.score_fn of the gate: s + gate[b, h, q, min(kv / gate_block,
-/// blocks - 1)] (q is already clamped into the sequence).
-/// The gate of score x in a body whose arguments are body's.
+/// The gate of score x in a body whose arguments are body's: x + gate[b,
+/// h, q, min(kv / gate_block, blocks - 1)] (q is already clamped into the
+/// sequence).
 static MlirValue gate_value(struct kernel *k, MlirBlock body, MlirValue x) {
   const struct kernel_shape *s = k->s;
   struct attn_builder *b = &k->b;
@@ -668,15 +648,23 @@ static MlirValue gate_value(struct kernel *k, MlirBlock body, MlirValue x) {
   return attn_b_addf(b, x, attn_b_load(b, gate, 4, at));
 }
 
-static void build_gate(struct kernel *k, MlirValue col) {
+/// A named modifier's value of score x in a body whose arguments are
+/// body's (s, b, h, q, kv).
+typedef MlirValue (*mod_value_fn)(struct kernel *k, MlirBlock body,
+                                  MlirValue x);
+
+/// tile.score_fn of a named modifier (softcap, ALiBi, the gate) located at
+/// role: its value of the body's score (the kernels keep their scale
+/// folding: lib/Kernels/score_fn.c's in, out and add forms).
+static void build_mod_body(struct kernel *k, MlirValue col, const char *role,
+                           mod_value_fn value) {
   struct attn_builder *b = &k->b;
   MlirBlock block;
   MlirOperation anchor;
-  MlirBlock body = open_score_fn(k, col, "tile.gate", &block, &anchor);
+  MlirBlock body = open_score_fn(k, col, role, &block, &anchor);
   if (mlirBlockIsNull(body))
     return;
-  end_body(b, gate_value(k, body, mlirBlockGetArgument(body, 0)), block,
-           anchor);
+  end_body(b, value(k, body, mlirBlockGetArgument(body, 0)), block, anchor);
   attn_builder_role(b, "tile.key_loop");
 }
 
@@ -729,13 +717,13 @@ static void build_score_mods(struct kernel *k, MlirValue col) {
     int step = c->mods[i];
     if (step == ATTN_MOD_SOFTCAP) {
       flush_score_mod(k, col, &m);
-      build_softcap(k, col);
+      build_mod_body(k, col, "tile.softcap", softcap_body);
     } else if (step == ATTN_MOD_ALIBI) {
       flush_score_mod(k, col, &m);
-      build_alibi(k, col);
+      build_mod_body(k, col, "tile.alibi", alibi_value);
     } else if (step == ATTN_MOD_GATE) {
       flush_score_mod(k, col, &m);
-      build_gate(k, col);
+      build_mod_body(k, col, "tile.gate", gate_value);
     } else if (step == ATTN_MOD_FN) {
       flush_score_mod(k, col, &m);
       attn_builder_role(&k->b, "tile.score_fn");
