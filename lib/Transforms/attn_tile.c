@@ -316,6 +316,22 @@ static int output_roles(const struct kernel_shape *s, int out[2]) {
 /// Opens the kernel function: arguments by role, then the outputs (out,
 /// [lse]; or dk, dv; or dq); launch attributes (the dkdv kernel's grid
 /// runs over key blocks and K/V heads). Fills k->arg.
+/// The kernels' names of the function's arguments (tile.arg_names, the
+/// launch program's inputs): each role's, and capture0, ... for the
+/// captures in argument order (their text in captures).
+static void arg_names(const struct kernel_shape *s, const char **names,
+                      char captures[][24]) {
+  int ncaptures = 0;
+  for (int i = 0; i < s->nargs; ++i) {
+    if (s->arg_role[i] == ROLE_CAPTURE) {
+      snprintf(captures[i], sizeof captures[i], "capture%d", ncaptures++);
+      names[i] = captures[i];
+    } else {
+      names[i] = role_name(s->arg_role[i]);
+    }
+  }
+}
+
 static void build_signature(struct kernel *k, struct attn_b_func *f,
                             const char *name) {
   const struct kernel_shape *s = k->s;
@@ -323,17 +339,9 @@ static void build_signature(struct kernel *k, struct attn_b_func *f,
   MlirType types[MAX_ARGS + 2];
   const char *names[MAX_ARGS + 2];
   char capture_names[MAX_ARGS][24];
-  int ncaptures = 0;
-  for (int i = 0; i < s->nargs; ++i) {
+  arg_names(s, names, capture_names);
+  for (int i = 0; i < s->nargs; ++i)
     types[i] = memref_of(s->arg_type[i]);
-    if (s->arg_role[i] == ROLE_CAPTURE) {
-      snprintf(capture_names[i], sizeof capture_names[i], "capture%d",
-               ncaptures++);
-      names[i] = capture_names[i];
-    } else {
-      names[i] = role_name(s->arg_role[i]);
-    }
-  }
   int out[2];
   int nout = output_roles(s, out);
   for (int i = 0; i < nout; ++i) {
@@ -1357,25 +1365,6 @@ static bool check_signature(MlirOperation func, MlirOperation fused,
   return true;
 }
 
-/// [s[0], ..., s[n - 1]] of strings.
-static MlirAttribute str_list(MlirContext ctx, intptr_t n,
-                              const char *const *s) {
-  MlirAttribute e[MAX_ARGS + 6];
-  for (intptr_t i = 0; i < n && i < MAX_ARGS + 6; ++i)
-    e[i] = mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(s[i]));
-  return mlirArrayAttrGet(ctx, n < MAX_ARGS + 6 ? n : MAX_ARGS + 6, e);
-}
-
-/// A dictionary of n entries keys[i] = v[i].
-static MlirAttribute dict_of(MlirContext ctx, intptr_t n,
-                             const char *const *keys, const MlirAttribute *v) {
-  MlirNamedAttribute e[4];
-  for (intptr_t i = 0; i < n && i < 4; ++i)
-    e[i] = mlirNamedAttributeGet(
-        mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(keys[i])), v[i]);
-  return mlirDictionaryAttrGet(ctx, n < 4 ? n : 4, e);
-}
-
 /// Appends to the module's tile.programs the program `name` of the
 /// backward: inputs (the function's arguments as the kernels name them,
 /// then dq, dk, dv), steps dkdv (args ..., dk, dv) then dq (args ..., dq),
@@ -1383,56 +1372,34 @@ static MlirAttribute dict_of(MlirContext ctx, intptr_t n,
 static void record_grad_program(MlirOperation func,
                                 const struct kernel_shape *s, const char *name,
                                 char kernels[2][300]) {
-  MlirOperation module = mlirOperationGetParentOperation(func);
-  MlirContext ctx = mlirOperationGetContext(module);
+  struct attn_builder b;
+  attn_builder_init(&b, mlirOperationGetContext(func),
+                    mlirOperationGetLocation(func));
   const char *args[MAX_ARGS + 3];
   char capture_names[MAX_ARGS][24];
-  int ncaptures = 0;
-  for (int i = 0; i < s->nargs; ++i) {
-    if (s->arg_role[i] == ROLE_CAPTURE) {
-      snprintf(capture_names[i], sizeof capture_names[i], "capture%d",
-               ncaptures++);
-      args[i] = capture_names[i];
-    } else {
-      args[i] = role_name(s->arg_role[i]);
-    }
-  }
+  arg_names(s, args, capture_names);
   int n = s->nargs;
-  static const char *const step_keys[2] = {"kernel", "args"};
   MlirAttribute steps[2];
   args[n] = "dk";
   args[n + 1] = "dv";
-  MlirAttribute v0[2] = {
-      mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(kernels[0])),
-      str_list(ctx, n + 2, args)};
-  steps[0] = dict_of(ctx, 2, step_keys, v0);
+  MlirNamedAttribute step0[2] = {
+      attn_b_named(&b, "kernel", attn_b_attr_str(&b, kernels[0])),
+      attn_b_named(&b, "args", attn_b_attr_strs(&b, n + 2, args))};
+  steps[0] = mlirDictionaryAttrGet(b.ctx, 2, step0);
   args[n] = "dq";
-  MlirAttribute v1[2] = {
-      mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(kernels[1])),
-      str_list(ctx, n + 1, args)};
-  steps[1] = dict_of(ctx, 2, step_keys, v1);
+  MlirNamedAttribute step1[2] = {
+      attn_b_named(&b, "kernel", attn_b_attr_str(&b, kernels[1])),
+      attn_b_named(&b, "args", attn_b_attr_strs(&b, n + 1, args))};
+  steps[1] = mlirDictionaryAttrGet(b.ctx, 2, step1);
   args[n + 1] = "dk";
   args[n + 2] = "dv";
-  static const char *const keys[4] = {"name", "inputs", "workspace", "steps"};
-  MlirAttribute prog[4] = {
-      mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(name)),
-      str_list(ctx, n + 3, args), mlirArrayAttrGet(ctx, 0, NULL),
-      mlirArrayAttrGet(ctx, 2, steps)};
-  MlirAttribute program = dict_of(ctx, 4, keys, prog);
-  MlirStringRef attr = mlirStringRefCreateFromCString(ATTN_TILE_PROGRAMS_ATTR);
-  MlirAttribute old = mlirOperationGetAttributeByName(module, attr);
-  intptr_t nold = !mlirAttributeIsNull(old) && mlirAttributeIsAArray(old)
-                      ? mlirArrayAttrGetNumElements(old)
-                      : 0;
-  MlirAttribute *all = malloc(sizeof *all * (size_t)(nold + 1));
-  if (!all)
-    return;
-  for (intptr_t i = 0; i < nold; ++i)
-    all[i] = mlirArrayAttrGetElement(old, i);
-  all[nold] = program;
-  mlirOperationSetAttributeByName(module, attr,
-                                  mlirArrayAttrGet(ctx, nold + 1, all));
-  free(all);
+  MlirNamedAttribute prog[4] = {
+      attn_b_named(&b, "name", attn_b_attr_str(&b, name)),
+      attn_b_named(&b, "inputs", attn_b_attr_strs(&b, n + 3, args)),
+      attn_b_named(&b, "workspace", mlirArrayAttrGet(b.ctx, 0, NULL)),
+      attn_b_named(&b, "steps", mlirArrayAttrGet(b.ctx, 2, steps))};
+  attn_tile_programs_append(mlirOperationGetParentOperation(func),
+                            mlirDictionaryAttrGet(b.ctx, 4, prog));
 }
 
 static bool tile_function(MlirOperation func,

@@ -46,6 +46,7 @@
 #include "mlir-c/BuiltinTypes.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_ARGS 16
@@ -360,19 +361,25 @@ static void record_program(struct program *p, const char *fname) {
   MlirAttribute prog[4] = {str_attr(ctx, fname), inputs,
                            mlirArrayAttrGet(ctx, nwork, work),
                            mlirArrayAttrGet(ctx, nsteps, steps)};
-  MlirAttribute program = dict(ctx, 4, keys, prog);
-  // Appended to the programs already recorded.
+  attn_tile_programs_append(module, dict(ctx, 4, keys, prog));
+}
+
+void attn_tile_programs_append(MlirOperation module, MlirAttribute program) {
   MlirStringRef attr = mlirStringRefCreateFromCString(ATTN_TILE_PROGRAMS_ATTR);
   MlirAttribute old = mlirOperationGetAttributeByName(module, attr);
   intptr_t n = !mlirAttributeIsNull(old) && mlirAttributeIsAArray(old)
                    ? mlirArrayAttrGetNumElements(old)
                    : 0;
-  MlirAttribute all[n + 1];
+  MlirAttribute *all = malloc(sizeof *all * (size_t)(n + 1));
+  if (!all)
+    return;
   for (intptr_t i = 0; i < n; ++i)
     all[i] = mlirArrayAttrGetElement(old, i);
   all[n] = program;
-  mlirOperationSetAttributeByName(module, attr,
-                                  mlirArrayAttrGet(ctx, n + 1, all));
+  mlirOperationSetAttributeByName(
+      module, attr,
+      mlirArrayAttrGet(mlirOperationGetContext(module), n + 1, all));
+  free(all);
 }
 
 /// Leaves func as @<f>__attn(operands of attn.fused, captures) -> result:

@@ -104,6 +104,11 @@ MlirOperation attn_tile_build_gemm_kernel(struct attn_builder *b,
 /// attn.project is left unchanged. Returns false after a diagnostic.
 bool attn_tile_program(MlirOperation func, const struct attn_tile_options *o);
 
+/// Appends program (a launch program's dictionary {name, inputs, workspace,
+/// steps}) to module's tile.programs (tile_program.c; attn-tile's backward
+/// program too). Out of memory leaves the attribute as it was.
+void attn_tile_programs_append(MlirOperation module, MlirAttribute program);
+
 /// The module attribute where attn-tile records launch programs;
 /// lower-tile-to-hopper moves them into the gpu.module's attn.programs.
 #define ATTN_TILE_PROGRAMS_ATTR "tile.programs"
