@@ -141,6 +141,12 @@ add plain-bf16         msri  test/Inputs/gqa_bf16.mlir --kernel=plain
 add plain-f16          msRi  test/Inputs/plain_f16.mlir --kernel=plain
 add plain-language     msRi  test/Inputs/language.mlir --kernel=plain
 add plain-example      msRi  examples/rope_causal.mlir
+# The backward on the plain path (issue 29): the forward with lse, then
+# the kernels __dkdv and __dq (attn-run --grad).
+add plain-grad         msri  test/Inputs/grad.mlir --grad
+add plain-grad-small   msRi  test/Inputs/grad.mlir --grad "--tile-options=block-m=16 block-n=8"
+add plain-grad-lang    msRi  test/Inputs/language.mlir --grad
+add plain-grad-sm80    msRi  test/Inputs/gqa_bf16.mlir --grad --chip=sm_80
 add plain-example-16   msRi  examples/rope_causal.mlir "--tile-options=block-m=16 block-n=16 threads=256"
 add plain-causal       msRi  test/Inputs/causal_f32.mlir
 add plain-tiny         msRi  test/Inputs/tiny_f32.mlir
