@@ -524,6 +524,10 @@ static char *cpu_manifest(MlirOperation module, const char *format) {
   cJSON_AddNumberToObject(root, "version", 1);
   cJSON_AddStringToObject(root, "target", "cpu");
   cJSON_AddStringToObject(root, "format", format);
+  // The launch programs attn-tile recorded (the backward's two kernels).
+  attn_manifest_add_programs(
+      root, mlirOperationGetAttributeByName(
+                module, mlirStringRefCreateFromCString(ATTN_TILE_PROGRAMS_ATTR)));
   cJSON *arr = cJSON_AddArrayToObject(root, "kernels");
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
   bool ok = true;

@@ -240,6 +240,19 @@ static cJSON *kernel_json(MlirOperation func) {
   return k;
 }
 
+void attn_manifest_add_programs(cJSON *root, MlirAttribute programs) {
+  if (mlirAttributeIsNull(programs) || !mlirAttributeIsAArray(programs))
+    return;
+  cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "programs");
+  if (!arr)
+    arr = cJSON_AddArrayToObject(root, "programs");
+  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(programs); ++i) {
+    cJSON *one = attr_json(mlirArrayAttrGetElement(programs, i));
+    if (one)
+      cJSON_AddItemToArray(arr, one);
+  }
+}
+
 static void target_chip(MlirOperation module, char *chip, size_t len);
 
 char *attn_manifest_create(MlirOperation module, const char *chip,
@@ -286,24 +299,12 @@ char *attn_manifest_create(MlirOperation module, const char *chip,
   cJSON_AddStringToObject(root, "format",
                           format == ATTN_FORMAT_PTX ? "ptx" : "cubin");
   // Programs of every gpu.module, in order.
-  cJSON *programs = NULL;
   for (MlirOperation gm = mlirBlockGetFirstOperation(body);
-       !mlirOperationIsNull(gm); gm = mlirOperationGetNextInBlock(gm)) {
-    MlirAttribute p = attn_op_is(gm, "gpu.module")
-                          ? mlirOperationGetAttributeByName(
-                                gm, mlirStringRefCreateFromCString(
-                                        ATTN_PROGRAMS_ATTR))
-                          : (MlirAttribute){NULL};
-    if (mlirAttributeIsNull(p) || !mlirAttributeIsAArray(p))
-      continue;
-    if (!programs)
-      programs = cJSON_AddArrayToObject(root, "programs");
-    for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(p); ++i) {
-      cJSON *one = attr_json(mlirArrayAttrGetElement(p, i));
-      if (one)
-        cJSON_AddItemToArray(programs, one);
-    }
-  }
+       !mlirOperationIsNull(gm); gm = mlirOperationGetNextInBlock(gm))
+    if (attn_op_is(gm, "gpu.module"))
+      attn_manifest_add_programs(
+          root, mlirOperationGetAttributeByName(
+                    gm, mlirStringRefCreateFromCString(ATTN_PROGRAMS_ATTR)));
   cJSON *arr = cJSON_AddArrayToObject(root, "kernels");
   for (int i = 0; i < kernels.n; ++i) {
     cJSON *k = attn_op_is(kernels.ops[i], "llvm.func")

@@ -75,6 +75,11 @@ struct cJSON *attn_manifest_param(MlirOperation func, const char *names_attr,
 void attn_manifest_describe(MlirOperation func, const char *prefix,
                             struct cJSON *k);
 
+/// Appends each element of programs (an array attribute of launch program
+/// dictionaries; a null or non-array attribute adds nothing) to root's
+/// "programs" array, which it creates on the first.
+void attn_manifest_add_programs(struct cJSON *root, MlirAttribute programs);
+
 //===-- The CUDA toolkit --------------------------------------------------===//
 
 /// The CUDA toolkit folder: $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH, then

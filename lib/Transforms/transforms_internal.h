@@ -5,6 +5,7 @@
 #include "lib/Transforms/transforms.h"
 
 #include "dialects/dialects.h"
+#include "dialects/tile/tile_dialect.h"
 #include "lib/IR/attn_builder.h"
 #include "lib/IR/attn_context.h"
 
@@ -108,10 +109,6 @@ bool attn_tile_program(MlirOperation func, const struct attn_tile_options *o);
 /// steps}) to module's tile.programs (tile_program.c; attn-tile's backward
 /// program too). Out of memory leaves the attribute as it was.
 void attn_tile_programs_append(MlirOperation module, MlirAttribute program);
-
-/// The module attribute where attn-tile records launch programs;
-/// lower-tile-to-hopper moves them into the gpu.module's attn.programs.
-#define ATTN_TILE_PROGRAMS_ATTR "tile.programs"
 
 /// Appends one launch program (the text of its dictionary, which this
 /// frees) to the array attribute attr of op (launch_programs.c): a
