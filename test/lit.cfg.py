@@ -107,6 +107,11 @@ def python_has(module):
 
 if python_has("torch"):
     config.available_features.add("torch")
+    # torch-custom-op: torch.library.custom_op and torch.compile (torch 2.4
+    # and later; Debian's 1.13 has neither): attn's custom ops are tested there.
+    if python_has("torch; assert hasattr(torch.library, 'custom_op') and "
+                  "hasattr(torch, 'compile')"):
+        config.available_features.add("torch-custom-op")
 # libfuzzer: the libFuzzer targets of test/fuzz were built (a clang build,
 # test/fuzz/build.sh); test/fuzz/*.test REQUIRE it.
 if all(os.path.exists(os.path.join(bin_dir, t))

@@ -26,7 +26,9 @@ _errors.py, the argument checks in _args.py, the memory and disk kernel cache
 (with the cubin keys and the cache_stats counters) in _cache.py, the tracer
 of attention()'s score_mod and mask_mod in _trace.py and their cached-call
 keys in _fn_key.py, attn.BlockMask and the mask_mod of block_mask= in
-_block_mask.py; attn re-exports their names.
+_block_mask.py, the autograd Function and the torch.library custom ops of
+training (docs/api.md, Training with attn) in _autograd.py; attn re-exports
+their names.
 """
 import collections
 import ctypes
@@ -36,7 +38,9 @@ import threading
 import time as _time
 import warnings
 
-from . import _block_mask, _fn_key, _lib, _program, _trace
+import sys
+
+from . import _autograd, _block_mask, _fn_key, _lib, _program, _trace
 from ._args import (FLOATS, INT32_MAX, INT32_MIN, POSITIONS, _check_gate,  # noqa: F401
                     _check_matmul, _check_positions, _check_program, _check_qkv,
                     _check_segments, _dtype, _gate_input, _is_tensor, _on, _optional_str,
@@ -83,7 +87,8 @@ def _enc(s):
     return None if s is None else str(s).encode()
 
 
-def _options(target, fmt, tile_options, features, toolkit, source_name, hopper_options=None):
+def _options(target, fmt, tile_options, features, toolkit, source_name, hopper_options=None,
+             grad=False):
     if not isinstance(fmt, str):
         raise TypeError("attn: format must be a str (one of %s), got %s"
                         % (", ".join(_lib.OUTPUT_FORMATS), _program._describe(fmt)))
@@ -94,7 +99,7 @@ def _options(target, fmt, tile_options, features, toolkit, source_name, hopper_o
                                tile_options=_enc(tile_options),
                                format=_lib.OUTPUT_FORMATS[fmt], toolkit=_enc(toolkit),
                                source_name=_enc(source_name),
-                               hopper_options=_enc(hopper_options))
+                               hopper_options=_enc(hopper_options), grad=1 if grad else 0)
 
 
 def _diag_collector():
@@ -112,12 +117,15 @@ def _status_name(lib, status):
 
 
 def compile(program, target="sm_90a", format="default", tile_options=None, features=None,
-            toolkit=None, source_name="<program>", hopper_options=None):
+            toolkit=None, source_name="<program>", hopper_options=None, grad=False):
     """Compiles IR text (attn, tile or gpu level) with libattn. target is a
     chip ("sm_90a", "sm_80", ...) or "cpu"; format "default", "ptx", "cubin",
     "llvm-mlir" or "llvm-ir"; hopper_options are lower-tile-to-hopper's
     ("ctas=114": the persistent kernel for a GPU of 114 SMs; default one CTA
-    per SM of an H200). Returns a Compiled; raises CompileError."""
+    per SM of an H200). grad: also derive and compile each attention's
+    backward (the attn-grad pass): @f then returns (out, lse) and the launch
+    program f__grad computes dq, dk and dv. Returns a Compiled; raises
+    CompileError."""
     _check_program(program)
     if not isinstance(target, str):
         raise TypeError("attn: target must be a str (a chip such as 'sm_90a', or 'cpu'), got %s"
@@ -127,8 +135,10 @@ def compile(program, target="sm_90a", format="default", tile_options=None, featu
                     ("hopper_options", hopper_options)):
         _optional_str(name, x)
     lib = _lib.attn()
+    if not isinstance(grad, bool):
+        raise TypeError("attn: grad must be a bool, got %s" % _program._describe(grad))
     opts = _options(target, format, tile_options, features, toolkit, source_name,
-                    hopper_options)
+                    hopper_options, grad)
     diags, cb = _diag_collector()
     text = program.encode()
     out = ctypes.c_void_p()
@@ -340,14 +350,40 @@ class _CpuKernel:
         self._handle = handle
         self.manifest = manifest
         self._buffers = threading.local()
+        self._programs = {p["name"]: p for p in manifest.get("programs", [])}
+        self._workspace = {}
+        self._workspace_lock = threading.Lock()
 
     def run(self, name, pointers):
+        """Runs kernel name, or the launch program name (its steps in order,
+        as attnrt_program_launch does on a GPU), on host pointers."""
+        prog = self._programs.get(name)
+        if prog is not None:
+            return self._run_program(prog, pointers)
         bufs = _thread_buffer(self._buffers, ctypes.c_void_p, len(pointers))
         bufs[:] = pointers
         status = self._lib.attn_cpu_kernel_run(self._handle, _name_bytes(name), bufs,
                                                len(pointers))
         if status:
             raise RuntimeError("attn: %s" % self._lib.attn_last_error().decode())
+
+    def _run_program(self, prog, pointers):
+        """A launch program: its inputs bound to pointers, its workspace
+        buffers zero-filled once and kept (as attnrt keeps a module's)."""
+        if len(pointers) != len(prog["inputs"]):
+            raise RuntimeError("attn: program %s takes %d buffers, got %d"
+                               % (prog["name"], len(prog["inputs"]), len(pointers)))
+        bound = dict(zip(prog["inputs"], pointers))
+        with self._workspace_lock:
+            ws = self._workspace.get(prog["name"])
+            if ws is None:
+                ws = self._workspace[prog["name"]] = {
+                    w["name"]: ctypes.create_string_buffer(int(w["bytes"]))
+                    for w in prog.get("workspace", [])}
+        for name, buf in ws.items():
+            bound[name] = ctypes.addressof(buf)
+        for step in prog["steps"]:
+            self.run(step["kernel"], [bound[a] for a in step["args"]])
 
     def __del__(self):
         handle = getattr(self, "_handle", None)
@@ -506,20 +542,57 @@ def _parse_device(device):
     return kind, int(idx) if idx else None
 
 
+_TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
+                 "i32": "int32", "i64": "int64"}
+
+
+def _grad_entries(manifest):
+    """(the forward's entry, the backward's program) of a module compiled
+    with grad: the program named <f>__grad and <f>, a program or a kernel."""
+    progs = [p["name"] for p in manifest.get("programs", []) if p["name"].endswith("__grad")]
+    if len(progs) != 1:
+        raise ValueError("attn: a program compiled with grad must hold exactly one attention, "
+                         "found %d backward programs" % len(progs))
+    return progs[0][:-len("__grad")], progs[0]
+
+
 class Kernel:
     """One attention or GEMM program compiled and loaded for a device
     (attn.load). Calling it with q, k, v (and the program's extra inputs)
-    returns o; a GEMM kernel takes a, b (and c, see __call__)."""
+    returns o; a GEMM kernel takes a, b (and c, see __call__). Loaded with
+    grad=True, it returns (o, lse) and its backward is .backward."""
 
-    def __init__(self, loaded, device, index):
+    def __init__(self, loaded, device, index, entry=None, outputs=1):
         self._loaded = loaded
         self.device = device
         self.index = index
         self._out_shape = None
+        self._out_specs = None
+        self.outputs = outputs
+        self.backward = None
         self.manifest = loaded.manifest
         kernels = self.manifest.get("kernels", [])
         programs = self.manifest.get("programs", [])
-        if programs:
+        if entry is not None:
+            # One entry of several (a forward and its backward): a launch
+            # program of that name, else the kernel.
+            self.name = entry
+            self.reads_output = False
+            prog = next((p for p in programs if p["name"] == entry), None)
+            if prog is not None:
+                by_name = {}
+                for k in kernels:
+                    for p in k["params"]:
+                        if p.get("kind") == "ptr":
+                            by_name.setdefault(p["name"], p)
+                self.params = [by_name.get(n, {"name": n}) for n in prog["inputs"]]
+            else:
+                kern = next((k for k in kernels if k["name"] == entry), None)
+                if kern is None:
+                    raise ValueError("attn: the program has no kernel or launch program %r"
+                                     % entry)
+                self.params = [p for p in kern["params"] if p.get("kind") != "tensormap"]
+        elif programs:
             # Several kernels make one attention (e.g. RoPE of K before the
             # Hopper kernel): the caller passes the program's inputs.
             if len(programs) != 1:
@@ -570,7 +643,11 @@ class Kernel:
         """Runs the kernel on its inputs and returns the output, a new tensor.
         Given one tensor per parameter, the last is the output, written in
         place and returned; a kernel that reads its output (a GEMM adding to
-        c: c += a @ b) needs it."""
+        c: c += a @ b) needs it. A kernel of several outputs (outputs > 1:
+        a forward with its lse, a backward) takes its inputs only and returns
+        a tuple of new tensors."""
+        if self.outputs != 1:
+            return self._call_many(inputs)
         inputs = list(inputs)
         nparams = len(self.params)
         out = inputs.pop() if len(inputs) == nparams else None
@@ -586,6 +663,35 @@ class Kernel:
         inputs = [t.contiguous() for t in inputs]
         self._check(inputs + ([] if out is None else [out]))
         return self._run(inputs, out)
+
+    def _call_many(self, inputs):
+        nin = len(self.params) - self.outputs
+        if len(inputs) != nin:
+            raise ValueError("attn: kernel %s takes %d tensors, got %d"
+                             % (self.name, nin, len(inputs)))
+        for i, t in enumerate(inputs):
+            _tensor("argument %d (%s) of kernel %s" % (i + 1, self.params[i]["name"], self.name),
+                    t)
+        inputs = [t.contiguous() for t in inputs]
+        self._check(inputs)
+        return self._run_many(inputs)
+
+    def _run_many(self, inputs):
+        """_run for a kernel of several outputs: each a new tensor of its
+        parameter's shape and dtype; returns them as a tuple."""
+        specs = self._out_specs
+        if specs is None:
+            import torch  # the outputs are torch tensors, as the inputs
+            specs = self._out_specs = [
+                (tuple(p["shape"]), getattr(torch, _TORCH_DTYPES[p["dtype"]]))
+                for p in self.params[len(self.params) - self.outputs:]]
+        outs = [inputs[0].new_empty(shape, dtype=dtype) for shape, dtype in specs]
+        ptrs = [t.data_ptr() for t in inputs] + [t.data_ptr() for t in outs]
+        if self.device == "cpu":
+            self._loaded.run(self.name, ptrs)
+        else:
+            self._loaded.launch(self.name, ptrs, _current_stream(self.index))
+        return tuple(outs)
 
     def _run(self, inputs, out=None):
         """Runs the kernel on contiguous inputs already checked against its
@@ -645,37 +751,55 @@ def _current_cuda_device():
     return torch.cuda.current_device()
 
 
-def load(program, device="cpu", tile_options=None, hopper_options=None):
+def load(program, device="cpu", tile_options=None, hopper_options=None, grad=False):
     """Compiles IR text (one attention, at the attn or tile level) for device
     ('cpu', 'cuda', 'cuda:N' or a torch.device) and loads it, through the
     memory and disk caches. hopper_options are lower-tile-to-hopper's, used
     on sm_90a GPUs only; there ctas defaults to the GPU's SM count. The key is
     the program text (which spells the shapes and dtype), the target chip,
-    the tile and hopper options and the compiler build. Returns a Kernel;
-    raises CompileError or RuntimeError."""
+    the tile and hopper options, grad and the compiler build. Returns a
+    Kernel; with grad=True (an attention compiled with its backward) the
+    Kernel returns (o, lse) and its .backward, called with the forward's
+    inputs, o, lse and dO, returns (dq, dk, dv). Raises CompileError or
+    RuntimeError."""
     _check_program(program)
     _optional_str("tile_options", tile_options)
     _optional_str("hopper_options", hopper_options)
+    if not isinstance(grad, bool):
+        raise TypeError("attn: grad must be a bool, got %s" % _program._describe(grad))
     kind, index = _parse_device(device)
+    fmt = "ptx+grad" if grad else "ptx"
     if kind == "cpu":
-        key = _key(program, "cpu", tile_options, "llvm-mlir")
+        key = _key(program, "cpu", tile_options, "llvm-mlir+grad" if grad else "llvm-mlir")
         loaded = _cached(key, ".mlir",
                          lambda: compile(program, "cpu", "llvm-mlir", tile_options,
-                                         source_name=PROGRAM_NAME),
+                                         source_name=PROGRAM_NAME, grad=grad),
                          lambda data, manifest: _CpuKernel(data, manifest))
-        return Kernel(loaded, "cpu", None)
+        return _kernels(loaded, "cpu", None, grad)
     if index is None:
         index = _current_cuda_device()
     rt, chip, sms = _runtime(index)
     hopper = _device_hopper_options(chip, sms, hopper_options)
-    key = _key(program, chip, tile_options, "ptx", hopper)
+    key = _key(program, chip, tile_options, fmt, hopper)
     sass = _sass(index, chip)
     loaded = _cached_make(
         (key, index),
         lambda: _produce_gpu(key, rt, _runtime_locks[index], sass,
                              lambda: compile(program, chip, "ptx", tile_options,
-                                             source_name=PROGRAM_NAME, hopper_options=hopper)))
-    return Kernel(loaded, "cuda", index)
+                                             source_name=PROGRAM_NAME, hopper_options=hopper,
+                                             grad=grad)))
+    return _kernels(loaded, "cuda", index, grad)
+
+
+def _kernels(loaded, device, index, grad):
+    """The Kernel of a loaded module: with grad, the forward (o, lse) with
+    its backward (dq, dk, dv) as .backward."""
+    if not grad:
+        return Kernel(loaded, device, index)
+    forward, backward = _grad_entries(loaded.manifest)
+    kernel = Kernel(loaded, device, index, entry=forward, outputs=2)
+    kernel.backward = Kernel(loaded, device, index, entry=backward, outputs=3)
+    return kernel
 
 
 class _Unusual(Exception):
@@ -787,6 +911,11 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
     arguments equal an earlier successful call's takes the fast path: the
     Kernel that call loaded, without building or hashing the program again
     (docs/api.md, The fast path)."""
+    if _autograd.compiling() and _autograd._ops is not None and _autograd._ops[0] is not None:
+        if (program is None and score_mod is None and mask_mod is None and block_mask is None
+                ):
+            return _compiled_attention(q, k, v, rope, mask, window, softcap, alibi, gate,
+                                       segment_ids, scale, tile_options)
     if block_mask is not None:
         if program is not None:
             raise ValueError("attn: program= replaces block_mask (write its mask in the "
@@ -795,6 +924,10 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
             _check_qkv(q, k, v)  # their errors first (12 us: not on every call)
         mask_mod = _block_mask.mask_mod_for(block_mask, q, k, mask_mod)
     mods = score_mod is not None or mask_mod is not None
+    if _needs_grad(q, k, v, gate):
+        return _attention_trained(q, k, v, rope, mask, window, softcap, alibi, gate,
+                                  segment_ids, scale, program, tile_options, score_mod,
+                                  mask_mod)
     try:
         key = _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
                         program, tile_options, score_mod, mask_mod)
@@ -832,6 +965,20 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
     mask_mod, builds the program text, loads it through the caches and runs
     it; returns (o, the Kernel, where a cached call finds the captured
     tensors again: _fn_key.capture_sources's, None when it cannot)."""
+    text, inputs, where, traced, _ = _prepare(q, k, v, rope, mask, window, softcap, alibi, gate,
+                                              segment_ids, scale, program, tile_options,
+                                              score_mod, mask_mod)
+    kernel = load(text, where, tile_options)
+    sources = (_fn_key.capture_sources((score_mod, mask_mod), traced[2]) if traced[2] else [])
+    return kernel(*inputs), kernel, sources
+
+
+def _prepare(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, program,
+             tile_options, score_mod=None, mask_mod=None):
+    """What _attention runs: checks every argument, traces score_mod and
+    mask_mod and builds the program text; returns (text, its inputs, the
+    device to load it on, the trace, [(name, tensor)] of the inputs beyond
+    q, k and v as the caller gave them)."""
     _check_qkv(q, k, v)
     _optional_str("program", program)
     _optional_str("tile_options", tile_options)
@@ -869,9 +1016,97 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
         inputs.extend(_segment_inputs(segment_ids))
     inputs.extend(_position_inputs(positions))
     inputs.extend(_trace.convert_capture(c.tensor, c.copy, c.scalar) for c in traced[2])
-    kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
-    sources = (_fn_key.capture_sources((score_mod, mask_mod), traced[2]) if traced[2] else [])
-    return kernel(*inputs), kernel, sources
+    return (text, inputs, device if index is None else "%s:%d" % (device, index), traced,
+            named[3:])
+
+
+#===-- attention in training ----------------------------------------------===#
+
+def _needs_grad(q, k, v, gate):
+    """Whether attention's output must carry a gradient: autograd on and q,
+    k, v (or the gate's g) requiring grad. False for arguments that are not
+    tensors (their errors come from the checks)."""
+    try:
+        held = (q.requires_grad or k.requires_grad or v.requires_grad or
+                (gate is not None and gate[0].requires_grad))
+    except (AttributeError, TypeError, IndexError):
+        return False
+    return bool(held) and _autograd.grad_enabled()
+
+
+def _refuse_held_grads(held):
+    """A ValueError for an input beyond q, k and v that requires grad:
+    attn computes dq, dk and dv only, and a missing gradient would be a lie."""
+    for name, t in held:
+        if getattr(t, "requires_grad", False):
+            raise ValueError("attn: %s requires grad, and attn computes gradients into q, k "
+                             "and v only (not yet into gates or captured tensors): pass it "
+                             "detached (.detach()) to train q, k and v" % name)
+
+
+def _attention_trained(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
+                       program, tile_options, score_mod, mask_mod):
+    """attention when a gradient is wanted: the program compiled with its
+    backward, run through the autograd Function."""
+    text, inputs, where, _, held = _prepare(q, k, v, rope, mask, window, softcap, alibi, gate,
+                                            segment_ids, scale, program, tile_options,
+                                            score_mod, mask_mod)
+    _refuse_held_grads(held)
+    _register_ops()
+    return _autograd.apply(load(text, where, tile_options, grad=True), inputs)
+
+
+def _op_inputs(q, k, v, extras, options):
+    """The kernel compiled with grad and its inputs, for the custom ops'
+    arguments (extras: gate, qseg, kseg, q_positions, k_positions)."""
+    gate = None if extras[0] is None else (extras[0], options["gate_block"])
+    segment_ids = None if extras[1] is None else (extras[1], extras[2])
+    rope = options["rope"]
+    if extras[3] is not None or extras[4] is not None:
+        rope = dict({} if rope is True or rope is None else rope, q_positions=extras[3],
+                    k_positions=extras[4])
+    text, inputs, where, _, _ = _prepare(q, k, v, rope, options["mask"], options["window"],
+                                         options["softcap"], options["alibi"], gate,
+                                         segment_ids, options["scale"], None,
+                                         options["tile_options"])
+    return load(text, where, options["tile_options"], grad=True), inputs
+
+
+def _op_forward(q, k, v, extras, options):
+    kernel, inputs = _op_inputs(q, k, v, extras, options)
+    return kernel(*inputs)
+
+
+def _op_backward(q, k, v, extras, options, o, lse, dout):
+    kernel, inputs = _op_inputs(q, k, v, extras, options)
+    return kernel.backward(*inputs, o, lse, dout)
+
+
+def _register_ops():
+    """attn::attention and attn::attention_backward on a torch that has
+    torch.library.custom_op (once); (the op, None) or (None, why not)."""
+    return _autograd.register(_op_forward, _op_backward)
+
+
+def _compiled_attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
+                        tile_options):
+    """attention under torch.compile: the custom op attn::attention, its
+    options as plain scalars (dynamo traces this into the graph)."""
+    import torch
+    if gate is not None and gate[0].requires_grad:
+        raise ValueError("attn: gate's g requires grad, and attn computes gradients into q, "
+                         "k and v only: pass it detached (.detach())")
+    positions = (None, None)
+    plain_rope = rope
+    if isinstance(rope, dict):
+        positions = (rope.get("q_positions"), rope.get("k_positions"))
+        plain_rope = {n: x for n, x in rope.items() if n not in POSITIONS}
+    seg = (None, None) if segment_ids is None else (segment_ids[0], segment_ids[1])
+    opts = _autograd.options_of(plain_rope, mask, window, softcap, alibi, scale,
+                                None if gate is None else gate[1], tile_options)
+    o, _ = torch.ops.attn.attention(q, k, v, None if gate is None else gate[0], seg[0], seg[1],
+                                    positions[0], positions[1], *opts)
+    return o
 
 
 #===-- matmul -----------------------------------------------------------===#
@@ -901,3 +1136,9 @@ def matmul(a, b, c=None, tile_options=None):
     tensors = [t for _, t in named]
     kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
     return kernel(*tensors)
+
+
+# torch.compile needs the custom ops before it traces a model: registered
+# here when torch is already imported, else on the first training call.
+if "torch" in sys.modules:
+    _register_ops()

@@ -1,0 +1,200 @@
+"""attn.attention in training: the autograd Function that runs a kernel
+compiled with its backward (attn.load(..., grad=True)), and, on torch with
+torch.library.custom_op (2.4 and later), the custom ops attn::attention and
+attn::attention_backward with fake (meta) implementations and their autograd
+registration, so that a torch.compile'd model calls attn without a graph
+break.
+
+Nothing here imports attn: attn passes in what runs the kernels (register's
+forward and backward), so this file never calls back into its caller.
+torch is imported on first use, as everywhere in attn.
+"""
+
+_function = None
+
+
+def grad_enabled():
+    """torch.is_grad_enabled(), torch imported on first use."""
+    import torch
+    return torch.is_grad_enabled()
+
+
+def function():
+    """The torch.autograd.Function of a kernel loaded with grad: forward runs
+    it on the inputs (q, k, v and the program's extra inputs) and returns o,
+    keeping the inputs, o and lse; backward runs kernel.backward on them and
+    dO and returns dq, dk, dv (None for the extra inputs)."""
+    global _function
+    if _function is None:
+        import torch
+        from torch.autograd.function import once_differentiable
+
+        class AttentionFunction(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, kernel, *inputs):
+                o, lse = kernel(*inputs)
+                ctx.kernel = kernel
+                ctx.save_for_backward(*inputs, o, lse)
+                return o
+
+            @staticmethod
+            @once_differentiable
+            def backward(ctx, dout):
+                saved = ctx.saved_tensors
+                dq, dk, dv = ctx.kernel.backward(*saved, dout.contiguous())
+                nextra = len(saved) - 5  # q, k, v, ..., o, lse
+                return (None, dq, dk, dv) + (None,) * nextra
+
+        _function = AttentionFunction
+    return _function
+
+
+def apply(kernel, inputs):
+    """o of kernel (loaded with grad) on inputs, recorded for autograd."""
+    return function().apply(kernel, *inputs)
+
+
+#===-- torch.library ------------------------------------------------------===#
+
+# The custom ops' tensor arguments after q, k and v, in this order (None
+# where an attention has no such input), and their scalar options.
+EXTRAS = ("gate", "qseg", "kseg", "q_positions", "k_positions")
+
+_ops = None
+
+
+def compiling():
+    """True while torch.compile (dynamo) traces the caller: attention then
+    calls the custom op. False on a torch without torch.compiler."""
+    import torch
+    c = getattr(torch, "compiler", None)
+    f = getattr(c, "is_compiling", None)
+    return bool(f and f())
+
+
+def register(forward, backward):
+    """Defines attn::attention and attn::attention_backward once, on torch
+    with torch.library.custom_op; returns (the forward op, None) or (None,
+    why) without. forward(q, k, v, extras, options) -> (o, lse) and
+    backward(q, k, v, extras, options, o, lse, dout) -> (dq, dk, dv) run
+    the kernels; extras is a list of EXTRAS (tensors or None), options the
+    dict options_of makes."""
+    global _ops
+    if _ops is not None:
+        return _ops
+    import torch
+    from typing import List, Optional, Tuple
+    lib = getattr(torch, "library", None)
+    if lib is None or not hasattr(lib, "custom_op") or not hasattr(lib, "register_autograd"):
+        _ops = (None, "torch %s has no torch.library.custom_op (torch 2.4 or later has)"
+                % torch.__version__)
+        return _ops
+    Tensor = torch.Tensor
+
+    # The options travel as plain scalars: a custom op's schema takes no dict.
+    @lib.custom_op("attn::attention", mutates_args=())
+    def attention_op(q: Tensor, k: Tensor, v: Tensor, gate: Optional[Tensor],
+                     qseg: Optional[Tensor], kseg: Optional[Tensor],
+                     q_positions: Optional[Tensor], k_positions: Optional[Tensor],
+                     rope: str, rope_values: List[float], mask: str,
+                     window: List[int], softcap: float, alibi: float, scale: float,
+                     gate_block: int, tile_options: str) -> Tuple[Tensor, Tensor]:
+        o, lse = forward(q, k, v, [gate, qseg, kseg, q_positions, k_positions],
+                         options_from(rope, rope_values, mask, window, softcap, alibi, scale,
+                                      gate_block, tile_options))
+        return o, lse
+
+    @attention_op.register_fake
+    def _(q, k, v, gate, qseg, kseg, q_positions, k_positions, rope, rope_values, mask,
+          window, softcap, alibi, scale, gate_block, tile_options):
+        o = q.new_empty(tuple(q.shape[:-1]) + (v.shape[-1],))
+        lse = q.new_empty(tuple(q.shape[:-1]),
+                          dtype=torch.float64 if q.dtype == torch.float64 else torch.float32)
+        return o, lse
+
+    @lib.custom_op("attn::attention_backward", mutates_args=())
+    def backward_op(q: Tensor, k: Tensor, v: Tensor, gate: Optional[Tensor],
+                    qseg: Optional[Tensor], kseg: Optional[Tensor],
+                    q_positions: Optional[Tensor], k_positions: Optional[Tensor],
+                    rope: str, rope_values: List[float], mask: str,
+                    window: List[int], softcap: float, alibi: float, scale: float,
+                    gate_block: int, tile_options: str, o: Tensor, lse: Tensor,
+                    dout: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+        return backward(q, k, v, [gate, qseg, kseg, q_positions, k_positions],
+                        options_from(rope, rope_values, mask, window, softcap, alibi, scale,
+                                     gate_block, tile_options), o, lse, dout)
+
+    @backward_op.register_fake
+    def _(q, k, v, gate, qseg, kseg, q_positions, k_positions, rope, rope_values, mask,
+          window, softcap, alibi, scale, gate_block, tile_options, o, lse, dout):
+        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+    def setup_context(ctx, inputs, output):
+        ctx.args = inputs
+        ctx.save_for_backward(*inputs[:8], *output)
+
+    def op_backward(ctx, dout, dlse):
+        saved = ctx.saved_tensors
+        tensors, (o, lse) = saved[:8], saved[8:]
+        dq, dk, dv = backward_op(*tensors, *ctx.args[8:], o, lse, dout.contiguous())
+        return (dq, dk, dv) + (None,) * (len(ctx.args) - 3)
+
+    lib.register_autograd("attn::attention", op_backward, setup_context=setup_context)
+    _ops = (attention_op, None)
+    return _ops
+
+
+# Option names in the order options_of spells them; rope's keys and values
+# travel as a comma-separated str and a float list (a schema has no str
+# list), the rest as scalars.
+ROPE_KEYS = ("theta", "rotary_dim", "offset", "q_offset", "k_offset", "layout")
+LAYOUTS = ("rotate_half", "interleaved")
+
+
+def options_of(rope, mask, window, softcap, alibi, scale, gate_block, tile_options):
+    """The custom op's scalar arguments for attention's options (rope a dict,
+    True or None, its tensors passed apart): written in plain Python over
+    plain values, so that dynamo traces it into constants."""
+    names, values = [], []
+    if rope is True:
+        names.append("on")
+        values.append(0.0)
+    elif isinstance(rope, dict):
+        for n in ROPE_KEYS:
+            x = rope.get(n)
+            if x is not None:
+                names.append(n)
+                values.append(float(LAYOUTS.index(x)) if n == "layout" else float(x))
+        if not names:
+            names.append("on")
+            values.append(0.0)
+    if window is None:
+        win = []
+    else:
+        win = [-1 if window[0] is None else window[0], -1 if window[1] is None else window[1]]
+    return (",".join(names), values, mask or "", win, softcap or 0.0, alibi or 0.0, scale or 0.0,
+            gate_block or 0, tile_options or "")
+
+
+def options_from(rope, rope_values, mask, window, softcap, alibi, scale, gate_block,
+                 tile_options):
+    """attention's keyword options back from options_of's scalars (without
+    the tensors)."""
+    names = rope.split(",") if rope else []
+    if not names:
+        rope_opt = None
+    elif names == ["on"]:
+        rope_opt = True
+    else:
+        rope_opt = {}
+        for n, x in zip(names, rope_values):
+            if n == "layout":
+                rope_opt[n] = LAYOUTS[int(x)]
+            elif n == "theta":
+                rope_opt[n] = x
+            else:
+                rope_opt[n] = int(x)
+    return dict(rope=rope_opt, mask=mask or None,
+                window=tuple(window) if window else None,
+                softcap=softcap or None, alibi=alibi or None, scale=scale or None,
+                gate_block=gate_block or None, tile_options=tile_options or None)
