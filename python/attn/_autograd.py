@@ -127,7 +127,9 @@ def register(forward, backward):
     @backward_op.register_fake
     def _(q, k, v, gate, qseg, kseg, q_positions, k_positions, rope, rope_values, mask,
           window, softcap, alibi, scale, gate_block, tile_options, o, lse, dout):
-        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        # Contiguous, as the kernels write them (q, k, v may be strided views).
+        return (q.new_empty(tuple(q.shape)), k.new_empty(tuple(k.shape)),
+                v.new_empty(tuple(v.shape)))
 
     def setup_context(ctx, inputs, output):
         ctx.args = inputs
