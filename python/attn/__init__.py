@@ -924,13 +924,13 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
             _check_qkv(q, k, v)  # their errors first (12 us: not on every call)
         mask_mod = _block_mask.mask_mod_for(block_mask, q, k, mask_mod)
     mods = score_mod is not None or mask_mod is not None
-    if _needs_grad(q, k, v, gate):
-        return _attention_trained(q, k, v, rope, mask, window, softcap, alibi, gate,
-                                  segment_ids, scale, program, tile_options, score_mod,
-                                  mask_mod)
+    # Training: the program compiled with its backward, a key of its own.
+    trained = _needs_grad(q, k, v, gate)
     try:
         key = _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
                         program, tile_options, score_mod, mask_mod)
+        if trained:
+            key += ("grad",)
         kernel = _fast.get(key)
     except (_Unusual, _fn_key.Unkeyable, AttributeError, TypeError):
         key = kernel = None
@@ -946,10 +946,18 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
                 tuple(rope.get(n) for n in POSITIONS)))
         if mods:
             kernel, sources = kernel
-            inputs.extend(_fn_key.fetch((score_mod, mask_mod), sources))
+            captured = _fn_key.fetch((score_mod, mask_mod), sources)
+            inputs.extend(captured)
+        if trained:
+            held = [("gate's g", gate[0])] if gate is not None else []
+            if mods:
+                held.extend(("a tensor score_mod or mask_mod captures", t) for t in captured)
+            _refuse_held_grads(held)
+            return _autograd.apply(kernel, inputs)
         return kernel._run(inputs)
-    out = _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
-                     program, tile_options, score_mod, mask_mod)
+    out = (_attention_trained if trained else _attention)(
+        q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, program,
+        tile_options, score_mod, mask_mod)
     if key is not None and out[2] is not None:
         kernel = (out[1], out[2]) if mods else out[1]
         with _cache_lock:
@@ -1046,14 +1054,17 @@ def _refuse_held_grads(held):
 
 def _attention_trained(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
                        program, tile_options, score_mod, mask_mod):
-    """attention when a gradient is wanted: the program compiled with its
-    backward, run through the autograd Function."""
-    text, inputs, where, _, held = _prepare(q, k, v, rope, mask, window, softcap, alibi, gate,
-                                            segment_ids, scale, program, tile_options,
-                                            score_mod, mask_mod)
+    """_attention when a gradient is wanted: the program compiled with its
+    backward, run through the autograd Function; returns what _attention
+    does."""
+    text, inputs, where, traced, held = _prepare(q, k, v, rope, mask, window, softcap, alibi,
+                                                 gate, segment_ids, scale, program,
+                                                 tile_options, score_mod, mask_mod)
     _refuse_held_grads(held)
     _register_ops()
-    return _autograd.apply(load(text, where, tile_options, grad=True), inputs)
+    kernel = load(text, where, tile_options, grad=True)
+    sources = (_fn_key.capture_sources((score_mod, mask_mod), traced[2]) if traced[2] else [])
+    return _autograd.apply(kernel, inputs), kernel, sources
 
 
 def _op_inputs(q, k, v, extras, options):

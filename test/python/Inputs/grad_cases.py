@@ -117,6 +117,18 @@ def refusals(device):
         print("captured tensor requires grad: no error")
     except ValueError as e:
         print("captured tensor requires grad: ValueError %s" % e)
+    table = torch.zeros(16, device=device)
+
+    def read_table(s, b, h, i, j):
+        return s + table[j]
+    attn.attention(q, k, v, score_mod=read_table)  # detached: trains q, k, v
+    table.requires_grad_()  # the cached call's key holds no requires_grad
+    try:
+        attn.attention(q, k, v, score_mod=read_table)
+        print("cached call, captured tensor requires grad: no error")
+    except ValueError as e:
+        print("cached call, captured tensor requires grad: ValueError %s"
+              % str(e).split(",")[0])
     o = attn.attention(q, k, v, mask="causal")
     (gq,) = torch.autograd.grad(o.sum(), q, create_graph=True)
     try:
