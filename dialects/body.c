@@ -98,10 +98,10 @@ int attn_body_captures(MlirBlock body, MlirValue *out, int max) {
 }
 
 /// True for the scalar types a body computes with (bf16 counted: its
-/// placement is checked apart).
-static bool is_scalar(MlirType t) {
+/// placement is checked apart); f64 in the bodies of f64 programs (wide).
+static bool is_scalar(MlirType t, bool wide) {
   if (mlirTypeIsAF32(t) || mlirTypeIsAF16(t) || mlirTypeIsABF16(t) ||
-      mlirTypeIsAIndex(t))
+      mlirTypeIsAIndex(t) || (wide && mlirTypeIsAF64(t)))
     return true;
   if (!mlirTypeIsAInteger(t) || !mlirIntegerTypeIsSignless(t))
     return false;
@@ -109,9 +109,10 @@ static bool is_scalar(MlirType t) {
   return w == 1 || w == 8 || w == 32 || w == 64;
 }
 
-/// True for the element types of a capture.
-static bool is_capture_elem(MlirType t) {
-  if (mlirTypeIsAF32(t) || mlirTypeIsAF16(t) || mlirTypeIsABF16(t))
+/// True for the element types of a capture (f64 too in f64 programs).
+static bool is_capture_elem(MlirType t, bool wide) {
+  if (mlirTypeIsAF32(t) || mlirTypeIsAF16(t) || mlirTypeIsABF16(t) ||
+      (wide && mlirTypeIsAF64(t)))
     return true;
   return mlirTypeIsAInteger(t) && mlirIntegerTypeIsSignless(t) &&
          (mlirIntegerTypeGetWidth(t) == 32 || mlirIntegerTypeGetWidth(t) == 64);
@@ -120,11 +121,15 @@ static bool is_capture_elem(MlirType t) {
 static const char *const scalar_list =
     "f32, f16, i1, i8, i32, i64 and index (bf16 only as a capture's "
     "element, converted with arith.extf)";
+static const char *const scalar_list_wide =
+    "f64, f32, f16, i1, i8, i32, i64 and index (bf16 only as a capture's "
+    "element, converted with arith.extf)";
 
 /// Checks the capture v, read by op (the body's tensor.extract or
 /// memref.load) as operand 0.
 static bool check_capture(MlirOperation op, MlirValue v,
-                          enum attn_body_level level, const char *what) {
+                          enum attn_body_level level, bool wide,
+                          const char *what) {
   MlirType t = mlirValueGetType(v);
   char ty[128], n[64];
   bool kind_ok = level == ATTN_BODY_MEMREF ? mlirTypeIsAMemRef(t)
@@ -146,12 +151,13 @@ static bool check_capture(MlirOperation op, MlirValue v,
                               attn_op_name(op, n, sizeof n), what,
                               attn_type_str(t, ty, sizeof ty));
   MlirType e = mlirShapedTypeGetElementType(t);
-  if (!is_capture_elem(e))
+  if (!is_capture_elem(e, wide))
     return attn_emit_errorf(op,
                             "'%s' in the body of %s reads %s; a capture's "
-                            "element type must be f32, f16, bf16, i32 or i64",
+                            "element type must be %s, i32 or i64",
                             attn_op_name(op, n, sizeof n), what,
-                            attn_type_str(t, ty, sizeof ty));
+                            attn_type_str(t, ty, sizeof ty),
+                            wide ? "f64, f32, f16, bf16" : "f32, f16, bf16");
   return true;
 }
 
@@ -188,15 +194,17 @@ static bool check_constant_indices(MlirOperation op, MlirBlock body,
 /// Checks one value's type: a scalar of the list, bf16 only as the result
 /// of the read (result) or an operand of arith.extf (!result).
 static bool check_value_type(MlirOperation op, MlirType t, bool result,
-                             enum attn_body_level level, const char *what) {
+                             enum attn_body_level level, bool wide,
+                             const char *what) {
   char ty[64], n[64];
   attn_op_name(op, n, sizeof n);
-  if (!is_scalar(t))
+  if (!is_scalar(t, wide))
     return attn_emit_errorf(op,
                             "'%s' in the body of %s %s a value of type %s; "
                             "bodies compute with %s",
                             n, what, result ? "makes" : "uses",
-                            attn_type_str(t, ty, sizeof ty), scalar_list);
+                            attn_type_str(t, ty, sizeof ty),
+                            wide ? scalar_list_wide : scalar_list);
   if (!mlirTypeIsABF16(t))
     return true;
   if (result ? attn_op_is(op, read_op(level))
@@ -211,7 +219,7 @@ static bool check_value_type(MlirOperation op, MlirType t, bool result,
 
 /// Checks one op of the body (not its terminator's type: the caller does).
 static bool check_op(MlirOperation op, MlirBlock body,
-                     enum attn_body_level level, const char *what) {
+                     enum attn_body_level level, bool wide, const char *what) {
   char n[64];
   attn_op_name(op, n, sizeof n);
   if (!attn_body_op_allowed(op, level))
@@ -226,7 +234,7 @@ static bool check_op(MlirOperation op, MlirBlock body,
     // The read's source: a capture, or a value of a body op, whose own
     // (non-scalar) result type was rejected before.
     if (reads && i == 0 && attn_body_is_capture(body, v)) {
-      if (!check_capture(op, v, level, what))
+      if (!check_capture(op, v, level, wide, what))
         return false;
       continue;
     }
@@ -241,37 +249,41 @@ static bool check_op(MlirOperation op, MlirBlock body,
                                             sizeof ty),
                               read_op(level));
     }
-    if (!check_value_type(op, mlirValueGetType(v), false, level, what))
+    if (!check_value_type(op, mlirValueGetType(v), false, level, wide, what))
       return false;
   }
   for (intptr_t i = 0, nr = mlirOperationGetNumResults(op); i < nr; ++i)
     if (!check_value_type(op, mlirValueGetType(mlirOperationGetResult(op, i)),
-                          true, level, what))
+                          true, level, wide, what))
       return false;
   return !reads || check_constant_indices(op, body, what);
 }
 
 bool attn_body_verify(MlirOperation op, MlirRegion region,
                       enum attn_body_kind kind, enum attn_body_level level,
-                      const char *what) {
+                      MlirType ftype, const char *what) {
   if (mlirRegionIsNull(region))
     return attn_emit_errorf(op, "%s needs a body region", what);
   MlirBlock body = mlirRegionGetFirstBlock(region);
   char ty[64];
   bool score = kind == ATTN_BODY_SCORE;
-  const char *sig = score ? "(f32 score, index b, index h, index q, index kv)"
-                          : "(index b, index h, index q, index kv)";
+  bool wide = mlirTypeIsAF64(ftype);
+  const char *fname = wide ? "f64" : "f32";
+  const char *sig =
+      !score ? "(index b, index h, index q, index kv)"
+      : wide ? "(f64 score, index b, index h, index q, index kv)"
+             : "(f32 score, index b, index h, index q, index kv)";
   if (mlirBlockIsNull(body))
     return attn_emit_errorf(op, "%s needs a body: one block %s ending in "
                                 "gpu.yield of %s",
-                            what, sig, score ? "f32" : "i1");
+                            what, sig, score ? fname : "i1");
   if (!mlirBlockIsNull(mlirBlockGetNextInRegion(body)))
     return attn_emit_errorf(op, "the body of %s must be one block", what);
   intptr_t nargs = mlirBlockGetNumArguments(body);
   bool args_ok = nargs == attn_body_num_args(kind);
   for (intptr_t i = 0; args_ok && i < nargs; ++i) {
     MlirType t = mlirValueGetType(mlirBlockGetArgument(body, i));
-    args_ok = score && i == 0 ? mlirTypeIsAF32(t) : mlirTypeIsAIndex(t);
+    args_ok = score && i == 0 ? mlirTypeEqual(t, ftype) : mlirTypeIsAIndex(t);
   }
   if (!args_ok) {
     char found[160] = "(";
@@ -289,11 +301,11 @@ bool attn_body_verify(MlirOperation op, MlirRegion region,
   MlirOperation last = {NULL};
   for (MlirOperation o = mlirBlockGetFirstOperation(body);
        !mlirOperationIsNull(o); o = mlirOperationGetNextInBlock(o)) {
-    if (!check_op(o, body, level, what))
+    if (!check_op(o, body, level, wide, what))
       return false;
     last = o;
   }
-  const char *want = score ? "f32" : "i1";
+  const char *want = score ? fname : "i1";
   if (mlirOperationIsNull(last) || !attn_op_is(last, "gpu.yield"))
     return attn_emit_errorf(op, "the body of %s must end with gpu.yield of "
                                 "%s",
@@ -302,7 +314,7 @@ bool attn_body_verify(MlirOperation op, MlirRegion region,
                     ? mlirValueGetType(mlirOperationGetOperand(last, 0))
                     : (MlirType){NULL};
   bool yield_ok = !mlirTypeIsNull(yt) &&
-                  (score ? mlirTypeIsAF32(yt)
+                  (score ? mlirTypeEqual(yt, ftype)
                          : mlirTypeIsAInteger(yt) &&
                                mlirIntegerTypeGetWidth(yt) == 1);
   if (!yield_ok) {

@@ -28,7 +28,8 @@ extern "C" {
 
 /// What a body computes.
 enum attn_body_kind {
-  ATTN_BODY_SCORE, ///< (f32 score, index b, h, q, kv) -> f32
+  ATTN_BODY_SCORE, ///< (f32 score, index b, h, q, kv) -> f32 (f64 in f64
+                   ///< programs: the type attn_compute_type gives)
   ATTN_BODY_MASK,  ///< (index b, h, q, kv) -> i1, true: the key is visible
 };
 
@@ -41,14 +42,16 @@ enum attn_body_level {
 //===-- Checking ----------------------------------------------------------===//
 
 /// Checks that region (a region of op) is a body of the given kind: one
-/// block with the kind's arguments, ending in gpu.yield of f32 (score) or
-/// i1 (mask); every op on the allowlist (arith.constant, the arith and math
+/// block with the kind's arguments, ending in gpu.yield of ftype (score) or
+/// i1 (mask), where ftype is the program's compute type (f32, or f64 in an
+/// f64 program: attn_compute_type), the score argument's type too; every op on the allowlist (arith.constant, the arith and math
 /// ops the contract lists, tensor.extract or memref.load by level,
 /// gpu.yield last), without regions; every value f32, f16, i1, i8, i32, i64
 /// or index, and bf16 only as a capture's element read and converted by
 /// arith.extf; every value from above a capture (a static shaped type of
 /// rank >= 1 without empty dimensions, element f32, f16, bf16, i32 or i64)
-/// used only as the source of the read; every index that is an
+/// used only as the source of the read (f64 values and captures are
+/// allowed in f64 programs only); every index that is an
 /// arith.constant of the body inside the capture's shape. what names the
 /// body in messages ("attn.score_mod", "score_fn of attn.fused"); a null
 /// region is an error too (IR that IRDL has not verified). Returns
@@ -56,7 +59,7 @@ enum attn_body_level {
 /// signature, at the offending body op otherwise.
 bool attn_body_verify(MlirOperation op, MlirRegion region,
                       enum attn_body_kind kind, enum attn_body_level level,
-                      const char *what);
+                      MlirType ftype, const char *what);
 
 /// True when op's name is on the body allowlist of level (gpu.yield
 /// included; tensor.extract at the attn level, memref.load at the tile

@@ -226,6 +226,11 @@ static void sink_append(MlirStringRef s, void *user) {
   k->buf[k->used] = '\0';
 }
 
+MlirType attn_compute_type(MlirType elem) {
+  return mlirTypeIsAF64(elem) ? elem
+                              : mlirF32TypeGet(mlirTypeGetContext(elem));
+}
+
 char *attn_type_str(MlirType t, char *buf, size_t len) {
   struct str_sink k = {buf, len, 0};
   if (len == 0)

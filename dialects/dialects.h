@@ -93,6 +93,12 @@ bool attn_static_bytes(MlirType t, int64_t *bytes);
 /// naming what (e.g. "q") and t. Returns whether it fits.
 bool attn_check_static_bytes(MlirOperation op, MlirType t, const char *what);
 
+/// The float type attention programs of element type elem compute in: f64
+/// for f64 (the CPU path's float64 programs, issue 29's gradcheck), f32 for
+/// f32, f16 and bf16. Tiles, softmax state, lse, the gate and score bodies
+/// are of this type.
+MlirType attn_compute_type(MlirType elem);
+
 /// Writes a type's textual form into buf (truncated to len). Returns buf.
 char *attn_type_str(MlirType t, char *buf, size_t len);
 

@@ -45,9 +45,10 @@ static bool get_bhnd(MlirOperation op, MlirValue v, const char *what,
                             "seq, dim], found %s",
                             what, attn_type_str(t, ty, sizeof ty));
   MlirType e = mlirShapedTypeGetElementType(t);
-  if (!mlirTypeIsAF32(e) && !mlirTypeIsAF16(e) && !mlirTypeIsABF16(e))
+  if (!mlirTypeIsAF32(e) && !mlirTypeIsAF16(e) && !mlirTypeIsABF16(e) &&
+      !mlirTypeIsAF64(e))
     return attn_emit_errorf(op,
-                            "%s element type must be f32, f16 or bf16, "
+                            "%s element type must be f32, f16, bf16 or f64, "
                             "found %s",
                             what, attn_type_str(e, ty, sizeof ty));
   for (int i = 0; i < 4; ++i) {
@@ -144,9 +145,11 @@ static bool expect_shape(MlirOperation op, MlirValue v, const char *what,
 }
 
 /// Checks an auxiliary tensor: static, of the given rank, shape and element
-/// type (f32 or i32).
+/// type: i32 (is_i32), else the program's compute type, that of the
+/// tensor `of` (f32, or f64 in an f64 program: attn_compute_type).
 static bool expect_aux(MlirOperation op, MlirValue v, const char *what,
-                       int rank, const int64_t want[4], bool is_i32) {
+                       int rank, const int64_t want[4], bool is_i32,
+                       MlirValue of) {
   MlirType t = mlirValueGetType(v);
   int64_t got[8];
   char ty[128];
@@ -154,11 +157,15 @@ static bool expect_aux(MlirOperation op, MlirValue v, const char *what,
     return attn_emit_errorf(op, "%s must be a static rank-%d tensor, found %s",
                             what, rank, attn_type_str(t, ty, sizeof ty));
   MlirType e = mlirShapedTypeGetElementType(t);
+  bool wide = !is_i32 && mlirTypeIsAF64(mlirShapedTypeGetElementType(
+                             mlirValueGetType(of)));
   bool ok = is_i32 ? mlirTypeIsAInteger(e) && mlirIntegerTypeGetWidth(e) == 32
+            : wide ? mlirTypeIsAF64(e)
                    : mlirTypeIsAF32(e);
   if (!ok)
     return attn_emit_errorf(op, "%s element type must be %s, found %s", what,
-                            is_i32 ? "i32" : "f32",
+                            is_i32 ? "i32" : wide ? "f64 (the program is f64)"
+                                                  : "f32",
                             attn_type_str(e, ty, sizeof ty));
   if (memcmp(got, want, sizeof *want * (size_t)rank) == 0)
     return true;
@@ -171,11 +178,17 @@ static bool expect_aux(MlirOperation op, MlirValue v, const char *what,
   return attn_emit_errorf(op, "%s shape must be %s, found %s", what, w, g);
 }
 
-/// The gate bias of scores [B, H, N, M] in blocks of bs keys.
+/// The gate bias of scores [B, H, N, M] in blocks of bs keys, in the
+/// compute type of the program whose tensor `of` is.
 static bool check_gate_bias(MlirOperation op, MlirValue g, const int64_t s[4],
-                            int64_t bs) {
+                            int64_t bs, MlirValue of) {
   int64_t want[4] = {s[0], s[1], s[2], s[3] / bs + (s[3] % bs != 0)};
-  return expect_aux(op, g, "gate bias", 4, want, false);
+  return expect_aux(op, g, "gate bias", 4, want, false, of);
+}
+
+/// The compute type of the program whose tensor of is.
+static MlirType compute_type_of(MlirValue of) {
+  return attn_compute_type(mlirShapedTypeGetElementType(mlirValueGetType(of)));
 }
 
 //===-- Program structure -------------------------------------------------===//
@@ -313,7 +326,7 @@ static bool verify_rope(MlirOperation op) {
                                 "positions");
   int64_t want[4] = {d[0], d[2]};
   return expect_aux(op, mlirOperationGetOperand(op, 1), "positions", 2, want,
-                    true);
+                    true, mlirOperationGetOperand(op, 0));
 }
 
 /// x [B, N, C] times w [C, H*D] into [B, H, N, D], one element type; the
@@ -467,23 +480,27 @@ static bool verify_score_mod(MlirOperation op) {
            check_window(op, l, r);
   if (attn_op_is(op, ATTN_OP_GATE))
     return int_attr(op, "block_size", &bs) && check_gate_block(op, bs) &&
-           check_gate_bias(op, mlirOperationGetOperand(op, 1), s, bs);
+           check_gate_bias(op, mlirOperationGetOperand(op, 1), s, bs,
+                           mlirOperationGetOperand(op, 0));
   // IRDL gives both one region; the reader guards IR it has not verified.
   MlirRegion body = mlirOperationGetNumRegions(op) == 1
                         ? mlirOperationGetRegion(op, 0)
                         : (MlirRegion){NULL};
   if (attn_op_is(op, ATTN_OP_SCORE_MOD))
     return attn_body_verify(op, body, ATTN_BODY_SCORE, ATTN_BODY_TENSOR,
+                            compute_type_of(mlirOperationGetOperand(op, 0)),
                             ATTN_OP_SCORE_MOD);
   if (attn_op_is(op, ATTN_OP_MASK_MOD))
     return attn_body_verify(op, body, ATTN_BODY_MASK, ATTN_BODY_TENSOR,
+                            compute_type_of(mlirOperationGetOperand(op, 0)),
                             ATTN_OP_MASK_MOD);
   if (attn_op_is(op, ATTN_OP_DOCUMENT)) {
     int64_t qs[4] = {s[0], s[2]}, ks[4] = {s[0], s[3]};
+    MlirValue of = mlirOperationGetOperand(op, 0);
     return expect_aux(op, mlirOperationGetOperand(op, 1), "q_segments", 2, qs,
-                      true) &&
+                      true, of) &&
            expect_aux(op, mlirOperationGetOperand(op, 2), "k_segments", 2, ks,
-                      true);
+                      true, of);
   }
   return true;
 }
@@ -493,11 +510,12 @@ static bool verify_fused_extras(MlirOperation op,
                                 const struct attn_fused_config *c,
                                 const int64_t q[4], const int64_t k[4]) {
   const int *x = c->extra;
+  MlirValue qv = mlirOperationGetOperand(op, 0);
   int64_t s[4] = {q[0], q[1], q[2], k[2]};
   int64_t bn[4] = {q[0], q[2]}, bm[4] = {q[0], k[2]};
   if (x[ATTN_EXTRA_GATE] >= 0 &&
       !check_gate_bias(op, mlirOperationGetOperand(op, x[ATTN_EXTRA_GATE]), s,
-                       c->gate_block))
+                       c->gate_block, qv))
     return false;
   static const struct {
     enum attn_fused_extra role;
@@ -510,7 +528,7 @@ static bool verify_fused_extras(MlirOperation op,
   for (int i = 0; i < 4; ++i)
     if (x[aux[i].role] >= 0 &&
         !expect_aux(op, mlirOperationGetOperand(op, x[aux[i].role]),
-                    aux[i].name, 2, aux[i].keys ? bm : bn, true))
+                    aux[i].name, 2, aux[i].keys ? bm : bn, true, qv))
       return false;
   return true;
 }
@@ -557,24 +575,25 @@ static bool verify_fused_inputs(MlirOperation op, int64_t q[4], int64_t v[4],
   bool grad = attn_op_is(op, ATTN_OP_FUSED_GRAD);
   if (c->has_score_fn &&
       !attn_body_verify(op, mlirOperationGetRegion(op, 0), ATTN_BODY_SCORE,
-                        ATTN_BODY_TENSOR,
+                        ATTN_BODY_TENSOR, compute_type_of(qv),
                         grad ? "score_fn of attn.fused_grad"
                              : "score_fn of attn.fused"))
     return false;
   if (c->has_mask_fn &&
       !attn_body_verify(op, mlirOperationGetRegion(op, 1), ATTN_BODY_MASK,
-                        ATTN_BODY_TENSOR,
+                        ATTN_BODY_TENSOR, compute_type_of(qv),
                         grad ? "mask_fn of attn.fused_grad"
                              : "mask_fn of attn.fused"))
     return false;
   return verify_fused_extras(op, c, q, k);
 }
 
-/// The row log-sum-exp of q [B,H,N,D]: a static tensor<B x H x N x f32>.
+/// The row log-sum-exp of q [B,H,N,D]: a static tensor<B x H x N x f32>
+/// (f64 when q is f64: the program's compute type).
 static bool expect_lse(MlirOperation op, MlirValue v, const char *what,
                        const int64_t q[4]) {
   int64_t want[4] = {q[0], q[1], q[2]};
-  return expect_aux(op, v, what, 3, want, false);
+  return expect_aux(op, v, what, 3, want, false, mlirOperationGetOperand(op, 0));
 }
 
 static bool verify_fused(MlirOperation op) {

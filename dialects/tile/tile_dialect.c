@@ -231,14 +231,28 @@ static bool tile_shape(MlirOperation op, int i, int rank, const char *what,
   return true;
 }
 
-static bool is_f32_tile(MlirOperation op, int i, const char *what) {
-  MlirType e = mlirShapedTypeGetElementType(
+static MlirType operand_elem(MlirOperation op, int i) {
+  return mlirShapedTypeGetElementType(
       mlirValueGetType(mlirOperationGetOperand(op, i)));
-  char ty[32];
-  if (mlirTypeIsAF32(e))
+}
+
+/// Checks operand i is a tile of the compute type: f32, or f64 (the tiles
+/// of f64 programs); every tile of a compute op holds the type of its
+/// operand 0 (tile.load and tile.store have one tile).
+static bool is_compute_tile(MlirOperation op, int i, const char *what) {
+  MlirType e = operand_elem(op, i);
+  char ty[32], t0[32];
+  if (!mlirTypeIsAF32(e) && !mlirTypeIsAF64(e))
+    return attn_emit_errorf(op, "%s must hold f32 or f64, found %s", what,
+                            attn_type_str(e, ty, sizeof ty));
+  if (i == 0 || attn_op_is(op, ATTN_OP_TILE_LOAD) ||
+      attn_op_is(op, ATTN_OP_TILE_STORE) ||
+      mlirTypeEqual(e, operand_elem(op, 0)))
     return true;
-  return attn_emit_errorf(op, "%s must hold f32, found %s", what,
-                          attn_type_str(e, ty, sizeof ty));
+  return attn_emit_errorf(op, "%s holds %s but operand 0 holds %s; the tiles "
+                              "of one op hold one type",
+                          what, attn_type_str(e, ty, sizeof ty),
+                          attn_type_str(operand_elem(op, 0), t0, sizeof t0));
 }
 
 /// tile.load (source 0, tile 1) and tile.store (tile 0, dest 1): a rank-4
@@ -256,13 +270,22 @@ static bool verify_copy(MlirOperation op, int src, int tile) {
                                 "rank-2 memref, found %s",
                             sn, attn_type_str(st, ty, sizeof ty));
   if (!tile_shape(op, tile, rank == 3 ? 1 : 2, "tile", t) ||
-      !is_f32_tile(op, tile, "tile"))
+      !is_compute_tile(op, tile, "tile"))
     return false;
   MlirType e = mlirShapedTypeGetElementType(st);
-  if (!mlirTypeIsAF32(e) && !mlirTypeIsAF16(e) && !mlirTypeIsABF16(e))
-    return attn_emit_errorf(op, "%s element type must be f32, f16 or bf16, "
-                                "found %s",
+  MlirType te = operand_elem(op, tile);
+  if (!mlirTypeIsAF32(e) && !mlirTypeIsAF16(e) && !mlirTypeIsABF16(e) &&
+      !mlirTypeIsAF64(e))
+    return attn_emit_errorf(op, "%s element type must be f32, f16, bf16 or "
+                                "f64, found %s",
                             sn, attn_type_str(e, ty, sizeof ty));
+  // f64 tiles are f64 programs' (attn_compute_type): no rounding either way.
+  if (mlirTypeIsAF64(e) != mlirTypeIsAF64(te))
+    return attn_emit_errorf(op, "%s element type %s needs a tile of %s, found "
+                                "a tile of %s",
+                            sn, attn_type_str(e, ty, sizeof ty),
+                            mlirTypeIsAF64(e) ? "f64" : "f32",
+                            mlirTypeIsAF64(te) ? "f64" : "f32");
   intptr_t nidx = mlirOperationGetNumOperands(op) - 2;
   if ((rank == 4 || rank == 3) && nidx != 3)
     return attn_emit_errorf(op, "a rank-%d %s takes batch, head and row "
@@ -283,8 +306,8 @@ static bool verify_mma(MlirOperation op) {
   int64_t a[8], b[8], c[8];
   bool tb, acc;
   if (!tile_shape(op, 0, 2, "a", a) || !tile_shape(op, 1, 2, "b", b) ||
-      !tile_shape(op, 2, 2, "c", c) || !is_f32_tile(op, 0, "a") ||
-      !is_f32_tile(op, 1, "b") || !is_f32_tile(op, 2, "c") ||
+      !tile_shape(op, 2, 2, "c", c) || !is_compute_tile(op, 0, "a") ||
+      !is_compute_tile(op, 1, "b") || !is_compute_tile(op, 2, "c") ||
       !verify_flag(op, "transpose_a"))
     return false;
   attn_attr_bool(op, "transpose_b", &tb);
@@ -306,7 +329,7 @@ static bool verify_mma(MlirOperation op) {
 static bool verify_rows(MlirOperation op, int i, int64_t rows,
                         const char *what) {
   int64_t d[8];
-  if (!tile_shape(op, i, 1, what, d) || !is_f32_tile(op, i, what))
+  if (!tile_shape(op, i, 1, what, d) || !is_compute_tile(op, i, what))
     return false;
   if (d[0] != rows)
     return attn_emit_errorf(op, "%s has %lld rows, expected %lld", what,
@@ -324,10 +347,10 @@ static bool positive_attr(MlirOperation op, const char *name, double v) {
 static bool verify_softmax_update(MlirOperation op) {
   int64_t s[8], acc[8];
   double scale;
-  if (!tile_shape(op, 0, 2, "scores", s) || !is_f32_tile(op, 0, "scores") ||
+  if (!tile_shape(op, 0, 2, "scores", s) || !is_compute_tile(op, 0, "scores") ||
       !verify_rows(op, 1, s[0], "row_max") ||
       !verify_rows(op, 2, s[0], "row_sum") ||
-      !tile_shape(op, 3, 2, "acc", acc) || !is_f32_tile(op, 3, "acc"))
+      !tile_shape(op, 3, 2, "acc", acc) || !is_compute_tile(op, 3, "acc"))
     return false;
   if (acc[0] != s[0])
     return attn_emit_errorf(op, "acc has %lld rows, scores have %lld",
@@ -356,7 +379,7 @@ static bool verify_rope(MlirOperation op, bool positions) {
   int64_t d[8], p[8];
   struct attn_rope_config c;
   bool b;
-  if (!tile_shape(op, 0, 2, "tile", d) || !is_f32_tile(op, 0, "tile") ||
+  if (!tile_shape(op, 0, 2, "tile", d) || !is_compute_tile(op, 0, "tile") ||
       !verify_flag(op, "inverse"))
     return false;
   if (attn_attr_bool(op, "rotary_dim", &b))
@@ -377,7 +400,7 @@ static bool verify_rope(MlirOperation op, bool positions) {
 static bool verify_mask(MlirOperation op) {
   int64_t d[8], kv_len, l, r;
   bool b;
-  if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores"))
+  if (!tile_shape(op, 0, 2, "scores", d) || !is_compute_tile(op, 0, "scores"))
     return false;
   if (attn_attr_bool(op, "kv_len", &b))
     return attn_emit_errorf(op, "kv_len must be an integer, found a boolean");
@@ -398,7 +421,7 @@ static bool verify_mask(MlirOperation op) {
 static bool verify_score_mod(MlirOperation op) {
   int64_t d[8];
   struct attn_tile_score_mods m;
-  if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores"))
+  if (!tile_shape(op, 0, 2, "scores", d) || !is_compute_tile(op, 0, "scores"))
     return false;
   memset(&m, 0, sizeof m);
   if (!read_mod_names(op, &m) || m.n == 0)
@@ -444,8 +467,8 @@ static bool verify_score_mod(MlirOperation op) {
 static bool same_tiles(MlirOperation op, int i, int j, const char *wi,
                        const char *wj) {
   int64_t a[8], c[8];
-  if (!tile_shape(op, i, 2, wi, a) || !is_f32_tile(op, i, wi) ||
-      !tile_shape(op, j, 2, wj, c) || !is_f32_tile(op, j, wj))
+  if (!tile_shape(op, i, 2, wi, a) || !is_compute_tile(op, i, wi) ||
+      !tile_shape(op, j, 2, wj, c) || !is_compute_tile(op, j, wj))
     return false;
   if (a[0] == c[0] && a[1] == c[1])
     return true;
@@ -457,7 +480,7 @@ static bool same_tiles(MlirOperation op, int i, int j, const char *wi,
 /// tile.row_lse (row_max, row_sum, lse): three row vectors of one length.
 static bool verify_row_lse(MlirOperation op) {
   int64_t d[8];
-  if (!tile_shape(op, 0, 1, "row_max", d) || !is_f32_tile(op, 0, "row_max"))
+  if (!tile_shape(op, 0, 1, "row_max", d) || !is_compute_tile(op, 0, "row_max"))
     return false;
   return verify_rows(op, 1, d[0], "row_sum") &&
          verify_rows(op, 2, d[0], "lse");
@@ -482,7 +505,7 @@ static bool verify_row_pair(MlirOperation op, const char *wa, const char *wb,
 static bool verify_exp_lse(MlirOperation op) {
   int64_t d[8];
   double scale = 0;
-  if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores") ||
+  if (!tile_shape(op, 0, 2, "scores", d) || !is_compute_tile(op, 0, "scores") ||
       !verify_rows(op, 1, d[0], "lse"))
     return false;
   // Masked scores are -inf; a negative factor would turn them into +inf.
@@ -496,7 +519,7 @@ static bool verify_exp_lse(MlirOperation op) {
 static bool verify_fn(MlirOperation op, bool score) {
   int64_t d[8], seq;
   bool b;
-  if (!tile_shape(op, 0, 2, "scores", d) || !is_f32_tile(op, 0, "scores"))
+  if (!tile_shape(op, 0, 2, "scores", d) || !is_compute_tile(op, 0, "scores"))
     return false;
   if (attn_op_is(op, ATTN_OP_TILE_SCORE_FN_GRAD) &&
       !same_tiles(op, 0, 1, "ds", "scores_in"))
@@ -515,7 +538,7 @@ static bool verify_fn(MlirOperation op, bool score) {
                          : "tile.score_fn";
   return attn_body_verify(op, mlirOperationGetRegion(op, 0),
                           score ? ATTN_BODY_SCORE : ATTN_BODY_MASK,
-                          ATTN_BODY_MEMREF, what);
+                          ATTN_BODY_MEMREF, operand_elem(op, 0), what);
 }
 
 bool attn_tile_verify_op(MlirOperation op) {
@@ -538,8 +561,10 @@ bool attn_tile_verify_op(MlirOperation op) {
       return attn_emit_errorf(op, "tile must be a static rank-1 or rank-2 "
                                   "memref, found %s",
                               attn_type_str(t, ty, sizeof ty));
-    if (!mlirTypeIsAF32(mlirShapedTypeGetElementType(t)))
-      return attn_emit_errorf(op, "tiles hold f32 in this version, found %s",
+    MlirType e = mlirShapedTypeGetElementType(t);
+    if (!mlirTypeIsAF32(e) && !mlirTypeIsAF64(e))
+      return attn_emit_errorf(op, "tiles hold f32 (f64 in f64 programs) in "
+                                  "this version, found %s",
                               attn_type_str(t, ty, sizeof ty));
     return true;
   }
@@ -547,7 +572,7 @@ bool attn_tile_verify_op(MlirOperation op) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
     if (attn_static_shape(t, d) < 1)
       return attn_emit_errorf(op, "tile must be a static memref");
-    return is_f32_tile(op, 0, "tile");
+    return is_compute_tile(op, 0, "tile");
   }
   if (attn_op_is(op, ATTN_OP_TILE_LOAD))
     return verify_copy(op, 0, 1);
@@ -580,7 +605,7 @@ bool attn_tile_verify_op(MlirOperation op) {
   if (attn_op_is(op, ATTN_OP_TILE_EXP_LSE))
     return verify_exp_lse(op);
   if (attn_op_is(op, ATTN_OP_TILE_NORMALIZE)) {
-    if (!tile_shape(op, 0, 2, "acc", d) || !is_f32_tile(op, 0, "acc"))
+    if (!tile_shape(op, 0, 2, "acc", d) || !is_compute_tile(op, 0, "acc"))
       return false;
     return verify_rows(op, 1, d[0], "row_sum");
   }

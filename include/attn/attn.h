@@ -136,7 +136,8 @@ struct attn_compile_options {
   const char *hopper_options;
   /// Nonzero: also derive and compile each attention's backward (the
   /// attn-grad pass, docs/passes.md): function @f then returns (out, lse),
-  /// its row log-sum-exp [B, H, N] in f32, and @f__grad takes f's
+  /// its row log-sum-exp [B, H, N] in f32 (f64 for an f64 program, which
+  /// computes in f64 and compiles for "cpu" only), and @f__grad takes f's
   /// arguments, out, lse and dout and computes dq, dk and dv (kernels
   /// f__grad__dkdv then f__grad__dq, the launch program f__grad). 0: the
   /// forward only, compiled exactly as without this field.
@@ -205,7 +206,8 @@ attn_cpu_kernel_create(const char *ir, size_t len,
 /// Runs the kernel named name (NULL: the only one) on host buffers, one per
 /// manifest parameter in order: for an attention, q, k, v, the extra inputs
 /// of the program, then out, each a dense row-major array of the parameter's
-/// shape and dtype. Blocks until out is written.
+/// shape and dtype (an f64 program's: double, its gate and lse too). Blocks
+/// until out is written.
 /// Returns ATTN_ERR_INVALID_ARGUMENT for a NULL kernel or buffer, a NULL
 /// name when there are several kernels, or n not equal to the kernel's
 /// parameter count; ATTN_ERR_NOT_FOUND for an unknown name.

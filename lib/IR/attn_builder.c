@@ -228,6 +228,10 @@ MlirValue attn_b_f64(struct attn_builder *b, double v) {
   return attn_b_constant(b, attn_b_attr_f64(b, v));
 }
 
+MlirValue attn_b_float(struct attn_builder *b, MlirType t, double v) {
+  return mlirTypeIsAF64(t) ? attn_b_f64(b, v) : attn_b_f32(b, (float)v);
+}
+
 MlirValue attn_b_binary(struct attn_builder *b, const char *name, MlirValue x,
                         MlirValue y) {
   if (mlirValueIsNull(x) || mlirValueIsNull(y)) {

@@ -136,6 +136,9 @@ MlirValue attn_b_i32(struct attn_builder *b, int64_t v);
 MlirValue attn_b_i64(struct attn_builder *b, int64_t v);
 MlirValue attn_b_f32(struct attn_builder *b, float v);
 MlirValue attn_b_f64(struct attn_builder *b, double v);
+/// arith.constant of v in the compute type t: f64 as is, otherwise f32 of
+/// (float)v (exactly attn_b_f32's).
+MlirValue attn_b_float(struct attn_builder *b, MlirType t, double v);
 /// arith.constant holding value (of its own type).
 MlirValue attn_b_constant(struct attn_builder *b, MlirAttribute value);
 

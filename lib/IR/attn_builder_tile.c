@@ -12,6 +12,7 @@
 #include "dialects/tile/tile_dialect.h"
 
 #include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
 
 /// Makes tile op name with no results.
 static void build_void(struct attn_builder *b, const char *name, intptr_t nopd,
@@ -36,10 +37,17 @@ MlirValue attn_tile_build_alloc(struct attn_builder *b, MlirType tile) {
   return build_value(b, ATTN_OP_TILE_ALLOC, tile, 0, NULL);
 }
 
+/// The element type of tile (f32 when it is missing: the op then fails).
+static MlirType tile_elem(struct attn_builder *b, MlirValue tile) {
+  return mlirValueIsNull(tile)
+             ? b->t.f32
+             : mlirShapedTypeGetElementType(mlirValueGetType(tile));
+}
+
 void attn_tile_build_fill(struct attn_builder *b, MlirValue tile,
                           double value) {
-  MlirNamedAttribute a =
-      attn_b_named(b, "value", mlirFloatAttrDoubleGet(b->ctx, b->t.f32, value));
+  MlirNamedAttribute a = attn_b_named(
+      b, "value", mlirFloatAttrDoubleGet(b->ctx, tile_elem(b, tile), value));
   build_void(b, ATTN_OP_TILE_FILL, 1, &tile, 1, &a);
 }
 
@@ -172,10 +180,13 @@ void attn_tile_build_normalize(struct attn_builder *b, MlirValue acc,
 }
 
 /// tile.score_fn / tile.mask_fn: the op with its body block of arguments
-/// ([f32 score,] index b, h, q, kv), left empty for the caller to fill.
+/// ([f32 score,] index b, h, q, kv), left empty for the caller to fill
+/// (an f64 score where the scores are an f64 tile).
 static MlirBlock build_fn(struct attn_builder *b, const char *name, bool score,
                           intptr_t nopd, const MlirValue *opd, int64_t seq_q,
                           int64_t seq_k) {
+  // The score is of the score tile's type (operand 0: f32, or f64).
+  MlirType ft = tile_elem(b, opd[0]);
   MlirNamedAttribute a[2] = {
       attn_b_named(b, "seq_q", attn_b_attr_i64(b, seq_q)),
       attn_b_named(b, "seq_k", attn_b_attr_i64(b, seq_k)),
@@ -183,8 +194,7 @@ static MlirBlock build_fn(struct attn_builder *b, const char *name, bool score,
   MlirOperation op = attn_b_op(b, name, 0, NULL, nopd, opd, 2, a, 1);
   if (mlirOperationIsNull(op))
     return (MlirBlock){NULL};
-  MlirType tys[5] = {b->t.f32, b->t.index, b->t.index, b->t.index,
-                     b->t.index};
+  MlirType tys[5] = {ft, b->t.index, b->t.index, b->t.index, b->t.index};
   MlirLocation locs[5] = {b->loc, b->loc, b->loc, b->loc, b->loc};
   int skip = score ? 0 : 1;
   MlirBlock body = mlirBlockCreate(5 - skip, tys + skip, locs);

@@ -437,12 +437,13 @@ static MlirAttribute mods_attr(MlirContext ctx, const struct chain *c) {
   return mlirArrayAttrGet(ctx, n, names);
 }
 
-/// A new block with a score body's (score) or a mask body's arguments,
-/// located at loc, appended to region.
+/// A new block with a score body's (score, of type score_ty: the
+/// program's compute type) or a mask body's arguments, located at loc,
+/// appended to region.
 static MlirBlock body_block(MlirContext ctx, MlirRegion region, bool score,
-                            MlirLocation loc) {
+                            MlirType score_ty, MlirLocation loc) {
   MlirType idx = mlirIndexTypeGet(ctx);
-  MlirType types[5] = {mlirF32TypeGet(ctx), idx, idx, idx, idx};
+  MlirType types[5] = {score_ty, idx, idx, idx, idx};
   MlirLocation locs[5] = {loc, loc, loc, loc, loc};
   int n = score ? 5 : 4;
   MlirBlock b = mlirBlockCreate(n, score ? types : types + 1, locs);
@@ -461,8 +462,11 @@ static bool compose_bodies(MlirOperation fused, const struct chain *c) {
   if (c->nscore > 0) {
     // score_mods[] is users first: the first body applied is the last one.
     MlirOperation first = c->score_mods[c->nscore - 1];
+    // The score's type is the bodies' own (f32, or f64 in f64 programs).
+    MlirType score_ty = mlirValueGetType(mlirBlockGetArgument(
+        mlirRegionGetFirstBlock(mlirOperationGetRegion(first, 0)), 0));
     MlirBlock blk = body_block(ctx, mlirOperationGetRegion(fused, 0), true,
-                               mlirOperationGetLocation(first));
+                               score_ty, mlirOperationGetLocation(first));
     MlirValue args[5];
     for (int i = 0; i < 5; ++i)
       args[i] = mlirBlockGetArgument(blk, i);
@@ -479,6 +483,7 @@ static bool compose_bodies(MlirOperation fused, const struct chain *c) {
   if (ok && c->nmask > 0) {
     MlirOperation first = c->mask_mods[c->nmask - 1];
     MlirBlock blk = body_block(ctx, mlirOperationGetRegion(fused, 1), false,
+                               mlirIndexTypeGet(ctx),
                                mlirOperationGetLocation(first));
     MlirValue args[4], visible = {NULL};
     for (int i = 0; i < 4; ++i)

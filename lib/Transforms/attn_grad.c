@@ -7,7 +7,8 @@
 //     %o = "attn.fused"(...) {...} ({score_fn}, {mask_fn}) ; return %o
 //   }
 //   ==>
-//   func.func @f(...) -> (tensor<BxHxNxDv>, tensor<BxHxNxf32>) {
+//   func.func @f(...) -> (tensor<BxHxNxDv>, tensor<BxHxNxf32>) {  // lse:
+//                                         // f64 when q is f64, else f32
 //     %o, %lse = "attn.fused"(...) {..., lse} ({score_fn}, {mask_fn})
 //     return %o, %lse
 //   }
@@ -44,6 +45,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/// The type of q's row log-sum-exp [B, H, N]: of the program's compute type
+/// (f64 for an f64 program, f32 for f32, f16 and bf16).
+static MlirType lse_type(MlirOperation fused) {
+  MlirType qt = mlirValueGetType(mlirOperationGetOperand(fused, 0));
+  int64_t q[8];
+  attn_static_shape(qt, q);
+  return mlirRankedTensorTypeGet(
+      3, q, attn_compute_type(mlirShapedTypeGetElementType(qt)),
+      mlirAttributeGetNull());
+}
 
 /// The most arguments a function attn-grad derives may take.
 #define MAX_ARGS 64
@@ -205,10 +217,7 @@ static void make_backward(MlirOperation grad, const char *name) {
       fused = op;
   MlirLocation loc = mlirOperationGetLocation(fused);
   MlirType out_ty = mlirValueGetType(mlirOperationGetResult(fused, 0));
-  int64_t q[8];
-  attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 0)), q);
-  MlirType lse_ty = mlirRankedTensorTypeGet(3, q, mlirF32TypeGet(ctx),
-                                            mlirAttributeGetNull());
+  MlirType lse_ty = lse_type(fused);
   MlirValue extra[3] = {mlirBlockAddArgument(body, out_ty, loc),
                         mlirBlockAddArgument(body, lse_ty, loc),
                         mlirBlockAddArgument(body, out_ty, loc)};
@@ -290,12 +299,8 @@ static bool grad_function(MlirOperation module, MlirOperation func) {
   mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(func), func, grad);
   make_backward(grad, name);
   // The forward keeps the row log-sum-exp.
-  MlirType res[2] = {mlirValueGetType(mlirOperationGetResult(fused, 0))};
-  int64_t q[8];
-  attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 0)), q);
-  res[1] = mlirRankedTensorTypeGet(3, q,
-                                   mlirF32TypeGet(mlirOperationGetContext(func)),
-                                   mlirAttributeGetNull());
+  MlirType res[2] = {mlirValueGetType(mlirOperationGetResult(fused, 0)),
+                     lse_type(fused)};
   MlirOperation fwd = remake(fused, ATTN_OP_FUSED, 0, NULL,
                              (MlirAttribute){NULL}, ATTN_FUSED_LSE_ATTR, 2, res);
   MlirValue vals[2] = {mlirOperationGetResult(fwd, 0),

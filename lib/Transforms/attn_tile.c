@@ -238,7 +238,13 @@ struct kernel {
   MlirValue tile[NUM_TILES], m, l;     // the tiles; row max, sum
   MlirValue lse, d;                    // row vectors: lse; D = rowsum(dO O)
   MlirType tile_ty[NUM_TILES], row_ty;
+  MlirType ct; // the compute type: f64 for f64 programs, else f32
 };
+
+/// arith.constant of v in the kernel's compute type (f32: v as a float).
+static MlirValue kconst(struct kernel *k, double v) {
+  return attn_b_float(&k->b, k->ct, v);
+}
 
 /// Where the scale goes: folded into the softmax's exp2 constant when
 /// nothing follows it (no softcap, alibi, gate or score_fn: exact only
@@ -599,7 +605,7 @@ static MlirBlock open_score_fn(struct kernel *k, MlirValue col,
 /// gets tanh(x / cap), for the derivative 1 - th^2.
 static MlirValue softcap_value(struct kernel *k, MlirValue x, MlirValue *th) {
   struct attn_builder *b = &k->b;
-  MlirValue cap = attn_b_f32(b, (float)k->s->cfg.softcap);
+  MlirValue cap = kconst(k, k->s->cfg.softcap);
   MlirValue t = attn_b_divf(b, x, cap);
   MlirValue h = attn_b_unary(b, "math.tanh", t);
   if (th)
@@ -625,15 +631,15 @@ static MlirValue alibi_value(struct kernel *k, MlirBlock body, MlirValue x) {
       attn_b_addi(b, mlirBlockGetArgument(body, 2), attn_b_index(b, 1));
   MlirValue hf = attn_b_cast(
       b, "arith.uitofp", attn_b_cast(b, "arith.index_cast", h1, b->t.i64),
-      b->t.f32);
+      k->ct);
   MlirValue e = attn_b_mulf(
-      b, hf, attn_b_f32(b, (float)(-s->cfg.alibi_max_bias / (double)s->q[1])));
+      b, hf, kconst(k, -s->cfg.alibi_max_bias / (double)s->q[1]));
   MlirValue slope = attn_b_unary(b, "math.exp2", e);
   MlirValue q = attn_b_cast(b, "arith.index_cast",
                             mlirBlockGetArgument(body, 3), b->t.i64);
   MlirValue kv = attn_b_cast(b, "arith.index_cast",
                              mlirBlockGetArgument(body, 4), b->t.i64);
-  MlirValue d = attn_b_cast(b, "arith.sitofp", attn_b_subi(b, q, kv), b->t.f32);
+  MlirValue d = attn_b_cast(b, "arith.sitofp", attn_b_subi(b, q, kv), k->ct);
   MlirValue p = attn_b_mulf(b, attn_b_unary(b, "math.absf", d), slope);
   return attn_b_subf(b, x, p);
 }
@@ -874,21 +880,21 @@ static void build_chain_grad(struct kernel *k, MlirValue col) {
   MlirOperation anchor = b->anchor;
   attn_builder_at_end(b, body);
   MlirValue x = mlirBlockGetArgument(body, 0);
-  MlirValue t = attn_b_f32(b, 1.0f);
+  MlirValue t = kconst(k, 1.0);
   bool fold = scale_folds(s);
   for (int i = 0; i < c->nmods && !b->failed; ++i) {
     int step = c->mods[i];
     if (step == ATTN_MOD_SCALE) {
       if (fold || c->scale == 1.0)
         continue; // in tile.ds's scale
-      MlirValue sc = attn_b_f32(b, (float)c->scale);
+      MlirValue sc = kconst(k, c->scale);
       x = attn_b_mulf(b, x, sc);
       t = attn_b_mulf(b, t, sc);
     } else if (step == ATTN_MOD_SOFTCAP) {
       MlirValue th;
       x = softcap_value(k, x, &th);
       t = attn_b_mulf(
-          b, t, attn_b_subf(b, attn_b_f32(b, 1.0f), attn_b_mulf(b, th, th)));
+          b, t, attn_b_subf(b, kconst(k, 1.0), attn_b_mulf(b, th, th)));
     } else if (step == ATTN_MOD_ALIBI) {
       x = alibi_value(k, body, x);
     } else if (step == ATTN_MOD_GATE) {
@@ -904,7 +910,7 @@ static void build_chain_grad(struct kernel *k, MlirValue col) {
       x = attn_grad_clone_tangent(b, s->score_fn, args, t, &m, clone_extract,
                                   &bc, &dt);
       attn_b_map_free(&m);
-      t = mlirValueIsNull(dt) ? attn_b_f32(b, 0.0f) : dt;
+      t = mlirValueIsNull(dt) ? kconst(k, 0.0) : dt;
     }
   }
   end_body(b, t, block, anchor);
@@ -1116,6 +1122,8 @@ static MlirOperation build_kernel(MlirOperation func, MlirOperation fused,
   attn_builder_init(b, mlirOperationGetContext(func),
                     mlirOperationGetLocation(fused));
   attn_builder_before(b, func);
+  // Tiles, constants, the softmax state and lse are of the compute type.
+  k.ct = attn_compute_type(mlirShapedTypeGetElementType(s->role_type[ROLE_Q]));
   // The accumulator is o [bm, dv] (forward), dq [bm, d] or dk [bn, d].
   int64_t acc_rows = s->part == PART_DKDV ? s->bn : s->bm;
   int64_t acc_cols = s->part == PART_FORWARD ? s->v[3] : s->q[3];
@@ -1125,9 +1133,8 @@ static MlirOperation build_kernel(MlirOperation func, MlirOperation fused,
                              s->bm, s->bm, s->bm, s->bm, s->bn};
   int ntiles = s->part == PART_FORWARD ? 5 : NUM_TILES;
   for (int i = 0; i < ntiles; ++i)
-    k.tile_ty[i] = attn_b_memref(b, 2, (int64_t[]){rows[i], cols[i]},
-                                 b->t.f32);
-  k.row_ty = attn_b_memref(b, 1, (int64_t[]){s->bm}, b->t.f32);
+    k.tile_ty[i] = attn_b_memref(b, 2, (int64_t[]){rows[i], cols[i]}, k.ct);
+  k.row_ty = attn_b_memref(b, 1, (int64_t[]){s->bm}, k.ct);
   struct attn_b_func f;
   MlirValue lo, hi, col;
   build_signature(&k, &f, name);
@@ -1201,9 +1208,11 @@ static bool defined_in(MlirValue v, MlirBlock block) {
   return mlirBlockEqual(mlirOperationGetBlock(mlirOpResultGetOwner(v)), block);
 }
 
-/// True for the element types a captured tensor may hold.
+/// True for the element types a captured tensor may hold (f64 ones too;
+/// the attn verifier allows them in f64 programs only).
 static bool capture_elem_ok(MlirType e) {
   return mlirTypeIsAF32(e) || mlirTypeIsAF16(e) || mlirTypeIsABF16(e) ||
+         mlirTypeIsAF64(e) ||
          (mlirTypeIsAInteger(e) && (mlirIntegerTypeGetWidth(e) == 32 ||
                                     mlirIntegerTypeGetWidth(e) == 64));
 }

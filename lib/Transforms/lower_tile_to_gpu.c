@@ -240,6 +240,19 @@ static bool lower_kernel(MlirOperation kernel, MlirOperation gm) {
     free(allocs.ops);
     return attn_emit_errorf(kernel, "lower-tile-to-gpu: out of memory");
   }
+  // f64 programs compute in f64 (attn_compute_type); this path's tiles
+  // and loops are f32, so it refuses them rather than round them.
+  for (size_t i = 0; i < allocs.n; ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetResult(allocs.ops[i], 0));
+    if (mlirTypeIsAF64(mlirShapedTypeGetElementType(t))) {
+      MlirOperation at = allocs.ops[i];
+      free(allocs.ops);
+      return attn_emit_errorf(at, "attn: f64 attention runs on the CPU path "
+                                  "only (the GPU kernels compute in f32); "
+                                  "compile '%s' for target cpu",
+                              name);
+    }
+  }
   if (smem > STATIC_SMEM_LIMIT) {
     free(allocs.ops);
     return attn_emit_errorf(kernel,

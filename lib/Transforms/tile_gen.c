@@ -16,8 +16,8 @@ MlirValue attn_gen_arg(struct attn_tile_gen *g, int i) {
   return mlirOperationGetOperand(g->op, i);
 }
 
-MlirValue attn_gen_f32(struct attn_tile_gen *g, float v) {
-  return attn_b_f32(g->b, v);
+MlirValue attn_gen_float(struct attn_tile_gen *g, double v) {
+  return attn_b_float(g->b, g->ct, v);
 }
 
 MlirValue attn_gen_index(struct attn_tile_gen *g, long long v) {

@@ -24,7 +24,8 @@
 #include <string.h>
 
 /// The element type of a global tensor operand, when it is 16-bit (loads
-/// widen it to f32, stores narrow to it); null for f32.
+/// widen it to f32, stores narrow to it); null for f32 and f64 (whose
+/// tiles are f64: no conversion).
 static MlirType narrow_elem(struct attn_tile_gen *g, int i) {
   MlirType e = mlirShapedTypeGetElementType(
       mlirValueGetType(mlirOperationGetOperand(g->op, i)));
@@ -36,7 +37,7 @@ static void gen_fill(struct attn_tile_gen *g, int rank) {
   double v = 0;
   attn_attr_f64(g->op, "value", &v);
   long long total = g->dims[0][0] * (rank == 2 ? g->dims[0][1] : 1);
-  MlirValue value = attn_gen_f32(g, (float)v);
+  MlirValue value = attn_gen_float(g, v);
   struct attn_b_for loop;
   MlirValue e = attn_gen_open_loop(g, &loop, total);
   if (rank == 2) {
@@ -70,7 +71,7 @@ static void gen_copy(struct attn_tile_gen *g, bool load) {
   MlirValue width = {NULL};
   if (matrix)
     width = attn_gen_index(g, glob[1]);
-  MlirValue zero = attn_gen_f32(g, 0.0f);
+  MlirValue zero = attn_gen_float(g, 0.0);
   struct attn_b_for loop;
   MlirValue e = attn_gen_open_loop(g, &loop, tile[0] * tile[1]);
   MlirValue ij[2];
@@ -92,10 +93,10 @@ static void gen_copy(struct attn_tile_gen *g, bool load) {
   }
   struct attn_b_if when;
   if (load) {
-    attn_b_if_open(b, &when, in, 1, &b->t.f32, true);
+    attn_b_if_open(b, &when, in, 1, &g->ct, true);
     MlirValue y = attn_b_load(b, attn_gen_arg(g, 0), nat, at);
     if (!mlirTypeIsNull(narrow))
-      y = attn_b_cast(b, "arith.extf", y, b->t.f32);
+      y = attn_b_cast(b, "arith.extf", y, g->ct);
     attn_b_if_else(b, &when, 1, &y);
     attn_b_if_close(b, &when, 1, &zero);
     attn_b_store(b, when.results[0], attn_gen_arg(g, 1), 2, ij);
@@ -117,7 +118,7 @@ static void gen_copy_rows(struct attn_tile_gen *g, bool load) {
   int gi = load ? 0 : 1, ti = load ? 1 : 0;
   MlirType narrow = narrow_elem(g, gi);
   MlirValue seq = attn_gen_index(g, g->dims[gi][2]);
-  MlirValue zero = attn_gen_f32(g, 0.0f);
+  MlirValue zero = attn_gen_float(g, 0.0);
   struct attn_b_for loop;
   MlirValue i = attn_gen_open_loop(g, &loop, g->dims[ti][0]);
   MlirValue row = attn_b_addi(b, attn_gen_arg(g, 4), i);
@@ -125,10 +126,10 @@ static void gen_copy_rows(struct attn_tile_gen *g, bool load) {
   MlirValue at[3] = {attn_gen_arg(g, 2), attn_gen_arg(g, 3), row};
   struct attn_b_if when;
   if (load) {
-    attn_b_if_open(b, &when, in, 1, &b->t.f32, true);
+    attn_b_if_open(b, &when, in, 1, &g->ct, true);
     MlirValue y = attn_b_load(b, attn_gen_arg(g, 0), 3, at);
     if (!mlirTypeIsNull(narrow))
-      y = attn_b_cast(b, "arith.extf", y, b->t.f32);
+      y = attn_b_cast(b, "arith.extf", y, g->ct);
     attn_b_if_else(b, &when, 1, &y);
     attn_b_if_close(b, &when, 1, &zero);
     attn_b_store(b, when.results[0], attn_gen_arg(g, 1), 1, &i);
@@ -156,7 +157,7 @@ static void gen_rope(struct attn_tile_gen *g, bool positions) {
   MlirValue c2 = attn_gen_index(g, 2);
   // inv_freq(i) = theta^(-2i/rotary_dim) = exp2(i * coef)
   MlirValue coef =
-      attn_gen_f32(g, (float)(-2.0 * log2(r.theta) / (double)r.rotary_dim));
+      attn_gen_float(g, -2.0 * log2(r.theta) / (double)r.rotary_dim);
   MlirValue last = {NULL};
   if (positions)
     last = attn_gen_index(g, g->dims[3][1] - 1);
@@ -170,7 +171,7 @@ static void gen_rope(struct attn_tile_gen *g, bool positions) {
     MlirValue p0 = attn_b_addi(b, attn_gen_arg(g, 2), row);
     MlirValue at[2] = {attn_gen_arg(g, 1), attn_b_minui(b, p0, last)};
     MlirValue p32 = attn_b_load(b, attn_gen_arg(g, 3), 2, at);
-    pf = attn_b_cast(b, "arith.sitofp", p32, b->t.f32);
+    pf = attn_b_cast(b, "arith.sitofp", p32, g->ct);
   } else {
     MlirValue p = attn_b_addi(b, attn_gen_arg(g, 1), row);
     MlirValue p64 = attn_b_cast(b, "arith.index_cast", p, b->t.i64);
@@ -178,10 +179,10 @@ static void gen_rope(struct attn_tile_gen *g, bool positions) {
       MlirValue off = attn_b_i64(b, (int64_t)r.offset);
       p64 = attn_b_addi(b, p64, off);
     }
-    pf = attn_b_cast(b, "arith.sitofp", p64, b->t.f32);
+    pf = attn_b_cast(b, "arith.sitofp", p64, g->ct);
   }
   MlirValue f64 = attn_b_cast(b, "arith.index_cast", f, b->t.i64);
-  MlirValue ff = attn_b_cast(b, "arith.uitofp", f64, b->t.f32);
+  MlirValue ff = attn_b_cast(b, "arith.uitofp", f64, g->ct);
   MlirValue ex = attn_b_mulf(b, ff, coef);
   MlirValue inv = attn_b_unary(b, "math.exp2", ex);
   MlirValue ang = attn_b_mulf(b, pf, inv);
@@ -220,7 +221,7 @@ static void gen_mma(struct attn_tile_gen *g) {
   attn_attr_bool(g->op, "transpose_b", &trans);
   attn_attr_bool(g->op, "accumulate", &acc);
   MlirValue kdim = attn_gen_index(g, g->dims[0][ta ? 0 : 1]);
-  MlirValue zero = attn_gen_f32(g, 0.0f);
+  MlirValue zero = attn_gen_float(g, 0.0);
   struct attn_b_for loop;
   MlirValue e = attn_gen_open_loop(g, &loop, g->dims[2][0] * g->dims[2][1]);
   MlirValue ij[2];
@@ -245,9 +246,9 @@ static void gen_softmax_update(struct attn_tile_gen *g) {
   MlirValue s = attn_gen_arg(g, 0), m = attn_gen_arg(g, 1),
             l = attn_gen_arg(g, 2), a = attn_gen_arg(g, 3);
   // Scores are kept in the log2 domain: exp(x * scale) = exp2(x * k).
-  MlirValue k = attn_gen_f32(g, (float)(scale * 1.4426950408889634));
-  MlirValue ninf = attn_gen_f32(g, -INFINITY);
-  MlirValue zero = attn_gen_f32(g, 0.0f);
+  MlirValue k = attn_gen_float(g, scale * 1.4426950408889634);
+  MlirValue ninf = attn_gen_float(g, -INFINITY);
+  MlirValue zero = attn_gen_float(g, 0.0);
   MlirValue ncols = attn_gen_index(g, g->dims[0][1]);
   MlirValue dv = attn_gen_index(g, g->dims[3][1]);
   struct attn_b_for loop;
@@ -286,7 +287,7 @@ static void gen_softmax_update(struct attn_tile_gen *g) {
 
 static void gen_normalize(struct attn_tile_gen *g) {
   struct attn_builder *b = g->b;
-  MlirValue zero = attn_gen_f32(g, 0.0f);
+  MlirValue zero = attn_gen_float(g, 0.0);
   struct attn_b_for loop;
   MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
   MlirValue ij[2];
@@ -330,12 +331,17 @@ static bool gen_body(struct attn_tile_gen *g) {
 /// ops are located at op, named by the target's role).
 static bool lower_op(struct attn_builder *b, MlirOperation op,
                      enum attn_tile_target target) {
-  struct attn_tile_gen g = {b, target, op, {{0}}, {NULL}, {NULL}};
+  struct attn_tile_gen g = {b, target, op, {{0}}, {NULL}, {NULL}, b->t.f32};
   intptr_t n = mlirOperationGetNumOperands(op);
-  for (intptr_t i = 0; i < n && i < 6; ++i) {
+  for (intptr_t i = 0; i < n; ++i) {
     MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
-    if (mlirTypeIsAMemRef(t))
+    if (!mlirTypeIsAMemRef(t))
+      continue;
+    if (i < 6)
       attn_static_shape(t, g.dims[i]);
+    // The tiles of an f64 program are f64 (the verifier keeps one type).
+    if (mlirTypeIsAF64(mlirShapedTypeGetElementType(t)))
+      g.ct = b->t.f64;
   }
   b->src = mlirOperationGetLocation(op);
   attn_builder_role(b, target == ATTN_TILE_GPU ? "gpu.threads" : "cpu.loop");

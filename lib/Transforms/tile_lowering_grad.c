@@ -20,7 +20,7 @@
 
 #include <math.h>
 
-/// log2(e) and ln(2), as f32 constants are made from them.
+/// log2(e) and ln(2), as the compute type's constants are made from them.
 #define LOG2E 1.4426950408889634
 #define LN2 0.6931471805599453
 
@@ -28,9 +28,9 @@
 /// +inf where l[i] == 0.
 static void gen_row_lse(struct attn_tile_gen *g) {
   struct attn_builder *b = g->b;
-  MlirValue ln2 = attn_gen_f32(g, (float)LN2);
-  MlirValue zero = attn_gen_f32(g, 0.0f);
-  MlirValue inf = attn_gen_f32(g, INFINITY);
+  MlirValue ln2 = attn_gen_float(g, LN2);
+  MlirValue zero = attn_gen_float(g, 0.0);
+  MlirValue inf = attn_gen_float(g, INFINITY);
   struct attn_b_for loop;
   MlirValue i = attn_gen_open_loop(g, &loop, g->dims[0][0]);
   MlirValue m = attn_b_load(b, attn_gen_arg(g, 0), 1, &i);
@@ -46,7 +46,7 @@ static void gen_row_lse(struct attn_tile_gen *g) {
 /// iteration.
 static void gen_row_dot(struct attn_tile_gen *g) {
   struct attn_builder *b = g->b;
-  MlirValue zero = attn_gen_f32(g, 0.0f);
+  MlirValue zero = attn_gen_float(g, 0.0);
   MlirValue ncols = attn_gen_index(g, g->dims[0][1]);
   struct attn_b_for loop;
   MlirValue i = attn_gen_open_loop(g, &loop, g->dims[0][0]);
@@ -68,11 +68,11 @@ static void gen_exp_lse(struct attn_tile_gen *g) {
   struct attn_builder *b = g->b;
   double scale = 1.0;
   attn_attr_f64(g->op, "scale", &scale);
-  MlirValue k = attn_gen_f32(g, (float)(scale * LOG2E));
-  MlirValue log2e = attn_gen_f32(g, (float)LOG2E);
-  MlirValue zero = attn_gen_f32(g, 0.0f);
-  MlirValue inf = attn_gen_f32(g, INFINITY);
-  MlirValue ninf = attn_gen_f32(g, -INFINITY);
+  MlirValue k = attn_gen_float(g, scale * LOG2E);
+  MlirValue log2e = attn_gen_float(g, LOG2E);
+  MlirValue zero = attn_gen_float(g, 0.0);
+  MlirValue inf = attn_gen_float(g, INFINITY);
+  MlirValue ninf = attn_gen_float(g, -INFINITY);
   struct attn_b_for loop;
   MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
   MlirValue ij[2];
@@ -94,7 +94,7 @@ static void gen_ds(struct attn_tile_gen *g) {
   struct attn_builder *b = g->b;
   double scale = 1.0;
   attn_attr_f64(g->op, "scale", &scale);
-  MlirValue sc = attn_gen_f32(g, (float)scale);
+  MlirValue sc = attn_gen_float(g, scale);
   struct attn_b_for loop;
   MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
   MlirValue ij[2];

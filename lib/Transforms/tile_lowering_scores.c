@@ -19,6 +19,7 @@
 #include "lib/IR/attn_builder.h"
 
 #include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
 
 #include <math.h>
 #include <string.h>
@@ -37,7 +38,7 @@ static void gen_mask(struct attn_tile_gen *g) {
     wleft = attn_gen_index(g, left);
   if (right >= 0)
     wright = attn_gen_index(g, right);
-  MlirValue ninf = attn_gen_f32(g, -INFINITY);
+  MlirValue ninf = attn_gen_float(g, -INFINITY);
   struct attn_b_for loop;
   MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
   MlirValue ij[2];
@@ -81,24 +82,24 @@ static void gen_mod_constants(struct attn_tile_gen *g, int mod,
   struct attn_builder *b = g->b;
   switch (mod) {
   case ATTN_MOD_SCALE:
-    v->scale = attn_gen_f32(g, (float)m->scale);
+    v->scale = attn_gen_float(g, m->scale);
     break;
   case ATTN_MOD_SOFTCAP:
-    v->cap = attn_gen_f32(g, (float)m->softcap);
-    v->invcap = attn_gen_f32(g, (float)(1.0 / m->softcap));
-    v->one = attn_gen_f32(g, 1.0f);
-    v->mtwo = attn_gen_f32(g, -2.0f);
-    v->small = attn_gen_f32(g, 0.125f);
-    v->tanh_c[0] = attn_gen_f32(g, (float)(-1.0 / 3.0));
-    v->tanh_c[1] = attn_gen_f32(g, (float)(2.0 / 15.0));
-    v->tanh_c[2] = attn_gen_f32(g, (float)(-17.0 / 315.0));
+    v->cap = attn_gen_float(g, m->softcap);
+    v->invcap = attn_gen_float(g, 1.0 / m->softcap);
+    v->one = attn_gen_float(g, 1.0);
+    v->mtwo = attn_gen_float(g, -2.0);
+    v->small = attn_gen_float(g, 0.125);
+    v->tanh_c[0] = attn_gen_float(g, -1.0 / 3.0);
+    v->tanh_c[1] = attn_gen_float(g, 2.0 / 15.0);
+    v->tanh_c[2] = attn_gen_float(g, -17.0 / 315.0);
     break;
   case ATTN_MOD_ALIBI: {
     // m_h = 2^(-max_bias * (h + 1) / heads), once per tile.
-    MlirValue acoef = attn_gen_f32(g, (float)(-m->alibi / (double)m->heads));
+    MlirValue acoef = attn_gen_float(g, -m->alibi / (double)m->heads);
     MlirValue h1 = attn_b_addi(b, attn_gen_arg(g, 2), c1h);
     MlirValue h64 = attn_b_cast(b, "arith.index_cast", h1, b->t.i64);
-    MlirValue hf = attn_b_cast(b, "arith.uitofp", h64, b->t.f32);
+    MlirValue hf = attn_b_cast(b, "arith.uitofp", h64, g->ct);
     v->slope = attn_b_unary(b, "math.exp2", attn_b_mulf(b, hf, acoef));
     break;
   }
@@ -117,8 +118,11 @@ static MlirValue gen_mod_step(struct attn_tile_gen *g, int mod, MlirValue x,
     // Below |t| = 1/8, 1 - e cancels (to 0 below 2^-25, so that a large cap
     // gave cap tanh(s / cap) = 0 instead of about s): there the series
     // t (1 - t^2/3 + 2 t^4/15 - 17 t^6/315), within 2e-9 relative. Both
-    // stay within about 3e-7 relative of tanh.
+    // stay within about 3e-7 relative of tanh. f64 tiles (the CPU path's
+    // float64 programs) take math.tanh, libm's tanh there.
     MlirValue t = attn_b_mulf(b, x, v->invcap);
+    if (mlirTypeIsAF64(g->ct))
+      return attn_b_mulf(b, attn_b_unary(b, "math.tanh", t), v->cap);
     MlirValue a = attn_b_unary(b, "math.absf", t);
     MlirValue e = attn_b_unary(b, "math.exp", attn_b_mulf(b, a, v->mtwo));
     MlirValue n = attn_b_subf(b, v->one, e);
@@ -137,7 +141,7 @@ static MlirValue gen_mod_step(struct attn_tile_gen *g, int mod, MlirValue x,
     MlirValue q = attn_b_cast(b, "arith.index_cast", v->qi, b->t.i64);
     MlirValue k = attn_b_cast(b, "arith.index_cast", v->kj, b->t.i64);
     MlirValue f = attn_b_cast(b, "arith.sitofp", attn_b_subi(b, q, k),
-                              b->t.f32);
+                              g->ct);
     MlirValue p = attn_b_mulf(b, attn_b_unary(b, "math.absf", f), v->slope);
     return attn_b_subf(b, x, p);
   }
@@ -207,9 +211,9 @@ static void gen_fn(struct attn_tile_gen *g, bool score) {
   MlirValue klast = attn_gen_index(g, seq_k - 1);
   MlirValue ninf = {NULL}, zero = {NULL};
   if (!score)
-    ninf = attn_gen_f32(g, -INFINITY);
+    ninf = attn_gen_float(g, -INFINITY);
   if (grad)
-    zero = attn_gen_f32(g, 0.0f);
+    zero = attn_gen_float(g, 0.0);
   struct attn_b_for loop;
   MlirValue e = attn_gen_open_loop(g, &loop, g->dims[0][0] * g->dims[0][1]);
   MlirValue ij[2];

@@ -223,13 +223,16 @@ struct attn_tile_gen {
   MlirOperation op;
   int64_t dims[6][8]; // static shapes of memref operands 0..5
   MlirValue c0, c1;   // index 0 and 1, made by attn_gen_open_loop
+  MlirType ct;        // the compute type: f64 when an operand is an f64
+                      // memref (an f64 program's), else f32
 };
 
 /// Operand i of the tile op.
 MlirValue attn_gen_arg(struct attn_tile_gen *g, int i);
 
-/// arith.constant of an f32 or an index.
-MlirValue attn_gen_f32(struct attn_tile_gen *g, float v);
+/// arith.constant of v in the compute type g->ct (f32: v rounded to float)
+/// or of an index.
+MlirValue attn_gen_float(struct attn_tile_gen *g, double v);
 MlirValue attn_gen_index(struct attn_tile_gen *g, long long v);
 
 /// Opens the distributed loop `for e in [0, total)` (making g->c0 and

@@ -44,6 +44,9 @@ def _optional_str(name, x):
 
 
 FLOATS = ("float32", "float16", "bfloat16")
+# attention's: float64 too, on the CPU only (it computes in float64 there;
+# the GPU kernels compute in float32 and refuse f64 programs).
+ATTN_FLOATS = FLOATS + ("float64",)
 
 
 def _check_qkv(q, k, v):
@@ -59,9 +62,13 @@ def _check_qkv(q, k, v):
     if not (_dtype(q) == _dtype(k) == _dtype(v)):
         raise TypeError("attn: q, k and v must share a dtype, got %s, %s, %s"
                         % (q.dtype, k.dtype, v.dtype))
-    if _dtype(q) not in FLOATS:
-        raise TypeError("attn: q, k and v must be float32, float16 or bfloat16, got %s"
+    if _dtype(q) not in ATTN_FLOATS:
+        raise TypeError("attn: q, k and v must be float32, float16, bfloat16 or float64, got %s"
                         % _dtype(q))
+    if _dtype(q) == "float64" and getattr(q.device, "type", "cpu") != "cpu":
+        raise TypeError("attn: float64 attention runs on the CPU only (the GPU kernels compute "
+                        "in float32), got q on %s; use float32, float16 or bfloat16 there"
+                        % _on(q))
     (b, h, _, d), (bk, hk, m, dk), (bv, hv, mv, _) = _shape(q), _shape(k), _shape(v)
     shapes = "q %s, k %s, v %s" % (_shape(q), _shape(k), _shape(v))
     if not b == bk == bv:
@@ -93,7 +100,7 @@ def _pair(name, form, x):
 
 def _check_gate(gate, q, k):
     """(g, block_size) checked against q and k: g [B, H, N, ceil(M / block_size)],
-    float32 or q's dtype."""
+    float32 or q's dtype; float64 for a float64 q (the program computes in it)."""
     g, block = _pair("gate", "(g, block_size)", gate)
     _tensor("gate's g", g)
     block = _program.integer(block, "gate block_size")
@@ -105,6 +112,9 @@ def _check_gate(gate, q, k):
         raise ValueError("attn: gate's g must be [B, H, N, ceil(M / block_size)] = %s for q %s, "
                          "k %s and block_size %d, got shape %s"
                          % (want, _shape(q), _shape(k), block, _shape(g)))
+    if _dtype(q) == "float64" and _dtype(g) != "float64":
+        raise TypeError("attn: gate's g must be float64 for a float64 q (a float64 attention "
+                        "computes in float64), got %s" % _dtype(g))
     if _dtype(g) not in ("float32", _dtype(q)):
         raise TypeError("attn: gate's g must be float32 or q's dtype (%s), got %s"
                         % (_dtype(q), _dtype(g)))
@@ -132,9 +142,10 @@ def _check_segments(segment_ids, q, k):
 
 
 def _gate_input(gate):
-    """The kernel's gate input: g as float32."""
+    """The kernel's gate input: g as float32 (float64 stays: only a float64
+    q takes one, _check_gate)."""
     g = gate[0]
-    return g if _dtype(g) == "float32" else g.float()
+    return g if _dtype(g) in ("float32", "float64") else g.float()
 
 
 def _segment_inputs(segs):

@@ -11,7 +11,8 @@ import collections.abc
 import math
 import numbers
 
-DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32"}
+DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
+          "int32": "i32"}
 # The element types of kernel parameters: also int64, a captured tensor's.
 PARAM_DTYPES = dict(DTYPES, int64="i64")
 
@@ -21,9 +22,15 @@ def dtype_name(dtype):
     name = str(dtype)
     name = name[len("torch."):] if name.startswith("torch.") else name
     if name not in DTYPES:
-        raise TypeError("attn: unsupported dtype %s (expected float32, float16 or bfloat16)"
-                        % name)
+        raise TypeError("attn: unsupported dtype %s (expected float32, float16, bfloat16 or "
+                        "float64)" % name)
     return DTYPES[name]
+
+
+def compute_elem(elem):
+    """The element type a program of element type elem computes in (its gate,
+    lse and score bodies): f64 for f64, f32 otherwise (attn_compute_type)."""
+    return "f64" if elem == "f64" else "f32"
 
 
 def _describe(x):
@@ -164,6 +171,13 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
     elem = dtype_name(dtype)
     if elem == "i32":
         raise TypeError("attn: q, k and v must be floating point")
+    if elem == "f64" and score_fn is not None:
+        # _trace.py writes f32 bodies; an f64 program's score body takes an
+        # f64 score (docs/dialects.md).
+        raise TypeError("attn: score_mod is traced in float32 and cannot modify the scores of "
+                        "a float64 attention yet (mask_mod can); write the score body in "
+                        "program= with f64 values")
+    ct = compute_elem(elem)
     b, h, n, d = q_shape
     m, dv = k_shape[2], v_shape[3]
     qt, kt, vt = (tensor_type(s, elem) for s in (q_shape, k_shape, v_shape))
@@ -171,7 +185,7 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
     ot = tensor_type((b, h, n, dv), elem)
     args = ["%%q: %s" % qt, "%%k: %s" % kt, "%%v: %s" % vt]
     if gate_shape is not None:
-        args.append("%%g: %s" % tensor_type(gate_shape, "f32"))
+        args.append("%%g: %s" % tensor_type(gate_shape, ct))
     if segments is not None:
         args.append("%%qseg: %s" % tensor_type(segments[0], "i32"))
         args.append("%%kseg: %s" % tensor_type(segments[1], "i32"))
@@ -214,7 +228,7 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
                                                  positive=True, example="alibi=8.0"))
     if gate_shape is not None:
         score("gate", operands=", %g", attrs="block_size = " + i64(gate_block, "gate block_size"),
-              extra_types=", " + tensor_type(gate_shape, "f32"))
+              extra_types=", " + tensor_type(gate_shape, ct))
     if score_fn is not None:
         lines.extend(_trace_region("score_mod", score_fn, steps, st))
     if mask == "causal":

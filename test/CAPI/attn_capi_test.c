@@ -569,6 +569,89 @@ static void test_grad(void) {
   free(text);
 }
 
+/// Fills n doubles with N(0, 1) samples (the f64 program's inputs as they
+/// are: nothing to round).
+static void fill_f64(struct attn_rng *rng, double *x, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    x[i] = attn_rng_normal(rng);
+}
+
+static void test_f64(void) {
+  printf("@test_f64\n");
+  // An f64 program with grad (issue 29's gradcheck): the forward gives out
+  // and an f64 lse, the backward's kernels dk, dv and dq, all in float64,
+  // on cpu; a GPU target refuses it, located.
+  char *text = read_file("test/Inputs/f64_programs.mlir");
+  struct attn_compile_options o;
+  attn_compile_options_init(&o);
+  o.target = "cpu";
+  o.grad = 1;
+  attn_cpu_kernel *k = NULL;
+  enum attn_status st =
+      attn_cpu_kernel_create(text, 0, &o, print_diag, NULL, &k);
+  printf("cpu: status %s\n", attn_status_string(st));
+  struct attn_ref_problem p = {PROBLEM(2, 2, 2, 45, 45, 16, 16, 0.25),
+                               .causal = true,
+                               .rope = true,
+                               .theta = 10000.0,
+                               .rotary_dim = 16,
+                               .q_offset = 7,
+                               .k_offset = 3};
+  size_t nx = 2 * 2 * 45 * 16, nl = 2 * 2 * 45;
+  // q, k, v, out, lse, dout, dq, dk, dv; then the reference's.
+  double *x[9], *want[6];
+  for (int i = 0; i < 9; ++i)
+    x[i] = malloc((i == 4 ? nl : nx) * sizeof(double));
+  for (int i = 0; i < 6; ++i)
+    want[i] = malloc((i == 1 ? nl : nx) * sizeof(double));
+  struct attn_rng rng;
+  attn_rng_seed(&rng, 64);
+  for (int i = 0; i < 3; ++i)
+    fill_f64(&rng, x[i], nx);
+  fill_f64(&rng, x[5], nx);
+  for (int i = 6; i < 9; ++i)
+    memset(x[i], 0xff, nx * sizeof(double)); // NaN poison
+  void *fwd[5] = {x[0], x[1], x[2], x[3], x[4]};
+  void *dkdv[8] = {x[0], x[1], x[2], x[3], x[4], x[5], x[7], x[8]};
+  void *dq[7] = {x[0], x[1], x[2], x[3], x[4], x[5], x[6]};
+  bool ran = st == ATTN_OK &&
+             attn_cpu_kernel_run(k, "rope_causal_f64", fwd, 5) == ATTN_OK &&
+             attn_cpu_kernel_run(k, "rope_causal_f64__grad__dkdv", dkdv, 8) ==
+                 ATTN_OK &&
+             attn_cpu_kernel_run(k, "rope_causal_f64__grad__dq", dq, 7) ==
+                 ATTN_OK;
+  bool refs = attn_reference(&p, x[0], x[1], x[2], want[0]) &&
+              attn_reference_grad(&p, x[0], x[1], x[2], x[5], want[2],
+                                  want[3], want[4], NULL, want[1]);
+  // out, lse, dq, dk, dv against the reference, all to 1e-10.
+  static const char *const names[5] = {"out", "lse", "dq", "dk", "dv"};
+  const int got_of[5] = {3, 4, 6, 7, 8}, want_of[5] = {0, 1, 2, 3, 4};
+  for (int i = 0; i < 5; ++i) {
+    double err = ran && refs ? attn_rel_error(x[got_of[i]], want[want_of[i]],
+                                              i == 1 ? nl : nx)
+                             : NAN;
+    printf("%s%s %s", i ? " " : "", names[i],
+           err <= 1e-10 ? "PASS" : "FAIL");
+    if (!(err <= 1e-10))
+      printf(" (%.3e)", err);
+  }
+  printf("\n");
+  // The forward's lse parameter in the manifest: its dtype follows.
+  const char *m = attn_cpu_kernel_manifest(k);
+  const char *lse = m ? strstr(m, "\"name\":\t\"lse\"") : NULL;
+  const char *dt = lse ? strstr(lse, "\"dtype\":\t\"") : NULL;
+  printf("manifest lse %.3s\n", dt ? dt + strlen("\"dtype\":\t\"") : "?");
+  attn_cpu_kernel_destroy(k);
+  for (int i = 0; i < 9; ++i)
+    free(x[i]);
+  for (int i = 0; i < 6; ++i)
+    free(want[i]);
+  o.target = "sm_90a";
+  o.grad = 0;
+  compile_with(text, &o, NULL);
+  free(text);
+}
+
 static void test_parse_errors(void) {
   printf("@test_parse_errors\n");
   char *text = read_file("test/Inputs/errors/bad_syntax.mlir");
@@ -802,6 +885,7 @@ int main(int argc, char **argv) {
   test_matmul();
   test_hopper_options();
   test_grad();
+  test_f64();
   test_parse_errors();
   test_nesting();
   test_compile_errors();

@@ -13,6 +13,8 @@
 #include "lib/Reference/attn_reference.h"
 #include "test/test_util.h"
 
+#include "mlir-c/BuiltinTypes.h"
+
 #include <math.h>
 #include <stdint.h>
 
@@ -441,15 +443,20 @@ static int test_memref_level(void) {
     if (attn_op_is(o, "attn.score_mod"))
       ops[n++] = o;
   CHECK(n == 3);
+  MlirType f32 = mlirF32TypeGet(ctx);
   CHECK(attn_body_verify(ops[0], mlirOperationGetRegion(ops[0], 0),
-                         ATTN_BODY_SCORE, ATTN_BODY_MEMREF, "tile.score_fn"));
+                         ATTN_BODY_SCORE, ATTN_BODY_MEMREF, f32,
+                         "tile.score_fn"));
   CHECK(sink.errors == 0);
   CHECK(!attn_body_verify(ops[1], mlirOperationGetRegion(ops[1], 0),
-                          ATTN_BODY_SCORE, ATTN_BODY_MEMREF, "tile.score_fn"));
+                          ATTN_BODY_SCORE, ATTN_BODY_MEMREF, f32,
+                         "tile.score_fn"));
   CHECK(!attn_body_verify(ops[2], mlirOperationGetRegion(ops[2], 0),
-                          ATTN_BODY_SCORE, ATTN_BODY_MEMREF, "tile.score_fn"));
+                          ATTN_BODY_SCORE, ATTN_BODY_MEMREF, f32,
+                         "tile.score_fn"));
   CHECK(!attn_body_verify(ops[0], (MlirRegion){NULL}, ATTN_BODY_SCORE,
-                          ATTN_BODY_MEMREF, "tile.score_fn"));
+                          ATTN_BODY_MEMREF, f32,
+                         "tile.score_fn"));
   CHECK(sink.errors == 3);
   double m[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   const double *data[1] = {m};

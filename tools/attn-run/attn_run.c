@@ -61,7 +61,7 @@ static const struct attn_tool_option tool_options[] = {
     {"--capture-ids=<n>", "integer", "4",
      "integer tensors a score_mod / mask_mod body captures are drawn in "
      "[0, n) (floats: uniform in [-1, 1])"},
-    {"--tolerance=<x>", "number", "1e-4 f32, 2e-2 bf16, 5e-3 f16",
+    {"--tolerance=<x>", "number", "1e-10 f64, 1e-4 f32, 2e-2 bf16, 5e-3 f16",
      "max relative error"},
     {"--grad", "flag", "off",
      "also derive the backward (attn-grad), run it on a random dO and check "

@@ -45,7 +45,8 @@ enum attn_run_elem {
   ATTN_RUN_F16,
   ATTN_RUN_BF16,
   ATTN_RUN_I32,
-  ATTN_RUN_I64
+  ATTN_RUN_I64,
+  ATTN_RUN_F64 // in f64 programs
 };
 
 /// One tensor the bodies capture (role ATTN_RUN_CAPTURE0 + its index).
@@ -77,7 +78,7 @@ struct job {
   struct attn_ref_problem p;
   bool matmul;
   int64_t m, n, k; // the GEMM: a m x k, b k x n, c m x n
-  int elem_bits;  // 32 or 16
+  int elem_bits;  // 64 (f64 programs), 32 or 16
   bool elem_bf16; // which 16-bit kind
   /// The bodies and what they capture; func_copy is the function copied
   /// (the compiled one is rewritten) for the reference to evaluate them,

@@ -59,6 +59,7 @@ static enum attn_ref_mod ref_mod(enum attn_score_mod m) {
 static enum attn_run_elem capture_elem(MlirType t) {
   MlirType e = mlirShapedTypeGetElementType(t);
   return mlirTypeIsAF32(e)    ? ATTN_RUN_F32
+         : mlirTypeIsAF64(e)  ? ATTN_RUN_F64
          : mlirTypeIsAF16(e)  ? ATTN_RUN_F16
          : mlirTypeIsABF16(e) ? ATTN_RUN_BF16
          : mlirIntegerTypeGetWidth(e) == 64 ? ATTN_RUN_I64
@@ -195,7 +196,7 @@ static bool describe(MlirOperation func, MlirOperation fused, struct job *j) {
   attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 2)), v);
   MlirType e = mlirShapedTypeGetElementType(
       mlirValueGetType(mlirOperationGetOperand(fused, 0)));
-  j->elem_bits = mlirTypeIsAF32(e) ? 32 : 16;
+  j->elem_bits = mlirTypeIsAF64(e) ? 64 : mlirTypeIsAF32(e) ? 32 : 16;
   j->elem_bf16 = mlirTypeIsABF16(e);
   struct attn_ref_problem *p = &j->p;
   *p = (struct attn_ref_problem){.batch = q[0],
@@ -307,12 +308,17 @@ bool attn_run_collect_jobs(MlirOperation module, struct job *jobs, int max,
 //===-- Inputs ------------------------------------------------------------===//
 
 /// Fills a tensor with N(0,1) samples rounded to the element type: the
-/// device buffer gets the rounded bits, ref gets the same values in float64.
+/// device buffer gets the rounded bits, ref gets the same values in float64
+/// (f64 programs: the samples themselves).
 static void fill(struct attn_rng *rng, const struct job *j, void *buf,
                  double *ref, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    float x = (float)attn_rng_normal(rng);
-    if (j->elem_bits == 32) {
+    double x64 = attn_rng_normal(rng);
+    float x = (float)x64;
+    if (j->elem_bits == 64) {
+      ((double *)buf)[i] = x64;
+      ref[i] = x64;
+    } else if (j->elem_bits == 32) {
       ((float *)buf)[i] = x;
       ref[i] = x;
     } else {
@@ -323,10 +329,16 @@ static void fill(struct attn_rng *rng, const struct job *j, void *buf,
   }
 }
 
-/// Gate log-biases: N(0,1) in f32.
-static void fill_gate(struct attn_rng *rng, float *buf, double *ref, size_t n) {
-  for (size_t i = 0; i < n; ++i)
-    ref[i] = buf[i] = (float)attn_rng_normal(rng);
+/// Gate log-biases: N(0,1) in f32 (in f64 for f64 programs, wide).
+static void fill_gate(struct attn_rng *rng, void *buf, double *ref, size_t n,
+                      bool wide) {
+  for (size_t i = 0; i < n; ++i) {
+    double x = attn_rng_normal(rng);
+    if (wide)
+      ref[i] = ((double *)buf)[i] = x;
+    else
+      ref[i] = ((float *)buf)[i] = (float)x;
+  }
 }
 
 /// Segment ids of `rows` rows: ndocs documents as sorted runs 0, 1, ...
@@ -355,6 +367,8 @@ static void fill_positions(struct attn_rng *rng, int32_t *pos, int64_t rows) {
 }
 
 static double to_double(const struct job *j, const void *buf, size_t i) {
+  if (j->elem_bits == 64)
+    return ((const double *)buf)[i];
   if (j->elem_bits == 32)
     return ((const float *)buf)[i];
   uint16_t h = ((const uint16_t *)buf)[i];
@@ -392,6 +406,8 @@ static void role_sizes(const struct job *j, size_t n[ATTN_RUN_ROLES]) {
 static size_t role_elem_bytes(const struct job *j, int r) {
   if (r <= ATTN_RUN_V || r == ATTN_RUN_OUT)
     return (size_t)j->elem_bits / 8;
+  if (r == ATTN_RUN_GATE) // the compute type's
+    return j->elem_bits == 64 ? 8 : 4;
   if (r < ATTN_RUN_CAPTURE0)
     return 4;
   switch (j->captures[r - ATTN_RUN_CAPTURE0].elem) {
@@ -399,6 +415,7 @@ static size_t role_elem_bytes(const struct job *j, int r) {
   case ATTN_RUN_BF16:
     return 2;
   case ATTN_RUN_I64:
+  case ATTN_RUN_F64:
     return 8;
   default:
     return 4;
@@ -410,9 +427,14 @@ static size_t role_elem_bytes(const struct job *j, int r) {
 static void fill_capture(struct attn_rng *rng, const struct job_capture *c,
                          void *buf, double *ref, int64_t ids) {
   for (size_t i = 0; i < c->count; ++i) {
-    float x = (float)(2.0 * attn_rng_uniform(rng) - 1.0);
+    double x64 = 2.0 * attn_rng_uniform(rng) - 1.0;
+    float x = (float)x64;
     int64_t id = (int64_t)attn_rng_below(rng, (uint64_t)ids);
     switch (c->elem) {
+    case ATTN_RUN_F64:
+      ((double *)buf)[i] = x64;
+      ref[i] = x64;
+      break;
     case ATTN_RUN_F32:
       ((float *)buf)[i] = x;
       ref[i] = x;
@@ -471,7 +493,8 @@ static void draw_inputs(struct attn_rng *rng, const struct job *j,
   for (int r = ATTN_RUN_Q; r <= ATTN_RUN_V; ++r)
     fill(rng, j, bufs[r], refs[r], n[r]);
   if (j->has[ATTN_RUN_GATE])
-    fill_gate(rng, bufs[ATTN_RUN_GATE], refs[3], n[ATTN_RUN_GATE]);
+    fill_gate(rng, bufs[ATTN_RUN_GATE], refs[3], n[ATTN_RUN_GATE],
+              j->elem_bits == 64);
   const struct attn_ref_problem *p = &j->p;
   for (int64_t b = 0; b < p->batch; ++b) {
     if (j->has[ATTN_RUN_Q_SEGMENTS]) {
@@ -516,15 +539,23 @@ static void print_features(FILE *out, const struct job *j) {
     fprintf(out, " captures=%d", j->ncaptures);
 }
 
+/// The default tolerances of the relative error: f64 programs compute in
+/// float64 as the reference does, and their errors measured 1e-16 to 1e-14
+/// (forward and backward, test/tools/attn-run/f64.test's programs), so
+/// 1e-10 leaves four orders of margin and still fails any f32 rounding.
 static double default_tolerance(const struct job *j, double tolerance) {
   return tolerance > 0        ? tolerance
+         : j->elem_bits == 64 ? 1e-10
          : j->elem_bits == 32 ? 1e-4
          : j->elem_bf16       ? 2e-2
                               : 5e-3;
 }
 
 static const char *elem_label(const struct job *j) {
-  return j->elem_bits == 32 ? "f32" : j->elem_bf16 ? "bf16" : "f16";
+  return j->elem_bits == 64   ? "f64"
+         : j->elem_bits == 32 ? "f32"
+         : j->elem_bf16       ? "bf16"
+                              : "f16";
 }
 
 /// Runs job j on x and compares output buffer `role` (count values, read
@@ -736,22 +767,37 @@ out:
 
 //===-- The backward (attn-run --grad) ------------------------------------===//
 
-/// The relative error of lse (count values) against want, over the rows
-/// where both are finite; +inf when a row is +inf in one and not the other
-/// (a row that sees no key must say so).
-static double lse_error(const float *got, const double *want, size_t count,
-                        double *scratch_got, double *scratch_want) {
+/// The relative error of lse (count values of f32, or of f64 when wide)
+/// against want, over the rows where both are finite; +inf when a row is
+/// +inf in one and not the other (a row that sees no key must say so).
+static double lse_error(const void *lse, bool wide, const double *want,
+                        size_t count, double *scratch_got,
+                        double *scratch_want) {
   size_t n = 0;
   for (size_t i = 0; i < count; ++i) {
-    bool gi = isinf(got[i]) && got[i] > 0, wi = isinf(want[i]) && want[i] > 0;
-    if (gi != wi || isnan(got[i]))
+    double got = wide ? ((const double *)lse)[i] : ((const float *)lse)[i];
+    bool gi = isinf(got) && got > 0, wi = isinf(want[i]) && want[i] > 0;
+    if (gi != wi || isnan(got))
       return INFINITY;
     if (gi)
       continue;
-    scratch_got[n] = got[i];
+    scratch_got[n] = got;
     scratch_want[n++] = want[i];
   }
   return attn_rel_error(scratch_got, scratch_want, n);
+}
+
+/// True when p's chain has a score_fn body, whose derivative
+/// attn_reference_grad takes by a central difference of step 1e-6 |s|:
+/// its rounding (about 1e-16 / 1e-6 relative) bounds how close an f64
+/// backward can be checked (measured up to 9e-11, test/tools/attn-run/
+/// f64.test), so f64 backwards with one are held to 1e-8, which f32
+/// rounding (1e-7 and more) still fails.
+static bool has_fn_body(const struct attn_ref_problem *p) {
+  for (int i = 0; i < p->nmods; ++i)
+    if (p->mods[i] == ATTN_REF_FN)
+      return true;
+  return false;
 }
 
 /// The buffers of one backward job, by what they are.
@@ -783,7 +829,8 @@ int attn_run_grad_job(struct attn_executor *x, const struct job *j,
   size_t most = 0;
   bool ok = true;
   for (int i = 0; i < G_NUM; ++i) {
-    gbytes[i] = gn[i] * (i == G_LSE ? 4 : es);
+    // lse is of the compute type: f64 for f64 programs, else f32.
+    gbytes[i] = gn[i] * (i == G_LSE ? (es == 8 ? 8 : 4) : es);
     ok &= (g[i] = malloc(gbytes[i] ? gbytes[i] : 1)) != NULL;
     if (i != G_OUT)
       ok &= (want[i] = malloc(8 * (gn[i] ? gn[i] : 1))) != NULL;
@@ -858,14 +905,17 @@ int attn_run_grad_job(struct attn_executor *x, const struct job *j,
       goto out;
   }
   double err[G_NUM] = {0};
-  err[G_LSE] = lse_error(g[G_LSE], want[G_LSE], gn[G_LSE], got, scratch);
+  err[G_LSE] =
+      lse_error(g[G_LSE], es == 8, want[G_LSE], gn[G_LSE], got, scratch);
   for (int i = G_DQ; i <= G_DV; ++i) {
     for (size_t e = 0; e < gn[i]; ++e)
       got[e] = to_double(j, g[i], e);
     err[i] = attn_rel_error(got, want[i], gn[i]);
   }
   double tol = default_tolerance(j, tolerance);
-  double lse_tol = tolerance > 0 ? tolerance : 1e-4;
+  double lse_tol = tolerance > 0 ? tolerance : es == 8 ? 1e-10 : 1e-4;
+  if (tolerance <= 0 && es == 8 && has_fn_body(&p))
+    tol = 1e-8; // the reference's derivative of a body is a difference
   double worst = err[G_DQ];
   for (int i = G_DK; i <= G_DV; ++i)
     worst = err[i] > worst || isnan(err[i]) ? err[i] : worst;

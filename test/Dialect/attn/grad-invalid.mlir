@@ -88,3 +88,28 @@ func.func @grad_window(%q: tensor<1x2x8x16xf32>, %l: tensor<1x2x8xf32>) {
   %0:3 = "attn.fused_grad"(%q, %q, %q, %q, %l, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>, scale = 1.0 : f64, causal = false, window = array<i64: -3, 0>} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
   return
 }
+
+// -----
+
+// lse is of the program's compute type: f64 for an f64 program.
+func.func @lse_f32_in_f64_program(%q: tensor<1x2x8x16xf64>) {
+  // expected-error@+1 {{lse result element type must be f64 (the program is f64), found f32}}
+  %0:2 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.0 : f64, causal = false, lse} : (tensor<1x2x8x16xf64>, tensor<1x2x8x16xf64>, tensor<1x2x8x16xf64>) -> (tensor<1x2x8x16xf64>, tensor<1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @grad_lse_f32_in_f64_program(%q: tensor<1x2x8x16xf64>, %lse: tensor<1x2x8xf32>) {
+  // expected-error@+1 {{lse element type must be f64 (the program is f64), found f32}}
+  %0:3 = "attn.fused_grad"(%q, %q, %q, %q, %lse, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>, scale = 1.0 : f64, causal = false} : (tensor<1x2x8x16xf64>, tensor<1x2x8x16xf64>, tensor<1x2x8x16xf64>, tensor<1x2x8x16xf64>, tensor<1x2x8xf32>, tensor<1x2x8x16xf64>) -> (tensor<1x2x8x16xf64>, tensor<1x2x8x16xf64>, tensor<1x2x8x16xf64>)
+  return
+}
+
+// -----
+
+func.func @lse_f64_in_f32_program(%q: tensor<1x2x8x16xf32>) {
+  // expected-error@+1 {{lse result element type must be f32, found f64}}
+  %0:2 = "attn.fused"(%q, %q, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.0 : f64, causal = false, lse} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf64>)
+  return
+}

@@ -78,16 +78,17 @@ func.func @pv_result_rank3(%p: tensor<1x8x16x16xf32>, %v: tensor<1x8x16x64xf32>)
 
 // -----
 
-func.func @qk_f64(%q: tensor<1x8x16x64xf64>, %k: tensor<1x8x16x64xf64>) {
-  // expected-error@+1 {{q element type must be f32, f16 or bf16, found f64}}
-  %0 = "attn.qk"(%q, %k) : (tensor<1x8x16x64xf64>, tensor<1x8x16x64xf64>) -> tensor<1x8x16x16xf64>
+// f64 is an element type now (the CPU path's float64 programs); f8 is not.
+func.func @qk_f8(%q: tensor<1x8x16x64xf8E4M3FN>, %k: tensor<1x8x16x64xf8E4M3FN>) {
+  // expected-error@+1 {{q element type must be f32, f16, bf16 or f64, found f8E4M3FN}}
+  %0 = "attn.qk"(%q, %k) : (tensor<1x8x16x64xf8E4M3FN>, tensor<1x8x16x64xf8E4M3FN>) -> tensor<1x8x16x16xf8E4M3FN>
   return
 }
 
 // -----
 
 func.func @causal_i32(%s: tensor<1x8x16x16xi32>) {
-  // expected-error@+1 {{operand element type must be f32, f16 or bf16, found i32}}
+  // expected-error@+1 {{operand element type must be f32, f16, bf16 or f64, found i32}}
   %0 = "attn.causal"(%s) : (tensor<1x8x16x16xi32>) -> tensor<1x8x16x16xi32>
   return
 }
@@ -1316,5 +1317,62 @@ func.func @fused_mask_fn_constant_index(%q: tensor<1x2x8x16xf32>, %ids: tensor<1
     %ok = arith.cmpi ne, %e, %z : i32
     gpu.yield %ok : i1
   }) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+// f64 programs compute in f64 (docs/dialects.md): the gate bias too.
+func.func @gate_f32_in_f64_program(%s: tensor<1x2x16x16xf64>, %g: tensor<1x2x16x2xf32>) {
+  // expected-error@+1 {{gate bias element type must be f64 (the program is f64), found f32}}
+  %0 = "attn.gate"(%s, %g) {block_size = 8 : i64} : (tensor<1x2x16x16xf64>, tensor<1x2x16x2xf32>) -> tensor<1x2x16x16xf64>
+  return
+}
+
+// -----
+
+func.func @score_mod_f32_body_in_f64_program(%s: tensor<1x2x16x16xf64>) {
+  // expected-error@+1 {{the body of attn.score_mod must take (f64 score, index b, index h, index q, index kv), found (f32, index, index, index, index)}}
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    gpu.yield %x : f32
+  }) : (tensor<1x2x16x16xf64>) -> tensor<1x2x16x16xf64>
+  return
+}
+
+// -----
+
+func.func @score_mod_f64_yield_f32(%s: tensor<1x2x16x16xf64>) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f64, %b: index, %h: index, %i: index, %j: index):
+    %y = arith.truncf %x : f64 to f32
+    // expected-error@+1 {{the body of attn.score_mod must yield one f64 (the new score), found a value of type f32}}
+    gpu.yield %y : f32
+  }) : (tensor<1x2x16x16xf64>) -> tensor<1x2x16x16xf64>
+  return
+}
+
+// -----
+
+// f64 captures are f64 programs' only.
+func.func @f64_capture_in_f32_program(%s: tensor<1x2x16x16xf32>, %c: tensor<2xf64>) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error@+1 {{'tensor.extract' in the body of attn.score_mod reads tensor<2xf64>; a capture's element type must be f32, f16, bf16, i32 or i64}}
+    %y = tensor.extract %c[%h] : tensor<2xf64>
+    gpu.yield %x : f32
+  }) : (tensor<1x2x16x16xf32>) -> tensor<1x2x16x16xf32>
+  return
+}
+
+// -----
+
+func.func @i8_capture_in_f64_program(%s: tensor<1x2x16x16xf64>, %c: tensor<2xi8>) {
+  %0 = "attn.score_mod"(%s) ({
+  ^bb0(%x: f64, %b: index, %h: index, %i: index, %j: index):
+    // expected-error@+1 {{'tensor.extract' in the body of attn.score_mod reads tensor<2xi8>; a capture's element type must be f64, f32, f16, bf16, i32 or i64}}
+    %y = tensor.extract %c[%h] : tensor<2xi8>
+    gpu.yield %x : f64
+  }) : (tensor<1x2x16x16xf64>) -> tensor<1x2x16x16xf64>
   return
 }

@@ -20,7 +20,7 @@ func.func @rows_two_indices(%lse: memref<2x8x100xf32>, %t: memref<32xf32>, %i: i
 // -----
 
 func.func @rows_i32(%lse: memref<2x8x100xi32>, %t: memref<32xf32>, %i: index) {
-  // expected-error@+1 {{source element type must be f32, f16 or bf16, found i32}}
+  // expected-error@+1 {{source element type must be f32, f16, bf16 or f64, found i32}}
   "tile.load"(%lse, %t, %i, %i, %i) : (memref<2x8x100xi32>, memref<32xf32>, index, index, index) -> ()
   return
 }
@@ -68,7 +68,7 @@ func.func @row_dot_rows(%a: memref<32x64xf32>, %d: memref<64xf32>) {
 // -----
 
 func.func @row_dot_f16(%a: memref<32x64xf16>, %d: memref<32xf32>) {
-  // expected-error@+1 {{a must hold f32, found f16}}
+  // expected-error@+1 {{a must hold f32 or f64, found f16}}
   "tile.row_dot"(%a, %a, %d) : (memref<32x64xf16>, memref<32x64xf16>, memref<32xf32>) -> ()
   return
 }

@@ -88,7 +88,7 @@ func.func @alloc_dynamic() {
 // -----
 
 func.func @alloc_f16() {
-  // expected-error@+1 {{tiles hold f32 in this version, found memref<16x16xf16>}}
+  // expected-error@+1 {{tiles hold f32 (f64 in f64 programs) in this version, found memref<16x16xf16>}}
   %0 = "tile.alloc"() : () -> memref<16x16xf16>
   return
 }
@@ -104,7 +104,7 @@ func.func @fill_rank0(%t: memref<f32>) {
 // -----
 
 func.func @fill_bf16(%t: memref<16xbf16>) {
-  // expected-error@+1 {{tile must hold f32, found bf16}}
+  // expected-error@+1 {{tile must hold f32 or f64, found bf16}}
   "tile.fill"(%t) {value = 1.0 : f32} : (memref<16xbf16>) -> ()
   return
 }
@@ -129,7 +129,7 @@ func.func @load_tile_rank1(%src: memref<1x8x16x64xf32>, %t: memref<64xf32>, %i: 
 // -----
 
 func.func @load_tile_f16(%src: memref<1x8x16x64xf16>, %t: memref<16x64xf16>, %i: index) {
-  // expected-error@+1 {{tile must hold f32, found f16}}
+  // expected-error@+1 {{tile must hold f32 or f64, found f16}}
   "tile.load"(%src, %t, %i, %i, %i) : (memref<1x8x16x64xf16>, memref<16x64xf16>, index, index, index) -> ()
   return
 }
@@ -137,9 +137,9 @@ func.func @load_tile_f16(%src: memref<1x8x16x64xf16>, %t: memref<16x64xf16>, %i:
 // -----
 
 // Regression: the tensor's element type was not checked, and the lowering
-// read an f64 tensor as f32.
+// read an f64 tensor as f32. f64 tensors load into f64 tiles only.
 func.func @load_source_f64(%src: memref<1x8x16x64xf64>, %t: memref<16x64xf32>, %i: index) {
-  // expected-error@+1 {{source element type must be f32, f16 or bf16, found f64}}
+  // expected-error@+1 {{source element type f64 needs a tile of f64, found a tile of f32}}
   "tile.load"(%src, %t, %i, %i, %i) : (memref<1x8x16x64xf64>, memref<16x64xf32>, index, index, index) -> ()
   return
 }
@@ -173,7 +173,7 @@ func.func @store_matrix_one_index(%t: memref<16x8xf32>, %dst: memref<40x30xf32>,
 // -----
 
 func.func @load_matrix_f64(%src: memref<40x30xf64>, %t: memref<16x8xf32>, %i: index) {
-  // expected-error@+1 {{source element type must be f32, f16 or bf16, found f64}}
+  // expected-error@+1 {{source element type f64 needs a tile of f64, found a tile of f32}}
   "tile.load"(%src, %t, %i, %i) : (memref<40x30xf64>, memref<16x8xf32>, index, index) -> ()
   return
 }
@@ -197,7 +197,7 @@ func.func @store_dest_dynamic(%t: memref<16x64xf32>, %dst: memref<1x8x?x64xf32>,
 // -----
 
 func.func @store_dest_i32(%t: memref<16x64xf32>, %dst: memref<1x8x16x64xi32>, %i: index) {
-  // expected-error@+1 {{dest element type must be f32, f16 or bf16, found i32}}
+  // expected-error@+1 {{dest element type must be f32, f16, bf16 or f64, found i32}}
   "tile.store"(%t, %dst, %i, %i, %i) : (memref<16x64xf32>, memref<1x8x16x64xi32>, index, index, index) -> ()
   return
 }
@@ -270,7 +270,7 @@ func.func @mma_a_rank1(%a: memref<64xf32>, %b: memref<64x16xf32>, %c: memref<1x1
 // -----
 
 func.func @mma_b_f16(%a: memref<16x64xf32>, %b: memref<64x16xf16>, %c: memref<16x16xf32>) {
-  // expected-error@+1 {{b must hold f32, found f16}}
+  // expected-error@+1 {{b must hold f32 or f64, found f16}}
   "tile.mma"(%a, %b, %c) {transpose_b = false, accumulate = false} : (memref<16x64xf32>, memref<64x16xf16>, memref<16x16xf32>) -> ()
   return
 }
@@ -303,7 +303,7 @@ func.func @mma_c_shape(%a: memref<16x64xf32>, %b: memref<32x64xf32>, %c: memref<
 // -----
 
 func.func @mask_scores_f16(%s: memref<16x16xf16>, %i: index) {
-  // expected-error@+1 {{scores must hold f32, found f16}}
+  // expected-error@+1 {{scores must hold f32 or f64, found f16}}
   "tile.mask"(%s, %i, %i) {causal = true, kv_len = 16 : i64} : (memref<16x16xf16>, index, index) -> ()
   return
 }
@@ -368,7 +368,7 @@ func.func @softmax_update_scale_zero(%s: memref<16x16xf32>, %m: memref<16xf32>, 
 // -----
 
 func.func @normalize_acc_f16(%acc: memref<16x64xf16>, %l: memref<16xf32>) {
-  // expected-error@+1 {{acc must hold f32, found f16}}
+  // expected-error@+1 {{acc must hold f32 or f64, found f16}}
   "tile.normalize"(%acc, %l) : (memref<16x64xf16>, memref<16xf32>) -> ()
   return
 }
@@ -384,7 +384,7 @@ func.func @normalize_row_sum_rows(%acc: memref<16x64xf32>, %l: memref<64xf32>) {
 // -----
 
 func.func @normalize_row_sum_f16(%acc: memref<16x64xf32>, %l: memref<16xf16>) {
-  // expected-error@+1 {{row_sum must hold f32, found f16}}
+  // expected-error@+1 {{row_sum must hold f32 or f64, found f16}}
   "tile.normalize"(%acc, %l) : (memref<16x64xf32>, memref<16xf16>) -> ()
   return
 }
@@ -505,7 +505,7 @@ func.func @score_mod_heads_zero(%s: memref<16x32xf32>, %i: index) {
 // -----
 
 func.func @score_fn_scores_f16(%s: memref<16x32xf16>, %i: index) {
-  // expected-error@+1 {{scores must hold f32, found f16}}
+  // expected-error@+1 {{scores must hold f32 or f64, found f16}}
   "tile.score_fn"(%s, %i, %i, %i, %i) ({
   ^bb0(%x: f32, %b: index, %h: index, %q: index, %kv: index):
     gpu.yield %x : f32
@@ -649,5 +649,33 @@ func.func @matmul_wrong_shape(%a: memref<8x4xf32>, %b: memref<16x4xf32>, %c: mem
 
 // expected-error@+1 {{tile.matmul of 8x16x4 needs the arguments a: 8x4, b: 4x16, c: 8x16 (memrefs of one element type)}}
 func.func @matmul_mixed_types(%a: memref<8x4xbf16>, %b: memref<4x16xbf16>, %c: memref<8x16xf32>) attributes {tile.kernel, tile.matmul = {m = 8 : i64, n = 16 : i64, k = 4 : i64, block_m = 8 : i64, block_n = 16 : i64, block_k = 4 : i64, accumulate = true}} {
+  return
+}
+
+// -----
+
+// The tiles of one op hold one type: f32, or f64 in f64 programs.
+func.func @mma_mixed_f64_f32(%a: memref<16x8xf64>, %b: memref<16x8xf32>, %c: memref<16x16xf64>) {
+  // expected-error@+1 {{b holds f32 but operand 0 holds f64; the tiles of one op hold one type}}
+  "tile.mma"(%a, %b, %c) {transpose_b = true, accumulate = false} : (memref<16x8xf64>, memref<16x8xf32>, memref<16x16xf64>) -> ()
+  return
+}
+
+// -----
+
+func.func @load_f32_into_f64_tile(%src: memref<1x8x16x64xf32>, %t: memref<16x64xf64>, %i: index) {
+  // expected-error@+1 {{source element type f32 needs a tile of f32, found a tile of f64}}
+  "tile.load"(%src, %t, %i, %i, %i) : (memref<1x8x16x64xf32>, memref<16x64xf64>, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @score_fn_f32_body_on_f64_scores(%s: memref<16x16xf64>, %i: index) {
+  // expected-error@+1 {{the body of tile.score_fn must take (f64 score, index b, index h, index q, index kv), found (f32, index, index, index, index)}}
+  "tile.score_fn"(%s, %i, %i, %i, %i) ({
+  ^bb0(%x: f32, %b: index, %h: index, %r: index, %c: index):
+    gpu.yield %x : f32
+  }) {seq_q = 16 : i64, seq_k = 16 : i64} : (memref<16x16xf64>, index, index, index, index) -> ()
   return
 }

@@ -224,3 +224,22 @@ func.func @score_mod_forms(%s: memref<16x32xf32>, %b: index, %h: index, %row: in
   }) {seq_q = 80 : i64, seq_k = 100 : i64} : (memref<16x32xf32>, index, index, index, index) -> ()
   return
 }
+
+// f64 tiles, the tiles of f64 programs (the CPU path's float64 programs):
+// an f64 tensor loads into them, and a score body takes an f64 score.
+// CHECK-LABEL: @f64_tiles
+// CHECK: "tile.load"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<1x2x16x8xf64>, memref<16x8xf64>, index, index, index) -> ()
+// CHECK: "tile.mma"(%{{.*}}, %{{.*}}, %{{.*}}) {accumulate = false, transpose_b = true} : (memref<16x8xf64>, memref<16x8xf64>, memref<16x16xf64>) -> ()
+// CHECK: ^bb0(%{{.*}}: f64, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK: "tile.softmax_update"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {scale = 1.250000e-01 : f64} : (memref<16x16xf64>, memref<16xf64>, memref<16xf64>, memref<16x8xf64>) -> ()
+func.func @f64_tiles(%src: memref<1x2x16x8xf64>, %q: memref<16x8xf64>, %k: memref<16x8xf64>, %s: memref<16x16xf64>, %m: memref<16xf64>, %l: memref<16xf64>, %acc: memref<16x8xf64>, %i: index) {
+  "tile.load"(%src, %q, %i, %i, %i) : (memref<1x2x16x8xf64>, memref<16x8xf64>, index, index, index) -> ()
+  "tile.mma"(%q, %k, %s) {transpose_b = true, accumulate = false} : (memref<16x8xf64>, memref<16x8xf64>, memref<16x16xf64>) -> ()
+  "tile.score_fn"(%s, %i, %i, %i, %i) ({
+  ^bb0(%x: f64, %b: index, %h: index, %r: index, %c: index):
+    %t = math.tanh %x : f64
+    gpu.yield %t : f64
+  }) {seq_q = 16 : i64, seq_k = 16 : i64} : (memref<16x16xf64>, index, index, index, index) -> ()
+  "tile.softmax_update"(%s, %m, %l, %acc) {scale = 0.125 : f64} : (memref<16x16xf64>, memref<16xf64>, memref<16xf64>, memref<16x8xf64>) -> ()
+  return
+}
