@@ -9,7 +9,7 @@
     c = attn.matmul(a, b)          # or attn.matmul(a, b, c): c += a @ b
 
 q is [B, H, N, D], k [B, Hk, M, D], v [B, Hk, M, Dv] (Hk divides H: GQA), all
-float32, float16 or bfloat16 on one device. CUDA tensors run as PTX through
+float32, float16 or bfloat16 on one device (or float64 on the CPU). CUDA tensors run as PTX through
 libattnrt on the tensors' device and torch's current stream (on an H100 or
 H200, the persistent Hopper kernel gets one CTA per SM of that GPU); CPU
 tensors run a kernel JIT-compiled for the host. Compilation happens in this
@@ -169,9 +169,14 @@ def build_program(q, k, v, rope=None, mask=None, window=None, softcap=None, alib
     gate = None if gate is None else _check_gate(gate, q, k)
     segment_ids = None if segment_ids is None else _check_segments(segment_ids, q, k)
     positions = _check_positions(rope, q, k)
-    traced = _trace.trace(score_mod, mask_mod)
+    traced = _trace.trace(score_mod, mask_mod, _score_type(q))
     return _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, traced,
                   positions)
+
+
+def _score_type(q):
+    """The type a traced body computes in: f64 for float64 q, else f32."""
+    return _program.compute_elem(_program.dtype_name(q.dtype))
 
 
 def _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
@@ -1006,7 +1011,7 @@ def _prepare(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, sca
         if program is not None:
             raise ValueError("attn: program= replaces score_mod and mask_mod (write their "
                              "bodies in the program)")
-        traced = _trace.trace(score_mod, mask_mod)
+        traced = _trace.trace(score_mod, mask_mod, _score_type(q))
         named.extend(("the tensor %s captures (shape %s)" % (c.kind, _shape(c.tensor)),
                       c.tensor) for c in traced[2])
     device, index = _device(named)

@@ -171,12 +171,6 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
     elem = dtype_name(dtype)
     if elem == "i32":
         raise TypeError("attn: q, k and v must be floating point")
-    if elem == "f64" and score_fn is not None:
-        # _trace.py writes f32 bodies; an f64 program's score body takes an
-        # f64 score (docs/dialects.md).
-        raise TypeError("attn: score_mod is traced in float32 and cannot modify the scores of "
-                        "a float64 attention yet (mask_mod can); write the score body in "
-                        "program= with f64 values")
     ct = compute_elem(elem)
     b, h, n, d = q_shape
     m, dv = k_shape[2], v_shape[3]
@@ -257,10 +251,10 @@ def _trace_region(op, traced, steps, scores_type):
     body, args, out = traced
     cur, nxt = "%%s%d" % steps[0], "%%s%d" % (steps[0] + 1)
     steps[0] += 1
-    sig = ", ".join("%s: %s" % (a.name, a.ty) for a in args)
+    sig = ", ".join("%s: %s" % (a.name, body.typename(a.ty)) for a in args)
     lines = ['  %s = "attn.%s"(%s) ({' % (nxt, op, cur), "  ^bb0(%s):" % sig]
     lines.extend(body.lines)
-    lines.append("    gpu.yield %s : %s" % (out.name, out.ty))
+    lines.append("    gpu.yield %s : %s" % (out.name, body.typename(out.ty)))
     lines.append("  }) : (%s) -> %s" % (scores_type, scores_type))
     return lines
 

@@ -39,8 +39,9 @@ CAPTURE_DTYPES = {"float32": ("f32", None), "float16": ("f16", None),
                   "uint8": ("i32", "int32"), "int8": ("i32", "int32"),
                   "int16": ("i32", "int32")}
 
-# Kinds of values: the IR type of each.
-F, I, B = "f32", "index", "i1"
+# Kinds of values: the IR type of each; F, the float kind, is spelled by
+# the body: f32, or f64 in a float64 program (Body.ft, Body.typename).
+F, I, B = "{F}", "index", "i1"
 
 SUPPORTED = ("+ - * / // % ** (numbers), comparisons, & | ^ ~ << >>, abs, "
              "torch.where/maximum/minimum/clamp/abs/exp/exp2/log/log2/log1p/tanh/"
@@ -64,9 +65,10 @@ def _is_tensor(x):
 class Capture:
     """A captured tensor: the program's argument %name of shape and element
     type elem; copy is the dtype it is converted to first (bool -> int32,
-    float64 -> float32) or None; scalar: a 0-d tensor, passed as shape (1,)."""
+    float64 -> float32; in a float64 program, ft f64, float32 and float64
+    -> float64) or None; scalar: a 0-d tensor, passed as shape (1,)."""
 
-    def __init__(self, tensor, name, kind):
+    def __init__(self, tensor, name, kind, ft="f32"):
         self.kind = kind
         dtype = _dtype_name(tensor)
         if dtype not in CAPTURE_DTYPES:
@@ -76,6 +78,8 @@ class Capture:
         self.tensor = tensor
         self.name = name
         self.elem, self.copy = CAPTURE_DTYPES[dtype]
+        if ft == "f64" and dtype in ("float32", "float64"):
+            self.elem, self.copy = "f64", "float64" if dtype == "float32" else None
         shape = tuple(int(d) for d in tensor.shape)
         self.scalar = not shape
         self.shape = shape or (1,)
@@ -91,6 +95,8 @@ def convert_capture(t, copy, scalar):
         t = t.int()
     elif copy == "float32":
         t = t.float()
+    elif copy == "float64":
+        t = t.double()
     if scalar:
         t = t.reshape(1)
     return t.contiguous()
@@ -99,14 +105,15 @@ def convert_capture(t, copy, scalar):
 class Captures:
     """The captured tensors of one program, in first-use order, each once."""
 
-    def __init__(self):
+    def __init__(self, ft="f32"):
         self.list = []
         self._by_id = {}
+        self.ft = ft
 
     def get(self, tensor, kind):
         c = self._by_id.get(id(tensor))
         if c is None:
-            c = Capture(tensor, "%%cap%d" % len(self.list), kind)
+            c = Capture(tensor, "%%cap%d" % len(self.list), kind, self.ft)
             self.list.append(c)
             self._by_id[id(tensor)] = c
         return c
@@ -117,16 +124,22 @@ class Captures:
 class Body:
     """One region being traced: its op lines, with identical ops made once."""
 
-    def __init__(self, kind, prefix, captures):
+    def __init__(self, kind, prefix, captures, ft="f32"):
         self.kind = kind
         self.prefix = prefix
         self.captures = captures
+        self.ft = ft  # the float type: the program's compute type
         self.lines = []
         self._memo = {}
 
+    def typename(self, ty):
+        """The IR type of kind ty in this body."""
+        return self.ft if ty == F else ty
+
     def op(self, text, ty, k=None):
-        """The value of op text (without its result), of kind ty (k: the
-        value of a constant)."""
+        """The value of op text (without its result; F's type spelled {F}),
+        of kind ty (k: the value of a constant)."""
+        text = text.replace(F, self.ft)
         v = self._memo.get(text)
         if v is None:
             v = Value(self, "%%%s%d" % (self.prefix, len(self.lines)), ty, k)
@@ -142,7 +155,8 @@ class Body:
             if not -2 ** 63 <= x < 2 ** 63:
                 raise ValueError("attn: %s uses the integer %d, outside int64" % (self.kind, x))
             return self.op("arith.constant %d : index" % x, I, x)
-        return self.op("arith.constant %s : f32" % _f32_literal(float(x)), F, float(x))
+        lit = _f32_literal(float(x)) if self.ft == "f32" else _f64_literal(float(x))
+        return self.op("arith.constant %s : {F}" % lit, F, float(x))
 
     def fail(self, what):
         raise TypeError("attn: %s: %s" % (self.kind, what))
@@ -159,6 +173,18 @@ def _f32_literal(x):
     if math.isnan(x):
         return "0x7FC00000"
     return "0xFF800000" if x < 0 else "0x7F800000"
+
+
+def _f64_literal(x):
+    """x as an f64 literal: repr's digits (exact), or the bits of inf/nan."""
+    if math.isfinite(x):
+        r = repr(x)
+        if "." not in r:
+            r = r.replace("e", ".0e") if "e" in r else r + ".0"
+        return r
+    if math.isnan(x):
+        return "0x7FF8000000000000"
+    return "0xFFF0000000000000" if x < 0 else "0x7FF0000000000000"
 
 
 def _kind_of_number(x):
@@ -184,16 +210,16 @@ def _convert(v, ty):
     if v.ty == B:
         if ty == I:
             return b.op("arith.index_castui %s : i1 to index" % v.name, I)
-        return b.op("arith.uitofp %s : i1 to f32" % v.name, F)
+        return b.op("arith.uitofp %s : i1 to {F}" % v.name, F)
     if v.ty == I:
         if ty == F:
             w = b.op("arith.index_cast %s : index to i64" % v.name, "i64")
-            return b.op("arith.sitofp %s : i64 to f32" % w.name, F)
+            return b.op("arith.sitofp %s : i64 to {F}" % w.name, F)
         return b.op("arith.cmpi ne, %s, %s : index" % (v.name, b.const(0, I).name), B)
     if ty == I:
-        w = b.op("arith.fptosi %s : f32 to i64" % v.name, "i64")
+        w = b.op("arith.fptosi %s : {F} to i64" % v.name, "i64")
         return b.op("arith.index_cast %s : i64 to index" % w.name, I)
-    return b.op("arith.cmpf une, %s, %s : f32" % (v.name, b.const(0.0, F).name), B)
+    return b.op("arith.cmpf une, %s, %s : {F}" % (v.name, b.const(0.0, F).name), B)
 
 
 def _operand(body, x, what):
@@ -252,7 +278,7 @@ def _binary(body, name, x, y):
         x, y = (float(z) if _kind_of_number(z) is not None else z for z in (x, y))
         (a, c), _ = _common(body, (x, y), "/")
         a, c = _convert(a, F), _convert(c, F)
-        return body.op("arith.divf %s, %s : f32" % (a.name, c.name), F)
+        return body.op("arith.divf %s, %s : {F}" % (a.name, c.name), F)
     if name == "pow":
         return _pow(body, x, y)
     if name in ("and", "or", "xor", "lshift", "rshift"):
@@ -276,15 +302,15 @@ def _binary(body, name, x, y):
         a, c, ty = _convert(a, I), _convert(c, I), I
     if name == "floordiv":
         if ty == F:
-            d = body.op("arith.divf %s, %s : f32" % (a.name, c.name), F)
-            return body.op("math.floor %s : f32" % d.name, F)
+            d = body.op("arith.divf %s, %s : {F}" % (a.name, c.name), F)
+            return body.op("math.floor %s : {F}" % d.name, F)
         return _floor_divmod(body, a, c, "div")
     if name == "mod":
         if ty == F:
-            d = body.op("arith.divf %s, %s : f32" % (a.name, c.name), F)
-            fl = body.op("math.floor %s : f32" % d.name, F)
-            m = body.op("arith.mulf %s, %s : f32" % (fl.name, c.name), F)
-            return body.op("arith.subf %s, %s : f32" % (a.name, m.name), F)
+            d = body.op("arith.divf %s, %s : {F}" % (a.name, c.name), F)
+            fl = body.op("math.floor %s : {F}" % d.name, F)
+            m = body.op("arith.mulf %s, %s : {F}" % (fl.name, c.name), F)
+            return body.op("arith.subf %s, %s : {F}" % (a.name, m.name), F)
         return _floor_divmod(body, a, c, "mod")
     op = _ARITH[name][0 if ty == F else 1]
     return body.op("arith.%s %s, %s : %s" % (op, a.name, c.name, ty), ty)
@@ -330,7 +356,7 @@ def _pow(body, x, y):
     if ty != F:
         body.fail("** of integer values with a traced or negative exponent; write it with "
                   "float values (x.float() ** n)")
-    return body.op("math.powf %s, %s : f32" % (a.name, c.name), F)
+    return body.op("math.powf %s, %s : {F}" % (a.name, c.name), F)
 
 
 _CMP = {"lt": ("olt", "slt", "<"), "le": ("ole", "sle", "<="), "gt": ("ogt", "sgt", ">"),
@@ -344,7 +370,7 @@ def _compare(body, name, x, y):
         p = ip if ip in ("eq", "ne") else "u" + ip[1:]
         return body.op("arith.cmpi %s, %s, %s : i1" % (p, a.name, c.name), B)
     if ty == F:
-        return body.op("arith.cmpf %s, %s, %s : f32" % (fp, a.name, c.name), B)
+        return body.op("arith.cmpf %s, %s, %s : {F}" % (fp, a.name, c.name), B)
     return body.op("arith.cmpi %s, %s, %s : index" % (ip, a.name, c.name), B)
 
 
@@ -355,20 +381,20 @@ def _unary(body, name, x):
     a = _operand(body, x, name)
     if name in _MATH:
         a = _convert(a, F)
-        return body.op("math.%s %s : f32" % (name, a.name), F)
+        return body.op("math.%s %s : {F}" % (name, a.name), F)
     if name in ("floor", "ceil"):
         if a.ty != F:
             return a  # torch.floor of an integer tensor is itself
-        return body.op("math.%s %s : f32" % (name, a.name), F)
+        return body.op("math.%s %s : {F}" % (name, a.name), F)
     if name == "neg":
         if a.ty == F:
-            return body.op("arith.negf %s : f32" % a.name, F)
+            return body.op("arith.negf %s : {F}" % a.name, F)
         if a.ty == B:
             body.fail("- of a bool value (torch refuses it too; use ~)")
         return body.op("arith.subi %s, %s : index" % (body.const(0, I).name, a.name), I)
     if name == "abs":
         if a.ty == F:
-            return body.op("math.absf %s : f32" % a.name, F)
+            return body.op("math.absf %s : {F}" % a.name, F)
         if a.ty == B:
             return a
         return body.op("math.absi %s : index" % a.name, I)
@@ -379,9 +405,9 @@ def _unary(body, name, x):
                                                                       a.ty).name, a.ty), a.ty)
     if name == "sigmoid":
         a = _convert(a, F)
-        e = body.op("math.exp %s : f32" % body.op("arith.negf %s : f32" % a.name, F).name, F)
-        d = body.op("arith.addf %s, %s : f32" % (body.const(1.0, F).name, e.name), F)
-        return body.op("arith.divf %s, %s : f32" % (body.const(1.0, F).name, d.name), F)
+        e = body.op("math.exp %s : {F}" % body.op("arith.negf %s : {F}" % a.name, F).name, F)
+        d = body.op("arith.addf %s, %s : {F}" % (body.const(1.0, F).name, e.name), F)
+        return body.op("arith.divf %s, %s : {F}" % (body.const(1.0, F).name, d.name), F)
     if name == "relu":
         return _binary(body, "maximum", a, 0)
     if name == "square":
@@ -414,9 +440,10 @@ def _extract(body, tensor, indices):
     """tensor[indices...] of a captured tensor: one element, as a value."""
     c = body.captures.get(tensor, body.kind)
     names = [ix.name for ix in indices] if not c.scalar else [body.const(0, I).name]
-    x = body.op("tensor.extract %s[%s] : %s" % (c.name, ", ".join(names), c.type), c.elem)
+    x = body.op("tensor.extract %s[%s] : %s" % (c.name, ", ".join(names), c.type),
+                F if c.elem == body.ft else c.elem)
     if c.elem in ("f16", "bf16"):
-        return body.op("arith.extf %s : %s to f32" % (x.name, c.elem), F)
+        return body.op("arith.extf %s : %s to {F}" % (x.name, c.elem), F)
     if c.copy == "int32" and _dtype_name(tensor) == "bool":
         return body.op("arith.cmpi ne, %s, %s : i32" % (
             x.name, body.op("arith.constant 0 : i32", "i32").name), B)
@@ -508,11 +535,11 @@ def _h_div(body, args, kw):
     if ty != F:
         a, c = _convert(a, I), _convert(c, I)
         return body.op("arith.divsi %s, %s : index" % (a.name, c.name), I)
-    d = body.op("arith.divf %s, %s : f32" % (a.name, c.name), F)
-    neg = body.op("arith.cmpf olt, %s, %s : f32" % (d.name, body.const(0.0, F).name), B)
-    up = body.op("math.ceil %s : f32" % d.name, F)
-    down = body.op("math.floor %s : f32" % d.name, F)
-    return body.op("arith.select %s, %s, %s : f32" % (neg.name, up.name, down.name), F)
+    d = body.op("arith.divf %s, %s : {F}" % (a.name, c.name), F)
+    neg = body.op("arith.cmpf olt, %s, %s : {F}" % (d.name, body.const(0.0, F).name), B)
+    up = body.op("math.ceil %s : {F}" % d.name, F)
+    down = body.op("math.floor %s : {F}" % d.name, F)
+    return body.op("arith.select %s, %s, %s : {F}" % (neg.name, up.name, down.name), F)
 
 
 def _h_clamp(body, args, kw):
@@ -537,7 +564,7 @@ def _h_logical(name):
 def _h_copysign(body, args, kw):
     (a, c), _ = _common(body, args[:2], "torch.copysign")
     a, c = _convert(a, F), _convert(c, F)
-    return body.op("math.copysign %s, %s : f32" % (a.name, c.name), F)
+    return body.op("math.copysign %s, %s : {F}" % (a.name, c.name), F)
 
 
 def _h_getitem(body, args, kw):
@@ -815,11 +842,11 @@ def _check_arity(kind, fn, names):
                         % (kind, len(names), ", ".join(names), sig)) from None
 
 
-def trace_score(fn, captures):
+def trace_score(fn, captures, ft="f32"):
     """The body lines of attn.score_mod traced from fn(score, b, h, q_idx,
     kv_idx), its block arguments and the yielded value."""
     _check_arity("score_mod", fn, SCORE_ARGS)
-    body = Body("score_mod", "sm", captures)
+    body = Body("score_mod", "sm", captures, ft)
     args = [Value(body, "%sm_" + n, ty) for n, ty in zip(("score", "b", "h", "q", "kv"),
                                                             (F, I, I, I, I))]
     out = fn(*args)
@@ -839,10 +866,10 @@ def trace_score(fn, captures):
     return body, args, out
 
 
-def trace_mask(fn, captures):
+def trace_mask(fn, captures, ft="f32"):
     """The body of attn.mask_mod traced from fn(b, h, q_idx, kv_idx)."""
     _check_arity("mask_mod", fn, MASK_ARGS)
-    body = Body("mask_mod", "mm", captures)
+    body = Body("mask_mod", "mm", captures, ft)
     args = [Value(body, "%mm_" + n, I) for n in ("b", "h", "q", "kv")]
     out = fn(*args)
     if isinstance(out, Value) and out.body is body:
@@ -858,9 +885,11 @@ def trace_mask(fn, captures):
     return body, args, out
 
 
-def trace(score_mod, mask_mod):
-    """(score body or None, mask body or None, [Capture]) of the two functions."""
-    captures = Captures()
-    s = None if score_mod is None else trace_score(score_mod, captures)
-    m = None if mask_mod is None else trace_mask(mask_mod, captures)
+def trace(score_mod, mask_mod, ft="f32"):
+    """(score body or None, mask body or None, [Capture]) of the two
+    functions, computing in ft: f32, or f64 for a float64 program (whose
+    captured float32 and float64 tensors are read as float64)."""
+    captures = Captures(ft)
+    s = None if score_mod is None else trace_score(score_mod, captures, ft)
+    m = None if mask_mod is None else trace_mask(mask_mod, captures, ft)
     return s, m, captures.list
