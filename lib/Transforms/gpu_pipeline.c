@@ -180,11 +180,13 @@ static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
   if (n.length > 5 && !strncmp(n.data, "comm.", 5))
     s->comm = true;
   if (attn_op_is(op, ATTN_OP_FUSED_GRAD)) {
-    // The backward kernels take the plain path until lower-tile-to-hopper
-    // (and lower-tile-to-mma) build their own (issue 29); the forward with
-    // lse is refused by attn_hopper_supports for now too (its "lse").
+    // lower-tile-to-hopper builds the backward of the first supported case
+    // (lower_tile_to_hopper_grad.c); the others, and every backward on the
+    // mma.sync path, take the plain path (issue 29). The forward with lse
+    // is judged by attn_hopper_supports.
     s->any = s->attn = true;
-    s->all_hopper = s->all_mma = false;
+    s->all_hopper &= attn_hopper_grad_supports(op, &why);
+    s->all_mma = false;
   } else if (attn_op_is(op, ATTN_OP_FUSED)) {
     s->any = s->attn = true;
     // The mma.sync kernel takes the Hopper kernel's programs but head dim

@@ -832,8 +832,13 @@ static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
       continue;
     MlirAttribute mm = mlirOperationGetAttributeByName(
         funcs.ops[i], mlirStringRefCreateFromCString("tile.matmul"));
+    MlirAttribute grad = mlirOperationGetAttributeByName(
+        funcs.ops[i], mlirStringRefCreateFromCString("tile.attention_grad"));
     ok = !mlirAttributeIsNull(mm) && mlirAttributeIsADictionary(mm)
              ? attn_hopper_lower_gemm(funcs.ops[i], mm, &go, &lowered)
+         : !mlirAttributeIsNull(grad) && mlirAttributeIsADictionary(grad)
+             ? attn_hopper_lower_grad(funcs.ops[i], grad, o->fallback,
+                                      &lowered)
              : lower_kernel(funcs.ops[i], o, &lowered);
   }
   free(funcs.ops);
