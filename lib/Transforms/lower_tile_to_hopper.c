@@ -12,7 +12,8 @@
 // its manifest entry, including the three TMA descriptors the runtime
 // derives from q, k and v. Matmul tile kernels (tile.matmul) become the
 // Hopper GEMM: lower_tile_to_hopper_gemm.c, with the GEMM's share of the
-// options below.
+// options below. Backward tile kernels (tile.attention_grad) become the
+// Hopper backward: lower_tile_to_hopper_grad.c.
 //
 // RoPE placements (option rope; auto takes the program's rope.strategy from
 // attn-fuse, else asks the Rotation Calculus (lib/CostModel) for the GPU of
