@@ -475,19 +475,15 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
     for (int i = 0; i < 32; ++i)
       p[i] = mk_if.results[i];
   }
-  MlirValue pp[16], dsp[16];
-  for (int i = 0; i < 16; ++i)
-    pp[i] = attn_k_pack2(b, k->bf16, p[2 * i], p[2 * i + 1]);
-  // dP^T = V dO^T, then dV += P^T dO behind it (its own group: dS waits
-  // for dP^T only).
-  attn_k_reg_fence(b, dv, nd, "f");
-  attn_k_reg_fence(b, pp, 16, "r");
+  // dP^T = V dO^T, then dS^T = P^T o (dP^T - D). No register a wgmma in
+  // flight reads is touched before a wait covers it (PTX leaves that
+  // undefined): P and dS are packed for dV and dK, and dS^T stored for
+  // dQ, before those products are issued.
   attn_k_wgmma_fence(b);
   issue_kq(m, pv, vt, dos);
   attn_k_wgmma_commit(b);
-  issue_acc(m, dv, pp, dos);
-  attn_k_wgmma_commit(b);
-  attn_k_wgmma_wait(b, 1);
+  attn_k_wgmma_wait(b, 0);
+  MlirValue pp[16], dsp[16];
   for (int i = 0; i < 16; ++i) {
     MlirValue dd[2];
     for (int e = 0; e < 2; ++e) {
@@ -495,23 +491,13 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
       int32_t c = (int32_t)(4 * (8 * (j / 4) + (j % 2)));
       dd[e] = attn_k_load(b, attn_k_gep_const(b, dbase, c), b->t.f32);
     }
-    // P as the 16-bit pairs dV read: its f32 registers are not kept live
-    // beside dP^T's (at head dim 128 ptxas spilled them).
-    MlirValue p0, p1;
-    attn_k_unpack2(b, k->bf16, pp[i], &p0, &p1);
-    MlirValue d0 = attn_b_mulf(b, p0, attn_b_subf(b, pv[2 * i], dd[0]));
-    MlirValue d1 = attn_b_mulf(b, p1, attn_b_subf(b, pv[2 * i + 1], dd[1]));
+    MlirValue d0 =
+        attn_b_mulf(b, p[2 * i], attn_b_subf(b, pv[2 * i], dd[0]));
+    MlirValue d1 =
+        attn_b_mulf(b, p[2 * i + 1], attn_b_subf(b, pv[2 * i + 1], dd[1]));
+    pp[i] = attn_k_pack2(b, k->bf16, p[2 * i], p[2 * i + 1]);
     dsp[i] = attn_k_pack2(b, k->bf16, d0, d1);
   }
-  // dK += dS^T Q.
-  attn_k_reg_fence(b, dk, nd, "f");
-  attn_k_reg_fence(b, dsp, 16, "r");
-  attn_k_wgmma_fence(b);
-  issue_acc(m, dk, dsp, qs);
-  attn_k_wgmma_commit(b);
-  // dV done (dK may run on), so that P's pairs are free before dQ's
-  // accumulators are taken.
-  attn_k_wgmma_wait(b, 1);
   // dS^T into shared memory, once both warpgroups' dQ products of the last
   // step have read it.
   attn_k_bar_sync(b, bar_id, 256);
@@ -523,6 +509,16 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
                                 b, m->smem, attn_b_subi(b, addr, m->sbase)));
   }
   attn_k_fence_proxy_async(b, false);
+  // dV += P^T dO, dK += dS^T Q (A in registers), then dQ once both
+  // warpgroups' dS^T are in place.
+  attn_k_reg_fence(b, dv, nd, "f");
+  attn_k_reg_fence(b, dk, nd, "f");
+  attn_k_reg_fence(b, pp, 16, "r");
+  attn_k_reg_fence(b, dsp, 16, "r");
+  attn_k_wgmma_fence(b);
+  issue_acc(m, dv, pp, dos);
+  issue_acc(m, dk, dsp, qs);
+  attn_k_wgmma_commit(b);
   attn_k_bar_sync(b, bar_id, 256);
   MlirValue qa[32];
   for (int i = 0; i < 32; ++i)

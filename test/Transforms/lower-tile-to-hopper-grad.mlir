@@ -68,16 +68,19 @@
 // MAIN: nvvm.ex2.approx.ftz.f
 // MAIN: scf.if
 // MAIN: arith.select
-// dP^T = V dO^T, then dV += P^T dO with P in registers (dO N-major).
-// MAIN: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}} p, 1, 1, 0, 0; }
-// MAIN: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}} p, 1, 1, 1; }
-// MAIN: nvvm.wgmma.wait.group.sync.aligned 1
-// dK += dS^T Q; dS^T into shared memory between the consumers' barriers;
+// dP^T = V dO^T (waited for: no register of a wgmma in flight is read),
+// dS^T into shared memory between the consumers' barriers, then dV += P^T
+// dO and dK += dS^T Q with P and dS in registers (dO and Q N-major), and
 // dQ = dS K with both operands M/N-major, added into dq_acc.
-// MAIN: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}} p, 1, 1, 1; }
+// MAIN: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}} p, 1, 1, 0, 0; }
+// MAIN: nvvm.wgmma.wait.group.sync.aligned 0
 // MAIN: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
 // MAIN: nvvm.fence.proxy
+// MAIN: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}} p, 1, 1, 1; }
+// MAIN: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}} p, 1, 1, 1; }
+// MAIN: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
 // MAIN: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}} p, 1, 1, 1, 1; }
+// MAIN: nvvm.wgmma.wait.group.sync.aligned 0
 // MAIN: nvvm.mbarrier.arrive
 // MAIN-COUNT-32: red.global.add.f32
 // MAIN: scf.yield
