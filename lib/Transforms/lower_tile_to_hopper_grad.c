@@ -120,6 +120,13 @@ static bool shapes_supported(MlirType qt, MlirType kt, MlirType vt,
            "and 2^24 rows";
     return false;
   }
+  // Rows are i32 in the kernels (the query rows padded to blocks of 64).
+  if (q[0] * q[1] * ((q[2] + 63) / 64 * 64) >= (1LL << 31) ||
+      k[0] * k[1] * k[2] >= (1LL << 31)) {
+    *why = "the tensors are too large for the Hopper backward's 32-bit row "
+           "indices";
+    return false;
+  }
   return true;
 }
 

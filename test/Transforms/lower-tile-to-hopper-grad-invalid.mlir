@@ -55,3 +55,14 @@ func.func @partial__grad(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16
   %0:3 = "attn.fused_grad"(%q, %k, %v, %out, %lse, %dout) ({}, {}) {causal = true, rope = {layout = "rotate_half", rotary_dim = 32 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256xf32>, tensor<1x2x256x64xbf16>) -> (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>)
   return %0#0, %0#1, %0#2 : tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>
 }
+
+// -----
+
+// More rows than 32-bit indices reach (B H N = 2^32 here).
+// FALLBACK-LABEL: func.func @huge__grad__dkdv(
+// FALLBACK: func.func @huge__grad__dq(
+func.func @huge__grad(%q: tensor<1024x512x8192x64xbf16>, %k: tensor<1024x512x8192x64xbf16>, %v: tensor<1024x512x8192x64xbf16>, %out: tensor<1024x512x8192x64xbf16>, %lse: tensor<1024x512x8192xf32>, %dout: tensor<1024x512x8192x64xbf16>) -> (tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>) {
+  // expected-error@+1 {{no Hopper backward for 'huge__grad__dkdv': the tensors are too large for the Hopper backward's 32-bit row indices}}
+  %0:3 = "attn.fused_grad"(%q, %k, %v, %out, %lse, %dout) ({}, {}) {causal = true, scale = 1.250000e-01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>} : (tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192xf32>, tensor<1024x512x8192x64xbf16>) -> (tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>)
+  return %0#0, %0#1, %0#2 : tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>
+}
