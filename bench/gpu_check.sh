@@ -49,6 +49,17 @@ run test/Inputs/grad.mlir --grad
 run test/Inputs/grad.mlir --grad --tile-options="block-m=16 block-n=8"
 run test/Inputs/language.mlir --grad
 run test/Inputs/gqa_bf16.mlir --grad --chip=sm_80
+# The Hopper backward (lib/Kernels/attention_bwd.c: __pre, __main by wgmma,
+# __dq_out, __dk_out, after the RoPE kernels): the g* inputs (head dims 64
+# and 128, causal or not, RoPE rotate-half or interleaved or none, f16 and
+# bf16, GQA, ragged N, 200 queries on 333 keys), and the Hopper inputs whose
+# backward it builds; its forward takes the plain path until the Hopper
+# forward writes lse.
+for f in "$root"/test/Inputs/hopper/g*.mlir; do run "${f#$root/}" --grad; done
+for f in h64_causal h64_plain_f16 h64_gqa_rope_causal h128_rope_causal \
+         h128_norope_causal h128_plain_f16 h128_interleaved_full; do
+  run test/Inputs/hopper/$f.mlir --grad
+done
 # Every RoPE placement of the Hopper lowering.
 for place in fused split pre; do
   run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options=rope=$place

@@ -147,6 +147,15 @@ add plain-grad         msri  test/Inputs/grad.mlir --grad
 add plain-grad-small   msRi  test/Inputs/grad.mlir --grad "--tile-options=block-m=16 block-n=8"
 add plain-grad-lang    msRi  test/Inputs/language.mlir --grad
 add plain-grad-sm80    msRi  test/Inputs/gqa_bf16.mlir --grad --chip=sm_80
+# The Hopper backward (lib/Kernels/attention_bwd.c): the preprocess, the
+# main kernel (TMA and bulk copies into its ring, wgmma, dS^T in shared
+# memory between the consumers' barriers, red.global.add into dq_acc), the
+# finishing kernels; RoPE rotated before and back after.
+add hopper-grad-d64    msri  $H/g64_causal_ragged.mlir --grad
+add hopper-grad-d64-rp msRi  $H/g64_rope_full_f16.mlir --grad
+add hopper-grad-d128   msri  $H/g128_rope_causal_ragged.mlir --grad
+add hopper-grad-cross  msRi  $H/g128_cross_plain.mlir --grad
+add hopper-grad-gqa    msRi  $H/g128_gqa_interleaved_causal.mlir --grad
 add plain-example-16   msRi  examples/rope_causal.mlir "--tile-options=block-m=16 block-n=16 threads=256"
 add plain-causal       msRi  test/Inputs/causal_f32.mlir
 add plain-tiny         msRi  test/Inputs/tiny_f32.mlir

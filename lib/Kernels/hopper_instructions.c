@@ -201,6 +201,12 @@ static void wgmma_results(struct attn_builder *b, MlirOperation op,
 void attn_k_wgmma_ss(struct attn_builder *b, bool bf16, MlirValue *acc, int n,
                      MlirValue desc_a, MlirValue desc_b, MlirValue scale_d,
                      bool trans_b) {
+  attn_k_wgmma_ss_t(b, bf16, acc, n, desc_a, desc_b, scale_d, false, trans_b);
+}
+
+void attn_k_wgmma_ss_t(struct attn_builder *b, bool bf16, MlirValue *acc,
+                       int n, MlirValue desc_a, MlirValue desc_b,
+                       MlirValue scale_d, bool trans_a, bool trans_b) {
   const char *ty = bf16 ? "bf16" : "f16";
   char text[4096], cons[2048];
   size_t at = (size_t)snprintf(
@@ -210,8 +216,8 @@ void attn_k_wgmma_ss(struct attn_builder *b, bool bf16, MlirValue *acc, int n,
       2 * n + 2, 2 * n, ty, ty);
   at = wgmma_acc_list(text, at, sizeof text, n);
   if (at < sizeof text)
-    snprintf(text + at, sizeof text - at, "}, $%d, $%d, p, 1, 1, 0, %d; }",
-             2 * n, 2 * n + 1, trans_b ? 1 : 0);
+    snprintf(text + at, sizeof text - at, "}, $%d, $%d, p, 1, 1, %d, %d; }",
+             2 * n, 2 * n + 1, trans_a ? 1 : 0, trans_b ? 1 : 0);
   wgmma_constraints(cons, sizeof cons, n, ",l,l,r");
   MlirValue opd[ATTN_K_MAX_REGS + 3];
   for (int i = 0; i < n; ++i)
@@ -403,6 +409,33 @@ MlirValue attn_k_atom_inc64(struct attn_builder *b, MlirValue addr) {
   intptr_t n = atomic_attrs(b, a, ORDER_MONOTONIC, 0);
   a[n++] = attn_b_named(b, "bin_op", attn_b_attr_i64(b, 1)); // add
   return attn_b_op1(b, "llvm.atomicrmw", b->t.i64, 2, opd, n, a);
+}
+
+void attn_k_bulk_copy_in(struct attn_builder *b, MlirValue dst, MlirValue src,
+                         int64_t bytes, MlirValue bar) {
+  // A shared::cta address is a valid shared::cluster address of this CTA
+  // (the shared::cta form needs PTX ISA 8.6).
+  MlirValue opd[] = {attn_k_inttoptr(b, dst, mlirLLVMPointerTypeGet(b->ctx, 7)),
+                     attn_b_op1(b, "llvm.addrspacecast",
+                                mlirLLVMPointerTypeGet(b->ctx, 1), 1, &src, 0,
+                                NULL),
+                     shared_ptr(b, bar), attn_b_i32(b, bytes)};
+  int32_t seg[6] = {1, 1, 1, 1, 0, 0};
+  MlirNamedAttribute a[] = {attn_b_named(
+      b, "operandSegmentSizes", mlirDenseI32ArrayGet(b->ctx, 6, seg))};
+  attn_b_op(b, "nvvm.cp.async.bulk.shared.cluster.global", 0, NULL, 4, opd, 1,
+            a, 0);
+}
+
+void attn_k_red_add_f32(struct attn_builder *b, MlirValue ptr, int32_t off,
+                        MlirValue v) {
+  // Inline PTX: an llvm.atomicrmw fadd whose result is unused is not
+  // promised to become red (no returned value) rather than atom; and the
+  // offset in the address keeps one base register for many.
+  char text[64];
+  snprintf(text, sizeof text, "red.global.add.f32 [$0+%d], $1;", (int)off);
+  MlirValue opd[] = {ptr, v};
+  attn_k_asm(b, (MlirType){NULL}, "l,f", text, 2, opd);
 }
 
 //===-- Registers and stores ----------------------------------------------===//

@@ -568,6 +568,46 @@ bool attn_kernels_build_hopper_attention(MlirOperation gpu_module,
 bool attn_kernels_build_hopper_rope(MlirOperation gpu_module, MlirLocation loc,
                                     const struct attn_hopper_kernel *k, bool q);
 
+//===-- The attention backward (sm_90a; attention_bwd.c) -------------------===//
+
+/// The backward of one attention (issue 29): k describes the forward's
+/// problem (name: the backward program's, "<f>__grad"; shapes, element
+/// type, scale, causal, RoPE at offsets with rotary_dim == head_dim;
+/// nothing else), and the kernels read Q and K rotated (by the RoPE
+/// kernels of the pre placement, attn_kernels_build_hopper_rope, into the
+/// program's workspaces q_rot and k_rot) when k->rope is set.
+/// block_n: key rows per CTA (64 per consumer warpgroup); block_m: query
+/// rows per step; stages: the Q/dO/lse/D ring's depth.
+struct attn_hopper_bwd {
+  struct attn_hopper_kernel k;
+  int block_m, block_n, stages;
+};
+
+/// Query rows padded to whole query blocks: the rows of the f32 workspaces
+/// (lse2 and D, dq_acc) the backward kernels read without bounds checks.
+int64_t attn_hopper_bwd_rows(const struct attn_hopper_bwd *g);
+/// Bytes of the workspaces: rows (lse * log2(e), then D = rowsum(dO o O),
+/// f32 per padded query row), dq_acc (f32 [B, H, rows, d]), dk_acc (f32
+/// [B, Hkv, M, d]).
+int64_t attn_hopper_bwd_rows_bytes(const struct attn_hopper_bwd *g);
+int64_t attn_hopper_bwd_dq_bytes(const struct attn_hopper_bwd *g);
+int64_t attn_hopper_bwd_dk_bytes(const struct attn_hopper_bwd *g);
+/// Dynamic shared memory of the main kernel.
+int64_t attn_hopper_bwd_smem_bytes(const struct attn_hopper_bwd *g);
+
+/// Builds the backward's kernels at the end of gpu_module, each with its
+/// attn.launch entry: @<name>__pre(out, dout, lse, rows, dq_acc) (lse and
+/// D per row, dq_acc zeroed), @<name>__main(q, k, v, dout, dv, rows,
+/// dq_acc, dk_acc, q_map, k_map, v_map, dout_map) (per key block of a K/V
+/// head: dK and dV in registers over the query blocks that see it, dQ added
+/// into dq_acc by red.global.add.f32; dv written, dk into dk_acc), and
+/// @<name>__dq_out(dq_acc, dq), @<name>__dk_out(dk_acc, dk) (the scale, the
+/// inverse rotation of RoPE, the element type). Ops are located at loc
+/// named "bwd.*". False after an error diagnostic at loc; what it built but
+/// the declarations is then removed.
+bool attn_kernels_build_hopper_bwd(MlirOperation gpu_module, MlirLocation loc,
+                                   const struct attn_hopper_bwd *g);
+
 //===-- The key-list kernel of masks that read data -----------------------===//
 
 /// Builds `llvm.func @<k->name>__key_lists(<the caller's tensors>,

@@ -266,6 +266,15 @@ void attn_k_tma_store(struct attn_builder *b, MlirValue src, MlirValue map,
 /// address dst (i64), in a bulk async-group.
 void attn_k_bulk_copy_out(struct attn_builder *b, MlirValue dst,
                           MlirValue src, MlirValue bytes);
+/// Bulk copy (nvvm.cp.async.bulk.shared.cluster.global) of bytes (a
+/// multiple of 16) from global src (!llvm.ptr, 16-byte aligned) to shared
+/// address dst (i32), completing on the mbarrier at bar (i32).
+void attn_k_bulk_copy_in(struct attn_builder *b, MlirValue dst, MlirValue src,
+                         int64_t bytes, MlirValue bar);
+/// red.global.add.f32 of v (f32) at the global pointer ptr (!llvm.ptr)
+/// plus off bytes.
+void attn_k_red_add_f32(struct attn_builder *b, MlirValue ptr, int32_t off,
+                        MlirValue v);
 /// cp.async.bulk.commit_group; cp.async.bulk.wait_group[.read] n.
 void attn_k_bulk_commit(struct attn_builder *b);
 void attn_k_bulk_wait(struct attn_builder *b, int n, bool read);
@@ -312,6 +321,11 @@ void attn_k_reg_fence(struct attn_builder *b, MlirValue *vals, int n,
 void attn_k_wgmma_ss(struct attn_builder *b, bool bf16, MlirValue *acc, int n,
                      MlirValue desc_a, MlirValue desc_b, MlirValue scale_d,
                      bool trans_b);
+/// The same with A transposed or not (trans_a: A is stored M-major, as B
+/// is N-major with trans_b).
+void attn_k_wgmma_ss_t(struct attn_builder *b, bool bf16, MlirValue *acc,
+                       int n, MlirValue desc_a, MlirValue desc_b,
+                       MlirValue scale_d, bool trans_a, bool trans_b);
 /// acc (n f32, replaced) += wgmma of A in registers a[0..3] (i32) and B by
 /// desc_b.
 void attn_k_wgmma_rs(struct attn_builder *b, bool bf16, MlirValue *acc, int n,

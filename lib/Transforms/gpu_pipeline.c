@@ -171,6 +171,7 @@ static int64_t head_dim_of(MlirOperation fused) {
 struct scan {
   bool any, all_hopper, comm;
   bool attn, all_mma; // attention ops; the mma.sync kernel computes them all
+  bool grad_hopper;   // a backward the Hopper lowering computes
 };
 
 static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
@@ -180,11 +181,15 @@ static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
   if (n.length > 5 && !strncmp(n.data, "comm.", 5))
     s->comm = true;
   if (attn_op_is(op, ATTN_OP_FUSED_GRAD)) {
-    // The backward kernels take the plain path until lower-tile-to-hopper
-    // (and lower-tile-to-mma) build their own (issue 29); the forward with
-    // lse is refused by attn_hopper_supports for now too (its "lse").
+    // lower-tile-to-hopper builds the backward of the first supported case
+    // (lower_tile_to_hopper_grad.c); the others, and every backward on the
+    // mma.sync path, take the plain path (issue 29). The forward with lse
+    // is judged by attn_hopper_supports.
     s->any = s->attn = true;
-    s->all_hopper = s->all_mma = false;
+    bool ok = attn_hopper_grad_supports(op, &why);
+    s->all_hopper &= ok;
+    s->grad_hopper |= ok;
+    s->all_mma = false;
   } else if (attn_op_is(op, ATTN_OP_FUSED)) {
     s->any = s->attn = true;
     // The mma.sync kernel takes the Hopper kernel's programs but head dim
@@ -228,7 +233,7 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
                                        const char *tile_options,
                                        const char *hopper_options,
                                        struct attn_strbuf *out) {
-  struct scan s = {false, true, false, false, true};
+  struct scan s = {false, true, false, false, true, false};
   mlirOperationWalk(module, scan_kernels, &s, MlirWalkPreOrder);
   // Collectives on a matmul's result or operand: comm-schedule fuses them
   // into comm.fused_matmul, which only the Hopper lowering takes (on other
@@ -281,6 +286,16 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
                        "attn-tile{kernel=mma %s},lower-tile-to-mma{chip=%s},"
                        "lower-tile-to-gpu{chip=%s",
                        user, chip, chip);
+  } else if (kind == ATTN_GPU_KERNEL_AUTO && s.grad_hopper &&
+             !strcmp(chip, "sm_90a") && !*user) {
+    // A backward the Hopper lowering computes beside a forward it does not
+    // (the forward with lse, until the Hopper forward writes it): the
+    // backward's kernels are built, the rest goes on to the plain path, as
+    // for tile-level input.
+    attn_strbuf_printf(out,
+                       "attn-tile,lower-tile-to-hopper{chip=%s fallback=true "
+                       "%s},lower-tile-to-gpu{chip=%s",
+                       chip, hopper_options ? hopper_options : "", chip);
   } else {
     attn_strbuf_printf(out, "attn-tile{%s},lower-tile-to-gpu{chip=%s", user,
                        chip);

@@ -12,7 +12,8 @@
 // its manifest entry, including the three TMA descriptors the runtime
 // derives from q, k and v. Matmul tile kernels (tile.matmul) become the
 // Hopper GEMM: lower_tile_to_hopper_gemm.c, with the GEMM's share of the
-// options below.
+// options below. Backward tile kernels (tile.attention_grad) become the
+// Hopper backward: lower_tile_to_hopper_grad.c.
 //
 // RoPE placements (option rope; auto takes the program's rope.strategy from
 // attn-fuse, else asks the Rotation Calculus (lib/CostModel) for the GPU of
@@ -832,8 +833,13 @@ static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
       continue;
     MlirAttribute mm = mlirOperationGetAttributeByName(
         funcs.ops[i], mlirStringRefCreateFromCString("tile.matmul"));
+    MlirAttribute grad = mlirOperationGetAttributeByName(
+        funcs.ops[i], mlirStringRefCreateFromCString("tile.attention_grad"));
     ok = !mlirAttributeIsNull(mm) && mlirAttributeIsADictionary(mm)
              ? attn_hopper_lower_gemm(funcs.ops[i], mm, &go, &lowered)
+         : !mlirAttributeIsNull(grad) && mlirAttributeIsADictionary(grad)
+             ? attn_hopper_lower_grad(funcs.ops[i], grad, o->fallback,
+                                      &lowered)
              : lower_kernel(funcs.ops[i], o, &lowered);
   }
   free(funcs.ops);

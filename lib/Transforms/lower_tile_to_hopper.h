@@ -50,4 +50,13 @@ bool attn_hopper_lower_gemm(MlirOperation kernel, MlirAttribute mm,
                             const struct attn_hopper_gemm_options *o,
                             bool *lowered);
 
+/// Lowers a backward tile kernel (its tile.attention_grad dictionary att)
+/// to the Hopper backward (lower_tile_to_hopper_grad.c): the dkdv part
+/// builds every kernel and the launch program, the dq part is then erased;
+/// *lowered says whether it did. False after a diagnostic on kernel; with
+/// fallback a backward it cannot compute is left alone and the result is
+/// true.
+bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
+                            bool fallback, bool *lowered);
+
 #endif // ATTN_LOWER_TILE_TO_HOPPER_H

@@ -113,6 +113,9 @@ enum attn_gpu_kernel {
 /// True when the Hopper kernel computes this attn.fused op; otherwise
 /// false with a reason in *why (a static string).
 bool attn_hopper_supports(MlirOperation fused, const char **why);
+/// The same for the backward attn-grad derives (attn.fused_grad): whether
+/// lower-tile-to-hopper builds its sm_90a kernels (lower_tile_to_hopper_grad.c).
+bool attn_hopper_grad_supports(MlirOperation grad, const char **why);
 
 /// Appends to out the pipeline (after attn-fuse) that lowers module's
 /// attention and GEMMs (linalg.matmul) to GPU kernels for chip;

@@ -1,0 +1,821 @@
+//===- attention_bwd.c - The Hopper attention backward (sm_90a) -----------===//
+//
+// The backward of an attention (issue 29) as four kernels, after
+// FlashAttention-3's structure, built as IR on attn_builder (no text):
+//
+//   @<name>__pre     per query row: lse * log2(e) and D = rowsum(dO o O)
+//                    into the workspace rows (f32, rows padded to whole
+//                    query blocks: lse +inf and D 0 past the sequence, so
+//                    that padding rows get P = 0), and dq_acc zeroed
+//   @<name>__main    one CTA per key block of 128 rows of a K/V head:
+//                    warpgroup 0's thread 0 loads K and V once, then per
+//                    step Q, dO (TMA) and their rows' lse and D (bulk
+//                    copies) into a `stages`-deep ring; consumer
+//                    warpgroups 1 and 2, 64 key rows each, keep dK and dV
+//                    in registers and per query block compute
+//                      S^T = K Q^T, dP^T = V dO^T           (wgmma, smem)
+//                      P^T = 2^(S^T scale log2(e) - lse2)   (masked)
+//                      dS^T = P^T o (dP^T - D)
+//                      dV += P^T dO, dK += dS^T Q           (wgmma, A regs)
+//                      dQ += dS K                           (wgmma, dS^T
+//                                                          staged in smem)
+//                    dQ added into dq_acc with red.global.add.f32; query
+//                    blocks that see none of the CTA's keys (causal) are
+//                    never visited; the query heads of a K/V head's group
+//                    are walked in turn, so dK and dV sum over them; then
+//                    dV written (16-bit) and dK into dk_acc (f32)
+//   @<name>__dq_out, @<name>__dk_out
+//                    the f32 sums times the scale, rotated back (RoPE's
+//                    inverse rotation, at the row's position), written in
+//                    the element type
+//
+// With RoPE the launch program rotates Q and K before (the pre placement's
+// kernels, rope_kernel.c), so the main kernel reads rotated inputs and
+// the gradients it makes are those of the rotated Q and K.
+//
+// Ops are named "bwd.pre", "bwd.producer", "bwd.consumer", "bwd.epilogue"
+// and "bwd.out".
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Kernels/kernels_internal.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Dialect/LLVM.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LOG2E 1.4426950408889634074
+#define PRE_THREADS 128  // 4 warps, 16 rows each: 64 rows a CTA
+#define OUT_THREADS 256
+#define MAIN_THREADS 384 // a producer warpgroup and two consumers
+#define PRODUCER_REGS 24
+#define CONSUMER_REGS 240
+#define CONSUMER_BAR 1 // named barrier of the two consumer warpgroups
+
+int64_t attn_hopper_bwd_rows(const struct attn_hopper_bwd *g) {
+  return (g->k.seq_q + g->block_m - 1) / g->block_m * g->block_m;
+}
+
+int64_t attn_hopper_bwd_rows_bytes(const struct attn_hopper_bwd *g) {
+  return 2 * 4 * g->k.batch * g->k.heads * attn_hopper_bwd_rows(g);
+}
+
+int64_t attn_hopper_bwd_dq_bytes(const struct attn_hopper_bwd *g) {
+  return 4 * g->k.batch * g->k.heads * attn_hopper_bwd_rows(g) * g->k.head_dim;
+}
+
+int64_t attn_hopper_bwd_dk_bytes(const struct attn_hopper_bwd *g) {
+  return 4 * g->k.batch * g->k.kv_heads * g->k.seq_k * g->k.head_dim;
+}
+
+/// The main kernel's shared memory (offsets from the 1024-aligned base): K
+/// and V tiles (block_n rows), the dS^T tile (block_n x block_m), then per
+/// stage Q and dO (block_m rows), lse2 and D (block_m f32 each), then the
+/// mbarriers: kv, full[stages], empty[stages].
+struct layout {
+  int64_t k_off, v_off, ds_off, st_off, st_bytes, do_off, l_off, d_off;
+  int64_t bar_off, end;
+};
+
+static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+static void layout_of(const struct attn_hopper_bwd *g, struct layout *l) {
+  int64_t d = g->k.head_dim, bm = g->block_m, bn = g->block_n;
+  l->k_off = 0;
+  l->v_off = bn * d * 2;
+  l->ds_off = 2 * bn * d * 2;
+  l->st_off = round_up(l->ds_off + bn * bm * 2, 1024);
+  l->do_off = bm * d * 2; // within a stage, as l_off and d_off
+  l->l_off = 2 * bm * d * 2;
+  l->d_off = l->l_off + bm * 4;
+  l->st_bytes = round_up(l->d_off + bm * 4, 1024);
+  l->bar_off = l->st_off + g->stages * l->st_bytes;
+  l->end = l->bar_off + 8 * (1 + 2 * g->stages);
+}
+
+int64_t attn_hopper_bwd_smem_bytes(const struct attn_hopper_bwd *g) {
+  struct layout l;
+  layout_of(g, &l);
+  return l.end + 1024; // slack to align the base at run time
+}
+
+//===-- Shared pieces ------------------------------------------------------===//
+
+/// p (!llvm.ptr) plus off (i64) bytes.
+static MlirValue at(struct attn_builder *b, MlirValue p, MlirValue off) {
+  return attn_k_gep(b, p, off);
+}
+
+static MlirValue mul64(struct attn_builder *b, MlirValue x, int64_t c) {
+  return attn_b_muli(b, attn_k_i64_of(b, x), attn_b_i64(b, c));
+}
+
+static MlirValue add64(struct attn_builder *b, MlirValue x, MlirValue y) {
+  return attn_b_addi(b, x, y);
+}
+
+/// A pointer parameter of dtype with shape[0..rank) (rank 0: 4).
+static struct attn_k_param ptr_param(const char *name, const char *dtype,
+                                     int rank, int64_t s0, int64_t s1,
+                                     int64_t s2, int64_t s3) {
+  return (struct attn_k_param){.name = name, .dtype = dtype, .rank = rank,
+                               .shape = {s0, s1, s2, s3}};
+}
+
+/// Opens kernel @<g name><suffix> of nargs pointer parameters (their
+/// attributes arg_attrs, or none), threads threads and entry launch.
+static void open_kernel(struct attn_builder *b, struct attn_b_func *f,
+                        const struct attn_hopper_bwd *g, const char *suffix,
+                        int nargs, MlirAttribute arg_attrs, int threads,
+                        MlirAttribute launch) {
+  char name[320];
+  snprintf(name, sizeof name, "%s%s", g->k.name, suffix);
+  MlirNamedAttribute attrs[5];
+  intptr_t n = 0;
+  if (!mlirAttributeIsNull(arg_attrs))
+    attrs[n++] = attn_b_named(b, "arg_attrs", arg_attrs);
+  n += attn_k_kernel_attrs(b, threads, launch, attrs + n);
+  attn_k_llvm_func_open(b, f, name, nargs, n, attrs);
+}
+
+//===-- @<name>__pre -------------------------------------------------------===//
+
+/// Rows of bz, h (i32) from row0 (i32): a warp per row, each lane two
+/// 16-bit pairs of out and dout at a time, summed across the warp.
+static void build_pre(struct attn_builder *b, const struct attn_hopper_bwd *g,
+                      const struct attn_b_func *f) {
+  const struct attn_hopper_kernel *k = &g->k;
+  int64_t d = k->head_dim, n = k->seq_q, np = attn_hopper_bwd_rows(g);
+  int64_t bhn = k->batch * k->heads * np;
+  MlirValue out = attn_b_func_arg(f, 0), dout = attn_b_func_arg(f, 1),
+            lse = attn_b_func_arg(f, 2), rows = attn_b_func_arg(f, 3),
+            dq = attn_b_func_arg(f, 4);
+  MlirValue tid = attn_k_sreg(b, "tid.x"), bx = attn_k_sreg(b, "ctaid.x");
+  MlirValue h = attn_k_sreg(b, "ctaid.y"), bz = attn_k_sreg(b, "ctaid.z");
+  MlirValue warp = attn_k_divc(b, tid, 32), lane = attn_k_remc(b, tid, 32);
+  MlirValue bh = attn_b_addi(b, attn_k_mulc(b, bz, k->heads), h);
+  MlirValue row0 =
+      attn_b_addi(b, attn_k_mulc(b, bx, 64), attn_k_mulc(b, warp, 16));
+  struct attn_b_for loop;
+  attn_b_for_open(b, &loop, attn_b_index(b, 0), attn_b_index(b, 16),
+                  attn_b_index(b, 1), 0, NULL);
+  MlirValue row = attn_b_addi(b, row0, attn_k_from_index(b, loop.iv));
+  MlirValue in = attn_k_cmpc(b, ATTN_B_ULT, row, n);
+  MlirValue rc = attn_b_minui(b, row, attn_b_i32(b, n - 1)); // loads in bounds
+  MlirValue seqrow = attn_b_addi(b, attn_k_mulc(b, bh, n), rc);
+  MlirValue base = mul64(b, seqrow, d * 2);
+  MlirValue acc = attn_b_f32(b, 0.0f);
+  for (int64_t w = 0; w < d / 64; ++w) {
+    MlirValue off = add64(
+        b, base, attn_k_i64_of(b, attn_k_mulc(b, attn_k_addc(b, lane, 32 * w), 4)));
+    MlirValue o = attn_k_load(b, at(b, out, off), b->t.i32);
+    MlirValue y = attn_k_load(b, at(b, dout, off), b->t.i32);
+    MlirValue o0, o1, y0, y1;
+    attn_k_unpack2(b, k->bf16, o, &o0, &o1);
+    attn_k_unpack2(b, k->bf16, y, &y0, &y1);
+    acc = attn_b_fma(b, o0, y0, acc);
+    acc = attn_b_fma(b, o1, y1, acc);
+  }
+  for (int m = 16; m >= 1; m /= 2)
+    acc = attn_b_addf(b, acc, attn_k_shfl_xor(b, acc, m));
+  struct attn_b_if first;
+  attn_b_if_open(b, &first, attn_k_cmpc(b, ATTN_B_EQ, lane, 0), 0, NULL,
+                 false);
+  MlirValue l = attn_k_load(b, at(b, lse, mul64(b, seqrow, 4)), b->t.f32);
+  MlirValue l2 = attn_b_select(b, in, attn_b_mulf(b, l, attn_b_f32(b, (float)LOG2E)),
+                               attn_b_f32(b, INFINITY));
+  MlirValue dv = attn_b_select(b, in, acc, attn_b_f32(b, 0.0f));
+  MlirValue at_row =
+      attn_b_addi(b, attn_k_mulc(b, bh, np), row); // < bhn: i32 suffices
+  attn_k_store(b, l2, at(b, rows, mul64(b, at_row, 4)));
+  attn_k_store(b, dv, at(b, rows, add64(b, mul64(b, at_row, 4),
+                                        attn_b_i64(b, 4 * bhn))));
+  attn_b_if_close(b, &first, 0, NULL);
+  attn_b_for_close(b, &loop, 0, NULL);
+  // dq_acc's 64 rows of the CTA, 16 bytes a thread at a time.
+  MlirValue z = attn_b_f32(b, 0.0f);
+  MlirValue zs[4] = {z, z, z, z};
+  MlirValue cta = mul64(b, attn_b_addi(b, attn_k_mulc(b, bh, np),
+                                       attn_k_mulc(b, bx, 64)),
+                        d * 4);
+  for (int64_t i = 0; i < 64 * d / 4 / PRE_THREADS; ++i) {
+    MlirValue off = add64(
+        b, cta,
+        mul64(b, attn_k_addc(b, tid, i * PRE_THREADS), 16));
+    attn_k_store_vec(b, zs, 4, at(b, dq, off));
+  }
+}
+
+static bool build_pre_kernel(struct attn_builder *b,
+                             const struct attn_hopper_bwd *g) {
+  const struct attn_hopper_kernel *k = &g->k;
+  const char *ty = k->bf16 ? "bf16" : "f16";
+  int64_t np = attn_hopper_bwd_rows(g);
+  struct attn_k_param p[5] = {
+      ptr_param("out", ty, 4, k->batch, k->heads, k->seq_q, k->head_dim),
+      ptr_param("dout", ty, 4, k->batch, k->heads, k->seq_q, k->head_dim),
+      ptr_param("lse", "f32", 3, k->batch, k->heads, k->seq_q, 0),
+      ptr_param("rows", "f32", 1, attn_hopper_bwd_rows_bytes(g) / 4, 0, 0, 0),
+      ptr_param("dq_acc", "f32", 1, attn_hopper_bwd_dq_bytes(g) / 4, 0, 0, 0),
+  };
+  p[0].align = p[1].align = 4;
+  p[3].align = p[4].align = 16;
+  int64_t grid[3] = {np / 64, k->heads, k->batch};
+  MlirAttribute launch =
+      attn_k_launch_attr(b, "hopper-bwd-pre", grid, PRE_THREADS, 0, 5, p, 0,
+                         NULL);
+  struct attn_b_func f;
+  attn_builder_role(b, "bwd.pre");
+  open_kernel(b, &f, g, "__pre", 5, (MlirAttribute){NULL}, PRE_THREADS,
+              launch);
+  if (!mlirOperationIsNull(f.op))
+    build_pre(b, g, &f);
+  return attn_k_llvm_func_finish(b, &f);
+}
+
+//===-- @<name>__main ------------------------------------------------------===//
+
+/// The main kernel's values.
+struct mk {
+  struct attn_builder *b;
+  const struct attn_hopper_bwd *g;
+  struct layout l;
+  MlirValue smem, sbase, qmap, kmap, vmap, omap; // omap: dout's
+  MlirValue dv, rows, dq, dk;
+  MlirValue kb, kh, bz;         ///< the CTA's key block, K/V head, batch
+  MlirValue qlo, nq, niter;     ///< first query block, blocks per head, steps
+  MlirValue bar_kv, bar_full, bar_empty;
+};
+
+static MlirValue bar_at(const struct mk *m, MlirValue base, MlirValue s) {
+  return attn_b_addi(m->b, base, attn_k_mulc(m->b, s, 8));
+}
+
+/// Step t's stage and phase parity; its head (h) and query block (qb).
+static MlirValue step_of(const struct mk *m, MlirValue t, MlirValue *phase,
+                         MlirValue *h, MlirValue *qb) {
+  struct attn_builder *b = m->b;
+  const struct attn_hopper_kernel *k = &m->g->k;
+  int64_t group = k->heads / k->kv_heads;
+  MlirValue s = attn_k_remc(b, t, m->g->stages);
+  *phase = attn_k_andc(b, attn_k_divc(b, t, m->g->stages), 1);
+  MlirValue hi = attn_b_divui(b, t, m->nq);
+  *qb = attn_b_addi(b, m->qlo, attn_b_remui(b, t, m->nq));
+  *h = attn_b_addi(b, attn_k_mulc(b, m->kh, group), hi);
+  return s;
+}
+
+/// Thread 0 of the producer warpgroup: K and V once, then each step's Q, dO,
+/// lse2 and D into the ring.
+static void producer(const struct mk *m) {
+  struct attn_builder *b = m->b;
+  const struct attn_hopper_bwd *g = m->g;
+  const struct attn_hopper_kernel *k = &g->k;
+  int64_t d = k->head_dim, bm = g->block_m, bn = g->block_n;
+  int regions = (int)(d / 64);
+  attn_builder_role(b, "bwd.producer");
+  attn_k_mbar_expect_tx(b, m->bar_kv, 2 * bn * d * 2);
+  MlirValue krow = attn_k_mulc(b, m->kb, bn);
+  for (int r = 0; r < regions; ++r) {
+    MlirValue c[4] = {attn_b_i32(b, 64 * r), krow, m->kh, m->bz};
+    attn_k_tma_load(b, attn_k_addc(b, m->sbase, m->l.k_off + r * bn * 128),
+                    m->kmap, c, m->bar_kv);
+    attn_k_tma_load(b, attn_k_addc(b, m->sbase, m->l.v_off + r * bn * 128),
+                    m->vmap, c, m->bar_kv);
+  }
+  int64_t np = attn_hopper_bwd_rows(g);
+  int64_t bhn = k->batch * k->heads * np;
+  struct attn_b_for loop;
+  attn_b_for_open(b, &loop, attn_b_index(b, 0), attn_k_to_index(b, m->niter),
+                  attn_b_index(b, 1), 0, NULL);
+  MlirValue t = attn_k_from_index(b, loop.iv), ph, h, qb;
+  MlirValue s = step_of(m, t, &ph, &h, &qb);
+  attn_k_mbar_wait(b, bar_at(m, m->bar_empty, s),
+                   attn_b_xori(b, ph, attn_b_i32(b, 1)));
+  MlirValue full = bar_at(m, m->bar_full, s);
+  attn_k_mbar_expect_tx(b, full, 2 * bm * d * 2 + 2 * bm * 4);
+  MlirValue st = attn_b_addi(
+      b, attn_k_addc(b, m->sbase, m->l.st_off),
+      attn_k_mulc(b, s, m->l.st_bytes));
+  MlirValue qrow = attn_k_mulc(b, qb, bm);
+  for (int r = 0; r < regions; ++r) {
+    MlirValue c[4] = {attn_b_i32(b, 64 * r), qrow, h, m->bz};
+    attn_k_tma_load(b, attn_k_addc(b, st, r * bm * 128), m->qmap, c, full);
+    attn_k_tma_load(b, attn_k_addc(b, st, m->l.do_off + r * bm * 128), m->omap,
+                    c, full);
+  }
+  MlirValue bh = attn_b_addi(b, attn_k_mulc(b, m->bz, k->heads), h);
+  MlirValue first = attn_b_addi(b, attn_k_mulc(b, bh, np), qrow);
+  MlirValue off = mul64(b, first, 4);
+  attn_k_bulk_copy_in(b, attn_k_addc(b, st, m->l.l_off), at(b, m->rows, off),
+                      bm * 4, full);
+  attn_k_bulk_copy_in(b, attn_k_addc(b, st, m->l.d_off),
+                      at(b, m->rows, add64(b, off, attn_b_i64(b, 4 * bhn))),
+                      bm * 4, full);
+  attn_b_for_close(b, &loop, 0, NULL);
+}
+
+/// The consumer thread's place in a wgmma m64 fragment: its warp's rows,
+/// lane / 4 and lane % 4.
+struct frag {
+  MlirValue row0, lr;
+};
+
+/// Row (within the warpgroup's 64) of accumulator i, and its column.
+static MlirValue frag_row(struct attn_builder *b, const struct frag *fr,
+                          int i) {
+  return attn_k_addc(b, fr->row0, 8 * ((i / 2) % 2));
+}
+static MlirValue frag_col(struct attn_builder *b, const struct frag *fr,
+                          int i) {
+  return attn_k_addc(b, attn_k_mulc(b, fr->lr, 2), 8 * (i / 4) + (i % 2));
+}
+
+/// acc (32 f32, m64n64) = A B^T with A the 64 rows at a_base of a K-major
+/// tile of a_rows rows and B the block_m rows at b_base (tile of block_m
+/// rows), over the head dim: S^T = K Q^T and dP^T = V dO^T.
+static void issue_kq(const struct mk *m, MlirValue *acc, MlirValue a_base,
+                     MlirValue b_base) {
+  struct attn_builder *b = m->b;
+  const struct attn_hopper_kernel *k = &m->g->k;
+  // The loop-invariant base is pinned in the loop: else LLVM hoists the
+  // head dim / 16 descriptors (64-bit each) out of it, beside dK and dV.
+  MlirValue da = attn_k_make_desc(b, attn_k_pin(b, a_base, "r"), 16, 1024);
+  MlirValue db = attn_k_make_desc(b, b_base, 16, 1024);
+  for (int kk = 0; kk < k->head_dim / 16; ++kk)
+    attn_k_wgmma_ss(
+        b, k->bf16, acc, 32,
+        attn_k_desc_add(b, da, (int64_t)(kk / 4) * m->g->block_n * 128 +
+                                   (kk % 4) * 32),
+        attn_k_desc_add(b, db, (int64_t)(kk / 4) * m->g->block_m * 128 +
+                                   (kk % 4) * 32),
+        attn_b_i32(b, kk ? 1 : 0), false);
+}
+
+/// acc (head_dim / 2 f32) += A B with A the 16-bit pairs a (block_m / 16
+/// groups of 4) and B the block_m x head_dim tile at b_base, N-major.
+static void issue_acc(const struct mk *m, MlirValue *acc, const MlirValue *a,
+                      MlirValue b_base) {
+  struct attn_builder *b = m->b;
+  const struct attn_hopper_kernel *k = &m->g->k;
+  MlirValue db =
+      attn_k_make_desc(b, b_base, (int64_t)m->g->block_m * 128, 1024);
+  for (int kk = 0; kk < m->g->block_m / 16; ++kk)
+    attn_k_wgmma_rs(b, k->bf16, acc, (int)(k->head_dim / 2), &a[4 * kk],
+                    attn_k_desc_add(b, db, (int64_t)kk * 16 * 128), true);
+}
+
+/// One consumer warpgroup (cw 0 or 1; wt its thread).
+static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
+  struct attn_builder *b = m->b;
+  const struct attn_hopper_bwd *g = m->g;
+  const struct attn_hopper_kernel *k = &g->k;
+  int64_t d = k->head_dim, bm = g->block_m, bn = g->block_n;
+  int64_t np = attn_hopper_bwd_rows(g);
+  int nd = (int)(d / 2);
+  attn_builder_role(b, "bwd.consumer");
+  MlirValue warp = attn_k_divc(b, wt, 32), lane = attn_k_remc(b, wt, 32);
+  struct frag fr = {
+      .row0 = attn_b_addi(b, attn_k_mulc(b, warp, 16), attn_k_divc(b, lane, 4)),
+      .lr = attn_k_remc(b, lane, 4)};
+  MlirValue kr0 = attn_b_addi(b, attn_k_mulc(b, m->kb, bn),
+                              attn_k_mulc(b, cw, 64)); // first key row
+  MlirValue kt = attn_b_addi(b, attn_k_addc(b, m->sbase, m->l.k_off),
+                             attn_k_mulc(b, cw, 64 * 128));
+  MlirValue vt = attn_b_addi(b, attn_k_addc(b, m->sbase, m->l.v_off),
+                             attn_k_mulc(b, cw, 64 * 128));
+  MlirValue ds_tile = attn_k_addc(b, m->sbase, m->l.ds_off);
+  // dQ = dS K: at head dim 128 warpgroup cw takes columns 64 cw .. of all
+  // block_n keys; at 64 all columns of its own 64 keys (the two add theirs).
+  bool split_cols = d == 128;
+  MlirValue dq_keys = split_cols ? attn_b_i32(b, 0) : attn_k_mulc(b, cw, 64);
+  MlirValue dq_region = split_cols ? cw : attn_b_i32(b, 0);
+  int dq_steps = (int)((split_cols ? bn : 64) / 16);
+  MlirValue scale_log2 = attn_b_f32(b, (float)(k->scale * LOG2E));
+  MlirValue zero = attn_b_f32(b, 0.0f);
+  MlirValue bar_id = attn_b_i32(b, CONSUMER_BAR);
+  attn_k_mbar_wait(b, m->bar_kv, attn_b_i32(b, 0));
+
+  MlirValue init[ATTN_K_MAX_REGS];
+  for (int i = 0; i < 2 * nd; ++i)
+    init[i] = zero;
+  struct attn_b_for loop;
+  attn_b_for_open(b, &loop, attn_b_index(b, 0), attn_k_to_index(b, m->niter),
+                  attn_b_index(b, 1), 2 * nd, init);
+  MlirValue dv[ATTN_K_MAX_REGS], dk[ATTN_K_MAX_REGS];
+  for (int i = 0; i < nd; ++i) {
+    dv[i] = loop.args[i];
+    dk[i] = loop.args[nd + i];
+  }
+  MlirValue t = attn_k_from_index(b, loop.iv), ph, h, qb;
+  MlirValue s = step_of(m, t, &ph, &h, &qb);
+  MlirValue st_rel = attn_k_addc(b, attn_k_mulc(b, s, m->l.st_bytes),
+                                 m->l.st_off); // from the base
+  MlirValue st = attn_b_addi(b, m->sbase, st_rel);
+  MlirValue qs = st, dos = attn_k_addc(b, st, m->l.do_off);
+  attn_k_mbar_wait(b, bar_at(m, m->bar_full, s), ph);
+  // S^T first, and P from it, so that S's registers are free before dP^T's
+  // are taken (at head dim 128 dK and dV hold 128 of them).
+  MlirValue sv[32], pv[32];
+  MlirValue undef =
+      attn_b_op1(b, "llvm.mlir.undef", b->t.f32, 0, NULL, 0, NULL);
+  for (int i = 0; i < 32; ++i)
+    sv[i] = pv[i] = undef;
+  attn_k_wgmma_fence(b);
+  issue_kq(m, sv, kt, qs);
+  attn_k_wgmma_commit(b);
+  attn_k_wgmma_wait(b, 0);
+
+  // P^T and dS^T: rows are keys, columns queries of the block. The
+  // thread's columns' lse2 and D: constant offsets from its first.
+  MlirValue c8 = attn_k_mulc(b, fr.lr, 8);
+  MlirValue lbase = attn_k_smem_ptr(
+      b, m->smem, attn_b_addi(b, c8, attn_k_addc(b, st_rel, m->l.l_off)));
+  MlirValue dbase = attn_k_smem_ptr(
+      b, m->smem, attn_b_addi(b, c8, attn_k_addc(b, st_rel, m->l.d_off)));
+  MlirValue p[32];
+  for (int i = 0; i < 32; ++i) {
+    int32_t c = (int32_t)(4 * (8 * (i / 4) + (i % 2)));
+    MlirValue l2 = attn_k_load(b, attn_k_gep_const(b, lbase, c), b->t.f32);
+    p[i] = attn_k_ex2(b, attn_b_subf(b, attn_b_mulf(b, sv[i], scale_log2), l2));
+  }
+  // Keys past the end, and (causal) keys after the query, get P = 0: only
+  // on blocks that reach the diagonal or the end of the keys.
+  bool ragged = k->seq_k % 64 != 0;
+  if (k->causal || ragged) {
+    MlirValue q0 = attn_k_mulc(b, qb, bm);
+    MlirValue need = attn_b_constant(b, attn_b_attr_bool(b, false));
+    if (k->causal)
+      need = attn_b_ori(b, need,
+                        attn_b_cmpi(b, ATTN_B_UGT, attn_k_addc(b, kr0, 63), q0));
+    if (ragged)
+      need = attn_b_ori(b, need, attn_k_cmpc(b, ATTN_B_UGT,
+                                             attn_k_addc(b, kr0, 64),
+                                             k->seq_k));
+    MlirType types[32];
+    for (int i = 0; i < 32; ++i)
+      types[i] = b->t.f32;
+    struct attn_b_if mk_if;
+    attn_b_if_open(b, &mk_if, need, 32, types, true);
+    MlirValue masked[32];
+    for (int i = 0; i < 32; ++i) {
+      MlirValue kv = attn_b_addi(b, kr0, frag_row(b, &fr, i));
+      MlirValue off = attn_k_cmpc(b, ATTN_B_UGE, kv, k->seq_k);
+      if (k->causal)
+        off = attn_b_ori(b, off,
+                         attn_b_cmpi(b, ATTN_B_UGT, kv,
+                                     attn_b_addi(b, q0, frag_col(b, &fr, i))));
+      masked[i] = attn_b_select(b, off, zero, p[i]);
+    }
+    attn_b_if_else(b, &mk_if, 32, masked);
+    attn_b_if_close(b, &mk_if, 32, p);
+    for (int i = 0; i < 32; ++i)
+      p[i] = mk_if.results[i];
+  }
+  // dP^T = V dO^T, then dS^T = P^T o (dP^T - D). No register a wgmma in
+  // flight reads is touched before a wait covers it (PTX leaves that
+  // undefined): P and dS are packed for dV and dK, and dS^T stored for
+  // dQ, before those products are issued.
+  attn_k_wgmma_fence(b);
+  issue_kq(m, pv, vt, dos);
+  attn_k_wgmma_commit(b);
+  attn_k_wgmma_wait(b, 0);
+  MlirValue pp[16], dsp[16];
+  for (int i = 0; i < 16; ++i) {
+    MlirValue dd[2];
+    for (int e = 0; e < 2; ++e) {
+      int j = 2 * i + e;
+      int32_t c = (int32_t)(4 * (8 * (j / 4) + (j % 2)));
+      dd[e] = attn_k_load(b, attn_k_gep_const(b, dbase, c), b->t.f32);
+    }
+    MlirValue d0 =
+        attn_b_mulf(b, p[2 * i], attn_b_subf(b, pv[2 * i], dd[0]));
+    MlirValue d1 =
+        attn_b_mulf(b, p[2 * i + 1], attn_b_subf(b, pv[2 * i + 1], dd[1]));
+    pp[i] = attn_k_pack2(b, k->bf16, p[2 * i], p[2 * i + 1]);
+    dsp[i] = attn_k_pack2(b, k->bf16, d0, d1);
+  }
+  // dS^T into shared memory, once both warpgroups' dQ products of the last
+  // step have read it.
+  attn_k_bar_sync(b, bar_id, 256);
+  for (int i = 0; i < 16; ++i) {
+    MlirValue row = attn_b_addi(b, attn_k_mulc(b, cw, 64),
+                                frag_row(b, &fr, 2 * i));
+    MlirValue addr = attn_k_swz(b, ds_tile, bn, row, frag_col(b, &fr, 2 * i));
+    attn_k_store(b, dsp[i], attn_k_smem_ptr(
+                                b, m->smem, attn_b_subi(b, addr, m->sbase)));
+  }
+  attn_k_fence_proxy_async(b, false);
+  // dV += P^T dO, dK += dS^T Q (A in registers), then dQ once both
+  // warpgroups' dS^T are in place.
+  attn_k_reg_fence(b, dv, nd, "f");
+  attn_k_reg_fence(b, dk, nd, "f");
+  attn_k_reg_fence(b, pp, 16, "r");
+  attn_k_reg_fence(b, dsp, 16, "r");
+  attn_k_wgmma_fence(b);
+  issue_acc(m, dv, pp, dos);
+  issue_acc(m, dk, dsp, qs);
+  attn_k_wgmma_commit(b);
+  attn_k_bar_sync(b, bar_id, 256);
+  MlirValue qa[32];
+  for (int i = 0; i < 32; ++i)
+    qa[i] = undef;
+  MlirValue da = attn_k_make_desc(
+      b,
+      attn_k_pin(b, attn_b_addi(b, ds_tile, attn_k_mulc(b, dq_keys, 128)),
+                 "r"),
+      bn * 128, 1024);
+  MlirValue db = attn_k_make_desc(
+      b,
+      attn_k_pin(b,
+                 attn_b_addi(b, attn_k_addc(b, m->sbase, m->l.k_off),
+                             attn_b_addi(b, attn_k_mulc(b, dq_region, bn * 128),
+                                         attn_k_mulc(b, dq_keys, 128))),
+                 "r"),
+      bn * 128, 1024);
+  attn_k_wgmma_fence(b);
+  for (int kk = 0; kk < dq_steps; ++kk)
+    attn_k_wgmma_ss_t(b, k->bf16, qa, 32,
+                      attn_k_desc_add(b, da, (int64_t)kk * 16 * 128),
+                      attn_k_desc_add(b, db, (int64_t)kk * 16 * 128),
+                      attn_b_i32(b, kk ? 1 : 0), true, true);
+  attn_k_wgmma_commit(b);
+  attn_k_wgmma_wait(b, 0);
+  attn_k_reg_fence(b, dv, nd, "f");
+  attn_k_reg_fence(b, dk, nd, "f");
+  attn_k_mbar_arrive(b, bar_at(m, m->bar_empty, s));
+  // dQ's rows of the block (padded: no bounds) into dq_acc.
+  MlirValue bh = attn_b_addi(b, attn_k_mulc(b, m->bz, k->heads), h);
+  MlirValue qrow0 = attn_b_addi(b, attn_k_mulc(b, bh, np),
+                                attn_k_mulc(b, qb, bm));
+  // One base per thread (its first row and column); the others are
+  // constant offsets from it.
+  MlirValue row = attn_b_addi(b, qrow0, fr.row0);
+  MlirValue col = attn_b_addi(b, attn_k_mulc(b, dq_region, 64),
+                              attn_k_mulc(b, fr.lr, 2));
+  MlirValue base = at(b, m->dq, add64(b, mul64(b, row, d * 4), mul64(b, col, 4)));
+  for (int i = 0; i < 32; ++i)
+    attn_k_red_add_f32(
+        b, base,
+        (int32_t)((8 * ((i / 2) % 2) * d + 8 * (i / 4) + (i % 2)) * 4), qa[i]);
+  MlirValue next[ATTN_K_MAX_REGS];
+  for (int i = 0; i < nd; ++i) {
+    next[i] = dv[i];
+    next[nd + i] = dk[i];
+  }
+  attn_b_for_close(b, &loop, 2 * nd, next);
+  for (int i = 0; i < nd; ++i) {
+    dv[i] = loop.results[i];
+    dk[i] = loop.results[nd + i];
+  }
+
+  // dV (16-bit) and dK (f32, into dk_acc) of the rows below seq_k.
+  attn_builder_role(b, "bwd.epilogue");
+  MlirValue kvh = attn_b_addi(b, attn_k_mulc(b, m->bz, k->kv_heads), m->kh);
+  for (int r = 0; r < 2; ++r) {
+    MlirValue kv = attn_b_addi(b, kr0, attn_k_addc(b, fr.row0, 8 * r));
+    struct attn_b_if in;
+    attn_b_if_open(b, &in, attn_k_cmpc(b, ATTN_B_ULT, kv, k->seq_k), 0, NULL,
+                   false);
+    MlirValue rowi = attn_b_addi(b, attn_k_mulc(b, kvh, k->seq_k), kv);
+    for (int j = 0; j < nd / 4; ++j) {
+      int i = 4 * j + 2 * r;
+      MlirValue col = frag_col(b, &fr, i);
+      MlirValue ev = add64(b, mul64(b, rowi, d), attn_k_i64_of(b, col));
+      attn_k_store(b, attn_k_pack2(b, k->bf16, dv[i], dv[i + 1]),
+                   at(b, m->dv, attn_b_muli(b, ev, attn_b_i64(b, 2))));
+      MlirValue w[2] = {dk[i], dk[i + 1]};
+      attn_k_store_vec(b, w, 2,
+                       at(b, m->dk, attn_b_muli(b, ev, attn_b_i64(b, 4))));
+    }
+    attn_b_if_close(b, &in, 0, NULL);
+  }
+}
+
+static void build_main(struct mk *m, const struct attn_b_func *f) {
+  struct attn_builder *b = m->b;
+  const struct attn_hopper_bwd *g = m->g;
+  const struct attn_hopper_kernel *k = &g->k;
+  attn_builder_role(b, "bwd.setup");
+  MlirValue tid = attn_k_sreg(b, "tid.x");
+  m->kb = attn_k_sreg(b, "ctaid.x");
+  m->kh = attn_k_sreg(b, "ctaid.y");
+  m->bz = attn_k_sreg(b, "ctaid.z");
+  MlirValue raw = attn_k_addressof(b, "attn_smem", b->t.ptr_shared);
+  MlirValue raw_i = attn_k_ptrtoint(b, raw, b->t.i32);
+  MlirValue pad = attn_b_subi(
+      b, attn_b_andi(b, attn_k_addc(b, raw_i, 1023), attn_b_i32(b, ~1023)),
+      raw_i);
+  m->smem = attn_k_smem_ptr(b, raw, pad);
+  m->sbase = attn_b_addi(b, raw_i, pad);
+  m->dv = attn_b_func_arg(f, 4);
+  m->rows = attn_b_func_arg(f, 5);
+  m->dq = attn_b_func_arg(f, 6);
+  m->dk = attn_b_func_arg(f, 7);
+  m->qmap = attn_k_ptrtoint(b, attn_b_func_arg(f, 8), b->t.i64);
+  m->kmap = attn_k_ptrtoint(b, attn_b_func_arg(f, 9), b->t.i64);
+  m->vmap = attn_k_ptrtoint(b, attn_b_func_arg(f, 10), b->t.i64);
+  m->omap = attn_k_ptrtoint(b, attn_b_func_arg(f, 11), b->t.i64);
+  // The query blocks that see the key block: from the diagonal (causal).
+  int64_t nqb = attn_hopper_bwd_rows(g) / g->block_m;
+  int64_t group = k->heads / k->kv_heads;
+  m->qlo = k->causal
+               ? attn_b_minui(b, attn_k_divc(b, attn_k_mulc(b, m->kb, g->block_n),
+                                             g->block_m),
+                              attn_b_i32(b, nqb))
+               : attn_b_i32(b, 0);
+  m->nq = attn_b_subi(b, attn_b_i32(b, nqb), m->qlo);
+  m->niter = attn_k_mulc(b, m->nq, group);
+  MlirValue bars = attn_k_addc(b, m->sbase, m->l.bar_off);
+  m->bar_kv = bars;
+  m->bar_full = attn_k_addc(b, bars, 8);
+  m->bar_empty = attn_k_addc(b, bars, 8 + 8 * g->stages);
+  struct attn_b_if init;
+  attn_b_if_open(b, &init, attn_k_cmpc(b, ATTN_B_EQ, tid, 0), 0, NULL, false);
+  attn_k_mbar_init(b, m->bar_kv, 1);
+  for (int s = 0; s < g->stages; ++s) {
+    attn_k_mbar_init(b, attn_k_addc(b, m->bar_full, 8 * s), 1);
+    attn_k_mbar_init(b, attn_k_addc(b, m->bar_empty, 8 * s), 256);
+  }
+  attn_k_fence_mbar_init(b);
+  attn_b_if_close(b, &init, 0, NULL);
+  attn_k_bar_sync(b, (MlirValue){NULL}, 0);
+  MlirValue wg = attn_k_divc(b, tid, 128), wt = attn_k_remc(b, tid, 128);
+  struct attn_b_if roles;
+  attn_b_if_open(b, &roles, attn_k_cmpc(b, ATTN_B_EQ, wg, 0), 0, NULL, true);
+  attn_k_setmaxnreg(b, false, PRODUCER_REGS);
+  struct attn_b_if lead;
+  attn_b_if_open(b, &lead, attn_k_cmpc(b, ATTN_B_EQ, wt, 0), 0, NULL, false);
+  producer(m);
+  attn_builder_role(b, "bwd.setup");
+  attn_b_if_close(b, &lead, 0, NULL);
+  attn_b_if_else(b, &roles, 0, NULL);
+  attn_k_setmaxnreg(b, true, CONSUMER_REGS);
+  consumer(m, attn_k_addc(b, wg, -1), wt);
+  attn_builder_role(b, "bwd.setup");
+  attn_b_if_close(b, &roles, 0, NULL);
+}
+
+/// The main kernel's parameter attributes: the four tensor maps (the last
+/// parameters) 64-byte aligned, passed by value, grid constants.
+static MlirAttribute main_arg_attrs(struct attn_builder *b) {
+  MlirNamedAttribute m[] = {
+      attn_b_named(b, "llvm.align", attn_b_attr_i64(b, 64)),
+      attn_b_named(b, "llvm.byval",
+                   attn_b_attr_type(b, mlirLLVMArrayTypeGet(b->t.i8, 128))),
+      attn_b_named(b, "nvvm.grid_constant", attn_b_attr_unit(b)),
+  };
+  MlirAttribute none = mlirDictionaryAttrGet(b->ctx, 0, NULL);
+  MlirAttribute map = mlirDictionaryAttrGet(b->ctx, 3, m);
+  MlirAttribute all[12];
+  for (int i = 0; i < 12; ++i)
+    all[i] = i >= 8 ? map : none;
+  return mlirArrayAttrGet(b->ctx, 12, all);
+}
+
+static bool build_main_kernel(struct attn_builder *b,
+                              const struct attn_hopper_bwd *g) {
+  const struct attn_hopper_kernel *k = &g->k;
+  const char *ty = k->bf16 ? "bf16" : "f16";
+  struct attn_k_param p[12] = {
+      ptr_param("q", ty, 4, k->batch, k->heads, k->seq_q, k->head_dim),
+      ptr_param("k", ty, 4, k->batch, k->kv_heads, k->seq_k, k->head_dim),
+      ptr_param("v", ty, 4, k->batch, k->kv_heads, k->seq_k, k->head_dim),
+      ptr_param("dout", ty, 4, k->batch, k->heads, k->seq_q, k->head_dim),
+      ptr_param("dv", ty, 4, k->batch, k->kv_heads, k->seq_k, k->head_dim),
+      ptr_param("rows", "f32", 1, attn_hopper_bwd_rows_bytes(g) / 4, 0, 0, 0),
+      ptr_param("dq_acc", "f32", 1, attn_hopper_bwd_dq_bytes(g) / 4, 0, 0, 0),
+      ptr_param("dk_acc", "f32", 1, attn_hopper_bwd_dk_bytes(g) / 4, 0, 0, 0),
+  };
+  p[4].align = 4;
+  p[5].align = p[6].align = 16;
+  p[7].align = 8;
+  struct attn_k_param qm = {.dtype = ty,
+                            .dims = {k->head_dim, k->seq_q, k->heads, k->batch},
+                            .box_rows = g->block_m};
+  struct attn_k_param km = {
+      .dtype = ty,
+      .dims = {k->head_dim, k->seq_k, k->kv_heads, k->batch},
+      .box_rows = g->block_n};
+  p[8] = qm;
+  p[8].name = "q_map";
+  p[8].tensor = "q";
+  p[9] = km;
+  p[9].name = "k_map";
+  p[9].tensor = "k";
+  p[10] = km;
+  p[10].name = "v_map";
+  p[10].tensor = "v";
+  p[11] = qm;
+  p[11].name = "dout_map";
+  p[11].tensor = "dout";
+  int64_t grid[3] = {(k->seq_k + g->block_n - 1) / g->block_n, k->kv_heads,
+                     k->batch};
+  MlirAttribute launch =
+      attn_k_launch_attr(b, "hopper-bwd", grid, MAIN_THREADS,
+                         attn_hopper_bwd_smem_bytes(g), 12, p, 0, NULL);
+  struct attn_b_func f;
+  attn_builder_role(b, "bwd.setup");
+  open_kernel(b, &f, g, "__main", 12, main_arg_attrs(b), MAIN_THREADS, launch);
+  struct mk m = {.b = b, .g = g};
+  layout_of(g, &m.l);
+  if (!mlirOperationIsNull(f.op))
+    build_main(&m, &f);
+  attn_builder_role(b, "bwd.setup");
+  return attn_k_llvm_func_finish(b, &f);
+}
+
+//===-- @<name>__dq_out and @<name>__dk_out --------------------------------===//
+
+/// Rows of heads heads of seq rows each, pitch rows apart in acc (f32):
+/// each thread one pair of a row, times the scale, rotated back, stored.
+static void build_out(struct attn_builder *b, const struct attn_hopper_bwd *g,
+                      const struct attn_b_func *f, bool dq) {
+  const struct attn_hopper_kernel *k = &g->k;
+  int64_t d = k->head_dim, pairs = d / 2, rpc = OUT_THREADS / pairs;
+  int64_t heads = dq ? k->heads : k->kv_heads, seq = dq ? k->seq_q : k->seq_k;
+  int64_t pitch = dq ? attn_hopper_bwd_rows(g) : seq;
+  int64_t total = k->batch * heads * seq;
+  MlirValue acc = attn_b_func_arg(f, 0), outp = attn_b_func_arg(f, 1);
+  MlirValue tid = attn_k_sreg(b, "tid.x"), bx = attn_k_sreg(b, "ctaid.x");
+  MlirValue gr = attn_b_addi(b, attn_k_mulc(b, bx, rpc),
+                             attn_k_divc(b, tid, pairs));
+  MlirValue pair = attn_k_remc(b, tid, pairs);
+  struct attn_b_if in;
+  attn_b_if_open(b, &in, attn_k_cmpc(b, ATTN_B_ULT, gr, total), 0, NULL,
+                 false);
+  MlirValue bh = attn_k_divc(b, gr, seq), i = attn_k_remc(b, gr, seq);
+  MlirValue src = attn_b_addi(b, attn_k_mulc(b, bh, pitch), i);
+  MlirValue c1, c2;
+  if (k->rope) {
+    attn_k_rope_pair_cols(b, k, pair, &c1, &c2);
+  } else {
+    c1 = attn_k_mulc(b, pair, 2);
+    c2 = attn_k_addc(b, c1, 1);
+  }
+  MlirValue sa = mul64(b, src, d * 4);
+  MlirValue x1 = attn_k_load(b, at(b, acc, add64(b, sa, mul64(b, c1, 4))),
+                             b->t.f32);
+  MlirValue x2 = attn_k_load(b, at(b, acc, add64(b, sa, mul64(b, c2, 4))),
+                             b->t.f32);
+  MlirValue sc = attn_b_f32(b, (float)k->scale);
+  MlirValue y1 = attn_b_mulf(b, x1, sc), y2 = attn_b_mulf(b, x2, sc);
+  if (k->rope) {
+    // The transposed rotation: the angle of rope_kernel.c's, negated.
+    int64_t offset = dq ? k->rope_offset : k->rope_offset_k;
+    MlirValue pos = attn_k_uitofp(b, attn_k_addc(b, i, offset), b->t.f32);
+    MlirValue fq = attn_k_rope_inv_freq(b, k, pair), c, s;
+    attn_k_sincos(b, attn_b_mulf(b, pos, fq), &c, &s);
+    attn_k_rotate(b, y1, y2, c, attn_b_negf(b, s), &y1, &y2);
+  }
+  MlirValue da = mul64(b, gr, d * 2);
+  if (k->rope && !k->interleaved) {
+    attn_k_store(b, attn_k_from_f32_16(b, k->bf16, y1),
+                 at(b, outp, add64(b, da, mul64(b, c1, 2))));
+    attn_k_store(b, attn_k_from_f32_16(b, k->bf16, y2),
+                 at(b, outp, add64(b, da, mul64(b, c2, 2))));
+  } else {
+    attn_k_store(b, attn_k_pack2(b, k->bf16, y1, y2),
+                 at(b, outp, add64(b, da, mul64(b, c1, 2))));
+  }
+  attn_b_if_close(b, &in, 0, NULL);
+}
+
+static bool build_out_kernel(struct attn_builder *b,
+                             const struct attn_hopper_bwd *g, bool dq) {
+  const struct attn_hopper_kernel *k = &g->k;
+  const char *ty = k->bf16 ? "bf16" : "f16";
+  int64_t heads = dq ? k->heads : k->kv_heads, seq = dq ? k->seq_q : k->seq_k;
+  int64_t bytes = dq ? attn_hopper_bwd_dq_bytes(g) : attn_hopper_bwd_dk_bytes(g);
+  struct attn_k_param p[2] = {
+      ptr_param(dq ? "dq_acc" : "dk_acc", "f32", 1, bytes / 4, 0, 0, 0),
+      ptr_param(dq ? "dq" : "dk", ty, 4, k->batch, heads, seq, k->head_dim),
+  };
+  p[0].align = 4;
+  p[1].align = 4;
+  int64_t rpc = OUT_THREADS / (k->head_dim / 2);
+  int64_t grid[3] = {(k->batch * heads * seq + rpc - 1) / rpc, 1, 1};
+  MlirAttribute launch = attn_k_launch_attr(b, "hopper-bwd-out", grid,
+                                            OUT_THREADS, 0, 2, p, 0, NULL);
+  struct attn_b_func f;
+  attn_builder_role(b, "bwd.out");
+  open_kernel(b, &f, g, dq ? "__dq_out" : "__dk_out", 2, (MlirAttribute){NULL},
+              OUT_THREADS, launch);
+  if (!mlirOperationIsNull(f.op))
+    build_out(b, g, &f, dq);
+  return attn_k_llvm_func_finish(b, &f);
+}
+
+bool attn_kernels_build_hopper_bwd(MlirOperation gpu_module, MlirLocation loc,
+                                   const struct attn_hopper_bwd *g) {
+  MlirContext ctx = mlirLocationGetContext(loc);
+  struct attn_builder b;
+  attn_builder_init(&b, ctx, loc);
+  attn_builder_role(&b, "bwd.setup");
+  attn_k_declare_libdevice(&b, gpu_module, 1024);
+  return build_pre_kernel(&b, g) && build_main_kernel(&b, g) &&
+         build_out_kernel(&b, g, true) && build_out_kernel(&b, g, false);
+}

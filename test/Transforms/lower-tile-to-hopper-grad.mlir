@@ -1,0 +1,110 @@
+// RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true" | FileCheck %s
+// RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true" | FileCheck %s --check-prefix=MAIN
+
+// The backward of an attention (issue 29) on sm_90a: lower-tile-to-hopper
+// turns attn-tile's @f__grad__dkdv and @f__grad__dq into the kernels of
+// lib/Kernels/attention_bwd.c and one launch program @f__grad, which
+// replaces attn-tile's (whose softcap__grad, left to the plain path, is
+// moved into attn.programs as before). With RoPE, Q and K
+// are rotated first by the pre placement's kernels, into q_rot and k_rot,
+// which the main kernel reads. Before, both tile kernels were left to
+// lower-tile-to-gpu (scalar FMA loops). The forward (with lse) has no
+// Hopper kernel yet and stays, with fallback=true, for lower-tile-to-gpu;
+// so does the backward of a softcap (no Hopper backward yet).
+// CHECK-NOT: tile.programs
+// CHECK-LABEL: func.func @rope_causal(
+// CHECK-NOT: func.func @rope_causal__grad
+// CHECK-LABEL: func.func @plain_f16(
+// CHECK-NOT: func.func @plain_f16__grad
+// CHECK-LABEL: func.func @softcap(
+// CHECK: func.func @softcap__grad__dkdv(
+// CHECK: func.func @softcap__grad__dq(
+// CHECK: gpu.module @attn_kernels
+// CHECK-SAME: attn.programs = [{inputs = ["q", "k", "v", "out", "lse", "dout", "dq", "dk", "dv"], name = "softcap__grad", steps = [{args = ["q", "k", "v", "out", "lse", "dout", "dk", "dv"], kernel = "softcap__grad__dkdv"}, {args = ["q", "k", "v", "out", "lse", "dout", "dq"], kernel = "softcap__grad__dq"}], workspace = []}
+// CHECK-SAME: {inputs = ["q", "k", "v", "out", "lse", "dout", "dq", "dk", "dv"], name = "rope_causal__grad", steps = [{args = ["q", "q_rot"], kernel = "rope_causal__grad__rope_q"}, {args = ["k", "k_rot"], kernel = "rope_causal__grad__rope_k"}, {args = ["out", "dout", "lse", "rows", "dq_acc"], kernel = "rope_causal__grad__pre"}, {args = ["q_rot", "k_rot", "v", "dout", "dv", "rows", "dq_acc", "dk_acc"], kernel = "rope_causal__grad__main"}, {args = ["dq_acc", "dq"], kernel = "rope_causal__grad__dq_out"}, {args = ["dk_acc", "dk"], kernel = "rope_causal__grad__dk_out"}], workspace = [{bytes = 153600 : i64, name = "q_rot"}, {bytes = 153600 : i64, name = "k_rot"}, {bytes = 5120 : i64, name = "rows"}, {bytes = 327680 : i64, name = "dq_acc"}, {bytes = 307200 : i64, name = "dk_acc"}]}
+// CHECK-SAME: {inputs = ["q", "k", "v", "out", "lse", "dout", "dq", "dk", "dv"], name = "plain_f16__grad", steps = [{args = ["out", "dout", "lse", "rows", "dq_acc"], kernel = "plain_f16__grad__pre"}, {args = ["q", "k", "v", "dout", "dv", "rows", "dq_acc", "dk_acc"], kernel = "plain_f16__grad__main"}, {args = ["dq_acc", "dq"], kernel = "plain_f16__grad__dq_out"}, {args = ["dk_acc", "dk"], kernel = "plain_f16__grad__dk_out"}], workspace = [{bytes = 4096 : i64, name = "rows"}, {bytes = 131072 : i64, name = "dq_acc"}, {bytes = 131072 : i64, name = "dk_acc"}]}]
+// CHECK: llvm.func @rope_causal__grad__rope_q(
+// CHECK: llvm.func @rope_causal__grad__rope_k(
+// The preprocess: 64 padded rows a CTA (300 rows: 5 blocks), D by a warp
+// per row, lse * log2(e) and D into rows, dq_acc zeroed.
+// CHECK-LABEL: llvm.func @rope_causal__grad__pre(
+// CHECK-SAME: grid = array<i32: 5, 2, 1>, kernel = "hopper-bwd-pre"
+// CHECK: nvvm.shfl.sync bfly
+// CHECK: llvm.store {{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
+// The finishing kernels: the scale, RoPE's inverse rotation (sin negated),
+// 16-bit stores (rotate-half: the pair's columns 64 apart).
+// CHECK-LABEL: llvm.func @rope_causal__grad__dq_out(
+// CHECK-SAME: grid = array<i32: 150, 1, 1>, kernel = "hopper-bwd-out"
+// CHECK: llvm.call @__nv_sinf
+// CHECK: arith.negf
+// CHECK: llvm.store {{.*}} : i16, !llvm.ptr
+// CHECK-LABEL: llvm.func @rope_causal__grad__dk_out(
+// Without RoPE: a pair of adjacent columns, one 4-byte store.
+// CHECK-LABEL: llvm.func @plain_f16__grad__dq_out(
+// CHECK-NOT: __nv_sinf
+// CHECK: llvm.store {{.*}} : i32, !llvm.ptr
+// CHECK-LABEL: llvm.func @plain_f16__grad__dk_out(
+
+// The main kernel: a CTA per 128 keys of a K/V head (grid 3 x 2 x 1 for
+// 300 keys), 384 threads, the four tensor maps (Q and dO in boxes of 64
+// rows, K and V of 128), two stages.
+// MAIN-LABEL: llvm.func @rope_causal__grad__main(
+// MAIN-SAME: nvvm.grid_constant
+// MAIN-SAME: block = array<i32: 384, 1, 1>, dynamic_shared_bytes = 150568 : i64, grid = array<i32: 3, 2, 1>, kernel = "hopper-bwd"
+// MAIN-SAME: {box = array<i64: 64, 64, 1, 1>, dims = array<i64: 128, 300, 2, 1>, dtype = "bf16", kind = "tensormap", name = "q_map", swizzle = 128 : i64, tensor = "q"}
+// MAIN-SAME: {box = array<i64: 64, 128, 1, 1>, dims = array<i64: 128, 300, 2, 1>, dtype = "bf16", kind = "tensormap", name = "k_map", swizzle = 128 : i64, tensor = "k"}
+// MAIN-SAME: name = "dout_map", swizzle = 128 : i64, tensor = "dout"
+// MAIN: nvvm.setmaxregister  decrease 24
+// Thread 0: K and V once (two 64-column regions each), then per step Q and
+// dO by TMA and their rows' lse2 and D by bulk copies, on the stage's
+// full barrier.
+// MAIN: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// MAIN: nvvm.cp.async.bulk.shared.cluster.global
+// MAIN: nvvm.cp.async.bulk.shared.cluster.global
+// MAIN: nvvm.setmaxregister  increase 240
+// S^T = K Q^T (m64n64, both K-major), then P^T by exp2, masked only on
+// blocks at the diagonal or the end of the keys.
+// MAIN: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}} p, 1, 1, 0, 0; }
+// MAIN: nvvm.ex2.approx.ftz.f
+// MAIN: scf.if
+// MAIN: arith.select
+// dP^T = V dO^T (waited for: no register of a wgmma in flight is read),
+// dS^T into shared memory between the consumers' barriers, then dV += P^T
+// dO and dK += dS^T Q with P and dS in registers (dO and Q N-major), and
+// dQ = dS K with both operands M/N-major, added into dq_acc.
+// MAIN: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}} p, 1, 1, 0, 0; }
+// MAIN: nvvm.wgmma.wait.group.sync.aligned 0
+// MAIN: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// MAIN: nvvm.fence.proxy
+// MAIN: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}} p, 1, 1, 1; }
+// MAIN: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}} p, 1, 1, 1; }
+// MAIN: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// MAIN: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}} p, 1, 1, 1, 1; }
+// MAIN: nvvm.wgmma.wait.group.sync.aligned 0
+// MAIN: nvvm.mbarrier.arrive
+// MAIN-COUNT-32: red.global.add.f32
+// MAIN: scf.yield
+// The epilogue: dV (16-bit pairs) and dK (f32 into dk_acc) of rows < 300.
+// MAIN: arith.cmpi ult, %{{.*}}, %c300_i32
+// MAIN: llvm.store {{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr
+// MAIN-LABEL: llvm.func @plain_f16__grad__main(
+// MAIN-SAME: grid = array<i32: 2, 2, 1>, kernel = "hopper-bwd"
+// MAIN: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// No mask: neither causal nor a partial key block.
+// MAIN-NOT: arith.select
+// MAIN: red.global.add.f32
+
+func.func @rope_causal(%q: tensor<1x2x300x128xbf16>, %k: tensor<1x2x300x128xbf16>, %v: tensor<1x2x300x128xbf16>) -> tensor<1x2x300x128xbf16> {
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.08838834764831845 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x2x300x128xbf16>, tensor<1x2x300x128xbf16>, tensor<1x2x300x128xbf16>) -> tensor<1x2x300x128xbf16>
+  return %o : tensor<1x2x300x128xbf16>
+}
+
+func.func @plain_f16(%q: tensor<1x2x256x64xf16>, %k: tensor<1x2x256x64xf16>, %v: tensor<1x2x256x64xf16>) -> tensor<1x2x256x64xf16> {
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>) -> tensor<1x2x256x64xf16>
+  return %o : tensor<1x2x256x64xf16>
+}
+
+func.func @softcap(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false, mods = ["scale", "softcap"], softcap = 30.0 : f64} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16>
+  return %o : tensor<1x2x256x64xbf16>
+}
