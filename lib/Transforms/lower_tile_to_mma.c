@@ -12,7 +12,8 @@
 // kernel. It is the tensor-core path of every chip but sm_90a, which has
 // lower-tile-to-hopper. The result is an llvm.func in
 // `gpu.module @attn_kernels` whose `attn.launch` attribute is its manifest
-// entry: four pointers, like the plain kernels, with dynamic shared memory.
+// entry: four pointers, like the plain kernels (five with lse: the forward
+// of a backward writes the row log-sum-exp too), with dynamic shared memory.
 //
 //   func.func @f(%q: memref<BxHxNx128xbf16>, ...) attributes {tile.kernel,
 //       tile.attention = {...}} { <attention tile program, BM=128 BN=64> }
