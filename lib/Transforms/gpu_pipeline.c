@@ -272,9 +272,8 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
     // (attn_tile_hopper_gemm_shape), K steps of 64. Backward kernels keep
     // the plain path's tiles and go on to lower-tile-to-gpu.
     attn_strbuf_printf(out,
-                       "attn-tile{%s%s},lower-tile-to-hopper{chip=%s %s%s}",
+                       "attn-tile{%s%s},lower-tile-to-hopper{chip=%s %s}",
                        asks_hopper(user) ? "" : "kernel=hopper ", user, chip,
-                       s.grad ? "fallback=true " : "",
                        hopper_options ? hopper_options : "");
     if (!s.grad)
       return ATTN_GPU_KERNEL_HOPPER;
@@ -289,9 +288,9 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
     // with kernel=mma) and backward kernels (the plain path's tiles) go on
     // to lower-tile-to-gpu.
     attn_strbuf_printf(out,
-                       "attn-tile{kernel=mma %s},lower-tile-to-mma{chip=%s%s},"
+                       "attn-tile{kernel=mma %s},lower-tile-to-mma{chip=%s},"
                        "lower-tile-to-gpu{chip=%s",
-                       user, chip, s.grad ? " fallback=true" : "", chip);
+                       user, chip, chip);
   } else {
     attn_strbuf_printf(out, "attn-tile{%s},lower-tile-to-gpu{chip=%s", user,
                        chip);

@@ -830,6 +830,11 @@ static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
     bool lowered;
     if (!attn_tile_is_kernel(funcs.ops[i]))
       continue;
+    // The backward's kernels are lower-tile-to-gpu's (no Hopper backward
+    // yet, issue 29); the forward with lse beside them is this pass's.
+    if (!mlirAttributeIsNull(
+            attn_attr_get(funcs.ops[i], "tile.attention_grad")))
+      continue;
     MlirAttribute mm = mlirOperationGetAttributeByName(
         funcs.ops[i], mlirStringRefCreateFromCString("tile.matmul"));
     ok = !mlirAttributeIsNull(mm) && mlirAttributeIsADictionary(mm)

@@ -312,10 +312,12 @@ static bool lower_tile_to_mma_run(MlirOperation module, const void *opts) {
   bool ok = !funcs.failed;
   for (size_t i = 0; ok && i < funcs.n; ++i) {
     MlirOperation f = funcs.ops[i];
-    // GEMM kernels are lower-tile-to-gpu's.
+    // GEMM kernels are lower-tile-to-gpu's, and so are the backward's (no
+    // mma.sync backward yet, issue 29).
     if (!attn_tile_is_kernel(f) ||
         !mlirAttributeIsNull(mlirOperationGetAttributeByName(
-            f, mlirStringRefCreateFromCString(ATTN_TILE_MATMUL_ATTR))))
+            f, mlirStringRefCreateFromCString(ATTN_TILE_MATMUL_ATTR))) ||
+        !mlirAttributeIsNull(attn_attr_get(f, "tile.attention_grad")))
       continue;
     if (!smem_limit(o->chip)) {
       // mma.sync on bf16 needs sm_80: leave every kernel, or say so at it.

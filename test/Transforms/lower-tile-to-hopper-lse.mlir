@@ -1,5 +1,6 @@
 // RUN: attn-opt %S/../Inputs/hopper/h256_lse_rope_gqa.mlir --attn-tile=kernel=hopper --lower-tile-to-hopper | FileCheck %s --check-prefix=IR
-// RUN: attn-opt %S/../Inputs/hopper/h128_rope_causal.mlir --attn-fuse --attn-grad --attn-tile=kernel=mma --lower-tile-to-mma="chip=sm_80 fallback=true" | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %S/../Inputs/hopper/h128_rope_causal.mlir --attn-fuse --attn-grad --attn-tile=kernel=mma --lower-tile-to-mma="chip=sm_80" | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %S/../Inputs/hopper/h64_causal.mlir --attn-fuse --attn-grad --attn-tile=kernel=hopper --lower-tile-to-hopper | FileCheck %s --check-prefix=BWD
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --lower-tile-to-hopper
 // RUN: not attn-opt %s --split-input-file --lower-tile-to-mma="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=MMA-ERR
 
@@ -10,8 +11,9 @@
 // and steps; each row's (m + log2 l) ln 2 by lg2.approx, stored by a
 // predicated st.global.f32 (lane 0 of the quad). Head dim 256, GQA, RoPE
 // split (the program: rotation, then attention). The mma.sync kernel
-// (sm_80) the same, beside the backward's kernels, left to lower-tile-to-gpu
-// (fallback). It used to be refused: the argument lse was neither q, k, v,
+// (sm_80) the same; both leave the backward's kernels (tile.attention_grad,
+// with the plain path's tiles under kernel=mma and kernel=hopper) to
+// lower-tile-to-gpu, without fallback. It used to be refused: the argument lse was neither q, k, v,
 // out nor a capture ("the kernel does not take exactly (q, k, v, out)").
 // IR: attn.programs = [{inputs = ["q", "k", "v", "out", "lse"], name = "h256_lse_rope_gqa", steps = [{args = ["k", "k_rot"], kernel = "h256_lse_rope_gqa__rope_k"}, {args = ["q", "k_rot", "v", "out", "lse"], kernel = "h256_lse_rope_gqa__attn"}]
 // IR: llvm.func @h256_lse_rope_gqa__attn(%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: !llvm.ptr, %arg3: !llvm.ptr, %arg4: !llvm.ptr, %arg5: !llvm.ptr {llvm.align = 64 : i64, llvm.byval
@@ -27,6 +29,9 @@
 // MMA: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
 // MMA: llvm.store
 // MMA: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
+// BWD: func.func @h64_causal__grad__dkdv({{.*}} tile.attention_grad = {{.*}} tile.grid = array<i64: 128, 8, 1>, tile.kernel, tile.threads = 128 : i64}
+// BWD: func.func @h64_causal__grad__dq(
+// BWD: llvm.func @h64_causal(%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: !llvm.ptr, %arg3: !llvm.ptr, %arg4: !llvm.ptr, %arg5: !llvm.ptr {llvm.align = 64
 
 // Tile kernels that are not what attn-tile writes for lse: the argument
 // without tile.attention's lse, lse of another shape, lse without
