@@ -7,7 +7,7 @@
 #
 # GPU_CHECK_ONLY=regex runs only the attn-run checks whose input path and
 # options match the extended regex (GPU_CHECK_ONLY=h256: the head dim 256
-# kernels; GPU_CHECK_ONLY='--grad|lse': the backward and the tensor-core
+# kernels; GPU_CHECK_ONLY='--grad|_lse_': the backward and the tensor-core
 # forwards with lse), and none of the Python, fused-collective and cubin
 # checks after them.
 set -euo pipefail
