@@ -110,14 +110,15 @@ static void lse_out(struct attn_builder *b, const struct attn_hopper_kernel *k,
         attn_b_andi(b, lane0, attn_k_cmpc(b, ATTN_B_ULT, grow, k->seq_q));
     MlirValue rowi =
         attn_k_i64_of(b, attn_b_addi(b, attn_k_mulc(b, bh, k->seq_q), grow));
-    MlirValue ptr = attn_k_gep(b, o->lse, attn_b_muli(b, rowi, attn_b_i64(b, 4)));
+    MlirValue ptr =
+        attn_k_gep(b, o->lse, attn_b_muli(b, rowi, attn_b_i64(b, 4)));
     attn_k_store_f32_if(b, attn_k_row_lse(b, m[r], lsum[r]), ptr, ok);
   }
 }
 
 void attn_k_att_out(struct attn_builder *b, const struct attn_hopper_kernel *k,
-                    const struct attn_k_att_out *o, const MlirValue *ov,
-                    int no, const MlirValue m[2], const MlirValue l[2]) {
+                    const struct attn_k_att_out *o, const MlirValue *ov, int no,
+                    const MlirValue m[2], const MlirValue l[2]) {
   MlirValue inv[2], lsum[2];
   for (int r = 0; r < 2; ++r) {
     lsum[r] = l[r]; // row_sum_mma's is the whole row's already

@@ -237,9 +237,9 @@ struct attn_hopper_kernel {
 /// tile.
 #define ATTN_HOPPER_MAX_SCHEDULED_TILES (1 << 16)
 
-/// The caller's tensors of k: 4 + k->ncaptures (+ 1 with lse). What the caller passes at
-/// position i (i below it): an enum attn_hopper_arg or a capture's
-/// ATTN_HOPPER_ARG_CAPTURE + n; and the position of that tensor.
+/// The caller's tensors of k: 4 + k->ncaptures (+ 1 with lse). What the
+/// caller passes at position i (i below it): an enum attn_hopper_arg or a
+/// capture's ATTN_HOPPER_ARG_CAPTURE + n; and the position of that tensor.
 int attn_hopper_nargs(const struct attn_hopper_kernel *k);
 int attn_hopper_arg_at(const struct attn_hopper_kernel *k, int i);
 int attn_hopper_arg_index(const struct attn_hopper_kernel *k, int arg);

@@ -598,7 +598,8 @@ static void epilogue(struct em *e, const struct ids *x, const MlirValue *ov,
       struct attn_b_if first;
       attn_b_if_open(b, &first, attn_k_cmpc(b, ATTN_B_EQ, x->t, 0), 0, NULL,
                      false);
-      MlirValue at = attn_k_gep(b, x->lse, attn_b_muli(b, rowi, attn_b_i64(b, 4)));
+      MlirValue at =
+          attn_k_gep(b, x->lse, attn_b_muli(b, rowi, attn_b_i64(b, 4)));
       attn_k_store(b, attn_k_row_lse(b, mf[r], lsum[r]), at);
       attn_b_if_close(b, &first, 0, NULL);
     }

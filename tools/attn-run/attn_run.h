@@ -162,8 +162,9 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
 /// or the launch program f__grad where the lowering made one). Draws
 /// fresh inputs and dO, runs the forward with lse then the backward, and
 /// compares lse, dq, dk and dv with attn_reference_grad and the forward's
-/// out with attn_reference in float64, printing one line to out. tolerance <= 0 picks one by element type (lse
-/// always 1e-4 then). Returns as attn_run_job does.
+/// out with attn_reference in float64, printing one line to out.
+/// tolerance <= 0 picks one by element type (lse always 1e-4 then). Returns
+/// as attn_run_job does.
 int attn_run_grad_job(struct attn_executor *x, const struct job *j,
                       double tolerance, struct attn_rng *rng, FILE *out);
 
