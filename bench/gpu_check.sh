@@ -5,9 +5,11 @@
 #   on the CPU machine:  bench/gpu_check.sh --stage build
 #   on the GPU machine:  bench/gpu_check.sh        (.carry carried)
 #
-# GPU_CHECK_ONLY=text runs only the attn-run checks whose input path holds
-# text (GPU_CHECK_ONLY=h256: the head dim 256 kernels), and none of the
-# Python, fused-collective and cubin checks after them.
+# GPU_CHECK_ONLY=regex runs only the attn-run checks whose input path and
+# options match the extended regex (GPU_CHECK_ONLY=h256: the head dim 256
+# kernels; GPU_CHECK_ONLY='--grad|_lse_': the backward and the tensor-core
+# forwards with lse), and none of the Python, fused-collective and cubin
+# checks after them.
 set -euo pipefail
 source "$(dirname "$0")/gpu_env.sh"
 if [ "${1:-}" = "--stage" ]; then
@@ -32,7 +34,7 @@ log="$out/gpu_check.log"
 fail=0
 run() { # file [attn-run options...]
   local f=$1; shift
-  case "$f" in *"${GPU_CHECK_ONLY:-}"*) ;; *) return 0 ;; esac
+  [[ "$f $*" =~ ${GPU_CHECK_ONLY:-} ]] || return 0
   echo "== $f $*" | tee -a "$log"
   if ! "$carry/bin/attn-run" --target=gpu --iters=20 "$@" "$root/$f" 2>&1 | tee -a "$log"; then
     fail=1
@@ -44,7 +46,8 @@ for f in "$root"/test/Inputs/*.mlir "$root"/test/Inputs/hopper/*.mlir; do run "$
 # The backward (issue 29, attn-run --grad; timing does not apply to it):
 # the plain path's forward with lse and backward kernels against
 # attn_reference_grad, at two tile shapes, the language's programs, and a
-# GQA bf16 program at head dim 128 through sm_80's PTX.
+# GQA bf16 program at head dim 128 through sm_80's PTX (its forward on the
+# mma.sync kernel).
 run test/Inputs/grad.mlir --grad
 run test/Inputs/grad.mlir --grad --tile-options="block-m=16 block-n=8"
 run test/Inputs/language.mlir --grad
@@ -52,14 +55,32 @@ run test/Inputs/gqa_bf16.mlir --grad --chip=sm_80
 # The Hopper backward (lib/Kernels/attention_bwd.c: __pre, __main by wgmma,
 # __dq_out, __dk_out, after the RoPE kernels): the g* inputs (head dims 64
 # and 128, causal or not, RoPE rotate-half or interleaved or none, f16 and
-# bf16, GQA, ragged N, 200 queries on 333 keys), and the Hopper inputs whose
-# backward it builds; its forward takes the plain path until the Hopper
-# forward writes lse.
+# bf16, GQA, ragged N, 200 queries on 333 keys), their forward with lse on
+# the Hopper kernel; the Hopper inputs below (--grad) take it too where it
+# computes their backward (h64_causal, h64_plain_f16, h64_gqa_rope_causal,
+# h128_rope_causal, h128_norope_causal, h128_plain_f16,
+# h128_interleaved_full), the plain backward elsewhere.
 for f in "$root"/test/Inputs/hopper/g*.mlir; do run "${f#$root/}" --grad; done
-for f in h64_causal h64_plain_f16 h64_gqa_rope_causal h128_rope_causal \
-         h128_norope_causal h128_plain_f16 h128_interleaved_full; do
-  run test/Inputs/hopper/$f.mlir --grad
+# The forward with lse on the tensor-core kernels (issue 29): --grad
+# compiles the forward to the Hopper kernel (sm_90a) or the mma.sync kernel
+# (--chip=sm_80 --kernel=mma) and the backward to the Hopper backward or the plain path, and
+# checks the forward's out and lse, then dq, dk and dv, against float64:
+# every Hopper input but head dim 256 (whose backward the plain path cannot
+# tile; h256_lse_rope_gqa, a forward with lse written out, runs with the
+# inputs above and here: out and lse), then the kernels' variants (three
+# consumers with the tensor cores' row sums, the staged epilogue, one CTA
+# per tile, rope=ahead and pre, the eager softmax).
+for f in "$root"/test/Inputs/hopper/h64_*.mlir "$root"/test/Inputs/hopper/h128_*.mlir; do
+  run "${f#$root/}" --grad
+  run "${f#$root/}" --grad --chip=sm_80 --kernel=mma
 done
+run test/Inputs/hopper/h256_lse_rope_gqa.mlir --hopper-options="rope=pre persistent=false"
+run test/Inputs/hopper/h256_lse_rope_gqa.mlir --hopper-options="rescale=eager row-sum=mma ctas=2"
+run test/Inputs/hopper/h64_gqa_rope_causal.mlir --grad --hopper-options="consumers=3 row-sum=mma ctas=3"
+run test/Inputs/hopper/h64_causal.mlir --grad --hopper-options="epilogue=staged ctas=5"
+run test/Inputs/hopper/h128_rope_causal.mlir --grad --hopper-options="persistent=false"
+run test/Inputs/hopper/h64_gqa_rope_causal.mlir --grad --hopper-options="rope=ahead"
+run test/Inputs/hopper/h128_rope_causal.mlir --grad --hopper-options="rope=pre rescale=eager ctas=3"
 # Every RoPE placement of the Hopper lowering.
 for place in fused split pre; do
   run test/Inputs/hopper/h128_rope_causal.mlir --hopper-options=rope=$place

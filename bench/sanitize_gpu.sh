@@ -11,7 +11,7 @@
 #
 # Families: the Hopper attention kernel (rope=fused, split, pre, ahead; the
 # persistent schedule with several tiles per CTA, persistent=false,
-# consumers=3), the RoPE kernels of the rope=split/pre programs (launched in
+# consumers=3; with lse, the forward of a backward), the RoPE kernels of the rope=split/pre programs (launched in
 # the same attn-run process, so each run covers them too), the mma.sync
 # kernel (--chip=sm_80/sm_86 --kernel=mma, JIT-compiled by the driver), the
 # plain kernels (f32, f16, bf16, language.mlir), the GEMM (Hopper and plain)
@@ -142,7 +142,8 @@ add plain-f16          msRi  test/Inputs/plain_f16.mlir --kernel=plain
 add plain-language     msRi  test/Inputs/language.mlir --kernel=plain
 add plain-example      msRi  examples/rope_causal.mlir
 # The backward on the plain path (issue 29): the forward with lse, then
-# the kernels __dkdv and __dq (attn-run --grad).
+# the kernels __dkdv and __dq (attn-run --grad; gqa_bf16's forward at sm_80
+# is the mma.sync kernel's).
 add plain-grad         msri  test/Inputs/grad.mlir --grad
 add plain-grad-small   msRi  test/Inputs/grad.mlir --grad "--tile-options=block-m=16 block-n=8"
 add plain-grad-lang    msRi  test/Inputs/language.mlir --grad
@@ -156,6 +157,18 @@ add hopper-grad-d64-rp msRi  $H/g64_rope_full_f16.mlir --grad
 add hopper-grad-d128   msri  $H/g128_rope_causal_ragged.mlir --grad
 add hopper-grad-cross  msRi  $H/g128_cross_plain.mlir --grad
 add hopper-grad-gqa    msRi  $H/g128_gqa_interleaved_causal.mlir --grad
+# The forwards with lse on the tensor-core kernels (issue 29): the Hopper
+# and mma.sync kernels' lse stores (attn-run --grad: their forward, then the
+# backward), with a key-list program, three consumers with the tensor
+# cores' row sums, rope=ahead, and head dim 256's forward with lse alone
+# (its program: the K rotation, then attention).
+add hopper-lse         msri  $H/h128_rope_causal.mlir --grad
+add hopper-lse-c3      msRi  $H/h64_gqa_rope_causal.mlir --grad "--hopper-options=consumers=3 row-sum=mma ctas=3"
+add hopper-lse-keys    msRi  $H/h64_bias_document.mlir --grad
+add hopper-lse-ahead   msRi! $H/h64_gqa_rope_causal.mlir --grad --hopper-options=rope=ahead
+add hopper-lse-d256    msri  $H/h256_lse_rope_gqa.mlir
+add mma-lse            msri  $H/h128_rope_causal.mlir --grad --chip=sm_80 --kernel=mma
+add mma-lse-keys       msRi  $H/h64_bias_document.mlir --grad --chip=sm_80 --kernel=mma
 add plain-example-16   msRi  examples/rope_causal.mlir "--tile-options=block-m=16 block-n=16 threads=256"
 add plain-causal       msRi  test/Inputs/causal_f32.mlir
 add plain-tiny         msRi  test/Inputs/tiny_f32.mlir

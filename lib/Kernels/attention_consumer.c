@@ -147,6 +147,7 @@ static struct attn_k_att_out out_of(const struct attn_k_att *a,
                                     const struct attn_k_att_vals *x,
                                     const struct cons *c, MlirValue wt) {
   return (struct attn_k_att_out){.out = x->out,
+                                 .lse = x->lse,
                                  .bz = x->bz,
                                  .h = x->h,
                                  .wg_row = c->sm.wg_row,
@@ -169,12 +170,15 @@ static void finish_tile(const struct attn_k_att *a,
   struct attn_builder *b = a->b;
   int na = a->na, np = a->ns / 2;
   MlirValue ov[ATTN_K_MAX_REGS], al[2], pa[ATTN_K_MAX_REGS], lf[2];
+  MlirValue mf[2] = {{NULL}, {NULL}};
   for (int i = 0; i < na; ++i)
     ov[i] = attn_k_result_f32(b, loop, i, c->nz);
   for (int r = 0; r < 2; ++r) {
     lf[r] = attn_k_result_f32(b, loop, na + 2 + r, c->nz);
     al[r] = attn_k_result_f32(b, loop, na + 4 + r, c->nz);
   }
+  for (int r = 0; k->lse && r < 2; ++r) // the final maxima, for lse
+    mf[r] = attn_k_result_f32(b, loop, na + r, c->nz);
   for (int i = 0; i < np; ++i)
     pa[i] = attn_b_addi(b, attn_b_result(loop, na + 6 + i), attn_b_i32(b, 0));
   MlirValue last = attn_k_addc(b, x->nkb, -1), phl;
@@ -203,7 +207,7 @@ static void finish_tile(const struct attn_k_att *a,
 
   struct attn_k_att_out o = out_of(a, x, c, wt);
   attn_builder_role(b, "epilogue");
-  attn_k_att_out(b, k, &o, ov, a->no, lf);
+  attn_k_att_out(b, k, &o, ov, a->no, mf, lf);
   attn_builder_role(b, "consumer");
 }
 

@@ -14,6 +14,9 @@
 //              then threads 0-63 each hand one row to the bulk-copy engine
 //              (staged_rows.c) and go on.
 //
+// With lse (the forward of a backward), lane 0 of each quad then writes its
+// two rows' log-sum-exp, from the final maxima and the sums just made.
+//
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels_internal.h"
 
@@ -94,18 +97,37 @@ static void staged_out(struct attn_builder *b,
   attn_k_rows_copy_close(b, &copier);
 }
 
-void attn_k_att_out(struct attn_builder *b, const struct attn_hopper_kernel *k,
-                    const struct attn_k_att_out *o, const MlirValue *ov,
-                    int no, const MlirValue l[2]) {
-  MlirValue inv[2];
+/// Lane 0 of the quad writes the log-sum-exp of its rows row0 and row0 + 8
+/// (those < seq_q) from their final maxima m and whole sums lsum: one f32
+/// each at lse[bh, row].
+static void lse_out(struct attn_builder *b, const struct attn_hopper_kernel *k,
+                    const struct attn_k_att_out *o, const MlirValue m[2],
+                    const MlirValue lsum[2], MlirValue bh) {
+  MlirValue lane0 = attn_k_cmpc(b, ATTN_B_EQ, o->lr, 0);
   for (int r = 0; r < 2; ++r) {
-    MlirValue lsum = l[r]; // row_sum_mma's is the whole row's already
+    MlirValue grow = attn_k_addc(b, o->row0, 8 * r);
+    MlirValue ok =
+        attn_b_andi(b, lane0, attn_k_cmpc(b, ATTN_B_ULT, grow, k->seq_q));
+    MlirValue rowi =
+        attn_k_i64_of(b, attn_b_addi(b, attn_k_mulc(b, bh, k->seq_q), grow));
+    MlirValue ptr =
+        attn_k_gep(b, o->lse, attn_b_muli(b, rowi, attn_b_i64(b, 4)));
+    attn_k_store_f32_if(b, attn_k_row_lse(b, m[r], lsum[r]), ptr, ok);
+  }
+}
+
+void attn_k_att_out(struct attn_builder *b, const struct attn_hopper_kernel *k,
+                    const struct attn_k_att_out *o, const MlirValue *ov, int no,
+                    const MlirValue m[2], const MlirValue l[2]) {
+  MlirValue inv[2], lsum[2];
+  for (int r = 0; r < 2; ++r) {
+    lsum[r] = l[r]; // row_sum_mma's is the whole row's already
     if (!k->row_sum_mma) {
-      lsum = attn_b_addf(b, lsum, attn_k_shfl_xor(b, lsum, 1));
-      lsum = attn_b_addf(b, lsum, attn_k_shfl_xor(b, lsum, 2));
+      lsum[r] = attn_b_addf(b, lsum[r], attn_k_shfl_xor(b, lsum[r], 1));
+      lsum[r] = attn_b_addf(b, lsum[r], attn_k_shfl_xor(b, lsum[r], 2));
     }
-    MlirValue empty = attn_b_cmpf(b, ATTN_B_F_OEQ, lsum, o->zero);
-    MlirValue q = attn_k_rcp(b, lsum);
+    MlirValue empty = attn_b_cmpf(b, ATTN_B_F_OEQ, lsum[r], o->zero);
+    MlirValue q = attn_k_rcp(b, lsum[r]);
     inv[r] = attn_b_select(b, empty, o->zero, q); // no keys: O = 0
   }
   MlirValue bh = attn_b_addi(b, attn_k_mulc(b, o->bz, k->heads), o->h);
@@ -113,4 +135,6 @@ void attn_k_att_out(struct attn_builder *b, const struct attn_hopper_kernel *k,
     staged_out(b, k, o, ov, no, inv, bh);
   else
     registers_out(b, k, o, ov, no, inv, bh);
+  if (k->lse)
+    lse_out(b, k, o, m, lsum, bh);
 }

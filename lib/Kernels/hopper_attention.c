@@ -47,8 +47,8 @@ static const int PRODUCER_REGS_NO_ROPE[2] = {40, 32};
 static const int CONSUMER_REGS[2] = {224, 152};
 static const int CONSUMER_REGS_NO_ROPE[2] = {232, 160};
 
-/// Parameters of the function: the caller's tensors (q, k, v, out and the
-/// captures of the score and mask functions, in k's order:
+/// Parameters of the function: the caller's tensors (q, k, v, out, with lse
+/// lse, and the captures of the score and mask functions, in k's order:
 /// attn_hopper_arg_at), with rope_k_ahead k_rot and rope_sync, with
 /// key_lists the workspace of that name (key_lists.c), then the tensor maps
 /// of q, k (k_rot's with rope_k_ahead) and v, with rope_k_ahead the raw k's.
@@ -65,7 +65,7 @@ static MlirAttribute launch_attr(struct attn_builder *b,
                                  const struct attn_hopper_kernel *k,
                                  MlirAttribute attention) {
   const char *ty = k->bf16 ? "bf16" : "f16";
-  struct attn_k_param base[4];
+  struct attn_k_param base[ATTN_HOPPER_ARG_CAPTURE];
   attn_k_qkvo_params(k, base);
   struct attn_k_param p[ATTN_K_MAX_PARAMS];
   int n = attn_k_args_params(k, base, p);
@@ -122,7 +122,7 @@ static MlirAttribute arg_attrs(struct attn_builder *b,
   };
   MlirAttribute none = mlirDictionaryAttrGet(b->ctx, 0, NULL);
   MlirAttribute map = mlirDictionaryAttrGet(b->ctx, 3, m);
-  MlirAttribute all[10 + ATTN_HOPPER_MAX_CAPTURES];
+  MlirAttribute all[11 + ATTN_HOPPER_MAX_CAPTURES];
   int n = nparams(k);
   for (int i = 0; i < n; ++i)
     all[i] = i >= first_map(k) ? map
@@ -165,6 +165,8 @@ static void build_body(const struct attn_k_att *a,
     x.ahead_ctx = attn_k_addc(b, x.sbase, a->ahead_ctx_off);
   }
   x.out = attn_k_gep_const(b, attn_k_arg(k, f, ATTN_HOPPER_ARG_OUT), 0);
+  if (k->lse)
+    x.lse = attn_k_gep_const(b, attn_k_arg(k, f, ATTN_HOPPER_ARG_LSE), 0);
   if (k->key_lists)
     x.key_lists = attn_b_func_arg(f, m0 - 1);
   attn_k_capture_args(k, f, x.caps);

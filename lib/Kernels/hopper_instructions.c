@@ -478,6 +478,16 @@ void attn_k_store16_if(struct attn_builder *b, const MlirValue w[4],
              6, opd);
 }
 
+void attn_k_store_f32_if(struct attn_builder *b, MlirValue v, MlirValue ptr,
+                         MlirValue pred) {
+  // Inline PTX: a predicated store, as attn_k_store16_if's.
+  MlirValue opd[3] = {ptr, v, attn_b_cast(b, "arith.extui", pred, b->t.i32)};
+  attn_k_asm(b, (MlirType){NULL}, "l,f,r",
+             "{ .reg .pred p; setp.ne.b32 p, $2, 0; "
+             "@p st.global.f32 [$0], $1; }",
+             3, opd);
+}
+
 void attn_k_quad_transpose(struct attn_builder *b, MlirValue lane4,
                            MlirValue w[4]) {
   for (int round = 0; round < 2; ++round) {

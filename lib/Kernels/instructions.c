@@ -183,18 +183,27 @@ MlirValue attn_k_popc(struct attn_builder *b, MlirValue x) {
   return attn_b_op1(b, "llvm.intr.ctpop", b->t.i32, 1, &x, 0, NULL);
 }
 
-MlirValue attn_k_ex2(struct attn_builder *b, MlirValue v) {
-  // The NVVM intrinsic by llvm.call_intrinsic (MLIR 22 has no nvvm op for
-  // ex2.approx).
+/// The f32 NVVM intrinsic intrin of v by llvm.call_intrinsic.
+static MlirValue intrinsic_f32(struct attn_builder *b, const char *intrin,
+                               MlirValue v) {
   int32_t seg[2] = {1, 0}; // args, operand bundles
   MlirNamedAttribute a[] = {
-      attn_b_named(b, "intrin",
-                   attn_b_attr_str(b, "llvm.nvvm.ex2.approx.ftz.f")),
+      attn_b_named(b, "intrin", attn_b_attr_str(b, intrin)),
       attn_b_named(b, "operandSegmentSizes",
                    mlirDenseI32ArrayGet(b->ctx, 2, seg)),
       attn_b_named(b, "op_bundle_sizes", mlirDenseI32ArrayGet(b->ctx, 0, NULL)),
   };
   return attn_b_op1(b, "llvm.call_intrinsic", b->t.f32, 1, &v, 3, a);
+}
+
+MlirValue attn_k_ex2(struct attn_builder *b, MlirValue v) {
+  // (MLIR 22 has no nvvm op for ex2.approx.)
+  return intrinsic_f32(b, "llvm.nvvm.ex2.approx.ftz.f", v);
+}
+
+MlirValue attn_k_lg2(struct attn_builder *b, MlirValue v) {
+  // (Nor for lg2.approx.)
+  return intrinsic_f32(b, "llvm.nvvm.lg2.approx.ftz.f", v);
 }
 
 /// vector<2 x elem>.

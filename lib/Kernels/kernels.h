@@ -54,6 +54,9 @@ enum attn_hopper_arg {
   ATTN_HOPPER_ARG_K,
   ATTN_HOPPER_ARG_V,
   ATTN_HOPPER_ARG_OUT,
+  /// The row log-sum-exp [B, H, N] f32 the kernel writes beside out
+  /// (attn_hopper_kernel::lse), after out in the caller's order.
+  ATTN_HOPPER_ARG_LSE,
   ATTN_HOPPER_ARG_CAPTURE, ///< + i: capture i
 };
 
@@ -119,7 +122,15 @@ struct attn_hopper_kernel {
   /// attn_hopper_arg, or ATTN_HOPPER_ARG_CAPTURE + i for captures[i];
   /// nargs 0: q, k, v, out (attn_hopper_arg_at).
   int nargs;
-  int args[4 + ATTN_HOPPER_MAX_CAPTURES];
+  int args[5 + ATTN_HOPPER_MAX_CAPTURES];
+  /// The forward of a backward (attn-grad's unit attribute lse): the kernel
+  /// also writes each query row's log-sum-exp, ln sum_j exp(s_ij) of the
+  /// final scores (the scale and score functions applied, the masks'
+  /// -inf), as the plain path's tile.row_lse does: (m + log2 l) ln 2 from
+  /// the softmax's running maximum m (log2 domain) and sum l, +inf for a
+  /// row that sees no key. One f32 per row, to the caller's tensor lse
+  /// (ATTN_HOPPER_ARG_LSE, [B, H, N]), which follows out.
+  bool lse;
   /// The tile kernel's q, k and v arguments: a body may read them too (as
   /// a capture, but passed once, under their role).
   MlirValue inputs[3];
@@ -226,9 +237,9 @@ struct attn_hopper_kernel {
 /// tile.
 #define ATTN_HOPPER_MAX_SCHEDULED_TILES (1 << 16)
 
-/// The caller's tensors of k: 4 + k->ncaptures. What the caller passes at
-/// position i (i below it): an enum attn_hopper_arg or a capture's
-/// ATTN_HOPPER_ARG_CAPTURE + n; and the position of that tensor.
+/// The caller's tensors of k: 4 + k->ncaptures (+ 1 with lse). What the
+/// caller passes at position i (i below it): an enum attn_hopper_arg or a
+/// capture's ATTN_HOPPER_ARG_CAPTURE + n; and the position of that tensor.
 int attn_hopper_nargs(const struct attn_hopper_kernel *k);
 int attn_hopper_arg_at(const struct attn_hopper_kernel *k, int i);
 int attn_hopper_arg_index(const struct attn_hopper_kernel *k, int arg);

@@ -146,6 +146,8 @@ void attn_k_bar_arrive(struct attn_builder *b, MlirValue id, int threads);
 void attn_k_warp_sync(struct attn_builder *b);
 /// 2^v, approximate (ex2.approx.ftz, the NVVM intrinsic).
 MlirValue attn_k_ex2(struct attn_builder *b, MlirValue v);
+/// log2 v, approximate (lg2.approx.ftz, the NVVM intrinsic).
+MlirValue attn_k_lg2(struct attn_builder *b, MlirValue v);
 /// (lo, hi) f32 packed into one i32 of two 16-bit floats (bf16 or f16).
 MlirValue attn_k_pack2(struct attn_builder *b, bool bf16, MlirValue lo,
                        MlirValue hi);
@@ -302,6 +304,10 @@ void attn_k_store_vec(struct attn_builder *b, const MlirValue *w, int n,
 /// (i1) holds: a predicated store.
 void attn_k_store16_if(struct attn_builder *b, const MlirValue w[4],
                        MlirValue ptr, MlirValue pred);
+/// The f32 v at the 4-byte aligned ptr (!llvm.ptr) where pred (i1) holds: a
+/// predicated store.
+void attn_k_store_f32_if(struct attn_builder *b, MlirValue v, MlirValue ptr,
+                         MlirValue pred);
 /// Transposes the 4 x 4 words (i32) of a quad of lanes (lane4 = lane % 4);
 /// w is replaced.
 void attn_k_quad_transpose(struct attn_builder *b, MlirValue lane4,
@@ -539,6 +545,7 @@ struct attn_k_att {
 /// The kernel's values every role reads, and the current tile's.
 struct attn_k_att_vals {
   MlirValue smem, sbase, tid, bx, gx, qmap, kmap, vmap, out;
+  MlirValue lse; ///< with k->lse: the parameter lse; null otherwise
   /// rope_k_ahead: the map of the raw k (kmap is k_rot's) and rope_sync
   /// (i64); the team's context (i32 shared address) and first key block.
   MlirValue kraw_map, sync, ahead_ctx, ahead_first;
@@ -645,19 +652,22 @@ void attn_k_att_consumer(const struct attn_k_att *a,
 /// out pointer, the tile's batch and head, the warpgroup's first query row,
 /// this thread's first fragment row and lane % 4, the consumer's index and
 /// thread, the shared-memory base and 0.0f; with k->staged_out, where its
-/// rows of O are staged (bytes from the base, and their pitch).
+/// rows of O are staged (bytes from the base, and their pitch); with k->lse,
+/// the parameter lse.
 struct attn_k_att_out {
-  MlirValue out, bz, h, wg_row, row0, lr, cw, wt, sbase, zero;
+  MlirValue out, bz, h, wg_row, row0, lr, cw, wt, sbase, zero, lse;
   int64_t staging_off, pitch;
 };
 /// Sums the row sums l[2] across the quad (with k->row_sum_mma they are the
 /// rows' already), normalises this thread's O accumulators (ov, no f32) and
 /// writes its rows < seq_q: 16 bytes per lane from registers (the quad's
 /// words transposed first; out is 16-byte aligned), or, with
-/// k->staged_out, through the warpgroup's staged rows.
+/// k->staged_out, through the warpgroup's staged rows. With k->lse, lane 0
+/// of each quad then writes its two rows' log-sum-exp from m[2] (the rows'
+/// final maxima) and the sums (attn_k_row_lse); m is unread otherwise.
 void attn_k_att_out(struct attn_builder *b, const struct attn_hopper_kernel *k,
                     const struct attn_k_att_out *o, const MlirValue *ov,
-                    int no, const MlirValue l[2]);
+                    int no, const MlirValue m[2], const MlirValue l[2]);
 /// The warpgroup's staged rows of O (k->staged_out), for the kernel's last
 /// wait on their copies.
 void attn_k_att_out_rows(struct attn_builder *b, const struct attn_k_att_out *o,
@@ -829,10 +839,13 @@ MlirAttribute attn_k_launch_attr(struct attn_builder *b, const char *kernel,
                                  intptr_t nextra,
                                  const MlirNamedAttribute *extra);
 /// The params of the attention kernels' q, k, v and out ([B, H, N, d] and
-/// [B, Hkv, M, d] of k's 16-bit type; out 16-byte aligned), before the
-/// captures (attn_k_args_params).
+/// [B, Hkv, M, d] of k's 16-bit type; out 16-byte aligned) and lse
+/// (attn_k_lse_param), before the captures (attn_k_args_params), in enum
+/// attn_hopper_arg order.
 void attn_k_qkvo_params(const struct attn_hopper_kernel *k,
-                        struct attn_k_param base[4]);
+                        struct attn_k_param base[ATTN_HOPPER_ARG_CAPTURE]);
+/// The param of k's lse (with k->lse): [B, H, N] f32, 4-byte aligned.
+struct attn_k_param attn_k_lse_param(const struct attn_hopper_kernel *k);
 
 //===-- Score and mask functions (score_fn.c) -----------------------------===//
 //
@@ -940,10 +953,11 @@ MlirAttribute attn_k_fn_capture_attrs(struct attn_builder *b);
 struct attn_k_param attn_k_fn_capture_param(const struct attn_hopper_kernel *k,
                                             int i);
 /// The manifest params of the caller's tensors in k's order
-/// (attn_hopper_arg_at) into out: base[0 .. 3] for q, k, v and out, the
-/// captures' own. Their number (attn_hopper_nargs).
+/// (attn_hopper_arg_at) into out: base[0 .. 4] for q, k, v, out and lse
+/// (read with k->lse only), the captures' own. Their number
+/// (attn_hopper_nargs).
 int attn_k_args_params(const struct attn_hopper_kernel *k,
-                       const struct attn_k_param base[4],
+                       const struct attn_k_param base[ATTN_HOPPER_ARG_CAPTURE],
                        struct attn_k_param *out);
 /// The kernel function f's parameter of the caller's tensor arg (an enum
 /// attn_hopper_arg or ATTN_HOPPER_ARG_CAPTURE + i), and those the score
@@ -1008,6 +1022,10 @@ void attn_k_softmax(struct attn_builder *b, const struct attn_hopper_kernel *k,
 /// acc (n f32, replaced) times its rows' factors alpha.
 void attn_k_rescale(struct attn_builder *b, const struct attn_hopper_kernel *k,
                     MlirValue *acc, int n, const MlirValue alpha[2]);
+/// A row's log-sum-exp from the softmax's final m (log2 domain) and its
+/// whole row sum l (f32): (m + log2 l) ln 2, +inf where l is 0 (no key
+/// seen), as the plain path's tile.row_lse (attn_hopper_kernel::lse).
+MlirValue attn_k_row_lse(struct attn_builder *b, MlirValue m, MlirValue l);
 /// Result i of a region op r as a value of its own: r#i + nz (nz = -0.0),
 /// as the text named it.
 MlirValue attn_k_result_f32(struct attn_builder *b, MlirOperation r, intptr_t i,

@@ -765,7 +765,7 @@ static void build_body(struct kl *e, const struct attn_b_func *f) {
 static MlirAttribute launch_attr(struct attn_builder *b,
                                  const struct attn_hopper_kernel *k,
                                  int nseps) {
-  struct attn_k_param base[4];
+  struct attn_k_param base[ATTN_HOPPER_ARG_CAPTURE];
   attn_k_qkvo_params(k, base);
   struct attn_k_param p[ATTN_K_MAX_PARAMS];
   int n = attn_k_args_params(k, base, p);
@@ -789,7 +789,7 @@ bool attn_kernels_build_key_lists(MlirOperation gpu_module, MlirLocation loc,
   char name[320];
   snprintf(name, sizeof name, "%s__key_lists", k->name);
   int nargs = attn_hopper_nargs(k);
-  MlirAttribute args[4 + ATTN_HOPPER_MAX_CAPTURES + 1];
+  MlirAttribute args[5 + ATTN_HOPPER_MAX_CAPTURES + 1];
   for (int i = 0; i < nargs; ++i)
     args[i] = attn_hopper_arg_at(k, i) < ATTN_HOPPER_ARG_CAPTURE
                   ? mlirDictionaryAttrGet(ctx, 0, NULL)

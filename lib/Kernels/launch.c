@@ -69,8 +69,14 @@ MlirAttribute attn_k_launch_attr(struct attn_builder *b, const char *kernel,
   return mlirDictionaryAttrGet(b->ctx, n, a);
 }
 
+struct attn_k_param attn_k_lse_param(const struct attn_hopper_kernel *k) {
+  return (struct attn_k_param){.name = "lse", .dtype = "f32", .align = 4,
+                               .rank = 3,
+                               .shape = {k->batch, k->heads, k->seq_q}};
+}
+
 void attn_k_qkvo_params(const struct attn_hopper_kernel *k,
-                        struct attn_k_param base[4]) {
+                        struct attn_k_param base[ATTN_HOPPER_ARG_CAPTURE]) {
   const char *ty = k->bf16 ? "bf16" : "f16";
   int64_t qs[4] = {k->batch, k->heads, k->seq_q, k->head_dim};
   int64_t ks[4] = {k->batch, k->kv_heads, k->seq_k, k->head_dim};
@@ -80,4 +86,5 @@ void attn_k_qkvo_params(const struct attn_hopper_kernel *k,
                                     .align = i == 3 ? 16 : 0};
     memcpy(base[i].shape, i == 1 || i == 2 ? ks : qs, sizeof qs);
   }
+  base[ATTN_HOPPER_ARG_LSE] = attn_k_lse_param(k);
 }

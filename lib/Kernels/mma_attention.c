@@ -18,7 +18,9 @@
 //                 (mma.sync.m16n8k16, K by ldmatrix), masks only on
 //                 diagonal and tail blocks, online softmax in exp2 form in
 //                 registers, O += P V with P packed straight from the S
-//                 accumulators into A fragments and V by ldmatrix.trans
+//                 accumulators into A fragments and V by ldmatrix.trans;
+//                 with lse (the forward of a backward) lane 0 of each quad
+//                 also writes its rows' log-sum-exp (attn_k_row_lse)
 //
 // A causal CTA stops at the diagonal, a windowed one reads the key blocks
 // its window reaches (attn_hopper_key_range); inside it a warp skips the
@@ -72,6 +74,7 @@ struct ids {
   /// otherwise.
   MlirValue klist, fn_full;
   MlirValue qsrc, ksrc, vsrc, out; // i64 addresses of the head's row 0; out
+  MlirValue lse;                   // with k->lse: the parameter lse
   MlirValue frag_row;              // ((lane / 8) % 2) * 8 + lane % 8
   MlirValue frag_hi;               // lane / 16
   MlirValue krow;                  // ((lane / 16) * 8 + lane % 8) * rb
@@ -524,13 +527,14 @@ static MlirAttribute launch_attr(struct em *e, MlirAttribute attention) {
   int64_t grid[3] = {(k->seq_q + k->block_m - 1) / k->block_m, k->heads,
                      k->batch};
   const char *ty = k->bf16 ? "bf16" : "f16";
-  const struct attn_k_param base[4] = {
+  const struct attn_k_param base[ATTN_HOPPER_ARG_CAPTURE] = {
       {"q", ty, {k->batch, k->heads, k->seq_q, k->head_dim}, 16, 4, NULL, {0}, 0},
       {"k", ty, {k->batch, k->kv_heads, k->seq_k, k->head_dim}, 16, 4, NULL, {0}, 0},
       {"v", ty, {k->batch, k->kv_heads, k->seq_k, k->head_dim}, 16, 4, NULL, {0}, 0},
       {"out", ty, {k->batch, k->heads, k->seq_q, k->head_dim}, 4, 4, NULL, {0}, 0},
+      attn_k_lse_param(k),
   };
-  struct attn_k_param params[4 + ATTN_HOPPER_MAX_CAPTURES + 1];
+  struct attn_k_param params[5 + ATTN_HOPPER_MAX_CAPTURES + 1];
   int n = attn_k_args_params(k, base, params);
   if (k->key_lists)
     params[n++] = (struct attn_k_param){
@@ -554,18 +558,20 @@ static MlirValue head_address(struct em *e, MlirValue ptr, MlirValue bi,
   return add64(b, base, attn_b_muli(b, rows, attn_b_i64(b, (long long)e->rb)));
 }
 
-/// Normalises O by the row sums and stores the rows below seq_q.
+/// Normalises O by the row sums and stores the rows below seq_q; with
+/// k->lse, lane 0 of each quad also stores its rows' log-sum-exp from their
+/// final maxima mf (attn_k_row_lse; mf is unread otherwise).
 static void epilogue(struct em *e, const struct ids *x, const MlirValue *ov,
-                     const MlirValue lf[2]) {
+                     const MlirValue mf[2], const MlirValue lf[2]) {
   const struct attn_hopper_kernel *k = e->k;
   struct attn_builder *b = e->b;
   MlirLocation prev = role(e, "mma.epilogue");
-  MlirValue inv[2];
+  MlirValue inv[2], lsum[2];
   for (int r = 0; r < 2; ++r) {
-    MlirValue lsum = attn_b_addf(b, lf[r], attn_k_shfl_xor(b, lf[r], 1));
-    lsum = attn_b_addf(b, lsum, attn_k_shfl_xor(b, lsum, 2));
-    MlirValue empty = attn_b_cmpf(b, ATTN_B_F_OEQ, lsum, x->zero);
-    MlirValue q = attn_b_divf(b, attn_b_f32(b, 1.0f), lsum);
+    lsum[r] = attn_b_addf(b, lf[r], attn_k_shfl_xor(b, lf[r], 1));
+    lsum[r] = attn_b_addf(b, lsum[r], attn_k_shfl_xor(b, lsum[r], 2));
+    MlirValue empty = attn_b_cmpf(b, ATTN_B_F_OEQ, lsum[r], x->zero);
+    MlirValue q = attn_b_divf(b, attn_b_f32(b, 1.0f), lsum[r]);
     inv[r] = attn_b_select(b, empty, x->zero, q);
   }
   MlirValue bh = attn_b_addi(b, attn_k_mulc(b, x->b, k->heads), x->h);
@@ -587,6 +593,15 @@ static void epilogue(struct em *e, const struct ids *x, const MlirValue *ov,
       MlirValue w = attn_k_pack2(b, k->bf16, attn_b_mulf(b, ov[idx], inv[r]),
                                  attn_b_mulf(b, ov[idx + 1], inv[r]));
       attn_k_store(b, w, ptr);
+    }
+    if (k->lse) {
+      struct attn_b_if first;
+      attn_b_if_open(b, &first, attn_k_cmpc(b, ATTN_B_EQ, x->t, 0), 0, NULL,
+                     false);
+      MlirValue at =
+          attn_k_gep(b, x->lse, attn_b_muli(b, rowi, attn_b_i64(b, 4)));
+      attn_k_store(b, attn_k_row_lse(b, mf[r], lsum[r]), at);
+      attn_b_if_close(b, &first, 0, NULL);
     }
     attn_b_if_close(b, &s, 0, NULL);
   }
@@ -674,6 +689,9 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
   x.vsrc = head_address(e, attn_k_arg(k, f, ATTN_HOPPER_ARG_V), x.b, kh,
                         k->kv_heads, k->seq_k);
   x.out = attn_k_gep_const(b, attn_k_arg(k, f, ATTN_HOPPER_ARG_OUT), 0);
+  x.lse = (MlirValue){NULL};
+  if (k->lse)
+    x.lse = attn_k_gep_const(b, attn_k_arg(k, f, ATTN_HOPPER_ARG_LSE), 0);
   x.scale_log2 =
       attn_b_f32(b, (float)(attn_k_score_factor(k) * 1.4426950408889634));
   x.ninf = attn_b_f32(b, -INFINITY);
@@ -818,12 +836,14 @@ static void build_body(struct em *e, const struct attn_b_func *f) {
     attn_b_for_close(b, &loop, ncarry, out);
   }
 
-  MlirValue ov[MAX_REGS], lf[2];
+  MlirValue ov[MAX_REGS], lf[2], mf[2] = {{NULL}, {NULL}};
   for (int i = 0; i < e->no; ++i)
     ov[i] = attn_k_result_f32(b, loop.op, i, x.nz);
   for (int i = 0; i < 2; ++i)
     lf[i] = attn_k_result_f32(b, loop.op, e->no + 2 + i, x.nz);
-  epilogue(e, &x, ov, lf);
+  for (int i = 0; k->lse && i < 2; ++i) // the final maxima, for lse
+    mf[i] = attn_k_result_f32(b, loop.op, e->no + i, x.nz);
+  epilogue(e, &x, ov, mf, lf);
   if (x.fn)
     attn_k_fn_free(x.fn);
 }
@@ -861,7 +881,7 @@ bool attn_kernels_build_mma_attention(MlirOperation gpu_module,
   // The caller's tensors, then with key lists their workspace.
   int nargs = attn_hopper_nargs(k) + (k->key_lists ? 1 : 0);
   if (k->ncaptures) { // the captures read only (attn_k_fn_capture_attrs)
-    MlirAttribute all[4 + ATTN_HOPPER_MAX_CAPTURES + 1];
+    MlirAttribute all[5 + ATTN_HOPPER_MAX_CAPTURES + 1];
     for (int i = 0; i < nargs; ++i)
       all[i] = i < attn_hopper_nargs(k) &&
                        attn_hopper_arg_at(k, i) < ATTN_HOPPER_ARG_CAPTURE

@@ -831,7 +831,7 @@ MlirAttribute attn_k_fn_capture_attrs(struct attn_builder *b) {
 }
 
 int attn_hopper_nargs(const struct attn_hopper_kernel *k) {
-  return 4 + k->ncaptures;
+  return 4 + k->ncaptures + (k->lse ? 1 : 0);
 }
 
 int attn_hopper_arg_at(const struct attn_hopper_kernel *k, int i) {
@@ -846,7 +846,7 @@ int attn_hopper_arg_index(const struct attn_hopper_kernel *k, int arg) {
 }
 
 int attn_k_args_params(const struct attn_hopper_kernel *k,
-                       const struct attn_k_param base[4],
+                       const struct attn_k_param base[ATTN_HOPPER_ARG_CAPTURE],
                        struct attn_k_param *out) {
   int n = attn_hopper_nargs(k);
   for (int i = 0; i < n; ++i) {

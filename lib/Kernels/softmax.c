@@ -15,6 +15,7 @@
 
 #include "mlir-c/BuiltinAttributes.h"
 
+#include <math.h>
 #include <string.h>
 
 MlirValue attn_k_result_f32(struct attn_builder *b, MlirOperation r, intptr_t i,
@@ -221,4 +222,11 @@ void attn_k_rescale(struct attn_builder *b, const struct attn_hopper_kernel *k,
     scaled[i] = attn_b_mulf(b, acc[i], alpha[(i >> 1) & 1]);
   attn_b_if_else(b, &r, n, scaled);
   if_f32_close(b, &r, acc, n, acc);
+}
+
+MlirValue attn_k_row_lse(struct attn_builder *b, MlirValue m, MlirValue l) {
+  MlirValue sum = attn_b_addf(b, m, attn_k_lg2(b, l));
+  MlirValue none = attn_b_cmpf(b, ATTN_B_F_OEQ, l, attn_b_f32(b, 0.0f));
+  return attn_b_select(b, none, attn_b_f32(b, INFINITY),
+                       attn_b_mulf(b, sum, attn_b_f32(b, 0.6931471805599453f)));
 }

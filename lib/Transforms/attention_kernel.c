@@ -2,7 +2,9 @@
 //
 // lower-tile-to-hopper and lower-tile-to-mma both lower the attention tile
 // program attn-tile writes, and both begin by reading what it computes: the
-// arguments (q, k, v, out), their shapes and element type, the tile
+// arguments (q, k, v, out, and lse when the kernel is the forward of a
+// backward: tile.attention's lse, tile.row_lse at its end), their shapes
+// and element type, the tile
 // allocations' block sizes and the tile.attention dictionary (mods, scale,
 // causal, rope). attn_attention_describe does that once, checking each
 // against the limits of the caller's kernel family (struct
@@ -37,17 +39,22 @@
 /// The tile ops of the attention program attn-tile writes, in order:
 /// "rope?" a tile.rope when the kernel has RoPE, "scores*" any run of
 /// tile.score_mod and tile.score_fn (the modifiers in mods' order), "masks*"
-/// any number of tile.mask_fn.
+/// any number of tile.mask_fn, "lse?" the op after it when the kernel
+/// writes lse (the row vector's tile.alloc; tile.row_lse and its
+/// tile.store).
 static const char *const program[] = {
     ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_PROGRAM_ID, ATTN_OP_TILE_ALLOC,
     ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,
     ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,      ATTN_OP_TILE_ALLOC,
+    "lse?",                  ATTN_OP_TILE_ALLOC,
     ATTN_OP_TILE_LOAD,       "rope?",                 ATTN_OP_TILE_FILL,
     ATTN_OP_TILE_FILL,       ATTN_OP_TILE_FILL,       ATTN_OP_TILE_LOAD,
     "rope?",                 ATTN_OP_TILE_LOAD,       ATTN_OP_TILE_MMA,
     "scores*",               ATTN_OP_TILE_MASK,       "masks*",
     ATTN_OP_TILE_SOFTMAX_UPDATE, ATTN_OP_TILE_MMA,
     ATTN_OP_TILE_NORMALIZE,  ATTN_OP_TILE_STORE,
+    "lse?",                  ATTN_OP_TILE_ROW_LSE,
+    "lse?",                  ATTN_OP_TILE_STORE,
 };
 
 static MlirWalkResult collect_tile(MlirOperation op, void *user) {
@@ -76,14 +83,16 @@ static bool is_rope_of(MlirOperation op, const struct attn_hopper_kernel *k,
 }
 
 /// True when kernel is the attention tile program (with tile.rope or
-/// tile.rope_positions on Q and K, as k says, when k->rope is set); its
+/// tile.rope_positions on Q and K, as k says, when k->rope is set; with
+/// k->lse, ending in tile.row_lse and its store to lse, the argument); its
 /// tile.score_fn and tile.mask_fn ops, in order, go into fns (at most max
 /// of each: more are counted in *nscore, *nmask, but not stored). *named is
 /// set when a tile.score_mod names more than the scale (the kernels compute
 /// softcap and ALiBi as the bodies attn-tile writes, not as tile.score_mod).
 static bool is_attention_program(MlirOperation kernel,
                                  const struct attn_hopper_kernel *k,
-                                 MlirOperation *score_fns, int *nscore,
+                                 MlirValue lse, MlirOperation *score_fns,
+                                 int *nscore,
                                  MlirOperation *mask_fns, int *nmask, int max,
                                  bool *named) {
   struct attn_op_list ops = {0};
@@ -94,6 +103,11 @@ static bool is_attention_program(MlirOperation kernel,
   *nscore = *nmask = 0;
   *named = false;
   for (size_t p = 0; ok && p < sizeof program / sizeof *program; ++p) {
+    if (!strcmp(program[p], "lse?")) {
+      if (!k->lse)
+        ++p; // not this kernel's
+      continue;
+    }
     if (!strcmp(program[p], "rope?")) {
       if (k->rope)
         ok = i < ops.n && is_rope_of(ops.ops[i++], k, nropes++ > 0);
@@ -127,6 +141,8 @@ static bool is_attention_program(MlirOperation kernel,
     ok = i < ops.n && attn_op_is(ops.ops[i++], program[p]);
   }
   ok = ok && i == ops.n;
+  if (ok && k->lse) // the last tile.store writes lse
+    ok = mlirValueEqual(mlirOperationGetOperand(ops.ops[ops.n - 1], 1), lse);
   free(ops.ops);
   return ok;
 }
@@ -171,22 +187,25 @@ static bool read_as_positions(MlirValue v) {
   return false;
 }
 
-/// Finds the kernel's nargs arguments q, k, v and out by their
-/// tile.arg_names (attn-tile keeps the program's argument order, out last;
-/// the others are captures: "gate", "q_segments", "capture0", ...): their
-/// positions in pos[0 .. 3] (the enum attn_hopper_arg order). False unless
-/// each is there once.
-static bool find_qkvo(MlirOperation kernel, intptr_t nargs, int pos[4]) {
-  static const char *role[4] = {"q", "k", "v", "out"};
+/// Finds the kernel's nargs arguments q, k, v, out and lse (the forward of
+/// a backward: attn-tile writes it after out) by their tile.arg_names
+/// (attn-tile keeps the program's argument order, out last; the others are
+/// captures: "gate", "q_segments", "capture0", ...): their positions in
+/// pos[0 .. 4] (the enum attn_hopper_arg order; pos[4] -1 without lse).
+/// False unless each of the first four is there once, and lse at most once.
+static bool find_qkvo(MlirOperation kernel, intptr_t nargs,
+                      int pos[ATTN_HOPPER_ARG_CAPTURE]) {
+  static const char *role[ATTN_HOPPER_ARG_CAPTURE] = {"q", "k", "v", "out",
+                                                      "lse"};
   MlirAttribute names = attn_attr_get(kernel, ATTN_TILE_ARG_NAMES_ATTR);
   bool ok = !mlirAttributeIsNull(names) && mlirAttributeIsAArray(names) &&
             mlirArrayAttrGetNumElements(names) == nargs;
-  for (int r = 0; r < 4; ++r)
+  for (int r = 0; r < ATTN_HOPPER_ARG_CAPTURE; ++r)
     pos[r] = -1;
   for (intptr_t i = 0; ok && i < nargs; ++i) {
     MlirAttribute n = mlirArrayAttrGetElement(names, i);
     ok = mlirAttributeIsAString(n);
-    for (int r = 0; ok && r < 4; ++r)
+    for (int r = 0; ok && r < ATTN_HOPPER_ARG_CAPTURE; ++r)
       if (attn_str_eq(mlirStringAttrGetValue(n), role[r])) {
         ok = pos[r] < 0;
         pos[r] = (int)i;
@@ -289,10 +308,10 @@ static bool describe_attention(MlirAttribute att,
         !attn_str_eq(key, "rope") && !attn_str_eq(key, "mods") &&
         !attn_str_eq(key, "softcap") && !attn_str_eq(key, "alibi") &&
         !attn_str_eq(key, "window") && !attn_str_eq(key, "gate_block") &&
-        !attn_str_eq(key, "document")) {
+        !attn_str_eq(key, "document") && !attn_str_eq(key, "lse")) {
       snprintf(why, wlen,
                "%s computes scale, causal, softcap, alibi, window, RoPE, "
-               "score and mask functions only",
+               "score and mask functions and lse only",
                f->kernel);
       snprintf(detail, dlen, "'%.*s'", (int)key.length, key.data);
       return false;
@@ -306,6 +325,9 @@ static bool describe_attention(MlirAttribute att,
   }
   a = attn_dict_get(att, "causal");
   k->causal = mlirAttributeIsABool(a) && mlirBoolAttrGetValue(a);
+  a = attn_dict_get(att, "lse");
+  k->lse = !mlirAttributeIsNull(a) && mlirAttributeIsABool(a) &&
+           mlirBoolAttrGetValue(a);
   if (!describe_mods(att, f, k, why, wlen, detail, dlen))
     return false;
   MlirAttribute rope = attn_dict_get(att, "rope");
@@ -356,22 +378,23 @@ static const char *capture_dtype(MlirType e) {
 /// into k, and their order into k->args; false with why (and detail) when
 /// the kernels cannot take one.
 static bool describe_captures(MlirOperation kernel, MlirBlock body,
-                              const int pos[4],
+                              const int pos[ATTN_HOPPER_ARG_CAPTURE],
                               const struct attn_attention_family *f,
                               struct attn_hopper_kernel *k, char *why,
                               size_t wlen, char *detail, size_t dlen) {
   intptr_t n = mlirBlockGetNumArguments(body);
-  if (n - 4 > ATTN_HOPPER_MAX_CAPTURES) {
+  intptr_t roles = pos[ATTN_HOPPER_ARG_LSE] >= 0 ? 5 : 4;
+  if (n - roles > ATTN_HOPPER_MAX_CAPTURES) {
     snprintf(why, wlen, "%s reads at most %d captured tensors", f->kernel,
              ATTN_HOPPER_MAX_CAPTURES);
-    snprintf(detail, dlen, "%ld", (long)(n - 4));
+    snprintf(detail, dlen, "%ld", (long)(n - roles));
     return false;
   }
   MlirAttribute names = attn_attr_get(kernel, ATTN_TILE_ARG_NAMES_ATTR);
   k->nargs = (int)n;
   for (intptr_t i = 0; i < n; ++i) {
     int role = -1;
-    for (int r = 0; r < 4; ++r)
+    for (int r = 0; r < ATTN_HOPPER_ARG_CAPTURE; ++r)
       role = pos[r] == i ? r : role;
     if (role >= 0) {
       k->args[i] = role;
@@ -508,11 +531,11 @@ bool attn_attention_describe(MlirOperation kernel,
   memset(k, 0, sizeof *k);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
   intptr_t nargs = mlirBlockGetNumArguments(body);
-  int pos[4];
+  int pos[ATTN_HOPPER_ARG_CAPTURE];
   bool named = nargs >= 4 && find_qkvo(kernel, nargs, pos);
   for (intptr_t i = 0; named && i < nargs; ++i) // the others: captures
     named = i == pos[0] || i == pos[1] || i == pos[2] || i == pos[3] ||
-            read_by_body(mlirBlockGetArgument(body, i)) ||
+            i == pos[4] || read_by_body(mlirBlockGetArgument(body, i)) ||
             read_as_positions(mlirBlockGetArgument(body, i));
   if (!named && nargs != 4) {
     snprintf(why, wlen, "the kernel does not take exactly (q, k, v, out)");
@@ -579,6 +602,27 @@ bool attn_attention_describe(MlirOperation kernel,
   if (!describe_attention(attn_attr_get(kernel, "tile.attention"), f, k, user,
                           why, wlen, detail, dlen))
     return false;
+  // lse: [B, H, N] f32, the argument attn-tile names so, exactly when
+  // tile.attention says the kernel writes it.
+  MlirValue lse = {NULL};
+  if (pos[ATTN_HOPPER_ARG_LSE] >= 0) {
+    lse = mlirBlockGetArgument(body, pos[ATTN_HOPPER_ARG_LSE]);
+    int64_t l[8];
+    MlirType t = mlirValueGetType(lse);
+    if (!mlirTypeIsAMemRef(t) || attn_static_shape(t, l) != 3 ||
+        l[0] != k->batch || l[1] != k->heads || l[2] != k->seq_q ||
+        !mlirTypeIsAF32(mlirShapedTypeGetElementType(t))) {
+      snprintf(why, wlen, "%s writes lse as f32 [batch, heads, rows]",
+               f->kernel);
+      return false;
+    }
+  }
+  if (k->lse != !mlirValueIsNull(lse)) {
+    snprintf(why, wlen,
+             "tile.attention's lse must be set exactly when the kernel takes "
+             "an argument lse");
+    return false;
+  }
   if (!describe_captures(kernel, body, pos, f, k, why, wlen, detail, dlen))
     return false;
   if (!positions_agree(attn_attr_get(kernel, "tile.attention"), k)) {
@@ -590,8 +634,8 @@ bool attn_attention_describe(MlirOperation kernel,
   MlirOperation score_fns[ATTN_HOPPER_MAX_FNS], mask_fns[ATTN_HOPPER_MAX_FNS];
   int nscore, nmask;
   bool score_mods;
-  if (!is_attention_program(kernel, k, score_fns, &nscore, mask_fns, &nmask,
-                            ATTN_HOPPER_MAX_FNS, &score_mods)) {
+  if (!is_attention_program(kernel, k, lse, score_fns, &nscore, mask_fns,
+                            &nmask, ATTN_HOPPER_MAX_FNS, &score_mods)) {
     snprintf(why, wlen,
              "the kernel is not the attention tile program attn-tile writes");
     return false;
@@ -631,7 +675,7 @@ bool attn_attention_describe(MlirOperation kernel,
 void attn_attention_arg_names(struct attn_strbuf *b,
                               const struct attn_hopper_kernel *k,
                               const char *q_as, const char *k_as) {
-  const char *role[4] = {q_as, k_as, "v", "out"};
+  const char *role[ATTN_HOPPER_ARG_CAPTURE] = {q_as, k_as, "v", "out", "lse"};
   for (int i = 0; i < attn_hopper_nargs(k); ++i) {
     int a = attn_hopper_arg_at(k, i);
     attn_strbuf_printf(b, "%s\"%s\"", i ? ", " : "",

@@ -1444,21 +1444,25 @@ static bool tile_function(MlirOperation func,
   // beside O in the consumers' registers; 64 there with a score_mod body,
   // whose values per element spilled beside 80), 384 threads.
   // The mma.sync kernel's: 128 query rows (eight warps of 16), 64 keys.
+  // The backward has no tensor-core kernel yet: its kernels keep the plain
+  // path's tiles under kernel=hopper and kernel=mma too (the drivers send
+  // them on to lower-tile-to-gpu, the forward to the tensor cores).
+  bool hopper = o->hopper && !s.grad, mma = o->mma && !s.grad;
   s.bm = o->block_m ? o->block_m
-         : o->hopper || o->mma ? 128
-         : s.grad              ? pick_grad_block(d, dv)
-                               : pick_block(d, dv);
+         : hopper || mma ? 128
+         : s.grad        ? pick_grad_block(d, dv)
+                         : pick_block(d, dv);
   s.bn = o->block_n ? o->block_n
-         : o->hopper ? (d != 256 || dv != 256       ? 128
-                        : mlirBlockIsNull(s.score_fn) ? 80
-                                                      : 64)
-         : o->mma    ? 64
-         : s.grad    ? pick_grad_block(d, dv)
-                     : pick_block(d, dv);
+         : hopper ? (d != 256 || dv != 256       ? 128
+                     : mlirBlockIsNull(s.score_fn) ? 80
+                                                   : 64)
+         : mma    ? 64
+         : s.grad ? pick_grad_block(d, dv)
+                  : pick_block(d, dv);
   s.threads = o->threads ? o->threads
-              : o->hopper ? 384
-              : o->mma    ? 2 * s.bm
-                          : 128;
+              : hopper ? 384
+              : mma    ? 2 * s.bm
+                       : 128;
   MlirStringRef name;
   if (!attn_attr_str(func, "sym_name", &name))
     return attn_emit_errorf(func, "function has no name");

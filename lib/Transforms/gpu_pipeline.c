@@ -5,7 +5,8 @@
 // chip is sm_90a and every attention and GEMM is one they compute; on the
 // other chips from sm_80 on, the mma.sync kernel where it computes every
 // attention (GEMMs then take the plain path); the plain arithmetic path
-// otherwise (or when asked).
+// otherwise (or when asked). The backward's kernels (attn.fused_grad) take
+// the plain path beside the tensor-core forwards with lse that feed them.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/CostModel/cost_model.h"
@@ -109,13 +110,14 @@ bool attn_hopper_supports(MlirOperation fused, const char **why) {
       if (computed)
         continue;
     }
+    // lse (attn-grad's forward): the kernels write the row log-sum-exp too.
     if (!attn_str_eq(name, "scale") && !attn_str_eq(name, "causal") &&
         !attn_str_eq(name, "rope") && !attn_str_eq(name, "softcap") &&
         !attn_str_eq(name, "alibi") && !attn_str_eq(name, "window") &&
-        !attn_str_eq(name, "gate_block")) {
+        !attn_str_eq(name, "gate_block") && !attn_str_eq(name, "lse")) {
       *why = "the Hopper kernel computes scale, causal, softcap, alibi, "
-             "window, gate, document masks, score and mask functions and "
-             "RoPE only";
+             "window, gate, document masks, score and mask functions, "
+             "RoPE and lse only";
       return false;
     }
   }
@@ -171,6 +173,7 @@ static int64_t head_dim_of(MlirOperation fused) {
 struct scan {
   bool any, all_hopper, comm;
   bool attn, all_mma; // attention ops; the mma.sync kernel computes them all
+  bool grad;          // backward ops (attn.fused_grad)
   bool grad_hopper;   // a backward the Hopper lowering computes
 };
 
@@ -183,13 +186,11 @@ static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
   if (attn_op_is(op, ATTN_OP_FUSED_GRAD)) {
     // lower-tile-to-hopper builds the backward of the first supported case
     // (lower_tile_to_hopper_grad.c); the others, and every backward on the
-    // mma.sync path, take the plain path (issue 29). The forward with lse
-    // is judged by attn_hopper_supports.
-    s->any = s->attn = true;
-    bool ok = attn_hopper_grad_supports(op, &why);
-    s->all_hopper &= ok;
-    s->grad_hopper |= ok;
-    s->all_mma = false;
+    // mma.sync path, take the plain path (issue 29). The forwards beside
+    // them (with lse) are judged by attn_hopper_supports and still get the
+    // tensor-core kernels.
+    s->grad = true;
+    s->grad_hopper |= attn_hopper_grad_supports(op, &why);
   } else if (attn_op_is(op, ATTN_OP_FUSED)) {
     s->any = s->attn = true;
     // The mma.sync kernel takes the Hopper kernel's programs but head dim
@@ -233,7 +234,7 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
                                        const char *tile_options,
                                        const char *hopper_options,
                                        struct attn_strbuf *out) {
-  struct scan s = {false, true, false, false, true, false};
+  struct scan s = {.all_hopper = true, .all_mma = true};
   mlirOperationWalk(module, scan_kernels, &s, MlirWalkPreOrder);
   // Collectives on a matmul's result or operand: comm-schedule fuses them
   // into comm.fused_matmul, which only the Hopper lowering takes (on other
@@ -272,16 +273,25 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
   if (hopper) {
     // Hopper tiles (attn-tile's kernel=hopper): 128 query rows (two
     // consumer warpgroups) and 128 keys; GEMM tiles 128 rows by 64 to 256
-    // (attn_tile_hopper_gemm_shape), K steps of 64.
+    // (attn_tile_hopper_gemm_shape), K steps of 64. Backward kernels keep
+    // the plain path's tiles and go on to lower-tile-to-gpu.
     attn_strbuf_printf(out,
-                       "attn-tile{%s%s},lower-tile-to-hopper{chip=%s %s}",
+                       "attn-tile{%s%s},lower-tile-to-hopper{chip=%s %s%s}",
                        asks_hopper(user) ? "" : "kernel=hopper ", user, chip,
+                       s.grad ? "grad-fallback=true " : "",
                        hopper_options ? hopper_options : "");
+    if (!s.grad)
+      return ATTN_GPU_KERNEL_HOPPER;
+    attn_strbuf_printf(out, ",lower-tile-to-gpu{chip=%s", chip);
+    if (features && *features)
+      attn_strbuf_printf(out, " features=%s", features);
+    attn_strbuf_printf(out, "}");
     return ATTN_GPU_KERNEL_HOPPER;
   }
   if (mma) {
     // 128 query rows (eight warps of 16) and 64 keys; GEMMs (plain tiles
-    // with kernel=mma) go on to lower-tile-to-gpu.
+    // with kernel=mma) and backward kernels (the plain path's tiles) go on
+    // to lower-tile-to-gpu.
     attn_strbuf_printf(out,
                        "attn-tile{kernel=mma %s},lower-tile-to-mma{chip=%s},"
                        "lower-tile-to-gpu{chip=%s",

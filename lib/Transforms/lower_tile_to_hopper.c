@@ -91,6 +91,7 @@ struct hopper_options {
   char chip[16];        // must be sm_90a: the kernel uses wgmma and setmaxnreg
   char gpu[32];         // the cost model's hardware: rope=auto, SM count
   bool fallback;
+  bool grad_fallback;   // backward kernels without a Hopper backward stay
   long stages;          // 0: by head dim
   enum placement rope;  // auto: the program's rope.strategy, else split
   bool persistent;      // a few CTAs looping over the tiles
@@ -119,6 +120,10 @@ static int gpu_sms(const struct hopper_options *o) {
 static const struct attn_pass_option hopper_options_help[] = {
     {"fallback", "leave kernels without a Hopper lowering to lower-tile-to-gpu "
                  "instead of failing (default false)"},
+    {"grad-fallback", "leave backward kernels (tile.attention_grad) without a "
+                      "Hopper backward to lower-tile-to-gpu instead of failing, "
+                      "the forwards still held to the Hopper kernel (default "
+                      "false; the drivers set it for a module with a backward)"},
     {"chip", "the target chip; the kernel needs sm_90a (default)"},
     {"gpu", "hardware the cost model prices rope=auto for, and whose SMs "
             "the persistent kernels fill (default H200)"},
@@ -191,6 +196,7 @@ static void hopper_init(void *opts) {
   snprintf(o->chip, sizeof o->chip, "sm_90a");
   snprintf(o->gpu, sizeof o->gpu, "%s", ATTN_COST_DEFAULT_GPU);
   o->fallback = false;
+  o->grad_fallback = false;
   o->stages = 0;
   o->rope = PLACE_AUTO;
   o->persistent = true;
@@ -242,6 +248,13 @@ static bool hopper_set(void *opts, const char *name, const char *value,
       return true;
     snprintf(err, errlen, "option 'fallback' expects true or false, found '%s'",
              value);
+    return false;
+  }
+  if (!strcmp(name, "grad-fallback")) {
+    if (attn_parse_bool_option(value, &o->grad_fallback))
+      return true;
+    snprintf(err, errlen,
+             "option 'grad-fallback' expects true or false, found '%s'", value);
     return false;
   }
   if (!strcmp(name, "own-last")) {
@@ -344,7 +357,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
-           "chip, gpu, fallback, stages, rope, persistent, ctas, q-rope, "
+           "chip, gpu, fallback, grad-fallback, stages, rope, persistent, ctas, q-rope, "
            "tile-overhead, consumers, rescale, row-sum, pv-wait, kv-barriers, epilogue, "
            "group-m, own-last or split-k)",
            name);
@@ -838,7 +851,8 @@ static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
     ok = !mlirAttributeIsNull(mm) && mlirAttributeIsADictionary(mm)
              ? attn_hopper_lower_gemm(funcs.ops[i], mm, &go, &lowered)
          : !mlirAttributeIsNull(grad) && mlirAttributeIsADictionary(grad)
-             ? attn_hopper_lower_grad(funcs.ops[i], grad, o->fallback,
+             ? attn_hopper_lower_grad(funcs.ops[i], grad,
+                                      o->fallback || o->grad_fallback,
                                       &lowered)
              : lower_kernel(funcs.ops[i], o, &lowered);
   }

@@ -12,7 +12,8 @@
 // kernel. It is the tensor-core path of every chip but sm_90a, which has
 // lower-tile-to-hopper. The result is an llvm.func in
 // `gpu.module @attn_kernels` whose `attn.launch` attribute is its manifest
-// entry: four pointers, like the plain kernels, with dynamic shared memory.
+// entry: four pointers, like the plain kernels (five with lse: the forward
+// of a backward writes the row log-sum-exp too), with dynamic shared memory.
 //
 //   func.func @f(%q: memref<BxHxNx128xbf16>, ...) attributes {tile.kernel,
 //       tile.attention = {...}} { <attention tile program, BM=128 BN=64> }
@@ -311,10 +312,12 @@ static bool lower_tile_to_mma_run(MlirOperation module, const void *opts) {
   bool ok = !funcs.failed;
   for (size_t i = 0; ok && i < funcs.n; ++i) {
     MlirOperation f = funcs.ops[i];
-    // GEMM kernels are lower-tile-to-gpu's.
+    // GEMM kernels are lower-tile-to-gpu's, and so are the backward's (no
+    // mma.sync backward yet, issue 29).
     if (!attn_tile_is_kernel(f) ||
         !mlirAttributeIsNull(mlirOperationGetAttributeByName(
-            f, mlirStringRefCreateFromCString(ATTN_TILE_MATMUL_ATTR))))
+            f, mlirStringRefCreateFromCString(ATTN_TILE_MATMUL_ATTR))) ||
+        !mlirAttributeIsNull(attn_attr_get(f, "tile.attention_grad")))
       continue;
     if (!smem_limit(o->chip)) {
       // mma.sync on bf16 needs sm_80: leave every kernel, or say so at it.

@@ -74,6 +74,7 @@ struct job {
   int role_of_arg[ATTN_RUN_ROLES]; // role of argument i
   bool has[ATTN_RUN_ROLES];        // roles present (the output always)
   int out;          // the output's role: ATTN_RUN_OUT, or ATTN_RUN_C
+  bool lse;         // attn.fused writes lse too (attn-grad's forward)
   bool out_is_read; // the output holds an input on entry (c += a * b)
   struct attn_ref_problem p;
   bool matmul;
@@ -150,7 +151,10 @@ void attn_run_jobs_release(struct job *jobs, int n);
 /// type. Captured tensors are uniform in [-1, 1] (floats) or in
 /// [0, x->capture_ids) (integers; 4 when 0). The reference evaluates j's
 /// bodies unless j->p already has a score_fn or mask_fn hook (the caller's
-/// own). Returns 0 pass, 1 fail, -1 error (printed to stderr).
+/// own). A forward that writes lse as well (attn.fused with lse, the
+/// program's own) is called with out and lse, and both are compared (lse
+/// with attn_reference_grad's, as attn_run_grad_job compares it). Returns 0
+/// pass, 1 fail, -1 error (printed to stderr).
 int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
                  struct attn_rng *rng, FILE *out);
 
@@ -158,9 +162,10 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
 /// backward @f__grad (attn-tile's kernels f__grad__dkdv and f__grad__dq,
 /// or the launch program f__grad where the lowering made one). Draws
 /// fresh inputs and dO, runs the forward with lse then the backward, and
-/// compares lse, dq, dk and dv with attn_reference_grad in float64,
-/// printing one line to out. tolerance <= 0 picks one by element type (lse
-/// always 1e-4 then). Returns as attn_run_job does.
+/// compares lse, dq, dk and dv with attn_reference_grad and the forward's
+/// out with attn_reference in float64, printing one line to out.
+/// tolerance <= 0 picks one by element type (lse always 1e-4 then). Returns
+/// as attn_run_job does.
 int attn_run_grad_job(struct attn_executor *x, const struct job *j,
                       double tolerance, struct attn_rng *rng, FILE *out);
 

@@ -191,6 +191,7 @@ static bool describe(MlirOperation func, MlirOperation fused, struct job *j) {
   }
   j->has[ATTN_RUN_OUT] = true;
   j->out = ATTN_RUN_OUT;
+  j->lse = c.lse;
   attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 0)), q);
   attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 1)), k);
   attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 2)), v);
@@ -700,10 +701,16 @@ static void free_reference(struct ref_bodies *rb) {
   attn_body_eval_destroy(rb->fns.mask);
 }
 
+static int run_lse_job(struct attn_executor *x, const struct job *j,
+                       double tolerance, struct attn_rng *rng, FILE *out,
+                       bool backward);
+
 int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
                  struct attn_rng *rng, FILE *out) {
   if (j->matmul)
     return run_matmul_job(x, j, tolerance, rng, out);
+  if (j->lse) // a forward that writes lse too: both are checked
+    return run_lse_job(x, j, tolerance, rng, out, false);
   struct attn_ref_problem p = j->p;
   size_t n[ATTN_RUN_ROLES], bytes[ATTN_RUN_ROLES];
   void *bufs[ATTN_RUN_ROLES] = {NULL};
@@ -807,6 +814,15 @@ int attn_run_grad_job(struct attn_executor *x, const struct job *j,
                       double tolerance, struct attn_rng *rng, FILE *out) {
   if (j->matmul)
     return attn_run_job(x, j, tolerance, rng, out);
+  return run_lse_job(x, j, tolerance, rng, out, true);
+}
+
+/// The forward with lse (out and lse checked against float64), then with
+/// backward the backward on a fresh dO (dq, dk and dv checked too): one
+/// line each job.
+static int run_lse_job(struct attn_executor *x, const struct job *j,
+                       double tolerance, struct attn_rng *rng, FILE *out,
+                       bool backward) {
   static const char *const gname[G_NUM] = {"out", "lse", "dout",
                                            "dq",  "dk",  "dv"};
   struct attn_ref_problem p = j->p;
@@ -818,6 +834,7 @@ int attn_run_grad_job(struct attn_executor *x, const struct job *j,
   void *g[G_NUM] = {NULL};
   size_t gn[G_NUM], gbytes[G_NUM];
   double *want[G_NUM] = {NULL}, *got = NULL, *scratch = NULL, *dout = NULL;
+  double *want_out = NULL; // out in float64 (want[G_OUT] is unused)
   int rc = -1;
   role_sizes(j, n);
   size_t es = (size_t)j->elem_bits / 8;
@@ -846,7 +863,8 @@ int attn_run_grad_job(struct attn_executor *x, const struct job *j,
   for (int c = 0; c < j->ncaptures; ++c)
     ok &= (caps[c] = malloc(8 * j->captures[c].count)) != NULL;
   ok &= (got = malloc(8 * (most ? most : 1))) != NULL &&
-        (scratch = malloc(8 * (most ? most : 1))) != NULL;
+        (scratch = malloc(8 * (most ? most : 1))) != NULL &&
+        (want_out = malloc(8 * (gn[G_OUT] ? gn[G_OUT] : 1))) != NULL;
   if (!ok) {
     fprintf(stderr, "%s: error: out of memory for '%s'\n", tool, j->name);
     goto out;
@@ -861,7 +879,8 @@ int attn_run_grad_job(struct attn_executor *x, const struct job *j,
   if (!bind_reference(j, bufs, refs, caps, n, &rb, &p))
     goto out;
   if (!attn_reference_grad(&p, refs[0], refs[1], refs[2], dout, want[G_DQ],
-                           want[G_DK], want[G_DV], NULL, want[G_LSE])) {
+                           want[G_DK], want[G_DV], NULL, want[G_LSE]) ||
+      !attn_reference(&p, refs[0], refs[1], refs[2], want_out)) {
     fprintf(stderr, "%s: error: malformed problem for '%s'\n", tool, j->name);
     goto out;
   }
@@ -881,6 +900,28 @@ int attn_run_grad_job(struct attn_executor *x, const struct job *j,
       (struct attn_run_arg){gname[G_LSE], g[G_LSE], gbytes[G_LSE], true};
   if (!x->call(x, j->name, na + 2, args))
     goto out;
+  double err[G_NUM] = {0};
+  err[G_LSE] =
+      lse_error(g[G_LSE], es == 8, want[G_LSE], gn[G_LSE], got, scratch);
+  for (size_t e = 0; e < gn[G_OUT]; ++e)
+    got[e] = to_double(j, g[G_OUT], e);
+  err[G_OUT] = attn_rel_error(got, want_out, gn[G_OUT]);
+  double tol = default_tolerance(j, tolerance);
+  double lse_tol = tolerance > 0 ? tolerance : es == 8 ? 1e-10 : 1e-4;
+  if (!backward) {
+    bool pass = err[G_LSE] <= lse_tol && err[G_OUT] <= tol;
+    fprintf(out,
+            "%s: b=%lld h=%lld hk=%lld n=%lld m=%lld d=%lld dv=%lld causal=%d "
+            "rope=%d",
+            j->name, (long long)p.batch, (long long)p.heads,
+            (long long)p.kv_heads, (long long)p.seq_q, (long long)p.seq_k,
+            (long long)p.head_dim, (long long)p.value_dim, p.causal, p.rope);
+    print_features(out, j);
+    fprintf(out, " %s lse=%.3e rel_error=%.3e tolerance=%.1e %s\n",
+            elem_label(j), err[G_LSE], err[G_OUT], tol, pass ? "PASS" : "FAIL");
+    rc = pass ? 0 : 1;
+    goto out;
+  }
   for (int i = G_OUT; i <= G_DOUT; ++i)
     args[na + i] = (struct attn_run_arg){gname[i], g[i], gbytes[i], false};
   char prog[300], kernel[320];
@@ -904,20 +945,15 @@ int attn_run_grad_job(struct attn_executor *x, const struct job *j,
     if (!x->call(x, kernel, na + 4, args))
       goto out;
   }
-  double err[G_NUM] = {0};
-  err[G_LSE] =
-      lse_error(g[G_LSE], es == 8, want[G_LSE], gn[G_LSE], got, scratch);
   for (int i = G_DQ; i <= G_DV; ++i) {
     for (size_t e = 0; e < gn[i]; ++e)
       got[e] = to_double(j, g[i], e);
     err[i] = attn_rel_error(got, want[i], gn[i]);
   }
-  double tol = default_tolerance(j, tolerance);
-  double lse_tol = tolerance > 0 ? tolerance : es == 8 ? 1e-10 : 1e-4;
   if (tolerance <= 0 && es == 8 && has_fn_body(&p))
     tol = 1e-8; // the reference's derivative of a body is a difference
-  double worst = err[G_DQ];
-  for (int i = G_DK; i <= G_DV; ++i)
+  double worst = err[G_OUT];
+  for (int i = G_DQ; i <= G_DV; ++i)
     worst = err[i] > worst || isnan(err[i]) ? err[i] : worst;
   bool pass = err[G_LSE] <= lse_tol && worst <= tol;
   fprintf(out,
@@ -928,10 +964,10 @@ int attn_run_grad_job(struct attn_executor *x, const struct job *j,
           (long long)p.head_dim, (long long)p.value_dim, p.causal, p.rope);
   print_features(out, j);
   fprintf(out,
-          " %s lse=%.3e dq=%.3e dk=%.3e dv=%.3e rel_error=%.3e "
+          " %s lse=%.3e dq=%.3e dk=%.3e dv=%.3e out=%.3e rel_error=%.3e "
           "tolerance=%.1e %s\n",
-          elem_label(j), err[G_LSE], err[G_DQ], err[G_DK], err[G_DV], worst,
-          tol, pass ? "PASS" : "FAIL");
+          elem_label(j), err[G_LSE], err[G_DQ], err[G_DK], err[G_DV],
+          err[G_OUT], worst, tol, pass ? "PASS" : "FAIL");
   rc = pass ? 0 : 1;
 out:
   for (int r = 0; r < ATTN_RUN_ROLES; ++r)
@@ -948,6 +984,7 @@ out:
   }
   free(got);
   free(scratch);
+  free(want_out);
   return rc;
 }
 
