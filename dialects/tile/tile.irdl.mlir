@@ -28,7 +28,9 @@ irdl.dialect @tile {
   // [B, H, N] tensor (one value per row: the log-sum-exp, D = rowsum(dO O))
   // and a rank-1 tile: the same rows. Indices (row, col) for an [M, N]
   // matrix: the tile-sized window at (row, col); elements past either edge
-  // read as zero. The C verifier checks the count against the rank.
+  // read as zero, or as the optional "pad" : f64 (the backward's lse loads:
+  // +inf, a padding row that sees no key). The C verifier checks the count
+  // against the rank.
   irdl.operation @load {
     %src = irdl.base "!builtin.memref"
     %dst = irdl.base "!builtin.memref"

@@ -574,8 +574,13 @@ bool attn_tile_verify_op(MlirOperation op) {
       return attn_emit_errorf(op, "tile must be a static memref");
     return is_compute_tile(op, 0, "tile");
   }
-  if (attn_op_is(op, ATTN_OP_TILE_LOAD))
+  if (attn_op_is(op, ATTN_OP_TILE_LOAD)) {
+    MlirAttribute pad = attn_attr_get(op, "pad");
+    if (!mlirAttributeIsNull(pad) && !mlirAttributeIsAFloat(pad))
+      return attn_emit_errorf(op, "pad must be a float (what elements past "
+                                  "the source's edges read as)");
     return verify_copy(op, 0, 1);
+  }
   if (attn_op_is(op, ATTN_OP_TILE_STORE))
     return verify_copy(op, 1, 0);
   if (attn_op_is(op, ATTN_OP_TILE_ROPE))

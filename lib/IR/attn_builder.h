@@ -390,6 +390,12 @@ void attn_tile_build_fill(struct attn_builder *b, MlirValue tile, double value);
 void attn_tile_build_load(struct attn_builder *b, MlirValue source,
                           MlirValue tile, intptr_t n, const MlirValue *idx);
 
+/// tile.load {pad}: elements past source's edges read as pad (+inf for the
+/// backward's lse: a padding row sees no key), not zero.
+void attn_tile_build_load_padded(struct attn_builder *b, MlirValue source,
+                                 MlirValue tile, intptr_t n,
+                                 const MlirValue *idx, double pad);
+
 /// tile.store(tile, dest, idx[0..n)): copies tile into part of dest.
 void attn_tile_build_store(struct attn_builder *b, MlirValue tile,
                            MlirValue dest, intptr_t n, const MlirValue *idx);

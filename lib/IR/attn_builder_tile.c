@@ -51,9 +51,11 @@ void attn_tile_build_fill(struct attn_builder *b, MlirValue tile,
   build_void(b, ATTN_OP_TILE_FILL, 1, &tile, 1, &a);
 }
 
-/// tile.load / tile.store: two memrefs, then the indices.
+/// tile.load / tile.store: two memrefs, then the indices (and nattrs
+/// attributes: tile.load's pad).
 static void build_copy(struct attn_builder *b, const char *name, MlirValue x,
-                       MlirValue y, intptr_t n, const MlirValue *idx) {
+                       MlirValue y, intptr_t n, const MlirValue *idx,
+                       intptr_t nattrs, const MlirNamedAttribute *attrs) {
   MlirValue opd[2 + 4];
   if (n > 4) { // tensors are rank 4 at most
     attn_builder_fail(b,
@@ -64,17 +66,24 @@ static void build_copy(struct attn_builder *b, const char *name, MlirValue x,
   opd[1] = y;
   for (intptr_t i = 0; i < n; ++i)
     opd[2 + i] = idx[i];
-  build_void(b, name, 2 + n, opd, 0, NULL);
+  build_void(b, name, 2 + n, opd, nattrs, attrs);
 }
 
 void attn_tile_build_load(struct attn_builder *b, MlirValue source,
                           MlirValue tile, intptr_t n, const MlirValue *idx) {
-  build_copy(b, ATTN_OP_TILE_LOAD, source, tile, n, idx);
+  build_copy(b, ATTN_OP_TILE_LOAD, source, tile, n, idx, 0, NULL);
+}
+
+void attn_tile_build_load_padded(struct attn_builder *b, MlirValue source,
+                                 MlirValue tile, intptr_t n,
+                                 const MlirValue *idx, double pad) {
+  MlirNamedAttribute a = attn_b_named(b, "pad", attn_b_attr_f64(b, pad));
+  build_copy(b, ATTN_OP_TILE_LOAD, source, tile, n, idx, 1, &a);
 }
 
 void attn_tile_build_store(struct attn_builder *b, MlirValue tile,
                            MlirValue dest, intptr_t n, const MlirValue *idx) {
-  build_copy(b, ATTN_OP_TILE_STORE, tile, dest, n, idx);
+  build_copy(b, ATTN_OP_TILE_STORE, tile, dest, n, idx, 0, NULL);
 }
 
 /// Fills a[0..3) with a rotation's theta, rotary_dim and layout.

@@ -950,7 +950,10 @@ static void build_grad_rows(struct kernel *k) {
   build_load(k, ROLE_DOUT, T_DO, k->head, k->row);
   build_load(k, ROLE_OUT, T_O, k->head, k->row);
   MlirValue idx[] = {k->batch, k->head, k->row};
-  attn_tile_build_load(b, k->arg[ROLE_LSE], k->lse, 3, idx);
+  // Padding rows (past N) read lse = +inf, a row that sees no key, so that
+  // tile.exp_lse gives them P = 0: with 0 a score function's large scores
+  // overflowed exp2 there, and P dO (dO 0 there) made dV and dK NaN.
+  attn_tile_build_load_padded(b, k->arg[ROLE_LSE], k->lse, 3, idx, INFINITY);
   attn_tile_build_row_dot(b, k->tile[T_DO], k->tile[T_O], k->d);
 }
 

@@ -162,6 +162,21 @@ bool attn_hopper_grad_supports(MlirOperation grad, const char **why) {
       ignore, why);
 }
 
+/// Walk callback: stops at an op of the tile kernel's body the Hopper
+/// backward does not compute (a score or mask function, a score modifier:
+/// tile.attention_grad does not name them, the body does).
+static MlirWalkResult find_body_op(MlirOperation op, void *user) {
+  static const char *const refused[] = {
+      ATTN_OP_TILE_SCORE_FN, ATTN_OP_TILE_SCORE_FN_GRAD, ATTN_OP_TILE_MASK_FN,
+      ATTN_OP_TILE_SCORE_MOD, NULL};
+  for (int i = 0; refused[i]; ++i)
+    if (attn_op_is(op, refused[i])) {
+      *(const char **)user = refused[i];
+      return MlirWalkResultInterrupt;
+    }
+  return MlirWalkResultAdvance;
+}
+
 /// Reads the dkdv tile kernel into g (dq_bulk: option dq-reduce=bulk);
 /// false with why.
 static bool describe(MlirOperation kernel, MlirAttribute att, bool dq_bulk,
@@ -192,6 +207,13 @@ static bool describe(MlirOperation kernel, MlirAttribute att, bool dq_bulk,
   static const char *const ignore[] = {"part", NULL};
   if (!keys_supported(att, q[3], ignore, why))
     return false;
+  const char *found = NULL;
+  mlirOperationWalk(kernel, find_body_op, &found, MlirWalkPreOrder);
+  if (found) {
+    *why = "score and mask functions and score modifiers have no Hopper "
+           "backward (the kernel holds one)";
+    return false;
+  }
   struct attn_hopper_kernel *h = &g->k;
   h->bf16 = mlirTypeIsABF16(mlirShapedTypeGetElementType(qt));
   h->batch = q[0];

@@ -55,6 +55,14 @@ static void gen_fill(struct attn_tile_gen *g, int rank) {
 /// matrix is indexed (row, col) and bounded both ways.
 static void gen_copy_rows(struct attn_tile_gen *g, bool load);
 
+/// What a tile.load's elements past the source's edges read as: its pad
+/// attribute, else zero (tile.store has none: 0 is unused there).
+static double load_pad(struct attn_tile_gen *g) {
+  double pad = 0.0;
+  attn_attr_f64(g->op, "pad", &pad);
+  return pad;
+}
+
 static void gen_copy(struct attn_tile_gen *g, bool load) {
   struct attn_builder *b = g->b;
   int gi = load ? 0 : 1, ti = load ? 1 : 0;
@@ -71,7 +79,7 @@ static void gen_copy(struct attn_tile_gen *g, bool load) {
   MlirValue width = {NULL};
   if (matrix)
     width = attn_gen_index(g, glob[1]);
-  MlirValue zero = attn_gen_float(g, 0.0);
+  MlirValue zero = attn_gen_float(g, load_pad(g));
   struct attn_b_for loop;
   MlirValue e = attn_gen_open_loop(g, &loop, tile[0] * tile[1]);
   MlirValue ij[2];
@@ -118,7 +126,7 @@ static void gen_copy_rows(struct attn_tile_gen *g, bool load) {
   int gi = load ? 0 : 1, ti = load ? 1 : 0;
   MlirType narrow = narrow_elem(g, gi);
   MlirValue seq = attn_gen_index(g, g->dims[gi][2]);
-  MlirValue zero = attn_gen_float(g, 0.0);
+  MlirValue zero = attn_gen_float(g, load ? load_pad(g) : 0.0);
   struct attn_b_for loop;
   MlirValue i = attn_gen_open_loop(g, &loop, g->dims[ti][0]);
   MlirValue row = attn_b_addi(b, attn_gen_arg(g, 4), i);

@@ -142,6 +142,12 @@ def register(forward, backward):
         return (dq, dk, dv) + (None,) * (len(ctx.args) - 3)
 
     lib.register_autograd("attn::attention", op_backward, setup_context=setup_context)
+
+    def no_double_backward(ctx, *grads):
+        raise RuntimeError("attn: the backward of attn.attention is not differentiable "
+                           "(double backward is not supported)")
+    lib.register_autograd("attn::attention_backward", no_double_backward,
+                          setup_context=lambda ctx, inputs, output: None)
     _ops = (attention_op, None)
     return _ops
 

@@ -679,3 +679,13 @@ func.func @score_fn_f32_body_on_f64_scores(%s: memref<16x16xf64>, %i: index) {
   }) {seq_q = 16 : i64, seq_k = 16 : i64} : (memref<16x16xf64>, index, index, index, index) -> ()
   return
 }
+
+// -----
+
+func.func @load_pad_not_float(%src: memref<1x1x16x8xf32>) {
+  %t = "tile.alloc"() : () -> memref<16x8xf32>
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{pad must be a float (what elements past the source's edges read as)}}
+  "tile.load"(%src, %t, %c0, %c0, %c0) {pad = "inf"} : (memref<1x1x16x8xf32>, memref<16x8xf32>, index, index, index) -> ()
+  return
+}
