@@ -61,6 +61,11 @@ run test/Inputs/gqa_bf16.mlir --grad --chip=sm_80
 # h128_rope_causal, h128_norope_causal, h128_plain_f16,
 # h128_interleaved_full), the plain backward elsewhere.
 for f in "$root"/test/Inputs/hopper/g*.mlir; do run "${f#$root/}" --grad; done
+# The same with dq-reduce=bulk (dQ through shared memory and
+# cp.reduce.async.bulk instead of red.global.add.f32 per element).
+for f in "$root"/test/Inputs/hopper/g*.mlir; do
+  run "${f#$root/}" --grad --hopper-options=dq-reduce=bulk
+done
 # The forward with lse on the tensor-core kernels (issue 29): --grad
 # compiles the forward to the Hopper kernel (sm_90a) or the mma.sync kernel
 # (--chip=sm_80 --kernel=mma) and the backward to the Hopper backward or the plain path, and

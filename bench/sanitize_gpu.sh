@@ -157,6 +157,10 @@ add hopper-grad-d64-rp msRi  $H/g64_rope_full_f16.mlir --grad
 add hopper-grad-d128   msri  $H/g128_rope_causal_ragged.mlir --grad
 add hopper-grad-cross  msRi  $H/g128_cross_plain.mlir --grad
 add hopper-grad-gqa    msRi  $H/g128_gqa_interleaved_causal.mlir --grad
+# dq-reduce=bulk: dQ through a shared-memory tile per consumer warpgroup
+# and cp.reduce.async.bulk (racecheck: the tile's reuse across steps).
+add hopper-grad-bulk64  msri  $H/g64_causal_ragged.mlir --grad --hopper-options=dq-reduce=bulk
+add hopper-grad-bulk128 msri  $H/g128_rope_causal_ragged.mlir --grad --hopper-options=dq-reduce=bulk
 # The forwards with lse on the tensor-core kernels (issue 29): the Hopper
 # and mma.sync kernels' lse stores (attn-run --grad: their forward, then the
 # backward), with a key-list program, three consumers with the tensor

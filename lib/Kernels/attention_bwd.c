@@ -19,7 +19,9 @@
 //                      dV += P^T dO, dK += dS^T Q           (wgmma, A regs)
 //                      dQ += dS K                           (wgmma, dS^T
 //                                                          staged in smem)
-//                    dQ added into dq_acc with red.global.add.f32; query
+//                    dQ added into dq_acc with red.global.add.f32 (or,
+//                    dq_bulk, stored into shared memory and added a row
+//                    at a time by cp.reduce.async.bulk); query
 //                    blocks that see none of the CTA's keys (causal) are
 //                    never visited; the query heads of a K/V head's group
 //                    are walked in turn, so dK and dV sum over them; then
@@ -54,6 +56,10 @@
 #define PRODUCER_REGS 24
 #define CONSUMER_REGS 240
 #define CONSUMER_BAR 1 // named barrier of the two consumer warpgroups
+#define DQ_BAR 2       // dq_bulk: named barriers 2 and 3, one a warpgroup
+#define DQ_PITCH (64 * 4 + 16) // dq_bulk: a dQ tile row's bytes; the 16
+                               // bytes spread the 8 rows a store of the
+                               // fragment touches over the banks
 
 int64_t attn_hopper_bwd_rows(const struct attn_hopper_bwd *g) {
   return (g->k.seq_q + g->block_m - 1) / g->block_m * g->block_m;
@@ -73,11 +79,12 @@ int64_t attn_hopper_bwd_dk_bytes(const struct attn_hopper_bwd *g) {
 
 /// The main kernel's shared memory (offsets from the 1024-aligned base): K
 /// and V tiles (block_n rows), the dS^T tile (block_n x block_m), then per
-/// stage Q and dO (block_m rows), lse2 and D (block_m f32 each), then the
-/// mbarriers: kv, full[stages], empty[stages].
+/// stage Q and dO (block_m rows), lse2 and D (block_m f32 each), with
+/// dq_bulk the two consumer warpgroups' dQ tiles (64 rows of DQ_PITCH
+/// bytes each), then the mbarriers: kv, full[stages], empty[stages].
 struct layout {
   int64_t k_off, v_off, ds_off, st_off, st_bytes, do_off, l_off, d_off;
-  int64_t bar_off, end;
+  int64_t dq_off, bar_off, end;
 };
 
 static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
@@ -92,7 +99,8 @@ static void layout_of(const struct attn_hopper_bwd *g, struct layout *l) {
   l->l_off = 2 * bm * d * 2;
   l->d_off = l->l_off + bm * 4;
   l->st_bytes = round_up(l->d_off + bm * 4, 1024);
-  l->bar_off = l->st_off + g->stages * l->st_bytes;
+  l->dq_off = l->st_off + g->stages * l->st_bytes;
+  l->bar_off = l->dq_off + (g->dq_bulk ? 2 * 64 * DQ_PITCH : 0);
   l->end = l->bar_off + 8 * (1 + 2 * g->stages);
 }
 
@@ -368,6 +376,70 @@ static void issue_acc(const struct mk *m, MlirValue *acc, const MlirValue *a,
                     attn_k_desc_add(b, db, (int64_t)kk * 16 * 128), true);
 }
 
+/// dQ's 64 x 64 tile qa (the thread's m64n64 fragment fr) of the query rows
+/// from qrow0 (of dq_acc, padded: no bounds), columns from 64 dq_region,
+/// added into dq_acc a red.global.add.f32 per element.
+static void dq_red(const struct mk *m, const MlirValue *qa,
+                   const struct frag *fr, MlirValue qrow0,
+                   MlirValue dq_region) {
+  struct attn_builder *b = m->b;
+  int64_t d = m->g->k.head_dim;
+  // One base per thread (its first row and column); the others are
+  // constant offsets from it.
+  MlirValue row = attn_b_addi(b, qrow0, fr->row0);
+  MlirValue col = attn_b_addi(b, attn_k_mulc(b, dq_region, 64),
+                              attn_k_mulc(b, fr->lr, 2));
+  MlirValue base = at(b, m->dq, add64(b, mul64(b, row, d * 4), mul64(b, col, 4)));
+  for (int i = 0; i < 32; ++i)
+    attn_k_red_add_f32(
+        b, base,
+        (int32_t)((8 * ((i / 2) % 2) * d + 8 * (i / 4) + (i % 2)) * 4), qa[i]);
+}
+
+/// The same by the bulk-copy engine: the warpgroup (cw; wt its thread)
+/// stores the tile into its buffer once the previous step's reduces have
+/// read it, and its first 64 threads add a row each.
+static void dq_bulk_reduce(const struct mk *m, const MlirValue *qa,
+                           const struct frag *fr, MlirValue cw, MlirValue wt,
+                           MlirValue qrow0, MlirValue dq_region) {
+  struct attn_builder *b = m->b;
+  int64_t d = m->g->k.head_dim;
+  MlirValue bar = attn_k_addc(b, cw, DQ_BAR);
+  MlirValue tile_rel = attn_k_addc(b, attn_k_mulc(b, cw, 64 * DQ_PITCH),
+                                   m->l.dq_off); // from the base
+  MlirValue issuer = attn_k_cmpc(b, ATTN_B_ULT, wt, 64);
+  struct attn_b_if w;
+  attn_b_if_open(b, &w, issuer, 0, NULL, false);
+  attn_k_bulk_wait(b, 0, true);
+  attn_b_if_close(b, &w, 0, NULL);
+  attn_k_bar_sync(b, bar, 128);
+  // Pairs of adjacent columns: 8-byte stores, constant offsets from the
+  // thread's first.
+  MlirValue base = attn_k_smem_ptr(
+      b, m->smem,
+      attn_b_addi(b, tile_rel,
+                  attn_b_addi(b, attn_k_mulc(b, fr->row0, DQ_PITCH),
+                              attn_k_mulc(b, fr->lr, 8))));
+  for (int i = 0; i < 32; i += 2) {
+    int32_t c = (int32_t)(8 * ((i / 2) % 2) * DQ_PITCH + 4 * 8 * (i / 4));
+    MlirValue w2[2] = {qa[i], qa[i + 1]};
+    attn_k_store_vec(b, w2, 2, attn_k_gep_const(b, base, c));
+  }
+  attn_k_fence_proxy_async(b, false);
+  attn_k_bar_sync(b, bar, 128);
+  struct attn_b_if r;
+  attn_b_if_open(b, &r, issuer, 0, NULL, false);
+  MlirValue row = attn_b_addi(b, qrow0, wt);
+  MlirValue dst = at(b, m->dq,
+                     add64(b, mul64(b, row, d * 4),
+                           mul64(b, dq_region, 64 * 4)));
+  MlirValue src = attn_b_addi(
+      b, attn_b_addi(b, m->sbase, tile_rel), attn_k_mulc(b, wt, DQ_PITCH));
+  attn_k_bulk_reduce_add_f32(b, dst, src, 64 * 4);
+  attn_k_bulk_commit(b);
+  attn_b_if_close(b, &r, 0, NULL);
+}
+
 /// One consumer warpgroup (cw 0 or 1; wt its thread).
 static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   struct attn_builder *b = m->b;
@@ -551,16 +623,10 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   MlirValue bh = attn_b_addi(b, attn_k_mulc(b, m->bz, k->heads), h);
   MlirValue qrow0 = attn_b_addi(b, attn_k_mulc(b, bh, np),
                                 attn_k_mulc(b, qb, bm));
-  // One base per thread (its first row and column); the others are
-  // constant offsets from it.
-  MlirValue row = attn_b_addi(b, qrow0, fr.row0);
-  MlirValue col = attn_b_addi(b, attn_k_mulc(b, dq_region, 64),
-                              attn_k_mulc(b, fr.lr, 2));
-  MlirValue base = at(b, m->dq, add64(b, mul64(b, row, d * 4), mul64(b, col, 4)));
-  for (int i = 0; i < 32; ++i)
-    attn_k_red_add_f32(
-        b, base,
-        (int32_t)((8 * ((i / 2) % 2) * d + 8 * (i / 4) + (i % 2)) * 4), qa[i]);
+  if (g->dq_bulk)
+    dq_bulk_reduce(m, qa, &fr, cw, wt, qrow0, dq_region);
+  else
+    dq_red(m, qa, &fr, qrow0, dq_region);
   MlirValue next[ATTN_K_MAX_REGS];
   for (int i = 0; i < nd; ++i) {
     next[i] = dv[i];
@@ -570,6 +636,13 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   for (int i = 0; i < nd; ++i) {
     dv[i] = loop.results[i];
     dk[i] = loop.results[nd + i];
+  }
+  if (g->dq_bulk) {
+    // The last reduces done before the CTA's shared memory goes.
+    struct attn_b_if w;
+    attn_b_if_open(b, &w, attn_k_cmpc(b, ATTN_B_ULT, wt, 64), 0, NULL, false);
+    attn_k_bulk_wait(b, 0, false);
+    attn_b_if_close(b, &w, 0, NULL);
   }
 
   // dV (16-bit) and dK (f32, into dk_acc) of the rows below seq_k.

@@ -438,6 +438,20 @@ void attn_k_red_add_f32(struct attn_builder *b, MlirValue ptr, int32_t off,
   attn_k_asm(b, (MlirType){NULL}, "l,f", text, 2, opd);
 }
 
+void attn_k_bulk_reduce_add_f32(struct attn_builder *b, MlirValue dst,
+                                MlirValue src, int64_t bytes) {
+  // Inline PTX: MLIR 22's NVVM dialect has the tensor form only
+  // (nvvm.cp.async.bulk.tensor.reduce, which needs a tensor map), no
+  // non-tensor cp.reduce.async.bulk, and LLVM 22 no intrinsic for it.
+  char text[128];
+  snprintf(text, sizeof text,
+           "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 "
+           "[$0], [$1], %lld;",
+           (long long)bytes);
+  MlirValue opd[] = {dst, src};
+  attn_k_asm(b, (MlirType){NULL}, "l,r", text, 2, opd);
+}
+
 //===-- Registers and stores ----------------------------------------------===//
 
 MlirValue attn_k_pin(struct attn_builder *b, MlirValue v, const char *cons) {

@@ -588,10 +588,16 @@ bool attn_kernels_build_hopper_rope(MlirOperation gpu_module, MlirLocation loc,
 /// kernels of the pre placement, attn_kernels_build_hopper_rope, into the
 /// program's workspaces q_rot and k_rot) when k->rope is set.
 /// block_n: key rows per CTA (64 per consumer warpgroup); block_m: query
-/// rows per step; stages: the Q/dO/lse/D ring's depth.
+/// rows per step; stages: the Q/dO/lse/D ring's depth. dq_bulk: how the
+/// main kernel adds its dQ tiles into dq_acc: false, a red.global.add.f32
+/// per element from the accumulator registers; true, each consumer
+/// warpgroup's tile (64 query rows by 64 columns, f32) stored into a
+/// shared-memory buffer of its own and added by the bulk-copy engine
+/// (cp.reduce.async.bulk .add.f32, a row per thread of its first 64).
 struct attn_hopper_bwd {
   struct attn_hopper_kernel k;
   int block_m, block_n, stages;
+  bool dq_bulk;
 };
 
 /// Query rows padded to whole query blocks: the rows of the f32 workspaces
@@ -611,7 +617,8 @@ int64_t attn_hopper_bwd_smem_bytes(const struct attn_hopper_bwd *g);
 /// D per row, dq_acc zeroed), @<name>__main(q, k, v, dout, dv, rows,
 /// dq_acc, dk_acc, q_map, k_map, v_map, dout_map) (per key block of a K/V
 /// head: dK and dV in registers over the query blocks that see it, dQ added
-/// into dq_acc by red.global.add.f32; dv written, dk into dk_acc), and
+/// into dq_acc by red.global.add.f32 or, with g->dq_bulk, by bulk reduces
+/// from shared memory; dv written, dk into dk_acc), and
 /// @<name>__dq_out(dq_acc, dq), @<name>__dk_out(dk_acc, dk) (the scale, the
 /// inverse rotation of RoPE, the element type). Ops are located at loc
 /// named "bwd.*". False after an error diagnostic at loc; what it built but

@@ -277,6 +277,11 @@ void attn_k_bulk_copy_in(struct attn_builder *b, MlirValue dst, MlirValue src,
 /// plus off bytes.
 void attn_k_red_add_f32(struct attn_builder *b, MlirValue ptr, int32_t off,
                         MlirValue v);
+/// cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 of bytes (a
+/// multiple of 16) from shared address src (i32, 16-byte aligned) into
+/// global dst (!llvm.ptr, 16-byte aligned), in a bulk async-group.
+void attn_k_bulk_reduce_add_f32(struct attn_builder *b, MlirValue dst,
+                                MlirValue src, int64_t bytes);
 /// cp.async.bulk.commit_group; cp.async.bulk.wait_group[.read] n.
 void attn_k_bulk_commit(struct attn_builder *b);
 void attn_k_bulk_wait(struct attn_builder *b, int n, bool read);

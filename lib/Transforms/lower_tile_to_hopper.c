@@ -109,6 +109,7 @@ struct hopper_options {
   int row_sum;          // attention: mma (1), alu (0), by head dim (-1)
   int pv_wait;          // attention: late (1), early (0), by head dim (-1)
   int kv_barriers;      // attention: split (1), joint (0), by head dim (-1)
+  bool dq_bulk;         // backward: dq-reduce=bulk (else red)
 };
 
 /// SMs of option gpu (checked when the option was set): one persistent CTA
@@ -175,6 +176,11 @@ static const struct attn_pass_option hopper_options_help[] = {
                     "barriers of their own, so that a K slot refills once "
                     "Q.K has read it), joint (one pair per stage) or auto "
                     "(the default: split at head dim 256)"},
+    {"dq-reduce", "how the backward's main kernel adds dQ into its f32 "
+                  "workspace: red (a red.global.add.f32 per element from "
+                  "the registers, the default) or bulk (each consumer "
+                  "warpgroup's tile through shared memory, a "
+                  "cp.reduce.async.bulk add per row)"},
     {"tile-overhead", "what a tile costs the persistent kernel's schedule "
                       "beyond its key blocks, in key blocks (0: 2)"},
     {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
@@ -213,6 +219,7 @@ static void hopper_init(void *opts) {
   o->row_sum = -1;
   o->pv_wait = -1;
   o->kv_barriers = -1;
+  o->dq_bulk = false;
 }
 
 /// Option `name`'s value among auto, a and b: *out = -1, 0 or 1; false with
@@ -310,6 +317,14 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   if (!strcmp(name, "kv-barriers"))
     return parse_choice(name, value, "joint", "split", &o->kv_barriers, err,
                         errlen);
+  if (!strcmp(name, "dq-reduce")) {
+    o->dq_bulk = !strcmp(value, "bulk");
+    if (o->dq_bulk || !strcmp(value, "red"))
+      return true;
+    snprintf(err, errlen, "option 'dq-reduce' expects red or bulk, found '%s'",
+             value);
+    return false;
+  }
   if (!strcmp(name, "tile-overhead"))
     return attn_parse_int_option(name, value, 0, 64, &o->tile_overhead, err,
                                  errlen);
@@ -359,7 +374,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
            "chip, gpu, fallback, grad-fallback, stages, rope, persistent, ctas, q-rope, "
            "tile-overhead, consumers, rescale, row-sum, pv-wait, kv-barriers, epilogue, "
-           "group-m, own-last or split-k)",
+           "group-m, own-last, split-k or dq-reduce)",
            name);
   return false;
 }
@@ -853,7 +868,7 @@ static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
          : !mlirAttributeIsNull(grad) && mlirAttributeIsADictionary(grad)
              ? attn_hopper_lower_grad(funcs.ops[i], grad,
                                       o->fallback || o->grad_fallback,
-                                      &lowered)
+                                      o->dq_bulk, &lowered)
              : lower_kernel(funcs.ops[i], o, &lowered);
   }
   free(funcs.ops);

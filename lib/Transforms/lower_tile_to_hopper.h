@@ -55,8 +55,8 @@ bool attn_hopper_lower_gemm(MlirOperation kernel, MlirAttribute mm,
 /// builds every kernel and the launch program, the dq part is then erased;
 /// *lowered says whether it did. False after a diagnostic on kernel; with
 /// fallback a backward it cannot compute is left alone and the result is
-/// true.
+/// true. dq_bulk: option dq-reduce=bulk (attn_hopper_bwd's dq_bulk).
 bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
-                            bool fallback, bool *lowered);
+                            bool fallback, bool dq_bulk, bool *lowered);
 
 #endif // ATTN_LOWER_TILE_TO_HOPPER_H

@@ -177,10 +177,12 @@ static MlirWalkResult find_body_op(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
-/// Reads the dkdv tile kernel into g; false with why.
-static bool describe(MlirOperation kernel, MlirAttribute att,
+/// Reads the dkdv tile kernel into g (dq_bulk: option dq-reduce=bulk);
+/// false with why.
+static bool describe(MlirOperation kernel, MlirAttribute att, bool dq_bulk,
                      struct attn_hopper_bwd *g, const char **why) {
   memset(g, 0, sizeof *g);
+  g->dq_bulk = dq_bulk;
   static const char *const names[] = {"q",    "k",  "v",  "out",
                                       "lse",  "dout", "dk", "dv"};
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
@@ -250,7 +252,8 @@ static bool describe(MlirOperation kernel, MlirAttribute att,
     }
   }
   // FlashAttention-3's tiles for d = 64 and 128: 128 keys a CTA (64 a
-  // consumer warpgroup), query blocks of 64 rows, two stages.
+  // consumer warpgroup), query blocks of 64 rows, two stages (dq_bulk
+  // adds 34,816 bytes of dQ tiles: 185,384 in all at head dim 128).
   g->block_n = 128;
   g->block_m = 64;
   g->stages = 2;
@@ -335,7 +338,7 @@ static bool has_symbol(MlirOperation gm, const char *name) {
 }
 
 bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
-                            bool fallback, bool *lowered) {
+                            bool fallback, bool dq_bulk, bool *lowered) {
   *lowered = false;
   MlirStringRef sym;
   attn_attr_str(kernel, "sym_name", &sym);
@@ -371,7 +374,7 @@ bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
   }
   struct attn_hopper_bwd g;
   const char *why = "";
-  if (!describe(kernel, att, &g, &why))
+  if (!describe(kernel, att, dq_bulk, &g, &why))
     return fallback ? true
                     : attn_emit_errorf(kernel, "no Hopper backward for '%s': %s",
                                        name, why);

@@ -1,5 +1,8 @@
 // RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true" | FileCheck %s
 // RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true" | FileCheck %s --check-prefix=MAIN
+// RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true dq-reduce=red" | FileCheck %s --check-prefix=MAIN
+// RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true dq-reduce=bulk" | FileCheck %s --check-prefix=BULK
+// RUN: not attn-opt %s --lower-tile-to-hopper="dq-reduce=tree" 2>&1 | FileCheck %s --check-prefix=BADDQ
 
 // The backward of an attention (issue 29) on sm_90a: lower-tile-to-hopper
 // turns attn-tile's @f__grad__dkdv and @f__grad__dq into the kernels of
@@ -83,6 +86,8 @@
 // MAIN: nvvm.wgmma.wait.group.sync.aligned 0
 // MAIN: nvvm.mbarrier.arrive
 // MAIN-COUNT-32: red.global.add.f32
+// MAIN-NOT: cp.reduce.async.bulk
+// MAIN-NOT: nvvm.cp.async.bulk.wait_group
 // MAIN: scf.yield
 // The epilogue: dV (16-bit pairs) and dK (f32 into dk_acc) of rows < 300.
 // MAIN: arith.cmpi ult, %{{.*}}, %c300_i32
@@ -93,6 +98,46 @@
 // No mask: neither causal nor a partial key block.
 // MAIN-NOT: arith.select
 // MAIN: red.global.add.f32
+
+// dq-reduce=bulk: each consumer warpgroup's dQ tile (64 rows by 64
+// columns, f32) goes through a buffer of its own (rows of 272 bytes, two
+// of them: 34,816 bytes more), then the bulk-copy engine adds it into
+// dq_acc a row at a time. Before the tile is stored, the issuing threads
+// (the warpgroup's first 64) wait until the last step's reduces have read
+// it, and the warpgroup meets on its own named barrier (2 or 3, not the
+// consumers' 1 nor bar.sync 0); after, a proxy fence and the barrier
+// again, then a reduce of 256 bytes per issuing thread, committed. After
+// the loop the issuers wait for their last reduces.
+// BULK-LABEL: llvm.func @rope_causal__grad__main(
+// BULK-SAME: dynamic_shared_bytes = 185384 : i64
+// BULK: nvvm.mbarrier.arrive
+// BULK-NOT: red.global.add.f32
+// BULK: %[[ID:.*]] = arith.addi %{{.*}}, %c2_i32{{.*}} : i32
+// BULK: %[[ISSUER:.*]] = arith.cmpi ult, %{{.*}}, %c64_i32{{.*}} : i32
+// BULK-NEXT: scf.if %[[ISSUER]] {
+// BULK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// BULK-NEXT: }
+// BULK-NEXT: %[[N1:.*]] = arith.constant 128 : i32
+// BULK-NEXT: nvvm.barrier id = %[[ID]] number_of_threads = %[[N1]]
+// BULK-COUNT-16: llvm.store {{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
+// BULK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// BULK-NEXT: %[[N2:.*]] = arith.constant 128 : i32
+// BULK-NEXT: nvvm.barrier id = %[[ID]] number_of_threads = %[[N2]]
+// BULK-NEXT: scf.if %[[ISSUER]] {
+// BULK: arith.constant 272 : i32
+// BULK: llvm.inline_asm has_side_effects "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], 256;", "l,r" %{{.*}}, %{{.*}} : (!llvm.ptr, i32) -> ()
+// BULK-NEXT: nvvm.cp.async.bulk.commit.group
+// BULK-NEXT: }
+// BULK-NEXT: scf.yield
+// BULK: scf.if
+// BULK-NEXT: nvvm.cp.async.bulk.wait_group 0{{$}}
+// BULK-LABEL: llvm.func @plain_f16__grad__main(
+// BULK-SAME: dynamic_shared_bytes = 119848 : i64
+// BULK-NOT: red.global.add.f32
+// BULK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// BULK-NOT: red.global.add.f32
+
+// BADDQ: option 'dq-reduce' expects red or bulk, found 'tree'
 
 func.func @rope_causal(%q: tensor<1x2x300x128xbf16>, %k: tensor<1x2x300x128xbf16>, %v: tensor<1x2x300x128xbf16>) -> tensor<1x2x300x128xbf16> {
   %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.08838834764831845 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x2x300x128xbf16>, tensor<1x2x300x128xbf16>, tensor<1x2x300x128xbf16>) -> tensor<1x2x300x128xbf16>
