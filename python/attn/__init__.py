@@ -561,6 +561,17 @@ def _grad_entries(manifest):
     return progs[0][:-len("__grad")], progs[0]
 
 
+def _program_params(prog, kernels):
+    """A launch program's parameters: for each of its inputs, the first
+    pointer parameter of that name among the kernels ({name} if none)."""
+    by_name = {}
+    for k in kernels:
+        for p in k["params"]:
+            if p.get("kind") == "ptr":
+                by_name.setdefault(p["name"], p)
+    return [by_name.get(n, {"name": n}) for n in prog["inputs"]]
+
+
 class Kernel:
     """One attention or GEMM program compiled and loaded for a device
     (attn.load). Calling it with q, k, v (and the program's extra inputs)
@@ -585,12 +596,7 @@ class Kernel:
             self.reads_output = False
             prog = next((p for p in programs if p["name"] == entry), None)
             if prog is not None:
-                by_name = {}
-                for k in kernels:
-                    for p in k["params"]:
-                        if p.get("kind") == "ptr":
-                            by_name.setdefault(p["name"], p)
-                self.params = [by_name.get(n, {"name": n}) for n in prog["inputs"]]
+                self.params = _program_params(prog, kernels)
             else:
                 kern = next((k for k in kernels if k["name"] == entry), None)
                 if kern is None:
@@ -605,12 +611,7 @@ class Kernel:
                                  "found %d launch programs" % len(programs))
             prog = programs[0]
             self.name = prog["name"]
-            by_name = {}
-            for k in kernels:
-                for p in k["params"]:
-                    if p.get("kind") == "ptr":
-                        by_name.setdefault(p["name"], p)
-            self.params = [by_name.get(n, {"name": n}) for n in prog["inputs"]]
+            self.params = _program_params(prog, kernels)
             self.reads_output = False
         else:
             if len(kernels) != 1:

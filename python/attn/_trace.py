@@ -155,36 +155,29 @@ class Body:
             if not -2 ** 63 <= x < 2 ** 63:
                 raise ValueError("attn: %s uses the integer %d, outside int64" % (self.kind, x))
             return self.op("arith.constant %d : index" % x, I, x)
-        lit = _f32_literal(float(x)) if self.ft == "f32" else _f64_literal(float(x))
-        return self.op("arith.constant %s : {F}" % lit, F, float(x))
+        return self.op("arith.constant %s : {F}" % _float_literal(float(x), self.ft), F,
+                       float(x))
 
     def fail(self, what):
         raise TypeError("attn: %s: %s" % (self.kind, what))
 
 
-def _f32_literal(x):
-    """x as an f32 literal: a decimal, or the bits of inf/nan (float32
-    overflows to inf, as torch's conversion does)."""
-    if math.isfinite(x) and abs(x) <= FLOAT32_MAX:
+# The bits of nan, -inf and +inf of each float type.
+_SPECIAL = {"f32": ("0x7FC00000", "0xFF800000", "0x7F800000"),
+            "f64": ("0x7FF8000000000000", "0xFFF0000000000000", "0x7FF0000000000000")}
+
+
+def _float_literal(x, ft):
+    """x as an ft (f32 or f64) literal: repr's digits, or the bits of
+    inf/nan (a float32 past its range overflows to inf, as torch's
+    conversion does)."""
+    if math.isfinite(x) and (ft == "f64" or abs(x) <= FLOAT32_MAX):
         r = repr(x)
         if "." not in r:
             r = r.replace("e", ".0e") if "e" in r else r + ".0"
         return r
-    if math.isnan(x):
-        return "0x7FC00000"
-    return "0xFF800000" if x < 0 else "0x7F800000"
-
-
-def _f64_literal(x):
-    """x as an f64 literal: repr's digits (exact), or the bits of inf/nan."""
-    if math.isfinite(x):
-        r = repr(x)
-        if "." not in r:
-            r = r.replace("e", ".0e") if "e" in r else r + ".0"
-        return r
-    if math.isnan(x):
-        return "0x7FF8000000000000"
-    return "0xFFF0000000000000" if x < 0 else "0x7FF0000000000000"
+    nan, ninf, inf = _SPECIAL[ft]
+    return nan if math.isnan(x) else ninf if x < 0 else inf
 
 
 def _kind_of_number(x):
