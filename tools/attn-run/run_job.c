@@ -517,6 +517,21 @@ static void draw_inputs(struct attn_rng *rng, const struct job *j,
   }
 }
 
+static void print_features(FILE *out, const struct job *j);
+
+/// The start of a job's result line: its name (and suffix), the problem's
+/// shape, causal, rope and the other blocks it uses.
+static void print_problem(FILE *out, const struct job *j, const char *suffix) {
+  const struct attn_ref_problem *p = &j->p;
+  fprintf(out,
+          "%s%s: b=%lld h=%lld hk=%lld n=%lld m=%lld d=%lld dv=%lld causal=%d "
+          "rope=%d",
+          j->name, suffix, (long long)p->batch, (long long)p->heads,
+          (long long)p->kv_heads, (long long)p->seq_q, (long long)p->seq_k,
+          (long long)p->head_dim, (long long)p->value_dim, p->causal, p->rope);
+  print_features(out, j);
+}
+
 /// Appends the blocks a job uses beyond causal and rope to the result line.
 static void print_features(FILE *out, const struct job *j) {
   const struct attn_ref_problem *p = &j->p;
@@ -751,13 +766,7 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
   if (!execute_and_compare(x, j, bufs, bytes, ATTN_RUN_OUT, no, want, got,
                            &err, &ms))
     goto out;
-  fprintf(out,
-          "%s: b=%lld h=%lld hk=%lld n=%lld m=%lld d=%lld dv=%lld causal=%d "
-          "rope=%d",
-          j->name, (long long)p.batch, (long long)p.heads,
-          (long long)p.kv_heads, (long long)p.seq_q, (long long)p.seq_k,
-          (long long)p.head_dim, (long long)p.value_dim, p.causal, p.rope);
-  print_features(out, j);
+  print_problem(out, j, "");
   rc = print_verdict(out, j, err, tolerance, ms);
 out:
   for (int r = 0; r < ATTN_RUN_ROLES; ++r)
@@ -917,13 +926,7 @@ static int run_lse_job(struct attn_executor *x, const struct job *j,
                                 : 1e-4;
   if (!backward) {
     bool pass = err[G_LSE] <= lse_tol && err[G_OUT] <= tol;
-    fprintf(out,
-            "%s: b=%lld h=%lld hk=%lld n=%lld m=%lld d=%lld dv=%lld causal=%d "
-            "rope=%d",
-            j->name, (long long)p.batch, (long long)p.heads,
-            (long long)p.kv_heads, (long long)p.seq_q, (long long)p.seq_k,
-            (long long)p.head_dim, (long long)p.value_dim, p.causal, p.rope);
-    print_features(out, j);
+    print_problem(out, j, "");
     fprintf(out, " %s lse=%.3e rel_error=%.3e tolerance=%.1e %s\n",
             elem_label(j), err[G_LSE], err[G_OUT], tol, pass ? "PASS" : "FAIL");
     rc = pass ? 0 : 1;
@@ -963,13 +966,7 @@ static int run_lse_job(struct attn_executor *x, const struct job *j,
   for (int i = G_DQ; i <= G_DV; ++i)
     worst = err[i] > worst || isnan(err[i]) ? err[i] : worst;
   bool pass = err[G_LSE] <= lse_tol && worst <= tol;
-  fprintf(out,
-          "%s__grad: b=%lld h=%lld hk=%lld n=%lld m=%lld d=%lld dv=%lld "
-          "causal=%d rope=%d",
-          j->name, (long long)p.batch, (long long)p.heads,
-          (long long)p.kv_heads, (long long)p.seq_q, (long long)p.seq_k,
-          (long long)p.head_dim, (long long)p.value_dim, p.causal, p.rope);
-  print_features(out, j);
+  print_problem(out, j, "__grad");
   fprintf(out,
           " %s lse=%.3e dq=%.3e dk=%.3e dv=%.3e out=%.3e rel_error=%.3e "
           "tolerance=%.1e %s\n",
