@@ -166,6 +166,17 @@ bool attn_attr_str(MlirOperation op, const char *name, MlirStringRef *out) {
   return true;
 }
 
+bool attn_has_symbol(MlirOperation op, const char *name) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
+  for (MlirOperation o = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(o); o = mlirOperationGetNextInBlock(o)) {
+    MlirStringRef s;
+    if (attn_attr_str(o, "sym_name", &s) && attn_str_eq(s, name))
+      return true;
+  }
+  return false;
+}
+
 int attn_static_shape(MlirType t, int64_t dims[8]) {
   if (!mlirTypeIsAShaped(t) || !mlirShapedTypeHasRank(t) ||
       !mlirShapedTypeHasStaticShape(t))

@@ -68,6 +68,9 @@ bool attn_attr_i64(MlirOperation op, const char *name, int64_t *out);
 bool attn_attr_bool(MlirOperation op, const char *name, bool *out);
 /// The string is borrowed from the context; it lives as long as ctx.
 bool attn_attr_str(MlirOperation op, const char *name, MlirStringRef *out);
+/// True when op's first block (a module's, a gpu.module's) holds an op
+/// whose sym_name is name.
+bool attn_has_symbol(MlirOperation op, const char *name);
 
 /// The attribute named name on op, or a null attribute.
 MlirAttribute attn_attr_get(MlirOperation op, const char *name);

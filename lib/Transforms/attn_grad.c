@@ -248,18 +248,6 @@ static void make_backward(MlirOperation grad, const char *name) {
       mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(name)));
 }
 
-/// True when module has a symbol named name at its top level.
-static bool has_symbol(MlirOperation module, const char *name) {
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
-  for (MlirOperation op = mlirBlockGetFirstOperation(body);
-       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
-    MlirStringRef s;
-    if (attn_attr_str(op, "sym_name", &s) && attn_str_eq(s, name))
-      return true;
-  }
-  return false;
-}
-
 static bool grad_function(MlirOperation module, MlirOperation func) {
   bool bad = false;
   MlirOperation fused = find_forward(func, &bad);
@@ -290,7 +278,7 @@ static bool grad_function(MlirOperation module, MlirOperation func) {
     return attn_emit_errorf(func, "function has no name");
   char name[300];
   snprintf(name, sizeof name, "%.*s__grad", (int)sym.length, sym.data);
-  if (has_symbol(module, name))
+  if (attn_has_symbol(module, name))
     return attn_emit_errorf(func, "attn-grad: a symbol named '%s' exists "
                                   "already",
                             name);

@@ -325,18 +325,6 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_bwd *g) {
   return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 
-/// Whether gm holds a symbol named name.
-static bool has_symbol(MlirOperation gm, const char *name) {
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
-  for (MlirOperation op = mlirBlockGetFirstOperation(body);
-       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
-    MlirStringRef s;
-    if (attn_attr_str(op, "sym_name", &s) && attn_str_eq(s, name))
-      return true;
-  }
-  return false;
-}
-
 bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
                             bool fallback, bool dq_bulk, bool *lowered) {
   *lowered = false;
@@ -361,7 +349,7 @@ bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
     snprintf(main_name, sizeof main_name, "%s__main", base);
     if (mlirOperationIsNull(gm))
       return false;
-    if (has_symbol(gm, main_name)) {
+    if (attn_has_symbol(gm, main_name)) {
       mlirOperationDestroy(kernel);
       *lowered = true;
       return true;
