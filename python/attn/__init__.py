@@ -917,7 +917,9 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
     arguments equal an earlier successful call's takes the fast path: the
     Kernel that call loaded, without building or hashing the program again
     (docs/api.md, The fast path)."""
-    if _autograd.compiling() and _autograd._ops is not None and _autograd._ops[0] is not None:
+    # Only where the custom ops exist (torch >= 2.4, registered), so that
+    # other calls pay one global read here.
+    if _autograd._ops is not None and _autograd._ops[0] is not None and _autograd.compiling():
         if (program is None and score_mod is None and mask_mod is None and block_mask is None
                 ):
             return _compiled_attention(q, k, v, rope, mask, window, softcap, alibi, gate,

@@ -63,13 +63,14 @@ EXTRAS = ("gate", "qseg", "kseg", "q_positions", "k_positions")
 _ops = None
 
 
+_is_compiling = None
+
+
 def compiling():
     """True while torch.compile (dynamo) traces the caller: attention then
-    calls the custom op. False on a torch without torch.compiler."""
-    import torch
-    c = getattr(torch, "compiler", None)
-    f = getattr(c, "is_compiling", None)
-    return bool(f and f())
+    calls the custom op (asked only once register has made it, which also
+    looks torch.compiler.is_compiling up once)."""
+    return bool(_is_compiling and _is_compiling())
 
 
 def register(forward, backward):
@@ -79,10 +80,11 @@ def register(forward, backward):
     backward(q, k, v, extras, options, o, lse, dout) -> (dq, dk, dv) run
     the kernels; extras is a list of EXTRAS (tensors or None), options the
     dict options_of makes."""
-    global _ops
+    global _ops, _is_compiling
     if _ops is not None:
         return _ops
     import torch
+    _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
     from typing import List, Optional, Tuple
     lib = getattr(torch, "library", None)
     if lib is None or not hasattr(lib, "custom_op") or not hasattr(lib, "register_autograd"):
