@@ -161,6 +161,13 @@ add hopper-grad-gqa    msRi  $H/g128_gqa_interleaved_causal.mlir --grad
 # and cp.reduce.async.bulk (racecheck: the tile's reuse across steps).
 add hopper-grad-bulk64  msri  $H/g64_causal_ragged.mlir --grad --hopper-options=dq-reduce=bulk
 add hopper-grad-bulk128 msri  $H/g128_rope_causal_ragged.mlir --grad --hopper-options=dq-reduce=bulk
+# Its modifiers and masks: the chain, its derivative and the mask bodies
+# on the S^T fragment, reading captures (the gate, segment ids) by global
+# loads; the window's query range and edges.
+add hopper-grad-gate    msri  $H/h128_gate_softcap_f16.mlir --grad
+add hopper-grad-alibi   msRi  $H/h128_alibi_causal.mlir --grad
+add hopper-grad-doc     msri  $H/h64_document_window.mlir --grad
+add hopper-grad-body    msRi  $H/h64_window_body_causal.mlir --grad
 # The forwards with lse on the tensor-core kernels (issue 29): the Hopper
 # and mma.sync kernels' lse stores (attn-run --grad: their forward, then the
 # backward), with a key-list program, three consumers with the tensor

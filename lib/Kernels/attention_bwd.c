@@ -53,6 +53,7 @@
 #define PRE_THREADS 128  // 4 warps, 16 rows each: 64 rows a CTA
 #define OUT_THREADS 256
 #define MAIN_THREADS 384 // a producer warpgroup and two consumers
+#define MAIN_PARAMS 12   // the main kernel's before the captures
 #define PRODUCER_REGS 24
 #define CONSUMER_REGS 240
 #define CONSUMER_BAR 1 // named barrier of the two consumer warpgroups
@@ -256,6 +257,9 @@ struct mk {
   MlirValue kb, kh, bz;         ///< the CTA's key block, K/V head, batch
   MlirValue qlo, nq, niter;     ///< first query block, blocks per head, steps
   MlirValue bar_kv, bar_full, bar_empty;
+  /// With score or mask functions (or a chain with the scale in it): their
+  /// state, the captures the main kernel takes after its twelve parameters.
+  struct attn_k_fn *fn;
 };
 
 static MlirValue bar_at(const struct mk *m, MlirValue base, MlirValue s) {
@@ -440,6 +444,64 @@ static void dq_bulk_reduce(const struct mk *m, const MlirValue *qa,
   attn_b_if_close(b, &r, 0, NULL);
 }
 
+/// The thread's elements' query rows and keys for the bodies (index,
+/// clamped into the sequences): qi[c] of its 16 columns (register i's is
+/// column 2 (i / 4) + i % 2), ki[r] of its two rows (register i's r is
+/// (i / 2) % 2), in the query block from row q0 and the keys from kr0.
+static void point_indices(const struct mk *m, const struct frag *fr,
+                          MlirValue q0, MlirValue kr0, MlirValue qi[16],
+                          MlirValue ki[2]) {
+  struct attn_builder *b = m->b;
+  const struct attn_hopper_kernel *k = &m->g->k;
+  for (int c = 0; c < 16; ++c) {
+    MlirValue q = attn_b_addi(b, q0, frag_col(b, fr, 4 * (c / 2) + c % 2));
+    qi[c] = attn_k_to_index(b, attn_b_minui(b, q, attn_b_i32(b, k->seq_q - 1)));
+  }
+  for (int r = 0; r < 2; ++r) {
+    MlirValue kv = attn_b_addi(b, kr0, frag_row(b, fr, 2 * r));
+    ki[r] = attn_k_to_index(b, attn_b_minui(b, kv, attn_b_i32(b, k->seq_k - 1)));
+  }
+}
+
+/// The modifier chain on the raw scores sv (replaced by the chain's
+/// result) at the elements' points qi, ki (point_indices); with grad_fn
+/// its derivative at the raw score into gv.
+static void scores(const struct mk *m, const MlirValue qi[16],
+                   const MlirValue ki[2], MlirValue *sv, MlirValue *gv) {
+  struct attn_builder *b = m->b;
+  const struct attn_hopper_bwd *g = m->g;
+  const struct attn_hopper_kernel *k = &g->k;
+  MlirValue sc = attn_b_f32(b, (float)k->scale);
+  for (int i = 0; i < 32 && !b->failed; ++i) {
+    MlirValue q = qi[2 * (i / 4) + i % 2], kv = ki[(i / 2) % 2];
+    if (!mlirBlockIsNull(g->grad_fn))
+      gv[i] = attn_k_fn_point_body(b, m->fn, g->grad_fn, sv[i], q, kv);
+    MlirValue x = sv[i];
+    for (int j = 0, fi = 0; j < k->nmods; ++j)
+      x = k->mods[j] == ATTN_HOPPER_MOD_SCALE
+              ? attn_b_mulf(b, x, sc)
+              : attn_k_fn_point_body(b, m->fn, k->score_fns[fi++], x, q, kv);
+    sv[i] = x;
+  }
+}
+
+/// P (p, replaced) 0 where a mask function hides the element's key.
+static void mask_fns(const struct mk *m, const MlirValue qi[16],
+                     const MlirValue ki[2], MlirValue *p) {
+  struct attn_builder *b = m->b;
+  const struct attn_hopper_kernel *k = &m->g->k;
+  MlirValue zero = attn_b_f32(b, 0.0f);
+  for (int i = 0; i < 32 && !b->failed; ++i)
+    for (int f = 0; f < k->nmask_fns && !b->failed; ++f) {
+      MlirValue vis = attn_k_fn_point_body(b, m->fn, k->mask_fns[f],
+                                           (MlirValue){NULL},
+                                           qi[2 * (i / 4) + i % 2],
+                                           ki[(i / 2) % 2]);
+      if (!mlirValueIsNull(vis))
+        p[i] = attn_b_select(b, vis, p[i], zero);
+    }
+}
+
 /// One consumer warpgroup (cw 0 or 1; wt its thread).
 static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   struct attn_builder *b = m->b;
@@ -466,7 +528,7 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   MlirValue dq_keys = split_cols ? attn_b_i32(b, 0) : attn_k_mulc(b, cw, 64);
   MlirValue dq_region = split_cols ? cw : attn_b_i32(b, 0);
   int dq_steps = (int)((split_cols ? bn : 64) / 16);
-  MlirValue scale_log2 = attn_b_f32(b, (float)(k->scale * LOG2E));
+  MlirValue scale_log2 = attn_b_f32(b, (float)(g->exp_scale * LOG2E));
   MlirValue zero = attn_b_f32(b, 0.0f);
   MlirValue bar_id = attn_b_i32(b, CONSUMER_BAR);
   attn_k_mbar_wait(b, m->bar_kv, attn_b_i32(b, 0));
@@ -508,17 +570,28 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
       b, m->smem, attn_b_addi(b, c8, attn_k_addc(b, st_rel, m->l.l_off)));
   MlirValue dbase = attn_k_smem_ptr(
       b, m->smem, attn_b_addi(b, c8, attn_k_addc(b, st_rel, m->l.d_off)));
+  MlirValue q0 = attn_k_mulc(b, qb, bm);
+  MlirValue gv[32]; // with grad_fn: d chain / d raw score per element
+  MlirValue qi[16], ki[2];
+  if (m->fn) {
+    attn_k_fn_point_tile(b, m->fn, m->bz, h);
+    point_indices(m, &fr, q0, kr0, qi, ki);
+  }
+  if (k->nmods || !mlirBlockIsNull(g->grad_fn))
+    scores(m, qi, ki, sv, gv);
   MlirValue p[32];
   for (int i = 0; i < 32; ++i) {
     int32_t c = (int32_t)(4 * (8 * (i / 4) + (i % 2)));
     MlirValue l2 = attn_k_load(b, attn_k_gep_const(b, lbase, c), b->t.f32);
     p[i] = attn_k_ex2(b, attn_b_subf(b, attn_b_mulf(b, sv[i], scale_log2), l2));
   }
-  // Keys past the end, and (causal) keys after the query, get P = 0: only
-  // on blocks that reach the diagonal or the end of the keys.
+  // Keys past the end, and keys the causal mask or the window hides, get
+  // P = 0: only on blocks that reach the diagonal, the window's edges or
+  // the end of the keys. The mask functions on every block.
   bool ragged = k->seq_k % 64 != 0;
-  if (k->causal || ragged) {
-    MlirValue q0 = attn_k_mulc(b, qb, bm);
+  bool left = k->window && k->window_left >= 0,
+       right = k->window && k->window_right >= 0;
+  if (k->causal || ragged || left || right) {
     MlirValue need = attn_b_constant(b, attn_b_attr_bool(b, false));
     if (k->causal)
       need = attn_b_ori(b, need,
@@ -527,6 +600,16 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
       need = attn_b_ori(b, need, attn_k_cmpc(b, ATTN_B_UGT,
                                              attn_k_addc(b, kr0, 64),
                                              k->seq_k));
+    if (left) // the block's last row beyond its first key's window
+      need = attn_b_ori(
+          b, need,
+          attn_b_cmpi(b, ATTN_B_UGT, attn_k_addc(b, q0, bm - 1),
+                      attn_k_addc(b, kr0, k->window_left)));
+    if (right)
+      need = attn_b_ori(
+          b, need,
+          attn_b_cmpi(b, ATTN_B_UGT, attn_k_addc(b, kr0, 63),
+                      attn_k_addc(b, q0, k->window_right)));
     MlirType types[32];
     for (int i = 0; i < 32; ++i)
       types[i] = b->t.f32;
@@ -535,11 +618,19 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
     MlirValue masked[32];
     for (int i = 0; i < 32; ++i) {
       MlirValue kv = attn_b_addi(b, kr0, frag_row(b, &fr, i));
+      MlirValue q = attn_b_addi(b, q0, frag_col(b, &fr, i));
       MlirValue off = attn_k_cmpc(b, ATTN_B_UGE, kv, k->seq_k);
       if (k->causal)
         off = attn_b_ori(b, off,
+                         attn_b_cmpi(b, ATTN_B_UGT, kv, q));
+      if (left)
+        off = attn_b_ori(b, off,
+                         attn_b_cmpi(b, ATTN_B_UGT, q,
+                                     attn_k_addc(b, kv, k->window_left)));
+      if (right)
+        off = attn_b_ori(b, off,
                          attn_b_cmpi(b, ATTN_B_UGT, kv,
-                                     attn_b_addi(b, q0, frag_col(b, &fr, i))));
+                                     attn_k_addc(b, q, k->window_right)));
       masked[i] = attn_b_select(b, off, zero, p[i]);
     }
     attn_b_if_else(b, &mk_if, 32, masked);
@@ -547,6 +638,17 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
     for (int i = 0; i < 32; ++i)
       p[i] = mk_if.results[i];
   }
+  if (k->nmask_fns)
+    mask_fns(m, qi, ki, p);
+  // With the chain's derivative, P is packed for dV now and dS made from
+  // P o g: the registers of P and g are not both live across dP's wgmma.
+  MlirValue pp[16], dsp[16];
+  if (!mlirBlockIsNull(g->grad_fn))
+    for (int i = 0; i < 16; ++i) {
+      pp[i] = attn_k_pack2(b, k->bf16, p[2 * i], p[2 * i + 1]);
+      p[2 * i] = attn_b_mulf(b, p[2 * i], gv[2 * i]);
+      p[2 * i + 1] = attn_b_mulf(b, p[2 * i + 1], gv[2 * i + 1]);
+    }
   // dP^T = V dO^T, then dS^T = P^T o (dP^T - D). No register a wgmma in
   // flight reads is touched before a wait covers it (PTX leaves that
   // undefined): P and dS are packed for dV and dK, and dS^T stored for
@@ -555,7 +657,6 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   issue_kq(m, pv, vt, dos);
   attn_k_wgmma_commit(b);
   attn_k_wgmma_wait(b, 0);
-  MlirValue pp[16], dsp[16];
   for (int i = 0; i < 16; ++i) {
     MlirValue dd[2];
     for (int e = 0; e < 2; ++e) {
@@ -567,7 +668,8 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
         attn_b_mulf(b, p[2 * i], attn_b_subf(b, pv[2 * i], dd[0]));
     MlirValue d1 =
         attn_b_mulf(b, p[2 * i + 1], attn_b_subf(b, pv[2 * i + 1], dd[1]));
-    pp[i] = attn_k_pack2(b, k->bf16, p[2 * i], p[2 * i + 1]);
+    if (mlirBlockIsNull(g->grad_fn))
+      pp[i] = attn_k_pack2(b, k->bf16, p[2 * i], p[2 * i + 1]);
     dsp[i] = attn_k_pack2(b, k->bf16, d0, d1);
   }
   // dS^T into shared memory, once both warpgroups' dQ products of the last
@@ -692,15 +794,42 @@ static void build_main(struct mk *m, const struct attn_b_func *f) {
   m->kmap = attn_k_ptrtoint(b, attn_b_func_arg(f, 9), b->t.i64);
   m->vmap = attn_k_ptrtoint(b, attn_b_func_arg(f, 10), b->t.i64);
   m->omap = attn_k_ptrtoint(b, attn_b_func_arg(f, 11), b->t.i64);
-  // The query blocks that see the key block: from the diagonal (causal).
+  if (m->fn) {
+    MlirValue caps[ATTN_K_FN_PTRS] = {{NULL}};
+    for (int i = 0; i < k->ncaptures; ++i)
+      caps[i] = attn_b_func_arg(f, MAIN_PARAMS + i);
+    attn_k_fn_init(m->fn, k, caps);
+    m->fn->recip_div = true;
+  }
+  // The query blocks that see the key block [kr, kr + block_n): from the
+  // diagonal (causal) or the window's right edge (rows from kr - right),
+  // up to its left edge (rows to kr + block_n - 1 + left).
   int64_t nqb = attn_hopper_bwd_rows(g) / g->block_m;
   int64_t group = k->heads / k->kv_heads;
-  m->qlo = k->causal
-               ? attn_b_minui(b, attn_k_divc(b, attn_k_mulc(b, m->kb, g->block_n),
-                                             g->block_m),
-                              attn_b_i32(b, nqb))
-               : attn_b_i32(b, 0);
-  m->nq = attn_b_subi(b, attn_b_i32(b, nqb), m->qlo);
+  MlirValue kr = attn_k_mulc(b, m->kb, g->block_n);
+  MlirValue nqb_v = attn_b_i32(b, nqb);
+  m->qlo = attn_b_i32(b, 0);
+  if (k->causal)
+    m->qlo = attn_k_divc(b, kr, g->block_m);
+  else if (k->window && k->window_right >= 0)
+    m->qlo = attn_k_divc(
+        b,
+        attn_b_binary(b, "arith.maxsi", attn_k_addc(b, kr, -k->window_right),
+                      attn_b_i32(b, 0)),
+        g->block_m);
+  m->qlo = attn_b_minui(b, m->qlo, nqb_v);
+  MlirValue qhi = nqb_v;
+  if (k->window && k->window_left >= 0)
+    qhi = attn_b_minui(
+        b,
+        attn_k_addc(b,
+                    attn_k_divc(b,
+                                attn_k_addc(b, kr,
+                                            g->block_n - 1 + k->window_left),
+                                g->block_m),
+                    1),
+        nqb_v);
+  m->nq = attn_b_subi(b, attn_b_maxui(b, qhi, m->qlo), m->qlo);
   m->niter = attn_k_mulc(b, m->nq, group);
   MlirValue bars = attn_k_addc(b, m->sbase, m->l.bar_off);
   m->bar_kv = bars;
@@ -732,9 +861,10 @@ static void build_main(struct mk *m, const struct attn_b_func *f) {
   attn_b_if_close(b, &roles, 0, NULL);
 }
 
-/// The main kernel's parameter attributes: the four tensor maps (the last
-/// parameters) 64-byte aligned, passed by value, grid constants.
-static MlirAttribute main_arg_attrs(struct attn_builder *b) {
+/// The main kernel's parameter attributes: the four tensor maps (8 to 11)
+/// 64-byte aligned, passed by value, grid constants; the captures after
+/// them read only.
+static MlirAttribute main_arg_attrs(struct attn_builder *b, int ncaptures) {
   MlirNamedAttribute m[] = {
       attn_b_named(b, "llvm.align", attn_b_attr_i64(b, 64)),
       attn_b_named(b, "llvm.byval",
@@ -743,17 +873,19 @@ static MlirAttribute main_arg_attrs(struct attn_builder *b) {
   };
   MlirAttribute none = mlirDictionaryAttrGet(b->ctx, 0, NULL);
   MlirAttribute map = mlirDictionaryAttrGet(b->ctx, 3, m);
-  MlirAttribute all[12];
-  for (int i = 0; i < 12; ++i)
-    all[i] = i >= 8 ? map : none;
-  return mlirArrayAttrGet(b->ctx, 12, all);
+  MlirAttribute all[MAIN_PARAMS + ATTN_HOPPER_MAX_CAPTURES];
+  for (int i = 0; i < MAIN_PARAMS + ncaptures; ++i)
+    all[i] = i >= MAIN_PARAMS ? attn_k_fn_capture_attrs(b)
+             : i >= 8         ? map
+                              : none;
+  return mlirArrayAttrGet(b->ctx, MAIN_PARAMS + ncaptures, all);
 }
 
 static bool build_main_kernel(struct attn_builder *b,
                               const struct attn_hopper_bwd *g) {
   const struct attn_hopper_kernel *k = &g->k;
   const char *ty = k->bf16 ? "bf16" : "f16";
-  struct attn_k_param p[12] = {
+  struct attn_k_param p[MAIN_PARAMS + ATTN_HOPPER_MAX_CAPTURES] = {
       ptr_param("q", ty, 4, k->batch, k->heads, k->seq_q, k->head_dim),
       ptr_param("k", ty, 4, k->batch, k->kv_heads, k->seq_k, k->head_dim),
       ptr_param("v", ty, 4, k->batch, k->kv_heads, k->seq_k, k->head_dim),
@@ -785,18 +917,26 @@ static bool build_main_kernel(struct attn_builder *b,
   p[11] = qm;
   p[11].name = "dout_map";
   p[11].tensor = "dout";
+  for (int i = 0; i < k->ncaptures; ++i)
+    p[MAIN_PARAMS + i] = attn_k_fn_capture_param(k, i);
+  int np = MAIN_PARAMS + k->ncaptures;
   int64_t grid[3] = {(k->seq_k + g->block_n - 1) / g->block_n, k->kv_heads,
                      k->batch};
   MlirAttribute launch =
       attn_k_launch_attr(b, "hopper-bwd", grid, MAIN_THREADS,
-                         attn_hopper_bwd_smem_bytes(g), 12, p, 0, NULL);
+                         attn_hopper_bwd_smem_bytes(g), np, p, 0, NULL);
   struct attn_b_func f;
   attn_builder_role(b, "bwd.setup");
-  open_kernel(b, &f, g, "__main", 12, main_arg_attrs(b), MAIN_THREADS, launch);
-  struct mk m = {.b = b, .g = g};
+  open_kernel(b, &f, g, "__main", np, main_arg_attrs(b, k->ncaptures),
+              MAIN_THREADS, launch);
+  struct attn_k_fn fn;
+  bool fns = k->nmods || k->nmask_fns || !mlirBlockIsNull(g->grad_fn);
+  struct mk m = {.b = b, .g = g, .fn = fns ? &fn : NULL};
   layout_of(g, &m.l);
   if (!mlirOperationIsNull(f.op))
     build_main(&m, &f);
+  if (fns && !mlirOperationIsNull(f.op))
+    attn_k_fn_free(&fn);
   attn_builder_role(b, "bwd.setup");
   return attn_k_llvm_func_finish(b, &f);
 }
@@ -834,7 +974,7 @@ static void build_out(struct attn_builder *b, const struct attn_hopper_bwd *g,
                              b->t.f32);
   MlirValue x2 = attn_k_load(b, at(b, acc, add64(b, sa, mul64(b, c2, 4))),
                              b->t.f32);
-  MlirValue sc = attn_b_f32(b, (float)k->scale);
+  MlirValue sc = attn_b_f32(b, (float)g->ds_scale);
   MlirValue y1 = attn_b_mulf(b, x1, sc), y2 = attn_b_mulf(b, x2, sc);
   if (k->rope) {
     // The transposed rotation: the angle of rope_kernel.c's, negated.

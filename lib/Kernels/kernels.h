@@ -594,10 +594,28 @@ bool attn_kernels_build_hopper_rope(MlirOperation gpu_module, MlirLocation loc,
 /// warpgroup's tile (64 query rows by 64 columns, f32) stored into a
 /// shared-memory buffer of its own and added by the bulk-copy engine
 /// (cp.reduce.async.bulk .add.f32, a row per thread of its first 64).
+///
+/// The score modifiers and masks (issue 29), as the tile kernel computes
+/// them: k.mods[0 .. k.nmods) the chain applied to the raw score S = Q K^T
+/// in order (a SCALE entry multiplies by k.scale, an FN entry is the next of
+/// k.score_fns); exp_scale multiplies the chain's result in P = exp(exp_scale
+/// s - lse); grad_fn, when not null, is tile.score_fn_grad's body (d chain /
+/// d raw score at the raw score), by which dS = P o (dP - D) is multiplied;
+/// ds_scale multiplies dQ and dK at the end (the scale of tile.ds). The
+/// masks: causal, k.window (the query blocks a key block is visited by are
+/// cut to the window) and k.mask_fns, each P = 0 where it hides the key.
+/// The bodies read k.captures, which the main kernel takes after its
+/// twelve parameters. inputs: the launch program's inputs (attn-tile's
+/// backward program's, in its order: q, k, v, the captures, out, lse,
+/// dout, dq, dk, dv).
 struct attn_hopper_bwd {
   struct attn_hopper_kernel k;
   int block_m, block_n, stages;
   bool dq_bulk;
+  double exp_scale, ds_scale;
+  MlirBlock grad_fn;
+  int ninputs;
+  char inputs[ATTN_HOPPER_MAX_CAPTURES + 10][64];
 };
 
 /// Query rows padded to whole query blocks: the rows of the f32 workspaces

@@ -891,6 +891,10 @@ struct attn_k_fn {
   /// The rows' distances q - kbase ([r][0]) and kbase - q ([r][1]) in f32,
   /// made when a body first needs them in the block; null before.
   MlirValue d0[2][2];
+  /// x / C (C a constant) made as x (1 / C): set by the backward, whose
+  /// point evaluations have no `in` form to fold the division into (one
+  /// rounding more, as that form's).
+  bool recip_div;
 };
 
 /// Whether k has score or mask functions (then the kernels' softmax state
@@ -951,6 +955,17 @@ MlirValue attn_k_fn_point_visible(struct attn_builder *b, struct attn_k_fn *fn,
 MlirValue attn_k_fn_point_value(struct attn_builder *b, struct attn_k_fn *fn,
                                 int fi, MlirValue want, MlirValue q,
                                 MlirValue kv);
+/// Body (a score function's, its derivative's or a mask function's) at
+/// one point, after attn_k_fn_point_tile: s the score (f32; null for a
+/// mask body), q and kv the element's row and key (index, clamped into
+/// the sequences). What it makes is kept (fn's block scope, until the next
+/// attn_k_fn_point_key or tile), so that elements sharing a row, a key or
+/// both share those ops; the backward evaluates its fragment's elements so
+/// (attention_bwd.c), where the forward's forms (rows and keys in the
+/// fragment's layout) do not apply. Its value: the score, or an i1.
+MlirValue attn_k_fn_point_body(struct attn_builder *b, struct attn_k_fn *fn,
+                               MlirBlock body, MlirValue s, MlirValue q,
+                               MlirValue kv);
 /// The attributes of a capture's pointer parameter: llvm.noalias and
 /// llvm.readonly (its loads may use the read-only data cache).
 MlirAttribute attn_k_fn_capture_attrs(struct attn_builder *b);

@@ -586,9 +586,13 @@ static MlirValue eval_body(struct attn_builder *b, struct attn_k_fn *fn,
         res = hit->res;
       } else {
         bool load = is_op(op, "memref.load");
+        double c;
         res = load              ? load_capture(b, op, opd[0], nopd - 1, opd + 1)
               : is_tanh_f32(op) ? tanh_approx(b, opd[0])
-                                : clone_op(b, op, opd);
+              : fn->recip_div && is_op(op, "arith.divf") &&
+                      const_f32(mlirOperationGetOperand(op, 1), &c) && c != 0
+                  ? attn_b_mulf(b, opd[0], attn_b_f32(b, (float)(1.0 / c)))
+                  : clone_op(b, op, opd);
         if (mlirValueIsNull(res) || !memo_add(b, into, op, nopd, opd, res))
           return (MlirValue){NULL};
       }
@@ -810,6 +814,21 @@ MlirValue attn_k_fn_point_value(struct attn_builder *b, struct attn_k_fn *fn,
   if (mlirValueIsNull(v))
     attn_builder_fail(b, "a mask function's value cannot be made at a row "
                          "or a key alone (a bug in attn)");
+  return v;
+}
+
+MlirValue attn_k_fn_point_body(struct attn_builder *b, struct attn_k_fn *fn,
+                               MlirBlock body, MlirValue s, MlirValue q,
+                               MlirValue kv) {
+  MlirValue a[5] = {s, fn->b, fn->h, q, kv};
+  bool score = !mlirValueIsNull(s);
+  struct elem el = {.r = 0, .c = -1};
+  struct eval e;
+  MlirValue v = eval_body(b, fn, body, score ? a : a + 1, score ? 5 : 4,
+                          &fn->block, &el, &e);
+  if (mlirValueIsNull(v) && !b->failed)
+    attn_builder_fail(b, "a score or mask function yields no value at a "
+                         "point (a bug in attn)");
   return v;
 }
 

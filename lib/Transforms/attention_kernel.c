@@ -221,10 +221,10 @@ static bool find_qkvo(MlirOperation kernel, intptr_t nargs,
 /// and window (normalised: a bound that masks no key of the problem
 /// becomes -1, the right one always with causal, and a window left without
 /// bounds is none); false with why (and detail) when malformed.
-static bool describe_mods(MlirAttribute att,
-                          const struct attn_attention_family *f,
-                          struct attn_hopper_kernel *k, char *why, size_t wlen,
-                          char *detail, size_t dlen) {
+bool attn_attention_describe_mods(MlirAttribute att,
+                                  const struct attn_attention_family *f,
+                                  struct attn_hopper_kernel *k, char *why,
+                                  size_t wlen, char *detail, size_t dlen) {
   MlirAttribute mods = attn_dict_get(att, "mods");
   if (!mlirAttributeIsNull(mods)) {
     intptr_t n = mlirAttributeIsAArray(mods)
@@ -328,7 +328,7 @@ static bool describe_attention(MlirAttribute att,
   a = attn_dict_get(att, "lse");
   k->lse = !mlirAttributeIsNull(a) && mlirAttributeIsABool(a) &&
            mlirBoolAttrGetValue(a);
-  if (!describe_mods(att, f, k, why, wlen, detail, dlen))
+  if (!attn_attention_describe_mods(att, f, k, why, wlen, detail, dlen))
     return false;
   MlirAttribute rope = attn_dict_get(att, "rope");
   if (mlirAttributeIsNull(rope))
@@ -374,6 +374,51 @@ static const char *capture_dtype(MlirType e) {
   return NULL;
 }
 
+bool attn_attention_add_capture(MlirValue value, MlirStringRef name,
+                                const char *kernel,
+                                struct attn_hopper_kernel *k, char *why,
+                                size_t wlen, char *detail, size_t dlen) {
+  if (k->ncaptures == ATTN_HOPPER_MAX_CAPTURES) {
+    snprintf(why, wlen, "%s reads at most %d captured tensors", kernel,
+             ATTN_HOPPER_MAX_CAPTURES);
+    snprintf(detail, dlen, "'%.*s'", (int)name.length, name.data);
+    return false;
+  }
+  struct attn_hopper_capture *c = &k->captures[k->ncaptures++];
+  c->value = value;
+  MlirType t = mlirValueGetType(c->value);
+  snprintf(c->name, sizeof c->name, "%.*s", (int)name.length, name.data);
+  int64_t shape[8];
+  c->rank = mlirTypeIsAMemRef(t) ? attn_static_shape(t, shape) : -1;
+  c->dtype =
+      c->rank > 0 ? capture_dtype(mlirShapedTypeGetElementType(t)) : NULL;
+  if (c->rank < 1 || c->rank > 4 || !c->dtype) {
+    snprintf(why, wlen,
+             "%s reads captured tensors of rank 1 to 4, static shape, f32, "
+             "f16, bf16, i32 or i64",
+             kernel);
+    snprintf(detail, dlen, "'%s'", c->name);
+    return false;
+  }
+  for (int d = 0; d < c->rank; ++d)
+    c->shape[d] = shape[d];
+  bool qpos = !strcmp(c->name, "q_positions"),
+       kpos = !strcmp(c->name, "k_positions");
+  if ((qpos || kpos) && read_as_positions(c->value)) {
+    int64_t seq = qpos ? k->seq_q : k->seq_k;
+    if (strcmp(c->dtype, "i32") || c->rank != 2 || c->shape[0] != k->batch ||
+        c->shape[1] != seq) {
+      snprintf(why, wlen, "%s reads RoPE positions as i32 [batch, rows]",
+               kernel);
+      snprintf(detail, dlen, "'%s'", c->name);
+      return false;
+    }
+    *(qpos ? &k->q_positions : &k->k_positions) = true;
+    *(qpos ? &k->q_pos_capture : &k->k_pos_capture) = k->ncaptures - 1;
+  }
+  return true;
+}
+
 /// Reads the kernel's arguments but q, k, v and out (at pos) as captures
 /// into k, and their order into k->args; false with why (and detail) when
 /// the kernels cannot take one.
@@ -401,39 +446,11 @@ static bool describe_captures(MlirOperation kernel, MlirBlock body,
       continue;
     }
     k->args[i] = ATTN_HOPPER_ARG_CAPTURE + k->ncaptures;
-    struct attn_hopper_capture *c = &k->captures[k->ncaptures++];
-    c->value = mlirBlockGetArgument(body, i);
-    MlirType t = mlirValueGetType(c->value);
-    MlirStringRef name = mlirStringAttrGetValue(mlirArrayAttrGetElement(names, i));
-    snprintf(c->name, sizeof c->name, "%.*s", (int)name.length, name.data);
-    int64_t shape[8];
-    c->rank = mlirTypeIsAMemRef(t) ? attn_static_shape(t, shape) : -1;
-    c->dtype =
-        c->rank > 0 ? capture_dtype(mlirShapedTypeGetElementType(t)) : NULL;
-    if (c->rank < 1 || c->rank > 4 || !c->dtype) {
-      snprintf(why, wlen,
-               "%s reads captured tensors of rank 1 to 4, static shape, f32, "
-               "f16, bf16, i32 or i64",
-               f->kernel);
-      snprintf(detail, dlen, "'%s'", c->name);
+    if (!attn_attention_add_capture(
+            mlirBlockGetArgument(body, i),
+            mlirStringAttrGetValue(mlirArrayAttrGetElement(names, i)),
+            f->kernel, k, why, wlen, detail, dlen))
       return false;
-    }
-    for (int d = 0; d < c->rank; ++d)
-      c->shape[d] = shape[d];
-    bool qpos = !strcmp(c->name, "q_positions"),
-         kpos = !strcmp(c->name, "k_positions");
-    if ((qpos || kpos) && read_as_positions(c->value)) {
-      int64_t seq = qpos ? k->seq_q : k->seq_k;
-      if (strcmp(c->dtype, "i32") || c->rank != 2 || c->shape[0] != k->batch ||
-          c->shape[1] != seq) {
-        snprintf(why, wlen, "%s reads RoPE positions as i32 [batch, rows]",
-                 f->kernel);
-        snprintf(detail, dlen, "'%s'", c->name);
-        return false;
-      }
-      *(qpos ? &k->q_positions : &k->k_positions) = true;
-      *(qpos ? &k->q_pos_capture : &k->k_pos_capture) = k->ncaptures - 1;
-    }
   }
   return true;
 }
@@ -468,8 +485,9 @@ static bool is_capture(const struct attn_hopper_kernel *k, MlirValue v) {
 /// operand the block's (or, as a memref.load's memref, a capture), ended by
 /// a gpu.yield of one value; attributes seq_q and seq_k the kernel's. The
 /// block, or a null one with why.
-static MlirBlock fn_body(MlirOperation op, const struct attn_hopper_kernel *k,
-                         intptr_t nargs, char *why, size_t wlen) {
+MlirBlock attn_attention_fn_body(MlirOperation op,
+                                 const struct attn_hopper_kernel *k,
+                                 intptr_t nargs, char *why, size_t wlen) {
   MlirBlock none = {NULL};
   MlirBlock body = mlirOperationGetNumRegions(op) == 1
                        ? mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0))
@@ -663,11 +681,11 @@ bool attn_attention_describe(MlirOperation kernel,
   }
   for (int i = 0; i < nscore; ++i)
     if (mlirBlockIsNull(k->score_fns[k->nscore_fns++] =
-                            fn_body(score_fns[i], k, 5, why, wlen)))
+                            attn_attention_fn_body(score_fns[i], k, 5, why, wlen)))
       return false;
   for (int i = 0; i < nmask; ++i)
     if (mlirBlockIsNull(k->mask_fns[k->nmask_fns++] =
-                            fn_body(mask_fns[i], k, 4, why, wlen)))
+                            attn_attention_fn_body(mask_fns[i], k, 4, why, wlen)))
       return false;
   return true;
 }

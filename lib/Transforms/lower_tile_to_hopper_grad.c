@@ -60,17 +60,12 @@ static bool keys_supported(MlirAttribute dict, int64_t head_dim,
       }
       continue;
     }
-    if (attn_str_eq(key, "mods")) {
-      if (!mlirAttributeIsAArray(e.attribute) ||
-          mlirArrayAttrGetNumElements(e.attribute) > 1 ||
-          (mlirArrayAttrGetNumElements(e.attribute) == 1 &&
-           !str_is(mlirArrayAttrGetElement(e.attribute, 0), "scale"))) {
-        *why = "the Hopper backward computes the scale and the causal mask "
-               "only (no other modifier yet)";
-        return false;
-      }
+    // The modifiers and masks come as bodies in the tile kernels
+    // (describe reads them there); these keys only name them.
+    if (attn_str_eq(key, "mods") || attn_str_eq(key, "softcap") ||
+        attn_str_eq(key, "alibi") || attn_str_eq(key, "gate_block") ||
+        attn_str_eq(key, "window") || attn_str_eq(key, "document"))
       continue;
-    }
     if (attn_str_eq(key, "rope")) {
       MlirAttribute r = e.attribute;
       MlirAttribute rd = mlirAttributeIsADictionary(r)
@@ -89,8 +84,8 @@ static bool keys_supported(MlirAttribute dict, int64_t head_dim,
       }
       continue;
     }
-    *why = "the Hopper backward computes scale, causal and RoPE only (no "
-           "other modifier or mask yet)";
+    *why = "the Hopper backward computes scale, causal, softcap, ALiBi, the "
+           "gate, windows, documents, score and mask functions and RoPE only";
     return false;
   }
   return true;
@@ -131,19 +126,13 @@ static bool shapes_supported(MlirType qt, MlirType kt, MlirType vt,
 }
 
 bool attn_hopper_grad_supports(MlirOperation grad, const char **why) {
-  // q, k, v, out, lse, dout and nothing else (no gate, segment ids,
-  // positions or captures), and no bodies.
-  if (mlirOperationGetNumOperands(grad) != 6) {
-    *why = "extra inputs have no Hopper backward";
+  // q, k, v, out, lse, dout, then the gate, segment ids and captures, which
+  // the kernels read as captures (explicit RoPE positions are refused by
+  // keys_supported); bodies of any form, which describe checks once tiled
+  // (a drivers' fallback takes what it refuses).
+  if (mlirOperationGetNumOperands(grad) < 6) {
+    *why = "malformed attn.fused_grad";
     return false;
-  }
-  for (intptr_t r = 0; r < mlirOperationGetNumRegions(grad); ++r) {
-    MlirBlock blk = mlirRegionGetFirstBlock(mlirOperationGetRegion(grad, r));
-    if (!mlirBlockIsNull(blk) &&
-        !mlirOperationIsNull(mlirBlockGetFirstOperation(blk))) {
-      *why = "score and mask functions have no Hopper backward";
-      return false;
-    }
   }
   if (!shapes_supported(mlirValueGetType(mlirOperationGetOperand(grad, 0)),
                         mlirValueGetType(mlirOperationGetOperand(grad, 1)),
@@ -162,56 +151,154 @@ bool attn_hopper_grad_supports(MlirOperation grad, const char **why) {
       ignore, why);
 }
 
-/// Walk callback: stops at an op of the tile kernel's body the Hopper
-/// backward does not compute (a score or mask function, a score modifier:
-/// tile.attention_grad does not name them, the body does).
-static MlirWalkResult find_body_op(MlirOperation op, void *user) {
-  static const char *const refused[] = {
-      ATTN_OP_TILE_SCORE_FN, ATTN_OP_TILE_SCORE_FN_GRAD, ATTN_OP_TILE_MASK_FN,
-      ATTN_OP_TILE_SCORE_MOD, NULL};
-  for (int i = 0; refused[i]; ++i)
-    if (attn_op_is(op, refused[i])) {
-      *(const char **)user = refused[i];
-      return MlirWalkResultInterrupt;
+static const struct attn_attention_family bwd_family = {
+    .kernel = "the Hopper backward",
+};
+
+/// Whether op is a tile.score_mod of the scale alone (scale: its factor).
+static bool is_scale_mod(MlirOperation op, double *scale) {
+  MlirAttribute m = attn_attr_get(op, "mods"), sc = attn_attr_get(op, "scale");
+  if (mlirAttributeIsNull(m) || !mlirAttributeIsAArray(m) ||
+      mlirArrayAttrGetNumElements(m) != 1 ||
+      !str_is(mlirArrayAttrGetElement(m, 0), "scale") ||
+      mlirAttributeIsNull(sc) || !mlirAttributeIsAFloat(sc))
+    return false;
+  *scale = mlirFloatAttrGetValueDouble(sc);
+  return true;
+}
+
+/// The f64 attribute name of op, or dflt.
+static double f64_attr(MlirOperation op, const char *name, double dflt) {
+  MlirAttribute a = attn_attr_get(op, name);
+  return !mlirAttributeIsNull(a) && mlirAttributeIsAFloat(a)
+             ? mlirFloatAttrGetValueDouble(a)
+             : dflt;
+}
+
+/// Walk callback: the first tile.exp_lse (user: its op).
+static MlirWalkResult find_exp_lse(MlirOperation op, void *user) {
+  if (!attn_op_is(op, ATTN_OP_TILE_EXP_LSE))
+    return MlirWalkResultAdvance;
+  *(MlirOperation *)user = op;
+  return MlirWalkResultInterrupt;
+}
+
+/// Reads the step of the dkdv kernel (the block of its tile.exp_lse) into
+/// g: the chain of tile.score_mod (the scale) and tile.score_fn ops before
+/// the masks, the tile.mask_fn bodies, exp_lse's and tile.ds's scales and
+/// tile.score_fn_grad's body; false with why (wlen bytes).
+static bool describe_step(MlirOperation kernel, struct attn_hopper_bwd *g,
+                          char *why, size_t wlen) {
+  struct attn_hopper_kernel *h = &g->k;
+  MlirOperation el = {NULL};
+  mlirOperationWalk(kernel, find_exp_lse, &el, MlirWalkPreOrder);
+  if (mlirOperationIsNull(el)) {
+    snprintf(why, wlen, "the kernel has no tile.exp_lse");
+    return false;
+  }
+  h->nmods = h->nscore_fns = h->nmask_fns = 0;
+  g->grad_fn = (MlirBlock){NULL};
+  g->exp_scale = g->ds_scale = 0;
+  bool masked = false; // past tile.mask: no more score modifiers
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirOperationGetBlock(el));
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    bool fn = attn_op_is(op, ATTN_OP_TILE_SCORE_FN),
+         mod = attn_op_is(op, ATTN_OP_TILE_SCORE_MOD);
+    double sc;
+    if ((fn || mod) && (masked || h->nmods == ATTN_HOPPER_MAX_MODS ||
+                        (fn && h->nscore_fns == ATTN_HOPPER_MAX_FNS))) {
+      snprintf(why, wlen, "at most %d score modifiers (%d functions), before "
+                          "the masks",
+               ATTN_HOPPER_MAX_MODS, ATTN_HOPPER_MAX_FNS);
+      return false;
     }
-  return MlirWalkResultAdvance;
+    if (mod) {
+      if (!is_scale_mod(op, &sc) || sc != h->scale) {
+        snprintf(why, wlen, "a tile.score_mod other than the kernel's scale");
+        return false;
+      }
+      h->mods[h->nmods++] = ATTN_HOPPER_MOD_SCALE;
+    } else if (fn) {
+      MlirBlock body = attn_attention_fn_body(op, h, 5, why, wlen);
+      if (mlirBlockIsNull(body))
+        return false;
+      h->mods[h->nmods++] = ATTN_HOPPER_MOD_FN;
+      h->score_fns[h->nscore_fns++] = body;
+    } else if (attn_op_is(op, ATTN_OP_TILE_MASK)) {
+      masked = true;
+    } else if (attn_op_is(op, ATTN_OP_TILE_MASK_FN)) {
+      if (h->nmask_fns == ATTN_HOPPER_MAX_FNS) {
+        snprintf(why, wlen, "at most %d mask functions", ATTN_HOPPER_MAX_FNS);
+        return false;
+      }
+      MlirBlock body = attn_attention_fn_body(op, h, 4, why, wlen);
+      if (mlirBlockIsNull(body))
+        return false;
+      h->mask_fns[h->nmask_fns++] = body;
+    } else if (attn_op_is(op, ATTN_OP_TILE_EXP_LSE)) {
+      g->exp_scale = f64_attr(op, "scale", 0);
+    } else if (attn_op_is(op, ATTN_OP_TILE_DS)) {
+      g->ds_scale = f64_attr(op, "scale", 0);
+    } else if (attn_op_is(op, ATTN_OP_TILE_SCORE_FN_GRAD)) {
+      // Its first two operands (dS, the raw scores) are the cloned body's
+      // tiles; the rest the indices, as tile.score_fn's.
+      g->grad_fn = attn_attention_fn_body(op, h, 5, why, wlen);
+      if (mlirBlockIsNull(g->grad_fn))
+        return false;
+    }
+  }
+  if (!(g->exp_scale > 0) || !(g->ds_scale > 0)) {
+    snprintf(why, wlen, "tile.exp_lse and tile.ds need positive scales");
+    return false;
+  }
+  return true;
 }
 
 /// Reads the dkdv tile kernel into g (dq_bulk: option dq-reduce=bulk);
-/// false with why.
+/// false with why (wlen bytes).
 static bool describe(MlirOperation kernel, MlirAttribute att, bool dq_bulk,
-                     struct attn_hopper_bwd *g, const char **why) {
+                     struct attn_hopper_bwd *g, char *why, size_t wlen) {
   memset(g, 0, sizeof *g);
   g->dq_bulk = dq_bulk;
+  // The roles (q, k, v, out, lse, dout, dk, dv), each once, and captures.
   static const char *const names[] = {"q",    "k",  "v",  "out",
                                       "lse",  "dout", "dk", "dv"};
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
   MlirAttribute an = attn_attr_get(kernel, ATTN_TILE_ARG_NAMES_ATTR);
-  bool ok = mlirBlockGetNumArguments(body) == 8 && !mlirAttributeIsNull(an) &&
-            mlirAttributeIsAArray(an) && mlirArrayAttrGetNumElements(an) == 8;
-  for (int i = 0; ok && i < 8; ++i)
-    ok = str_is(mlirArrayAttrGetElement(an, i), names[i]);
+  intptr_t nargs = mlirBlockGetNumArguments(body);
+  int pos[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  bool ok = !mlirAttributeIsNull(an) && mlirAttributeIsAArray(an) &&
+            mlirArrayAttrGetNumElements(an) == nargs;
+  for (intptr_t i = 0; ok && i < nargs; ++i) {
+    MlirAttribute n = mlirArrayAttrGetElement(an, i);
+    ok = mlirAttributeIsAString(n);
+    for (int r = 0; ok && r < 8; ++r)
+      if (str_is(n, names[r])) {
+        ok = pos[r] < 0;
+        pos[r] = (int)i;
+      }
+  }
+  for (int r = 0; ok && r < 8; ++r)
+    ok = pos[r] >= 0;
   if (!ok) {
-    *why = "the kernel's arguments are not (q, k, v, out, lse, dout, dk, dv) "
-           "(extra inputs have no Hopper backward)";
+    snprintf(why, wlen, "the kernel's arguments are not q, k, v, out, lse, "
+                        "dout, dk, dv and captures");
     return false;
   }
-  MlirType qt = mlirValueGetType(mlirBlockGetArgument(body, 0)),
-           kt = mlirValueGetType(mlirBlockGetArgument(body, 1)),
-           vt = mlirValueGetType(mlirBlockGetArgument(body, 2));
-  if (!shapes_supported(qt, kt, vt, why))
+  MlirType qt = mlirValueGetType(mlirBlockGetArgument(body, pos[0])),
+           kt = mlirValueGetType(mlirBlockGetArgument(body, pos[1])),
+           vt = mlirValueGetType(mlirBlockGetArgument(body, pos[2]));
+  const char *cwhy = "";
+  if (!shapes_supported(qt, kt, vt, &cwhy)) {
+    snprintf(why, wlen, "%s", cwhy);
     return false;
+  }
   int64_t q[8], k[8];
   attn_static_shape(qt, q);
   attn_static_shape(kt, k);
   static const char *const ignore[] = {"part", NULL};
-  if (!keys_supported(att, q[3], ignore, why))
-    return false;
-  const char *found = NULL;
-  mlirOperationWalk(kernel, find_body_op, &found, MlirWalkPreOrder);
-  if (found) {
-    *why = "score and mask functions and score modifiers have no Hopper "
-           "backward (the kernel holds one)";
+  if (!keys_supported(att, q[3], ignore, &cwhy)) {
+    snprintf(why, wlen, "%s", cwhy);
     return false;
   }
   struct attn_hopper_kernel *h = &g->k;
@@ -229,13 +316,19 @@ static bool describe(MlirOperation kernel, MlirAttribute att, bool dq_bulk,
   a = attn_dict_get(att, "causal");
   h->causal = !mlirAttributeIsNull(a) && mlirAttributeIsABool(a) &&
               mlirBoolAttrGetValue(a);
+  char detail[128] = "";
+  if (!attn_attention_describe_mods(att, &bwd_family, h, why, wlen, detail,
+                                    sizeof detail))
+    return false;
+  // describe_step reads the chain from the kernel itself.
+  h->nmods = 0;
   MlirAttribute rope = attn_dict_get(att, "rope");
   if (!mlirAttributeIsNull(rope)) {
     MlirAttribute t = attn_dict_get(rope, "theta"),
                   l = attn_dict_get(rope, "layout");
     if (mlirAttributeIsNull(t) || !mlirAttributeIsAFloat(t) ||
         mlirAttributeIsNull(l) || !mlirAttributeIsAString(l)) {
-      *why = "malformed rope description";
+      snprintf(why, wlen, "malformed rope description");
       return false;
     }
     h->rope = true;
@@ -247,10 +340,24 @@ static bool describe(MlirOperation kernel, MlirAttribute att, bool dq_bulk,
     h->rope_offset_k = attn_dict_int(rope, "k_offset", shared);
     if (!attn_attention_rope_positions_ok(h) ||
         !attn_hopper_rope_k_supported(h)) {
-      *why = "the Hopper backward's RoPE positions must lie in [0, 2^24)";
+      snprintf(why, wlen,
+               "the Hopper backward's RoPE positions must lie in [0, 2^24)");
       return false;
     }
   }
+  for (intptr_t i = 0; i < nargs; ++i) {
+    bool role = false;
+    for (int r = 0; r < 8; ++r)
+      role |= pos[r] == i;
+    if (!role &&
+        !attn_attention_add_capture(
+            mlirBlockGetArgument(body, i),
+            mlirStringAttrGetValue(mlirArrayAttrGetElement(an, i)),
+            bwd_family.kernel, h, why, wlen, detail, sizeof detail))
+      return false;
+  }
+  if (!describe_step(kernel, g, why, wlen))
+    return false;
   // FlashAttention-3's tiles for d = 64 and 128: 128 keys a CTA (64 a
   // consumer warpgroup), query blocks of 64 rows, two stages (dq_bulk
   // adds 34,816 bytes of dQ tiles: 185,384 in all at head dim 128).
@@ -258,10 +365,46 @@ static bool describe(MlirOperation kernel, MlirAttribute att, bool dq_bulk,
   g->block_m = 64;
   g->stages = 2;
   if (attn_hopper_bwd_smem_bytes(g) > ATTN_KERNELS_SMEM_LIMIT) {
-    *why = "the tiles do not fit the 227 KiB of shared memory of a CTA";
+    snprintf(why, wlen,
+             "the tiles do not fit the 227 KiB of shared memory of a CTA");
     return false;
   }
   return true;
+}
+
+/// The inputs of the tile program named name (attn-tile's, in its order)
+/// into g; false when there is none or it is malformed.
+static bool program_inputs(MlirOperation module, const char *name,
+                           struct attn_hopper_bwd *g) {
+  MlirAttribute progs = attn_attr_get(module, ATTN_TILE_PROGRAMS_ATTR);
+  intptr_t n = !mlirAttributeIsNull(progs) && mlirAttributeIsAArray(progs)
+                   ? mlirArrayAttrGetNumElements(progs)
+                   : 0;
+  for (intptr_t i = 0; i < n; ++i) {
+    MlirAttribute p = mlirArrayAttrGetElement(progs, i);
+    if (!mlirAttributeIsADictionary(p) ||
+        !str_is(attn_dict_get(p, "name"), name))
+      continue;
+    MlirAttribute in = attn_dict_get(p, "inputs");
+    intptr_t m = !mlirAttributeIsNull(in) && mlirAttributeIsAArray(in)
+                     ? mlirArrayAttrGetNumElements(in)
+                     : -1;
+    if (m < 0 || m > (intptr_t)(sizeof g->inputs / sizeof *g->inputs))
+      return false;
+    for (intptr_t j = 0; j < m; ++j) {
+      MlirAttribute e = mlirArrayAttrGetElement(in, j);
+      if (!mlirAttributeIsAString(e))
+        return false;
+      MlirStringRef s = mlirStringAttrGetValue(e);
+      if (s.length >= sizeof g->inputs[0])
+        return false;
+      snprintf(g->inputs[j], sizeof g->inputs[0], "%.*s", (int)s.length,
+               s.data);
+    }
+    g->ninputs = (int)m;
+    return true;
+  }
+  return false;
 }
 
 /// Removes the program named name from the module's tile.programs (attn-
@@ -291,10 +434,10 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_bwd *g) {
   const struct attn_hopper_kernel *k = &g->k;
   const char *n = k->name;
   struct attn_strbuf t = {0};
-  attn_strbuf_printf(&t,
-                     "{name = \"%s\", inputs = [\"q\", \"k\", \"v\", \"out\", "
-                     "\"lse\", \"dout\", \"dq\", \"dk\", \"dv\"], workspace = [",
-                     n);
+  attn_strbuf_printf(&t, "{name = \"%s\", inputs = [", n);
+  for (int i = 0; i < g->ninputs; ++i)
+    attn_strbuf_printf(&t, "%s\"%s\"", i ? ", " : "", g->inputs[i]);
+  attn_strbuf_printf(&t, "], workspace = [");
   if (k->rope)
     attn_strbuf_printf(
         &t, "{name = \"q_rot\", bytes = %lld : i64}, {name = \"k_rot\", "
@@ -318,10 +461,15 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_bwd *g) {
       &t,
       "{kernel = \"%s__pre\", args = [\"out\", \"dout\", \"lse\", \"rows\", "
       "\"dq_acc\"]}, {kernel = \"%s__main\", args = [\"%s\", \"%s\", \"v\", "
-      "\"dout\", \"dv\", \"rows\", \"dq_acc\", \"dk_acc\"]}, {kernel = "
-      "\"%s__dq_out\", args = [\"dq_acc\", \"dq\"]}, {kernel = \"%s__dk_out\", "
-      "args = [\"dk_acc\", \"dk\"]}]}",
-      n, n, qa, ka, n, n);
+      "\"dout\", \"dv\", \"rows\", \"dq_acc\", \"dk_acc\"",
+      n, n, qa, ka);
+  for (int i = 0; i < k->ncaptures; ++i)
+    attn_strbuf_printf(&t, ", \"%s\"", k->captures[i].name);
+  attn_strbuf_printf(&t,
+                     "]}, {kernel = \"%s__dq_out\", args = [\"dq_acc\", "
+                     "\"dq\"]}, {kernel = \"%s__dk_out\", args = [\"dk_acc\", "
+                     "\"dk\"]}]}",
+                     n, n);
   return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 
@@ -361,11 +509,16 @@ bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
                                        name);
   }
   struct attn_hopper_bwd g;
-  const char *why = "";
-  if (!describe(kernel, att, dq_bulk, &g, &why))
+  char why[256] = "";
+  if (!describe(kernel, att, dq_bulk, &g, why, sizeof why))
     return fallback ? true
                     : attn_emit_errorf(kernel, "no Hopper backward for '%s': %s",
                                        name, why);
+  if (!program_inputs(module, base, &g))
+    return attn_emit_errorf(kernel,
+                            "no Hopper backward for '%s': attn-tile's program "
+                            "@%s is missing or malformed",
+                            name, base);
   g.k.name = base;
   MlirOperation gm = attn_kernel_gpu_module(kernel, "sm_90a", 80);
   if (mlirOperationIsNull(gm))

@@ -309,6 +309,29 @@ bool attn_attention_describe(MlirOperation kernel,
                              char *why, size_t wlen, char *detail,
                              size_t dlen);
 
+/// The pieces of attn_attention_describe the Hopper backward's description
+/// (lower_tile_to_hopper_grad.c) shares:
+/// - the score modifiers of a tile.attention dictionary att (mods: the
+///   scale, and softcap, alibi, gate and fn as tile.score_fn bodies; the
+///   window, normalised against k's sequences and causal, which must be
+///   set);
+/// - the body of a tile.score_fn (nargs 5, tile.score_fn_grad's alike) or
+///   tile.mask_fn (4) op the kernels can clone (lib/Kernels/score_fn.c),
+///   or a null block with why;
+/// - value, the tile kernel's argument of tile.arg_names entry name, as
+///   k's next capture (its dtype and static shape checked, RoPE positions
+///   marked); kernel names the caller's kernel in why.
+bool attn_attention_describe_mods(MlirAttribute att,
+                                  const struct attn_attention_family *f,
+                                  struct attn_hopper_kernel *k, char *why,
+                                  size_t wlen, char *detail, size_t dlen);
+MlirBlock attn_attention_fn_body(MlirOperation op,
+                                 const struct attn_hopper_kernel *k,
+                                 intptr_t nargs, char *why, size_t wlen);
+bool attn_attention_add_capture(MlirValue value, MlirStringRef name,
+                                const char *kernel,
+                                struct attn_hopper_kernel *k, char *why,
+                                size_t wlen, char *detail, size_t dlen);
 /// Whether every RoPE position of k (its row plus rope_offset for q,
 /// rope_offset_k for k) lies in [0, 2^24), where an f32 holds it exactly:
 /// what the GPU kernels, which compute angles from f32 positions, need.

@@ -1,29 +1,48 @@
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-tile --lower-tile-to-hopper
 // RUN: attn-opt %s --split-input-file --attn-tile --lower-tile-to-hopper="fallback=true" | FileCheck %s --check-prefix=FALLBACK
 
-// The backwards lower-tile-to-hopper does not build yet (issue 29: the
-// first case is bf16/f16, head dim 64 or 128, scale, causal, RoPE at
-// offsets over the whole head) are a diagnostic at the user's op; with
+// The backwards lower-tile-to-hopper does not build (issue 29: bf16/f16,
+// head dim 64 or 128, RoPE at offsets over the whole head, score and mask
+// functions reading captures only) are a diagnostic at the user's op; with
 // fallback=true both tile kernels and attn-tile's launch program are left
 // for lower-tile-to-gpu. The drivers ask attn_hopper_grad_supports first,
 // so they never see these (test/Target/to-ptx-hopper-grad.test).
-// A softcap (or any modifier but the scale) keeps the plain path.
-// FALLBACK-LABEL: func.func @softcap__grad__dkdv(
-// FALLBACK: func.func @softcap__grad__dq(
-func.func @softcap__grad(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>, %out: tensor<1x2x256x64xbf16>, %lse: tensor<1x2x256xf32>, %dout: tensor<1x2x256x64xbf16>) -> (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) {
-  // expected-error@+1 {{no Hopper backward for 'softcap__grad__dkdv': the Hopper backward computes the scale and the causal mask only (no other modifier yet)}}
-  %0:3 = "attn.fused_grad"(%q, %k, %v, %out, %lse, %dout) ({}, {}) {causal = false, mods = ["scale", "softcap"], scale = 1.250000e-01 : f64, softcap = 3.000000e+01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256xf32>, tensor<1x2x256x64xbf16>) -> (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>)
-  return %0#0, %0#1, %0#2 : tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>
+// Explicit RoPE positions (packed sequences) keep the plain path.
+// FALLBACK-LABEL: func.func @h64_rope_positions_gqa_causal__grad__dkdv(
+// FALLBACK: func.func @h64_rope_positions_gqa_causal__grad__dq(
+func.func @h64_rope_positions_gqa_causal__grad(%arg0: tensor<2x8x1000x64xbf16>, %arg1: tensor<2x2x1000x64xbf16>, %arg2: tensor<2x2x1000x64xbf16>, %arg3: tensor<2x1000xi32>, %arg4: tensor<2x1000xi32>, %arg5: tensor<2x8x1000x64xbf16>, %arg6: tensor<2x8x1000xf32>, %arg7: tensor<2x8x1000x64xbf16>) -> (tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>) {
+  // expected-error@+1 {{no Hopper backward for 'h64_rope_positions_gqa_causal__grad__dkdv': the Hopper backward's RoPE takes positions at offsets only}}
+  %0:3 = "attn.fused_grad"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7) ({
+  }, {
+  }) {causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1>, rope = {layout = "rotate_half", rotary_dim = 64 : i64, theta = 5.000000e+05 : f64}, scale = 1.250000e-01 : f64} : (tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x1000xi32>, tensor<2x1000xi32>, tensor<2x8x1000x64xbf16>, tensor<2x8x1000xf32>, tensor<2x8x1000x64xbf16>) -> (tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>)
+  return %0#0, %0#1, %0#2 : tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>
 }
 // -----
 
-// A sliding window, likewise.
-// FALLBACK-LABEL: func.func @window__grad__dkdv(
-// FALLBACK: func.func @window__grad__dq(
-func.func @window__grad(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>, %out: tensor<1x2x256x64xbf16>, %lse: tensor<1x2x256xf32>, %dout: tensor<1x2x256x64xbf16>) -> (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) {
-  // expected-error@+1 {{no Hopper backward for 'window__grad__dkdv': the Hopper backward computes scale, causal and RoPE only (no other modifier or mask yet)}}
-  %0:3 = "attn.fused_grad"(%q, %k, %v, %out, %lse, %dout) ({}, {}) {causal = true, scale = 1.250000e-01 : f64, window = array<i64: 16, -1>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256xf32>, tensor<1x2x256x64xbf16>) -> (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>)
-  return %0#0, %0#1, %0#2 : tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>
+// A score function reading q or k (the main kernel reads them rotated, and
+// takes captures only) keeps the plain path. Softcap, ALiBi, the gate,
+// windows, documents and other bodies have the Hopper backward
+// (lower-tile-to-hopper-grad.mlir, test/Target/to-ptx-hopper-grad.test).
+// FALLBACK-LABEL: func.func @h64_body_reads_qk__grad__dkdv(
+// FALLBACK: func.func @h64_body_reads_qk__grad__dq(
+func.func @h64_body_reads_qk__grad(%arg0: tensor<1x2x200x64xbf16>, %arg1: tensor<1x2x200x64xbf16>, %arg2: tensor<1x2x200x64xbf16>, %arg3: tensor<1x200xi32>, %arg4: tensor<1x200xi32>, %arg5: tensor<1x2x200x64xbf16>, %arg6: tensor<1x2x200xf32>, %arg7: tensor<1x2x200x64xbf16>) -> (tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>) {
+  // expected-error@+1 {{no Hopper backward for 'h64_body_reads_qk__grad__dkdv': a tile.score_fn body reads a value from outside it that is not a captured tensor}}
+  %0:3 = "attn.fused_grad"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7) ({
+  ^bb0(%arg8: f32, %arg9: index, %arg10: index, %arg11: index, %arg12: index):
+    %c0 = arith.constant 0 : index
+    %extracted = tensor.extract %arg0[%arg9, %arg10, %arg11, %c0] : tensor<1x2x200x64xbf16>
+    %extracted_0 = tensor.extract %arg1[%arg9, %arg10, %arg12, %c0] : tensor<1x2x200x64xbf16>
+    %extracted_1 = tensor.extract %arg4[%arg9, %arg12] : tensor<1x200xi32>
+    %1 = arith.extf %extracted : bf16 to f32
+    %2 = arith.extf %extracted_0 : bf16 to f32
+    %3 = arith.sitofp %extracted_1 : i32 to f32
+    %4 = arith.mulf %1, %2 : f32
+    %5 = arith.addf %4, %3 : f32
+    %6 = arith.addf %arg8, %5 : f32
+    gpu.yield %6 : f32
+  }, {
+  }) {causal = true, mods = ["scale", "fn"], operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0, 1, 1, 1>, scale = 1.250000e-01 : f64} : (tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x200xi32>, tensor<1x200xi32>, tensor<1x2x200x64xbf16>, tensor<1x2x200xf32>, tensor<1x2x200x64xbf16>) -> (tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>)
+  return %0#0, %0#1, %0#2 : tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>
 }
 // -----
 

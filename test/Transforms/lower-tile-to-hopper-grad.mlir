@@ -8,25 +8,29 @@
 // The backward of an attention (issue 29) on sm_90a: lower-tile-to-hopper
 // turns attn-tile's @f__grad__dkdv and @f__grad__dq into the kernels of
 // lib/Kernels/attention_bwd.c and one launch program @f__grad, which
-// replaces attn-tile's (whose softcap__grad, left to the plain path, is
-// moved into attn.programs as before). With RoPE, Q and K
+// replaces attn-tile's (whose d32__grad, left to the plain path: head dim
+// 32, is moved into attn.programs as before). With RoPE, Q and K
 // are rotated first by the pre placement's kernels, into q_rot and k_rot,
 // which the main kernel reads. Before, both tile kernels were left to
-// lower-tile-to-gpu (scalar FMA loops). The forward (with lse) has no
-// Hopper kernel yet and stays, with fallback=true, for lower-tile-to-gpu;
-// so does the backward of a softcap (no Hopper backward yet).
+// lower-tile-to-gpu (scalar FMA loops). A softcap gets the Hopper backward
+// too: the chain (the scale, then 30 tanh(s / 30)) on the raw S^T, and
+// dS times its derivative; tile.ds's scale (1: the derivative holds the
+// scale) at the end.
 // CHECK-NOT: tile.programs
 // CHECK-LABEL: func.func @rope_causal(
 // CHECK-NOT: func.func @rope_causal__grad
 // CHECK-LABEL: func.func @plain_f16(
 // CHECK-NOT: func.func @plain_f16__grad
+// CHECK-LABEL: func.func @d32(
+// CHECK: func.func @d32__grad__dkdv(
+// CHECK: func.func @d32__grad__dq(
 // CHECK-LABEL: func.func @softcap(
-// CHECK: func.func @softcap__grad__dkdv(
-// CHECK: func.func @softcap__grad__dq(
+// CHECK-NOT: func.func @softcap__grad
 // CHECK: gpu.module @attn_kernels
-// CHECK-SAME: attn.programs = [{inputs = ["q", "k", "v", "out", "lse", "dout", "dq", "dk", "dv"], name = "softcap__grad", steps = [{args = ["q", "k", "v", "out", "lse", "dout", "dk", "dv"], kernel = "softcap__grad__dkdv"}, {args = ["q", "k", "v", "out", "lse", "dout", "dq"], kernel = "softcap__grad__dq"}], workspace = []}
+// CHECK-SAME: attn.programs = [{inputs = ["q", "k", "v", "out", "lse", "dout", "dq", "dk", "dv"], name = "d32__grad", steps = [{args = ["q", "k", "v", "out", "lse", "dout", "dk", "dv"], kernel = "d32__grad__dkdv"}, {args = ["q", "k", "v", "out", "lse", "dout", "dq"], kernel = "d32__grad__dq"}], workspace = []}
 // CHECK-SAME: {inputs = ["q", "k", "v", "out", "lse", "dout", "dq", "dk", "dv"], name = "rope_causal__grad", steps = [{args = ["q", "q_rot"], kernel = "rope_causal__grad__rope_q"}, {args = ["k", "k_rot"], kernel = "rope_causal__grad__rope_k"}, {args = ["out", "dout", "lse", "rows", "dq_acc"], kernel = "rope_causal__grad__pre"}, {args = ["q_rot", "k_rot", "v", "dout", "dv", "rows", "dq_acc", "dk_acc"], kernel = "rope_causal__grad__main"}, {args = ["dq_acc", "dq"], kernel = "rope_causal__grad__dq_out"}, {args = ["dk_acc", "dk"], kernel = "rope_causal__grad__dk_out"}], workspace = [{bytes = 153600 : i64, name = "q_rot"}, {bytes = 153600 : i64, name = "k_rot"}, {bytes = 5120 : i64, name = "rows"}, {bytes = 327680 : i64, name = "dq_acc"}, {bytes = 307200 : i64, name = "dk_acc"}]}
-// CHECK-SAME: {inputs = ["q", "k", "v", "out", "lse", "dout", "dq", "dk", "dv"], name = "plain_f16__grad", steps = [{args = ["out", "dout", "lse", "rows", "dq_acc"], kernel = "plain_f16__grad__pre"}, {args = ["q", "k", "v", "dout", "dv", "rows", "dq_acc", "dk_acc"], kernel = "plain_f16__grad__main"}, {args = ["dq_acc", "dq"], kernel = "plain_f16__grad__dq_out"}, {args = ["dk_acc", "dk"], kernel = "plain_f16__grad__dk_out"}], workspace = [{bytes = 4096 : i64, name = "rows"}, {bytes = 131072 : i64, name = "dq_acc"}, {bytes = 131072 : i64, name = "dk_acc"}]}]
+// CHECK-SAME: {inputs = ["q", "k", "v", "out", "lse", "dout", "dq", "dk", "dv"], name = "plain_f16__grad", steps = [{args = ["out", "dout", "lse", "rows", "dq_acc"], kernel = "plain_f16__grad__pre"}, {args = ["q", "k", "v", "dout", "dv", "rows", "dq_acc", "dk_acc"], kernel = "plain_f16__grad__main"}, {args = ["dq_acc", "dq"], kernel = "plain_f16__grad__dq_out"}, {args = ["dk_acc", "dk"], kernel = "plain_f16__grad__dk_out"}], workspace = [{bytes = 4096 : i64, name = "rows"}, {bytes = 131072 : i64, name = "dq_acc"}, {bytes = 131072 : i64, name = "dk_acc"}]}
+// CHECK-SAME: {inputs = ["q", "k", "v", "out", "lse", "dout", "dq", "dk", "dv"], name = "softcap__grad", steps = [{args = ["out", "dout", "lse", "rows", "dq_acc"], kernel = "softcap__grad__pre"}, {args = ["q", "k", "v", "dout", "dv", "rows", "dq_acc", "dk_acc"], kernel = "softcap__grad__main"}
 // CHECK: llvm.func @rope_causal__grad__rope_q(
 // CHECK: llvm.func @rope_causal__grad__rope_k(
 // The preprocess: 64 padded rows a CTA (300 rows: 5 blocks), D by a warp
@@ -100,6 +104,19 @@
 // MAIN-NOT: arith.select
 // MAIN: red.global.add.f32
 
+// The softcap's main kernel: per element the scale, s / 30 as s (1 / 30)
+// (no division), tanh.approx, 30 tanh, and the derivative's 1 - tanh^2
+// (its tanh the same op, merged by LLVM); dS = P g (dP - D); the finishing
+// kernels multiply by tile.ds's scale, 1.
+// MAIN-LABEL: llvm.func @softcap__grad__main(
+// MAIN-NOT: arith.divf
+// MAIN: arith.constant 0.0333333351 : f32
+// MAIN: llvm.intr.tanh({{.*}}) {fastmathFlags = #llvm.fastmath<afn>}
+// MAIN: wgmma.mma_async
+// MAIN-LABEL: llvm.func @softcap__grad__dq_out(
+// MAIN: arith.constant 1.000000e+00 : f32
+// MAIN-NEXT: arith.mulf %{{.*}}, %cst
+
 // dq-reduce=bulk: each consumer warpgroup's dQ tile (64 rows by 64
 // columns, f32) goes through a buffer of its own (rows of 272 bytes, two
 // of them: 34,816 bytes more), then the bulk-copy engine adds it into
@@ -148,6 +165,11 @@ func.func @rope_causal(%q: tensor<1x2x300x128xbf16>, %k: tensor<1x2x300x128xbf16
 func.func @plain_f16(%q: tensor<1x2x256x64xf16>, %k: tensor<1x2x256x64xf16>, %v: tensor<1x2x256x64xf16>) -> tensor<1x2x256x64xf16> {
   %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.125 : f64, causal = false} : (tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>) -> tensor<1x2x256x64xf16>
   return %o : tensor<1x2x256x64xf16>
+}
+
+func.func @d32(%q: tensor<1x2x256x32xbf16>, %k: tensor<1x2x256x32xbf16>, %v: tensor<1x2x256x32xbf16>) -> tensor<1x2x256x32xbf16> {
+  %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.17677669529663687 : f64, causal = true} : (tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>) -> tensor<1x2x256x32xbf16>
+  return %o : tensor<1x2x256x32xbf16>
 }
 
 func.func @softcap(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
