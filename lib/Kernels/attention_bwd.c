@@ -14,8 +14,8 @@
 //                    warpgroups 1 and 2, 64 key rows each, keep dK and dV
 //                    in registers and per query block compute
 //                      S^T = K Q^T, dP^T = V dO^T           (wgmma, smem)
-//                      P^T = 2^(S^T scale log2(e) - lse2)   (masked)
-//                      dS^T = P^T o (dP^T - D)
+//                      P^T = 2^(c(S^T) e log2(e) - lse2)   (masked)
+//                      dS^T = P^T o (dP^T - D) [o c'(S^T)]
 //                      dV += P^T dO, dK += dS^T Q           (wgmma, A regs)
 //                      dQ += dS K                           (wgmma, dS^T
 //                                                          staged in smem)
@@ -27,9 +27,16 @@
 //                    are walked in turn, so dK and dV sum over them; then
 //                    dV written (16-bit) and dK into dk_acc (f32)
 //   @<name>__dq_out, @<name>__dk_out
-//                    the f32 sums times the scale, rotated back (RoPE's
+//                    the f32 sums times ds_scale, rotated back (RoPE's
 //                    inverse rotation, at the row's position), written in
 //                    the element type
+//
+// c is the modifier chain (the scale, score functions), e exp_scale, c'
+// its derivative (tile.score_fn_grad's body), each cloned per element of
+// the S^T fragment by attn_k_fn_point_body at the element's clamped query
+// row and key, with the mask bodies (P = 0 where one hides the key); they
+// read the captured tensors (gate, segment ids, tables) by global loads.
+// A window cuts the query blocks a key block visits and masks at its edges.
 //
 // With RoPE the launch program rotates Q and K before (the pre placement's
 // kernels, rope_kernel.c), so the main kernel reads rotated inputs and

@@ -6,17 +6,22 @@
 // sm_90a kernels of lib/Kernels/attention_bwd.c and one launch program
 // @<f>__grad, which replaces attn-tile's of that name:
 //
-//   inputs    q, k, v, out, lse, dout, dq, dk, dv (attn-tile's)
+//   inputs    attn-tile's: q, k, v, the captures, out, lse, dout, dq, dk, dv
 //   workspace q_rot, k_rot (RoPE), rows, dq_acc, dk_acc
 //   steps     [__rope_q, __rope_k] (RoPE: Q and K rotated before, the pre
 //             placement's kernels), __pre, __main, __dq_out, __dk_out
 //
-// Supported (the first case): bf16 or f16, head dim 64 or 128 (v's equal),
-// scale, causal or no mask, RoPE at offsets with rotary_dim == head dim,
-// MHA or GQA; nothing else: no other modifier or mask, no captures, no
-// explicit positions. attn_hopper_grad_supports says the same of
-// attn.fused_grad for the drivers (gpu_pipeline.c). Anything else is a
-// diagnostic, or with fallback=true is left to lower-tile-to-gpu.
+// Supported: bf16 or f16, head dim 64 or 128 (v's equal), scale, causal,
+// windows, RoPE at offsets with rotary_dim == head dim, MHA or GQA, and
+// the modifiers and masks as the tile kernel computes them (describe_step:
+// tile.score_mod's scale and tile.score_fn bodies in order, tile.mask_fn
+// bodies, tile.score_fn_grad's derivative; softcap, ALiBi, the gate and
+// documents among them), reading captured tensors (the main kernel takes
+// them after its twelve parameters). Not: explicit RoPE positions, partial
+// RoPE, bodies that read q, k or v, head dim 256. attn_hopper_grad_supports
+// says what it can of attn.fused_grad for the drivers (gpu_pipeline.c).
+// Anything else is a diagnostic, or with fallback=true is left to
+// lower-tile-to-gpu.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels.h"
