@@ -148,12 +148,12 @@ static long pick_block(long d, long dv) {
 }
 
 /// The backward kernels' square block (b x b tiles): the largest power of
-/// two up to 64 whose f32 tiles fit 48 KiB: q, k and the dq or dk
+/// two from 64 down to 4 whose f32 tiles fit 48 KiB: q, k and the dq or dk
 /// accumulator [b, d]; v, dO, O and dv [b, dv]; S, the raw S and dP [b, b];
-/// lse and D [b].
+/// lse and D [b]. Head dim 256 takes 4 (8 needs 57,920 bytes).
 static long pick_grad_block(long d, long dv) {
   long b = 64;
-  while (b > 8 && 4 * (3 * b * d + 4 * b * dv + 3 * b * b + 2 * b) > 48 * 1024)
+  while (b > 4 && 4 * (3 * b * d + 4 * b * dv + 3 * b * b + 2 * b) > 48 * 1024)
     b /= 2;
   return b;
 }
