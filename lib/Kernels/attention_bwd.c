@@ -470,6 +470,22 @@ static void point_indices(const struct mk *m, const struct frag *fr,
   }
 }
 
+/// Body at register i of the fragment (s its score, null for a mask
+/// body): at the element's query row and key, or at the first of the
+/// thread's rows or keys where the body reads them only by 64-row blocks
+/// (attn_k_fn_body_blocked: the fragment's 64 query columns and the
+/// warpgroup's 64 keys are each one such block), so that elements of one
+/// block share its ops (the gate's g[b, h, q, kv / 64] is loaded once per
+/// query column, not per element).
+static MlirValue point(const struct mk *m, MlirBlock body, MlirValue s, int i,
+                       const MlirValue qi[16], const MlirValue ki[2]) {
+  bool qb = attn_k_fn_body_blocked(body, false, 64),
+       kb = attn_k_fn_body_blocked(body, true, 64);
+  return attn_k_fn_point_body(m->b, m->fn, body, s,
+                              qi[qb ? 0 : 2 * (i / 4) + i % 2],
+                              ki[kb ? 0 : (i / 2) % 2]);
+}
+
 /// The modifier chain on the raw scores sv (replaced by the chain's
 /// result) at the elements' points qi, ki (point_indices); with grad_fn
 /// its derivative at the raw score into gv.
@@ -480,14 +496,13 @@ static void scores(const struct mk *m, const MlirValue qi[16],
   const struct attn_hopper_kernel *k = &g->k;
   MlirValue sc = attn_b_f32(b, (float)k->scale);
   for (int i = 0; i < 32 && !b->failed; ++i) {
-    MlirValue q = qi[2 * (i / 4) + i % 2], kv = ki[(i / 2) % 2];
     if (!mlirBlockIsNull(g->grad_fn))
-      gv[i] = attn_k_fn_point_body(b, m->fn, g->grad_fn, sv[i], q, kv);
+      gv[i] = point(m, g->grad_fn, sv[i], i, qi, ki);
     MlirValue x = sv[i];
     for (int j = 0, fi = 0; j < k->nmods; ++j)
       x = k->mods[j] == ATTN_HOPPER_MOD_SCALE
               ? attn_b_mulf(b, x, sc)
-              : attn_k_fn_point_body(b, m->fn, k->score_fns[fi++], x, q, kv);
+              : point(m, k->score_fns[fi++], x, i, qi, ki);
     sv[i] = x;
   }
 }
@@ -500,10 +515,8 @@ static void mask_fns(const struct mk *m, const MlirValue qi[16],
   MlirValue zero = attn_b_f32(b, 0.0f);
   for (int i = 0; i < 32 && !b->failed; ++i)
     for (int f = 0; f < k->nmask_fns && !b->failed; ++f) {
-      MlirValue vis = attn_k_fn_point_body(b, m->fn, k->mask_fns[f],
-                                           (MlirValue){NULL},
-                                           qi[2 * (i / 4) + i % 2],
-                                           ki[(i / 2) % 2]);
+      MlirValue vis =
+          point(m, k->mask_fns[f], (MlirValue){NULL}, i, qi, ki);
       if (!mlirValueIsNull(vis))
         p[i] = attn_b_select(b, vis, p[i], zero);
     }

@@ -966,6 +966,14 @@ MlirValue attn_k_fn_point_value(struct attn_builder *b, struct attn_k_fn *fn,
 MlirValue attn_k_fn_point_body(struct attn_builder *b, struct attn_k_fn *fn,
                                MlirBlock body, MlirValue s, MlirValue q,
                                MlirValue kv);
+/// Whether body (a score, derivative or mask function's) reads its key
+/// (kv) or query row (!kv) only divided by positive constant multiples of
+/// span: its value is then one over every span-aligned run of span keys
+/// or rows (the gate's g[b, h, q, kv / 64]), and a caller may evaluate it
+/// at one point of the run for all (indices clamped to the sequence's last
+/// stay in the run where the run starts inside the sequence, and share one
+/// value where it starts past it).
+bool attn_k_fn_body_blocked(MlirBlock body, bool kv, int64_t span);
 /// The attributes of a capture's pointer parameter: llvm.noalias and
 /// llvm.readonly (its loads may use the read-only data cache).
 MlirAttribute attn_k_fn_capture_attrs(struct attn_builder *b);

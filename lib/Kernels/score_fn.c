@@ -80,13 +80,40 @@ void attn_k_fn_free(struct attn_k_fn *fn) {
   fn->tile = fn->block = NULL;
 }
 
+/// Whether body ops x and y compute the same function of their operands:
+/// the same op, or two ops of one name, result types and attributes and
+/// no regions (every op a body may hold is pure: arith, math, loads of
+/// read-only captures), so that two bodies' ops on the same values (the
+/// score function's and its derivative's load of the gate) are made once.
+static bool same_op(MlirOperation x, MlirOperation y) {
+  if (mlirOperationEqual(x, y))
+    return true;
+  if (!mlirIdentifierEqual(mlirOperationGetName(x), mlirOperationGetName(y)) ||
+      mlirOperationGetNumRegions(x) || mlirOperationGetNumRegions(y) ||
+      mlirOperationGetNumResults(x) != 1 || mlirOperationGetNumResults(y) != 1 ||
+      !mlirTypeEqual(mlirValueGetType(mlirOperationGetResult(x, 0)),
+                     mlirValueGetType(mlirOperationGetResult(y, 0))))
+    return false;
+  intptr_t n = mlirOperationGetNumAttributes(x);
+  if (n != mlirOperationGetNumAttributes(y))
+    return false;
+  for (intptr_t i = 0; i < n; ++i) {
+    MlirNamedAttribute a = mlirOperationGetAttribute(x, i);
+    MlirAttribute other =
+        mlirOperationGetAttributeByName(y, mlirIdentifierStr(a.name));
+    if (mlirAttributeIsNull(other) || !mlirAttributeEqual(a.attribute, other))
+      return false;
+  }
+  return true;
+}
+
 /// The memo's entry for op on operands opd, or NULL.
 static const struct entry *memo_find(const struct attn_k_fn_memo *m,
                                      MlirOperation op, intptr_t nopd,
                                      const MlirValue *opd) {
   for (size_t i = 0; m && i < m->n; ++i) {
     const struct entry *e = &m->e[i];
-    if (!mlirOperationEqual(e->op, op) || e->nopd != nopd)
+    if (e->nopd != nopd || !same_op(e->op, op))
       continue;
     bool same = true;
     for (intptr_t o = 0; same && o < nopd; ++o)
@@ -830,6 +857,49 @@ MlirValue attn_k_fn_point_body(struct attn_builder *b, struct attn_k_fn *fn,
     attn_builder_fail(b, "a score or mask function yields no value at a "
                          "point (a bug in attn)");
   return v;
+}
+
+/// Whether v is an arith.constant of an integer attribute: into *c.
+static bool const_int(MlirValue v, int64_t *c) {
+  if (!mlirValueIsAOpResult(v))
+    return false;
+  MlirOperation d = mlirOpResultGetOwner(v);
+  if (!is_op(d, "arith.constant"))
+    return false;
+  MlirAttribute a = mlirOperationGetAttributeByName(d, mlirStringRefCreateFromCString("value"));
+  if (!mlirAttributeIsAInteger(a))
+    return false;
+  *c = mlirIntegerAttrGetValueInt(a);
+  return true;
+}
+
+/// Whether every use of v (through index casts) divides it by a positive
+/// constant multiple of span.
+static bool only_divided(MlirValue v, int64_t span, int depth) {
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation op = mlirOpOperandGetOwner(u);
+    int64_t c;
+    if (is_op(op, "arith.index_cast") || is_op(op, "arith.index_castui")) {
+      if (depth > 4 || !only_divided(mlirOperationGetResult(op, 0), span,
+                                     depth + 1))
+        return false;
+    } else if (!((is_op(op, "arith.divui") || is_op(op, "arith.divsi") ||
+                  is_op(op, "arith.floordivsi")) &&
+                 mlirOpOperandGetOperandNumber(u) == 0 &&
+                 const_int(mlirOperationGetOperand(op, 1), &c) && c > 0 &&
+                 c % span == 0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool attn_k_fn_body_blocked(MlirBlock body, bool kv, int64_t span) {
+  intptr_t n = mlirBlockGetNumArguments(body);
+  if (n < 4)
+    return false;
+  return only_divided(mlirBlockGetArgument(body, n - (kv ? 1 : 2)), span, 0);
 }
 
 struct attn_k_param attn_k_fn_capture_param(const struct attn_hopper_kernel *k,
