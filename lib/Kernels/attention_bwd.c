@@ -102,7 +102,7 @@ static void layout_of(const struct attn_hopper_bwd *g, struct layout *l) {
   l->k_off = 0;
   l->v_off = bn * d * 2;
   l->ds_off = 2 * bn * d * 2;
-  l->st_off = round_up(l->ds_off + bn * bm * 2, 1024);
+  l->st_off = round_up(l->ds_off + (g->ds_ring ? 2 : 1) * bn * bm * 2, 1024);
   l->do_off = bm * d * 2; // within a stage, as l_off and d_off
   l->l_off = 2 * bm * d * 2;
   l->d_off = l->l_off + bm * 4;
@@ -541,7 +541,6 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
                              attn_k_mulc(b, cw, 64 * 128));
   MlirValue vt = attn_b_addi(b, attn_k_addc(b, m->sbase, m->l.v_off),
                              attn_k_mulc(b, cw, 64 * 128));
-  MlirValue ds_tile = attn_k_addc(b, m->sbase, m->l.ds_off);
   // dQ = dS K: at head dim 128 warpgroup cw takes columns 64 cw .. of all
   // block_n keys; at 64 all columns of its own 64 keys (the two add theirs).
   bool split_cols = d == 128;
@@ -570,9 +569,15 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
                                  m->l.st_off); // from the base
   MlirValue st = attn_b_addi(b, m->sbase, st_rel);
   MlirValue qs = st, dos = attn_k_addc(b, st, m->l.do_off);
+  // The step's dS^T tile: with ds_ring one of two by the step's parity.
+  MlirValue ds_tile = attn_k_addc(b, m->sbase, m->l.ds_off);
+  if (g->ds_ring)
+    ds_tile = attn_b_addi(b, ds_tile,
+                          attn_k_mulc(b, attn_k_remc(b, t, 2), bn * bm * 2));
   attn_k_mbar_wait(b, bar_at(m, m->bar_full, s), ph);
-  // S^T first, and P from it, so that S's registers are free before dP^T's
-  // are taken (at head dim 128 dK and dV hold 128 of them).
+  // S^T, and P from it; dP^T = V dO^T issued after P (S's registers free
+  // before dP^T's are taken) or, dp_early, with S^T, so that the tensor
+  // cores run it while P is computed (exp2 on the SFU).
   MlirValue sv[32], pv[32];
   MlirValue undef =
       attn_b_op1(b, "llvm.mlir.undef", b->t.f32, 0, NULL, 0, NULL);
@@ -581,7 +586,14 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   attn_k_wgmma_fence(b);
   issue_kq(m, sv, kt, qs);
   attn_k_wgmma_commit(b);
-  attn_k_wgmma_wait(b, 0);
+  if (g->dp_early) {
+    issue_kq(m, pv, vt, dos);
+    attn_k_wgmma_commit(b);
+    attn_k_wgmma_wait(b, 1);
+    attn_k_reg_fence(b, sv, 32, "f");
+  } else {
+    attn_k_wgmma_wait(b, 0);
+  }
 
   // P^T and dS^T: rows are keys, columns queries of the block. The
   // thread's columns' lse2 and D: constant offsets from its first.
@@ -673,10 +685,15 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   // flight reads is touched before a wait covers it (PTX leaves that
   // undefined): P and dS are packed for dV and dK, and dS^T stored for
   // dQ, before those products are issued.
-  attn_k_wgmma_fence(b);
-  issue_kq(m, pv, vt, dos);
-  attn_k_wgmma_commit(b);
-  attn_k_wgmma_wait(b, 0);
+  if (g->dp_early) {
+    attn_k_wgmma_wait(b, 0);
+    attn_k_reg_fence(b, pv, 32, "f");
+  } else {
+    attn_k_wgmma_fence(b);
+    issue_kq(m, pv, vt, dos);
+    attn_k_wgmma_commit(b);
+    attn_k_wgmma_wait(b, 0);
+  }
   for (int i = 0; i < 16; ++i) {
     MlirValue dd[2];
     for (int e = 0; e < 2; ++e) {
@@ -693,8 +710,11 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
     dsp[i] = attn_k_pack2(b, k->bf16, d0, d1);
   }
   // dS^T into shared memory, once both warpgroups' dQ products of the last
-  // step have read it.
-  attn_k_bar_sync(b, bar_id, 256);
+  // step have read it. With ds_ring the tile was last read two steps ago,
+  // and both have passed the barrier after it since (below: a warpgroup
+  // reaches it once its previous dQ is done).
+  if (!g->ds_ring)
+    attn_k_bar_sync(b, bar_id, 256);
   for (int i = 0; i < 16; ++i) {
     MlirValue row = attn_b_addi(b, attn_k_mulc(b, cw, 64),
                                 frag_row(b, &fr, 2 * i));

@@ -608,10 +608,23 @@ bool attn_kernels_build_hopper_rope(MlirOperation gpu_module, MlirLocation loc,
 /// twelve parameters. inputs: the launch program's inputs (attn-tile's
 /// backward program's, in its order: q, k, v, the captures, out, lse,
 /// dout, dq, dk, dv).
+/// The backward's schedule choices (lower-tile-to-hopper's options).
+struct attn_hopper_bwd_choices {
+  bool dq_bulk; ///< dq-reduce=bulk: dQ added by bulk reduces (else red)
+  int dp_early; ///< dp-issue=early (1): dP^T's wgmma issued with S^T's, P
+                ///< computed while it runs; late (0): after P; auto (-1):
+                ///< early (measured 0.4-1.5% faster on an H200) unless
+                ///< the chain has a derivative (its registers: spills)
+  int ds_ring;  ///< ds-buffers=2 (1): dS^T in two tiles by step parity,
+                ///< no barrier before its store; 1 (0): one tile; auto
+                ///< (-1): two at head dim 64 (1.0-1.3% faster there),
+                ///< one at 128 (where the ring's addressing spills)
+};
+
 struct attn_hopper_bwd {
   struct attn_hopper_kernel k;
   int block_m, block_n, stages;
-  bool dq_bulk;
+  bool dq_bulk, dp_early, ds_ring;
   double exp_scale, ds_scale;
   MlirBlock grad_fn;
   int ninputs;

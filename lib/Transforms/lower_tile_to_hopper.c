@@ -109,7 +109,8 @@ struct hopper_options {
   int row_sum;          // attention: mma (1), alu (0), by head dim (-1)
   int pv_wait;          // attention: late (1), early (0), by head dim (-1)
   int kv_barriers;      // attention: split (1), joint (0), by head dim (-1)
-  bool dq_bulk;         // backward: dq-reduce=bulk (else red)
+  struct attn_hopper_bwd_choices bwd; // backward: dq-reduce, dp-issue,
+                                      // ds-buffers
 };
 
 /// SMs of option gpu (checked when the option was set): one persistent CTA
@@ -182,6 +183,15 @@ static const struct attn_pass_option hopper_options_help[] = {
                   "through shared memory, a cp.reduce.async.bulk add per "
                   "row; the default: 1.22x faster at head dim 128, 1.40x "
                   "at 64 on an H200)"},
+    {"dp-issue", "when the backward's main kernel issues dP^T = V dO^T: "
+                 "late (after P), early (with S^T = K Q^T, so that the "
+                 "tensor cores run it while P is computed) or auto (the "
+                 "default: early, 0.4-1.5% faster on an H200, but late where "
+                 "the modifier chain has a derivative)"},
+    {"ds-buffers", "the backward's dS^T tiles in shared memory: 1 (the "
+                   "consumers meet at a barrier before storing it), 2 (by "
+                   "step parity, without that barrier; 16 KiB more) or auto "
+                   "(the default: 2 at head dim 64, 1 at 128)"},
     {"tile-overhead", "what a tile costs the persistent kernel's schedule "
                       "beyond its key blocks, in key blocks (0: 2)"},
     {"q-rope", "who rotates Q in a persistent kernel whose K comes rotated "
@@ -220,7 +230,9 @@ static void hopper_init(void *opts) {
   o->row_sum = -1;
   o->pv_wait = -1;
   o->kv_barriers = -1;
-  o->dq_bulk = true; // measured faster (bench/RESULTS.md)
+  o->bwd.dq_bulk = true; // measured faster (bench/RESULTS.md)
+  o->bwd.dp_early = -1;
+  o->bwd.ds_ring = -1;
 }
 
 /// Option `name`'s value among auto, a and b: *out = -1, 0 or 1; false with
@@ -319,13 +331,18 @@ static bool hopper_set(void *opts, const char *name, const char *value,
     return parse_choice(name, value, "joint", "split", &o->kv_barriers, err,
                         errlen);
   if (!strcmp(name, "dq-reduce")) {
-    o->dq_bulk = !strcmp(value, "bulk");
-    if (o->dq_bulk || !strcmp(value, "red"))
+    o->bwd.dq_bulk = !strcmp(value, "bulk");
+    if (o->bwd.dq_bulk || !strcmp(value, "red"))
       return true;
     snprintf(err, errlen, "option 'dq-reduce' expects red or bulk, found '%s'",
              value);
     return false;
   }
+  if (!strcmp(name, "dp-issue"))
+    return parse_choice(name, value, "late", "early", &o->bwd.dp_early, err,
+                        errlen);
+  if (!strcmp(name, "ds-buffers"))
+    return parse_choice(name, value, "1", "2", &o->bwd.ds_ring, err, errlen);
   if (!strcmp(name, "tile-overhead"))
     return attn_parse_int_option(name, value, 0, 64, &o->tile_overhead, err,
                                  errlen);
@@ -375,7 +392,7 @@ static bool hopper_set(void *opts, const char *name, const char *value,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
            "chip, gpu, fallback, grad-fallback, stages, rope, persistent, ctas, q-rope, "
            "tile-overhead, consumers, rescale, row-sum, pv-wait, kv-barriers, epilogue, "
-           "group-m, own-last, split-k or dq-reduce)",
+           "group-m, own-last, split-k, dq-reduce, dp-issue or ds-buffers)",
            name);
   return false;
 }
@@ -869,7 +886,7 @@ static bool lower_tile_to_hopper_run(MlirOperation module, const void *opts) {
          : !mlirAttributeIsNull(grad) && mlirAttributeIsADictionary(grad)
              ? attn_hopper_lower_grad(funcs.ops[i], grad,
                                       o->fallback || o->grad_fallback,
-                                      o->dq_bulk, &lowered)
+                                      &o->bwd, &lowered)
              : lower_kernel(funcs.ops[i], o, &lowered);
   }
   free(funcs.ops);

@@ -55,8 +55,10 @@ bool attn_hopper_lower_gemm(MlirOperation kernel, MlirAttribute mm,
 /// builds every kernel and the launch program, the dq part is then erased;
 /// *lowered says whether it did. False after a diagnostic on kernel; with
 /// fallback a backward it cannot compute is left alone and the result is
-/// true. dq_bulk: option dq-reduce=bulk (attn_hopper_bwd's dq_bulk).
+/// true. choices: options dq-reduce, dp-issue and ds-buffers.
 bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
-                            bool fallback, bool dq_bulk, bool *lowered);
+                            bool fallback,
+                            const struct attn_hopper_bwd_choices *choices,
+                            bool *lowered);
 
 #endif // ATTN_LOWER_TILE_TO_HOPPER_H

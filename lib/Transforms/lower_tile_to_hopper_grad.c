@@ -259,12 +259,14 @@ static bool describe_step(MlirOperation kernel, struct attn_hopper_bwd *g,
   return true;
 }
 
-/// Reads the dkdv tile kernel into g (dq_bulk: option dq-reduce=bulk);
+/// Reads the dkdv tile kernel into g (choices: the schedule's options);
 /// false with why (wlen bytes).
-static bool describe(MlirOperation kernel, MlirAttribute att, bool dq_bulk,
+static bool describe(MlirOperation kernel, MlirAttribute att,
+                     const struct attn_hopper_bwd_choices *choices,
                      struct attn_hopper_bwd *g, char *why, size_t wlen) {
   memset(g, 0, sizeof *g);
-  g->dq_bulk = dq_bulk;
+  g->dq_bulk = choices->dq_bulk;
+
   // The roles (q, k, v, out, lse, dout, dk, dv), each once, and captures.
   static const char *const names[] = {"q",    "k",  "v",  "out",
                                       "lse",  "dout", "dk", "dv"};
@@ -369,6 +371,11 @@ static bool describe(MlirOperation kernel, MlirAttribute att, bool dq_bulk,
   g->block_n = 128;
   g->block_m = 64;
   g->stages = 2;
+  // dP^T issued early where the chain is linear: with its derivative's
+  // registers live too, the overlap spilled (48 bytes, softcap).
+  g->dp_early = choices->dp_early > 0 ||
+                (choices->dp_early < 0 && mlirBlockIsNull(g->grad_fn));
+  g->ds_ring = choices->ds_ring > 0 || (choices->ds_ring < 0 && g->k.head_dim == 64);
   if (attn_hopper_bwd_smem_bytes(g) > ATTN_KERNELS_SMEM_LIMIT) {
     snprintf(why, wlen,
              "the tiles do not fit the 227 KiB of shared memory of a CTA");
@@ -479,7 +486,9 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_bwd *g) {
 }
 
 bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
-                            bool fallback, bool dq_bulk, bool *lowered) {
+                            bool fallback,
+                            const struct attn_hopper_bwd_choices *choices,
+                            bool *lowered) {
   *lowered = false;
   MlirStringRef sym;
   attn_attr_str(kernel, "sym_name", &sym);
@@ -515,7 +524,7 @@ bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
   }
   struct attn_hopper_bwd g;
   char why[256] = "";
-  if (!describe(kernel, att, dq_bulk, &g, why, sizeof why))
+  if (!describe(kernel, att, choices, &g, why, sizeof why))
     return fallback ? true
                     : attn_emit_errorf(kernel, "no Hopper backward for '%s': %s",
                                        name, why);

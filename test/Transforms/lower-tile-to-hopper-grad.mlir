@@ -1,9 +1,14 @@
 // RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true" | FileCheck %s
 // The default is dq-reduce=bulk (measured faster on the H200); red is checked explicitly.
 // RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true" | FileCheck %s --check-prefix=BULK
-// RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true dq-reduce=red" | FileCheck %s --check-prefix=MAIN
+// RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true dq-reduce=red dp-issue=late" | FileCheck %s --check-prefix=MAIN
 // RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true dq-reduce=bulk" | FileCheck %s --check-prefix=BULK
 // RUN: not attn-opt %s --lower-tile-to-hopper="dq-reduce=tree" 2>&1 | FileCheck %s --check-prefix=BADDQ
+// RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true" | FileCheck %s --check-prefix=SCHED
+// RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true dp-issue=late ds-buffers=1" | FileCheck %s --check-prefix=LATE
+// RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true dp-issue=early ds-buffers=2" | FileCheck %s --check-prefix=EARLY
+// RUN: not attn-opt %s --lower-tile-to-hopper="dp-issue=soon" 2>&1 | FileCheck %s --check-prefix=BADDP
+// RUN: not attn-opt %s --lower-tile-to-hopper="ds-buffers=3" 2>&1 | FileCheck %s --check-prefix=BADDS
 
 // The backward of an attention (issue 29) on sm_90a: lower-tile-to-hopper
 // turns attn-tile's @f__grad__dkdv and @f__grad__dq into the kernels of
@@ -76,7 +81,8 @@
 // MAIN: nvvm.ex2.approx.ftz.f
 // MAIN: scf.if
 // MAIN: arith.select
-// dP^T = V dO^T (waited for: no register of a wgmma in flight is read),
+// dP^T = V dO^T (dp-issue=late: after P; waited for: no register of a
+// wgmma in flight is read),
 // dS^T into shared memory between the consumers' barriers, then dV += P^T
 // dO and dK += dS^T Q with P and dS in registers (dO and Q N-major), and
 // dQ = dS K with both operands M/N-major, added into dq_acc.
@@ -150,12 +156,53 @@
 // BULK: scf.if
 // BULK-NEXT: nvvm.cp.async.bulk.wait_group 0{{$}}
 // BULK-LABEL: llvm.func @plain_f16__grad__main(
-// BULK-SAME: dynamic_shared_bytes = 119848 : i64
+// BULK-SAME: dynamic_shared_bytes = 136232 : i64
 // BULK-NOT: red.global.add.f32
 // BULK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
 // BULK-NOT: red.global.add.f32
 
 // BADDQ: option 'dq-reduce' expects red or bulk, found 'tree'
+
+// The schedule options. dp-issue=early: dP^T = V dO^T is issued right
+// after S^T = K Q^T (two commit groups, a wait for the first), so the
+// tensor cores run it while P is computed, and waited for after; auto
+// takes it where the chain is linear (rope_causal), not with a derivative
+// (softcap's tanh: its registers spilled). ds-buffers=2: dS^T in two tiles
+// by step parity (16 KiB more), so the consumers store it without meeting
+// first: one named barrier a step (before dQ) instead of two; auto at head
+// dim 64 (plain_f16), not 128 (rope_causal).
+// SCHED-LABEL: llvm.func @rope_causal__grad__main(
+// SCHED-SAME: dynamic_shared_bytes = 185384 : i64
+// SCHED: nvvm.wgmma.commit.group.sync.aligned
+// SCHED-NOT: nvvm.wgmma.wait.group
+// SCHED: wgmma.mma_async.sync.aligned.m64n64k16
+// SCHED: nvvm.wgmma.commit.group.sync.aligned
+// SCHED-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// SCHED-NOT: wgmma.mma_async
+// SCHED: nvvm.ex2.approx.ftz.f
+// SCHED: nvvm.wgmma.wait.group.sync.aligned 0
+// SCHED: nvvm.barrier id = %[[CB:[0-9a-z_]+]] number_of_threads = %c256
+// SCHED: nvvm.barrier id = %[[CB]] number_of_threads = %c256
+// SCHED-LABEL: llvm.func @plain_f16__grad__main(
+// SCHED-SAME: dynamic_shared_bytes = 136232 : i64
+// SCHED: nvvm.wgmma.wait.group.sync.aligned 1
+// SCHED-NOT: number_of_threads = %c256
+// SCHED: nvvm.barrier id = %{{.*}} number_of_threads = %c256
+// SCHED-NOT: number_of_threads = %c256
+// SCHED: llvm.func @plain_f16__grad__dq_out(
+// SCHED-LABEL: llvm.func @softcap__grad__main(
+// SCHED-NOT: nvvm.wgmma.wait.group.sync.aligned 1
+// SCHED: llvm.func @softcap__grad__dq_out(
+// LATE-LABEL: llvm.func @plain_f16__grad__main(
+// LATE-SAME: dynamic_shared_bytes = 119848 : i64
+// LATE-NOT: nvvm.wgmma.wait.group.sync.aligned 1
+// LATE: llvm.func @plain_f16__grad__dq_out(
+// EARLY-LABEL: llvm.func @rope_causal__grad__main(
+// EARLY-SAME: dynamic_shared_bytes = 201768 : i64
+// EARLY-LABEL: llvm.func @softcap__grad__main(
+// EARLY: nvvm.wgmma.wait.group.sync.aligned 1
+// BADDP: option 'dp-issue' expects auto, late or early, found 'soon'
+// BADDS: option 'ds-buffers' expects auto, 1 or 2, found '3'
 
 func.func @rope_causal(%q: tensor<1x2x300x128xbf16>, %k: tensor<1x2x300x128xbf16>, %v: tensor<1x2x300x128xbf16>) -> tensor<1x2x300x128xbf16> {
   %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.08838834764831845 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x2x300x128xbf16>, tensor<1x2x300x128xbf16>, tensor<1x2x300x128xbf16>) -> tensor<1x2x300x128xbf16>
