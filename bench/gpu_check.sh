@@ -66,6 +66,18 @@ for f in "$root"/test/Inputs/hopper/g*.mlir; do run "${f#$root/}" --grad; done
 for f in "$root"/test/Inputs/hopper/g*.mlir; do
   run "${f#$root/}" --grad --hopper-options=dq-reduce=bulk
 done
+# The schedule options: dP^T's wgmma issued with S^T's (dp-issue=early),
+# dS^T in two tiles (ds-buffers=2), on every g* input and on modifiers with
+# a derivative and captures.
+for f in "$root"/test/Inputs/hopper/g*.mlir; do
+  run "${f#$root/}" --grad --hopper-options="dp-issue=early ds-buffers=2"
+done
+for o in "dp-issue=early" "ds-buffers=2"; do
+  run test/Inputs/hopper/h128_gate_softcap_f16.mlir --grad --hopper-options="$o"
+  run test/Inputs/hopper/h128_softcap_causal_gqa.mlir --grad --hopper-options="$o"
+  run test/Inputs/hopper/h64_document_window.mlir --grad --hopper-options="$o"
+done
+run test/Inputs/hopper/h64_every_body_op.mlir --grad --hopper-options="dp-issue=early dq-reduce=red"
 # The forward with lse on the tensor-core kernels (issue 29): --grad
 # compiles the forward to the Hopper kernel (sm_90a) or the mma.sync kernel
 # (--chip=sm_80 --kernel=mma) and the backward to the Hopper backward or the plain path, and

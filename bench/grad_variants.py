@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""The Hopper backward's dQ reduction, red against bulk (lower-tile-to-hopper
-dq-reduce=red|bulk, docs/passes.md "The backward on sm_90a"), on one H200.
+"""The Hopper backward's schedule options against each other
+(lower-tile-to-hopper's dq-reduce, dp-issue, ds-buffers; docs/passes.md
+"The backward on sm_90a"), on one H200.
 
-Programs: bf16, H = 32, B = 8, N = 4096, causal, RoPE rotate-half theta
-10000 over the whole head dim, at head dims 128 and 64. Each variant is
-loaded as
+Programs: bf16, H = 32, causal, RoPE rotate-half theta 10000 over the
+whole head dim, at head dims 128 and 64, at B x N of --shapes (default
+8 x 4096). A variant is a hopper_options string (a bare word w stands for
+dq-reduce=w), loaded as
 
   attn.load(attn.build_program(q, k, v, rope=dict(theta=10000.0), mask="causal"),
-            "cuda", hopper_options="dq-reduce=<variant>", grad=True)
+            "cuda", hopper_options=<variant>, grad=True)
 
 and its backward called as kernel.backward(q, k, v, o, lse, dout) with the
 forward's o and lse (kernel(q, k, v) returns them).
@@ -27,7 +29,9 @@ backward's 2.5 x 4*B*H*N^2*d/2 FLOPs (the anchors' convention).
   bash -c 'source bench/gpu_env.sh && setup && \\
            PYTHONPATH=python ATTN_LIBRARY_DIR=.carry/lib python3 bench/grad_variants.py'
   --dims=128,64         head dims to run (default both)
-  --variants=red,bulk   dq-reduce values (default both)
+  --variants=red,bulk   variants, ';'-separated hopper_options strings
+                        (',' also separates when no variant has a space)
+  --shapes=8x4096       B x N pairs, ','-separated
   --rounds=3            rounds of timings over the variants, in turn
 Writes $OUT/grad_variants.json when OUT is set.
 """
@@ -79,7 +83,8 @@ def inputs(B, H, N, d, seed):
 
 def load(q, k, v, variant):
     text = attn.build_program(q, k, v, rope=dict(theta=THETA), mask="causal")
-    return attn.load(text, "cuda", hopper_options="dq-reduce=" + variant, grad=True)
+    opts = variant if "=" in variant else "dq-reduce=" + variant
+    return attn.load(text, "cuda", hopper_options=opts, grad=True)
 
 
 def backward(kernel, q, k, v, do):
@@ -119,11 +124,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dims", default="128,64")
     ap.add_argument("--variants", default="red,bulk")
+    ap.add_argument("--shapes", default="8x4096")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
     dims = [int(x) for x in args.dims.split(",")]
-    variants = args.variants.split(",")
-    B, H, N = 8, 32, 4096
+    sep = ";" if ";" in args.variants or " " in args.variants else ","
+    variants = [v.strip() for v in args.variants.split(sep) if v.strip()]
+    shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
+    H = 32
     print("GPU: %s, torch %s" % (torch.cuda.get_device_name(), torch.__version__))
     status, rows = 0, []
     for d in dims:
@@ -132,41 +140,50 @@ def main(argv=None):
         for var in variants:
             ref, pair = errs[var]
             bad = "WRONG" if ref > TOL_REF else "DIFFER" if pair > TOL_PAIR else ""
-            print("d=%d dq-reduce=%s: max rel err vs float64 %.2e, vs %s %.2e %s"
+            print("d=%d [%s]: max rel err vs float64 %.2e, vs [%s] %.2e %s"
                   % (d, var, ref, variants[0], pair, bad))
             if bad:
                 status = 1
             else:
                 ok.append(var)
-        q, k, v, do = inputs(B, H, N, d, 1)
-        flop = 2.5 * 4 * B * H * N * N * d / 2
-        kernels = {}
-        for var in ok:
-            kern = load(q, k, v, var)
-            o, lse, g = backward(kern, q, k, v, do)
-            if not all(torch.isfinite(t).all().item() for t in g):
-                print("d=%d dq-reduce=%s: non-finite gradients at N=%d, not timed" % (d, var, N))
-                status = 1
-                continue
-            kernels[var] = (kern, o, lse)
-        times = {var: [] for var in kernels}
-        for _ in range(args.rounds):
-            for var, (kern, o, lse) in kernels.items():
-                times[var].append(do_bench(
-                    lambda kern=kern, o=o, lse=lse: kern.backward(q, k, v, o, lse, do)))
-        for var, ts in times.items():
-            ms = sorted(ts)[len(ts) // 2]
-            tf = flop / (ms * 1e-3) / 1e12
-            print("d=%d B=%d H=%d N=%d causal RoPE dq-reduce=%s: bwd %.3f ms, %.1f TFLOP/s "
-                  "(rounds: %s)" % (d, B, H, N, var, ms, tf,
-                                    ", ".join("%.3f" % t for t in ts)))
-            rows.append(dict(d=d, B=B, H=H, N=N, variant=var, ms=ms, tflops=tf, rounds=ts,
-                             err_ref=errs[var][0], err_pair=errs[var][1]))
-        del q, k, v, do, kernels
-        torch.cuda.empty_cache()
+        for B, N in shapes:
+            status |= time_shape(d, B, H, N, ok, errs, args.rounds, rows)
     if os.environ.get("OUT"):
         with open(os.path.join(os.environ["OUT"], "grad_variants.json"), "w") as f:
             json.dump(rows, f, indent=1)
+    return status
+
+
+def time_shape(d, B, H, N, ok, errs, rounds, rows):
+    """Times the variants ok at one shape, in turn; rows gets the results.
+    Returns 1 where a variant's gradients were not finite, else 0."""
+    status = 0
+    q, k, v, do = inputs(B, H, N, d, 1)
+    flop = 2.5 * 4 * B * H * N * N * d / 2
+    kernels = {}
+    for var in ok:
+        kern = load(q, k, v, var)
+        o, lse, g = backward(kern, q, k, v, do)
+        if not all(torch.isfinite(t).all().item() for t in g):
+            print("d=%d [%s]: non-finite gradients at N=%d, not timed" % (d, var, N))
+            status = 1
+            continue
+        kernels[var] = (kern, o, lse)
+    times = {var: [] for var in kernels}
+    for _ in range(rounds):
+        for var, (kern, o, lse) in kernels.items():
+            times[var].append(do_bench(
+                lambda kern=kern, o=o, lse=lse: kern.backward(q, k, v, o, lse, do)))
+    for var, ts in times.items():
+        ms = sorted(ts)[len(ts) // 2]
+        tf = flop / (ms * 1e-3) / 1e12
+        print("d=%d B=%d H=%d N=%d causal RoPE [%s]: bwd %.3f ms, %.1f TFLOP/s "
+              "(rounds: %s)" % (d, B, H, N, var, ms, tf,
+                                ", ".join("%.3f" % t for t in ts)))
+        rows.append(dict(d=d, B=B, H=H, N=N, variant=var, ms=ms, tflops=tf, rounds=ts,
+                         err_ref=errs[var][0], err_pair=errs[var][1]))
+    del q, k, v, do, kernels
+    torch.cuda.empty_cache()
     return status
 
 

@@ -168,6 +168,13 @@ add hopper-grad-gate    msri  $H/h128_gate_softcap_f16.mlir --grad
 add hopper-grad-alibi   msRi  $H/h128_alibi_causal.mlir --grad
 add hopper-grad-doc     msri  $H/h64_document_window.mlir --grad
 add hopper-grad-body    msRi  $H/h64_window_body_causal.mlir --grad
+# The schedule options: dP^T issued with S^T, dS^T in two tiles by step
+# parity without the barrier before its store (racecheck: the tiles' reuse).
+add hopper-grad-dp128   msri  $H/g128_rope_causal_ragged.mlir --grad "--hopper-options=dp-issue=early ds-buffers=2"
+add hopper-grad-dp64    msRi  $H/g64_causal_ragged.mlir --grad "--hopper-options=dp-issue=early ds-buffers=2"
+add hopper-grad-dpgate  msRi  $H/h128_gate_softcap_f16.mlir --grad --hopper-options=dp-issue=early
+# Head dim 256 on the plain backward (4 x 4 blocks).
+add plain-grad-d256     msRi  $H/h256_rope_causal.mlir --grad
 # The forwards with lse on the tensor-core kernels (issue 29): the Hopper
 # and mma.sync kernels' lse stores (attn-run --grad: their forward, then the
 # backward), with a key-list program, three consumers with the tensor
