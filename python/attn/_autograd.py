@@ -23,7 +23,9 @@ def function():
     """The torch.autograd.Function of a kernel loaded with grad: forward runs
     it on the inputs (q, k, v and the program's extra inputs) and returns o,
     keeping the inputs, o and lse; backward runs kernel.backward on them and
-    dO and returns dq, dk, dv (None for the extra inputs)."""
+    dO and returns dq, dk, dv, the gradients of the inputs at grad_at (the
+    gate's g, captured tensors: the program's grads, in order) and None
+    for the other inputs."""
     global _function
     if _function is None:
         import torch
@@ -31,9 +33,10 @@ def function():
 
         class AttentionFunction(torch.autograd.Function):
             @staticmethod
-            def forward(ctx, kernel, *inputs):
+            def forward(ctx, kernel, grad_at, *inputs):
                 o, lse = kernel(*inputs)
                 ctx.kernel = kernel
+                ctx.grad_at = grad_at
                 ctx.save_for_backward(*inputs, o, lse)
                 return o
 
@@ -41,17 +44,24 @@ def function():
             @once_differentiable
             def backward(ctx, dout):
                 saved = ctx.saved_tensors
-                dq, dk, dv = ctx.kernel.backward(*saved, dout.contiguous())
-                nextra = len(saved) - 5  # q, k, v, ..., o, lse
-                return (None, dq, dk, dv) + (None,) * nextra
+                grads = ctx.kernel.backward(*saved, dout.contiguous())
+                out = [None] * (len(saved) - 2)  # q, k, v, ..., but o, lse
+                out[:3] = grads[:3]
+                # The gradients into the gate and captured tensors, in the
+                # compute type: as the dtype of the input they belong to.
+                for at, g in zip(ctx.grad_at, grads[3:]):
+                    out[at] = g.to(saved[at].dtype)
+                return (None, None) + tuple(out)
 
         _function = AttentionFunction
     return _function
 
 
-def apply(kernel, inputs):
-    """o of kernel (loaded with grad) on inputs, recorded for autograd."""
-    return function().apply(kernel, *inputs)
+def apply(kernel, inputs, grad_at=()):
+    """o of kernel (loaded with grad) on inputs, recorded for autograd;
+    grad_at: the positions in inputs of the tensors whose gradients the
+    backward computes after dq, dk, dv."""
+    return function().apply(kernel, tuple(grad_at), *inputs)
 
 
 #===-- torch.library ------------------------------------------------------===#
