@@ -1003,14 +1003,15 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
 
 
 def _prepare(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, program,
-             tile_options, score_mod=None, mask_mod=None, trained=False):
+             tile_options, score_mod=None, mask_mod=None, trained=False, gate_grad=False):
     """What _attention runs: checks every argument, traces score_mod and
     mask_mod and builds the program text; returns (text, its inputs, the
     device to load it on, the trace, [(name, tensor)] of the inputs beyond
     q, k and v as the caller gave them and whose gradients the program does
     not compute, the positions in inputs of those it computes). trained:
     the gate's g and captured tensors that require grad get theirs (marked
-    {attn.grad}; a tensor only mask_mod reads is refused: masks have none)."""
+    {attn.grad}; a tensor only mask_mod reads is refused: masks have none);
+    gate_grad: the gate's gradient is computed whatever g's requires_grad."""
     _check_qkv(q, k, v)
     _optional_str("program", program)
     _optional_str("tile_options", tile_options)
@@ -1035,6 +1036,8 @@ def _prepare(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, sca
                       c.tensor) for c in traced[2])
     device, index = _device(named)
     grads = _wanted_grads(gate, traced[2]) if trained and program is None else []
+    if gate_grad and gate is not None and "gate" not in grads:
+        grads.insert(0, "gate")  # the custom op's backward asks (no requires_grad there)
     if program is None:
         text = _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
                       traced, positions, grads)
@@ -1122,9 +1125,10 @@ def _attention_trained(q, k, v, rope, mask, window, softcap, alibi, gate, segmen
     return _autograd.apply(kernel, inputs, grad_at), kernel, sources
 
 
-def _op_inputs(q, k, v, extras, options):
+def _op_inputs(q, k, v, extras, options, gate_grad=False):
     """The kernel compiled with grad and its inputs, for the custom ops'
-    arguments (extras: gate, qseg, kseg, q_positions, k_positions)."""
+    arguments (extras: gate, qseg, kseg, q_positions, k_positions);
+    gate_grad: its backward computes dgate too."""
     gate = None if extras[0] is None else (extras[0], options["gate_block"])
     segment_ids = None if extras[1] is None else (extras[1], extras[2])
     rope = options["rope"]
@@ -1134,7 +1138,7 @@ def _op_inputs(q, k, v, extras, options):
     text, inputs, where, _, _, _ = _prepare(q, k, v, rope, options["mask"], options["window"],
                                          options["softcap"], options["alibi"], gate,
                                          segment_ids, options["scale"], None,
-                                         options["tile_options"])
+                                         options["tile_options"], gate_grad=gate_grad)
     return load(text, where, options["tile_options"], grad=True), inputs
 
 
@@ -1143,9 +1147,12 @@ def _op_forward(q, k, v, extras, options):
     return kernel(*inputs)
 
 
-def _op_backward(q, k, v, extras, options, o, lse, dout):
-    kernel, inputs = _op_inputs(q, k, v, extras, options)
-    return kernel.backward(*inputs, o, lse, dout)
+def _op_backward(q, k, v, extras, options, o, lse, dout, gate_grad=False):
+    kernel, inputs = _op_inputs(q, k, v, extras, options, gate_grad)
+    grads = kernel.backward(*inputs, o, lse, dout)
+    if gate_grad:
+        return tuple(grads[:4])
+    return tuple(grads[:3]) + (q.new_empty((0,)),)
 
 
 def _register_ops():
@@ -1159,9 +1166,6 @@ def _compiled_attention(q, k, v, rope, mask, window, softcap, alibi, gate, segme
     """attention under torch.compile: the custom op attn::attention, its
     options as plain scalars (dynamo traces this into the graph)."""
     import torch
-    if gate is not None and gate[0].requires_grad:
-        raise ValueError("attn: gate's g requires grad, and attn computes gradients into q, "
-                         "k and v only: pass it detached (.detach())")
     positions = (None, None)
     plain_rope = rope
     if isinstance(rope, dict):

@@ -87,9 +87,10 @@ def register(forward, backward):
     """Defines attn::attention and attn::attention_backward once, on torch
     with torch.library.custom_op; returns (the forward op, None) or (None,
     why) without. forward(q, k, v, extras, options) -> (o, lse) and
-    backward(q, k, v, extras, options, o, lse, dout) -> (dq, dk, dv) run
-    the kernels; extras is a list of EXTRAS (tensors or None), options the
-    dict options_of makes."""
+    backward(q, k, v, extras, options, o, lse, dout, gate_grad) -> (dq, dk,
+    dv, dgate) run the kernels (dgate: the gate's gradient in the compute
+    type when gate_grad, else an empty tensor); extras is a list of EXTRAS
+    (tensors or None), options the dict options_of makes."""
     global _ops, _is_compiling
     if _ops is not None:
         return _ops
@@ -131,17 +132,23 @@ def register(forward, backward):
                     rope: str, rope_values: List[float], mask: str,
                     window: List[int], softcap: float, alibi: float, scale: float,
                     gate_block: int, tile_options: str, o: Tensor, lse: Tensor,
-                    dout: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+                    dout: Tensor, gate_grad: bool) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
         return backward(q, k, v, [gate, qseg, kseg, q_positions, k_positions],
                         options_from(rope, rope_values, mask, window, softcap, alibi, scale,
-                                     gate_block, tile_options), o, lse, dout)
+                                     gate_block, tile_options), o, lse, dout,
+                        gate_grad and gate is not None)
 
     @backward_op.register_fake
     def _(q, k, v, gate, qseg, kseg, q_positions, k_positions, rope, rope_values, mask,
-          window, softcap, alibi, scale, gate_block, tile_options, o, lse, dout):
-        # Contiguous, as the kernels write them (q, k, v may be strided views).
+          window, softcap, alibi, scale, gate_block, tile_options, o, lse, dout, gate_grad):
+        # Contiguous, as the kernels write them (q, k, v may be strided views);
+        # dgate in the compute type (f64 for float64 q, else f32), empty
+        # when not asked for.
+        ct = torch.float64 if q.dtype == torch.float64 else torch.float32
+        dgate = (gate.new_empty(tuple(gate.shape), dtype=ct)
+                 if gate_grad and gate is not None else q.new_empty((0,)))
         return (q.new_empty(tuple(q.shape)), k.new_empty(tuple(k.shape)),
-                v.new_empty(tuple(v.shape)))
+                v.new_empty(tuple(v.shape)), dgate)
 
     def setup_context(ctx, inputs, output):
         ctx.args = inputs
@@ -150,8 +157,12 @@ def register(forward, backward):
     def op_backward(ctx, dout, dlse):
         saved = ctx.saved_tensors
         tensors, (o, lse) = saved[:8], saved[8:]
-        dq, dk, dv = backward_op(*tensors, *ctx.args[8:], o, lse, dout.contiguous())
-        return (dq, dk, dv) + (None,) * (len(ctx.args) - 3)
+        # The gate's g (input 3) trains: the backward computes dgate too.
+        gate_grad = ctx.args[3] is not None and bool(ctx.needs_input_grad[3])
+        dq, dk, dv, dgate = backward_op(*tensors, *ctx.args[8:], o, lse, dout.contiguous(),
+                                        gate_grad)
+        dg = dgate.to(ctx.args[3].dtype) if gate_grad else None
+        return (dq, dk, dv, dg) + (None,) * (len(ctx.args) - 4)
 
     lib.register_autograd("attn::attention", op_backward, setup_context=setup_context)
 
