@@ -845,43 +845,6 @@ static bool has_fn_body(const struct attn_ref_problem *p) {
   return false;
 }
 
-/// sum(out * dout) of the float64 reference on q, k, v (refs) and the data
-/// p and its bodies read now; NaN when it fails. out is scratch (no values).
-static double reference_loss(const struct attn_ref_problem *p,
-                             double *const refs[4], const double *dout,
-                             double *out, size_t no) {
-  if (!attn_reference(p, refs[0], refs[1], refs[2], out))
-    return NAN;
-  double l = 0;
-  for (size_t e = 0; e < no; ++e)
-    l += out[e] * dout[e];
-  return l;
-}
-
-/// The float64 gradient of sum(out * dout) with respect to the captured
-/// values x[0..count) (data the reference's bodies read, changed in place
-/// and put back), by central differences of step 1e-6 max(1, |x|): the
-/// reference takes no derivative with respect to a capture, and a
-/// difference shares nothing with the kernels. Its rounding (about 1e-16 /
-/// 1e-6 relative) is why f64 checks of them are held to 1e-7 only.
-static bool capture_grad_reference(const struct attn_ref_problem *p,
-                                   double *const refs[4], const double *dout,
-                                   double *out, size_t no, double *x,
-                                   size_t count, double *want) {
-  for (size_t e = 0; e < count; ++e) {
-    double saved = x[e], h = 1e-6 * fmax(1.0, fabs(saved));
-    x[e] = saved + h;
-    double hi = reference_loss(p, refs, dout, out, no);
-    x[e] = saved - h;
-    double lo = reference_loss(p, refs, dout, out, no);
-    x[e] = saved;
-    if (isnan(hi) || isnan(lo))
-      return false;
-    want[e] = (hi - lo) / (2.0 * h);
-  }
-  return true;
-}
-
 /// The buffers of one backward job, by what they are.
 enum { G_OUT, G_LSE, G_DOUT, G_DQ, G_DK, G_DV, G_NUM };
 
@@ -978,8 +941,10 @@ static int run_lse_job(struct attn_executor *x, const struct job *j,
   }
   for (int i = 0; backward && i < j->ngrads; ++i) {
     int c = j->grad_role[i] - ATTN_RUN_CAPTURE0;
-    if (c >= 0 && !capture_grad_reference(&p, refs, dout, scratch, gn[G_OUT],
-                                          caps[c], cn[i], cwant[i])) {
+    // The reference's bodies read caps[c]: the difference changes it.
+    if (c >= 0 && !attn_reference_capture_grad(&p, refs[0], refs[1], refs[2],
+                                               dout, caps[c], cn[i],
+                                               cwant[i])) {
       fprintf(stderr, "%s: error: malformed problem for '%s'\n", tool,
               j->name);
       goto out;
@@ -1069,8 +1034,9 @@ static int run_lse_job(struct attn_executor *x, const struct job *j,
   }
   if (tolerance <= 0 && es == 8 && has_fn_body(&p))
     tol = 1e-8; // the reference's derivative of a body is a difference
-  // A table's reference is a difference of the whole loss (see
-  // capture_grad_reference); dgate's is exact.
+  // A table's reference is a difference of the whole loss
+  // (attn_reference_capture_grad: its rounding holds f64 tables to 1e-7);
+  // dgate's is exact.
   double ctol = tol, cerr[ATTN_RUN_MAX_GRADS];
   for (int i = 0; i < ng; ++i) {
     bool wide = es == 8;
