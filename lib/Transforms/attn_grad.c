@@ -390,8 +390,8 @@ static void make_backward(MlirOperation grad, const char *name,
   mlirOperationDestroy(fused);
   set_function_type(grad, nres, res);
   // The marks were @f's; the backward's arguments are more and carry none.
-  mlirOperationRemoveAttributeByName(grad,
-                                     mlirStringRefCreateFromCString("arg_attrs"));
+  mlirOperationRemoveAttributeByName(
+      grad, mlirStringRefCreateFromCString("arg_attrs"));
   mlirOperationSetAttributeByName(
       grad, mlirStringRefCreateFromCString("sym_name"),
       mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(name)));

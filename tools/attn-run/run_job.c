@@ -907,7 +907,8 @@ static int run_lse_job(struct attn_executor *x, const struct job *j,
     ok &= (caps[c] = malloc(8 * j->captures[c].count)) != NULL;
   for (int i = 0; i < j->ngrads; ++i) {
     int r = j->grad_role[i];
-    cn[i] = r == ATTN_RUN_GATE ? n[r] : j->captures[r - ATTN_RUN_CAPTURE0].count;
+    cn[i] = r == ATTN_RUN_GATE ? n[r]
+                               : j->captures[r - ATTN_RUN_CAPTURE0].count;
     cbytes[i] = cn[i] * (es == 8 ? 8 : 4);
     most = cn[i] > most ? cn[i] : most;
     ok &= (cg[i] = malloc(cbytes[i] ? cbytes[i] : 1)) != NULL &&
