@@ -894,6 +894,16 @@ static void build_epilogue(struct kernel *k, struct attn_b_func *f) {
 // scale, ALiBi and the gate add or multiply by constants). A linear chain
 // (scale, ALiBi, gate) has the constant derivative scale, which tile.ds
 // applies.
+//
+// Gradients into captured tensors (attn.fused_grad's grads): both kernels
+// take the gradient buffers after their outputs; the dkdv kernel's first
+// CTA zeroes them (tile.clear), and the dq kernel, which visits each
+// (query, key) pair of a head once, keeps S_in and, after tile.ds,
+// accumulates one tile.capture_grad per read of the tensor (the gate's,
+// each tensor.extract of it in the score_fn body): the chain again from
+// S_in in forward mode, the tangent seeded at that read, times dS times
+// exp_scale / ds_scale (dS with respect to the chain's value), added at
+// the read's indices (atomically: not bitwise deterministic on the GPU).
 
 /// True when the modifier chain after the raw score is nonlinear (softcap
 /// or a score_fn body): its derivative is then not a constant.
