@@ -54,7 +54,7 @@ bool attn_body_op_allowed(MlirOperation op, enum attn_body_level level) {
 }
 
 int attn_body_num_args(enum attn_body_kind kind) {
-  return kind == ATTN_BODY_SCORE ? 5 : 4;
+  return kind == ATTN_BODY_MASK ? 4 : 5;
 }
 
 bool attn_body_is_capture(MlirBlock body, MlirValue v) {
@@ -266,7 +266,8 @@ bool attn_body_verify(MlirOperation op, MlirRegion region,
     return attn_emit_errorf(op, "%s needs a body region", what);
   MlirBlock body = mlirRegionGetFirstBlock(region);
   char ty[64];
-  bool score = kind == ATTN_BODY_SCORE;
+  bool score = kind != ATTN_BODY_MASK;
+  bool indices = kind == ATTN_BODY_CAPTURE_GRAD; // yields f, index, ...
   bool wide = mlirTypeIsAF64(ftype);
   const char *fname = wide ? "f64" : "f32";
   const char *sig =
@@ -310,9 +311,18 @@ bool attn_body_verify(MlirOperation op, MlirRegion region,
     return attn_emit_errorf(op, "the body of %s must end with gpu.yield of "
                                 "%s",
                             what, want);
-  MlirType yt = mlirOperationGetNumOperands(last) == 1
+  intptr_t nyield = mlirOperationGetNumOperands(last);
+  MlirType yt = nyield == 1 || (indices && nyield > 1)
                     ? mlirValueGetType(mlirOperationGetOperand(last, 0))
                     : (MlirType){NULL};
+  for (intptr_t i = 1; indices && i < nyield && !mlirTypeIsNull(yt); ++i)
+    if (!mlirTypeIsAIndex(mlirValueGetType(mlirOperationGetOperand(last, i))))
+      yt = (MlirType){NULL};
+  if (indices && mlirTypeIsNull(yt))
+    return attn_emit_errorf(last, "the body of %s must yield one %s (the "
+                                  "derivative), then the indices it "
+                                  "accumulates at",
+                            what, fname);
   bool yield_ok = !mlirTypeIsNull(yt) &&
                   (score ? mlirTypeEqual(yt, ftype)
                          : mlirTypeIsAInteger(yt) &&

@@ -31,6 +31,9 @@ enum attn_body_kind {
   ATTN_BODY_SCORE, ///< (f32 score, index b, h, q, kv) -> f32 (f64 in f64
                    ///< programs: the type attn_compute_type gives)
   ATTN_BODY_MASK,  ///< (index b, h, q, kv) -> i1, true: the key is visible
+  ATTN_BODY_CAPTURE_GRAD, ///< a score body's arguments -> (f32 derivative,
+                          ///< index, ...): tile.capture_grad's, the
+                          ///< derivative and where it accumulates
 };
 
 /// How a body reads its captures.

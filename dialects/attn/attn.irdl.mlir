@@ -183,10 +183,16 @@ irdl.dialect @attn {
   // The backward of one attn.fused (what attn-grad derives): the same
   // inputs, attributes and regions, then the forward's output out, its
   // lse (tensor<B x H x N x f32>) and dout, the gradient of out (out's
-  // type); results dq, dk, dv (the types of q, k and v). operandSegmentSizes
-  // has eleven entries: 1, 1, 1, the five optional inputs (0 or 1), 1, 1, 1.
-  // Captured tensors, the gate and the segment ids and positions get no
-  // gradient.
+  // type); results dq, dk, dv (the types of q, k and v), then the
+  // gradients of captured tensors that asked for one (attn-grad's
+  // {attn.grad} argument attribute): the optional string array "grads"
+  // names each ("gate", or "capture<i>": the i-th captured tensor in
+  // argument order), of its tensor's shape and the compute type (f32, f64
+  // in f64 programs), at most eight (optional results: IRDL unifies the
+  // types of one variadic's values). operandSegmentSizes has eleven
+  // entries: 1, 1, 1, the five optional inputs (0 or 1), 1, 1, 1;
+  // resultSegmentSizes eleven too: 1, 1, 1, then len(grads) ones and
+  // zeros. The segment ids and positions get no gradient.
   irdl.operation @fused_grad {
     %tq = irdl.base "!builtin.tensor"
     %tk = irdl.base "!builtin.tensor"
@@ -202,6 +208,14 @@ irdl.dialect @attn {
     %tdq = irdl.base "!builtin.tensor"
     %tdk = irdl.base "!builtin.tensor"
     %tdv = irdl.base "!builtin.tensor"
+    %tg0 = irdl.base "!builtin.tensor"
+    %tg1 = irdl.base "!builtin.tensor"
+    %tg2 = irdl.base "!builtin.tensor"
+    %tg3 = irdl.base "!builtin.tensor"
+    %tg4 = irdl.base "!builtin.tensor"
+    %tg5 = irdl.base "!builtin.tensor"
+    %tg6 = irdl.base "!builtin.tensor"
+    %tg7 = irdl.base "!builtin.tensor"
     %rs = irdl.region
     %rm = irdl.region
     %f = irdl.base "#builtin.float"
@@ -213,7 +227,11 @@ irdl.dialect @attn {
                   q_segments: optional %tqs, k_segments: optional %tks,
                   q_positions: optional %tqp, k_positions: optional %tkp,
                   out: %to, lse: %tl, dout: %tdo)
-    irdl.results(dq: %tdq, dk: %tdk, dv: %tdv)
+    irdl.results(dq: %tdq, dk: %tdk, dv: %tdv, grad0: optional %tg0,
+                 grad1: optional %tg1, grad2: optional %tg2,
+                 grad3: optional %tg3, grad4: optional %tg4,
+                 grad5: optional %tg5, grad6: optional %tg6,
+                 grad7: optional %tg7)
     irdl.regions(score_fn: %rs, mask_fn: %rm)
   }
 }

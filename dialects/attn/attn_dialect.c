@@ -434,6 +434,37 @@ intptr_t attn_fused_grad_out_index(MlirOperation grad) {
   return mlirOperationGetNumOperands(grad) - ATTN_FUSED_GRAD_TAIL;
 }
 
+int attn_fused_grad_targets(MlirOperation grad, int *out, int max) {
+  MlirAttribute a = attn_attr_get(grad, ATTN_FUSED_GRAD_GRADS_ATTR);
+  if (mlirAttributeIsNull(a))
+    return 0;
+  if (!mlirAttributeIsAArray(a) || mlirArrayAttrGetNumElements(a) > max)
+    return -1;
+  int n = (int)mlirArrayAttrGetNumElements(a);
+  for (int i = 0; i < n; ++i) {
+    MlirAttribute e = mlirArrayAttrGetElement(a, i);
+    if (!mlirAttributeIsAString(e))
+      return -1;
+    MlirStringRef s = mlirStringAttrGetValue(e);
+    if (attn_str_eq(s, "gate")) {
+      out[i] = ATTN_GRAD_GATE;
+      continue;
+    }
+    // capture<i>: decimal digits, no sign, no leading zero but "0".
+    if (s.length < 8 || s.length > 10 || strncmp(s.data, "capture", 7) ||
+        (s.data[7] == '0' && s.length > 8))
+      return -1;
+    int c = 0;
+    for (size_t j = 7; j < s.length; ++j) {
+      if (s.data[j] < '0' || s.data[j] > '9')
+        return -1;
+      c = c * 10 + (s.data[j] - '0');
+    }
+    out[i] = c;
+  }
+  return n;
+}
+
 MlirBlock attn_fused_score_fn(MlirOperation fused) {
   return region_body(fused, 0);
 }

@@ -28,6 +28,13 @@
 
 /// attn.fused_grad's operands after the optional inputs: out, lse, dout.
 #define ATTN_FUSED_GRAD_TAIL 3
+/// attn.fused_grad's string array naming its results after dv ("gate",
+/// "capture<i>"), and the function argument attribute that asks attn-grad
+/// for one.
+#define ATTN_FUSED_GRAD_GRADS_ATTR "grads"
+#define ATTN_ARG_GRAD_ATTR "attn.grad"
+/// The most captured-tensor gradients one attn.fused_grad computes.
+#define ATTN_MAX_GRADS 8
 
 /// RoPE layouts: rotate-half pairs feature i with i + rotary_dim/2 (Llama);
 /// interleaved pairs 2i with 2i + 1 (GPT-J).
@@ -123,6 +130,17 @@ bool attn_project_get_rope(MlirOperation project, bool *has,
 /// attn.fused_grad is read the same way (its operands out, lse and dout
 /// follow the optional inputs and are not part of the configuration).
 bool attn_fused_get_config(MlirOperation fused, struct attn_fused_config *out);
+
+/// What attn.fused_grad's result 3 + i is the gradient of: ATTN_GRAD_GATE
+/// (the gate's table) or the index c of a captured tensor ("capture<c>",
+/// captures numbered in the function's argument order).
+#define ATTN_GRAD_GATE (-1)
+
+/// Reads attn.fused_grad's "grads" into out[0..max) (ATTN_GRAD_GATE or a
+/// capture index). Returns how many there are (0 without the attribute),
+/// -1 when it is malformed (not an array of "gate" / "capture<i>" strings,
+/// or more than max); no diagnostic (the verifier reports it).
+int attn_fused_grad_targets(MlirOperation grad, int *out, int max);
 
 /// The operand index of attn.fused_grad's out (lse and dout follow it):
 /// the number of operands before the three, read from operandSegmentSizes

@@ -619,6 +619,71 @@ static bool verify_fused(MlirOperation op) {
          expect_lse(op, mlirOperationGetResult(op, 1), "lse result", q);
 }
 
+/// attn.fused_grad's results after dv: one per entry of "grads" (each
+/// "gate", which needs the gate operand and has its shape, or
+/// "capture<i>", once), a static tensor of the compute type, with
+/// resultSegmentSizes = array<i32: 1, 1, 1, then len(grads) ones, then
+/// zeros> (3 + ATTN_MAX_GRADS entries, the optional results grad0...).
+static bool verify_grad_results(MlirOperation op,
+                                const struct attn_fused_config *c,
+                                intptr_t nres) {
+  int targets[ATTN_MAX_GRADS];
+  int n = attn_fused_grad_targets(op, targets, ATTN_MAX_GRADS);
+  if (n < 0)
+    return attn_emit_errorf(op, "grads must be an array of at most %d "
+                                "strings \"gate\" or \"capture<i>\"",
+                            ATTN_MAX_GRADS);
+  if (nres != 3 + n)
+    return attn_emit_errorf(op, "attn.fused_grad has %d grads and %ld "
+                                "results after dv: one per entry",
+                            n, (long)(nres - 3));
+  MlirAttribute seg = attn_attr_get(op, "resultSegmentSizes");
+  bool seg_ok = !mlirAttributeIsNull(seg) &&
+                mlirAttributeIsADenseI32Array(seg) &&
+                mlirDenseArrayGetNumElements(seg) == 3 + ATTN_MAX_GRADS;
+  for (int i = 0; seg_ok && i < 3 + ATTN_MAX_GRADS; ++i)
+    seg_ok = mlirDenseI32ArrayGetElement(seg, i) == (i < 3 + n ? 1 : 0);
+  if (!seg_ok)
+    return attn_emit_errorf(op, "attn.fused_grad needs resultSegmentSizes "
+                                "with %d entries: 1, 1, 1 (dq, dk, dv), "
+                                "then %d ones (its grads) and zeros",
+                            3 + ATTN_MAX_GRADS, n);
+  MlirType ct = compute_type_of(mlirOperationGetOperand(op, 0));
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < i; ++j)
+      if (targets[j] == targets[i])
+        return attn_emit_errorf(op, "grads names one tensor twice (entry "
+                                    "%d)",
+                                i);
+    MlirType t = mlirValueGetType(mlirOperationGetResult(op, 3 + i));
+    int64_t d[8];
+    char ty[128];
+    if (!mlirTypeIsATensor(t) || attn_static_shape(t, d) < 1 ||
+        !mlirTypeEqual(mlirShapedTypeGetElementType(t), ct))
+      return attn_emit_errorf(op, "grad result %d must be a static tensor "
+                                  "of the compute type (%s), found %s",
+                              i, mlirTypeIsAF64(ct) ? "f64" : "f32",
+                              attn_type_str(t, ty, sizeof ty));
+    if (targets[i] != ATTN_GRAD_GATE)
+      continue;
+    if (c->extra[ATTN_EXTRA_GATE] < 0)
+      return attn_emit_errorf(op, "grads names the gate, but attn.fused_grad "
+                                  "has no gate operand");
+    MlirType g = mlirValueGetType(
+        mlirOperationGetOperand(op, c->extra[ATTN_EXTRA_GATE]));
+    int64_t gd[8];
+    int rank = attn_static_shape(g, gd);
+    bool same = rank == attn_static_shape(t, d);
+    for (int r = 0; same && r < rank; ++r)
+      same = gd[r] == d[r];
+    if (!same)
+      return attn_emit_errorf(op, "the gate's grad must have the gate's "
+                                  "shape, found %s",
+                              attn_type_str(t, ty, sizeof ty));
+  }
+  return true;
+}
+
 /// attn.fused_grad: attn.fused's inputs, then out and dout shaped like
 /// attn.fused's result and lse [B,H,N] f32; results dq, dk, dv of the types
 /// of q, k and v.
@@ -628,10 +693,13 @@ static bool verify_fused_grad(MlirOperation op) {
   if (!verify_fused_inputs(op, q, v, &c))
     return false;
   intptr_t at = attn_fused_grad_out_index(op);
-  if (at < 3 || mlirOperationGetNumResults(op) != 3)
+  intptr_t nres = mlirOperationGetNumResults(op);
+  if (at < 3 || nres < 3)
     return attn_emit_errorf(op, "attn.fused_grad takes out, lse and dout "
                                 "after its inputs and has three results "
-                                "(dq, dk, dv)");
+                                "(dq, dk, dv) before any grads");
+  if (!verify_grad_results(op, &c, nres))
+    return false;
   MlirValue qv = mlirOperationGetOperand(op, 0);
   MlirValue out = mlirOperationGetOperand(op, at);
   MlirValue dout = mlirOperationGetOperand(op, at + 2);

@@ -214,4 +214,33 @@ irdl.dialect @tile {
                   col: %idx)
     irdl.regions(body: %r)
   }
+  // Zeroes dst, a gradient buffer in global memory (a kernel argument) of
+  // any rank: every element, by the CTA that runs it (attn-tile puts it
+  // under an scf.if on the first CTA of a kernel launched before the ones
+  // that accumulate into dst).
+  irdl.operation @clear {
+    %d = irdl.base "!builtin.memref"
+    irdl.operands(dst: %d)
+  }
+  // Gradient into a captured tensor (issue 29): per element (i, j) of the
+  // tile, the body (tile.score_fn's arguments, at scores_in[i, j]) yields
+  // t, the derivative of the modifier chain's value with respect to one
+  // value it loads, then that value's indices into grad; grad[indices] +=
+  // scale * ds[i, j] * t, atomically (elements of one CTA and of several
+  // CTAs may meet), nothing where ds is 0 (a masked score). Attributes
+  // seq_q, seq_k : i64 as tile.score_fn's, scale : f64.
+  irdl.operation @capture_grad {
+    %ds = irdl.base "!builtin.memref"
+    %s = irdl.base "!builtin.memref"
+    %g = irdl.base "!builtin.memref"
+    %idx = irdl.is index
+    %n = irdl.base "#builtin.integer"
+    %mk = irdl.base "#builtin.integer"
+    %f = irdl.base "#builtin.float"
+    %r = irdl.region
+    irdl.attributes {"seq_q" = %n, "seq_k" = %mk, "scale" = %f}
+    irdl.operands(ds: %ds, scores_in: %s, grad: %g, batch: %idx, head: %idx,
+                  row: %idx, col: %idx)
+    irdl.regions(body: %r)
+  }
 }

@@ -541,6 +541,60 @@ static bool verify_fn(MlirOperation op, bool score) {
                           ATTN_BODY_MEMREF, operand_elem(op, 0), what);
 }
 
+/// A gradient buffer operand i (what): a static memref of rank >= 1 whose
+/// elements are f32 or f64 (the compute type of its program).
+static bool is_grad_buffer(MlirOperation op, int i, const char *what) {
+  MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
+  int64_t d[8];
+  char ty[128];
+  if (!mlirTypeIsAMemRef(t) || attn_static_shape(t, d) < 1 ||
+      !(mlirTypeIsAF32(mlirShapedTypeGetElementType(t)) ||
+        mlirTypeIsAF64(mlirShapedTypeGetElementType(t))))
+    return attn_emit_errorf(op, "%s must be a static memref of f32 or f64 "
+                                "of rank >= 1, found %s",
+                            what, attn_type_str(t, ty, sizeof ty));
+  return true;
+}
+
+/// tile.capture_grad (ds, scores_in, grad, batch, head, row, col) {seq_q,
+/// seq_k, scale}: two tiles of one shape, a gradient buffer of their
+/// element type, and a body yielding the derivative and one index per
+/// dimension of grad.
+static bool verify_capture_grad(MlirOperation op) {
+  int64_t d[8], seq;
+  bool b;
+  if (!same_tiles(op, 0, 1, "ds", "scores_in") ||
+      !is_grad_buffer(op, 2, "grad"))
+    return false;
+  MlirType g = mlirValueGetType(mlirOperationGetOperand(op, 2));
+  if (!mlirTypeEqual(mlirShapedTypeGetElementType(g), operand_elem(op, 0)))
+    return attn_emit_errorf(op, "grad must hold the tiles' element type");
+  static const char *const seqs[2] = {"seq_q", "seq_k"};
+  for (int i = 0; i < 2; ++i) {
+    if (attn_attr_bool(op, seqs[i], &b) || !attn_attr_i64(op, seqs[i], &seq))
+      return attn_emit_errorf(op, "%s must be an integer", seqs[i]);
+    if (seq < 1)
+      return attn_emit_errorf(op, "%s must be positive, found %lld", seqs[i],
+                              (long long)seq);
+  }
+  double scale = 0;
+  if (!attn_attr_f64(op, "scale", &scale) || !isfinite(scale))
+    return attn_emit_errorf(op, "scale must be a finite float");
+  if (!attn_body_verify(op, mlirOperationGetRegion(op, 0),
+                        ATTN_BODY_CAPTURE_GRAD, ATTN_BODY_MEMREF,
+                        operand_elem(op, 0), "tile.capture_grad"))
+    return false;
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
+  MlirOperation y = mlirBlockGetTerminator(body);
+  intptr_t rank = attn_static_shape(g, d);
+  if (mlirOperationGetNumOperands(y) != 1 + rank)
+    return attn_emit_errorf(y, "the body of tile.capture_grad must yield "
+                               "the derivative and %ld indices (grad's "
+                               "rank), found %ld values",
+                            (long)rank, (long)mlirOperationGetNumOperands(y));
+  return true;
+}
+
 bool attn_tile_verify_op(MlirOperation op) {
   int64_t d[8];
   bool b;
@@ -603,6 +657,10 @@ bool attn_tile_verify_op(MlirOperation op) {
     return verify_fn(op, true);
   if (attn_op_is(op, ATTN_OP_TILE_ROW_LSE))
     return verify_row_lse(op);
+  if (attn_op_is(op, ATTN_OP_TILE_CLEAR))
+    return is_grad_buffer(op, 0, "dst");
+  if (attn_op_is(op, ATTN_OP_TILE_CAPTURE_GRAD))
+    return verify_capture_grad(op);
   if (attn_op_is(op, ATTN_OP_TILE_ROW_DOT))
     return verify_row_pair(op, "a", "b", false);
   if (attn_op_is(op, ATTN_OP_TILE_DS))

@@ -23,6 +23,8 @@
 #define ATTN_OP_TILE_EXP_LSE "tile.exp_lse"
 #define ATTN_OP_TILE_DS "tile.ds"
 #define ATTN_OP_TILE_SCORE_FN_GRAD "tile.score_fn_grad"
+#define ATTN_OP_TILE_CLEAR "tile.clear"
+#define ATTN_OP_TILE_CAPTURE_GRAD "tile.capture_grad"
 
 /// Attributes on a func.func that is a tile kernel.
 #define ATTN_TILE_KERNEL_ATTR "tile.kernel"   // unit: this func is a kernel

@@ -139,8 +139,11 @@ struct attn_compile_options {
   /// its row log-sum-exp [B, H, N] in f32 (f64 for an f64 program, which
   /// computes in f64 and compiles for "cpu" only), and @f__grad takes f's
   /// arguments, out, lse and dout and computes dq, dk and dv (kernels
-  /// f__grad__dkdv then f__grad__dq, the launch program f__grad). 0: the
-  /// forward only, compiled exactly as without this field.
+  /// f__grad__dkdv then f__grad__dq, the launch program f__grad), then the
+  /// gradient of each argument of @f marked {attn.grad} (the gate, a
+  /// tensor a score_fn body reads: the program's inputs dgate,
+  /// dcapture<i> after dv). 0: the forward only, compiled exactly as
+  /// without this field.
   int grad;
 };
 

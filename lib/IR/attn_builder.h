@@ -360,9 +360,10 @@ typedef bool (*attn_b_clone_hook)(struct attn_builder *b, MlirOperation op,
 
 /// Clones the ops of body but its terminator at b's insertion point, block
 /// argument i replaced by args[i] and every operand through m (the clones
-/// keep their locations), and returns the image of the terminator's one
-/// operand: the value a gpu.yield yields. Null after a diagnostic (b
-/// failed): a null body, a terminator of another arity.
+/// keep their locations), and returns the image of the terminator's first
+/// operand: the value a gpu.yield yields (the images of the others, a
+/// tile.capture_grad body's indices, are in m). Null after a diagnostic
+/// (b failed): a null body, a terminator without operands.
 MlirValue attn_b_clone_body(struct attn_builder *b, MlirBlock body,
                             const MlirValue *args, struct attn_b_map *m,
                             attn_b_clone_hook hook, void *user);
@@ -486,6 +487,21 @@ MlirBlock attn_tile_build_score_fn_grad(struct attn_builder *b, MlirValue ds,
                                         MlirValue head, MlirValue row,
                                         MlirValue col, int64_t seq_q,
                                         int64_t seq_k);
+
+/// tile.clear(dst): zeroes the gradient buffer dst.
+void attn_tile_build_clear(struct attn_builder *b, MlirValue dst);
+
+/// tile.capture_grad(ds, scores_in, grad, batch, head, row, col) {seq_q,
+/// seq_k, scale}: grad[idx] += scale ds t where the body yields (t, idx...)
+/// at scores_in. Returns the body's block, of tile.score_fn's arguments,
+/// empty: the caller builds it and ends it with gpu.yield of the
+/// derivative and grad's indices. Null after a diagnostic.
+MlirBlock attn_tile_build_capture_grad(struct attn_builder *b, MlirValue ds,
+                                       MlirValue scores_in, MlirValue grad,
+                                       MlirValue batch, MlirValue head,
+                                       MlirValue row, MlirValue col,
+                                       int64_t seq_q, int64_t seq_k,
+                                       double scale);
 
 /// tile.mma with transpose_a: c (+)= op(a) op(b), op(a) = a^T when
 /// transpose_a (a is K x M), op(b) = b^T when transpose_b. transpose_a is

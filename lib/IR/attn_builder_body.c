@@ -86,8 +86,8 @@ MlirValue attn_b_clone_body(struct attn_builder *b, MlirBlock body,
     attn_builder_fail(b, "out of memory while cloning a modifier body");
   if (b->failed)
     return none;
-  if (mlirOperationIsNull(term) || mlirOperationGetNumOperands(term) != 1) {
-    attn_builder_fail(b, "a modifier body must end in gpu.yield of one value");
+  if (mlirOperationIsNull(term) || mlirOperationGetNumOperands(term) < 1) {
+    attn_builder_fail(b, "a modifier body must end in gpu.yield of a value");
     return none;
   }
   return attn_b_map_get(m, mlirOperationGetOperand(term, 0));

@@ -238,6 +238,26 @@ MlirBlock attn_tile_build_score_fn_grad(struct attn_builder *b, MlirValue ds,
   return build_fn(b, ATTN_OP_TILE_SCORE_FN_GRAD, true, 6, opd, seq_q, seq_k);
 }
 
+void attn_tile_build_clear(struct attn_builder *b, MlirValue dst) {
+  build_void(b, ATTN_OP_TILE_CLEAR, 1, &dst, 0, NULL);
+}
+
+MlirBlock attn_tile_build_capture_grad(struct attn_builder *b, MlirValue ds,
+                                       MlirValue scores_in, MlirValue grad,
+                                       MlirValue batch, MlirValue head,
+                                       MlirValue row, MlirValue col,
+                                       int64_t seq_q, int64_t seq_k,
+                                       double scale) {
+  MlirValue opd[] = {ds, scores_in, grad, batch, head, row, col};
+  MlirBlock body =
+      build_fn(b, ATTN_OP_TILE_CAPTURE_GRAD, true, 7, opd, seq_q, seq_k);
+  if (!mlirBlockIsNull(body))
+    mlirOperationSetAttributeByName(
+        mlirBlockGetParentOperation(body),
+        mlirStringRefCreateFromCString("scale"), attn_b_attr_f64(b, scale));
+  return body;
+}
+
 void attn_tile_build_row_lse(struct attn_builder *b, MlirValue row_max,
                              MlirValue row_sum, MlirValue lse) {
   MlirValue opd[] = {row_max, row_sum, lse};

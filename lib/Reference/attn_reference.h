@@ -116,6 +116,20 @@ bool attn_reference_grad(const struct attn_ref_problem *p, const double *q,
                          double *dq, double *dk, double *dv, double *dgate,
                          double *lse);
 
+/// The gradient of L = sum(out * dout) with respect to the values x[0..n)
+/// a score_fn of p reads (a captured tensor's data, which p's fn_ctx sees:
+/// changed in place during the call, put back after), by central
+/// differences of attn_reference of step 1e-6 max(1, |x|), written to
+/// grad[0..n): attn_reference takes no derivative with respect to a
+/// capture, and a difference shares nothing with the kernels (its rounding,
+/// about 1e-16 / 1e-6 relative, bounds how close it is). Returns false
+/// where attn_reference does (a malformed problem, memory), or for a null
+/// tensor.
+bool attn_reference_capture_grad(const struct attn_ref_problem *p,
+                                 const double *q, const double *k,
+                                 const double *v, const double *dout,
+                                 double *x, size_t n, double *grad);
+
 /// Rotates x [rows, dim] in place as RoPE does, row r at position pos0 + r.
 void attn_reference_rope(double *x, int64_t rows, int64_t dim,
                          int64_t rotary_dim, double theta, bool interleaved,

@@ -7,7 +7,9 @@
 // dV += P^T dO; dS = P (dP - D) with dP = dO V^T and D = rowsum(dO O);
 // dS through the chain; dQ_rot += dS_raw K_rot, dK_rot += dS_raw^T Q_rot;
 // finally the inverse rotation of dq and dk. It shares nothing with the
-// kernels but the definition, which is the point.
+// kernels but the definition, which is the point. attn_reference_capture_
+// grad takes the gradient into a captured tensor (a table a score_fn
+// reads) by central differences of the loss.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Reference/attn_reference.h"
@@ -239,5 +241,42 @@ bool attn_reference_grad(const struct attn_ref_problem *p, const double *q,
   free(c);
   free(pr);
   free(vis);
+  return ok;
+}
+
+/// sum(out * dout) of attn_reference; NaN when it fails. out: scratch.
+static double loss(const struct attn_ref_problem *p, const double *q,
+                   const double *k, const double *v, const double *dout,
+                   double *out, size_t no) {
+  if (!attn_reference(p, q, k, v, out))
+    return NAN;
+  double l = 0;
+  for (size_t e = 0; e < no; ++e)
+    l += out[e] * dout[e];
+  return l;
+}
+
+bool attn_reference_capture_grad(const struct attn_ref_problem *p,
+                                 const double *q, const double *k,
+                                 const double *v, const double *dout,
+                                 double *x, size_t n, double *grad) {
+  if (!attn_ref_valid(p) || !q || !k || !v || !dout || (n && (!x || !grad)))
+    return false;
+  size_t no = (size_t)(p->batch * p->heads * p->seq_q * p->value_dim);
+  double *out = malloc(sizeof(double) * (no ? no : 1));
+  if (!out)
+    return false;
+  bool ok = true;
+  for (size_t e = 0; ok && e < n; ++e) {
+    double saved = x[e], h = 1e-6 * fmax(1.0, fabs(saved));
+    x[e] = saved + h;
+    double hi = loss(p, q, k, v, dout, out, no);
+    x[e] = saved - h;
+    double lo = loss(p, q, k, v, dout, out, no);
+    x[e] = saved;
+    ok = !isnan(hi) && !isnan(lo);
+    grad[e] = (hi - lo) / (2.0 * h);
+  }
+  free(out);
   return ok;
 }

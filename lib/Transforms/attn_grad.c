@@ -21,14 +21,27 @@
 //   }
 //
 // @f__grad is a clone of @f (so the bodies' captures stay the arguments
-// they were) with three more arguments. The first slice differentiates
-// what attn-tile computes with respect to q, k and v: scale, causal,
-// window, ALiBi, softcap, the gate (as a constant bias: no dgate), the
-// document mask, mask_fn bodies, GQA, RoPE at offsets or explicit
-// positions, and score_fn bodies whose every op has a derivative rule
-// (attn_grad_body.c, which attn-tile uses to build the derivative). The
-// tensors the bodies capture, the gate and the segment ids get no
-// gradient. Refused, with a located error: an op without a rule in a
+// they were) with three more arguments. It differentiates what attn-tile
+// computes with respect to q, k and v: scale, causal, window, ALiBi,
+// softcap, the gate, the document mask, mask_fn bodies, GQA, RoPE at
+// offsets or explicit positions, and score_fn bodies whose every op has a
+// derivative rule (attn_grad_body.c, which attn-tile uses to build the
+// derivative). Gradients into captured tensors are opt-in: an argument of
+// @f marked {attn.grad} (the gate's table, or a float tensor the score_fn
+// body reads) adds a result after dv, of its shape and the compute type,
+// and attn.fused_grad names each in grads ("gate", "capture<i>" with
+// captures numbered in argument order, as attn-tile names them) with
+// resultSegmentSizes = array<i32: 1, 1, 1, then one 1 per grad, zeros>:
+//
+//   func.func @f(..., %g {attn.grad}, %table {attn.grad}) -> ...
+//   ==> @f__grad(...) -> (dq, dk, dv, tensor<g's shape x f32>,
+//                         tensor<table's shape x f32>)
+//       "attn.fused_grad"(...) {grads = ["gate", "capture0"], ...}
+//
+// The segment ids and positions get no gradient, nor does a tensor only
+// mask_fn reads (masks have none): {attn.grad} there, on q, k or v, on an
+// integer tensor or on an argument nothing reads is an error at the
+// argument. Refused too, with a located error: an op without a rule in a
 // score_fn body ("attn-grad: no derivative for 'math.foo'"), q, k or v from
 // attn.project, attn ops attn-fuse left unfused, an attn.fused already
 // carrying lse, and a function @f__grad that exists already. Functions
@@ -38,6 +51,7 @@
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/attn/attn_dialect.h"
+#include "dialects/body.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
@@ -204,9 +218,118 @@ static void set_return(MlirOperation func, intptr_t n, const MlirValue *vals) {
   mlirOperationDestroy(ret);
 }
 
+/// The gradients @f asks for: the function arguments marked {attn.grad},
+/// in argument order, each with what attn.fused_grad's "grads" calls it.
+struct wanted {
+  int n;
+  int arg[ATTN_MAX_GRADS];    // function argument index
+  int target[ATTN_MAX_GRADS]; // ATTN_GRAD_GATE or the capture's index
+};
+
+/// True when function argument i of func carries {attn.grad}.
+static bool arg_wants_grad(MlirOperation func, intptr_t i) {
+  MlirAttribute all = attn_attr_get(func, "arg_attrs");
+  if (mlirAttributeIsNull(all) || !mlirAttributeIsAArray(all) ||
+      i >= mlirArrayAttrGetNumElements(all))
+    return false;
+  MlirAttribute d = mlirArrayAttrGetElement(all, i);
+  return mlirAttributeIsADictionary(d) &&
+         !mlirAttributeIsNull(mlirDictionaryAttrGetElementByName(
+             d, mlirStringRefCreateFromCString(ATTN_ARG_GRAD_ATTR)));
+}
+
+/// True when body (maybe null) reads v.
+static bool body_reads(MlirBlock body, MlirValue v) {
+  MlirValue caps[MAX_ARGS];
+  int n = attn_body_captures(body, caps, MAX_ARGS);
+  for (int i = 0; i < n && i < MAX_ARGS; ++i)
+    if (mlirValueEqual(caps[i], v))
+      return true;
+  return false;
+}
+
+/// Fills w from func's {attn.grad} arguments: the gate operand, or a
+/// float tensor the score_fn body reads (captures numbered in argument
+/// order, as attn-tile names them). False after an error at the argument
+/// for any other: q, k, v, segment ids, positions, an integer tensor, one
+/// only mask_fn reads (masks have no gradient) or one nothing reads.
+static bool find_wanted(MlirOperation func, MlirOperation fused,
+                        const struct attn_fused_config *c, struct wanted *w) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  MlirBlock score = attn_fused_score_fn(fused);
+  MlirBlock mask = attn_fused_mask_fn(fused);
+  int ncap = 0;
+  w->n = 0;
+  for (intptr_t i = 0, n = mlirBlockGetNumArguments(body); i < n; ++i) {
+    MlirValue a = mlirBlockGetArgument(body, i);
+    intptr_t op_index = -1;
+    for (intptr_t o = 0, no = mlirOperationGetNumOperands(fused); o < no; ++o)
+      if (mlirValueEqual(mlirOperationGetOperand(fused, o), a))
+        op_index = o;
+    int capture = op_index < 0 ? ncap++ : -1;
+    if (!arg_wants_grad(func, i))
+      continue;
+    MlirLocation loc = mlirValueGetLocation(a);
+    char ty[128];
+    attn_type_str(mlirValueGetType(a), ty, sizeof ty);
+    if (op_index >= 0 && op_index < 3)
+      return attn_emit_error_atf(loc, "attn-grad: {attn.grad} on %s: q, k "
+                                      "and v always get their gradients",
+                                 op_index == 0   ? "q"
+                                 : op_index == 1 ? "k"
+                                                 : "v");
+    if (op_index >= 0 && op_index != c->extra[ATTN_EXTRA_GATE])
+      return attn_emit_error_atf(loc, "attn-grad: {attn.grad} on argument "
+                                      "%ld, which is not a float tensor "
+                                      "read by the program (segment ids "
+                                      "and positions have no gradient)",
+                                 (long)i);
+    if (op_index < 0) {
+      MlirType e = mlirTypeIsATensor(mlirValueGetType(a))
+                       ? mlirShapedTypeGetElementType(mlirValueGetType(a))
+                       : (MlirType){NULL};
+      bool in_score = !mlirBlockIsNull(score) && body_reads(score, a);
+      bool in_mask = !mlirBlockIsNull(mask) && body_reads(mask, a);
+      if (mlirTypeIsNull(e) || !mlirTypeIsAFloat(e))
+        return attn_emit_error_atf(loc, "attn-grad: {attn.grad} on "
+                                        "argument %ld, which is not a "
+                                        "float tensor read by the program "
+                                        "(found %s)",
+                                   (long)i, ty);
+      if (!in_score)
+        return attn_emit_error_atf(
+            loc,
+            in_mask ? "attn-grad: {attn.grad} on argument %ld, which only "
+                      "a mask_mod reads (masks have no gradient)"
+                    : "attn-grad: {attn.grad} on argument %ld, which is not "
+                      "a float tensor read by the program",
+            (long)i);
+    }
+    if (w->n == ATTN_MAX_GRADS)
+      return attn_emit_error_atf(loc, "attn-grad: at most %d arguments may "
+                                      "ask for a gradient ({attn.grad})",
+                                 ATTN_MAX_GRADS);
+    w->arg[w->n] = (int)i;
+    w->target[w->n++] = op_index >= 0 ? ATTN_GRAD_GATE : capture;
+  }
+  return true;
+}
+
+/// The type of the gradient of v: v's shape, the program's compute type.
+static MlirType grad_type(MlirOperation fused, MlirValue v) {
+  MlirType qt = mlirValueGetType(mlirOperationGetOperand(fused, 0));
+  int64_t d[8];
+  int rank = attn_static_shape(mlirValueGetType(v), d);
+  return mlirRankedTensorTypeGet(
+      rank, d, attn_compute_type(mlirShapedTypeGetElementType(qt)),
+      mlirAttributeGetNull());
+}
+
 /// Turns grad (a clone of @f) into @f__grad: three more arguments (out,
-/// lse, dout) and attn.fused_grad in place of attn.fused.
-static void make_backward(MlirOperation grad, const char *name) {
+/// lse, dout), attn.fused_grad in place of attn.fused, and after dq, dk,
+/// dv the gradients w asks for ("grads", resultSegmentSizes).
+static void make_backward(MlirOperation grad, const char *name,
+                          const struct wanted *w) {
   MlirContext ctx = mlirOperationGetContext(grad);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(grad, 0));
   MlirOperation fused = {NULL};
@@ -232,17 +355,43 @@ static void make_backward(MlirOperation grad, const char *name) {
     sizes[3 + ATTN_NUM_EXTRAS + i] = 1;
   MlirAttribute segments = mlirDenseI32ArrayGet(
       ctx, 3 + ATTN_NUM_EXTRAS + ATTN_FUSED_GRAD_TAIL, sizes);
-  MlirType res[3];
+  MlirType res[3 + ATTN_MAX_GRADS];
   for (int i = 0; i < 3; ++i)
     res[i] = mlirValueGetType(mlirOperationGetOperand(fused, i));
+  for (int i = 0; i < w->n; ++i)
+    res[3 + i] = grad_type(fused, mlirBlockGetArgument(body, w->arg[i]));
+  int nres = 3 + w->n;
   MlirOperation g = remake(fused, ATTN_OP_FUSED_GRAD, 3, extra, segments,
-                           NULL, 3, res);
-  MlirValue vals[3];
-  for (int i = 0; i < 3; ++i)
+                           NULL, nres, res);
+  int32_t rs[3 + ATTN_MAX_GRADS];
+  for (int i = 0; i < 3 + ATTN_MAX_GRADS; ++i)
+    rs[i] = i < nres;
+  mlirOperationSetAttributeByName(
+      g, mlirStringRefCreateFromCString("resultSegmentSizes"),
+      mlirDenseI32ArrayGet(ctx, 3 + ATTN_MAX_GRADS, rs));
+  if (w->n) {
+    MlirAttribute names[ATTN_MAX_GRADS];
+    for (int i = 0; i < w->n; ++i) {
+      char t[24];
+      if (w->target[i] == ATTN_GRAD_GATE)
+        snprintf(t, sizeof t, "gate");
+      else
+        snprintf(t, sizeof t, "capture%d", w->target[i]);
+      names[i] = mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(t));
+    }
+    mlirOperationSetAttributeByName(
+        g, mlirStringRefCreateFromCString(ATTN_FUSED_GRAD_GRADS_ATTR),
+        mlirArrayAttrGet(ctx, w->n, names));
+  }
+  MlirValue vals[3 + ATTN_MAX_GRADS];
+  for (int i = 0; i < nres; ++i)
     vals[i] = mlirOperationGetResult(g, i);
-  set_return(grad, 3, vals);
+  set_return(grad, nres, vals);
   mlirOperationDestroy(fused);
-  set_function_type(grad, 3, res);
+  set_function_type(grad, nres, res);
+  // The marks were @f's; the backward's arguments are more and carry none.
+  mlirOperationRemoveAttributeByName(
+      grad, mlirStringRefCreateFromCString("arg_attrs"));
   mlirOperationSetAttributeByName(
       grad, mlirStringRefCreateFromCString("sym_name"),
       mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(name)));
@@ -273,6 +422,9 @@ static bool grad_function(MlirOperation module, MlirOperation func) {
   }
   if (!attn_grad_body_check(attn_fused_score_fn(fused)))
     return false;
+  struct wanted w;
+  if (!find_wanted(func, fused, &c, &w))
+    return false;
   MlirStringRef sym;
   if (!attn_attr_str(func, "sym_name", &sym))
     return attn_emit_errorf(func, "function has no name");
@@ -285,7 +437,7 @@ static bool grad_function(MlirOperation module, MlirOperation func) {
   // The backward first, from the forward as it is.
   MlirOperation grad = mlirOperationClone(func);
   mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(func), func, grad);
-  make_backward(grad, name);
+  make_backward(grad, name, &w);
   // The forward keeps the row log-sum-exp.
   MlirType res[2] = {mlirValueGetType(mlirOperationGetResult(fused, 0)),
                      lse_type(fused)};

@@ -21,8 +21,10 @@
 //   powf                   t = b a^(b-1) ta + y ln(a) tb
 //   erf                    t = 2 / sqrt(pi) exp(-a^2) ta
 //
-// Constants, captures read by tensor.extract / memref.load (captured
-// tensors get no gradient), floor, ceil, integer-to-float conversions and
+// Constants, captures read by tensor.extract / memref.load (but the one
+// read attn_grad_clone_tangent_at seeds, whose tangent is 1: the
+// derivative with respect to a captured value, for its gradient), floor,
+// ceil, integer-to-float conversions and
 // every op without a float result have tangent 0 (a zero tangent is not
 // built: the map has no entry). Tangents are only built where they are not
 // zero, so powf's ln(a) term appears only when the exponent depends on the
@@ -235,6 +237,15 @@ MlirValue attn_grad_clone_tangent(struct attn_builder *b, MlirBlock body,
                                   const MlirValue *args, MlirValue dx,
                                   struct attn_b_map *m, attn_b_clone_hook hook,
                                   void *user, MlirValue *dy) {
+  return attn_grad_clone_tangent_at(b, body, args, dx, (MlirOperation){NULL},
+                                    m, hook, user, dy);
+}
+
+MlirValue attn_grad_clone_tangent_at(struct attn_builder *b, MlirBlock body,
+                                     const MlirValue *args, MlirValue dx,
+                                     MlirOperation seed, struct attn_b_map *m,
+                                     attn_b_clone_hook hook, void *user,
+                                     MlirValue *dy) {
   MlirValue none = {NULL};
   *dy = none;
   if (mlirBlockIsNull(body) || mlirBlockIsNull(b->block)) {
@@ -275,6 +286,14 @@ MlirValue attn_grad_clone_tangent(struct attn_builder *b, MlirBlock body,
       for (intptr_t i = 0, n = mlirOperationGetNumResults(op); i < n; ++i)
         attn_b_map_add(m, mlirOperationGetResult(op, i),
                        mlirOperationGetResult(c, i));
+    }
+    if (!mlirOperationIsNull(seed) && mlirOperationEqual(op, seed) &&
+        mlirOperationGetNumResults(op) == 1) {
+      // The value whose derivative is wanted (a capture's read): tangent 1.
+      MlirValue r = attn_b_map_get(m, mlirOperationGetResult(op, 0));
+      attn_b_map_add(&t, mlirOperationGetResult(op, 0),
+                     fconst(b, mlirValueGetType(r), 1.0));
+      continue;
     }
     if (!has_float_result(op) ||
         in_list(op, zero_ops, sizeof zero_ops / sizeof *zero_ops) ||

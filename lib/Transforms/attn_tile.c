@@ -67,6 +67,7 @@
 #include "lib/Transforms/transforms_internal.h"
 
 #include "dialects/attn/attn_dialect.h"
+#include "dialects/body.h"
 #include "dialects/tile/tile_dialect.h"
 #include "lib/IR/attn_builder.h"
 
@@ -205,6 +206,13 @@ struct kernel_shape {
   enum kernel_part part;         // the kernel being built
   MlirBlock score_fn, mask_fn;   // attn.fused's bodies (null when empty)
   MlirBlock func_body;           // the function's entry block
+  // attn.fused_grad's gradients into captured tensors ("grads"): what
+  // each is (ATTN_GRAD_GATE or a capture's index), its function argument
+  // and its type.
+  int ngrads;
+  int grad_target[ATTN_MAX_GRADS];
+  int grad_arg[ATTN_MAX_GRADS];
+  MlirType grad_type[ATTN_MAX_GRADS];
 };
 
 /// The tiles: q, k, v, scores, the accumulator (o; dq in the dq kernel, dk
@@ -239,6 +247,9 @@ struct kernel {
   MlirValue lse, d;                    // row vectors: lse; D = rowsum(dO O)
   MlirType tile_ty[NUM_TILES], row_ty;
   MlirType ct; // the compute type: f64 for f64 programs, else f32
+  MlirValue grad[ATTN_MAX_GRADS]; // the gradient buffers (kernel args)
+  MlirValue pid[2];               // the backward's program ids 0 and 1
+  MlirValue gate_at[4];           // the indices gate_value read last
 };
 
 /// arith.constant of v in the kernel's compute type (f32: v as a float).
@@ -253,6 +264,8 @@ static bool scale_folds(const struct kernel_shape *s) {
   const struct attn_fused_config *c = &s->cfg;
   return c->nmods == 0 || c->mods[c->nmods - 1] == ATTN_MOD_SCALE;
 }
+
+static void grad_name(const struct kernel_shape *s, int i, char name[24]);
 
 /// The dictionary tile.attention: everything the kernel computes, for the
 /// launch manifest.
@@ -303,6 +316,16 @@ static MlirAttribute attention_dict(struct attn_builder *b,
   if (s->part != PART_FORWARD)
     d[n++] = attn_b_named(
         b, "part", attn_b_attr_str(b, s->part == PART_DQ ? "dq" : "dkdv"));
+  // The gradients into captured tensors, by their kernel names (the
+  // tensor-core backward computes none: its lowering refuses the key).
+  char gnames[ATTN_MAX_GRADS][24];
+  const char *gn[ATTN_MAX_GRADS];
+  for (int i = 0; s->part != PART_FORWARD && i < s->ngrads; ++i) {
+    grad_name(s, i, gnames[i]);
+    gn[i] = gnames[i];
+  }
+  if (s->part != PART_FORWARD && s->ngrads)
+    d[n++] = attn_b_named(b, "grads", attn_b_attr_strs(b, s->ngrads, gn));
   return mlirDictionaryAttrGet(b->ctx, n, d);
 }
 
@@ -338,13 +361,21 @@ static void arg_names(const struct kernel_shape *s, const char **names,
   }
 }
 
+/// The kernels' name of gradient i: dgate, dcapture<c>.
+static void grad_name(const struct kernel_shape *s, int i, char name[24]) {
+  if (s->grad_target[i] == ATTN_GRAD_GATE)
+    snprintf(name, 24, "dgate");
+  else
+    snprintf(name, 24, "dcapture%d", s->grad_target[i]);
+}
+
 static void build_signature(struct kernel *k, struct attn_b_func *f,
                             const char *name) {
   const struct kernel_shape *s = k->s;
   struct attn_builder *b = &k->b;
-  MlirType types[MAX_ARGS + 2];
-  const char *names[MAX_ARGS + 2];
-  char capture_names[MAX_ARGS][24];
+  MlirType types[MAX_ARGS + 2 + ATTN_MAX_GRADS];
+  const char *names[MAX_ARGS + 2 + ATTN_MAX_GRADS];
+  char capture_names[MAX_ARGS][24], gnames[ATTN_MAX_GRADS][24];
   arg_names(s, names, capture_names);
   for (int i = 0; i < s->nargs; ++i)
     types[i] = memref_of(s->arg_type[i]);
@@ -353,6 +384,14 @@ static void build_signature(struct kernel *k, struct attn_b_func *f,
   for (int i = 0; i < nout; ++i) {
     types[s->nargs + i] = memref_of(s->role_type[out[i]]);
     names[s->nargs + i] = role_name(out[i]);
+  }
+  // The backward's kernels both take the gradient buffers: the dkdv
+  // kernel (launched first) zeroes them, the dq kernel accumulates.
+  int ngrads = s->part == PART_FORWARD ? 0 : s->ngrads;
+  for (int i = 0; i < ngrads; ++i) {
+    grad_name(s, i, gnames[i]);
+    types[s->nargs + nout + i] = memref_of(s->grad_type[i]);
+    names[s->nargs + nout + i] = gnames[i];
   }
   int64_t grid[3] = {(s->q[2] + s->bm - 1) / s->bm, s->q[0] * s->q[1], 1};
   if (s->part == PART_DKDV) {
@@ -364,14 +403,14 @@ static void build_signature(struct kernel *k, struct attn_b_func *f,
       attn_b_named(b, ATTN_TILE_GRID_ATTR, attn_b_attr_i64s(b, 3, grid)),
       attn_b_named(b, ATTN_TILE_THREADS_ATTR, attn_b_attr_i64(b, s->threads)),
       attn_b_named(b, ATTN_TILE_ARG_NAMES_ATTR,
-                   attn_b_attr_strs(b, s->nargs + nout, names)),
+                   attn_b_attr_strs(b, s->nargs + nout + ngrads, names)),
       attn_b_named(b,
                    s->part == PART_FORWARD ? "tile.attention"
                                            : "tile.attention_grad",
                    attention_dict(b, s)),
   };
   attn_builder_role(b, "tile.kernel");
-  attn_b_func_open(b, f, name, s->nargs + nout, types, 0, NULL,
+  attn_b_func_open(b, f, name, s->nargs + nout + ngrads, types, 0, NULL,
                    sizeof attrs / sizeof *attrs, attrs);
   for (int i = 0; i < s->nargs; ++i) {
     k->fn_arg[i] = attn_b_func_arg(f, i);
@@ -380,6 +419,8 @@ static void build_signature(struct kernel *k, struct attn_b_func *f,
   }
   for (int i = 0; i < nout; ++i)
     k->arg[out[i]] = attn_b_func_arg(f, s->nargs + i);
+  for (int i = 0; i < ngrads; ++i)
+    k->grad[i] = attn_b_func_arg(f, s->nargs + nout + i);
 }
 
 /// Grid position, index constants and the CTA's tiles.
@@ -482,6 +523,9 @@ struct body_clone {
   struct kernel *k;
   MlirBlock src;     // the body being cloned
   int64_t bound[5];  // its arguments' ranges: b < B, h < H, q < N, kv < M
+  MlirOperation seed; // a read whose clamped indices to keep (or null)
+  MlirValue seed_idx[8];
+  int seed_n;         // how many seed_idx holds (0: seed not cloned yet)
 };
 
 /// Index v (of the source body; image its clone) clamped into [0, dim):
@@ -547,6 +591,10 @@ static bool clone_extract(struct attn_builder *b, MlirOperation op,
   MlirValue x = attn_b_load(b, mem, n, idx);
   b->loc = saved;
   attn_b_map_add(m, mlirOperationGetResult(op, 0), x);
+  if (!mlirOperationIsNull(c->seed) && mlirOperationEqual(op, c->seed)) {
+    memcpy(c->seed_idx, idx, sizeof(MlirValue) * (size_t)n);
+    c->seed_n = (int)n;
+  }
   return true;
 }
 
@@ -573,7 +621,8 @@ static void clone_body(struct kernel *k, MlirBlock dst, MlirBlock src) {
   for (intptr_t i = 0; i < n && i < 5; ++i)
     args[i] = mlirBlockGetArgument(dst, i);
   const struct kernel_shape *s = k->s;
-  struct body_clone c = {k, src, {0, s->q[0], s->q[1], s->q[2], s->k[2]}};
+  struct body_clone c = {k, src, {0, s->q[0], s->q[1], s->q[2], s->k[2]},
+                         {NULL}, {{NULL}}, 0};
   struct attn_b_map m = {0};
   MlirValue y = attn_b_clone_body(b, src, args, &m, clone_extract, &c);
   attn_b_map_free(&m);
@@ -659,6 +708,7 @@ static MlirValue gate_value(struct kernel *k, MlirBlock body, MlirValue x) {
                      mlirBlockGetArgument(body, 2),
                      mlirBlockGetArgument(body, 3),
                      attn_b_minui(b, blk, attn_b_index(b, g[3] - 1))};
+  memcpy(k->gate_at, at, sizeof at);
   return attn_b_addf(b, x, attn_b_load(b, gate, 4, at));
 }
 
@@ -844,6 +894,16 @@ static void build_epilogue(struct kernel *k, struct attn_b_func *f) {
 // scale, ALiBi and the gate add or multiply by constants). A linear chain
 // (scale, ALiBi, gate) has the constant derivative scale, which tile.ds
 // applies.
+//
+// Gradients into captured tensors (attn.fused_grad's grads): both kernels
+// take the gradient buffers after their outputs; the dkdv kernel's first
+// CTA zeroes them (tile.clear), and the dq kernel, which visits each
+// (query, key) pair of a head once, keeps S_in and, after tile.ds,
+// accumulates one tile.capture_grad per read of the tensor (the gate's,
+// each tensor.extract of it in the score_fn body): the chain again from
+// S_in in forward mode, the tangent seeded at that read, times dS times
+// exp_scale / ds_scale (dS with respect to the chain's value), added at
+// the read's indices (atomically: not bitwise deterministic on the GPU).
 
 /// True when the modifier chain after the raw score is nonlinear (softcap
 /// or a score_fn body): its derivative is then not a constant.
@@ -904,7 +964,8 @@ static void build_chain_grad(struct kernel *k, MlirValue col) {
       for (int a = 1; a < 5; ++a)
         args[a] = mlirBlockGetArgument(body, a);
       struct body_clone bc = {k, s->score_fn,
-                              {0, s->q[0], s->q[1], s->q[2], s->k[2]}};
+                              {0, s->q[0], s->q[1], s->q[2], s->k[2]},
+                              {NULL}, {{NULL}}, 0};
       struct attn_b_map m = {0};
       MlirValue dt;
       x = attn_grad_clone_tangent(b, s->score_fn, args, t, &m, clone_extract,
@@ -914,6 +975,126 @@ static void build_chain_grad(struct kernel *k, MlirValue col) {
     }
   }
   end_body(b, t, block, anchor);
+}
+
+/// True when a backward kernel keeps the raw scores S_in: for the chain's
+/// derivative (a nonlinear chain), and in the dq kernel for the gradients
+/// into captured tensors, whose chain is evaluated again from S_in.
+static bool keeps_raw(const struct kernel_shape *s) {
+  return chain_nonlinear(s) || (s->part == PART_DQ && s->ngrads > 0);
+}
+
+/// Builds, in body (a tile.capture_grad's, builder at its end), the chain
+/// build_score_mods applies with, in forward mode, the derivative of its
+/// value with respect to one value it reads: the gate's (gate) or what
+/// the score_fn body's read seed loads; ends the body with gpu.yield of
+/// that derivative and the read's indices.
+static void build_site_body(struct kernel *k, MlirBlock body,
+                            MlirOperation seed, bool gate) {
+  const struct kernel_shape *s = k->s;
+  const struct attn_fused_config *c = &s->cfg;
+  struct attn_builder *b = &k->b;
+  MlirValue x = mlirBlockGetArgument(body, 0), t = {NULL};
+  MlirValue idx[8];
+  int nidx = 0;
+  bool fold = scale_folds(s);
+  for (int i = 0; i < c->nmods && !b->failed; ++i) {
+    int step = c->mods[i];
+    if (step == ATTN_MOD_SCALE) {
+      if (fold || c->scale == 1.0)
+        continue; // in the factor tile.capture_grad's scale undoes
+      MlirValue sc = kconst(k, c->scale);
+      x = attn_b_mulf(b, x, sc);
+      if (!mlirValueIsNull(t))
+        t = attn_b_mulf(b, t, sc);
+    } else if (step == ATTN_MOD_SOFTCAP) {
+      MlirValue th;
+      x = softcap_value(k, x, &th);
+      if (!mlirValueIsNull(t))
+        t = attn_b_mulf(
+            b, t, attn_b_subf(b, kconst(k, 1.0), attn_b_mulf(b, th, th)));
+    } else if (step == ATTN_MOD_ALIBI) {
+      x = alibi_value(k, body, x);
+    } else if (step == ATTN_MOD_GATE) {
+      x = gate_value(k, body, x);
+      if (gate) {
+        t = kconst(k, 1.0); // d (x + g) / d g; nothing before reads g
+        memcpy(idx, k->gate_at, sizeof k->gate_at);
+        nidx = 4;
+      }
+    } else if (step == ATTN_MOD_FN) {
+      MlirValue args[5] = {x};
+      for (int a = 1; a < 5; ++a)
+        args[a] = mlirBlockGetArgument(body, a);
+      struct body_clone bc = {k, s->score_fn,
+                              {0, s->q[0], s->q[1], s->q[2], s->k[2]},
+                              gate ? (MlirOperation){NULL} : seed,
+                              {{NULL}},
+                              0};
+      struct attn_b_map m = {0};
+      MlirValue dt;
+      x = attn_grad_clone_tangent_at(b, s->score_fn, args, t, bc.seed, &m,
+                                     clone_extract, &bc, &dt);
+      attn_b_map_free(&m);
+      t = dt;
+      if (bc.seed_n) {
+        memcpy(idx, bc.seed_idx, sizeof(MlirValue) * (size_t)bc.seed_n);
+        nidx = bc.seed_n;
+      }
+    }
+  }
+  if (b->failed)
+    return;
+  if (nidx == 0) {
+    attn_builder_fail(b, "a gradient into a captured tensor found no read "
+                         "of it in the modifier chain (a bug in attn)");
+    return;
+  }
+  MlirValue y[9] = {mlirValueIsNull(t) ? kconst(k, 0.0) : t};
+  memcpy(y + 1, idx, sizeof(MlirValue) * (size_t)nidx);
+  attn_b_op(b, "gpu.yield", 0, NULL, 1 + nidx, y, 0, NULL, 0);
+}
+
+/// One tile.capture_grad into gradient buffer i, for the read seed (null:
+/// the gate), after tile.ds: dS (T_DP, still the gradient with respect to
+/// the chain's value times ds_scale / exp_scale) at the raw scores T_SIN.
+static void build_capture_grad(struct kernel *k, MlirValue col, int i,
+                               MlirOperation seed) {
+  const struct kernel_shape *s = k->s;
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, "tile.capture_grad");
+  MlirBlock body = attn_tile_build_capture_grad(
+      b, k->tile[T_DP], k->tile[T_SIN], k->grad[i], k->batch, k->head, k->row,
+      col, s->q[2], s->k[2], exp_scale(s) / ds_scale(s));
+  if (mlirBlockIsNull(body))
+    return;
+  MlirBlock block = b->block;
+  MlirOperation anchor = b->anchor;
+  attn_builder_at_end(b, body);
+  build_site_body(k, body, seed, s->grad_target[i] == ATTN_GRAD_GATE);
+  b->block = block;
+  b->anchor = anchor;
+}
+
+/// The gradients into captured tensors, in the dq kernel (each (query,
+/// key) pair of a head is visited once there): one tile.capture_grad for
+/// the gate, and one per tensor.extract of a captured tensor in the
+/// score_fn body (a table read at several indices gets each).
+static void build_capture_grads(struct kernel *k, MlirValue col) {
+  const struct kernel_shape *s = k->s;
+  for (int i = 0; i < s->ngrads && !k->b.failed; ++i) {
+    if (s->grad_target[i] == ATTN_GRAD_GATE) {
+      build_capture_grad(k, col, i, (MlirOperation){NULL});
+      continue;
+    }
+    MlirValue arg = mlirBlockGetArgument(s->func_body, s->grad_arg[i]);
+    for (MlirOperation op = mlirBlockGetFirstOperation(s->score_fn);
+         !mlirOperationIsNull(op) && !k->b.failed;
+         op = mlirOperationGetNextInBlock(op))
+      if (attn_op_is(op, "tensor.extract") &&
+          mlirValueEqual(mlirOperationGetOperand(op, 0), arg))
+        build_capture_grad(k, col, i, op);
+  }
 }
 
 /// The query blocks that see key block [col, col + bn): [*lo, *hi).
@@ -967,7 +1148,7 @@ static void build_grad_step(struct kernel *k, MlirValue col) {
   bool dkdv = s->part == PART_DKDV;
   attn_tile_build_mma(b, k->tile[T_Q], k->tile[T_K], k->tile[T_S], true,
                       false);
-  if (chain_nonlinear(s))
+  if (keeps_raw(s))
     attn_tile_build_mma(b, k->tile[T_Q], k->tile[T_K], k->tile[T_SIN], true,
                         false);
   build_score_mods(k, col);
@@ -980,6 +1161,8 @@ static void build_grad_step(struct kernel *k, MlirValue col) {
   attn_tile_build_mma(b, k->tile[T_DO], k->tile[T_V], k->tile[T_DP], true,
                       false);
   attn_tile_build_ds(b, k->tile[T_S], k->tile[T_DP], k->d, ds_scale(s));
+  if (!dkdv && s->ngrads)
+    build_capture_grads(k, col);
   if (chain_nonlinear(s))
     build_chain_grad(k, col);
   attn_builder_role(b, "tile.backward");
@@ -1018,6 +1201,8 @@ static void build_grad_prologue(struct kernel *k, MlirValue *col) {
   attn_builder_role(b, "tile.prologue");
   MlirValue blk = attn_tile_build_program_id(b, 0);
   MlirValue bh = attn_tile_build_program_id(b, 1);
+  k->pid[0] = blk;
+  k->pid[1] = bh;
   k->c0 = attn_b_index(b, 0);
   k->c1 = attn_b_index(b, 1);
   k->bm = attn_b_index(b, s->bm);
@@ -1038,7 +1223,7 @@ static void build_grad_prologue(struct kernel *k, MlirValue *col) {
   static const int tiles[] = {T_Q, T_K, T_V, T_S, T_ACC, T_DP, T_DO, T_O};
   for (size_t i = 0; i < sizeof tiles / sizeof *tiles; ++i)
     k->tile[tiles[i]] = attn_tile_build_alloc(b, k->tile_ty[tiles[i]]);
-  if (chain_nonlinear(s))
+  if (keeps_raw(s))
     k->tile[T_SIN] = attn_tile_build_alloc(b, k->tile_ty[T_SIN]);
   if (s->part == PART_DKDV)
     k->tile[T_DV] = attn_tile_build_alloc(b, k->tile_ty[T_DV]);
@@ -1050,6 +1235,19 @@ static void build_grad_prologue(struct kernel *k, MlirValue *col) {
 static void build_dkdv(struct kernel *k, MlirValue col) {
   const struct kernel_shape *s = k->s;
   struct attn_builder *b = &k->b;
+  if (s->ngrads) {
+    // The gradient buffers start at zero: cleared by the first CTA of
+    // this kernel, which runs before the dq kernel accumulates into them.
+    attn_builder_role(b, "tile.clear");
+    MlirValue first =
+        attn_b_andi(b, attn_b_cmpi(b, ATTN_B_EQ, k->pid[0], k->c0),
+                    attn_b_cmpi(b, ATTN_B_EQ, k->pid[1], k->c0));
+    struct attn_b_if once;
+    attn_b_if_open(b, &once, first, 0, NULL, false);
+    for (int i = 0; i < s->ngrads; ++i)
+      attn_tile_build_clear(b, k->grad[i]);
+    attn_b_if_close(b, &once, 0, NULL);
+  }
   attn_builder_role(b, "tile.key_tile");
   build_load(k, ROLE_K, T_K, k->kv_head, col);
   if (s->cfg.has_rope)
@@ -1204,6 +1402,16 @@ static MlirOperation find_fused(MlirOperation func, bool *bad) {
   return fused;
 }
 
+/// True when s's score_fn body reads v with tensor.extract.
+static bool body_reads(const struct kernel_shape *s, MlirValue v) {
+  for (MlirOperation op = mlirBlockGetFirstOperation(s->score_fn);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+    if (attn_op_is(op, "tensor.extract") &&
+        mlirValueEqual(mlirOperationGetOperand(op, 0), v))
+      return true;
+  return false;
+}
+
 /// True when v is defined in block (an argument or an op's result there).
 static bool defined_in(MlirValue v, MlirBlock block) {
   if (mlirValueIsABlockArgument(v))
@@ -1268,6 +1476,53 @@ static bool collect_captures(MlirBlock body, MlirBlock func_body,
       if (arg < MAX_ARGS)
         captured[arg] = true;
     }
+  }
+  return true;
+}
+
+/// Reads attn.fused_grad's grads into s (after the roles): the function
+/// argument of each, the gate operand or the capture of its index, whose
+/// shape its result must have. False after a diagnostic at fused.
+static bool find_grads(MlirOperation fused, struct kernel_shape *s) {
+  int n = attn_fused_grad_targets(fused, s->grad_target, ATTN_MAX_GRADS);
+  if (n < 0 || n != mlirOperationGetNumResults(fused) - 3)
+    return attn_emit_errorf(fused, "malformed attn.fused_grad grads");
+  s->ngrads = n;
+  for (int i = 0; i < n; ++i) {
+    int want = s->grad_target[i], found = -1, ncap = 0;
+    for (int a = 0; a < s->nargs && found < 0; ++a) {
+      if (want == ATTN_GRAD_GATE
+              ? s->arg_role[a] == ROLE_EXTRA0 + ATTN_EXTRA_GATE
+              : s->arg_role[a] == ROLE_CAPTURE && ncap++ == want)
+        found = a;
+    }
+    if (found < 0)
+      return attn_emit_errorf(fused, want == ATTN_GRAD_GATE
+                                         ? "grads names the gate, which "
+                                           "attn.fused_grad does not have"
+                                         : "grads names capture%d, which the "
+                                           "bodies do not read",
+                              want);
+    MlirValue arg = mlirBlockGetArgument(s->func_body, found);
+    if (want != ATTN_GRAD_GATE &&
+        (mlirBlockIsNull(s->score_fn) ||
+         !attn_body_is_capture(s->score_fn, arg) || !body_reads(s, arg)))
+      return attn_emit_errorf(fused, "grads names capture%d, which the "
+                                     "score_fn body does not read (a mask "
+                                     "has no gradient)",
+                              want);
+    int64_t a[8], r[8];
+    MlirType rt = mlirValueGetType(mlirOperationGetResult(fused, 3 + i));
+    int rank = attn_static_shape(s->arg_type[found], a);
+    bool same = rank == attn_static_shape(rt, r);
+    for (int d = 0; same && d < rank; ++d)
+      same = a[d] == r[d];
+    if (!same)
+      return attn_emit_errorf(fused, "grad result %d must have the shape of "
+                                     "the tensor it is the gradient of",
+                              i);
+    s->grad_arg[i] = found;
+    s->grad_type[i] = rt;
   }
   return true;
 }
@@ -1355,7 +1610,8 @@ static bool check_signature(MlirOperation func, MlirOperation fused,
   if (!returns)
     return attn_emit_errorf(func, s->grad ? "the function must return the "
                                             "results of attn.fused_grad (dq, "
-                                            "dk, dv) and nothing else"
+                                            "dk, dv and its grads) and "
+                                            "nothing else"
                                   : nres == 2
                                       ? "the function must return the "
                                         "results of attn.fused (out, lse) "
@@ -1367,6 +1623,8 @@ static bool check_signature(MlirOperation func, MlirOperation fused,
     for (int i = 0; i < 3; ++i)
       s->role_type[ROLE_DQ + i] =
           mlirValueGetType(mlirOperationGetResult(fused, i));
+    if (!find_grads(fused, s))
+      return false;
   } else {
     s->role_type[ROLE_OUT] =
         mlirValueGetType(mlirOperationGetResult(fused, 0));
@@ -1387,27 +1645,37 @@ static void record_grad_program(MlirOperation func,
   struct attn_builder b;
   attn_builder_init(&b, mlirOperationGetContext(func),
                     mlirOperationGetLocation(func));
-  const char *args[MAX_ARGS + 3];
-  char capture_names[MAX_ARGS][24];
+  const char *args[MAX_ARGS + 3 + ATTN_MAX_GRADS];
+  char capture_names[MAX_ARGS][24], gnames[ATTN_MAX_GRADS][24];
   arg_names(s, args, capture_names);
-  int n = s->nargs;
+  int n = s->nargs, g = s->ngrads;
+  for (int i = 0; i < g; ++i)
+    grad_name(s, i, gnames[i]);
   MlirAttribute steps[2];
+  // Each step's outputs, then the gradient buffers (cleared by dkdv,
+  // accumulated by dq).
   args[n] = "dk";
   args[n + 1] = "dv";
+  for (int i = 0; i < g; ++i)
+    args[n + 2 + i] = gnames[i];
   MlirNamedAttribute step0[2] = {
       attn_b_named(&b, "kernel", attn_b_attr_str(&b, kernels[0])),
-      attn_b_named(&b, "args", attn_b_attr_strs(&b, n + 2, args))};
+      attn_b_named(&b, "args", attn_b_attr_strs(&b, n + 2 + g, args))};
   steps[0] = mlirDictionaryAttrGet(b.ctx, 2, step0);
   args[n] = "dq";
+  for (int i = 0; i < g; ++i)
+    args[n + 1 + i] = gnames[i];
   MlirNamedAttribute step1[2] = {
       attn_b_named(&b, "kernel", attn_b_attr_str(&b, kernels[1])),
-      attn_b_named(&b, "args", attn_b_attr_strs(&b, n + 1, args))};
+      attn_b_named(&b, "args", attn_b_attr_strs(&b, n + 1 + g, args))};
   steps[1] = mlirDictionaryAttrGet(b.ctx, 2, step1);
   args[n + 1] = "dk";
   args[n + 2] = "dv";
+  for (int i = 0; i < g; ++i)
+    args[n + 3 + i] = gnames[i];
   MlirNamedAttribute prog[4] = {
       attn_b_named(&b, "name", attn_b_attr_str(&b, name)),
-      attn_b_named(&b, "inputs", attn_b_attr_strs(&b, n + 3, args)),
+      attn_b_named(&b, "inputs", attn_b_attr_strs(&b, n + 3 + g, args)),
       attn_b_named(&b, "workspace", mlirArrayAttrGet(b.ctx, 0, NULL)),
       attn_b_named(&b, "steps", mlirArrayAttrGet(b.ctx, 2, steps))};
   attn_tile_programs_append(mlirOperationGetParentOperation(func),

@@ -150,7 +150,15 @@ bool attn_hopper_grad_supports(MlirOperation grad, const char **why) {
   MlirNamedAttribute attrs[n > 0 ? n : 1];
   for (intptr_t i = 0; i < n; ++i)
     attrs[i] = mlirOperationGetAttribute(grad, i);
-  static const char *const ignore[] = {"operandSegmentSizes", NULL};
+  MlirAttribute grads = attn_attr_get(grad, "grads");
+  if (!mlirAttributeIsNull(grads) &&
+      (!mlirAttributeIsAArray(grads) || mlirArrayAttrGetNumElements(grads))) {
+    *why = "the Hopper backward computes dq, dk and dv only (gradients into "
+           "captured tensors take the plain path)";
+    return false;
+  }
+  static const char *const ignore[] = {"operandSegmentSizes",
+                                       "resultSegmentSizes", "grads", NULL};
   return keys_supported(
       mlirDictionaryAttrGet(mlirOperationGetContext(grad), n, attrs), q[3],
       ignore, why);

@@ -145,6 +145,16 @@ MlirValue attn_grad_clone_tangent(struct attn_builder *b, MlirBlock body,
                                   struct attn_b_map *m, attn_b_clone_hook hook,
                                   void *user, MlirValue *dy);
 
+/// The same, with the result of op seed of body (a capture's read; null:
+/// none) seeded too, by tangent 1: *dy is then the derivative with respect
+/// to the score (times dx) plus the derivative with respect to that read
+/// value, which the gradient into a captured tensor needs (dx null).
+MlirValue attn_grad_clone_tangent_at(struct attn_builder *b, MlirBlock body,
+                                     const MlirValue *args, MlirValue dx,
+                                     MlirOperation seed, struct attn_b_map *m,
+                                     attn_b_clone_hook hook, void *user,
+                                     MlirValue *dy);
+
 //===-- Small helpers -----------------------------------------------------===//
 
 /// A growable list of borrowed operations; `failed` is set on allocation

@@ -180,9 +180,11 @@ def _score_type(q):
 
 
 def _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
-           traced=(None, None, ()), positions=(None, None)):
+           traced=(None, None, ()), positions=(None, None), grads=()):
     """build_program on checked arguments; traced is _trace.trace's,
-    positions _check_positions'."""
+    positions _check_positions'; grads names the tensors whose gradients
+    the backward computes ("gate", or Captures of traced[2]).
+    """
     return _program.build(_shape(q), _shape(k), _shape(v), q.dtype, rope=rope, mask=mask,
                           positions=tuple(None if t is None else _shape(t)
                                           for t in positions),
@@ -192,7 +194,7 @@ def _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale
                           segments=None if segment_ids is None else
                           tuple(_shape(t) for t in segment_ids),
                           scale=scale, score_fn=traced[0], mask_fn=traced[1],
-                          captures=traced[2])
+                          captures=traced[2], grads=grads)
 
 
 #===-- GPU kernels: PTX, and SASS made in-process -----------------------===#
@@ -804,7 +806,11 @@ def _kernels(loaded, device, index, grad):
         return Kernel(loaded, device, index)
     forward, backward = _grad_entries(loaded.manifest)
     kernel = Kernel(loaded, device, index, entry=forward, outputs=2)
-    kernel.backward = Kernel(loaded, device, index, entry=backward, outputs=3)
+    # dq, dk, dv, then the gradients into captured tensors the program asks
+    # for ({attn.grad}: dgate, dcapture<i>), the program's last inputs.
+    prog = next(p for p in loaded.manifest["programs"] if p["name"] == backward)
+    outputs = len(prog["inputs"]) - prog["inputs"].index("dq")
+    kernel.backward = Kernel(loaded, device, index, entry=backward, outputs=outputs)
     return kernel
 
 
@@ -938,12 +944,13 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
         key = _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
                         program, tile_options, score_mod, mask_mod)
         if trained:
-            key += ("grad",)
+            # Whether the gate trains changes the program (its {attn.grad}).
+            key += ("grad", gate is not None and bool(gate[0].requires_grad))
         kernel = _fast.get(key)
     except (_Unusual, _fn_key.Unkeyable, AttributeError, TypeError):
         key = kernel = None
     if kernel is not None:
-        _count("memory_hits")
+        _count("memory_hits")  # (before knowing whether a capture trains)
         inputs = [q.contiguous(), k.contiguous(), v.contiguous()]
         if gate is not None:
             inputs.append(_gate_input(gate).contiguous())
@@ -952,17 +959,18 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
         if type(rope) is dict:
             inputs.extend(t.contiguous() for t in _position_inputs(
                 tuple(rope.get(n) for n in POSITIONS)))
+        captured = []
         if mods:
             kernel, sources = kernel
             captured = _fn_key.fetch((score_mod, mask_mod), sources)
             inputs.extend(captured)
-        if trained:
-            held = [("gate's g", gate[0])] if gate is not None else []
-            if mods:
-                held.extend(("a tensor score_mod or mask_mod captures", t) for t in captured)
-            _refuse_held_grads(held)
-            return _autograd.apply(kernel, inputs)
-        return kernel._run(inputs)
+        if any(getattr(t, "requires_grad", False) for t in captured) and \
+                _autograd.grad_enabled():
+            pass  # a captured tensor trains: the full path builds its program
+        elif trained:
+            return _autograd.apply(kernel, inputs, [3] if key[-1] else [])
+        else:
+            return kernel._run(inputs)
     out = (_attention_trained if trained else _attention)(
         q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, program,
         tile_options, score_mod, mask_mod)
@@ -981,20 +989,29 @@ def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, s
     mask_mod, builds the program text, loads it through the caches and runs
     it; returns (o, the Kernel, where a cached call finds the captured
     tensors again: _fn_key.capture_sources's, None when it cannot)."""
-    text, inputs, where, traced, _ = _prepare(q, k, v, rope, mask, window, softcap, alibi, gate,
-                                              segment_ids, scale, program, tile_options,
-                                              score_mod, mask_mod)
+    text, inputs, where, traced, _, _ = _prepare(q, k, v, rope, mask, window, softcap, alibi,
+                                                 gate, segment_ids, scale, program,
+                                                 tile_options, score_mod, mask_mod)
+    if _capture_grads_wanted(traced[2]):
+        # Only a captured tensor requires grad: the program with its backward.
+        return _attention_trained(q, k, v, rope, mask, window, softcap, alibi, gate,
+                                  segment_ids, scale, program, tile_options, score_mod,
+                                  mask_mod)
     kernel = load(text, where, tile_options)
     sources = (_fn_key.capture_sources((score_mod, mask_mod), traced[2]) if traced[2] else [])
     return kernel(*inputs), kernel, sources
 
 
 def _prepare(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, program,
-             tile_options, score_mod=None, mask_mod=None):
+             tile_options, score_mod=None, mask_mod=None, trained=False, gate_grad=False):
     """What _attention runs: checks every argument, traces score_mod and
     mask_mod and builds the program text; returns (text, its inputs, the
     device to load it on, the trace, [(name, tensor)] of the inputs beyond
-    q, k and v as the caller gave them)."""
+    q, k and v as the caller gave them and whose gradients the program does
+    not compute, the positions in inputs of those it computes). trained:
+    the gate's g and captured tensors that require grad get theirs (marked
+    {attn.grad}; a tensor only mask_mod reads is refused: masks have none);
+    gate_grad: the gate's gradient is computed whatever g's requires_grad."""
     _check_qkv(q, k, v)
     _optional_str("program", program)
     _optional_str("tile_options", tile_options)
@@ -1018,9 +1035,12 @@ def _prepare(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, sca
         named.extend(("the tensor %s captures (shape %s)" % (c.kind, _shape(c.tensor)),
                       c.tensor) for c in traced[2])
     device, index = _device(named)
+    grads = _wanted_grads(gate, traced[2]) if trained and program is None else []
+    if gate_grad and gate is not None and "gate" not in grads:
+        grads.insert(0, "gate")  # the custom op's backward asks (no requires_grad there)
     if program is None:
         text = _build(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
-                      traced, positions)
+                      traced, positions, grads)
     elif any(x is not None for x in (rope, mask, window, softcap, alibi, scale)):
         raise ValueError("attn: program= replaces rope, mask, window, softcap, alibi and scale")
     else:
@@ -1031,9 +1051,13 @@ def _prepare(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, sca
     if segment_ids is not None:
         inputs.extend(_segment_inputs(segment_ids))
     inputs.extend(_position_inputs(positions))
+    first_capture = len(inputs)
     inputs.extend(_trace.convert_capture(c.tensor, c.copy, c.scalar) for c in traced[2])
+    granted = [gate[0] if g == "gate" else g.tensor for g in grads]
+    grad_at = [3 if g == "gate" else first_capture + traced[2].index(g) for g in grads]
+    held = [(n, t) for n, t in named[3:] if not any(t is x for x in granted)]
     return (text, inputs, device if index is None else "%s:%d" % (device, index), traced,
-            named[3:])
+            held, grad_at)
 
 
 #===-- attention in training ----------------------------------------------===#
@@ -1051,13 +1075,37 @@ def _needs_grad(q, k, v, gate):
 
 
 def _refuse_held_grads(held):
-    """A ValueError for an input beyond q, k and v that requires grad:
-    attn computes dq, dk and dv only, and a missing gradient would be a lie."""
+    """A ValueError for an input beyond q, k and v that requires grad and
+    gets no gradient (a program= input, a gate or capture on a path that
+    computes none): a missing gradient would be a lie."""
     for name, t in held:
         if getattr(t, "requires_grad", False):
-            raise ValueError("attn: %s requires grad, and attn computes gradients into q, k "
-                             "and v only (not yet into gates or captured tensors): pass it "
-                             "detached (.detach()) to train q, k and v" % name)
+            raise ValueError("attn: %s requires grad, and attn computes gradients into q, k, "
+                             "v, the gate's g and tensors score_mod captures only, and not "
+                             "through program= (mark its arguments {attn.grad} and use "
+                             "attn.load): pass it detached (.detach())" % name)
+
+
+def _capture_grads_wanted(captures):
+    """Whether autograd is on and a captured tensor requires grad."""
+    return bool(captures) and any(getattr(c.tensor, "requires_grad", False)
+                                  for c in captures) and _autograd.grad_enabled()
+
+
+def _wanted_grads(gate, captures):
+    """The tensors whose gradients the backward computes: "gate" when the
+    gate's g requires grad, then each Capture whose tensor does. A tensor
+    only mask_mod reads is a ValueError (masks have no gradient)."""
+    grads = ["gate"] if gate is not None and getattr(gate[0], "requires_grad", False) else []
+    for c in captures:
+        if not getattr(c.tensor, "requires_grad", False):
+            continue
+        if not c.in_score:
+            raise ValueError("attn: the tensor mask_mod captures (shape %s) requires grad, and "
+                             "a mask has no gradient (it hides keys, it does not weigh them): "
+                             "pass it detached (.detach())" % (_shape(c.tensor),))
+        grads.append(c)
+    return grads
 
 
 def _attention_trained(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
@@ -1065,29 +1113,32 @@ def _attention_trained(q, k, v, rope, mask, window, softcap, alibi, gate, segmen
     """_attention when a gradient is wanted: the program compiled with its
     backward, run through the autograd Function; returns what _attention
     does."""
-    text, inputs, where, traced, held = _prepare(q, k, v, rope, mask, window, softcap, alibi,
-                                                 gate, segment_ids, scale, program,
-                                                 tile_options, score_mod, mask_mod)
+    text, inputs, where, traced, held, grad_at = _prepare(
+        q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, program,
+        tile_options, score_mod, mask_mod, trained=True)
     _refuse_held_grads(held)
     _register_ops()
     kernel = load(text, where, tile_options, grad=True)
     sources = (_fn_key.capture_sources((score_mod, mask_mod), traced[2]) if traced[2] else [])
-    return _autograd.apply(kernel, inputs), kernel, sources
+    if _capture_grads_wanted(traced[2]):
+        sources = None  # the fast path's key does not say which captures train
+    return _autograd.apply(kernel, inputs, grad_at), kernel, sources
 
 
-def _op_inputs(q, k, v, extras, options):
+def _op_inputs(q, k, v, extras, options, gate_grad=False):
     """The kernel compiled with grad and its inputs, for the custom ops'
-    arguments (extras: gate, qseg, kseg, q_positions, k_positions)."""
+    arguments (extras: gate, qseg, kseg, q_positions, k_positions);
+    gate_grad: its backward computes dgate too."""
     gate = None if extras[0] is None else (extras[0], options["gate_block"])
     segment_ids = None if extras[1] is None else (extras[1], extras[2])
     rope = options["rope"]
     if extras[3] is not None or extras[4] is not None:
         rope = dict({} if rope is True or rope is None else rope, q_positions=extras[3],
                     k_positions=extras[4])
-    text, inputs, where, _, _ = _prepare(q, k, v, rope, options["mask"], options["window"],
+    text, inputs, where, _, _, _ = _prepare(q, k, v, rope, options["mask"], options["window"],
                                          options["softcap"], options["alibi"], gate,
                                          segment_ids, options["scale"], None,
-                                         options["tile_options"])
+                                         options["tile_options"], gate_grad=gate_grad)
     return load(text, where, options["tile_options"], grad=True), inputs
 
 
@@ -1096,9 +1147,12 @@ def _op_forward(q, k, v, extras, options):
     return kernel(*inputs)
 
 
-def _op_backward(q, k, v, extras, options, o, lse, dout):
-    kernel, inputs = _op_inputs(q, k, v, extras, options)
-    return kernel.backward(*inputs, o, lse, dout)
+def _op_backward(q, k, v, extras, options, o, lse, dout, gate_grad=False):
+    kernel, inputs = _op_inputs(q, k, v, extras, options, gate_grad)
+    grads = kernel.backward(*inputs, o, lse, dout)
+    if gate_grad:
+        return tuple(grads[:4])
+    return tuple(grads[:3]) + (q.new_empty((0,)),)
 
 
 def _register_ops():
@@ -1112,9 +1166,6 @@ def _compiled_attention(q, k, v, rope, mask, window, softcap, alibi, gate, segme
     """attention under torch.compile: the custom op attn::attention, its
     options as plain scalars (dynamo traces this into the graph)."""
     import torch
-    if gate is not None and gate[0].requires_grad:
-        raise ValueError("attn: gate's g requires grad, and attn computes gradients into q, "
-                         "k and v only: pass it detached (.detach())")
     positions = (None, None)
     plain_rope = rope
     if isinstance(rope, dict):

@@ -23,7 +23,9 @@ def function():
     """The torch.autograd.Function of a kernel loaded with grad: forward runs
     it on the inputs (q, k, v and the program's extra inputs) and returns o,
     keeping the inputs, o and lse; backward runs kernel.backward on them and
-    dO and returns dq, dk, dv (None for the extra inputs)."""
+    dO and returns dq, dk, dv, the gradients of the inputs at grad_at (the
+    gate's g, captured tensors: the program's grads, in order) and None
+    for the other inputs."""
     global _function
     if _function is None:
         import torch
@@ -31,9 +33,10 @@ def function():
 
         class AttentionFunction(torch.autograd.Function):
             @staticmethod
-            def forward(ctx, kernel, *inputs):
+            def forward(ctx, kernel, grad_at, *inputs):
                 o, lse = kernel(*inputs)
                 ctx.kernel = kernel
+                ctx.grad_at = grad_at
                 ctx.save_for_backward(*inputs, o, lse)
                 return o
 
@@ -41,17 +44,24 @@ def function():
             @once_differentiable
             def backward(ctx, dout):
                 saved = ctx.saved_tensors
-                dq, dk, dv = ctx.kernel.backward(*saved, dout.contiguous())
-                nextra = len(saved) - 5  # q, k, v, ..., o, lse
-                return (None, dq, dk, dv) + (None,) * nextra
+                grads = ctx.kernel.backward(*saved, dout.contiguous())
+                out = [None] * (len(saved) - 2)  # q, k, v, ..., but o, lse
+                out[:3] = grads[:3]
+                # The gradients into the gate and captured tensors, in the
+                # compute type: as the dtype of the input they belong to.
+                for at, g in zip(ctx.grad_at, grads[3:]):
+                    out[at] = g.to(saved[at].dtype)
+                return (None, None) + tuple(out)
 
         _function = AttentionFunction
     return _function
 
 
-def apply(kernel, inputs):
-    """o of kernel (loaded with grad) on inputs, recorded for autograd."""
-    return function().apply(kernel, *inputs)
+def apply(kernel, inputs, grad_at=()):
+    """o of kernel (loaded with grad) on inputs, recorded for autograd;
+    grad_at: the positions in inputs of the tensors whose gradients the
+    backward computes after dq, dk, dv."""
+    return function().apply(kernel, tuple(grad_at), *inputs)
 
 
 #===-- torch.library ------------------------------------------------------===#
@@ -77,9 +87,10 @@ def register(forward, backward):
     """Defines attn::attention and attn::attention_backward once, on torch
     with torch.library.custom_op; returns (the forward op, None) or (None,
     why) without. forward(q, k, v, extras, options) -> (o, lse) and
-    backward(q, k, v, extras, options, o, lse, dout) -> (dq, dk, dv) run
-    the kernels; extras is a list of EXTRAS (tensors or None), options the
-    dict options_of makes."""
+    backward(q, k, v, extras, options, o, lse, dout, gate_grad) -> (dq, dk,
+    dv, dgate) run the kernels (dgate: the gate's gradient in the compute
+    type when gate_grad, else an empty tensor); extras is a list of EXTRAS
+    (tensors or None), options the dict options_of makes."""
     global _ops, _is_compiling
     if _ops is not None:
         return _ops
@@ -121,17 +132,23 @@ def register(forward, backward):
                     rope: str, rope_values: List[float], mask: str,
                     window: List[int], softcap: float, alibi: float, scale: float,
                     gate_block: int, tile_options: str, o: Tensor, lse: Tensor,
-                    dout: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+                    dout: Tensor, gate_grad: bool) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
         return backward(q, k, v, [gate, qseg, kseg, q_positions, k_positions],
                         options_from(rope, rope_values, mask, window, softcap, alibi, scale,
-                                     gate_block, tile_options), o, lse, dout)
+                                     gate_block, tile_options), o, lse, dout,
+                        gate_grad and gate is not None)
 
     @backward_op.register_fake
     def _(q, k, v, gate, qseg, kseg, q_positions, k_positions, rope, rope_values, mask,
-          window, softcap, alibi, scale, gate_block, tile_options, o, lse, dout):
-        # Contiguous, as the kernels write them (q, k, v may be strided views).
+          window, softcap, alibi, scale, gate_block, tile_options, o, lse, dout, gate_grad):
+        # Contiguous, as the kernels write them (q, k, v may be strided views);
+        # dgate in the compute type (f64 for float64 q, else f32), empty
+        # when not asked for.
+        ct = torch.float64 if q.dtype == torch.float64 else torch.float32
+        dgate = (gate.new_empty(tuple(gate.shape), dtype=ct)
+                 if gate_grad and gate is not None else q.new_empty((0,)))
         return (q.new_empty(tuple(q.shape)), k.new_empty(tuple(k.shape)),
-                v.new_empty(tuple(v.shape)))
+                v.new_empty(tuple(v.shape)), dgate)
 
     def setup_context(ctx, inputs, output):
         ctx.args = inputs
@@ -140,8 +157,12 @@ def register(forward, backward):
     def op_backward(ctx, dout, dlse):
         saved = ctx.saved_tensors
         tensors, (o, lse) = saved[:8], saved[8:]
-        dq, dk, dv = backward_op(*tensors, *ctx.args[8:], o, lse, dout.contiguous())
-        return (dq, dk, dv) + (None,) * (len(ctx.args) - 3)
+        # The gate's g (input 3) trains: the backward computes dgate too.
+        gate_grad = ctx.args[3] is not None and bool(ctx.needs_input_grad[3])
+        dq, dk, dv, dgate = backward_op(*tensors, *ctx.args[8:], o, lse, dout.contiguous(),
+                                        gate_grad)
+        dg = dgate.to(ctx.args[3].dtype) if gate_grad else None
+        return (dq, dk, dv, dg) + (None,) * (len(ctx.args) - 4)
 
     lib.register_autograd("attn::attention", op_backward, setup_context=setup_context)
 

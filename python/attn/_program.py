@@ -161,13 +161,16 @@ def window_attrs(window):
 
 def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, softcap=None,
           alibi=None, gate_shape=None, gate_block=None, segments=None, scale=None,
-          name="attention", score_fn=None, mask_fn=None, captures=(), positions=(None, None)):
+          name="attention", score_fn=None, mask_fn=None, captures=(), positions=(None, None),
+          grads=()):
     """Returns the program text. Shapes are (B, H, N, D), (B, Hk, M, D), (B, Hk, M, Dv);
     gate_shape is (B, H, N, ceil(M / gate_block)); segments is ((B, N), (B, M));
     positions is the shapes of rope's q_positions and k_positions, (B, N)
     and (B, M), None where absent (the function's arguments after the
     segments); score_fn and mask_fn are bodies traced by _trace.trace,
-    captures its Capture list (the function's last arguments)."""
+    captures its Capture list (the function's last arguments); grads the
+    tensors whose gradients the backward computes ("gate", or Captures),
+    marked {attn.grad} for attn-grad."""
     elem = dtype_name(dtype)
     if elem == "i32":
         raise TypeError("attn: q, k and v must be floating point")
@@ -179,7 +182,8 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
     ot = tensor_type((b, h, n, dv), elem)
     args = ["%%q: %s" % qt, "%%k: %s" % kt, "%%v: %s" % vt]
     if gate_shape is not None:
-        args.append("%%g: %s" % tensor_type(gate_shape, ct))
+        args.append("%%g: %s%s" % (tensor_type(gate_shape, ct),
+                                   " {attn.grad}" if "gate" in grads else ""))
     if segments is not None:
         args.append("%%qseg: %s" % tensor_type(segments[0], "i32"))
         args.append("%%kseg: %s" % tensor_type(segments[1], "i32"))
@@ -189,7 +193,9 @@ def build(q_shape, k_shape, v_shape, dtype, rope=None, mask=None, window=None, s
     for arg, ty in zip(("%qpos", "%kpos"), pos_types):
         if ty is not None:
             args.append("%s: %s" % (arg, ty))
-    args.extend("%s: %s" % (c.name, c.type) for c in captures)
+    wanted = set(id(c) for c in grads if c != "gate")
+    args.extend("%s: %s%s" % (c.name, c.type, " {attn.grad}" if id(c) in wanted else "")
+                for c in captures)
     lines = ["func.func @%s(%s) -> %s {" % (name, ", ".join(args), ot)]
     qv, kv = "%q", "%k"
     if rope_on:

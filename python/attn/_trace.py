@@ -70,6 +70,7 @@ class Capture:
 
     def __init__(self, tensor, name, kind, ft="f32"):
         self.kind = kind
+        self.in_score = False  # read by score_mod (may have a gradient)
         dtype = _dtype_name(tensor)
         if dtype not in CAPTURE_DTYPES:
             raise TypeError("attn: %s captures a tensor of dtype %s; a captured tensor must be "
@@ -884,5 +885,7 @@ def trace(score_mod, mask_mod, ft="f32"):
     captured float32 and float64 tensors are read as float64)."""
     captures = Captures(ft)
     s = None if score_mod is None else trace_score(score_mod, captures, ft)
+    for c in captures.list:
+        c.in_score = True
     m = None if mask_mod is None else trace_mask(mask_mod, captures, ft)
     return s, m, captures.list

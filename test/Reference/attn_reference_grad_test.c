@@ -5,7 +5,8 @@
 // document mask, GQA, RoPE at offsets and at explicit positions in both
 // layouts, softcap, ALiBi, the gate, score_fn with and without its
 // derivative, mask_fn); its lse against the definition; a query that sees
-// no key; the inverse rotation; the error paths.
+// no key; the inverse rotation; attn_reference_capture_grad against dgate;
+// the error paths.
 
 #include "lib/Reference/attn_reference.h"
 #include "test/test_util.h"
@@ -255,6 +256,51 @@ static int rope_inverse(void) {
   return 0;
 }
 
+/// A table a score_fn reads at the key index: s + t[kv].
+static double add_table(void *ctx, double s, int64_t b, int64_t h, int64_t q,
+                        int64_t kv) {
+  (void)b, (void)h, (void)q;
+  return s + ((const double *)ctx)[kv];
+}
+
+/// attn_reference_capture_grad against an exact gradient: the table t[j]
+/// read by a score_fn is the gate g[b, h, i, j] = t[j] with blocks of one
+/// key, so dt[j] is dgate summed over b, h and i (attn_reference_grad's,
+/// exact); the table's values are put back.
+static int capture_grad_is_dgate_summed(void) {
+  enum { B = 1, H = 2, N = 5, M = 6 };
+  struct attn_rng r;
+  attn_rng_seed(&r, 11);
+  double t[M], saved[M], g[B * H * N * M], dgate[B * H * N * M], dt[M];
+  for (int j = 0; j < M; ++j)
+    saved[j] = t[j] = attn_rng_normal(&r);
+  for (int e = 0; e < B * H * N * M; ++e)
+    g[e] = t[e % M];
+  struct attn_ref_problem p = {
+      .batch = B, .heads = H, .kv_heads = H, .seq_q = N, .seq_k = M,
+      .head_dim = 4, .value_dim = 3, .scale = 0.7, .causal = true,
+      .nmods = 3, .mods = {ATTN_REF_SCALE, ATTN_REF_GATE, ATTN_REF_SOFTCAP},
+      .softcap = 2.0, .gate_block = 1, .gate = g};
+  struct data x;
+  CHECK(make_data(&x, &p, 12));
+  CHECK(attn_reference_grad(&p, x.q, x.k, x.v, x.dout, x.dq, x.dk, x.dv,
+                            dgate, NULL));
+  struct attn_ref_problem pt = p;
+  pt.mods[1] = ATTN_REF_FN;
+  pt.score_fn = add_table;
+  pt.fn_ctx = t;
+  pt.gate = NULL;
+  CHECK(attn_reference_capture_grad(&pt, x.q, x.k, x.v, x.dout, t, M, dt));
+  double want[M] = {0};
+  for (int e = 0; e < B * H * N * M; ++e)
+    want[e % M] += dgate[e];
+  CHECK(attn_rel_error(dt, want, M) < 1e-8);
+  CHECK(norm(want, M) > 0 && memcmp(t, saved, sizeof t) == 0);
+  CHECK(!attn_reference_capture_grad(&pt, x.q, NULL, x.v, x.dout, t, M, dt));
+  free_data(&x);
+  return 0;
+}
+
 /// A malformed problem or a missing tensor: false, outputs untouched.
 static int errors(void) {
   struct attn_ref_problem p = {.batch = 1, .heads = 3, .kv_heads = 2,
@@ -287,6 +333,7 @@ int main(void) {
       TEST(score_fn_central_difference),
       TEST(lse_and_empty_row),
       TEST(rope_inverse),
+      TEST(capture_grad_is_dgate_summed),
       TEST(errors),
   };
   return run_tests(tests, sizeof tests / sizeof tests[0], NULL, NULL);

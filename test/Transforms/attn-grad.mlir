@@ -15,7 +15,7 @@
 // CHECK: return %[[F]]#0, %[[F]]#1 : tensor<3x2x130x16xf32>, tensor<3x2x130xf32>
 // CHECK: func.func @causal__grad(%arg0: tensor<3x2x130x16xf32>, %arg1: tensor<3x2x130x16xf32>, %arg2: tensor<3x2x130x16xf32>, %arg3: tensor<3x2x130x16xf32>, %arg4: tensor<3x2x130xf32>, %arg5: tensor<3x2x130x16xf32>) -> (tensor<3x2x130x16xf32>, tensor<3x2x130x16xf32>, tensor<3x2x130x16xf32>)
 // CHECK: %[[G:.*]]:3 = "attn.fused_grad"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5) ({
-// CHECK: }) {causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>, scale = 2.500000e-01 : f64}
+// CHECK: }) {causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>, scale = 2.500000e-01 : f64}
 // CHECK: return %[[G]]#0, %[[G]]#1, %[[G]]#2
 func.func @causal(%q: tensor<3x2x130x16xf32>, %k: tensor<3x2x130x16xf32>, %v: tensor<3x2x130x16xf32>) -> tensor<3x2x130x16xf32> {
   %s = "attn.qk"(%q, %k) : (tensor<3x2x130x16xf32>, tensor<3x2x130x16xf32>) -> tensor<3x2x130x130xf32>
@@ -41,7 +41,7 @@ func.func @causal(%q: tensor<3x2x130x16xf32>, %k: tensor<3x2x130x16xf32>, %v: te
 // CHECK: "attn.fused_grad"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg6, %arg7, %arg8) ({
 // CHECK: tensor.extract %arg5
 // CHECK: math.tanh
-// CHECK: {causal = true, mods = ["scale", "fn"], operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0, 1, 1, 1>, rope = {layout = "rotate_half", offset = 3 : i64, rotary_dim = 32 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64}
+// CHECK: {causal = true, mods = ["scale", "fn"], operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0, 1, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>, rope = {layout = "rotate_half", offset = 3 : i64, rotary_dim = 32 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64}
 func.func @gqa_rope_document_fn(%q: tensor<1x4x16x32xf16>, %k: tensor<1x2x16x32xf16>, %v: tensor<1x2x16x32xf16>, %qs: tensor<1x16xi32>, %ks: tensor<1x16xi32>, %bias: tensor<31xf32>) -> tensor<1x4x16x32xf16> {
   %o = "attn.fused"(%q, %k, %v, %qs, %ks) ({
   ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
@@ -65,7 +65,7 @@ func.func @gqa_rope_document_fn(%q: tensor<1x4x16x32xf16>, %k: tensor<1x2x16x32x
 // CHECK: softcap = 3.000000e+01 : f64, window = array<i64: 4, 0>
 // CHECK: func.func @softcap_window_positions__grad(
 // CHECK: "attn.fused_grad"
-// CHECK: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1>
+// CHECK: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>
 // CHECK-SAME: softcap = 3.000000e+01 : f64, window = array<i64: 4, 0>
 // CHECK-LABEL: func.func @gemm(
 // CHECK-NOT: __grad

@@ -14,7 +14,7 @@ func.func @h64_rope_positions_gqa_causal__grad(%arg0: tensor<2x8x1000x64xbf16>, 
   // expected-error@+1 {{no Hopper backward for 'h64_rope_positions_gqa_causal__grad__dkdv': the Hopper backward's RoPE takes positions at offsets only}}
   %0:3 = "attn.fused_grad"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7) ({
   }, {
-  }) {causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1>, rope = {layout = "rotate_half", rotary_dim = 64 : i64, theta = 5.000000e+05 : f64}, scale = 1.250000e-01 : f64} : (tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x1000xi32>, tensor<2x1000xi32>, tensor<2x8x1000x64xbf16>, tensor<2x8x1000xf32>, tensor<2x8x1000x64xbf16>) -> (tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>)
+  }) {causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>, rope = {layout = "rotate_half", rotary_dim = 64 : i64, theta = 5.000000e+05 : f64}, scale = 1.250000e-01 : f64} : (tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x1000xi32>, tensor<2x1000xi32>, tensor<2x8x1000x64xbf16>, tensor<2x8x1000xf32>, tensor<2x8x1000x64xbf16>) -> (tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>)
   return %0#0, %0#1, %0#2 : tensor<2x8x1000x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>
 }
 // -----
@@ -41,7 +41,7 @@ func.func @h64_body_reads_qk__grad(%arg0: tensor<1x2x200x64xbf16>, %arg1: tensor
     %6 = arith.addf %arg8, %5 : f32
     gpu.yield %6 : f32
   }, {
-  }) {causal = true, mods = ["scale", "fn"], operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0, 1, 1, 1>, scale = 1.250000e-01 : f64} : (tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x200xi32>, tensor<1x200xi32>, tensor<1x2x200x64xbf16>, tensor<1x2x200xf32>, tensor<1x2x200x64xbf16>) -> (tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>)
+  }) {causal = true, mods = ["scale", "fn"], operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0, 1, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f64} : (tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x200xi32>, tensor<1x200xi32>, tensor<1x2x200x64xbf16>, tensor<1x2x200xf32>, tensor<1x2x200x64xbf16>) -> (tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>)
   return %0#0, %0#1, %0#2 : tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>
 }
 // -----
@@ -51,7 +51,7 @@ func.func @h64_body_reads_qk__grad(%arg0: tensor<1x2x200x64xbf16>, %arg1: tensor
 // FALLBACK: func.func @f32__grad__dq(
 func.func @f32__grad(%q: tensor<1x2x256x64xf32>, %k: tensor<1x2x256x64xf32>, %v: tensor<1x2x256x64xf32>, %out: tensor<1x2x256x64xf32>, %lse: tensor<1x2x256xf32>, %dout: tensor<1x2x256x64xf32>) -> (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>) {
   // expected-error@+1 {{no Hopper backward for 'f32__grad__dkdv': the Hopper backward takes bf16 or f16}}
-  %0:3 = "attn.fused_grad"(%q, %k, %v, %out, %lse, %dout) ({}, {}) {causal = false, scale = 1.250000e-01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>} : (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256xf32>, tensor<1x2x256x64xf32>) -> (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>)
+  %0:3 = "attn.fused_grad"(%q, %k, %v, %out, %lse, %dout) ({}, {}) {causal = false, scale = 1.250000e-01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256xf32>, tensor<1x2x256x64xf32>) -> (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>)
   return %0#0, %0#1, %0#2 : tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>
 }
 // -----
@@ -61,7 +61,7 @@ func.func @f32__grad(%q: tensor<1x2x256x64xf32>, %k: tensor<1x2x256x64xf32>, %v:
 // FALLBACK: func.func @d32__grad__dq(
 func.func @d32__grad(%q: tensor<1x2x256x32xbf16>, %k: tensor<1x2x256x32xbf16>, %v: tensor<1x2x256x32xbf16>, %out: tensor<1x2x256x32xbf16>, %lse: tensor<1x2x256xf32>, %dout: tensor<1x2x256x32xbf16>) -> (tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>) {
   // expected-error@+1 {{no Hopper backward for 'd32__grad__dkdv': the Hopper backward has head dims 64 and 128}}
-  %0:3 = "attn.fused_grad"(%q, %k, %v, %out, %lse, %dout) ({}, {}) {causal = false, scale = 1.250000e-01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>} : (tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256xf32>, tensor<1x2x256x32xbf16>) -> (tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>)
+  %0:3 = "attn.fused_grad"(%q, %k, %v, %out, %lse, %dout) ({}, {}) {causal = false, scale = 1.250000e-01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256xf32>, tensor<1x2x256x32xbf16>) -> (tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>)
   return %0#0, %0#1, %0#2 : tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>
 }
 // -----
@@ -71,7 +71,7 @@ func.func @d32__grad(%q: tensor<1x2x256x32xbf16>, %k: tensor<1x2x256x32xbf16>, %
 // FALLBACK: func.func @partial__grad__dq(
 func.func @partial__grad(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>, %out: tensor<1x2x256x64xbf16>, %lse: tensor<1x2x256xf32>, %dout: tensor<1x2x256x64xbf16>) -> (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>) {
   // expected-error@+1 {{no Hopper backward for 'partial__grad__dkdv': the Hopper backward's RoPE needs rotary_dim equal to the head dim}}
-  %0:3 = "attn.fused_grad"(%q, %k, %v, %out, %lse, %dout) ({}, {}) {causal = true, rope = {layout = "rotate_half", rotary_dim = 32 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256xf32>, tensor<1x2x256x64xbf16>) -> (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>)
+  %0:3 = "attn.fused_grad"(%q, %k, %v, %out, %lse, %dout) ({}, {}) {causal = true, rope = {layout = "rotate_half", rotary_dim = 32 : i64, theta = 1.000000e+04 : f64}, scale = 1.250000e-01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256xf32>, tensor<1x2x256x64xbf16>) -> (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>)
   return %0#0, %0#1, %0#2 : tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>
 }
 
@@ -82,6 +82,6 @@ func.func @partial__grad(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16
 // FALLBACK: func.func @huge__grad__dq(
 func.func @huge__grad(%q: tensor<1024x512x8192x64xbf16>, %k: tensor<1024x512x8192x64xbf16>, %v: tensor<1024x512x8192x64xbf16>, %out: tensor<1024x512x8192x64xbf16>, %lse: tensor<1024x512x8192xf32>, %dout: tensor<1024x512x8192x64xbf16>) -> (tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>) {
   // expected-error@+1 {{no Hopper backward for 'huge__grad__dkdv': the tensors are too large for the Hopper backward's 32-bit row indices}}
-  %0:3 = "attn.fused_grad"(%q, %k, %v, %out, %lse, %dout) ({}, {}) {causal = true, scale = 1.250000e-01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>} : (tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192xf32>, tensor<1024x512x8192x64xbf16>) -> (tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>)
+  %0:3 = "attn.fused_grad"(%q, %k, %v, %out, %lse, %dout) ({}, {}) {causal = true, scale = 1.250000e-01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192xf32>, tensor<1024x512x8192x64xbf16>) -> (tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>)
   return %0#0, %0#1, %0#2 : tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>, tensor<1024x512x8192x64xbf16>
 }

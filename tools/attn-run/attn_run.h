@@ -13,6 +13,9 @@
 
 /// The tensors an attention's score_fn / mask_fn bodies may capture.
 #define ATTN_RUN_MAX_CAPTURES 16
+/// The most gradients into captured tensors one job checks (attn.fused_grad's
+/// ATTN_MAX_GRADS).
+#define ATTN_RUN_MAX_GRADS 8
 
 /// A kernel parameter's role: q, k, v, attn.fused's optional inputs (gate,
 /// q_segments, k_segments, q_positions, k_positions) and out, or a GEMM's
@@ -88,6 +91,13 @@ struct job {
   struct job_capture captures[ATTN_RUN_MAX_CAPTURES];
   struct job_body score_fn, mask_fn;
   MlirOperation func_copy;
+  /// The gradients into captured tensors the function asks for ({attn.grad}
+  /// arguments), in argument order: the role of the tensor (ATTN_RUN_GATE
+  /// or a capture's) and the backward's name of its gradient (dgate,
+  /// dcapture<i>).
+  int ngrads;
+  int grad_role[ATTN_RUN_MAX_GRADS];
+  char grad_name[ATTN_RUN_MAX_GRADS][24];
 };
 
 struct attn_jit;

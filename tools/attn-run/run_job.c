@@ -19,6 +19,7 @@
 #include "lib/Target/attn_jit.h"
 #include "lib/Transforms/transforms.h"
 
+#include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
 #include <math.h>
@@ -124,6 +125,33 @@ static bool copy_bodies(MlirOperation func, struct job *j) {
                                 "attn.fused");
 }
 
+/// Reads func's {attn.grad} arguments (attn-grad's opt-in, which the
+/// forward keeps) into j's grads: each a gate's or a capture's.
+static void read_grads(MlirOperation func, struct job *j) {
+  MlirAttribute all = attn_attr_get(func, "arg_attrs");
+  if (mlirAttributeIsNull(all) || !mlirAttributeIsAArray(all))
+    return;
+  for (intptr_t i = 0; i < j->nargs && i < mlirArrayAttrGetNumElements(all);
+       ++i) {
+    MlirAttribute d = mlirArrayAttrGetElement(all, i);
+    if (!mlirAttributeIsADictionary(d) ||
+        mlirAttributeIsNull(mlirDictionaryAttrGetElementByName(
+            d, mlirStringRefCreateFromCString(ATTN_ARG_GRAD_ATTR))) ||
+        j->ngrads == ATTN_RUN_MAX_GRADS)
+      continue;
+    int r = j->role_of_arg[i];
+    if (r != ATTN_RUN_GATE && r < ATTN_RUN_CAPTURE0)
+      continue; // attn-grad refuses it
+    j->grad_role[j->ngrads] = r;
+    if (r == ATTN_RUN_GATE)
+      snprintf(j->grad_name[j->ngrads], 24, "dgate");
+    else
+      snprintf(j->grad_name[j->ngrads], 24, "dcapture%d",
+               r - ATTN_RUN_CAPTURE0);
+    ++j->ngrads;
+  }
+}
+
 /// Reads the problem of the attn.fused op in func into j.
 static bool describe(MlirOperation func, MlirOperation fused, struct job *j) {
   struct attn_fused_config c;
@@ -192,6 +220,7 @@ static bool describe(MlirOperation func, MlirOperation fused, struct job *j) {
   j->has[ATTN_RUN_OUT] = true;
   j->out = ATTN_RUN_OUT;
   j->lse = c.lse;
+  read_grads(func, j);
   attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 0)), q);
   attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 1)), k);
   attn_static_shape(mlirValueGetType(mlirOperationGetOperand(fused, 2)), v);
@@ -844,6 +873,11 @@ static int run_lse_job(struct attn_executor *x, const struct job *j,
   size_t gn[G_NUM], gbytes[G_NUM];
   double *want[G_NUM] = {NULL}, *got = NULL, *scratch = NULL, *dout = NULL;
   double *want_out = NULL; // out in float64 (want[G_OUT] is unused)
+  // The gradients into captured tensors ({attn.grad}): the kernels' (of
+  // the compute type) and the reference's.
+  void *cg[ATTN_RUN_MAX_GRADS] = {NULL};
+  double *cwant[ATTN_RUN_MAX_GRADS] = {NULL};
+  size_t cn[ATTN_RUN_MAX_GRADS], cbytes[ATTN_RUN_MAX_GRADS];
   int rc = -1;
   role_sizes(j, n);
   size_t es = (size_t)j->elem_bits / 8;
@@ -871,6 +905,15 @@ static int run_lse_job(struct attn_executor *x, const struct job *j,
   }
   for (int c = 0; c < j->ncaptures; ++c)
     ok &= (caps[c] = malloc(8 * j->captures[c].count)) != NULL;
+  for (int i = 0; i < j->ngrads; ++i) {
+    int r = j->grad_role[i];
+    cn[i] = r == ATTN_RUN_GATE ? n[r]
+                               : j->captures[r - ATTN_RUN_CAPTURE0].count;
+    cbytes[i] = cn[i] * (es == 8 ? 8 : 4);
+    most = cn[i] > most ? cn[i] : most;
+    ok &= (cg[i] = malloc(cbytes[i] ? cbytes[i] : 1)) != NULL &&
+          (cwant[i] = malloc(8 * (cn[i] ? cn[i] : 1))) != NULL;
+  }
   ok &= (got = malloc(8 * (most ? most : 1))) != NULL &&
         (scratch = malloc(8 * (most ? most : 1))) != NULL &&
         (want_out = malloc(8 * (gn[G_OUT] ? gn[G_OUT] : 1))) != NULL;
@@ -887,15 +930,30 @@ static int run_lse_job(struct attn_executor *x, const struct job *j,
   fill(rng, j, g[G_DOUT], dout, gn[G_DOUT]);
   if (!bind_reference(j, bufs, refs, caps, n, &rb, &p))
     goto out;
+  double *want_dgate = NULL;
+  for (int i = 0; i < j->ngrads; ++i)
+    if (j->grad_role[i] == ATTN_RUN_GATE)
+      want_dgate = cwant[i];
   if (!attn_reference_grad(&p, refs[0], refs[1], refs[2], dout, want[G_DQ],
-                           want[G_DK], want[G_DV], NULL, want[G_LSE]) ||
+                           want[G_DK], want[G_DV], want_dgate, want[G_LSE]) ||
       !attn_reference(&p, refs[0], refs[1], refs[2], want_out)) {
     fprintf(stderr, "%s: error: malformed problem for '%s'\n", tool, j->name);
     goto out;
   }
+  for (int i = 0; backward && i < j->ngrads; ++i) {
+    int c = j->grad_role[i] - ATTN_RUN_CAPTURE0;
+    // The reference's bodies read caps[c]: the difference changes it.
+    if (c >= 0 && !attn_reference_capture_grad(&p, refs[0], refs[1], refs[2],
+                                               dout, caps[c], cn[i],
+                                               cwant[i])) {
+      fprintf(stderr, "%s: error: malformed problem for '%s'\n", tool,
+              j->name);
+      goto out;
+    }
+  }
   // The calls' arguments: the function's, then out and lse (forward); out,
   // lse, dout, then dk and dv, dq, or all three (the program).
-  struct attn_run_arg args[ATTN_RUN_ROLES + G_NUM];
+  struct attn_run_arg args[ATTN_RUN_ROLES + G_NUM + ATTN_RUN_MAX_GRADS];
   int na = 0;
   for (int a = 0; a < j->nargs; ++a) {
     int r = j->role_of_arg[a];
@@ -936,23 +994,38 @@ static int run_lse_job(struct attn_executor *x, const struct job *j,
     args[na + i] = (struct attn_run_arg){gname[i], g[i], gbytes[i], false};
   char prog[300], kernel[320];
   snprintf(prog, sizeof prog, "%s__grad", j->name);
+  // The gradient buffers follow each call's outputs; the backward zeroes
+  // them itself (poisoned here), and both kernels take them.
+  int ng = j->ngrads;
+  for (int i = 0; i < ng; ++i)
+    memset(cg[i], 0xff, cbytes[i]);
   if (x->has(x, prog)) {
     for (int i = G_DQ; i <= G_DV; ++i)
       args[na + i] = (struct attn_run_arg){gname[i], g[i], gbytes[i], true};
-    if (!x->call(x, prog, na + G_NUM, args))
+    for (int i = 0; i < ng; ++i)
+      args[na + G_NUM + i] =
+          (struct attn_run_arg){j->grad_name[i], cg[i], cbytes[i], true};
+    if (!x->call(x, prog, na + G_NUM + ng, args))
       goto out;
   } else {
     args[na + 3] = (struct attn_run_arg){gname[G_DK], g[G_DK], gbytes[G_DK],
                                          true};
     args[na + 4] = (struct attn_run_arg){gname[G_DV], g[G_DV], gbytes[G_DV],
                                          true};
+    for (int i = 0; i < ng; ++i)
+      args[na + 5 + i] =
+          (struct attn_run_arg){j->grad_name[i], cg[i], cbytes[i], true};
     snprintf(kernel, sizeof kernel, "%s__dkdv", prog);
-    if (!x->call(x, kernel, na + 5, args))
+    if (!x->call(x, kernel, na + 5 + ng, args))
       goto out;
     args[na + 3] = (struct attn_run_arg){gname[G_DQ], g[G_DQ], gbytes[G_DQ],
                                          true};
+    // dq's gradient buffers hold what dkdv cleared: read, then written.
+    for (int i = 0; i < ng; ++i)
+      args[na + 4 + i] =
+          (struct attn_run_arg){j->grad_name[i], cg[i], cbytes[i], false};
     snprintf(kernel, sizeof kernel, "%s__dq", prog);
-    if (!x->call(x, kernel, na + 4, args))
+    if (!x->call(x, kernel, na + 4 + ng, args))
       goto out;
   }
   for (int i = G_DQ; i <= G_DV; ++i) {
@@ -962,16 +1035,35 @@ static int run_lse_job(struct attn_executor *x, const struct job *j,
   }
   if (tolerance <= 0 && es == 8 && has_fn_body(&p))
     tol = 1e-8; // the reference's derivative of a body is a difference
+  // A table's reference is a difference of the whole loss
+  // (attn_reference_capture_grad: its rounding holds f64 tables to 1e-7);
+  // dgate's is exact.
+  double ctol = tol, cerr[ATTN_RUN_MAX_GRADS];
+  for (int i = 0; i < ng; ++i) {
+    bool wide = es == 8;
+    for (size_t e = 0; e < cn[i]; ++e)
+      got[e] = wide ? ((const double *)cg[i])[e] : ((const float *)cg[i])[e];
+    cerr[i] = attn_rel_error(got, cwant[i], cn[i]);
+    if (j->grad_role[i] != ATTN_RUN_GATE && tolerance <= 0 && wide)
+      ctol = 1e-7;
+  }
   double worst = err[G_OUT];
   for (int i = G_DQ; i <= G_DV; ++i)
     worst = err[i] > worst || isnan(err[i]) ? err[i] : worst;
   bool pass = err[G_LSE] <= lse_tol && worst <= tol;
+  for (int i = 0; i < ng; ++i) {
+    pass &= cerr[i] <= ctol;
+    worst = cerr[i] > worst || isnan(cerr[i]) ? cerr[i] : worst;
+  }
   print_problem(out, j, "__grad");
-  fprintf(out,
-          " %s lse=%.3e dq=%.3e dk=%.3e dv=%.3e out=%.3e rel_error=%.3e "
-          "tolerance=%.1e %s\n",
-          elem_label(j), err[G_LSE], err[G_DQ], err[G_DK], err[G_DV],
-          err[G_OUT], worst, tol, pass ? "PASS" : "FAIL");
+  fprintf(out, " %s lse=%.3e dq=%.3e dk=%.3e dv=%.3e", elem_label(j),
+          err[G_LSE], err[G_DQ], err[G_DK], err[G_DV]);
+  for (int i = 0; i < ng; ++i)
+    fprintf(out, " %s=%.3e", j->grad_name[i], cerr[i]);
+  if (ng && ctol != tol)
+    fprintf(out, " (tolerance %.1e)", ctol);
+  fprintf(out, " out=%.3e rel_error=%.3e tolerance=%.1e %s\n", err[G_OUT],
+          worst, tol, pass ? "PASS" : "FAIL");
   rc = pass ? 0 : 1;
 out:
   for (int r = 0; r < ATTN_RUN_ROLES; ++r)
@@ -985,6 +1077,10 @@ out:
   for (int i = 0; i < G_NUM; ++i) {
     free(g[i]);
     free(want[i]);
+  }
+  for (int i = 0; i < ATTN_RUN_MAX_GRADS; ++i) {
+    free(cg[i]);
+    free(cwant[i]);
   }
   free(got);
   free(scratch);

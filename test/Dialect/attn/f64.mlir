@@ -42,6 +42,6 @@ func.func @fused_grad_f64(%q: tensor<1x2x16x8xf64>, %o: tensor<1x2x16x8xf64>, %l
   ^bb0(%s: f64, %b: index, %h: index, %i: index, %j: index):
     %t = math.tanh %s : f64
     gpu.yield %t : f64
-  }, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>, scale = 0.25 : f64, causal = false, mods = ["scale", "fn"]} : (tensor<1x2x16x8xf64>, tensor<1x2x16x8xf64>, tensor<1x2x16x8xf64>, tensor<1x2x16x8xf64>, tensor<1x2x16xf64>, tensor<1x2x16x8xf64>) -> (tensor<1x2x16x8xf64>, tensor<1x2x16x8xf64>, tensor<1x2x16x8xf64>)
+  }, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>, scale = 0.25 : f64, causal = false, mods = ["scale", "fn"]} : (tensor<1x2x16x8xf64>, tensor<1x2x16x8xf64>, tensor<1x2x16x8xf64>, tensor<1x2x16x8xf64>, tensor<1x2x16xf64>, tensor<1x2x16x8xf64>) -> (tensor<1x2x16x8xf64>, tensor<1x2x16x8xf64>, tensor<1x2x16x8xf64>)
   return %dq, %dk, %dv : tensor<1x2x16x8xf64>, tensor<1x2x16x8xf64>, tensor<1x2x16x8xf64>
 }

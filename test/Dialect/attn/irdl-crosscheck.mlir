@@ -149,7 +149,8 @@ func.func @mask_mod_result_type(%s: tensor<1x1x4x4xf32>) {
 
 // -----
 
-// attn.fused_grad (issue 29): eleven operand segments, three results.
+// attn.fused_grad (issue 29): eleven operand segments, eleven result
+// segments (dq, dk, dv and eight optional grads) summing to its results.
 func.func @grad_segment_sizes(%q: tensor<1x2x8x16xf32>, %l: tensor<1x2x8xf32>) {
   // expected-error@+1 {{'operandSegmentSizes' attribute for specifying operand segments must have 11 elements, but got 8}}
   %0:3 = "attn.fused_grad"(%q, %q, %q, %q, %l, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.0 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
@@ -159,7 +160,7 @@ func.func @grad_segment_sizes(%q: tensor<1x2x8x16xf32>, %l: tensor<1x2x8xf32>) {
 // -----
 
 func.func @grad_one_result(%q: tensor<1x2x8x16xf32>, %l: tensor<1x2x8xf32>) {
-  // expected-error@+1 {{expects exactly 3 results, but got 1}}
-  %0 = "attn.fused_grad"(%q, %q, %q, %q, %l, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>, scale = 1.0 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  // expected-error@+1 {{sum of elements in 'resultSegmentSizes' attribute must be equal to the number of results}}
+  %0 = "attn.fused_grad"(%q, %q, %q, %q, %l, %q) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>, scale = 1.0 : f64, causal = false} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return
 }

@@ -199,3 +199,44 @@ func.func @score_fn_grad_mask_body(%ds: memref<16x32xf32>, %i: index) {
   }) {seq_q = 16 : i64, seq_k = 32 : i64} : (memref<16x32xf32>, memref<16x32xf32>, index, index, index, index) -> ()
   return
 }
+
+// -----
+
+func.func @clear_integer(%g: memref<8xi32>) {
+  // expected-error@+1 {{dst must be a static memref of f32 or f64 of rank >= 1, found memref<8xi32>}}
+  "tile.clear"(%g) : (memref<8xi32>) -> ()
+  return
+}
+
+// -----
+
+func.func @capture_grad_elem(%ds: memref<16x32xf32>, %g: memref<8xf64>, %i: index) {
+  // expected-error@+1 {{grad must hold the tiles' element type}}
+  "tile.capture_grad"(%ds, %ds, %g, %i, %i, %i, %i) ({
+  ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+    gpu.yield %s, %kv : f32, index
+  }) {seq_q = 16 : i64, seq_k = 32 : i64, scale = 1.0 : f64} : (memref<16x32xf32>, memref<16x32xf32>, memref<8xf64>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @capture_grad_rank(%ds: memref<16x32xf32>, %g: memref<2x8xf32>, %i: index) {
+  "tile.capture_grad"(%ds, %ds, %g, %i, %i, %i, %i) ({
+  ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+    // expected-error@+1 {{the body of tile.capture_grad must yield the derivative and 2 indices (grad's rank), found 2 values}}
+    gpu.yield %s, %kv : f32, index
+  }) {seq_q = 16 : i64, seq_k = 32 : i64, scale = 1.0 : f64} : (memref<16x32xf32>, memref<16x32xf32>, memref<2x8xf32>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @capture_grad_index_type(%ds: memref<16x32xf32>, %g: memref<8xf32>, %i: index) {
+  "tile.capture_grad"(%ds, %ds, %g, %i, %i, %i, %i) ({
+  ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+    // expected-error@+1 {{the body of tile.capture_grad must yield one f32 (the derivative), then the indices it accumulates at}}
+    gpu.yield %s, %s : f32, f32
+  }) {seq_q = 16 : i64, seq_k = 32 : i64, scale = 1.0 : f64} : (memref<16x32xf32>, memref<16x32xf32>, memref<8xf32>, index, index, index, index) -> ()
+  return
+}

@@ -77,3 +77,23 @@ func.func @score_fn_grad(%ds: memref<16x32xf32>, %s: memref<16x32xf32>, %b: inde
   }) {seq_q = 80 : i64, seq_k = 100 : i64} : (memref<16x32xf32>, memref<16x32xf32>, index, index, index, index) -> ()
   return
 }
+
+// Gradients into captured tensors: tile.clear zeroes a buffer of any rank;
+// tile.capture_grad's body yields the derivative, then the buffer's
+// indices.
+// CHECK-LABEL: func.func @capture_grad_ops
+// CHECK: "tile.clear"(%arg1) : (memref<2x8x3xf32>) -> ()
+// CHECK: "tile.capture_grad"(%arg0, %arg0, %arg1, %arg2, %arg2, %arg2, %arg2)
+// CHECK: gpu.yield %{{.*}}, %arg4, %arg5, %{{.*}} : f32, index, index, index
+// CHECK: {scale = 2.000000e+00 : f64, seq_k = 32 : i64, seq_q = 16 : i64}
+func.func @capture_grad_ops(%ds: memref<16x32xf32>, %g: memref<2x8x3xf32>, %i: index) {
+  "tile.clear"(%g) : (memref<2x8x3xf32>) -> ()
+  "tile.capture_grad"(%ds, %ds, %g, %i, %i, %i, %i) ({
+  ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+    %c8 = arith.constant 8 : index
+    %blk = arith.divui %kv, %c8 : index
+    %one = arith.constant 1.0 : f32
+    gpu.yield %one, %b, %h, %blk : f32, index, index, index
+  }) {seq_q = 16 : i64, seq_k = 32 : i64, scale = 2.0 : f64} : (memref<16x32xf32>, memref<16x32xf32>, memref<2x8x3xf32>, index, index, index, index) -> ()
+  return
+}

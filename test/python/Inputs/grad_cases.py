@@ -97,7 +97,88 @@ def run(device, half=()):
               lambda q, k, v, kw=kw: mods_cases.reference(
                   q.to(device), k.to(device), v.to(device), kw.get("score_mod"),
                   kw.get("mask_mod"), kw.get("scale"), kw.get("mask")), _tol(dtype))
+    captured_grads(device)
     refusals(device)
+
+
+def captured_grads(device):
+    """Gradients into the gate's g and into tensors score_mod captures
+    (issue 29), against torch's autograd of the same attention in float64:
+    a gate (float32, and float16 with f16 q, k, v: its gradient comes back
+    in its dtype),
+    a relative-position table read at two indices with a per-head slope
+    that does not train, the table alone training (q, k, v detached), and
+    a cached call whose table starts requiring grad after a detached one
+    (the fast path's key does not know it: the full path runs)."""
+    import attn
+    gen = torch.Generator().manual_seed(29)
+    S = (1, 2, 16, 8)
+
+    def leaf(shape, dtype=torch.float32, grad=True):
+        return torch.randn(shape, generator=gen).to(dtype).to(device).requires_grad_(grad)
+
+    def ref(q, k, v, g=None, table=None, slope=None):
+        q, k, v = (t.detach().double().cpu().requires_grad_() for t in (q, k, v))
+        s = q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5
+        i = torch.arange(16)[:, None]
+        j = torch.arange(16)[None, :]
+        gd = None
+        if g is not None:
+            gd = g.detach().double().cpu().requires_grad_()
+            s = s + gd[:, :, i, j // 8]  # g[b, h, i, j / block]
+        td = None
+        if table is not None:
+            td = table.detach().double().cpu().requires_grad_()
+            sl = slope.double().cpu()[None, :, None, None]
+            s = (s + td[i - j + 15]) * (1 + sl) + td[j]
+        o = s.softmax(-1) @ v
+        return o, q, k, v, gd, td
+
+    def report(name, pairs, tol=1e-4):
+        worst = max(_rel(got, want) for got, want in pairs) if pairs else float("inf")
+        print("%s: %s" % (name, "PASS" if worst < tol else "FAIL %.3e" % worst))
+
+    for gdt in (torch.float32, torch.float16):
+        q, k, v = leaf(S, gdt), leaf(S, gdt), leaf(S, gdt)
+        g = leaf((1, 2, 16, 2), gdt)
+        o = attn.attention(q, k, v, gate=(g, 8))
+        dout = torch.randn(o.shape, generator=gen).to(gdt).to(device)
+        o.backward(dout)
+        r, rq, rk, rv, rg, _ = ref(q, k, v, g=g)
+        r.backward(dout.double().cpu())
+        ok = g.grad is not None and g.grad.dtype == gdt
+        report("dgate (%s)" % str(gdt)[6:], [(q.grad, rq.grad), (k.grad, rk.grad),
+                                              (g.grad.float(), rg.grad)] if ok else [],
+               1e-4 if gdt == torch.float32 else 1e-2)
+    q, k, v = leaf(S), leaf(S), leaf(S)
+    table = leaf(31)
+    slope = torch.rand(2, generator=gen).to(device)
+
+    def rel_table(s, b, h, i, j):
+        return (s + table[i - j + 15]) * (1 + slope[h]) + table[j]
+    o = attn.attention(q, k, v, score_mod=rel_table)
+    dout = torch.randn(o.shape, generator=gen).to(device)
+    o.backward(dout)
+    r, rq, _, _, _, rt = ref(q, k, v, table=table, slope=slope)
+    r.backward(dout.double().cpu())
+    report("table read twice", [(q.grad, rq.grad), (table.grad, rt.grad)])
+    table.grad = None
+    qd, kd, vd = (t.detach() for t in (q, k, v))
+    o = attn.attention(qd, kd, vd, score_mod=rel_table)
+    o.backward(dout)
+    report("table alone trains", [(table.grad, rt.grad)])
+    bias = leaf(16, grad=False)
+
+    def read_bias(s, b, h, i, j):
+        return s + bias[j]
+    attn.attention(qd, kd, vd, score_mod=read_bias)  # detached: cached forward
+    bias.requires_grad_()
+    o = attn.attention(qd, kd, vd, score_mod=read_bias)
+    o.sum().backward()
+    s0 = qd.double().cpu() @ kd.double().cpu().transpose(-1, -2) * 8 ** -0.5
+    bd = bias.detach().double().cpu().requires_grad_()
+    ((s0 + bd).softmax(-1) @ vd.double().cpu()).sum().backward()
+    report("cached call, table starts training", [(bias.grad, bd.grad)])
 
 
 def refusals(device):
@@ -105,30 +186,12 @@ def refusals(device):
     import attn
     S = (1, 2, 16, 8)
     q, k, v = (torch.randn(S).to(device).requires_grad_() for _ in range(3))
-    g = torch.zeros(1, 2, 16, 2, device=device, requires_grad=True)
+    limit = torch.zeros(16, device=device, requires_grad=True)
     try:
-        attn.attention(q, k, v, gate=(g, 8))
-        print("gate requires grad: no error")
+        attn.attention(q, k, v, mask_mod=lambda b, h, i, j: limit[j] >= 0)
+        print("mask_mod capture requires grad: no error")
     except ValueError as e:
-        print("gate requires grad: ValueError %s" % e)
-    bias = torch.zeros(16, device=device, requires_grad=True)
-    try:
-        attn.attention(q, k, v, score_mod=lambda s, b, h, i, j: s + bias[j])
-        print("captured tensor requires grad: no error")
-    except ValueError as e:
-        print("captured tensor requires grad: ValueError %s" % e)
-    table = torch.zeros(16, device=device)
-
-    def read_table(s, b, h, i, j):
-        return s + table[j]
-    attn.attention(q, k, v, score_mod=read_table)  # detached: trains q, k, v
-    table.requires_grad_()  # the cached call's key holds no requires_grad
-    try:
-        attn.attention(q, k, v, score_mod=read_table)
-        print("cached call, captured tensor requires grad: no error")
-    except ValueError as e:
-        print("cached call, captured tensor requires grad: ValueError %s"
-              % str(e).split(",")[0])
+        print("mask_mod capture requires grad: ValueError %s" % e)
     o = attn.attention(q, k, v, mask="causal")
     (gq,) = torch.autograd.grad(o.sum(), q, create_graph=True)
     try:
