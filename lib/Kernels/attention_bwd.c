@@ -21,7 +21,9 @@
 //                                                          staged in smem)
 //                    dQ added into dq_acc with red.global.add.f32 (or,
 //                    dq_bulk, stored into shared memory and added a row
-//                    at a time by cp.reduce.async.bulk); query
+//                    at a time by cp.reduce.async.bulk; deterministic, by
+//                    red in turns: per query block the key blocks in
+//                    order, a polled turn in the rows workspace); query
 //                    blocks that see none of the CTA's keys (causal) are
 //                    never visited; the query heads of a K/V head's group
 //                    are walked in turn, so dK and dV sum over them; then
@@ -30,6 +32,12 @@
 //                    the f32 sums times ds_scale, rotated back (RoPE's
 //                    inverse rotation, at the row's position), written in
 //                    the element type
+//
+// At head dim 256 a CTA takes 64 keys and both consumers work on them:
+// each computes the step's whole S^T and dP^T and keeps dK and dV for 128
+// of the columns, stores half of dS^T, and adds dQ for its 128 columns
+// (two 64-column tiles). dp_early issues dP^T with S^T; ds_ring keeps
+// dS^T in two tiles by step parity.
 //
 // c is the modifier chain (the scale, score functions), e exp_scale, c'
 // its derivative (tile.score_fn_grad's body), each cloned per element of
@@ -65,6 +73,8 @@
 #define CONSUMER_REGS 240
 #define CONSUMER_BAR 1 // named barrier of the two consumer warpgroups
 #define DQ_BAR 2       // dq_bulk: named barriers 2 and 3, one a warpgroup
+#define TURN_WAIT_NS 10000000000LL // deterministic: a turn not passed
+                                    // on in 10 s traps (a bug, not a hang)
 #define DQ_PITCH (64 * 4 + 16) // dq_bulk: a dQ tile row's bytes; the 16
                                // bytes spread the 8 rows a store of the
                                // fragment touches over the banks
@@ -73,9 +83,17 @@ int64_t attn_hopper_bwd_rows(const struct attn_hopper_bwd *g) {
   return (g->k.seq_q + g->block_m - 1) / g->block_m * g->block_m;
 }
 
-int64_t attn_hopper_bwd_rows_bytes(const struct attn_hopper_bwd *g) {
-  return 2 * 4 * g->k.batch * g->k.heads * attn_hopper_bwd_rows(g);
+/// Query blocks of each head (the turns of the deterministic mode).
+static int64_t qblocks(const struct attn_hopper_bwd *g) {
+  return attn_hopper_bwd_rows(g) / g->block_m;
 }
+
+int64_t attn_hopper_bwd_rows_bytes(const struct attn_hopper_bwd *g) {
+  int64_t bh = g->k.batch * g->k.heads;
+  return 2 * 4 * bh * attn_hopper_bwd_rows(g) +
+         (g->deterministic ? 4 * bh * qblocks(g) : 0);
+}
+
 
 int64_t attn_hopper_bwd_dq_bytes(const struct attn_hopper_bwd *g) {
   return 4 * g->k.batch * g->k.heads * attn_hopper_bwd_rows(g) * g->k.head_dim;
@@ -131,6 +149,15 @@ static MlirValue mul64(struct attn_builder *b, MlirValue x, int64_t c) {
 
 static MlirValue add64(struct attn_builder *b, MlirValue x, MlirValue y) {
   return attn_b_addi(b, x, y);
+}
+
+/// Byte offset in rows of the turn of query block qb (i32) of head bh (i32).
+static MlirValue turn_off(struct attn_builder *b,
+                          const struct attn_hopper_bwd *g, MlirValue bh,
+                          MlirValue qb) {
+  int64_t base = 2 * 4 * g->k.batch * g->k.heads * attn_hopper_bwd_rows(g);
+  return add64(b, attn_b_i64(b, base),
+               mul64(b, attn_b_addi(b, attn_k_mulc(b, bh, qblocks(g)), qb), 4));
 }
 
 /// A pointer parameter of dtype with shape[0..rank) (rank 0: 4).
@@ -206,6 +233,16 @@ static void build_pre(struct attn_builder *b, const struct attn_hopper_bwd *g,
   MlirValue dv = attn_b_select(b, in, acc, attn_b_f32(b, 0.0f));
   MlirValue at_row =
       attn_b_addi(b, attn_k_mulc(b, bh, np), row); // < bhn: i32 suffices
+  if (g->deterministic) {
+    // The query block's turn back to the first warpgroup (of the first
+    // key block that sees it), by the lane writing its first row.
+    struct attn_b_if t0;
+    attn_b_if_open(b, &t0, attn_k_cmpc(b, ATTN_B_EQ, attn_k_remc(b, row, 64), 0),
+                   0, NULL, false);
+    attn_k_store(b, attn_b_i32(b, 0),
+                 at(b, rows, turn_off(b, g, bh, bx)));
+    attn_b_if_close(b, &t0, 0, NULL);
+  }
   attn_k_store(b, l2, at(b, rows, mul64(b, at_row, 4)));
   attn_k_store(b, dv, at(b, rows, add64(b, mul64(b, at_row, 4),
                                         attn_b_i64(b, 4 * bhn))));
@@ -374,16 +411,17 @@ static void issue_kq(const struct mk *m, MlirValue *acc, MlirValue a_base,
         attn_b_i32(b, kk ? 1 : 0), false);
 }
 
-/// acc (head_dim / 2 f32) += A B with A the 16-bit pairs a (block_m / 16
-/// groups of 4) and B the block_m x head_dim tile at b_base, N-major.
-static void issue_acc(const struct mk *m, MlirValue *acc, const MlirValue *a,
-                      MlirValue b_base) {
+/// acc (nacc f32: 2 nacc columns) += A B with A the 16-bit pairs a
+/// (block_m / 16 groups of 4) and B 2 nacc columns of the block_m x
+/// head_dim tile from the 64-column region at b_base, N-major.
+static void issue_acc(const struct mk *m, MlirValue *acc, int nacc,
+                      const MlirValue *a, MlirValue b_base) {
   struct attn_builder *b = m->b;
   const struct attn_hopper_kernel *k = &m->g->k;
   MlirValue db =
       attn_k_make_desc(b, b_base, (int64_t)m->g->block_m * 128, 1024);
   for (int kk = 0; kk < m->g->block_m / 16; ++kk)
-    attn_k_wgmma_rs(b, k->bf16, acc, (int)(k->head_dim / 2), &a[4 * kk],
+    attn_k_wgmma_rs(b, k->bf16, acc, nacc, &a[4 * kk],
                     attn_k_desc_add(b, db, (int64_t)kk * 16 * 128), true);
 }
 
@@ -529,23 +567,35 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   const struct attn_hopper_kernel *k = &g->k;
   int64_t d = k->head_dim, bm = g->block_m, bn = g->block_n;
   int64_t np = attn_hopper_bwd_rows(g);
-  int nd = (int)(d / 2);
+  // wide (head dim 256): both warpgroups take the CTA's block_n = 64 keys
+  // and split dK, dV and dQ by columns (128 each: dK and dV 128 registers,
+  // as at 128), each computing the whole S^T and dP^T of the block.
+  bool wide = d == 256;
+  int nd = (int)((wide ? 128 : d) / 2);
+  MlirValue col0 = attn_k_mulc(b, cw, wide ? 128 : 0); // its first column
   attn_builder_role(b, "bwd.consumer");
   MlirValue warp = attn_k_divc(b, wt, 32), lane = attn_k_remc(b, wt, 32);
   struct frag fr = {
       .row0 = attn_b_addi(b, attn_k_mulc(b, warp, 16), attn_k_divc(b, lane, 4)),
       .lr = attn_k_remc(b, lane, 4)};
-  MlirValue kr0 = attn_b_addi(b, attn_k_mulc(b, m->kb, bn),
-                              attn_k_mulc(b, cw, 64)); // first key row
+  MlirValue own = attn_k_mulc(b, cw, wide ? 0 : 64); // its keys in the block
+  MlirValue kr0 = attn_b_addi(b, attn_k_mulc(b, m->kb, bn), own); // first key
   MlirValue kt = attn_b_addi(b, attn_k_addc(b, m->sbase, m->l.k_off),
-                             attn_k_mulc(b, cw, 64 * 128));
+                             attn_k_mulc(b, own, 128));
   MlirValue vt = attn_b_addi(b, attn_k_addc(b, m->sbase, m->l.v_off),
-                             attn_k_mulc(b, cw, 64 * 128));
+                             attn_k_mulc(b, own, 128));
+  // dO and Q from the warpgroup's first column region (dV += P^T dO, dK +=
+  // dS^T Q): a region is 64 columns of block_m rows.
+  MlirValue creg = attn_k_mulc(b, attn_k_divc(b, col0, 64), bm * 128);
   // dQ = dS K: at head dim 128 warpgroup cw takes columns 64 cw .. of all
-  // block_n keys; at 64 all columns of its own 64 keys (the two add theirs).
-  bool split_cols = d == 128;
+  // block_n keys; at 64 all columns of its own 64 keys (the two add theirs);
+  // at 256 columns 128 cw .. (two regions, dq_regions) of all 64 keys.
+  bool split_cols = d != 64;
+  int dq_regions = wide ? 2 : 1;
   MlirValue dq_keys = split_cols ? attn_b_i32(b, 0) : attn_k_mulc(b, cw, 64);
-  MlirValue dq_region = split_cols ? cw : attn_b_i32(b, 0);
+  MlirValue dq_region = wide         ? attn_k_mulc(b, cw, 2)
+                        : split_cols ? cw
+                                     : attn_b_i32(b, 0);
   int dq_steps = (int)((split_cols ? bn : 64) / 16);
   MlirValue scale_log2 = attn_b_f32(b, (float)(g->exp_scale * LOG2E));
   MlirValue zero = attn_b_f32(b, 0.0f);
@@ -674,12 +724,18 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
     mask_fns(m, qi, ki, p);
   // With the chain's derivative, P is packed for dV now and dS made from
   // P o g: the registers of P and g are not both live across dP's wgmma.
+  // A zero P (a masked score) stays zero even where the derivative is
+  // not finite there (as the plain path's tile.score_fn_grad).
   MlirValue pp[16], dsp[16];
   if (!mlirBlockIsNull(g->grad_fn))
     for (int i = 0; i < 16; ++i) {
       pp[i] = attn_k_pack2(b, k->bf16, p[2 * i], p[2 * i + 1]);
-      p[2 * i] = attn_b_mulf(b, p[2 * i], gv[2 * i]);
-      p[2 * i + 1] = attn_b_mulf(b, p[2 * i + 1], gv[2 * i + 1]);
+      for (int e = 0; e < 2; ++e) {
+        MlirValue x = p[2 * i + e];
+        p[2 * i + e] = attn_b_select(
+            b, attn_b_cmpf(b, ATTN_B_F_OEQ, x, zero), zero,
+            attn_b_mulf(b, x, gv[2 * i + e]));
+      }
     }
   // dP^T = V dO^T, then dS^T = P^T o (dP^T - D). No register a wgmma in
   // flight reads is touched before a wait covers it (PTX leaves that
@@ -712,16 +768,28 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   // dS^T into shared memory, once both warpgroups' dQ products of the last
   // step have read it. With ds_ring the tile was last read two steps ago,
   // and both have passed the barrier after it since (below: a warpgroup
-  // reaches it once its previous dQ is done).
+  // reaches it once its previous dQ is done). wide: both hold the same
+  // tile, and each stores half its columns (pairs 8 cw .. 8 cw + 7).
   if (!g->ds_ring)
     attn_k_bar_sync(b, bar_id, 256);
-  for (int i = 0; i < 16; ++i) {
-    MlirValue row = attn_b_addi(b, attn_k_mulc(b, cw, 64),
-                                frag_row(b, &fr, 2 * i));
-    MlirValue addr = attn_k_swz(b, ds_tile, bn, row, frag_col(b, &fr, 2 * i));
-    attn_k_store(b, dsp[i], attn_k_smem_ptr(
-                                b, m->smem, attn_b_subi(b, addr, m->sbase)));
+  // wide: warpgroup 0 stores pairs 0 .. 7 (columns 0 .. 31), 1 the rest.
+  struct attn_b_if half;
+  int halves = wide ? 2 : 1, per = 16 / halves;
+  if (wide)
+    attn_b_if_open(b, &half, attn_k_cmpc(b, ATTN_B_EQ, cw, 0), 0, NULL, true);
+  for (int h2 = 0; h2 < halves; ++h2) {
+    if (h2)
+      attn_b_if_else(b, &half, 0, NULL);
+    for (int i = per * h2; i < per * (h2 + 1); ++i) {
+      MlirValue row = attn_b_addi(b, own, frag_row(b, &fr, 2 * i));
+      MlirValue addr =
+          attn_k_swz(b, ds_tile, bn, row, frag_col(b, &fr, 2 * i));
+      attn_k_store(b, dsp[i],
+                   attn_k_smem_ptr(b, m->smem, attn_b_subi(b, addr, m->sbase)));
+    }
   }
+  if (wide)
+    attn_b_if_close(b, &half, 0, NULL);
   attn_k_fence_proxy_async(b, false);
   // dV += P^T dO, dK += dS^T Q (A in registers), then dQ once both
   // warpgroups' dS^T are in place.
@@ -730,32 +798,40 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   attn_k_reg_fence(b, pp, 16, "r");
   attn_k_reg_fence(b, dsp, 16, "r");
   attn_k_wgmma_fence(b);
-  issue_acc(m, dv, pp, dos);
-  issue_acc(m, dk, dsp, qs);
+  issue_acc(m, dv, nd, pp, attn_b_addi(b, dos, creg));
+  issue_acc(m, dk, nd, dsp, attn_b_addi(b, qs, creg));
   attn_k_wgmma_commit(b);
   attn_k_bar_sync(b, bar_id, 256);
-  MlirValue qa[32];
-  for (int i = 0; i < 32; ++i)
-    qa[i] = undef;
+  // dQ's 64 x 64 tiles, one a column region (wide: two, issued together).
+  MlirValue qa[2][32];
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < 32; ++i)
+      qa[r][i] = undef;
   MlirValue da = attn_k_make_desc(
       b,
       attn_k_pin(b, attn_b_addi(b, ds_tile, attn_k_mulc(b, dq_keys, 128)),
                  "r"),
       bn * 128, 1024);
-  MlirValue db = attn_k_make_desc(
-      b,
-      attn_k_pin(b,
-                 attn_b_addi(b, attn_k_addc(b, m->sbase, m->l.k_off),
-                             attn_b_addi(b, attn_k_mulc(b, dq_region, bn * 128),
-                                         attn_k_mulc(b, dq_keys, 128))),
-                 "r"),
-      bn * 128, 1024);
   attn_k_wgmma_fence(b);
-  for (int kk = 0; kk < dq_steps; ++kk)
-    attn_k_wgmma_ss_t(b, k->bf16, qa, 32,
-                      attn_k_desc_add(b, da, (int64_t)kk * 16 * 128),
-                      attn_k_desc_add(b, db, (int64_t)kk * 16 * 128),
-                      attn_b_i32(b, kk ? 1 : 0), true, true);
+  for (int r = 0; r < dq_regions; ++r) {
+    MlirValue db = attn_k_make_desc(
+        b,
+        attn_k_pin(b,
+                   attn_b_addi(b, attn_k_addc(b, m->sbase, m->l.k_off),
+                               attn_b_addi(b,
+                                           attn_k_mulc(b,
+                                                       attn_k_addc(b, dq_region,
+                                                                   r),
+                                                       bn * 128),
+                                           attn_k_mulc(b, dq_keys, 128))),
+                   "r"),
+        bn * 128, 1024);
+    for (int kk = 0; kk < dq_steps; ++kk)
+      attn_k_wgmma_ss_t(b, k->bf16, qa[r], 32,
+                        attn_k_desc_add(b, da, (int64_t)kk * 16 * 128),
+                        attn_k_desc_add(b, db, (int64_t)kk * 16 * 128),
+                        attn_b_i32(b, kk ? 1 : 0), true, true);
+  }
   attn_k_wgmma_commit(b);
   attn_k_wgmma_wait(b, 0);
   attn_k_reg_fence(b, dv, nd, "f");
@@ -765,10 +841,44 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   MlirValue bh = attn_b_addi(b, attn_k_mulc(b, m->bz, k->heads), h);
   MlirValue qrow0 = attn_b_addi(b, attn_k_mulc(b, bh, np),
                                 attn_k_mulc(b, qb, bm));
-  if (g->dq_bulk)
-    dq_bulk_reduce(m, qa, &fr, cw, wt, qrow0, dq_region);
-  else
-    dq_red(m, qa, &fr, qrow0, dq_region);
+  MlirValue turn = {NULL}, turn_addr = {NULL}, lead = {NULL}, wg_bar = {NULL};
+  if (g->deterministic) {
+    lead = attn_k_cmpc(b, ATTN_B_EQ, wt, 0);
+    wg_bar = attn_k_addc(b, cw, DQ_BAR);
+    // Its turn: 2 (key block - the first that sees the query block) + cw.
+    MlirValue first = attn_b_i32(b, 0);
+    if (k->window && k->window_left >= 0)
+      first = attn_k_divc(
+          b,
+          attn_b_binary(b, "arith.maxsi",
+                        attn_k_addc(b, attn_k_mulc(b, qb, bm), -k->window_left),
+                        attn_b_i32(b, 0)),
+          bn);
+    turn = attn_b_addi(b, attn_k_mulc(b, attn_b_subi(b, m->kb, first), 2), cw);
+    turn_addr = attn_k_ptrtoint(b, at(b, m->rows, turn_off(b, g, bh, qb)),
+                                b->t.i64);
+    struct attn_b_if w;
+    attn_b_if_open(b, &w, lead, 0, NULL, false);
+    attn_k_wait_until(b, turn_addr, "eq", turn, "gpu", TURN_WAIT_NS);
+    attn_b_if_close(b, &w, 0, NULL);
+    attn_k_bar_sync(b, wg_bar, 128);
+  }
+  for (int r = 0; r < dq_regions; ++r) {
+    MlirValue region = attn_k_addc(b, dq_region, r);
+    if (g->dq_bulk)
+      dq_bulk_reduce(m, qa[r], &fr, cw, wt, qrow0, region);
+    else
+      dq_red(m, qa[r], &fr, qrow0, region);
+  }
+  if (g->deterministic) {
+    // The warpgroup's adds done (the barrier orders them before the
+    // release), the turn passed on.
+    attn_k_bar_sync(b, wg_bar, 128);
+    struct attn_b_if w;
+    attn_b_if_open(b, &w, lead, 0, NULL, false);
+    attn_k_store_release(b, turn_addr, attn_k_addc(b, turn, 1));
+    attn_b_if_close(b, &w, 0, NULL);
+  }
   MlirValue next[ATTN_K_MAX_REGS];
   for (int i = 0; i < nd; ++i) {
     next[i] = dv[i];
@@ -798,7 +908,7 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
     MlirValue rowi = attn_b_addi(b, attn_k_mulc(b, kvh, k->seq_k), kv);
     for (int j = 0; j < nd / 4; ++j) {
       int i = 4 * j + 2 * r;
-      MlirValue col = frag_col(b, &fr, i);
+      MlirValue col = attn_b_addi(b, col0, frag_col(b, &fr, i));
       MlirValue ev = add64(b, mul64(b, rowi, d), attn_k_i64_of(b, col));
       attn_k_store(b, attn_k_pack2(b, k->bf16, dv[i], dv[i + 1]),
                    at(b, m->dv, attn_b_muli(b, ev, attn_b_i64(b, 2))));

@@ -619,12 +619,19 @@ struct attn_hopper_bwd_choices {
                 ///< no barrier before its store; 1 (0): one tile; auto
                 ///< (-1): two at head dim 64 (1.0-1.3% faster there),
                 ///< one at 128 (where the ring's addressing spills)
+  bool deterministic; ///< deterministic=true: dQ added in key-block order
+                      ///< (implies red)
 };
 
 struct attn_hopper_bwd {
   struct attn_hopper_kernel k;
   int block_m, block_n, stages;
   bool dq_bulk, dp_early, ds_ring;
+  /// dQ's adds ordered: per query block and head a u32 turn after the
+  /// rows' lse2 and D in the rows workspace; the warpgroup whose turn it
+  /// is (2 (key block - the first that sees the query block) + its index)
+  /// adds and passes the turn on, so dq_acc sums in one order every run.
+  bool deterministic;
   double exp_scale, ds_scale;
   MlirBlock grad_fn;
   int ninputs;
@@ -635,7 +642,8 @@ struct attn_hopper_bwd {
 /// (lse2 and D, dq_acc) the backward kernels read without bounds checks.
 int64_t attn_hopper_bwd_rows(const struct attn_hopper_bwd *g);
 /// Bytes of the workspaces: rows (lse * log2(e), then D = rowsum(dO o O),
-/// f32 per padded query row), dq_acc (f32 [B, H, rows, d]), dk_acc (f32
+/// f32 per padded query row; deterministic: then a u32 turn per query
+/// block of each head), dq_acc (f32 [B, H, rows, d]), dk_acc (f32
 /// [B, Hkv, M, d]).
 int64_t attn_hopper_bwd_rows_bytes(const struct attn_hopper_bwd *g);
 int64_t attn_hopper_bwd_dq_bytes(const struct attn_hopper_bwd *g);

@@ -188,6 +188,10 @@ static const struct attn_pass_option hopper_options_help[] = {
                  "tensor cores run it while P is computed) or auto (the "
                  "default: early, 0.4-1.5% faster on an H200, but late where "
                  "the modifier chain has a derivative)"},
+    {"deterministic", "the backward's dQ added in one order every run "
+                      "(true: each query block's key blocks take turns, by "
+                      "red.global.add; false, the default: in whatever order "
+                      "the CTAs reach it)"},
     {"ds-buffers", "the backward's dS^T tiles in shared memory: 1 (the "
                    "consumers meet at a barrier before storing it), 2 (by "
                    "step parity, without that barrier; 16 KiB more) or auto "
@@ -233,6 +237,7 @@ static void hopper_init(void *opts) {
   o->bwd.dq_bulk = true; // measured faster (bench/RESULTS.md)
   o->bwd.dp_early = -1;
   o->bwd.ds_ring = -1;
+  o->bwd.deterministic = false;
 }
 
 /// Option `name`'s value among auto, a and b: *out = -1, 0 or 1; false with
@@ -341,6 +346,13 @@ static bool hopper_set(void *opts, const char *name, const char *value,
   if (!strcmp(name, "dp-issue"))
     return parse_choice(name, value, "late", "early", &o->bwd.dp_early, err,
                         errlen);
+  if (!strcmp(name, "deterministic")) {
+    if (attn_parse_bool_option(value, &o->bwd.deterministic))
+      return true;
+    snprintf(err, errlen,
+             "option 'deterministic' expects true or false, found '%s'", value);
+    return false;
+  }
   if (!strcmp(name, "ds-buffers"))
     return parse_choice(name, value, "1", "2", &o->bwd.ds_ring, err, errlen);
   if (!strcmp(name, "tile-overhead"))
@@ -392,7 +404,8 @@ static bool hopper_set(void *opts, const char *name, const char *value,
            "unknown option '%s' of pass 'lower-tile-to-hopper' (expected "
            "chip, gpu, fallback, grad-fallback, stages, rope, persistent, ctas, q-rope, "
            "tile-overhead, consumers, rescale, row-sum, pv-wait, kv-barriers, epilogue, "
-           "group-m, own-last, split-k, dq-reduce, dp-issue or ds-buffers)",
+           "group-m, own-last, split-k, dq-reduce, dp-issue, ds-buffers or "
+           "deterministic)",
            name);
   return false;
 }

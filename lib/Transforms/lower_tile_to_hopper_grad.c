@@ -11,7 +11,7 @@
 //   steps     [__rope_q, __rope_k] (RoPE: Q and K rotated before, the pre
 //             placement's kernels), __pre, __main, __dq_out, __dk_out
 //
-// Supported: bf16 or f16, head dim 64 or 128 (v's equal), scale, causal,
+// Supported: bf16 or f16, head dim 64, 128 or 256 (v's equal), scale, causal,
 // windows, RoPE at offsets with rotary_dim == head dim, MHA or GQA, and
 // the modifiers and masks as the tile kernel computes them (describe_step:
 // tile.score_mod's scale and tile.score_fn bodies in order, tile.mask_fn
@@ -96,7 +96,7 @@ static bool keys_supported(MlirAttribute dict, int64_t head_dim,
   return true;
 }
 
-/// The shapes' checks: bf16 or f16, head dim 64 or 128, v's equal, the
+/// The shapes' checks: bf16 or f16, head dim 64, 128 or 256, v's equal, the
 /// grid's limits.
 static bool shapes_supported(MlirType qt, MlirType kt, MlirType vt,
                              const char **why) {
@@ -111,8 +111,8 @@ static bool shapes_supported(MlirType qt, MlirType kt, MlirType vt,
     *why = "the Hopper backward takes bf16 or f16";
     return false;
   }
-  if ((q[3] != 64 && q[3] != 128) || v[3] != q[3]) {
-    *why = "the Hopper backward has head dims 64 and 128";
+  if ((q[3] != 64 && q[3] != 128 && q[3] != 256) || v[3] != q[3]) {
+    *why = "the Hopper backward has head dims 64, 128 and 256";
     return false;
   }
   if (q[0] > 65535 || k[1] > 65535 || q[2] > (1 << 24) || k[2] > (1 << 24)) {
@@ -273,7 +273,8 @@ static bool describe(MlirOperation kernel, MlirAttribute att,
                      const struct attn_hopper_bwd_choices *choices,
                      struct attn_hopper_bwd *g, char *why, size_t wlen) {
   memset(g, 0, sizeof *g);
-  g->dq_bulk = choices->dq_bulk;
+  g->deterministic = choices->deterministic;
+  g->dq_bulk = choices->dq_bulk && !g->deterministic;
 
   // The roles (q, k, v, out, lse, dout, dk, dv), each once, and captures.
   static const char *const names[] = {"q",    "k",  "v",  "out",
@@ -375,8 +376,11 @@ static bool describe(MlirOperation kernel, MlirAttribute att,
     return false;
   // FlashAttention-3's tiles for d = 64 and 128: 128 keys a CTA (64 a
   // consumer warpgroup), query blocks of 64 rows, two stages (dq_bulk
-  // adds 34,816 bytes of dQ tiles: 185,384 in all at head dim 128).
-  g->block_n = 128;
+  // adds 34,816 bytes of dQ tiles: 185,384 in all at head dim 128). At
+  // 256: 64 keys a CTA, both consumers on them with 128 columns each;
+  // two stages take 207,912 bytes, too many for dq_bulk's tiles beside
+  // them, which then get one stage (176,152).
+  g->block_n = g->k.head_dim == 256 ? 64 : 128;
   g->block_m = 64;
   g->stages = 2;
   // dP^T issued early where the chain is linear: with its derivative's
@@ -384,6 +388,8 @@ static bool describe(MlirOperation kernel, MlirAttribute att,
   g->dp_early = choices->dp_early > 0 ||
                 (choices->dp_early < 0 && mlirBlockIsNull(g->grad_fn));
   g->ds_ring = choices->ds_ring > 0 || (choices->ds_ring < 0 && g->k.head_dim == 64);
+  if (attn_hopper_bwd_smem_bytes(g) > ATTN_KERNELS_SMEM_LIMIT)
+    g->stages = 1;
   if (attn_hopper_bwd_smem_bytes(g) > ATTN_KERNELS_SMEM_LIMIT) {
     snprintf(why, wlen,
              "the tiles do not fit the 227 KiB of shared memory of a CTA");

@@ -8,6 +8,10 @@
 // RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true dp-issue=late ds-buffers=1" | FileCheck %s --check-prefix=LATE
 // RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true dp-issue=early ds-buffers=2" | FileCheck %s --check-prefix=EARLY
 // RUN: not attn-opt %s --lower-tile-to-hopper="dp-issue=soon" 2>&1 | FileCheck %s --check-prefix=BADDP
+// RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile --lower-tile-to-hopper="fallback=true deterministic=true" | FileCheck %s --check-prefix=DET
+// RUN: attn-opt %S/../Inputs/hopper/h256_rope_causal.mlir --attn-fuse --attn-grad --attn-tile=kernel=hopper --lower-tile-to-hopper | FileCheck %s --check-prefix=D256
+// RUN: attn-opt %S/../Inputs/hopper/h256_rope_causal.mlir --attn-fuse --attn-grad --attn-tile=kernel=hopper --lower-tile-to-hopper=dq-reduce=red | FileCheck %s --check-prefix=D256RED
+// RUN: not attn-opt %s --lower-tile-to-hopper="deterministic=maybe" 2>&1 | FileCheck %s --check-prefix=BADDET
 // RUN: not attn-opt %s --lower-tile-to-hopper="ds-buffers=3" 2>&1 | FileCheck %s --check-prefix=BADDS
 
 // The backward of an attention (issue 29) on sm_90a: lower-tile-to-hopper
@@ -202,6 +206,52 @@
 // EARLY-LABEL: llvm.func @softcap__grad__main(
 // EARLY: nvvm.wgmma.wait.group.sync.aligned 1
 // BADDP: option 'dp-issue' expects auto, late or early, found 'soon'
+
+// deterministic=true: dQ's adds take turns. The rows workspace gets a u32
+// turn per query block of each head after lse2 and D (5120 + 4 * 2 * 5
+// bytes), which __pre zeroes; in __main each consumer warpgroup's thread 0
+// polls (acquire) until the turn is its own, 2 (key block - the first that
+// sees the query block) + its index, the warpgroup meets on its own
+// barrier, adds by red.global.add (never the bulk reduce, which
+// deterministic overrides), meets again, and thread 0 passes the turn on
+// (a release store of the turn + 1).
+// DET: name = "rope_causal__grad"
+// DET-SAME: {bytes = 5160 : i64, name = "rows"}
+// DET-LABEL: llvm.func @rope_causal__grad__pre(
+// DET: llvm.store %{{.*}} : i32, !llvm.ptr
+// DET-LABEL: llvm.func @rope_causal__grad__main(
+// DET-NOT: cp.reduce.async.bulk
+// DET: ld.acquire.gpu.global.u32 v, [$0]; setp.eq.u32 p, v, $1;
+// DET: %[[N1:.*]] = arith.constant 128 : i32
+// DET-NEXT: nvvm.barrier id = %[[WB:[0-9a-z_]+]] number_of_threads = %[[N1]]
+// DET-COUNT-32: red.global.add.f32
+// DET-NEXT: %[[N2:.*]] = arith.constant 128 : i32
+// DET-NEXT: nvvm.barrier id = %[[WB]] number_of_threads = %[[N2]]
+// DET-NEXT: scf.if
+// DET: llvm.store %{{.*}} atomic syncscope("device") release {alignment = 4 : i64} : i32, !llvm.ptr<1>
+// DET-NOT: cp.reduce.async.bulk
+// DET-LABEL: llvm.func @rope_causal__grad__dq_out(
+// BADDET: option 'deterministic' expects true or false, found 'maybe'
+
+// Head dim 256: a CTA per 64 keys (300 keys: 5), both consumers on them.
+// Each computes S^T = K Q^T over the 256 columns (16 m64n64k16 steps),
+// keeps dV and dK for its 128 columns (m64n128k16 from P and dS in
+// registers), stores half of dS^T (its 8 of the 16 pairs a thread holds),
+// and adds dQ as two 64-column tiles (m64n64k16 over the 64 keys, twice).
+// dq-reduce=bulk (the default) leaves one stage of the ring (176,152
+// bytes of shared memory), red two (207,912).
+// D256-LABEL: llvm.func @h256_rope_causal__grad__main(
+// D256-SAME: dynamic_shared_bytes = 176152 : i64, grid = array<i32: 5, 4, 1>, kernel = "hopper-bwd"
+// D256-COUNT-16: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}} p, 1, 1, 0, 0; }
+// D256: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// D256: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// D256: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// D256-LABEL: llvm.func @h256_rope_causal__grad__dq_out(
+// D256RED-LABEL: llvm.func @h256_rope_causal__grad__main(
+// D256RED-SAME: dynamic_shared_bytes = 207912 : i64, grid = array<i32: 5, 4, 1>
+// D256RED-COUNT-64: red.global.add.f32
+// D256RED-NOT: red.global.add.f32
+// D256RED-LABEL: llvm.func @h256_rope_causal__grad__dq_out(
 // BADDS: option 'ds-buffers' expects auto, 1 or 2, found '3'
 
 func.func @rope_causal(%q: tensor<1x2x300x128xbf16>, %k: tensor<1x2x300x128xbf16>, %v: tensor<1x2x300x128xbf16>) -> tensor<1x2x300x128xbf16> {

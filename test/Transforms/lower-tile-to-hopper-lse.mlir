@@ -1,7 +1,7 @@
 // RUN: attn-opt %S/../Inputs/hopper/h256_lse_rope_gqa.mlir --attn-tile=kernel=hopper --lower-tile-to-hopper | FileCheck %s --check-prefix=IR
 // RUN: attn-opt %S/../Inputs/hopper/h128_rope_causal.mlir --attn-fuse --attn-grad --attn-tile=kernel=mma --lower-tile-to-mma="chip=sm_80" | FileCheck %s --check-prefix=MMA
-// RUN: attn-opt %S/../Inputs/hopper/h256_rope_causal.mlir --attn-fuse --attn-grad --attn-tile=kernel=hopper --lower-tile-to-hopper=grad-fallback=true | FileCheck %s --check-prefix=BWD
-// RUN: not attn-opt %S/../Inputs/hopper/h256_rope_causal.mlir --attn-fuse --attn-grad --attn-tile=kernel=hopper --lower-tile-to-hopper 2>&1 | FileCheck %s --check-prefix=BWD-ERR
+// RUN: attn-opt %S/../Inputs/hopper/h256_softcap_window_partial.mlir --attn-fuse --attn-grad --attn-tile=kernel=hopper --lower-tile-to-hopper=grad-fallback=true | FileCheck %s --check-prefix=BWD
+// RUN: not attn-opt %S/../Inputs/hopper/h256_softcap_window_partial.mlir --attn-fuse --attn-grad --attn-tile=kernel=hopper --lower-tile-to-hopper 2>&1 | FileCheck %s --check-prefix=BWD-ERR
 // RUN: attn-opt %S/../Inputs/hopper/h64_causal.mlir --attn-fuse --attn-grad --attn-tile=kernel=hopper --lower-tile-to-hopper | FileCheck %s --check-prefix=HBWD
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --lower-tile-to-hopper
 // RUN: not attn-opt %s --split-input-file --lower-tile-to-mma="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=MMA-ERR
@@ -17,7 +17,8 @@
 // with the plain path's tiles under kernel=mma and kernel=hopper) to
 // lower-tile-to-gpu, without fallback. lower-tile-to-hopper builds the
 // backward where the Hopper backward computes it (h64_causal: __pre,
-// __main, __dq_out, __dk_out) and otherwise (head dim 256) fails, or with
+// __main, __dq_out, __dk_out) and otherwise (RoPE over part of the head)
+// fails, or with
 // grad-fallback=true leaves it to lower-tile-to-gpu, the forward still
 // held to the Hopper kernel. It used to be refused: the argument lse was neither q, k, v,
 // out nor a capture ("the kernel does not take exactly (q, k, v, out)").
@@ -35,10 +36,10 @@
 // MMA: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
 // MMA: llvm.store
 // MMA: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
-// BWD: func.func @h256_rope_causal__grad__dkdv({{.*}} tile.attention_grad = {{.*}} tile.kernel, tile.threads = 128 : i64}
-// BWD: func.func @h256_rope_causal__grad__dq(
-// BWD: llvm.func @h256_rope_causal__attn(%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: !llvm.ptr, %arg3: !llvm.ptr, %arg4: !llvm.ptr, %arg5: !llvm.ptr {llvm.align = 64
-// BWD-ERR: error: no Hopper backward for 'h256_rope_causal__grad__dkdv': the Hopper backward has head dims 64 and 128
+// BWD: func.func @h256_softcap_window_partial__grad__dkdv({{.*}} tile.attention_grad = {{.*}} tile.kernel, tile.threads = 128 : i64}
+// BWD: func.func @h256_softcap_window_partial__grad__dq(
+// BWD: llvm.func @h256_softcap_window_partial(%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: !llvm.ptr, %arg3: !llvm.ptr, %arg4: !llvm.ptr, %arg5: !llvm.ptr {llvm.align = 64
+// BWD-ERR: error: no Hopper backward for 'h256_softcap_window_partial__grad__dkdv': the Hopper backward's RoPE needs rotary_dim equal to the head dim
 // HBWD-DAG: llvm.func @h64_causal(%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: !llvm.ptr, %arg3: !llvm.ptr, %arg4: !llvm.ptr, %arg5: !llvm.ptr {llvm.align = 64
 // HBWD-DAG: llvm.func @h64_causal__grad__pre(
 // HBWD-DAG: llvm.func @h64_causal__grad__main(
