@@ -944,8 +944,10 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
         key = _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale,
                         program, tile_options, score_mod, mask_mod)
         if trained:
-            # Whether the gate trains changes the program (its {attn.grad}).
-            key += ("grad", gate is not None and bool(gate[0].requires_grad))
+            # Whether the backward is deterministic changes its kernels, and
+            # whether the gate trains the program (its {attn.grad}).
+            key += ("grad", _autograd.deterministic_options(),
+                    gate is not None and bool(gate[0].requires_grad))
         kernel = _fast.get(key)
     except (_Unusual, _fn_key.Unkeyable, AttributeError, TypeError):
         key = kernel = None
@@ -1118,7 +1120,7 @@ def _attention_trained(q, k, v, rope, mask, window, softcap, alibi, gate, segmen
         tile_options, score_mod, mask_mod, trained=True)
     _refuse_held_grads(held)
     _register_ops()
-    kernel = load(text, where, tile_options, grad=True)
+    kernel = load(text, where, tile_options, _autograd.deterministic_options(), grad=True)
     sources = (_fn_key.capture_sources((score_mod, mask_mod), traced[2]) if traced[2] else [])
     if _capture_grads_wanted(traced[2]):
         sources = None  # the fast path's key does not say which captures train
@@ -1139,7 +1141,8 @@ def _op_inputs(q, k, v, extras, options, gate_grad=False):
                                          options["softcap"], options["alibi"], gate,
                                          segment_ids, options["scale"], None,
                                          options["tile_options"], gate_grad=gate_grad)
-    return load(text, where, options["tile_options"], grad=True), inputs
+    return (load(text, where, options["tile_options"], _autograd.deterministic_options(),
+                 grad=True), inputs)
 
 
 def _op_forward(q, k, v, extras, options):

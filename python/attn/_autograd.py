@@ -19,6 +19,14 @@ def grad_enabled():
     return torch.is_grad_enabled()
 
 
+def deterministic_options():
+    """lower-tile-to-hopper's options for the backward under
+    torch.use_deterministic_algorithms(True): "deterministic=true" (dQ
+    summed in one order: bitwise the same gradients every run), else None."""
+    import torch
+    return "deterministic=true" if torch.are_deterministic_algorithms_enabled() else None
+
+
 def function():
     """The torch.autograd.Function of a kernel loaded with grad: forward runs
     it on the inputs (q, k, v and the program's extra inputs) and returns o,
