@@ -78,12 +78,21 @@ for o in "dp-issue=early" "ds-buffers=2"; do
   run test/Inputs/hopper/h64_document_window.mlir --grad --hopper-options="$o"
 done
 run test/Inputs/hopper/h64_every_body_op.mlir --grad --hopper-options="dp-issue=early dq-reduce=red"
+# deterministic=true: dQ's adds in turns (windows: the first key block a
+# query block sees moves).
+for f in "$root"/test/Inputs/hopper/g*.mlir; do
+  run "${f#$root/}" --grad --hopper-options="deterministic=true"
+done
+run test/Inputs/hopper/h64_document_window.mlir --grad --hopper-options="deterministic=true"
+run test/Inputs/hopper/h64_window_rope.mlir --grad --hopper-options="deterministic=true"
+run test/Inputs/hopper/h256_rope_causal.mlir --grad --hopper-options="deterministic=true"
 # The forward with lse on the tensor-core kernels (issue 29): --grad
 # compiles the forward to the Hopper kernel (sm_90a) or the mma.sync kernel
 # (--chip=sm_80 --kernel=mma) and the backward to the Hopper backward or the plain path, and
 # checks the forward's out and lse, then dq, dk and dv, against float64:
-# every Hopper input (head dim 256: the Hopper forward, the plain backward
-# at 4 x 4 blocks; h256_lse_rope_gqa, a forward with lse written out, runs
+# every Hopper input (head dim 256: the Hopper backward with 64 keys a CTA,
+# by dq-reduce=red and bulk, the plain one at 4 x 4 blocks for partial
+# RoPE; h256_lse_rope_gqa, a forward with lse written out, runs
 # with the inputs above and here: out and lse), then the kernels' variants (three
 # consumers with the tensor cores' row sums, the staged epilogue, one CTA
 # per tile, rope=ahead and pre, the eager softmax).
@@ -94,6 +103,7 @@ done
 for f in "$root"/test/Inputs/hopper/h256_*.mlir; do
   case "$f" in *_lse_*) continue ;; esac
   run "${f#$root/}" --grad
+  run "${f#$root/}" --grad --hopper-options="dq-reduce=bulk dp-issue=late"
 done
 run test/Inputs/hopper/h256_lse_rope_gqa.mlir --hopper-options="rope=pre persistent=false"
 run test/Inputs/hopper/h256_lse_rope_gqa.mlir --hopper-options="rescale=eager row-sum=mma ctas=2"

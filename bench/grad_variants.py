@@ -18,8 +18,10 @@ Before anything is timed, at B=1, H=4, N=1000 (a ragged tail) each
 variant's dq, dk and dv are checked against float64 autograd through a
 torch reference (relative Frobenius error above 2e-2: WRONG) and against
 the other variant's (above 5e-3: DIFFER; they are not bitwise equal, as
-dq_acc is summed in whatever order the CTAs reach it). Either makes the
-variant untimed and the exit status 1. The timed shapes' gradients must be
+dq_acc is summed in whatever order the CTAs reach it), and run five times
+(a variant with deterministic=true whose gradients are not bitwise the
+same each time: NOT-DETERMINISTIC). Any makes the variant untimed and the
+exit status 1. The timed shapes' gradients must be
 finite.
 
 Timing: triton.testing.do_bench median of kernel.backward alone (L2
@@ -99,16 +101,21 @@ def check(d, variants):
     qd, kd, vd = (t.double().requires_grad_() for t in (q, k, v))
     reference(qd, kd, vd).backward(do.double())
     want = (qd.grad, kd.grad, vd.grad)
-    grads = {}
+    grads, same = {}, {}
     for var in variants:
-        _, _, grads[var] = backward(load(q, k, v, var), q, k, v, do)
+        kern = load(q, k, v, var)
+        _, _, grads[var] = backward(kern, q, k, v, do)
+        # Bitwise the same on a second run and a fifth (deterministic=true
+        # must be; the default need not).
+        same[var] = all(all(torch.equal(a, b) for a, b in zip(grads[var], again))
+                        for again in (backward(kern, q, k, v, do)[2] for _ in range(4)))
     torch.cuda.synchronize()
     out = {}
     first = grads[variants[0]]
     for var in variants:
         ref = max(rel(g, w) for g, w in zip(grads[var], want))
         pair = max(rel(g, f) for g, f in zip(grads[var], first))
-        out[var] = (ref, pair)
+        out[var] = (ref, pair, same[var])
     return out
 
 
@@ -138,10 +145,13 @@ def main(argv=None):
         errs = check(d, variants)
         ok = []
         for var in variants:
-            ref, pair = errs[var]
-            bad = "WRONG" if ref > TOL_REF else "DIFFER" if pair > TOL_PAIR else ""
-            print("d=%d [%s]: max rel err vs float64 %.2e, vs [%s] %.2e %s"
-                  % (d, var, ref, variants[0], pair, bad))
+            ref, pair, same = errs[var]
+            bad = ("WRONG" if ref > TOL_REF else "DIFFER" if pair > TOL_PAIR
+                   else "NOT-DETERMINISTIC" if "deterministic=true" in var and not same
+                   else "")
+            print("d=%d [%s]: max rel err vs float64 %.2e, vs [%s] %.2e, bitwise "
+                  "repeatable over 5 runs: %s %s"
+                  % (d, var, ref, variants[0], pair, "yes" if same else "no", bad))
             if bad:
                 status = 1
             else:
@@ -181,7 +191,8 @@ def time_shape(d, B, H, N, ok, errs, rounds, rows):
               "(rounds: %s)" % (d, B, H, N, var, ms, tf,
                                 ", ".join("%.3f" % t for t in ts)))
         rows.append(dict(d=d, B=B, H=H, N=N, variant=var, ms=ms, tflops=tf, rounds=ts,
-                         err_ref=errs[var][0], err_pair=errs[var][1]))
+                         err_ref=errs[var][0], err_pair=errs[var][1],
+                         repeatable=errs[var][2]))
     del q, k, v, do, kernels
     torch.cuda.empty_cache()
     return status

@@ -173,8 +173,16 @@ add hopper-grad-body    msRi  $H/h64_window_body_causal.mlir --grad
 add hopper-grad-dp128   msri  $H/g128_rope_causal_ragged.mlir --grad "--hopper-options=dp-issue=early ds-buffers=2"
 add hopper-grad-dp64    msRi  $H/g64_causal_ragged.mlir --grad "--hopper-options=dp-issue=early ds-buffers=2"
 add hopper-grad-dpgate  msRi  $H/h128_gate_softcap_f16.mlir --grad --hopper-options=dp-issue=early
-# Head dim 256 on the plain backward (4 x 4 blocks).
-add plain-grad-d256     msRi  $H/h256_rope_causal.mlir --grad
+# deterministic=true: the turns (a poll, barriers, a release store) around
+# each warpgroup's dQ adds.
+add hopper-grad-det128  msri  $H/g128_rope_causal_ragged.mlir --grad --hopper-options=deterministic=true
+add hopper-grad-det64   msRi  $H/h64_document_window.mlir --grad --hopper-options=deterministic=true
+# Head dim 256: the Hopper backward (64 keys a CTA, the consumers on
+# halves of the columns, dS^T stored half by each), by red and bulk
+# reduces; the plain backward (4 x 4 blocks) for partial RoPE.
+add hopper-grad-d256    msri  $H/h256_rope_causal.mlir --grad --hopper-options=dq-reduce=red
+add hopper-grad-d256b   msri  $H/h256_gqa_plain_f16.mlir --grad --hopper-options=dq-reduce=bulk
+add plain-grad-d256     msRi  $H/h256_softcap_window_partial.mlir --grad
 # The forwards with lse on the tensor-core kernels (issue 29): the Hopper
 # and mma.sync kernels' lse stores (attn-run --grad: their forward, then the
 # backward), with a key-list program, three consumers with the tensor
