@@ -513,25 +513,33 @@ static bool verify_exp_lse(MlirOperation op) {
   return positive_attr(op, "scale", scale);
 }
 
-/// tile.score_fn / tile.mask_fn (scores, batch, head, row, col) {seq_q,
-/// seq_k} with a body dialects/body.h accepts at the tile level (captures
-/// are memrefs read by memref.load).
-static bool verify_fn(MlirOperation op, bool score) {
-  int64_t d[8], seq;
-  bool b;
-  if (!tile_shape(op, 0, 2, "scores", d) || !is_compute_tile(op, 0, "scores"))
-    return false;
-  if (attn_op_is(op, ATTN_OP_TILE_SCORE_FN_GRAD) &&
-      !same_tiles(op, 0, 1, "ds", "scores_in"))
-    return false;
+/// A body op's seq_q and seq_k: positive integers.
+static bool verify_seqs(MlirOperation op) {
   static const char *const seqs[2] = {"seq_q", "seq_k"};
   for (int i = 0; i < 2; ++i) {
+    int64_t seq;
+    bool b;
     if (attn_attr_bool(op, seqs[i], &b) || !attn_attr_i64(op, seqs[i], &seq))
       return attn_emit_errorf(op, "%s must be an integer", seqs[i]);
     if (seq < 1)
       return attn_emit_errorf(op, "%s must be positive, found %lld", seqs[i],
                               (long long)seq);
   }
+  return true;
+}
+
+/// tile.score_fn / tile.mask_fn (scores, batch, head, row, col) {seq_q,
+/// seq_k} with a body dialects/body.h accepts at the tile level (captures
+/// are memrefs read by memref.load).
+static bool verify_fn(MlirOperation op, bool score) {
+  int64_t d[8];
+  if (!tile_shape(op, 0, 2, "scores", d) || !is_compute_tile(op, 0, "scores"))
+    return false;
+  if (attn_op_is(op, ATTN_OP_TILE_SCORE_FN_GRAD) &&
+      !same_tiles(op, 0, 1, "ds", "scores_in"))
+    return false;
+  if (!verify_seqs(op))
+    return false;
   const char *what = !score ? "tile.mask_fn"
                      : attn_op_is(op, ATTN_OP_TILE_SCORE_FN_GRAD)
                          ? "tile.score_fn_grad"
@@ -561,22 +569,15 @@ static bool is_grad_buffer(MlirOperation op, int i, const char *what) {
 /// element type, and a body yielding the derivative and one index per
 /// dimension of grad.
 static bool verify_capture_grad(MlirOperation op) {
-  int64_t d[8], seq;
-  bool b;
+  int64_t d[8];
   if (!same_tiles(op, 0, 1, "ds", "scores_in") ||
       !is_grad_buffer(op, 2, "grad"))
     return false;
   MlirType g = mlirValueGetType(mlirOperationGetOperand(op, 2));
   if (!mlirTypeEqual(mlirShapedTypeGetElementType(g), operand_elem(op, 0)))
     return attn_emit_errorf(op, "grad must hold the tiles' element type");
-  static const char *const seqs[2] = {"seq_q", "seq_k"};
-  for (int i = 0; i < 2; ++i) {
-    if (attn_attr_bool(op, seqs[i], &b) || !attn_attr_i64(op, seqs[i], &seq))
-      return attn_emit_errorf(op, "%s must be an integer", seqs[i]);
-    if (seq < 1)
-      return attn_emit_errorf(op, "%s must be positive, found %lld", seqs[i],
-                              (long long)seq);
-  }
+  if (!verify_seqs(op))
+    return false;
   double scale = 0;
   if (!attn_attr_f64(op, "scale", &scale) || !isfinite(scale))
     return attn_emit_errorf(op, "scale must be a finite float");
