@@ -145,19 +145,27 @@ static void draw_options(struct reader *r, struct attn_compile_options *o,
     snprintf(tile + used, tile_len - used, "block-n=%lld", (long long)bn);
   o->tile_options = tile[0] ? tile : NULL;
   o->features = features[next(r) % COUNT(features)];
+  // The backward too (attn-grad, then its kernels) on one draw in two.
+  o->grad = f / 5 % 2;
   unsigned h = next(r);
+  // The Hopper backward's schedule choices, beside the persistent CTAs.
+  static const char *const bwd[4] = {
+      "dq-reduce=red", "deterministic=true", "dp-issue=late ds-buffers=2",
+      "dq-reduce=bulk dp-issue=early ds-buffers=1"};
   if (h % 4 == 1)
     snprintf(hopper, hopper_len, "ctas=%u", 1 + h / 4);
   else if (h % 4 == 2)
     snprintf(hopper, hopper_len, "ctas=0");
-  o->hopper_options = h % 4 == 1 || h % 4 == 2 ? hopper : NULL;
+  else if (h % 4 == 3)
+    snprintf(hopper, hopper_len, "%s", bwd[h / 4 % 4]);
+  o->hopper_options = h % 4 ? hopper : NULL;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct reader r = {data, size};
   unsigned mode = next(&r);
   struct attn_compile_options o;
-  char tile[96], hopper[32];
+  char tile[96], hopper[64];
   char *text = NULL;
   size_t len = 0;
   if (mode & 1) {
