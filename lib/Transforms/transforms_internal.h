@@ -47,7 +47,7 @@ unsigned attn_rope_cost_problem(MlirValue q, MlirValue k,
                                 const struct attn_fused_config *cfg,
                                 struct attn_cost_problem *p);
 
-//===-- attn-tile (attn_tile.c, tile_matmul.c) ----------------------------===//
+//===-- attn-tile (attn_tile.c and its kernels, tile_matmul.c) -----------===//
 
 /// The GEMM tiles attn-tile picks with kernel=hopper for 16-bit matmuls (and
 /// gpu_pipeline.c asks the Hopper GEMM about): 128-row output tiles, 256
