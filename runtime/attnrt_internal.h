@@ -226,7 +226,7 @@ const char *attnrt_arg_kind_name(enum attnrt_arg_kind kind);
 /// kernel at index (index == m->nkernels gives the total).
 size_t attnrt_manifest_maps_before(const attnrt_manifest *m, size_t index);
 
-//===-- Manifest reading (attnrt_manifest.c) --===//
+//===-- Manifest reading (attnrt_manifest_util.c) --===//
 
 struct cJSON;
 
@@ -253,6 +253,11 @@ bool attnrt_is_integer_in(const struct cJSON *v, double lo, double hi);
 /// returns buf.
 const char *attnrt_field_path(char *buf, size_t len, const char *where,
                               const char *key);
+
+/// Reads obj["kind"], a parameter's kind ("ptr", "i32", "i64", "f32",
+/// "tensormap"), into *out.
+enum attnrt_status attnrt_read_kind(const struct cJSON *obj, const char *where,
+                                    enum attnrt_arg_kind *out);
 
 /// Reads the string obj[key] into a new copy in *out; NULL when absent and
 /// not required.
