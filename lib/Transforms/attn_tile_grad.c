@@ -401,10 +401,7 @@ void attn_tk_build_dkdv(struct kernel *k, MlirValue col) {
     attn_b_if_close(b, &once, 0, NULL);
   }
   attn_builder_role(b, "tile.key_tile");
-  attn_tk_build_load(k, ROLE_K, T_K, k->kv_head, col);
-  if (s->cfg.has_rope)
-    attn_tk_build_rope(k, k->tile[T_K], col, true);
-  attn_tk_build_load(k, ROLE_V, T_V, k->kv_head, col);
+  attn_tk_build_kv_tiles(k, col);
   attn_tile_build_fill(b, k->tile[T_ACC], 0.0);
   attn_tile_build_fill(b, k->tile[T_DV], 0.0);
   MlirValue lo, hi;
@@ -448,10 +445,7 @@ void attn_tk_build_dq(struct kernel *k) {
   struct attn_b_for loop;
   attn_b_for_open(b, &loop, lo, hi, k->c1, 0, NULL);
   MlirValue col = attn_b_muli(b, loop.iv, k->bn);
-  attn_tk_build_load(k, ROLE_K, T_K, k->kv_head, col);
-  if (s->cfg.has_rope)
-    attn_tk_build_rope(k, k->tile[T_K], col, true);
-  attn_tk_build_load(k, ROLE_V, T_V, k->kv_head, col);
+  attn_tk_build_kv_tiles(k, col);
   build_grad_step(k, col);
   attn_builder_role(b, "tile.key_loop");
   attn_b_for_close(b, &loop, 0, NULL);

@@ -609,6 +609,14 @@ void attn_tk_build_masks(struct kernel *k, MlirValue col) {
   }
 }
 
+/// The key block from key col: its K tile (rotated) and V tile.
+void attn_tk_build_kv_tiles(struct kernel *k, MlirValue col) {
+  attn_tk_build_load(k, ROLE_K, T_K, k->kv_head, col);
+  if (k->s->cfg.has_rope)
+    attn_tk_build_rope(k, k->tile[T_K], col, true);
+  attn_tk_build_load(k, ROLE_V, T_V, k->kv_head, col);
+}
+
 /// The key loop: per step K (rotated) and V tiles, scores, modifiers,
 /// masks, the online softmax update and P.V.
 void attn_tk_build_key_loop(struct kernel *k, MlirValue lo, MlirValue hi) {
@@ -618,10 +626,7 @@ void attn_tk_build_key_loop(struct kernel *k, MlirValue lo, MlirValue hi) {
   struct attn_b_for loop;
   attn_b_for_open(b, &loop, lo, hi, k->c1, 0, NULL);
   MlirValue col = attn_b_muli(b, loop.iv, k->bn);
-  attn_tk_build_load(k, ROLE_K, T_K, k->kv_head, col);
-  if (s->cfg.has_rope)
-    attn_tk_build_rope(k, k->tile[T_K], col, true);
-  attn_tk_build_load(k, ROLE_V, T_V, k->kv_head, col);
+  attn_tk_build_kv_tiles(k, col);
   attn_tile_build_mma(b, k->tile[T_Q], k->tile[T_K], k->tile[T_S], true,
                       false);
   attn_tk_build_score_mods(k, col);

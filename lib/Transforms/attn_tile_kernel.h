@@ -127,6 +127,7 @@ MlirValue attn_tk_alibi_value(struct kernel *k, MlirBlock body, MlirValue x);
 MlirValue attn_tk_gate_value(struct kernel *k, MlirBlock body, MlirValue x);
 void attn_tk_build_score_mods(struct kernel *k, MlirValue col);
 void attn_tk_build_masks(struct kernel *k, MlirValue col);
+void attn_tk_build_kv_tiles(struct kernel *k, MlirValue col);
 void attn_tk_build_key_loop(struct kernel *k, MlirValue lo, MlirValue hi);
 void attn_tk_build_epilogue(struct kernel *k, struct attn_b_func *f);
 
