@@ -508,20 +508,29 @@ static void point_indices(const struct mk *m, const struct frag *fr,
   }
 }
 
+/// Whether a body reads the query row and the key only by 64-row blocks
+/// (attn_k_fn_body_blocked): the fragment's 64 query columns and the
+/// warpgroup's 64 keys are each one such block.
+struct blocked {
+  bool q, kv;
+};
+
+static struct blocked blocked_of(MlirBlock body) {
+  return (struct blocked){attn_k_fn_body_blocked(body, false, 64),
+                          attn_k_fn_body_blocked(body, true, 64)};
+}
+
 /// Body at register i of the fragment (s its score, null for a mask
 /// body): at the element's query row and key, or at the first of the
-/// thread's rows or keys where the body reads them only by 64-row blocks
-/// (attn_k_fn_body_blocked: the fragment's 64 query columns and the
-/// warpgroup's 64 keys are each one such block), so that elements of one
-/// block share its ops (the gate's g[b, h, q, kv / 64] is loaded once per
-/// query column, not per element).
-static MlirValue point(const struct mk *m, MlirBlock body, MlirValue s, int i,
-                       const MlirValue qi[16], const MlirValue ki[2]) {
-  bool qb = attn_k_fn_body_blocked(body, false, 64),
-       kb = attn_k_fn_body_blocked(body, true, 64);
+/// thread's rows or keys where the body reads them only by blocks (bl), so
+/// that elements of one block share its ops (the gate's g[b, h, q, kv /
+/// 64] is loaded once per query column, not per element).
+static MlirValue point(const struct mk *m, MlirBlock body, struct blocked bl,
+                       MlirValue s, int i, const MlirValue qi[16],
+                       const MlirValue ki[2]) {
   return attn_k_fn_point_body(m->b, m->fn, body, s,
-                              qi[qb ? 0 : 2 * (i / 4) + i % 2],
-                              ki[kb ? 0 : (i / 2) % 2]);
+                              qi[bl.q ? 0 : 2 * (i / 4) + i % 2],
+                              ki[bl.kv ? 0 : (i / 2) % 2]);
 }
 
 /// The modifier chain on the raw scores sv (replaced by the chain's
@@ -533,14 +542,23 @@ static void scores(const struct mk *m, const MlirValue qi[16],
   const struct attn_hopper_bwd *g = m->g;
   const struct attn_hopper_kernel *k = &g->k;
   MlirValue sc = attn_b_f32(b, (float)k->scale);
+  bool grad = !mlirBlockIsNull(g->grad_fn);
+  struct blocked gbl = grad ? blocked_of(g->grad_fn) : (struct blocked){0};
+  struct blocked fbl[ATTN_HOPPER_MAX_FNS];
+  for (int f = 0; f < k->nscore_fns; ++f)
+    fbl[f] = blocked_of(k->score_fns[f]);
   for (int i = 0; i < 32 && !b->failed; ++i) {
-    if (!mlirBlockIsNull(g->grad_fn))
-      gv[i] = point(m, g->grad_fn, sv[i], i, qi, ki);
+    if (grad)
+      gv[i] = point(m, g->grad_fn, gbl, sv[i], i, qi, ki);
     MlirValue x = sv[i];
-    for (int j = 0, fi = 0; j < k->nmods; ++j)
-      x = k->mods[j] == ATTN_HOPPER_MOD_SCALE
-              ? attn_b_mulf(b, x, sc)
-              : point(m, k->score_fns[fi++], x, i, qi, ki);
+    for (int j = 0, fi = 0; j < k->nmods; ++j) {
+      if (k->mods[j] == ATTN_HOPPER_MOD_SCALE) {
+        x = attn_b_mulf(b, x, sc);
+      } else {
+        x = point(m, k->score_fns[fi], fbl[fi], x, i, qi, ki);
+        ++fi;
+      }
+    }
     sv[i] = x;
   }
 }
@@ -551,10 +569,13 @@ static void mask_fns(const struct mk *m, const MlirValue qi[16],
   struct attn_builder *b = m->b;
   const struct attn_hopper_kernel *k = &m->g->k;
   MlirValue zero = attn_b_f32(b, 0.0f);
+  struct blocked mbl[ATTN_HOPPER_MAX_FNS];
+  for (int f = 0; f < k->nmask_fns; ++f)
+    mbl[f] = blocked_of(k->mask_fns[f]);
   for (int i = 0; i < 32 && !b->failed; ++i)
     for (int f = 0; f < k->nmask_fns && !b->failed; ++f) {
       MlirValue vis =
-          point(m, k->mask_fns[f], (MlirValue){NULL}, i, qi, ki);
+          point(m, k->mask_fns[f], mbl[f], (MlirValue){NULL}, i, qi, ki);
       if (!mlirValueIsNull(vis))
         p[i] = attn_b_select(b, vis, p[i], zero);
     }
