@@ -53,10 +53,10 @@
 // Ops are named "bwd.pre", "bwd.producer", "bwd.consumer", "bwd.epilogue"
 // and "bwd.out". This file builds the main kernel and the four in order;
 // the row kernels (__pre, __dq_out, __dk_out) and the workspaces' sizes
-// are attention_bwd_rows.c's (attention_bwd.h: what the two share).
+// are attention_bwd_rows.c's (attention_bwd_rows.h: what the two share).
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Kernels/attention_bwd.h"
+#include "lib/Kernels/attention_bwd_rows.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"

@@ -7,7 +7,7 @@
 // element type); the workspaces' sizes; the pieces the main kernel shares.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Kernels/attention_bwd.h"
+#include "lib/Kernels/attention_bwd_rows.h"
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"

@@ -1,12 +1,12 @@
-//===- attention_bwd.h - What the Hopper backward's two files share ------===//
+//===- attention_bwd_rows.h - The Hopper backward's row kernels, shared ---===//
 //
 // attention_bwd.c builds the main kernel and the launch's four kernels in
 // order; attention_bwd_rows.c the row kernels (__pre, __dq_out, __dk_out),
 // the workspaces' sizes and the pieces both use.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_KERNELS_ATTENTION_BWD_H
-#define ATTN_KERNELS_ATTENTION_BWD_H
+#ifndef ATTN_KERNELS_ATTENTION_BWD_ROWS_H
+#define ATTN_KERNELS_ATTENTION_BWD_ROWS_H
 
 #include "lib/Kernels/kernels_internal.h"
 
@@ -60,4 +60,4 @@ bool attn_k_bwd_build_pre_kernel(struct attn_builder *b,
 bool attn_k_bwd_build_out_kernel(struct attn_builder *b,
                                  const struct attn_hopper_bwd *g, bool dq);
 
-#endif // ATTN_KERNELS_ATTENTION_BWD_H
+#endif // ATTN_KERNELS_ATTENTION_BWD_ROWS_H
