@@ -180,6 +180,34 @@ irdl.dialect @attn {
     irdl.results(out: %to, lse: optional %tl)
     irdl.regions(score_fn: %rs, mask_fn: %rm)
   }
+  // One decode attention over a KV cache (issue 30): the few query rows of
+  // each sequence sit at the end of its keys. Operands q [B, H, Nq, D],
+  // k_cache and v_cache ([B, Hk, M, D] contiguous, or [P, Hk, page_size, D]
+  // pages), cache_seqlens (tensor<B x i32>: keys per sequence, the new
+  // tokens' included) and, for a paged cache, block_table (tensor<B x
+  // max_pages x i32>: page j of sequence b is k_cache[table[b, j]]);
+  // operandSegmentSizes = array<i32: 1, 1, 1, 1, t>. cache_layout is
+  // "contiguous" or "paged"; page_size (i64) goes with "paged". Optional
+  // attributes as attn.fused's: window, alibi, softcap, rope {theta,
+  // rotary_dim, layout} (q rotated at its position, the cache holding
+  // rotated keys), mods (of "scale", "softcap", "alibi").
+  irdl.operation @fused_decode {
+    %tq = irdl.base "!builtin.tensor"
+    %tk = irdl.base "!builtin.tensor"
+    %tv = irdl.base "!builtin.tensor"
+    %tl = irdl.base "!builtin.tensor"
+    %tt = irdl.base "!builtin.tensor"
+    %to = irdl.base "!builtin.tensor"
+    %f = irdl.base "#builtin.float"
+    %s = irdl.base "#builtin.string"
+    %yes = irdl.is true
+    %no = irdl.is false
+    %b = irdl.any_of(%yes, %no)
+    irdl.attributes {"scale" = %f, "causal" = %b, "cache_layout" = %s}
+    irdl.operands(q: %tq, k_cache: %tk, v_cache: %tv, cache_seqlens: %tl,
+                  block_table: optional %tt)
+    irdl.results(out: %to)
+  }
   // The backward of one attn.fused (what attn-grad derives): the same
   // inputs, attributes and regions, then the forward's output out, its
   // lse (tensor<B x H x N x f32>) and dout, the gradient of out (out's

@@ -375,11 +375,23 @@ bool attn_fused_read(MlirOperation op, struct attn_fused_config *out, char *err,
     if (!rope_from_dict(rope, out, err, errlen))
       return false;
   }
+  // attn.fused_decode has its own operands (attn_decode_read) and no gate.
+  bool decode = attn_op_is(op, ATTN_OP_FUSED_DECODE);
   if (!read_options(op, out, err, errlen) ||
-      !read_extras(op, out, err, errlen) || !read_mods(op, out, err, errlen))
+      (!decode && !read_extras(op, out, err, errlen)))
+    return false;
+  if (decode && out->has_gate) {
+    snprintf(err, errlen, "attn.fused_decode has no gate (gate_block)");
+    return false;
+  }
+  if (!read_mods(op, out, err, errlen))
     return false;
   MlirAttribute lse = attn_attr_get(op, ATTN_FUSED_LSE_ATTR);
   if (!mlirAttributeIsNull(lse)) {
+    if (decode) {
+      snprintf(err, errlen, "attn.fused_decode has no lse result");
+      return false;
+    }
     if (!mlirAttributeIsAUnit(lse) || attn_op_is(op, ATTN_OP_FUSED_GRAD)) {
       snprintf(err, errlen, "%s",
                attn_op_is(op, ATTN_OP_FUSED_GRAD)
@@ -493,6 +505,95 @@ bool attn_project_get_rope(MlirOperation project, bool *has,
   *out = c.rope;
   out->offset = c.q_offset;
   return true;
+}
+
+bool attn_decode_read(MlirOperation op, struct attn_decode_config *out,
+                      char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  if (!attn_fused_read(op, &out->base, err, errlen))
+    return false;
+  MlirAttribute rope = attn_attr_get(op, "rope");
+  if (out->base.has_rope &&
+      (!mlirAttributeIsNull(dict_get(rope, "offset")) ||
+       !mlirAttributeIsNull(dict_get(rope, "q_offset")) ||
+       !mlirAttributeIsNull(dict_get(rope, "k_offset")))) {
+    snprintf(err, errlen,
+             "rope of attn.fused_decode takes no offset: a query row's "
+             "position is its sequence's length - Nq + its row");
+    return false;
+  }
+  MlirStringRef layout;
+  if (!attn_attr_str(op, "cache_layout", &layout) ||
+      !(attn_str_eq(layout, "contiguous") || attn_str_eq(layout, "paged"))) {
+    snprintf(err, errlen, "cache_layout must be \"contiguous\" or \"paged\"");
+    return false;
+  }
+  out->layout = attn_str_eq(layout, "paged") ? ATTN_CACHE_PAGED
+                                             : ATTN_CACHE_CONTIGUOUS;
+  MlirAttribute ps = attn_attr_get(op, "page_size");
+  if (out->layout == ATTN_CACHE_PAGED && !is_int(ps)) {
+    snprintf(err, errlen, "a paged cache needs page_size, an integer");
+    return false;
+  }
+  if (out->layout == ATTN_CACHE_CONTIGUOUS && !mlirAttributeIsNull(ps)) {
+    snprintf(err, errlen, "page_size applies to a paged cache only");
+    return false;
+  }
+  if (out->layout == ATTN_CACHE_PAGED)
+    out->page_size = mlirIntegerAttrGetValueInt(ps);
+  intptr_t n = mlirOperationGetNumOperands(op);
+  out->has_table = n == 5;
+  if (n != 4 && n != 5) {
+    snprintf(err, errlen,
+             "attn.fused_decode takes q, k_cache, v_cache, cache_seqlens and "
+             "an optional block_table, found %ld operands",
+             (long)n);
+    return false;
+  }
+  if (out->layout == ATTN_CACHE_PAGED && !out->has_table) {
+    snprintf(err, errlen, "a paged cache needs a block_table operand");
+    return false;
+  }
+  if (out->layout == ATTN_CACHE_CONTIGUOUS && out->has_table) {
+    snprintf(err, errlen, "a contiguous cache takes no block_table");
+    return false;
+  }
+  int64_t q[8], k[8], v[8], t[8];
+  if (attn_static_shape(mlirValueGetType(mlirOperationGetOperand(op, 0)), q) !=
+          4 ||
+      attn_static_shape(mlirValueGetType(mlirOperationGetOperand(op, 1)), k) !=
+          4 ||
+      attn_static_shape(mlirValueGetType(mlirOperationGetOperand(op, 2)), v) !=
+          4) {
+    snprintf(err, errlen, "q, k_cache and v_cache must be static rank-4 "
+                          "tensors");
+    return false;
+  }
+  out->batch = q[0];
+  out->heads = q[1];
+  out->seq_q = q[2];
+  out->head_dim = q[3];
+  out->kv_heads = k[1];
+  out->value_dim = v[3];
+  out->max_seq = k[2];
+  if (out->has_table) {
+    MlirType tt = mlirValueGetType(mlirOperationGetOperand(op, 4));
+    if (attn_static_shape(tt, t) != 2) {
+      char ty[128];
+      snprintf(err, errlen, "block_table must be a static rank-2 tensor, "
+                            "found %s",
+               attn_type_str(tt, ty, sizeof ty));
+      return false;
+    }
+    out->num_pages = k[0];
+    out->max_seq = t[1] * k[2];
+  }
+  return true;
+}
+
+bool attn_decode_get_config(MlirOperation op, struct attn_decode_config *out) {
+  char err[256];
+  return attn_decode_read(op, out, err, sizeof err);
 }
 
 static MlirNamedAttribute named(MlirContext ctx, const char *name,

@@ -21,6 +21,7 @@
 #define ATTN_OP_PV "attn.pv"
 #define ATTN_OP_FUSED "attn.fused"
 #define ATTN_OP_FUSED_GRAD "attn.fused_grad"
+#define ATTN_OP_FUSED_DECODE "attn.fused_decode"
 
 /// The unit attribute of attn.fused asking for its second result, the row
 /// log-sum-exp (attn-grad sets it).
@@ -130,6 +131,44 @@ bool attn_project_get_rope(MlirOperation project, bool *has,
 /// attn.fused_grad is read the same way (its operands out, lse and dout
 /// follow the optional inputs and are not part of the configuration).
 bool attn_fused_get_config(MlirOperation fused, struct attn_fused_config *out);
+
+/// How attn.fused_decode's cache is laid out: one [B, Hk, M, D] tensor per
+/// cache (contiguous), or pages [P, Hk, page_size, D] addressed through a
+/// block table [B, max_pages] (paged, as vLLM's and FlashInfer's HND).
+enum attn_cache_layout { ATTN_CACHE_CONTIGUOUS, ATTN_CACHE_PAGED };
+
+/// The page sizes a paged cache may have: powers of two in this range.
+#define ATTN_DECODE_MIN_PAGE 16
+#define ATTN_DECODE_MAX_PAGE 256
+
+/// What an attn.fused_decode op computes. Query row i of sequence b sits at
+/// position len[b] - Nq + i and, when causal, sees keys j < len[b] - Nq + i
+/// + 1 (else every j < len[b]); its q row is rotated at that position.
+struct attn_decode_config {
+  /// scale, causal, window, alibi, softcap, rope (no offsets) and mods, as
+  /// attn.fused's; no gate, bodies, extras or lse.
+  struct attn_fused_config base;
+  enum attn_cache_layout layout;
+  int64_t page_size; ///< paged: the cache's pages' rows; else 0
+  bool has_table;    ///< the block_table operand is present (operand 4)
+  int64_t batch, heads, kv_heads, seq_q, head_dim, value_dim;
+  int64_t max_seq;   ///< keys a sequence may hold: M, or max_pages * page_size
+  int64_t num_pages; ///< paged: P; else 0
+};
+
+/// attn.fused_decode's operands: q, k_cache, v_cache, cache_seqlens, then
+/// block_table when paged.
+enum {
+  ATTN_DECODE_Q,
+  ATTN_DECODE_K_CACHE,
+  ATTN_DECODE_V_CACHE,
+  ATTN_DECODE_SEQLENS,
+  ATTN_DECODE_TABLE
+};
+
+/// Reads an attn.fused_decode op's attributes and shapes; false (no
+/// diagnostic) when they are malformed: the verifier reports those.
+bool attn_decode_get_config(MlirOperation op, struct attn_decode_config *out);
 
 /// What attn.fused_grad's result 3 + i is the gradient of: ATTN_GRAD_GATE
 /// (the gate's table) or the index c of a captured tensor ("capture<c>",

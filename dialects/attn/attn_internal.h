@@ -11,4 +11,9 @@
 bool attn_fused_read(MlirOperation op, struct attn_fused_config *out, char *err,
                      size_t errlen);
 
+/// Reads an attn.fused_decode op like attn_decode_get_config, writing what
+/// is wrong into err on failure.
+bool attn_decode_read(MlirOperation op, struct attn_decode_config *out,
+                      char *err, size_t errlen);
+
 #endif // ATTN_ATTN_INTERNAL_H

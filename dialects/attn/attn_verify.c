@@ -725,6 +725,101 @@ static bool verify_fused_grad(MlirOperation op) {
   return true;
 }
 
+/// attn.fused_decode: q [B,H,Nq,D]; k_cache, v_cache [B,Hk,M,*] or
+/// [P,Hk,page_size,*]; cache_seqlens [B] i32; block_table [B,max_pages] i32
+/// with a paged cache; out [B,H,Nq,Dv].
+static bool verify_fused_decode(MlirOperation op) {
+  int64_t q[4], k[4], v[4];
+  MlirValue qv = mlirOperationGetOperand(op, ATTN_DECODE_Q);
+  MlirValue kv = mlirOperationGetOperand(op, ATTN_DECODE_K_CACHE);
+  MlirValue vv = mlirOperationGetOperand(op, ATTN_DECODE_V_CACHE);
+  if (!get_bhnd(op, qv, "q", q) || !get_bhnd(op, kv, "k_cache", k) ||
+      !get_bhnd(op, vv, "v_cache", v) ||
+      !same_elem(op, qv, kv, "q", "k_cache") ||
+      !same_elem(op, qv, vv, "q", "v_cache"))
+    return false;
+  if (mlirTypeIsAF64(mlirShapedTypeGetElementType(mlirValueGetType(qv))))
+    return attn_emit_errorf(op, "attn.fused_decode takes f32, f16 or bf16 "
+                                "tensors, found f64");
+  struct attn_decode_config c;
+  char err[256];
+  bool flag;
+  if (attn_attr_bool(op, "page_size", &flag))
+    return attn_emit_errorf(op, "page_size must be an integer, found a "
+                                "boolean");
+  if (!attn_decode_read(op, &c, err, sizeof err))
+    return attn_emit_errorf(op, "%s", err);
+  const struct attn_fused_config *b = &c.base;
+  if (q[3] != k[3])
+    return attn_emit_errorf(op,
+                            "head dim mismatch: q has %lld, k_cache has %lld",
+                            (long long)q[3], (long long)k[3]);
+  if (k[0] != v[0] || k[1] != v[1] || k[2] != v[2])
+    return attn_emit_errorf(op, "k_cache and v_cache must have the same %s, "
+                                "heads and rows",
+                            c.layout == ATTN_CACHE_PAGED ? "pages" : "batch");
+  if (q[1] % k[1] != 0)
+    return attn_emit_errorf(op,
+                            "query heads %lld are not a multiple of k_cache "
+                            "heads %lld",
+                            (long long)q[1], (long long)k[1]);
+  if (c.layout == ATTN_CACHE_CONTIGUOUS && k[0] != q[0])
+    return attn_emit_errorf(op, "batch mismatch: %lld vs %lld in k_cache",
+                            (long long)q[0], (long long)k[0]);
+  if (c.layout == ATTN_CACHE_PAGED) {
+    int64_t p = c.page_size;
+    if (p < ATTN_DECODE_MIN_PAGE || p > ATTN_DECODE_MAX_PAGE || (p & (p - 1)))
+      return attn_emit_errorf(op,
+                              "page_size must be a power of two from %d to "
+                              "%d, found %lld",
+                              ATTN_DECODE_MIN_PAGE, ATTN_DECODE_MAX_PAGE,
+                              (long long)p);
+    if (k[2] != p)
+      return attn_emit_errorf(op,
+                              "k_cache has pages of %lld rows, but page_size "
+                              "is %lld",
+                              (long long)k[2], (long long)p);
+  }
+  int64_t lens[4] = {q[0]};
+  if (!expect_aux(op, mlirOperationGetOperand(op, ATTN_DECODE_SEQLENS),
+                  "cache_seqlens", 1, lens, true, qv))
+    return false;
+  if (c.has_table) {
+    MlirValue tv = mlirOperationGetOperand(op, ATTN_DECODE_TABLE);
+    int64_t t[8] = {0};
+    int64_t want[4] = {q[0], attn_static_shape(mlirValueGetType(tv), t) == 2
+                                 ? t[1]
+                                 : 0};
+    if (!expect_aux(op, tv, "block_table", 2, want, true, qv))
+      return false;
+    if (t[1] < 1)
+      return attn_emit_errorf(op, "block_table has no pages");
+  }
+  if (c.max_seq > INT32_MAX)
+    return attn_emit_errorf(op,
+                            "the cache holds up to %lld keys per sequence, "
+                            "past 2147483647 (lengths are i32)",
+                            (long long)c.max_seq);
+  if (q[2] > c.max_seq)
+    return attn_emit_errorf(op,
+                            "q has %lld rows but a sequence holds at most "
+                            "%lld keys",
+                            (long long)q[2], (long long)c.max_seq);
+  if (!check_scale(op, b->scale) ||
+      (b->has_window && !check_window(op, b->window_left, b->window_right)) ||
+      (b->has_alibi &&
+       !check_positive(op, "alibi max_bias", b->alibi_max_bias)) ||
+      (b->has_softcap && !check_positive(op, "softcap cap", b->softcap)) ||
+      (b->has_rope && !attn_rope_check(op, &b->rope, q[3])))
+    return false;
+  if (mlirOperationGetNumResults(op) != 1)
+    return attn_emit_errorf(op, "attn.fused_decode has one result, found %ld",
+                            (long)mlirOperationGetNumResults(op));
+  int64_t o[4] = {q[0], q[1], q[2], v[3]};
+  return expect_shape(op, mlirOperationGetResult(op, 0), "result", o) &&
+         same_elem(op, qv, mlirOperationGetResult(op, 0), "q", "result");
+}
+
 bool attn_attn_verify_op(MlirOperation op) {
   if (attn_op_is(op, ATTN_OP_ROPE))
     return verify_rope(op);
@@ -738,6 +833,8 @@ bool attn_attn_verify_op(MlirOperation op) {
     return verify_fused(op);
   if (attn_op_is(op, ATTN_OP_FUSED_GRAD))
     return verify_fused_grad(op);
+  if (attn_op_is(op, ATTN_OP_FUSED_DECODE))
+    return verify_fused_decode(op);
   if (attn_is_score_mod(op))
     return verify_score_mod(op);
   if (attn_op_is(op, ATTN_OP_SOFTMAX)) {
