@@ -32,6 +32,7 @@
 #define ATTN_TILE_THREADS_ATTR "tile.threads" // i64: threads per CTA
 #define ATTN_TILE_ARG_NAMES_ATTR "tile.arg_names" // array of strings
 #define ATTN_TILE_MATMUL_ATTR "tile.matmul"   // dictionary: a GEMM kernel
+#define ATTN_TILE_DECODE_ATTR "tile.decode"   // dictionary: a decode kernel
 /// The module attribute where attn-tile records launch programs (array of
 /// {name, inputs, workspace, steps}); lower-tile-to-hopper moves them into
 /// the gpu.module's attn.programs, the CPU manifest lists them.

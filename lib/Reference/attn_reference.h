@@ -130,6 +130,41 @@ bool attn_reference_capture_grad(const struct attn_ref_problem *p,
                                  const double *v, const double *dout,
                                  double *x, size_t n, double *grad);
 
+/// One decode problem (attn.fused_decode): q [b, h, n, d]; a contiguous
+/// cache k [b, hk, max_seq, d], v [b, hk, max_seq, dv], or a paged one
+/// k [num_pages, hk, page_size, d] addressed by block_table [b, max_pages];
+/// seqlens [b] keys per sequence. Query row i of sequence b sits at
+/// position seqlens[b] - n + i (its q row is rotated there when rope; the
+/// cache holds rotated keys) and sees keys j < seqlens[b], j <= its position
+/// when causal, within the window; ALiBi's distance is position - j.
+struct attn_ref_decode {
+  int64_t batch, heads, kv_heads, seq_q, head_dim, value_dim;
+  double scale;
+  bool causal;
+  bool rope;
+  double theta;
+  int64_t rotary_dim;
+  bool interleaved;
+  int nmods; ///< of ATTN_REF_SCALE, ATTN_REF_SOFTCAP, ATTN_REF_ALIBI
+  enum attn_ref_mod mods[5];
+  double softcap, alibi_max_bias;
+  bool window;
+  int64_t window_left, window_right; ///< -1: unbounded
+  int64_t max_seq; ///< keys a sequence may hold (max_pages * page_size paged)
+  bool paged;
+  int64_t page_size, num_pages, max_pages;
+  const int32_t *seqlens;     ///< [batch]
+  const int32_t *block_table; ///< [batch, max_pages], paged only
+};
+
+/// Computes out [b, h, n, dv] (float64, row-major); a row that sees no key
+/// is 0. Returns false when the problem is malformed, a length is outside
+/// [0, max_seq], a page the keys reach is outside [0, num_pages), or memory
+/// runs out.
+bool attn_reference_decode(const struct attn_ref_decode *p, const double *q,
+                           const double *k_cache, const double *v_cache,
+                           double *out);
+
 /// Rotates x [rows, dim] in place as RoPE does, row r at position pos0 + r.
 void attn_reference_rope(double *x, int64_t rows, int64_t dim,
                          int64_t rotary_dim, double theta, bool interleaved,

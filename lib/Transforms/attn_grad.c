@@ -113,6 +113,12 @@ static MlirOperation find_forward(MlirOperation func, bool *bad) {
       fused = op;
       continue;
     }
+    if (attn_op_is(op, ATTN_OP_FUSED_DECODE)) {
+      *bad = true;
+      attn_emit_errorf(op, "attn-grad: attn.fused_decode has no backward "
+                           "(decode over a KV cache is inference)");
+      return fused;
+    }
     if (attn_op_is(op, "func.return"))
       continue;
     *bad = true;

@@ -543,6 +543,10 @@ static bool tile_function(MlirOperation func,
   // Projections become GEMM kernels; func is then the attention alone.
   if (!attn_tile_program(func, o))
     return false;
+  // Decode over a KV cache has a kernel of its own.
+  int decode = attn_tile_decode(func);
+  if (decode)
+    return decode > 0;
   MlirOperation fused = find_fused(func, &bad);
   if (bad)
     return false;

@@ -96,7 +96,8 @@ static void make_cta_function(MlirOperation kernel, const char *name) {
       mlirStringAttrGet(ctx, mlirStringRefCreateFromCString("private")));
   static const char *tile_attrs[] = {
       ATTN_TILE_KERNEL_ATTR,    ATTN_TILE_GRID_ATTR, ATTN_TILE_THREADS_ATTR,
-      ATTN_TILE_ARG_NAMES_ATTR, "tile.attention",    ATTN_TILE_MATMUL_ATTR};
+      ATTN_TILE_ARG_NAMES_ATTR, "tile.attention",    ATTN_TILE_MATMUL_ATTR,
+      ATTN_TILE_DECODE_ATTR};
   for (size_t i = 0; i < sizeof tile_attrs / sizeof *tile_attrs; ++i)
     mlirOperationRemoveAttributeByName(
         kernel, mlirStringRefCreateFromCString(tile_attrs[i]));

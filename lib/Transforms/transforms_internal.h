@@ -82,6 +82,19 @@ struct attn_tile_options {
 /// diagnostic (a matmul attn-tile cannot take, or an internal failure).
 bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o);
 
+/// A function whose body is one attn.fused_decode (attn_tile_decode.c)
+/// becomes its decode tile kernel (tile.decode). Returns 1 when it did, 0
+/// when func holds no attn.fused_decode, -1 after a diagnostic.
+int attn_tile_decode(MlirOperation func);
+
+/// Reads a decode tile kernel's tile.decode into *c (base: scale, causal,
+/// window, softcap, alibi, rope, mods; the shapes; the layout) and the
+/// block table's width into *max_pages. False when kernel has none or it
+/// is malformed (no diagnostic).
+struct attn_decode_config;
+bool attn_tile_get_decode(MlirOperation kernel, struct attn_decode_config *c,
+                          int64_t *max_pages);
+
 struct attn_builder;
 
 /// Builds the GEMM tile kernel @name(a: m x k, b: k x n, c: m x n) of elem

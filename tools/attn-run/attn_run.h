@@ -98,6 +98,10 @@ struct job {
   int ngrads;
   int grad_role[ATTN_RUN_MAX_GRADS];
   char grad_name[ATTN_RUN_MAX_GRADS][24];
+  /// A decode (attn.fused_decode, decode_job.c): its problem, lengths and
+  /// table drawn at each run.
+  bool decode;
+  struct attn_ref_decode dp;
 };
 
 struct attn_jit;
@@ -178,6 +182,19 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
 /// as attn_run_job does.
 int attn_run_grad_job(struct attn_executor *x, const struct job *j,
                       double tolerance, struct attn_rng *rng, FILE *out);
+
+//===-- Decode jobs (decode_job.c) ----------------------------------------===//
+
+/// Reads the decode problem of dec (an attn.fused_decode in func) into j;
+/// false after a diagnostic.
+bool attn_run_describe_decode(MlirOperation func, MlirOperation dec,
+                              struct job *j);
+
+/// Draws q, the caches, lengths and (paged) a block table, runs decode job
+/// j through x->call and compares with attn_reference_decode, printing one
+/// line; returns as attn_run_job does.
+int attn_run_decode_job(struct attn_executor *x, const struct job *j,
+                        double tolerance, struct attn_rng *rng, FILE *out);
 
 /// Makes x run jobs of module (after lower-tile-to-cpu and the LLVM
 /// lowering) through MLIR's ExecutionEngine. Returns false after printing an

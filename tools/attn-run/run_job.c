@@ -291,10 +291,12 @@ static bool collect_function(MlirOperation f, struct job *jobs, int max,
   for (MlirOperation op = mlirBlockIsNull(fb) ? (MlirOperation){NULL}
                                               : mlirBlockGetFirstOperation(fb);
        !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
-    if (attn_op_is(op, ATTN_OP_FUSED)) {
+    if (attn_op_is(op, ATTN_OP_FUSED) || attn_op_is(op, ATTN_OP_FUSED_DECODE)) {
       if (*n == max)
         return attn_emit_errorf(op, "attn-run handles at most %d kernels", max);
-      if (!describe(f, op, &jobs[*n]))
+      if (attn_op_is(op, ATTN_OP_FUSED) ? !describe(f, op, &jobs[*n])
+                                        : !attn_run_describe_decode(
+                                              f, op, &jobs[*n]))
         return false;
       ++*n;
       return true;
@@ -330,8 +332,8 @@ bool attn_run_collect_jobs(MlirOperation module, struct job *jobs, int max,
       return false;
   if (*n == 0)
     return attn_emit_errorf(module, "nothing to run: the program has no "
-                                    "attn.fused op after attn-fuse and no "
-                                    "linalg.matmul");
+                                    "attn.fused op after attn-fuse, no "
+                                    "attn.fused_decode and no linalg.matmul");
   return true;
 }
 
@@ -753,6 +755,8 @@ int attn_run_job(struct attn_executor *x, const struct job *j, double tolerance,
                  struct attn_rng *rng, FILE *out) {
   if (j->matmul)
     return run_matmul_job(x, j, tolerance, rng, out);
+  if (j->decode)
+    return attn_run_decode_job(x, j, tolerance, rng, out);
   if (j->lse) // a forward that writes lse too: both are checked
     return run_lse_job(x, j, tolerance, rng, out, false);
   struct attn_ref_problem p = j->p;
@@ -852,6 +856,12 @@ int attn_run_grad_job(struct attn_executor *x, const struct job *j,
                       double tolerance, struct attn_rng *rng, FILE *out) {
   if (j->matmul)
     return attn_run_job(x, j, tolerance, rng, out);
+  if (j->decode) {
+    fprintf(stderr, "%s: error: '%s' is a decode (attn.fused_decode), which "
+                    "has no backward\n",
+            tool, j->name);
+    return -1;
+  }
   return run_lse_job(x, j, tolerance, rng, out, true);
 }
 
