@@ -156,6 +156,30 @@ bool attn_cost_crossover(const struct attn_cost_problem *p,
                          enum attn_cost_strategy a, enum attn_cost_strategy b,
                          int64_t lo, int64_t hi, int64_t *n_star);
 
+//===-- Decode: the split of the keys (decode_split.c) --------------------===//
+
+/// One decode kernel's shape as the split model sees it: CTAs without a
+/// split (sequences x K/V heads x row groups), the keys of the longest
+/// sequence, the bytes read per key per CTA (K and V rows), the kernel's
+/// key step (the split is rounded up to it), the query rows (sequences x
+/// heads x rows) and their value dim (the partials' size), and how many
+/// CTAs an SM holds at once.
+struct attn_cost_decode {
+  int64_t ctas, keys, bytes_per_key, key_step, rows, value_dim;
+  int ctas_per_sm;
+};
+
+/// Predicted seconds of the decode with `splits` CTAs per key range
+/// (INFINITY for an invalid problem).
+double attn_cost_decode_time(const struct attn_cost_decode *p,
+                             const struct attn_cost_gpu *g, int splits);
+
+/// The split in [1, max_splits] of least predicted time (the smallest on a
+/// tie); never one that leaves a split without keys. 1 for an invalid
+/// problem.
+int attn_cost_decode_splits(const struct attn_cost_decode *p,
+                            const struct attn_cost_gpu *g, int max_splits);
+
 #ifdef __cplusplus
 }
 #endif

@@ -331,6 +331,72 @@ int64_t attn_hopper_key_lists_words(const struct attn_hopper_kernel *k);
 struct attn_key_blocks *attn_hopper_key_bounds(const struct attn_hopper_kernel *k,
                                                int64_t shift);
 
+//===-- The decode kernel over a KV cache (decode.c) ----------------------===//
+//
+// attn.fused_decode on the GPU (issue 30): one CTA per (split of the keys,
+// K/V head and group of query rows, sequence); the rows_per_cta rows of a
+// group are the query heads of the GQA group times the query rows, so the
+// keys of a K/V head are read once for all of them. Each lane holds 8
+// elements of a key row (16-byte loads; head_dim / 8 lanes a key), each
+// warp keys_per_step keys at once and `ATTN_DECODE_KEY_STEPS` steps in
+// flight; an online softmax in exp2 form per lane, merged across the lanes
+// and the 4 warps at the end. With splits > 1 each CTA writes its rows'
+// normalised partial O and log2-sum-exp into the workspace `partials` and
+// a combine kernel weighs them (the launch program <name>); with one split
+// the kernel is <name> and writes out itself.
+
+/// The score modifiers the decode kernel applies, in the order given.
+enum attn_decode_mod { ATTN_DECODE_SCALE, ATTN_DECODE_SOFTCAP, ATTN_DECODE_ALIBI };
+
+/// Threads of a decode CTA (4 warps) and key steps each lane keeps in
+/// flight (two 16-byte loads each: K and V).
+#define ATTN_DECODE_THREADS 128
+#define ATTN_DECODE_KEY_STEPS 4
+/// Most query rows one CTA holds in registers (q and O: 16 f32 a row).
+#define ATTN_DECODE_MAX_ROWS 4
+
+struct attn_decode_kernel {
+  const char *name;
+  bool bf16; ///< else f16
+  int64_t batch, heads, kv_heads, seq_q, head_dim; ///< value dim = head dim
+  bool paged;
+  int64_t page_size, num_pages, max_pages; ///< paged only
+  int64_t max_seq; ///< keys a sequence may hold
+  double scale;
+  bool causal;
+  bool has_window;
+  int64_t window_left, window_right; ///< -1: unbounded
+  double softcap, alibi_max_bias;    ///< used where mods names them
+  int nmods;
+  enum attn_decode_mod mods[3];
+  bool rope, interleaved;
+  double theta;
+  int64_t rotary_dim;
+  int splits;       ///< CTAs per (K/V head, row group, sequence), >= 1
+  int rows_per_cta; ///< 1 .. ATTN_DECODE_MAX_ROWS
+};
+
+/// Query rows of a K/V head (its query heads times seq_q) and the CTAs
+/// they take (groups of rows_per_cta).
+int64_t attn_decode_group_rows(const struct attn_decode_kernel *k);
+int64_t attn_decode_row_groups(const struct attn_decode_kernel *k);
+
+/// Bytes of the workspace `partials` with splits > 1 (f32 O and lse of
+/// every row and split), 0 with one split.
+int64_t attn_decode_workspace_bytes(const struct attn_decode_kernel *k);
+
+/// Whether the decode kernel computes k; otherwise false with the reason
+/// in why.
+bool attn_decode_supported(const struct attn_decode_kernel *k, char *why,
+                           size_t wlen);
+
+/// Builds the decode kernel (and with splits > 1 the combine kernel) of k
+/// into gpu_module: @<name> (one split) or @<name>__split and
+/// @<name>__combine, each with its attn.launch entry; the caller records
+/// the launch program of the second form. False after a diagnostic at loc.
+bool attn_kernels_build_decode(MlirOperation gpu_module, MlirLocation loc,
+                               const struct attn_decode_kernel *k);
+
 //===-- RoPE's sizes (lib/Kernels/rope_*.c) -------------------------------===//
 //
 // The RoPE of the split and pre placements is a kernel of its own

@@ -175,6 +175,7 @@ struct scan {
   bool attn, all_mma; // attention ops; the mma.sync kernel computes them all
   bool grad;          // backward ops (attn.fused_grad)
   bool grad_hopper;   // a backward the Hopper lowering computes
+  bool decode;        // attn.fused_decode ops
 };
 
 static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
@@ -183,6 +184,8 @@ static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
   if (n.length > 5 && !strncmp(n.data, "comm.", 5))
     s->comm = true;
+  if (attn_op_is(op, ATTN_OP_FUSED_DECODE))
+    s->decode = true;
   if (attn_op_is(op, ATTN_OP_FUSED_GRAD)) {
     // lower-tile-to-hopper builds the backward of the first supported case
     // (lower_tile_to_hopper_grad.c); the others, and every backward on the
@@ -257,6 +260,19 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
     }
     attn_strbuf_printf(out, "lower-tile-to-gpu{chip=%s}", chip);
     return ATTN_GPU_KERNEL_PLAIN;
+  }
+  // Decode over a KV cache (attn.fused_decode): its own kernel on any chip
+  // from sm_80 (lower-tile-to-decode, which leaves the other tile kernels
+  // alone); the other attentions of such a module take the plain path.
+  if (s.decode) {
+    attn_strbuf_printf(out,
+                       "attn-tile{%s},lower-tile-to-decode{chip=%s},"
+                       "lower-tile-to-gpu{chip=%s",
+                       tile_options ? tile_options : "", chip, chip);
+    if (features && *features)
+      attn_strbuf_printf(out, " features=%s", features);
+    attn_strbuf_printf(out, "}");
+    return s.any ? ATTN_GPU_KERNEL_PLAIN : ATTN_GPU_KERNEL_DECODE;
   }
   // Explicit tile options are for the plain path unless Hopper is asked
   // for, by the caller or by `kernel=hopper` among the options (a GEMM's

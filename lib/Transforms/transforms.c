@@ -17,6 +17,7 @@ const struct attn_pass_def *const attn_passes[] = {
     &lower_tile_to_gpu_pass,
     &lower_tile_to_hopper_pass,
     &lower_tile_to_mma_pass,
+    &lower_tile_to_decode_pass,
     &comm_schedule_pass,
     &test_attn_print_cost_pass,
 };

@@ -108,6 +108,7 @@ enum attn_gpu_kernel {
   ATTN_GPU_KERNEL_PLAIN,  ///< the plain-arithmetic path, any chip
   ATTN_GPU_KERNEL_HOPPER, ///< the sm_90a wgmma/TMA kernel or a diagnostic
   ATTN_GPU_KERNEL_MMA,    ///< the sm_80+ mma.sync kernel or a diagnostic
+  ATTN_GPU_KERNEL_DECODE, ///< (chosen, not asked for) the sm_80+ decode kernel
 };
 
 /// True when the Hopper kernel computes this attn.fused op; otherwise

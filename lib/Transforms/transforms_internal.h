@@ -19,6 +19,7 @@ extern const struct attn_pass_def lower_tile_to_cpu_pass;
 extern const struct attn_pass_def lower_tile_to_gpu_pass;
 extern const struct attn_pass_def lower_tile_to_hopper_pass;
 extern const struct attn_pass_def lower_tile_to_mma_pass;
+extern const struct attn_pass_def lower_tile_to_decode_pass;
 extern const struct attn_pass_def test_attn_print_cost_pass;
 
 /// Parses options text ("k=v k2=v2", spaces or commas between; may be NULL)

@@ -258,7 +258,8 @@ int main(int argc, char **argv) {
   if (ok) {
     struct attn_rng rng;
     attn_rng_seed(&rng, o.seed);
-    static const char *const kinds[] = {"auto", "plain", "hopper", "mma"};
+    static const char *const kinds[] = {"auto", "plain", "hopper", "mma",
+                                        "decode"};
     printf("seed=%" PRIu64 " target=%s%s%s%s%s", o.seed,
            o.gpu ? x.device : "cpu", o.gpu ? " chip=" : "", o.gpu ? x.chip : "",
            o.gpu ? " kernel=" : "", o.gpu ? kinds[x.kernel] : "");

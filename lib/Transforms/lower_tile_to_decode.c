@@ -1,0 +1,242 @@
+//===- lower_tile_to_decode.c - lower-tile-to-decode: the GPU decode kernel ===//
+//
+// Replaces each decode tile kernel (tile.decode, attn-tile's form of
+// attn.fused_decode) by the decode kernel of lib/Kernels/decode.c in
+// `gpu.module @attn_kernels`: with one split an llvm.func @f taking q,
+// k_cache, v_cache, cache_seqlens, (block_table) and out, as the tile
+// kernel did; with more, @f__split writing partial rows into the workspace
+// `partials` and @f__combine weighing them into out, and the launch program
+// @f running both (callers launch @f either way). The split is the cost
+// model's (lib/CostModel/decode_split.c) for the GPU named by `gpu`: the
+// CTAs without a split, the longest sequence's keys, the bytes of K and V
+// a CTA reads per key. The kernel uses no sm_90a instruction (16-byte
+// ld.global, shuffles, ex2/tanh.approx), so it is built for any chip from
+// sm_80 on; other tile kernels are left to the other lowerings.
+//
+//   func.func @f(%q, %k_cache, %v_cache, %cache_seqlens, %out)
+//       attributes {tile.kernel, tile.decode = {...}} { <scalar program> }
+//   ==>
+//   gpu.module @attn_kernels [#nvvm.target<chip = "sm_90a", ...>] {
+//     llvm.func @f__split(...) attributes {nvvm.kernel, attn.launch = {
+//         kernel = "decode", grid = array<i32: S, Hk * G, B>, ...}}
+//     llvm.func @f__combine(%partials, %out) attributes {...}
+//   } {attn.programs = [{name = "f", inputs = [...], workspace =
+//       [{name = "partials", bytes = ...}], steps = [...]}]}
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/transforms_internal.h"
+
+#include "dialects/attn/attn_dialect.h"
+#include "dialects/tile/tile_dialect.h"
+#include "lib/CostModel/cost_model.h"
+#include "lib/Kernels/kernels.h"
+#include "lib/Target/attn_target.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct decode_options {
+  char chip[16];
+  char gpu[32];
+  long splits;   // 0: the cost model's
+  long rows;     // rows per CTA, 0: up to ATTN_DECODE_MAX_ROWS
+};
+
+static const struct attn_pass_option decode_options_help[] = {
+    {"chip", "the target chip: sm_90a (default), sm_80, sm_86, sm_87, sm_89 "
+             "or sm_90"},
+    {"gpu", "the GPU the split is priced for (default H200)"},
+    {"splits", "CTAs per key range, 1 to 1024 (0: the cost model's)"},
+    {"rows", "query rows per CTA, 1 to 4 (0: the group's rows, at most 4)"},
+    {NULL, NULL},
+};
+
+static void decode_init(void *opts) {
+  struct decode_options *o = opts;
+  snprintf(o->chip, sizeof o->chip, "sm_90a");
+  snprintf(o->gpu, sizeof o->gpu, "%s", ATTN_COST_DEFAULT_GPU);
+  o->splits = 0;
+  o->rows = 0;
+}
+
+static bool decode_set(void *opts, const char *name, const char *value,
+                       char *err, size_t errlen) {
+  struct decode_options *o = opts;
+  if (!strcmp(name, "chip")) {
+    if (attn_chip_min_ptx(value, strlen(value)) < 0 ||
+        strncmp(value, "sm_", 3) || atoi(value + 3) < 80) {
+      snprintf(err, errlen,
+               "unknown chip '%s' (expected sm_80, sm_86, sm_87, sm_89, sm_90 "
+               "or sm_90a)",
+               value);
+      return false;
+    }
+    snprintf(o->chip, sizeof o->chip, "%s", value);
+    return true;
+  }
+  if (!strcmp(name, "gpu")) {
+    if (!attn_cost_gpu_lookup(value, err, errlen))
+      return false;
+    snprintf(o->gpu, sizeof o->gpu, "%s", value);
+    return true;
+  }
+  if (!strcmp(name, "splits"))
+    return attn_parse_int_option(name, value, 0, 1024, &o->splits, err, errlen);
+  if (!strcmp(name, "rows"))
+    return attn_parse_int_option(name, value, 0, ATTN_DECODE_MAX_ROWS, &o->rows,
+                                 err, errlen);
+  snprintf(err, errlen,
+           "unknown option '%s' of pass 'lower-tile-to-decode' (expected "
+           "chip, gpu, splits or rows)",
+           name);
+  return false;
+}
+
+/// The kernel description of a decode tile kernel.
+static void describe(const struct attn_decode_config *c, int64_t max_pages,
+                     MlirType elem, const struct decode_options *o,
+                     const char *name, struct attn_decode_kernel *k) {
+  const struct attn_fused_config *f = &c->base;
+  memset(k, 0, sizeof *k);
+  k->name = name;
+  k->bf16 = mlirTypeIsABF16(elem);
+  k->batch = c->batch;
+  k->heads = c->heads;
+  k->kv_heads = c->kv_heads;
+  k->seq_q = c->seq_q;
+  k->head_dim = c->head_dim;
+  k->paged = c->layout == ATTN_CACHE_PAGED;
+  k->page_size = c->page_size;
+  k->num_pages = c->num_pages;
+  k->max_pages = max_pages;
+  k->max_seq = c->max_seq;
+  k->scale = f->scale;
+  k->causal = f->causal;
+  k->has_window = f->has_window;
+  k->window_left = f->window_left;
+  k->window_right = f->window_right;
+  k->softcap = f->softcap;
+  k->alibi_max_bias = f->alibi_max_bias;
+  k->nmods = f->nmods > 3 ? 3 : f->nmods;
+  for (int i = 0; i < k->nmods; ++i)
+    k->mods[i] = f->mods[i] == ATTN_MOD_SOFTCAP ? ATTN_DECODE_SOFTCAP
+                 : f->mods[i] == ATTN_MOD_ALIBI ? ATTN_DECODE_ALIBI
+                                                : ATTN_DECODE_SCALE;
+  k->rope = f->has_rope;
+  k->interleaved = f->rope.layout == ATTN_ROPE_INTERLEAVED;
+  k->theta = f->rope.theta;
+  k->rotary_dim = f->rope.rotary_dim;
+  int64_t grows = c->heads / c->kv_heads * c->seq_q;
+  k->rows_per_cta = o->rows ? (int)o->rows
+                    : grows < ATTN_DECODE_MAX_ROWS ? (int)grows
+                                                   : ATTN_DECODE_MAX_ROWS;
+  k->splits = 1;
+}
+
+/// The cost model's split for k on the GPU named gpu.
+static int choose_splits(const struct attn_decode_kernel *k, const char *gpu) {
+  const struct attn_cost_gpu *g = attn_cost_gpu_lookup(gpu, NULL, 0);
+  if (!g)
+    return 1;
+  int64_t lpk = k->head_dim / 8;
+  struct attn_cost_decode p = {
+      .ctas = k->batch * k->kv_heads * attn_decode_row_groups(k),
+      .keys = k->max_seq,
+      .bytes_per_key = 2 * 2 * k->head_dim,
+      .key_step = (int64_t)(ATTN_DECODE_THREADS / 32) * (32 / lpk) *
+                  ATTN_DECODE_KEY_STEPS,
+      .rows = k->batch * k->heads * k->seq_q,
+      .value_dim = k->head_dim,
+      .ctas_per_sm = 4,
+  };
+  return attn_cost_decode_splits(&p, g, 256);
+}
+
+/// Appends the launch program @name: the split kernel into `partials`,
+/// then the combine kernel into out.
+static bool add_program(MlirOperation gm, const struct attn_decode_kernel *k,
+                        const char *name) {
+  struct attn_strbuf t = {0};
+  const char *table = k->paged ? ", \"block_table\"" : "";
+  attn_strbuf_printf(
+      &t,
+      "{name = \"%s\", inputs = [\"q\", \"k_cache\", \"v_cache\", "
+      "\"cache_seqlens\"%s, \"out\"], workspace = [{name = \"partials\", "
+      "bytes = %lld : i64}], steps = [{kernel = \"%s__split\", args = "
+      "[\"q\", \"k_cache\", \"v_cache\", \"cache_seqlens\"%s, "
+      "\"partials\"]}, {kernel = \"%s__combine\", args = [\"partials\", "
+      "\"out\"]}]}",
+      name, table, (long long)attn_decode_workspace_bytes(k), name, table,
+      name);
+  return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
+}
+
+static bool lower_kernel(MlirOperation kernel, const struct decode_options *o) {
+  struct attn_decode_config c;
+  int64_t max_pages = 0;
+  MlirStringRef sym;
+  attn_attr_str(kernel, "sym_name", &sym);
+  char name[256];
+  snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
+  if (!attn_tile_get_decode(kernel, &c, &max_pages))
+    return attn_emit_errorf(kernel, "malformed tile.decode on '%s'", name);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
+  MlirType elem = mlirShapedTypeGetElementType(
+      mlirValueGetType(mlirBlockGetArgument(body, 0)));
+  if (!mlirTypeIsABF16(elem) && !mlirTypeIsAF16(elem))
+    return attn_emit_errorf(kernel, "no decode kernel for '%s': the decode "
+                                    "kernel takes f16 or bf16",
+                            name);
+  if (c.value_dim != c.head_dim)
+    return attn_emit_errorf(kernel, "no decode kernel for '%s': the decode "
+                                    "kernel needs the value dim equal to the "
+                                    "head dim",
+                            name);
+  struct attn_decode_kernel k;
+  describe(&c, max_pages, elem, o, name, &k);
+  k.splits = o->splits ? (int)o->splits : choose_splits(&k, o->gpu);
+  char why[160];
+  if (!attn_decode_supported(&k, why, sizeof why))
+    return attn_emit_errorf(kernel, "no decode kernel for '%s': %s", name, why);
+  MlirOperation gm = attn_kernel_gpu_module(kernel, o->chip, 80);
+  if (mlirOperationIsNull(gm))
+    return false;
+  MlirOperation before = attn_hopper_last_op(gm);
+  if (!attn_kernels_build_decode(gm, mlirOperationGetLocation(kernel), &k))
+    return false;
+  attn_hopper_dump_built(gm, before);
+  if (k.splits > 1 && !add_program(gm, &k, name))
+    return attn_emit_errorf(kernel, "cannot record the launch program of '%s'",
+                            name);
+  mlirOperationDestroy(kernel);
+  return true;
+}
+
+static bool lower_tile_to_decode_run(MlirOperation module, const void *opts) {
+  const struct decode_options *o = opts;
+  struct attn_op_list funcs = {0};
+  attn_op_list_collect(&funcs, module, "func.func");
+  bool ok = !funcs.failed;
+  for (size_t i = 0; ok && i < funcs.n; ++i)
+    if (attn_tile_is_kernel(funcs.ops[i]) &&
+        !mlirAttributeIsNull(attn_attr_get(funcs.ops[i], ATTN_TILE_DECODE_ATTR)))
+      ok = lower_kernel(funcs.ops[i], o);
+  free(funcs.ops);
+  return ok;
+}
+
+const struct attn_pass_def lower_tile_to_decode_pass = {
+    .argument = "lower-tile-to-decode",
+    .description = "Lower decode tile kernels (attn.fused_decode) to the "
+                   "memory-bound sm_80+ decode kernel, split across CTAs by "
+                   "the cost model, with its combine kernel",
+    .options = decode_options_help,
+    .options_size = sizeof(struct decode_options),
+    .init_options = decode_init,
+    .set_option = decode_set,
+    .run = lower_tile_to_decode_run,
+};
