@@ -263,6 +263,18 @@ run test/Inputs/hopper/h64_bias_document.mlir --chip=sm_80 --kernel=mma --tile-o
 run test/Inputs/hopper/h128_gate_softcap_f16.mlir --chip=sm_86 --kernel=mma
 run test/Inputs/hopper/h128_prefill_body.mlir --chip=sm_80 --kernel=mma
 run test/Inputs/hopper/h64_window_body_causal.mlir --chip=sm_80 --kernel=mma --tile-options="block-m=64 block-n=32"
+# The decode kernel (issue 30, lower-tile-to-decode): attn.fused_decode over
+# contiguous and paged caches against attn_reference_decode, fresh lengths
+# (one full, one minimal) and shuffled block tables (-1 past each
+# sequence's pages) per run: the small programs (also in the loop above)
+# at two more seeds and through sm_80's PTX, and the larger ones (32K keys
+# at batch 1, batch 8 in pages of 16, speculative rows, windows, d 256).
+# GPU_CHECK_ONLY=decode runs these alone.
+run test/Inputs/decode_programs.mlir --seed=11
+run test/Inputs/decode_programs.mlir --seed=12
+run test/Inputs/decode_programs.mlir --chip=sm_80
+run test/Inputs/decode/large.mlir
+run test/Inputs/decode/large.mlir --chip=sm_80
 if [ -n "${GPU_CHECK_ONLY:-}" ]; then
   echo "summary: $(grep -c ' PASS' "$log") PASS, $(grep -c ' FAIL' "$log") FAIL" | tee -a "$log"
   exit $fail
