@@ -275,6 +275,15 @@ run test/Inputs/decode_programs.mlir --seed=12
 run test/Inputs/decode_programs.mlir --chip=sm_80
 run test/Inputs/decode/large.mlir
 run test/Inputs/decode/large.mlir --chip=sm_80
+# attn.decode on CUDA tensors (test/python/decode_cuda.test): the float64
+# torch reference, the errors, a CUDA graph replayed with new lengths.
+if [[ "test/python/decode_cuda.test" =~ ${GPU_CHECK_ONLY:-} ]]; then
+  echo "== python: attn.decode on CUDA tensors" | tee -a "$log"
+  if ! PYTHONPATH="$root/python" ATTN_LIBRARY_DIR="$carry/lib" ATTN_CACHE_DIR="/tmp/attn-gpu-check-cache" \
+      python3 "$root/test/python/decode_cuda.test" 2>&1 | tee -a "$log"; then
+    fail=1
+  fi
+fi
 if [ -n "${GPU_CHECK_ONLY:-}" ]; then
   echo "summary: $(grep -c ' PASS' "$log") PASS, $(grep -c ' FAIL' "$log") FAIL" | tee -a "$log"
   exit $fail

@@ -40,7 +40,7 @@ import warnings
 
 import sys
 
-from . import _autograd, _block_mask, _fn_key, _lib, _program, _trace
+from . import _autograd, _block_mask, _decode, _fn_key, _lib, _program, _trace
 from ._args import (FLOATS, INT32_MAX, INT32_MIN, POSITIONS, _check_gate,  # noqa: F401
                     _check_matmul, _check_positions, _check_program, _check_qkv,
                     _check_segments, _dtype, _gate_input, _is_tensor, _on, _optional_str,
@@ -54,7 +54,8 @@ from ._cache import (CACHE_FORMAT, _FAST_MAX, _MAGIC, _cache_lock, _cached,  # n
 from ._block_mask import BlockMask  # noqa: F401
 from ._errors import CompileError, Diagnostic, Error, RuntimeError  # noqa: F401
 
-__all__ = ["attention", "matmul", "build_program", "build_matmul_program", "compile", "load",
+__all__ = ["attention", "decode", "build_decode_program", "matmul", "build_program",
+           "build_matmul_program", "compile", "load",
            "Kernel", "Compiled", "BlockMask", "CompileError",
            "RuntimeError", "Error", "Diagnostic", "cache_stats", "clear_memory_cache",
            "cache_dir", "version"]
@@ -1209,6 +1210,66 @@ def matmul(a, b, c=None, tile_options=None):
     tensors = [t for _, t in named]
     kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
     return kernel(*tensors)
+
+
+DECODE_NAME = "<attn.decode>"
+
+
+def build_decode_program(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True,
+                         scale=None, softcap=None, alibi=None, window=None, rope=None):
+    """The IR text decode() compiles for these tensors and options: one
+    attn.fused_decode."""
+    _, page_size, _ = _decode.check(q, k_cache, v_cache, cache_seqlens, block_table)
+    return _decode.build(q, k_cache, v_cache, cache_seqlens, block_table, page_size, causal,
+                         scale, softcap, alibi, window, rope)
+
+
+def _capturing(t):
+    """True while torch's current CUDA stream on t's device is capturing a
+    graph (reading tensors would break the capture)."""
+    if t.device.type != "cuda":
+        return False
+    import torch
+    return bool(torch.cuda.is_current_stream_capturing())
+
+
+def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, scale=None,
+           softcap=None, alibi=None, window=None, rope=None, check_values=True,
+           tile_options=None):
+    """Attention of a few new query rows per sequence over a KV cache (issue 30).
+
+    q [B, H, Nq, D]: the last Nq tokens of each sequence (1 for plain
+    decoding, up to 16 on the GPU kernel for speculative decoding).
+    k_cache, v_cache: [B, Hk, M, D] (contiguous), or with block_table
+    [P, Hk, page_size, D] pages (page_size a power of two from 16 to 256);
+    they hold every key and value of the sequences, the new tokens'
+    included, and with rope the keys already rotated. cache_seqlens: int32
+    [B], the keys of each sequence. block_table: int32 [B, max_pages], page
+    j of sequence b is k_cache[block_table[b, j]]. Query row i of sequence b
+    sits at position cache_seqlens[b] - Nq + i and, when causal, sees the
+    keys up to it. H a multiple of Hk (GQA). scale defaults to 1/sqrt(D);
+    softcap and alibi (max_bias) apply after it, in that order; window =
+    (left, right) bounds the keys around each row's position; rope = True
+    or dict(theta, rotary_dim, layout) rotates q at its positions.
+    check_values reads the lengths and the table first and raises
+    ValueError for a length outside [Nq, the cache's keys] or a page outside
+    [0, P) that a sequence reaches (skipped while a CUDA graph is being
+    captured, where reading would break it). Returns out [B, H, Nq, D], a
+    new tensor, computed on the tensors' device (CPU: the float64-checked
+    CPU path; CUDA: the decode kernel, on torch's current stream)."""
+    paged, page_size, max_keys = _decode.check(q, k_cache, v_cache, cache_seqlens, block_table)
+    if not isinstance(check_values, bool):
+        raise TypeError("attn: check_values must be a bool, got %s"
+                        % _program._describe(check_values))
+    _optional_str("tile_options", tile_options)
+    if check_values and not _capturing(q):
+        _decode.check_values(q, k_cache, cache_seqlens, block_table, max_keys)
+    text = _decode.build(q, k_cache, v_cache, cache_seqlens, block_table, page_size, causal,
+                         scale, softcap, alibi, window, rope)
+    device, index = q.device.type, q.device.index
+    kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
+    inputs = [q, k_cache, v_cache, cache_seqlens] + ([block_table] if paged else [])
+    return kernel(*inputs)
 
 
 # torch.compile needs the custom ops before it traces a model: registered

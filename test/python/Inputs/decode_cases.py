@@ -1,0 +1,181 @@
+"""attn.decode's cases, run on the CPU (decode.test) or CUDA
+(decode_cuda.test): each against a float64 torch reference written here
+from the definition (gather each sequence's keys, bottom-right causal
+mask, RoPE on q at its positions), then the errors."""
+import math
+
+import torch
+
+import attn
+
+TOL = {torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 2e-2}
+
+
+def rope_rows(x, pos, theta, rdim, interleaved):
+    """x [..., D] float64 rotated at positions pos (broadcast over x's rows)."""
+    half = rdim // 2
+    i = torch.arange(half, dtype=torch.float64)
+    ang = pos[..., None].double() * theta ** (-2.0 * i / rdim)
+    c, s = torch.cos(ang), torch.sin(ang)
+    y = x.clone()
+    a = (2 * torch.arange(half)) if interleaved else torch.arange(half)
+    b = a + 1 if interleaved else a + half
+    x1, x2 = x[..., a], x[..., b]
+    y[..., a] = x1 * c - x2 * s
+    y[..., b] = x2 * c + x1 * s
+    return y
+
+
+def reference(q, kc, vc, lens, table, causal=True, scale=None, softcap=None, alibi=None,
+              window=None, rope=None):
+    q, kc, vc = q.double().cpu(), kc.double().cpu(), vc.double().cpu()
+    lens = lens.cpu().tolist()
+    b, h, nq, d = q.shape
+    hk = kc.shape[1]
+    g = h // hk
+    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    out = torch.zeros(b, h, nq, vc.shape[3], dtype=torch.float64)
+    for s in range(b):
+        n = lens[s]
+        if table is None:
+            k, v = kc[s, :, :n], vc[s, :, :n]
+        else:
+            ps = kc.shape[2]
+            pages = table[s].cpu().tolist()[:(n + ps - 1) // ps]
+            k = torch.cat([kc[p] for p in pages], 1)[:, :n]
+            v = torch.cat([vc[p] for p in pages], 1)[:, :n]
+        k = k.repeat_interleave(g, 0)
+        v = v.repeat_interleave(g, 0)
+        pos = torch.arange(nq) + n - nq
+        qq = q[s]
+        if rope:
+            r = {} if rope is True else rope
+            qq = rope_rows(qq, pos, r.get("theta", 10000.0), r.get("rotary_dim", d),
+                           r.get("layout") == "interleaved")
+        sc = qq @ k.transpose(-1, -2) * scale
+        if softcap:
+            sc = softcap * torch.tanh(sc / softcap)
+        j = torch.arange(n)
+        if alibi:
+            slope = 2.0 ** (-alibi * (torch.arange(h, dtype=torch.float64) + 1) / h)
+            sc = sc - slope[:, None, None] * (pos[:, None] - j[None, :]).abs().double()
+        vis = torch.ones(nq, n, dtype=torch.bool)
+        if causal:
+            vis &= j[None, :] <= pos[:, None]
+        if window:
+            left, right = window
+            if left >= 0:
+                vis &= j[None, :] >= pos[:, None] - left
+            if right >= 0:
+                vis &= j[None, :] <= pos[:, None] + right
+        sc = sc.masked_fill(~vis, float("-inf"))
+        p = torch.softmax(sc, -1).nan_to_num(0.0)
+        out[s] = p @ v
+    return out
+
+
+def make(device, dtype, b, h, hk, nq, d, keys, page=None, seed=0):
+    """Random q and caches, lengths in [nq, keys] (the first full), and for
+    a paged cache a shuffled table with -1 past each sequence's pages."""
+    gen = torch.Generator().manual_seed(seed)
+    lens = [keys] + [int(x) for x in torch.randint(nq, keys + 1, (b - 1,), generator=gen)]
+    q = torch.randn(b, h, nq, d, generator=gen).to(dtype)
+    if page is None:
+        kc = torch.randn(b, hk, keys, d, generator=gen).to(dtype)
+        vc = torch.randn(b, hk, keys, d, generator=gen).to(dtype)
+        table = None
+    else:
+        mp = (keys + page - 1) // page
+        npages = b * mp + 3
+        kc = torch.randn(npages, hk, page, d, generator=gen).to(dtype)
+        vc = torch.randn(npages, hk, page, d, generator=gen).to(dtype)
+        perm = torch.randperm(npages, generator=gen).tolist()
+        table = torch.full((b, mp), -1, dtype=torch.int32)
+        nxt = 0
+        for s in range(b):
+            for e in range((lens[s] + page - 1) // page):
+                table[s, e] = perm[nxt]
+                nxt += 1
+        table = table.to(device)
+    lens = torch.tensor(lens, dtype=torch.int32, device=device)
+    return q.to(device), kc.to(device), vc.to(device), lens, table
+
+
+CASES = [
+    ("contiguous_mha", torch.float16, dict(b=3, h=4, hk=4, nq=1, d=64, keys=200), {}),
+    ("contiguous_gqa_rope", torch.bfloat16, dict(b=2, h=8, hk=2, nq=3, d=128, keys=150),
+     dict(rope=True)),
+    ("paged16_softcap", torch.float16, dict(b=3, h=8, hk=2, nq=1, d=64, keys=100, page=16),
+     dict(softcap=15.0)),
+    ("paged64_spec_alibi_window", torch.bfloat16,
+     dict(b=2, h=4, hk=1, nq=8, d=128, keys=300, page=64),
+     dict(alibi=4.0, window=(60, -1))),
+    ("paged16_interleaved_noncausal", torch.float16,
+     dict(b=2, h=2, hk=1, nq=2, d=64, keys=70, page=16),
+     dict(causal=False, rope=dict(theta=500.0, layout="interleaved"))),
+]
+
+
+FAILED = []
+
+
+def verdict(name, ok, err=None):
+    """PASS, or FAIL (recorded in FAILED: the tests exit 1 on any)."""
+    if ok:
+        return "PASS"
+    FAILED.append(name)
+    return "FAIL" if err is None else "FAIL %.3e" % err
+
+
+def rel(a, b):
+    return ((a - b).norm() / b.norm()).item()
+
+
+def run(device):
+    for name, dtype, shape, opts in CASES:
+        q, kc, vc, lens, table = make(device, dtype, **shape)
+        o = attn.decode(q, kc, vc, cache_seqlens=lens, block_table=table, **opts)
+        want = reference(q, kc, vc, lens, table, **opts)
+        e = rel(o.double().cpu(), want)
+        print("%s: %s %s rel_error<tol %s" % (name, tuple(o.shape), str(o.dtype),
+                                             verdict(name, e < TOL[dtype], e)))
+    # A length of q's rows only: each row sees up to its own key.
+    q, kc, vc, lens, table = make(device, torch.float16, b=2, h=2, hk=1, nq=4, d=64, keys=40)
+    lens = torch.tensor([4, 40], dtype=torch.int32, device=device)
+    o = attn.decode(q, kc, vc, lens)
+    e = rel(o.double().cpu(), reference(q, kc, vc, lens, None))
+    print("short: %s" % verdict("short", e < 5e-3, e))
+    errors(device)
+
+
+def expect(what, fn, exc=(ValueError, TypeError)):
+    try:
+        fn()
+        print("%s: no error" % what)
+    except exc as e:
+        print("%s: %s: %s" % (what, type(e).__name__, e))
+
+
+def errors(device):
+    q, kc, vc, lens, table = make(device, torch.float16, b=2, h=4, hk=2, nq=1, d=64, keys=64,
+                                  page=16)
+    expect("length past the cache", lambda: attn.decode(
+        q, kc, vc, torch.tensor([64, 65], dtype=torch.int32, device=device), table))
+    expect("length below q's rows", lambda: attn.decode(
+        q, kc, vc, torch.tensor([0, 10], dtype=torch.int32, device=device), table))
+    bad = table.clone()
+    bad[1, 0] = 99
+    expect("page out of range", lambda: attn.decode(q, kc, vc, lens, bad))
+    expect("int64 lengths", lambda: attn.decode(q, kc, vc, lens.long(), table))
+    expect("lengths' shape", lambda: attn.decode(q, kc, vc, lens[:1], table))
+    expect("table's batch", lambda: attn.decode(q, kc, vc, lens, table[:1]))
+    expect("table's dtype", lambda: attn.decode(q, kc, vc, lens, table.float()))
+    expect("page size", lambda: attn.decode(q, kc[:, :, :12], vc[:, :, :12], lens, table))
+    expect("heads", lambda: attn.decode(q[:, :3], kc, vc, lens, table))
+    expect("dtype", lambda: attn.decode(q.float(), kc, vc, lens, table))
+    expect("k and v", lambda: attn.decode(q, kc, vc[:, :1], lens, table))
+    qc, kcc, vcc, lc, _ = make(device, torch.float16, b=2, h=4, hk=2, nq=1, d=64, keys=64)
+    expect("contiguous batch", lambda: attn.decode(qc, kcc[:1], vcc[:1], lc))
+    expect("rope offset", lambda: attn.decode(qc, kcc, vcc, lc, rope=dict(offset=3)))
+    expect("window", lambda: attn.decode(qc, kcc, vcc, lc, window=(5,)))
+    expect("causal", lambda: attn.decode(qc, kcc, vcc, lc, causal="yes"))
