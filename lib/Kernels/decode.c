@@ -9,7 +9,8 @@
 //   keys serves them all. Each lane holds, for every row, the 8 elements
 //   of q at its columns (16 bytes of q, rotated at the row's position
 //   len - Nq + i with the partner columns loaded too, pre-multiplied by
-//   scale * log2(e) when the scale comes first), its O accumulator for
+//   scale * log2(e) when the scale comes first; RoPE's angles as fractions
+//   of a turn in f64, sin and cos by the MUFU), its O accumulator for
 //   those columns, and a running max and sum.
 // - The keys: head_dim / 8 lanes per key row, so a warp reads 32 / (d / 8)
 //   consecutive rows per step, and each lane issues ATTN_DECODE_KEY_STEPS
@@ -107,6 +108,8 @@ struct dec {
   MlirValue row_ok[RMAX], h[RMAX], i[RMAX], pos[RMAX], lo[RMAX], hi[RMAX];
   MlirValue slope[RMAX];
   MlirValue qv[RMAX][8];
+  MlirValue turns[8];  // RoPE: the lane's columns' frequencies (f64 turns)
+  MlirValue cs, sn;    // the current pair's cos and sin
   bool folded;   // scale (and log2 e) folded into q
   MlirValue ninf, zero;
 };
@@ -176,6 +179,33 @@ static MlirValue key_offset(struct dec *e, MlirValue j) {
   return attn_b_addi(b, attn_b_muli(b, rowi, attn_b_i64(b, k->head_dim)), col);
 }
 
+/// The lane's RoPE frequencies in turns per position (f64), one per column
+/// it holds (both columns of an interleaved pair share one): theta^(-2 t /
+/// r) / 2 pi for pair t, one libdevice exp2 for the lane's first pair and
+/// compile-time factors for the others. The same for every row.
+static void build_turns(struct dec *e) {
+  struct attn_builder *b = e->b;
+  const struct attn_decode_kernel *k = e->k;
+  attn_builder_role(b, "decode.rope");
+  int64_t half = k->rotary_dim / 2;
+  MlirValue col = attn_k_mulc(b, e->dp, 8);
+  MlirValue t0 =
+      k->interleaved
+          ? attn_k_divc(b, col, 2)
+          : attn_b_select(b, attn_k_cmpc(b, ATTN_B_ULT, col, half), col,
+                          attn_k_addc(b, col, -half));
+  double step = -2.0 * log2(k->theta) / (double)k->rotary_dim;
+  MlirValue arg =
+      attn_b_mulf(b, attn_b_cast(b, "arith.uitofp", t0, b->t.f64),
+                  attn_b_f64(b, step));
+  MlirValue inv = attn_k_call(b, "__nv_exp2", 1, &arg, b->t.f64);
+  for (int c = 0; c < 8; ++c) {
+    int dt = k->interleaved ? c / 2 : c;
+    e->turns[c] = attn_b_mulf(
+        b, inv, attn_b_f64(b, exp2(step * dt) / ATTN_K_TWO_PI));
+  }
+}
+
 /// The CTA's rows: which query head and row each is, its position and key
 /// bounds, ALiBi's slope; q at the lane's columns, rotated and scaled.
 static void build_rows(struct dec *e) {
@@ -188,6 +218,8 @@ static void build_rows(struct dec *e) {
   double qf = e->folded ? k->scale : 1.0;
   if (only_scale)
     qf *= 1.4426950408889634; // log2 e: scores come out in exp2 form
+  if (k->rope)
+    build_turns(e);
   for (int r = 0; r < e->rb; ++r) {
     MlirValue gr = attn_b_addi(b, attn_k_mulc(b, e->rg, e->rb), c32(e, r));
     e->row_ok[r] = attn_k_cmpc(b, ATTN_B_ULT, gr, grows);
@@ -234,36 +266,17 @@ static void build_rows(struct dec *e) {
       MlirValue part[8];
       if (!k->interleaved)
         load8(e, e->q, attn_b_addi(b, qbase, i64v(e, pc)), part);
-      // theta^(-2t / r) in f64; the angle reduced to a turn in f64, its
-      // sin and cos in f32 (libdevice).
-      MlirValue posd = attn_b_cast(b, "arith.sitofp", e->pos[r], b->t.f64);
       MlirValue y[8];
       for (int c = 0; c < 8; ++c) {
-        int pair_lane = k->interleaved ? c / 2 : c; // pair index offset
-        MlirValue t = k->interleaved
-                          ? attn_k_addc(b, attn_k_divc(b, col, 2), pair_lane)
-                          : attn_b_select(b, first, attn_k_addc(b, col, c),
-                                          attn_k_addc(b, col, c - half));
-        MlirValue td = attn_b_cast(b, "arith.uitofp", t, b->t.f64);
-        MlirValue inv = attn_k_call(
-            b, "__nv_exp2", 1,
-            (MlirValue[]){attn_b_mulf(
-                b, td,
-                attn_b_f64(b, -2.0 * log2(k->theta) / (double)k->rotary_dim))},
-            b->t.f64);
-        MlirValue turns = attn_b_mulf(b, attn_b_mulf(b, posd, inv),
-                                      attn_b_f64(b, 1.0 / ATTN_K_TWO_PI));
-        // Whole turns dropped by truncation (the fraction keeps its sign,
-        // which sin and cos take as well).
-        MlirValue fl = attn_b_cast(
-            b, "arith.sitofp",
-            attn_b_cast(b, "arith.fptosi", turns, b->t.i64), b->t.f64);
-        MlirValue ang = attn_k_truncf(
-            b, attn_b_mulf(b, attn_b_subf(b, turns, fl),
-                           attn_b_f64(b, ATTN_K_TWO_PI)),
-            b->t.f32);
+        // The pair's angle, shared by both columns of an interleaved pair.
         MlirValue cs, sn;
-        attn_k_sincos(b, ang, &cs, &sn);
+        if (!k->interleaved || !(c & 1)) {
+          attn_k_rope_turns_sincos(b, e->pos[r], e->turns[c], &cs, &sn);
+          e->cs = cs;
+          e->sn = sn;
+        }
+        cs = e->cs;
+        sn = e->sn;
         MlirValue x = e->qv[r][c];
         MlirValue p;
         MlirValue sgn; // x1 c - x2 s for the first of a pair, x2 c + x1 s
