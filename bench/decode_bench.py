@@ -23,7 +23,11 @@ error above 2e-2 (relative, Frobenius) or a NaN marks the implementation
 WRONG: it is not timed and the script exits 1.
 
 Timing: triton.testing.do_bench medians (L2 flushed), --rounds rounds in
-turn over the implementations, each keeping the median of its rounds.
+turn over the implementations, each keeping the median of its rounds; each
+implementation is captured in a CUDA graph and its replay timed (a decode
+step of a serving loop launches that way, and a 16 MB read takes about 4 us,
+less than a Python call), or timed eagerly where it does not capture
+(`graphed` in the JSON says which) or with --eager.
 TB/s counts the K and V bytes of the keys read once (B * Hk * len * 128 *
 2 * 2); copy's TB/s counts its reads and writes. Targets (issue 30): attn
 at least 85% of copy's rate where the cache is at least 32 MB, and faster
@@ -210,14 +214,41 @@ def implementations(s, q, k, v, kp, vp, lens, table, ragged, anchors):
     return impl
 
 
-def time_all(impl, ok, rounds):
+def graphed(fn):
+    """fn captured in a CUDA graph (its replay), or None when it cannot be:
+    the launches then cost no host time, as in a serving loop."""
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                fn()
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            fn()
+        torch.cuda.synchronize()
+        return g.replay
+    except Exception:  # not capturable: timed eagerly
+        torch.cuda.synchronize()
+        return None
+
+
+def time_all(impl, ok, rounds, use_graphs):
+    """Medians of do_bench over rounds in turn; each implementation replayed
+    from a CUDA graph where it captures (use_graphs). Returns (ms, graphed)."""
     from triton.testing import do_bench
-    times = {n: [] for n in impl if ok.get(n)}
+    names = [n for n in impl if ok.get(n)]
+    run = {}
+    for n in names:
+        run[n] = (graphed(impl[n]) if use_graphs else None) or impl[n]
+    times = {n: [] for n in names}
     for _ in range(rounds):
-        for n in times:
-            ms = do_bench(impl[n], warmup=25, rep=100, quantiles=[0.5])
+        for n in names:
+            ms = do_bench(run[n], warmup=25, rep=100, quantiles=[0.5])
             times[n].append(float(ms[0] if isinstance(ms, (list, tuple)) else ms))
-    return {n: statistics.median(t) for n, t in times.items()}
+    return ({n: statistics.median(t) for n, t in times.items()},
+            {n: run[n] is not impl[n] for n in names})
 
 
 ANCHORS = ("cuDNN", "flash", "flex")
@@ -249,15 +280,17 @@ def run_shape(s, args, gen, anchor_memo):
             errs[name] = None
             ok[name] = False
             row.setdefault("unavailable", {})[name] = str(e).split("\n")[0][:200]
-    row["ms"] = time_all(impl, ok, args.rounds)
+    row["ms"], row["graphed"] = time_all(impl, ok, args.rounds, not args.eager)
     if memo is None:
         memo = anchor_memo[memo_key] = dict(
             errors={n: errs[n] for n in ANCHORS if n in errs},
             ms={n: row["ms"][n] for n in ANCHORS if n in row["ms"]},
+            graphed={n: row["graphed"][n] for n in ANCHORS if n in row["graphed"]},
             unavailable={n: u for n, u in row.get("unavailable", {}).items() if n in ANCHORS})
     else:
         errs.update(memo["errors"])
         row["ms"].update(memo["ms"])
+        row["graphed"].update(memo["graphed"])
         if memo["unavailable"]:
             row.setdefault("unavailable", {}).update(memo["unavailable"])
         row["anchors_from"] = "%d x %dK contiguous read (timed with the first layout)" % (
@@ -332,6 +365,8 @@ def main(argv=None):
     p.add_argument("--heads", type=ints, default=[8, 32], help="K/V heads (of 32 query heads)")
     p.add_argument("--layouts", default="contiguous,paged16,paged64")
     p.add_argument("--ragged", action="store_true")
+    p.add_argument("--eager", action="store_true",
+                   help="time eager calls, not CUDA-graph replays")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--max-gb", type=float, default=100.0)
     p.add_argument("--max-seconds", type=float, default=540.0)
