@@ -275,6 +275,9 @@ run test/Inputs/decode_programs.mlir --seed=12
 run test/Inputs/decode_programs.mlir --chip=sm_80
 run test/Inputs/decode/large.mlir
 run test/Inputs/decode/large.mlir --chip=sm_80
+# What the decode kernel does not take (f32, value dim 40) on the plain
+# path's scalar program (lower-tile-to-decode's fallback).
+run test/tools/attn-run/Inputs/decode_f32.mlir
 # attn.decode on CUDA tensors (test/python/decode_cuda.test): the float64
 # torch reference, the errors, a CUDA graph replayed with new lengths.
 if [[ "test/python/decode_cuda.test" =~ ${GPU_CHECK_ONLY:-} ]]; then

@@ -263,11 +263,12 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
   }
   // Decode over a KV cache (attn.fused_decode): its own kernel on any chip
   // from sm_80 (lower-tile-to-decode, which leaves the other tile kernels
-  // alone); the other attentions of such a module take the plain path.
+  // alone, and the decodes it does not take to the plain path's scalar
+  // program); the other attentions of such a module take the plain path.
   if (s.decode) {
     attn_strbuf_printf(out,
-                       "attn-tile{%s},lower-tile-to-decode{chip=%s},"
-                       "lower-tile-to-gpu{chip=%s",
+                       "attn-tile{%s},lower-tile-to-decode{chip=%s "
+                       "fallback=true},lower-tile-to-gpu{chip=%s",
                        tile_options ? tile_options : "", chip, chip);
     if (features && *features)
       attn_strbuf_printf(out, " features=%s", features);

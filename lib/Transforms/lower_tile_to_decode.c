@@ -11,7 +11,10 @@
 // CTAs without a split, the longest sequence's keys, the bytes of K and V
 // a CTA reads per key. The kernel uses no sm_90a instruction (16-byte
 // ld.global, shuffles, ex2/tanh.approx), so it is built for any chip from
-// sm_80 on; other tile kernels are left to the other lowerings.
+// sm_80 on; other tile kernels are left to the other lowerings, and so,
+// with fallback=true (the drivers' choice), are the decode kernels it does
+// not take: lower-tile-to-gpu runs their scalar CTA program on one thread
+// per CTA, slow but the same program the CPU path checks.
 //
 //   func.func @f(%q, %k_cache, %v_cache, %cache_seqlens, %out)
 //       attributes {tile.kernel, tile.decode = {...}} { <scalar program> }
@@ -44,6 +47,7 @@ struct decode_options {
   char gpu[32];
   long splits;   // 0: the cost model's
   long rows;     // rows per CTA, 0: up to ATTN_DECODE_MAX_ROWS
+  bool fallback; // leave kernels it cannot build to lower-tile-to-gpu
 };
 
 static const struct attn_pass_option decode_options_help[] = {
@@ -52,6 +56,10 @@ static const struct attn_pass_option decode_options_help[] = {
     {"gpu", "the GPU the split is priced for (default H200)"},
     {"splits", "CTAs per key range, 1 to 1024 (0: the cost model's)"},
     {"rows", "query rows per CTA, 1 to 4 (0: the group's rows, at most 4)"},
+    {"fallback", "leave decode kernels it does not take (f32, other head "
+                 "dims, more than 16 rows ...) to lower-tile-to-gpu, which "
+                 "runs their scalar program on one thread per CTA (default "
+                 "false: a diagnostic)"},
     {NULL, NULL},
 };
 
@@ -61,6 +69,7 @@ static void decode_init(void *opts) {
   snprintf(o->gpu, sizeof o->gpu, "%s", ATTN_COST_DEFAULT_GPU);
   o->splits = 0;
   o->rows = 0;
+  o->fallback = false;
 }
 
 static bool decode_set(void *opts, const char *name, const char *value,
@@ -89,9 +98,16 @@ static bool decode_set(void *opts, const char *name, const char *value,
   if (!strcmp(name, "rows"))
     return attn_parse_int_option(name, value, 0, ATTN_DECODE_MAX_ROWS, &o->rows,
                                  err, errlen);
+  if (!strcmp(name, "fallback")) {
+    if (attn_parse_bool_option(value, &o->fallback))
+      return true;
+    snprintf(err, errlen, "option 'fallback' expects true or false, found '%s'",
+             value);
+    return false;
+  }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-decode' (expected "
-           "chip, gpu, splits or rows)",
+           "chip, gpu, splits, rows or fallback)",
            name);
   return false;
 }
@@ -187,20 +203,20 @@ static bool lower_kernel(MlirOperation kernel, const struct decode_options *o) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
   MlirType elem = mlirShapedTypeGetElementType(
       mlirValueGetType(mlirBlockGetArgument(body, 0)));
+  char why[160] = "";
   if (!mlirTypeIsABF16(elem) && !mlirTypeIsAF16(elem))
-    return attn_emit_errorf(kernel, "no decode kernel for '%s': the decode "
-                                    "kernel takes f16 or bf16",
-                            name);
-  if (c.value_dim != c.head_dim)
-    return attn_emit_errorf(kernel, "no decode kernel for '%s': the decode "
-                                    "kernel needs the value dim equal to the "
-                                    "head dim",
-                            name);
+    snprintf(why, sizeof why, "the decode kernel takes f16 or bf16");
+  else if (c.value_dim != c.head_dim)
+    snprintf(why, sizeof why, "the decode kernel needs the value dim equal "
+                              "to the head dim");
   struct attn_decode_kernel k;
   describe(&c, max_pages, elem, o, name, &k);
   k.splits = o->splits ? (int)o->splits : choose_splits(&k, o->gpu);
-  char why[160];
-  if (!attn_decode_supported(&k, why, sizeof why))
+  if (!*why)
+    attn_decode_supported(&k, why, sizeof why);
+  if (*why && o->fallback)
+    return true; // lower-tile-to-gpu runs the scalar program
+  if (*why)
     return attn_emit_errorf(kernel, "no decode kernel for '%s': %s", name, why);
   MlirOperation gm = attn_kernel_gpu_module(kernel, o->chip, 80);
   if (mlirOperationIsNull(gm))
