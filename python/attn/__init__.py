@@ -1257,19 +1257,57 @@ def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, sc
     captured, where reading would break it). Returns out [B, H, Nq, D], a
     new tensor, computed on the tensors' device (CPU: the float64-checked
     CPU path; CUDA: the decode kernel, on torch's current stream)."""
-    paged, page_size, max_keys = _decode.check(q, k_cache, v_cache, cache_seqlens, block_table)
     if not isinstance(check_values, bool):
         raise TypeError("attn: check_values must be a bool, got %s"
                         % _program._describe(check_values))
-    _optional_str("tile_options", tile_options)
+    inputs = [q, k_cache, v_cache, cache_seqlens] + ([block_table]
+                                                     if block_table is not None else [])
+    # The fast path: arguments seen before (the same shapes, dtypes, device
+    # and options) find their Kernel in one lookup; only the values are
+    # checked again.
+    try:
+        key = _decode_key(inputs, causal, scale, softcap, alibi, window, rope, tile_options)
+    except (_Unusual, AttributeError):
+        key = None
+    hit = _fast.get(key) if key is not None else None
+    if hit is None:
+        paged, page_size, max_keys = _decode.check(q, k_cache, v_cache, cache_seqlens,
+                                                   block_table)
+        _optional_str("tile_options", tile_options)
+        text = _decode.build(q, k_cache, v_cache, cache_seqlens, block_table, page_size, causal,
+                             scale, softcap, alibi, window, rope)
+        device, index = q.device.type, q.device.index
+        kernel = load(text, device if index is None else "%s:%d" % (device, index),
+                      tile_options)
+        hit = (kernel, max_keys)
+        if key is not None:
+            with _cache_lock:
+                if len(_fast) >= _FAST_MAX:
+                    _fast.clear()
+                _fast[key] = hit
+    kernel, max_keys = hit
     if check_values and not _capturing(q):
         _decode.check_values(q, k_cache, cache_seqlens, block_table, max_keys)
-    text = _decode.build(q, k_cache, v_cache, cache_seqlens, block_table, page_size, causal,
-                         scale, softcap, alibi, window, rope)
-    device, index = q.device.type, q.device.index
-    kernel = load(text, device if index is None else "%s:%d" % (device, index), tile_options)
-    inputs = [q, k_cache, v_cache, cache_seqlens] + ([block_table] if paged else [])
-    return kernel(*inputs)
+    return kernel._run([t.contiguous() for t in inputs])
+
+
+def _decode_key(inputs, causal, scale, softcap, alibi, window, rope, tile_options):
+    """decode's key in _fast: the tensors' shapes, dtypes and devices and the
+    options with their types (1 and 1.0 apart); _Unusual for an argument it
+    does not key (the full path then checks it)."""
+    tensors = tuple((tuple(t.shape), str(t.dtype), str(t.device)) for t in inputs)
+    if type(rope) is dict:
+        rope_key = tuple(sorted((n, _plain(x)) for n, x in rope.items()))
+    else:
+        rope_key = _plain(rope)
+    if window is None:
+        window_key = None
+    elif type(window) in (tuple, list):
+        window_key = tuple(_plain(w) for w in window)
+    else:
+        raise _Unusual
+    return ("decode", tensors, _plain(causal), _plain(scale), _plain(softcap), _plain(alibi),
+            window_key, rope_key, _plain(tile_options))
 
 
 # torch.compile needs the custom ops before it traces a model: registered

@@ -145,6 +145,16 @@ def run(device):
     o = attn.decode(q, kc, vc, lens)
     e = rel(o.double().cpu(), reference(q, kc, vc, lens, None))
     print("short: %s" % verdict("short", e < 5e-3, e))
+    # Again with new lengths: the fast path finds the kernel (no compile,
+    # no lookup in the memory cache), the lengths are inputs.
+    before = attn.cache_stats()
+    lens2 = torch.tensor([4, 17], dtype=torch.int32, device=device)
+    o2 = attn.decode(q, kc, vc, lens2)
+    after = attn.cache_stats()
+    e = rel(o2.double().cpu(), reference(q, kc, vc, lens2, None))
+    print("again: compiles +%d memory_hits +%d %s" % (
+        after["compiles"] - before["compiles"], after["memory_hits"] - before["memory_hits"],
+        verdict("again", e < 5e-3, e)))
     errors(device)
 
 
