@@ -357,6 +357,17 @@ def ints(x):
     return [int(v) for v in x.split(",") if v]
 
 
+def raise_recompile_limits():
+    """flex_attention recompiles per shape; the default limits would send it
+    to eager (seconds a call) after eight shapes (as in attn_bench.py)."""
+    import torch._dynamo
+    for name, val in (("cache_size_limit", 256), ("recompile_limit", 256),
+                      ("accumulated_cache_size_limit", 4096),
+                      ("accumulated_recompile_limit", 4096)):
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, val)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true")
@@ -378,6 +389,7 @@ def main(argv=None):
     for layout in args.layouts:
         if layout not in ("contiguous", "paged16", "paged64"):
             p.error("unknown layout %r (contiguous, paged16, paged64)" % layout)
+    raise_recompile_limits()
     out_dir = os.environ.get("OUT") or "/tmp/decode_bench"
     os.makedirs(out_dir, exist_ok=True)
     deadline = time.time() + args.max_seconds
