@@ -167,7 +167,10 @@ static int choose_splits(const struct attn_decode_kernel *k, const char *gpu) {
                   ATTN_DECODE_KEY_STEPS,
       .rows = k->batch * k->heads * k->seq_q,
       .value_dim = k->head_dim,
-      .ctas_per_sm = 4,
+      // CTAs an SM holds, from ptxas's registers (test/Target/
+      // to-ptx-decode.test): 144 to 157 with several rows (3 CTAs of 128
+      // threads in 64K registers), 76 to 96 with one (5).
+      .ctas_per_sm = k->rows_per_cta > 1 ? 3 : 5,
   };
   return attn_cost_decode_splits(&p, g, 256);
 }
