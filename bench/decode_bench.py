@@ -46,7 +46,9 @@ fills .carry/; the device tool carries it with carry=[".carry"]):
   --batches=1,8,64 --caches=4096,... --heads=8,32 --layouts=contiguous,paged16,paged64
   --ragged             lengths drawn per sequence (the anchors then read
                        [B, Hk, max len] with a key-padding mask: flex only)
-  --max-seconds=540    shapes not started by then are skipped
+  --no-anchors         attn and the copy only (paged layouts after a run that timed
+                       the anchors on the contiguous ones)
+  --max-seconds=540    shapes not started by then are skipped (listed in the JSON)
 """
 import argparse
 import datetime
@@ -262,7 +264,8 @@ def run_shape(s, args, gen, anchor_memo):
                cache_mb=s.cache_bytes() / 1e6)
     memo_key = (s.batch, s.keys, s.kv_heads)
     memo = anchor_memo.get(memo_key)
-    impl = implementations(s, q, k, v, kp, vp, lens, table, args.ragged, memo is None)
+    impl = implementations(s, q, k, v, kp, vp, lens, table, args.ragged,
+                           memo is None and not args.no_anchors)
     row["splits"] = impl["attn"].splits
     pairs = [(0, 0), (s.batch - 1, H - 1), (s.batch // 2, H // 2)]
     want = reference_rows(q, k, v, lens, pairs)
@@ -281,7 +284,9 @@ def run_shape(s, args, gen, anchor_memo):
             ok[name] = False
             row.setdefault("unavailable", {})[name] = str(e).split("\n")[0][:200]
     row["ms"], row["graphed"] = time_all(impl, ok, args.rounds, not args.eager)
-    if memo is None:
+    if args.no_anchors:
+        pass
+    elif memo is None:
         memo = anchor_memo[memo_key] = dict(
             errors={n: errs[n] for n in ANCHORS if n in errs},
             ms={n: row["ms"][n] for n in ANCHORS if n in row["ms"]},
@@ -376,6 +381,9 @@ def main(argv=None):
     p.add_argument("--heads", type=ints, default=[8, 32], help="K/V heads (of 32 query heads)")
     p.add_argument("--layouts", default="contiguous,paged16,paged64")
     p.add_argument("--ragged", action="store_true")
+    p.add_argument("--no-anchors", action="store_true",
+                   help="time attn and the copy only (a run of paged layouts after a "
+                        "contiguous one that timed the anchors)")
     p.add_argument("--eager", action="store_true",
                    help="time eager calls, not CUDA-graph replays")
     p.add_argument("--rounds", type=int, default=3)
