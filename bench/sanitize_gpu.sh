@@ -183,6 +183,11 @@ add hopper-grad-det64   msRi  $H/h64_document_window.mlir --grad --hopper-option
 add hopper-grad-d256    msri  $H/h256_rope_causal.mlir --grad --hopper-options=dq-reduce=red
 add hopper-grad-d256b   msri  $H/h256_gqa_plain_f16.mlir --grad --hopper-options=dq-reduce=bulk
 add plain-grad-d256     msRi  $H/h256_softcap_window_partial.mlir --grad
+# Gradients into captured tensors: __pre zeroing the buffers, the main
+# kernel's sums across lanes (shuffles) and red.global.add.f32 into them.
+add hopper-grad-dgate   msri  $H/h128_sas_dgate_bf16.mlir --grad
+add hopper-grad-dtab    msRi  $H/h64_dgate_block_tables.mlir --grad
+add hopper-grad-dcap    msRi  $H/h128_dgate_table_f16.mlir --grad
 # The forwards with lse on the tensor-core kernels (issue 29): the Hopper
 # and mma.sync kernels' lse stores (attn-run --grad: their forward, then the
 # backward), with a key-list program, three consumers with the tensor
