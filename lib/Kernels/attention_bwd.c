@@ -882,16 +882,22 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   if (g->deterministic) {
     lead = attn_k_cmpc(b, ATTN_B_EQ, wt, 0);
     wg_bar = attn_k_addc(b, cw, DQ_BAR);
-    // Its turn: 2 (key block - the first that sees the query block) + cw.
-    MlirValue first = attn_b_i32(b, 0);
-    if (k->window && k->window_left >= 0)
-      first = attn_k_divc(
-          b,
-          attn_b_binary(b, "arith.maxsi",
-                        attn_k_addc(b, attn_k_mulc(b, qb, bm), -k->window_left),
-                        attn_b_i32(b, 0)),
-          bn);
-    turn = attn_b_addi(b, attn_k_mulc(b, attn_b_subi(b, m->kb, first), 2), cw);
+    // Its turn: 2 (the last key block that sees the query block - key
+    // block) + cw. The last (the diagonal's, causal) adds first: a CTA
+    // visits its query blocks upwards from its first, so the key blocks
+    // after it passed each query block a step before it does, and no CTA
+    // waits on one that starts later (they are launched first, above).
+    int64_t nkb = (k->seq_k + bn - 1) / bn;
+    MlirValue last = attn_b_i32(b, nkb - 1);
+    int64_t reach = k->causal ? 0
+                    : k->window && k->window_right >= 0 ? k->window_right
+                                                        : -1;
+    if (reach >= 0)
+      last = attn_b_minui(
+          b, last,
+          attn_k_divc(b, attn_k_addc(b, attn_k_mulc(b, qb, bm), bm - 1 + reach),
+                      bn));
+    turn = attn_b_addi(b, attn_k_mulc(b, attn_b_subi(b, last, m->kb), 2), cw);
     turn_addr = attn_k_ptrtoint(b, at(b, m->rows, turn_off(b, g, bh, qb)),
                                 b->t.i64);
     struct attn_b_if w;
@@ -964,6 +970,13 @@ static void build_main(struct mk *m, const struct attn_b_func *f) {
   attn_builder_role(b, "bwd.setup");
   MlirValue tid = attn_k_sreg(b, "tid.x");
   m->kb = attn_k_sreg(b, "ctaid.x");
+  // deterministic: the key blocks launched last first, whose CTAs see the
+  // fewest query blocks (causal), so that each query block's adds come
+  // in the order of its turns (below) as the CTAs run.
+  if (g->deterministic)
+    m->kb = attn_b_subi(
+        b, attn_b_i32(b, (k->seq_k + g->block_n - 1) / g->block_n - 1),
+        m->kb);
   m->kh = attn_k_sreg(b, "ctaid.y");
   m->bz = attn_k_sreg(b, "ctaid.z");
   MlirValue raw = attn_k_addressof(b, "attn_smem", b->t.ptr_shared);
