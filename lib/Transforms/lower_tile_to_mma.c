@@ -80,6 +80,8 @@
 struct mma_options {
   char chip[16];
   bool fallback;
+  bool grad_fallback; // backward kernels without an mma.sync backward stay
+                      // for lower-tile-to-gpu
   long stages; // 0: the most of 3 and 2 that fits
 };
 
@@ -88,6 +90,9 @@ static const struct attn_pass_option mma_options_help[] = {
              "or sm_90a"},
     {"fallback", "leave kernels without an mma.sync lowering to "
                  "lower-tile-to-gpu instead of failing (default false)"},
+    {"grad-fallback", "leave backward kernels (tile.attention_grad) without "
+                      "an mma.sync backward to lower-tile-to-gpu (default "
+                      "false)"},
     {"stages", "K/V pipeline depth, 2 to 4 (0: 3 where shared memory "
                "allows, else 2)"},
     {NULL, NULL},
@@ -97,6 +102,7 @@ static void mma_init(void *opts) {
   struct mma_options *o = opts;
   snprintf(o->chip, sizeof o->chip, "sm_80");
   o->fallback = false;
+  o->grad_fallback = false;
   o->stages = 0;
 }
 
@@ -121,6 +127,13 @@ static bool mma_set(void *opts, const char *name, const char *value, char *err,
              value);
     return false;
   }
+  if (!strcmp(name, "grad-fallback")) {
+    if (attn_parse_bool_option(value, &o->grad_fallback))
+      return true;
+    snprintf(err, errlen,
+             "option 'grad-fallback' expects true or false, found '%s'", value);
+    return false;
+  }
   if (!strcmp(name, "stages")) {
     if (!attn_parse_int_option(name, value, 0, 4, &o->stages, err, errlen))
       return false;
@@ -132,7 +145,7 @@ static bool mma_set(void *opts, const char *name, const char *value, char *err,
   }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-mma' (expected chip, "
-           "fallback or stages)",
+           "fallback, grad-fallback or stages)",
            name);
   return false;
 }
@@ -312,23 +325,27 @@ static bool lower_tile_to_mma_run(MlirOperation module, const void *opts) {
   bool ok = !funcs.failed;
   for (size_t i = 0; ok && i < funcs.n; ++i) {
     MlirOperation f = funcs.ops[i];
-    // GEMM kernels are lower-tile-to-gpu's, and so are the backward's (no
-    // mma.sync backward yet, issue 29).
+    // GEMM kernels are lower-tile-to-gpu's.
     if (!attn_tile_is_kernel(f) ||
         !mlirAttributeIsNull(mlirOperationGetAttributeByName(
-            f, mlirStringRefCreateFromCString(ATTN_TILE_MATMUL_ATTR))) ||
-        !mlirAttributeIsNull(attn_attr_get(f, "tile.attention_grad")))
+            f, mlirStringRefCreateFromCString(ATTN_TILE_MATMUL_ATTR))))
       continue;
+    MlirAttribute grad = attn_attr_get(f, "tile.attention_grad");
+    bool backward = !mlirAttributeIsNull(grad);
     if (!smem_limit(o->chip)) {
       // mma.sync on bf16 needs sm_80: leave every kernel, or say so at it.
-      if (o->fallback)
+      if (o->fallback || (backward && o->grad_fallback))
         continue;
       ok = attn_emit_errorf(f, "the mma.sync kernel needs sm_80 or newer, "
                                "found %s",
                             o->chip);
       break;
     }
-    ok = lower_kernel(f, o);
+    ok = !backward ? lower_kernel(f, o)
+         : mlirAttributeIsADictionary(grad)
+             ? attn_mma_lower_grad(f, grad, o->chip, smem_limit(o->chip),
+                                   o->fallback || o->grad_fallback)
+             : attn_emit_errorf(f, "malformed tile.attention_grad");
   }
   free(funcs.ops);
   return ok;
