@@ -31,11 +31,25 @@
 // bytes at head dim 64 (2 stages), 107,520 at 128 (2 stages), 74,240 at
 // 128 with 1 stage.
 //
-// Registers per thread of __main from ptxas (CUDA 13.0, -arch=sm_80 and
-// sm_90a; the inputs of test/Target/to-ptx-mma-grad.test):
+// Registers per thread of __main from ptxas (CUDA 13.0; the inputs of
+// test/Target/to-ptx-mma-grad.test), spill stores in bytes:
 //
-//   d    what                         registers   spills
-//   (filled in from the lit test's ptxas -v: see docs/passes.md)
+//   d    input                         registers  sm_80  sm_90a
+//   64   g64_causal_ragged             255        0      24
+//   64   g64_rope_full_f16             255        4      12
+//   64   h64_document_window           255        0      0
+//   64   h64_window_rope               255        24     8
+//   128  g128_cross_plain              255        80     88
+//   128  g128_rope_causal_ragged       255        56     64
+//   128  g128_gqa_interleaved_causal   255        56     60
+//   128  h128_gate_softcap_f16         255        72     112
+//   128  h128_alibi_causal             255        84     80
+//   128  h128_softcap_causal_gqa       255        108    104
+//   64   h64_every_body_op             255        2572   2512
+//
+// (a 60-op score_mod and its derivative per element, as on sm_90a). With
+// the shared base pinned in the loop the spills moved (28 at d 64, 84 at
+// 128, 40 on sm_90a) rather than going: not done.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels.h"
