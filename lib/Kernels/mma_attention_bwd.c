@@ -8,7 +8,8 @@
 // their workspaces, all plain sm_80 code; RoPE by the pre placement's
 // kernels, rope_kernel.c):
 //
-//   @<name>__main    one CTA per 64 keys of a K/V head, 4 warps of 16 keys:
+//   @<name>__main    one CTA per block_n keys of a K/V head (128: 8 warps,
+//                    or 64: 4 warps), 16 keys a warp:
 //                    K and V loaded once (cp.async), then per step a query
 //                    block of 64 rows (Q, dO and their rows' lse2 and D,
 //                    cp.async into a `stages`-deep ring, one commit group a
@@ -20,9 +21,11 @@
 //                      dV += P^T dO, dK += dS^T Q       (P, dS straight from
 //                                                        the accumulators)
 //                    stores dS^T into shared memory, and after a barrier
-//                    computes dQ for its 16 query rows of the block over the
-//                    CTA's 64 keys (dS by ldmatrix.trans of dS^T, K by
-//                    ldmatrix.trans), 64 columns at a time, added into the
+//                    computes dQ for 16 query rows of the block (16 (w % 4)
+//                    on) and, with 8 warps, half the columns (from
+//                    (w / 4) d / 2) over the CTA's keys (dS by
+//                    ldmatrix.trans of dS^T, K by ldmatrix.trans), 64
+//                    columns at a time, added into the
 //                    f32 dq_acc by red.global.add.f32; the query blocks a
 //                    key block is not seen by (causal, a window) are never
 //                    visited, the query heads of a K/V head's group are
@@ -38,8 +41,9 @@
 // (score_fn.c), reading the captures by global loads.
 //
 // Shared-memory tiles are rows of 16-bit elements whose 16-byte chunks are
-// XORed with row % 8 (as mma_attention.c's): K, V (64 rows of head_dim),
-// dS^T (64 keys x 64 queries), then per stage Q, dO (64 rows) and lse2, D
+// XORed with row % 8 (as mma_attention.c's): K, V (block_n rows of
+// head_dim), dS^T (block_n keys x 64 queries), then per stage Q, dO (64
+// rows) and lse2, D
 // (64 f32 each). Rows past the sequences are zero-filled (lse2 is +inf and
 // D 0 there, from __pre's padding), so padding queries have P = 0.
 //
@@ -58,26 +62,23 @@
 #include <stdio.h>
 #include <string.h>
 
-#define KEYS 64     // keys a CTA
 #define ROWS 64     // query rows a step
-#define WARPS 4     // 16 keys each
-#define THREADS 128 // WARPS * 32
 #define MAIN_PARAMS 8 // q, k, v, dout, dv, rows, dq_acc, dk_acc; captures after
 #define DS_RB (ROWS * 2) // bytes of a dS^T row
 
 /// The main kernel's shared memory (offsets from @attn_smem): K and V
-/// (KEYS rows each), dS^T (KEYS rows of ROWS), then per stage Q and dO
+/// (block_n rows each), dS^T (block_n rows of ROWS), then per stage Q and dO
 /// (ROWS rows each), lse2 and D (ROWS f32 each).
 struct layout {
   int64_t k_off, v_off, ds_off, st_off, st_bytes, do_off, l_off, d_off, end;
 };
 
 static void layout_of(const struct attn_hopper_bwd *g, struct layout *l) {
-  int64_t rb = g->k.head_dim * 2;
+  int64_t rb = g->k.head_dim * 2, keys = g->block_n;
   l->k_off = 0;
-  l->v_off = KEYS * rb;
-  l->ds_off = 2 * KEYS * rb;
-  l->st_off = l->ds_off + KEYS * DS_RB;
+  l->v_off = keys * rb;
+  l->ds_off = 2 * keys * rb;
+  l->st_off = l->ds_off + keys * DS_RB;
   l->do_off = ROWS * rb; // within a stage, as l_off and d_off
   l->l_off = 2 * ROWS * rb;
   l->d_off = l->l_off + ROWS * 4;
@@ -96,6 +97,7 @@ struct mk {
   struct attn_builder *b;
   const struct attn_hopper_bwd *g;
   struct layout l;
+  int keys, warps, threads; // keys a CTA (block_n: 64 or 128), 16 a warp
   int rb;              // bytes of a K, V, Q or dO row
   MlirType acc4, reg4; // four f32 / four i32 of one asm
   MlirValue raw, sbase; // @attn_smem as !llvm.ptr<3> and as an i32 address
@@ -209,12 +211,12 @@ static void load_tile(const struct mk *m, MlirValue dst, MlirValue src,
                       MlirValue row0, int rows, int64_t seq) {
   struct attn_builder *b = m->b;
   int cpr = (int)m->g->k.head_dim / 8; // 16-byte chunks per row
-  int n = rows * cpr / THREADS;
+  int n = rows * cpr / m->threads;
   MlirValue last = attn_b_i32(b, seq - 1);
   MlirValue sixteen = attn_b_i32(b, 16), none = attn_b_i32(b, 0);
   MlirValue at = attn_b_addi(b, m->sbase, dst);
   for (int i = 0; i < n; ++i) {
-    MlirValue id = attn_k_addc(b, m->tid, (long long)i * THREADS);
+    MlirValue id = attn_k_addc(b, m->tid, (long long)i * m->threads);
     MlirValue row = attn_k_divc(b, id, cpr), ch = attn_k_remc(b, id, cpr);
     MlirValue grow = attn_b_addi(b, row0, row);
     MlirValue ok = attn_k_cmpc(b, ATTN_B_ULT, grow, seq);
@@ -295,7 +297,7 @@ static void load_step(const struct mk *m, MlirValue t) {
 //===-- Products -----------------------------------------------------------===//
 
 /// acc (32 f32: 16 keys x 64 queries) = A B^T with A the warp's 16 rows of
-/// the KEYS-row tile at at (i32 address: K or V) and B the ROWS rows of the
+/// the block_n-row tile at at (i32 address: K or V) and B the ROWS rows of the
 /// tile at bt (Q or dO), over the head dim: S^T = K_w Q^T, dP^T = V_w dO^T.
 static void product_t(const struct mk *m, MlirValue at, MlirValue bt,
                       MlirValue *acc) {
@@ -436,7 +438,7 @@ static void mask_edges(const struct mk *m, MlirValue q0, MlirValue kr0,
                        MlirValue *p) {
   struct attn_builder *b = m->b;
   const struct attn_hopper_kernel *k = &m->g->k;
-  bool ragged = k->seq_k % KEYS != 0;
+  bool ragged = k->seq_k % m->keys != 0;
   bool left = k->window && k->window_left >= 0,
        right = k->window && k->window_right >= 0;
   if (!(k->causal || ragged || left || right))
@@ -505,7 +507,7 @@ static void step(const struct mk *m, MlirValue t, MlirValue *dv,
   MlirValue kt = attn_k_addc(b, m->sbase, m->l.k_off);
   MlirValue vt = attn_k_addc(b, m->sbase, m->l.v_off);
   MlirValue q0 = attn_k_mulc(b, qb, ROWS);
-  MlirValue kr0 = attn_b_addi(b, attn_k_mulc(b, m->kb, KEYS),
+  MlirValue kr0 = attn_b_addi(b, attn_k_mulc(b, m->kb, m->keys),
                               attn_k_mulc(b, m->warp, 16));
   MlirValue sv[32], pv[32], gv[32], p[32];
   product_t(m, kt, qs, sv);
@@ -571,48 +573,58 @@ static void step(const struct mk *m, MlirValue t, MlirValue *dv,
   product_acc(m, dsp, qs, dk);
   bar_sync(m);
 
-  // dQ of the warp's 16 query rows of the block over the CTA's keys: A =
-  // dS (ldmatrix.trans of dS^T: keys 16 kc + (lane / 16) 8 + lane % 8,
-  // query chunk 2 w + (lane / 8) % 2), B = K (ldmatrix.trans), 64 columns
-  // at a time, each added by red.global.add.f32 at constant offsets from
-  // the thread's first element.
+  // dQ of 16 query rows of the block over the CTA's keys, by warp w rows
+  // 16 (w % 4) and (8 warps) half the columns, from (w / 4) d / 2: A = dS
+  // (ldmatrix.trans of dS^T: keys 16 kc + (lane / 16) 8 + lane % 8, query
+  // chunk 2 (w % 4) + (lane / 8) % 2), B = K (ldmatrix.trans), 64 columns
+  // at a time (32 at head dim 64 with 8 warps), each added by
+  // red.global.add.f32 at constant offsets from the thread's first element.
   attn_builder_role(b, "mmabwd.dq");
-  MlirValue af[KEYS / 16][4];
+  int64_t cols = d * 4 / m->warps; // the warp's columns
+  int width = (int)(cols < 64 ? cols : 64), nchunks = (int)(cols / width);
+  int ndp = width / 16;
+  MlirValue wr = attn_k_remc(b, m->warp, 4);
+  MlirValue col0 = attn_k_mulc(b, attn_k_divc(b, m->warp, 4), cols);
   MlirValue dsa = attn_b_addi(b, attn_k_addc(b, m->sbase, m->l.ds_off),
                               attn_k_mulc(b, m->krow, DS_RB));
-  MlirValue dch = attn_b_xori(
-      b, attn_b_addi(b, attn_k_mulc(b, m->warp, 2), m->klo), m->x7);
-  for (int kc = 0; kc < KEYS / 16; ++kc)
-    ldmatrix_x4(m,
-                attn_b_addi(b, attn_k_addc(b, dsa, (long long)16 * kc * DS_RB),
-                            attn_k_mulc(b, dch, 16)),
-                true, af[kc]);
+  MlirValue dch =
+      attn_b_xori(b, attn_b_addi(b, attn_k_mulc(b, wr, 2), m->klo), m->x7);
+  MlirValue dsrow = attn_b_addi(b, dsa, attn_k_mulc(b, dch, 16));
   MlirValue bh = attn_b_addi(b, attn_k_mulc(b, m->bz, k->heads), h);
   MlirValue row = attn_b_addi(
       b, attn_b_addi(b, attn_k_mulc(b, bh, np), q0),
-      attn_b_addi(b, attn_k_mulc(b, m->warp, 16), m->g4));
-  MlirValue base = at(b, m->dq, add64(b, mul64(b, row, d * 4),
-                                      mul64(b, m->t4, 8)));
+      attn_b_addi(b, attn_k_mulc(b, wr, 16), m->g4));
+  MlirValue base = at(b, m->dq,
+                      add64(b, mul64(b, row, d * 4),
+                            mul64(b, attn_b_addi(b, col0,
+                                                 attn_k_mulc(b, m->t4, 2)),
+                                  4)));
   MlirValue kbase = attn_b_addi(b, kt, attn_k_mulc(b, m->frag_row, m->rb));
-  for (int c = 0; c < d / 64; ++c) {
+  MlirValue cg0 = attn_b_addi(b, attn_k_divc(b, col0, 8), m->frag_hi);
+  for (int c = 0; c < nchunks; ++c) {
     MlirValue qa[32];
-    for (int i = 0; i < 32; ++i)
+    for (int i = 0; i < 8 * ndp; ++i)
       qa[i] = m->zero;
-    for (int dp = 0; dp < 4; ++dp) {
-      MlirValue ch = attn_b_xori(
-          b, attn_k_addc(b, m->frag_hi, 2 * (4 * c + dp)), m->x7);
-      MlirValue at_k = attn_b_addi(b, kbase, attn_k_mulc(b, ch, 16));
-      for (int kc = 0; kc < KEYS / 16; ++kc) {
+    for (int kc = 0; kc < m->keys / 16; ++kc) {
+      MlirValue af[4];
+      ldmatrix_x4(m, attn_k_addc(b, dsrow, (long long)16 * kc * DS_RB), true,
+                  af);
+      for (int dp = 0; dp < ndp; ++dp) {
+        MlirValue ch = attn_b_xori(
+            b, attn_k_addc(b, cg0, 2 * (width / 16 * c + dp)), m->x7);
         MlirValue vb[4];
-        ldmatrix_x4(m, attn_k_addc(b, at_k, (long long)16 * kc * m->rb), true,
-                    vb);
-        mma(m, &qa[8 * dp], af[kc], vb[0], vb[1]);
-        mma(m, &qa[8 * dp + 4], af[kc], vb[2], vb[3]);
+        ldmatrix_x4(m,
+                    attn_k_addc(b, attn_b_addi(b, kbase, attn_k_mulc(b, ch, 16)),
+                                (long long)16 * kc * m->rb),
+                    true, vb);
+        mma(m, &qa[8 * dp], af, vb[0], vb[1]);
+        mma(m, &qa[8 * dp + 4], af, vb[2], vb[3]);
       }
     }
-    for (int i = 0; i < 32; ++i)
+    for (int i = 0; i < 8 * ndp; ++i)
       attn_k_red_add_f32(
-          b, base, (int32_t)((frag_r(i) * d + 64 * c + frag_c(i)) * 4), qa[i]);
+          b, base, (int32_t)((frag_r(i) * d + width * c + frag_c(i)) * 4),
+          qa[i]);
   }
 }
 
@@ -656,12 +668,12 @@ static void build_main(struct mk *m, const struct attn_b_func *f) {
     attn_k_fn_init(m->fn, k, caps);
     m->fn->recip_div = true;
   }
-  // The query blocks that see the key block [kr, kr + KEYS): from the
+  // The query blocks that see the key block [kr, kr + keys): from the
   // diagonal (causal) or the window's right edge, up to its left edge
   // (attention_bwd.c's, with its tiles).
   int64_t nqb = attn_hopper_bwd_rows(g) / ROWS;
   int64_t group = k->heads / k->kv_heads;
-  MlirValue kr = attn_k_mulc(b, m->kb, KEYS);
+  MlirValue kr = attn_k_mulc(b, m->kb, m->keys);
   MlirValue nqb_v = attn_b_i32(b, nqb);
   m->qlo = attn_b_i32(b, 0);
   if (k->causal)
@@ -678,7 +690,8 @@ static void build_main(struct mk *m, const struct attn_b_func *f) {
     qhi = attn_b_minui(
         b,
         attn_k_addc(b,
-                    attn_k_divc(b, attn_k_addc(b, kr, KEYS - 1 + k->window_left),
+                    attn_k_divc(b,
+                                attn_k_addc(b, kr, m->keys - 1 + k->window_left),
                                 ROWS),
                     1),
         nqb_v);
@@ -690,10 +703,10 @@ static void build_main(struct mk *m, const struct attn_b_func *f) {
   attn_builder_role(b, "mmabwd.load");
   load_tile(m, attn_b_i32(b, m->l.k_off),
             head_address(m, m->kp, m->bz, m->kh, k->kv_heads, k->seq_k), kr,
-            KEYS, k->seq_k);
+            m->keys, k->seq_k);
   load_tile(m, attn_b_i32(b, m->l.v_off),
             head_address(m, m->v, m->bz, m->kh, k->kv_heads, k->seq_k), kr,
-            KEYS, k->seq_k);
+            m->keys, k->seq_k);
   if (g->stages == 1)
     cp_async_commit(m);
   for (int s = 0; s + 1 < g->stages; ++s)
@@ -788,9 +801,11 @@ static bool build_main_kernel(struct attn_builder *b,
   for (int i = 0; i < k->ncaptures; ++i)
     p[MAIN_PARAMS + i] = attn_k_fn_capture_param(k, i);
   int np = MAIN_PARAMS + k->ncaptures;
-  int64_t grid[3] = {(k->seq_k + KEYS - 1) / KEYS, k->kv_heads, k->batch};
+  int threads = 32 * g->block_n / 16;
+  int64_t grid[3] = {(k->seq_k + g->block_n - 1) / g->block_n, k->kv_heads,
+                     k->batch};
   MlirAttribute launch =
-      attn_k_launch_attr(b, "mma-sync-bwd", grid, THREADS,
+      attn_k_launch_attr(b, "mma-sync-bwd", grid, threads,
                          attn_kernels_mma_bwd_smem_bytes(g), np, p, 0, NULL);
   MlirAttribute arg_attrs = {NULL};
   if (k->ncaptures) { // the captures read only
@@ -802,11 +817,14 @@ static bool build_main_kernel(struct attn_builder *b,
   }
   struct attn_b_func f;
   attn_builder_role(b, "mmabwd.setup");
-  attn_k_bwd_open_kernel(b, &f, g, "__main", np, arg_attrs, THREADS, launch);
+  attn_k_bwd_open_kernel(b, &f, g, "__main", np, arg_attrs, threads, launch);
   struct attn_k_fn fn;
   bool fns = k->nmods || k->nmask_fns || !mlirBlockIsNull(g->grad_fn);
   struct mk m = {.b = b, .g = g, .fn = fns ? &fn : NULL};
   layout_of(g, &m.l);
+  m.keys = g->block_n;
+  m.warps = g->block_n / 16;
+  m.threads = threads;
   m.rb = (int)k->head_dim * 2;
   m.acc4 = attn_k_struct(b, 4, b->t.f32);
   m.reg4 = attn_k_struct(b, 4, b->t.i32);

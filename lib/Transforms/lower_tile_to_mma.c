@@ -82,6 +82,7 @@ struct mma_options {
   bool fallback;
   bool grad_fallback; // backward kernels without an mma.sync backward stay
                       // for lower-tile-to-gpu
+  long grad_block_n;  // keys a CTA of the backward: 64, 128; 0: auto
   long stages; // 0: the most of 3 and 2 that fits
 };
 
@@ -93,6 +94,9 @@ static const struct attn_pass_option mma_options_help[] = {
     {"grad-fallback", "leave backward kernels (tile.attention_grad) without "
                       "an mma.sync backward to lower-tile-to-gpu (default "
                       "false)"},
+    {"grad-block-n", "keys a CTA of the mma.sync backward: 64 (4 warps) or "
+                     "128 (8 warps); 0 (default): 128 where two stages fit "
+                     "the shared memory, else 64"},
     {"stages", "K/V pipeline depth, 2 to 4 (0: 3 where shared memory "
                "allows, else 2)"},
     {NULL, NULL},
@@ -103,6 +107,7 @@ static void mma_init(void *opts) {
   snprintf(o->chip, sizeof o->chip, "sm_80");
   o->fallback = false;
   o->grad_fallback = false;
+  o->grad_block_n = 0;
   o->stages = 0;
 }
 
@@ -134,6 +139,19 @@ static bool mma_set(void *opts, const char *name, const char *value, char *err,
              "option 'grad-fallback' expects true or false, found '%s'", value);
     return false;
   }
+  if (!strcmp(name, "grad-block-n")) {
+    if (!attn_parse_int_option(name, value, 0, 128, &o->grad_block_n, err,
+                               errlen))
+      return false;
+    if (o->grad_block_n != 0 && o->grad_block_n != 64 &&
+        o->grad_block_n != 128) {
+      snprintf(err, errlen,
+               "option 'grad-block-n' must be 0, 64 or 128, found %ld",
+               o->grad_block_n);
+      return false;
+    }
+    return true;
+  }
   if (!strcmp(name, "stages")) {
     if (!attn_parse_int_option(name, value, 0, 4, &o->stages, err, errlen))
       return false;
@@ -145,7 +163,7 @@ static bool mma_set(void *opts, const char *name, const char *value, char *err,
   }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-mma' (expected chip, "
-           "fallback, grad-fallback or stages)",
+           "fallback, grad-fallback, grad-block-n or stages)",
            name);
   return false;
 }
@@ -344,6 +362,7 @@ static bool lower_tile_to_mma_run(MlirOperation module, const void *opts) {
     ok = !backward ? lower_kernel(f, o)
          : mlirAttributeIsADictionary(grad)
              ? attn_mma_lower_grad(f, grad, o->chip, smem_limit(o->chip),
+                                   (int)o->grad_block_n,
                                    o->fallback || o->grad_fallback)
              : attn_emit_errorf(f, "malformed tile.attention_grad");
   }

@@ -25,31 +25,36 @@
 // Anything else is a diagnostic, or with fallback is left (both tile
 // kernels and attn-tile's program) to lower-tile-to-gpu.
 //
-// Tiles: 64 keys a CTA (4 warps of 16), query blocks of 64 rows, two
-// stages of Q, dO, lse2 and D where the chip's shared memory holds them
-// (one otherwise: head dim 128 on sm_86 and sm_89). Shared memory: 58,368
-// bytes at head dim 64 (2 stages), 107,520 at 128 (2 stages), 74,240 at
-// 128 with 1 stage.
+// Tiles: query blocks of 64 rows; 128 keys a CTA (8 warps of 16) with two
+// stages of Q, dO, lse2 and D where the chip's shared memory holds them,
+// else 64 keys (4 warps), else one stage (head dim 128 on sm_86 and sm_89:
+// 64 keys, one stage); option grad-block-n asks for 64 or 128. Shared
+// memory at 128 keys: 82,944 bytes at head dim 64, 148,480 at 128; at 64
+// keys 58,368 and 107,520 (74,240 with one stage). 128 keys halve the dQ
+// atomics per element and the Q and dO loads per key against 64, with
+// twice the warps a CTA (FlashAttention-2's tiles).
 //
 // Registers per thread of __main from ptxas (CUDA 13.0; the inputs of
 // test/Target/to-ptx-mma-grad.test), spill stores in bytes:
 //
-//   d    input                         registers  sm_80  sm_90a
-//   64   g64_causal_ragged             255        0      24
-//   64   g64_rope_full_f16             255        4      12
-//   64   h64_document_window           255        0      0
-//   64   h64_window_rope               255        24     8
-//   128  g128_cross_plain              255        80     88
-//   128  g128_rope_causal_ragged       255        56     64
-//   128  g128_gqa_interleaved_causal   255        56     60
-//   128  h128_gate_softcap_f16         255        72     112
-//   128  h128_alibi_causal             255        84     80
-//   128  h128_softcap_causal_gqa       255        108    104
-//   64   h64_every_body_op             255        2572   2512
+//   d    input                         registers  sm_80  sm_90a  (64 keys:
+//                                                                sm_80 sm_90a)
+//   64   g64_causal_ragged             255        0      12      0     24
+//   64   g64_rope_full_f16             255        0      0       4     12
+//   64   h64_document_window           255        0      0       0     0
+//   64   h64_window_rope               255/252    0      0       24    8
+//   128  g128_cross_plain              255        56     52      80    88
+//   128  g128_rope_causal_ragged       255        60     60      56    64
+//   128  g128_gqa_interleaved_causal   255        56     56      56    60
+//   128  h128_gate_softcap_f16         255        72     84      72    112
+//   128  h128_alibi_causal             255        60     60      84    80
+//   128  h128_softcap_causal_gqa       255        96     84      108   104
+//   64   h64_every_body_op             255        2560   2500    2572  2512
 //
-// (a 60-op score_mod and its derivative per element, as on sm_90a). With
-// the shared base pinned in the loop the spills moved (28 at d 64, 84 at
-// 128, 40 on sm_90a) rather than going: not done.
+// (the last: a 60-op score_mod and its derivative per element, as on
+// sm_90a); sm_86's one stage at 64 keys (g128_rope_causal_ragged): 52.
+// With the shared base pinned in the loop (64 keys) the spills moved (28
+// at d 64, 84 at 128, 40 on sm_90a) rather than going: not done.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/kernels.h"
@@ -170,8 +175,8 @@ static const struct attn_attention_family bwd_family = {
 /// Reads the dkdv tile kernel into g for a CTA of smem_limit bytes of
 /// shared memory; false with why (wlen bytes).
 static bool describe(MlirOperation kernel, MlirAttribute att,
-                     int64_t smem_limit, struct attn_hopper_bwd *g, char *why,
-                     size_t wlen) {
+                     int64_t smem_limit, int block_n,
+                     struct attn_hopper_bwd *g, char *why, size_t wlen) {
   memset(g, 0, sizeof *g);
   static const char *const names[] = {"q",    "k",    "v",  "out",
                                       "lse",  "dout", "dk", "dv"};
@@ -277,11 +282,14 @@ static bool describe(MlirOperation kernel, MlirAttribute att,
   }
   if (!attn_grad_describe_step(kernel, g, why, wlen))
     return false;
-  // 64 keys a CTA, query blocks of 64 rows (the rows workspace's padding
-  // and __pre's CTA), two stages where they fit.
+  // Query blocks of 64 rows (the rows workspace's padding and __pre's
+  // CTA); 128 keys a CTA (8 warps) with two stages where they fit, else 64
+  // (4 warps), else one stage; block_n asks for 64 or 128.
   g->block_m = 64;
-  g->block_n = 64;
+  g->block_n = block_n ? block_n : 128;
   g->stages = 2;
+  if (!block_n && attn_kernels_mma_bwd_smem_bytes(g) > smem_limit)
+    g->block_n = 64;
   if (attn_kernels_mma_bwd_smem_bytes(g) > smem_limit)
     g->stages = 1;
   if (attn_kernels_mma_bwd_smem_bytes(g) > smem_limit) {
@@ -296,7 +304,8 @@ static bool describe(MlirOperation kernel, MlirAttribute att,
 }
 
 bool attn_mma_lower_grad(MlirOperation kernel, MlirAttribute att,
-                         const char *chip, int64_t smem_limit, bool fallback) {
+                         const char *chip, int64_t smem_limit, int block_n,
+                         bool fallback) {
   MlirStringRef sym;
   attn_attr_str(kernel, "sym_name", &sym);
   char name[256], base[256];
@@ -331,7 +340,7 @@ bool attn_mma_lower_grad(MlirOperation kernel, MlirAttribute att,
   }
   struct attn_hopper_bwd g;
   char why[256] = "";
-  if (!describe(kernel, att, smem_limit, &g, why, sizeof why))
+  if (!describe(kernel, att, smem_limit, block_n, &g, why, sizeof why))
     return fallback ? true
                     : attn_emit_errorf(kernel,
                                        "no mma.sync backward for '%s': %s",

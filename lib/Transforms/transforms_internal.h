@@ -360,12 +360,14 @@ void attn_grad_drop_program(MlirOperation module, const char *name);
 bool attn_grad_add_program(MlirOperation gm, const struct attn_hopper_bwd *g);
 /// Lowers a backward tile kernel (its tile.attention_grad dictionary att)
 /// to the mma.sync backward for chip, whose CTA takes smem_limit bytes of
-/// dynamic shared memory (lower_tile_to_mma_grad.c): the dkdv part builds
-/// every kernel and the launch program, the dq part is then erased. False
-/// after a diagnostic on kernel; with fallback a backward it cannot compute
-/// is left alone and the result is true.
+/// dynamic shared memory (lower_tile_to_mma_grad.c), with block_n keys a
+/// CTA (64 or 128; 0: 128 where two stages fit, else 64): the dkdv part
+/// builds every kernel and the launch program, the dq part is then erased.
+/// False after a diagnostic on kernel; with fallback a backward it cannot
+/// compute is left alone and the result is true.
 bool attn_mma_lower_grad(MlirOperation kernel, MlirAttribute att,
-                         const char *chip, int64_t smem_limit, bool fallback);
+                         const char *chip, int64_t smem_limit, int block_n,
+                         bool fallback);
 /// Whether every RoPE position of k (its row plus rope_offset for q,
 /// rope_offset_k for k) lies in [0, 2^24), where an f32 holds it exactly:
 /// what the GPU kernels, which compute angles from f32 positions, need.

@@ -1,6 +1,8 @@
 // RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile=kernel=mma --lower-tile-to-mma="chip=sm_80 fallback=true" | FileCheck %s
 // RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile=kernel=mma --lower-tile-to-mma="chip=sm_80 fallback=true" | FileCheck %s --check-prefix=PLAIN
 // RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile=kernel=mma --lower-tile-to-mma="chip=sm_86 fallback=true" | FileCheck %s --check-prefix=SM86
+// RUN: attn-opt %s --attn-fuse --attn-grad --attn-tile=kernel=mma --lower-tile-to-mma="chip=sm_80 fallback=true grad-block-n=64" | FileCheck %s --check-prefix=K64
+// RUN: not attn-opt %s --lower-tile-to-mma="grad-block-n=96" 2>&1 | FileCheck %s --check-prefix=BADN
 // RUN: not attn-opt %s --lower-tile-to-mma="grad-fallback=maybe" 2>&1 | FileCheck %s --check-prefix=BADOPT
 
 // The backward of an attention (issue 29) on the mma.sync path (sm_80 and
@@ -27,17 +29,17 @@
 // CHECK: llvm.func @rope_causal__grad__rope_k(
 // CHECK: llvm.func @rope_causal__grad__pre(
 // CHECK-SAME: kernel = "hopper-bwd-pre"
-// The main kernel: a CTA of 4 warps per 64 keys of a K/V head (grid 5 x 2
-// x 1 for 300 keys), K and V (8 cp.async of 16 bytes a thread each) in the
-// first step's commit group with its Q, dO, lse2 and D; two stages
-// (107,520 bytes at head dim 128 on sm_80).
+// The main kernel: a CTA of 8 warps per 128 keys of a K/V head (grid 3 x
+// 2 x 1 for 300 keys), K and V (8 cp.async of 16 bytes a thread each) in
+// the first step's commit group with its Q and dO (4 each), lse2 and D;
+// two stages (148,480 bytes at head dim 128 on sm_80).
 // CHECK-LABEL: llvm.func @rope_causal__grad__main(
-// CHECK-SAME: block = array<i32: 128, 1, 1>, dynamic_shared_bytes = 107520 : i64, grid = array<i32: 5, 2, 1>, kernel = "mma-sync-bwd"
+// CHECK-SAME: block = array<i32: 256, 1, 1>, dynamic_shared_bytes = 148480 : i64, grid = array<i32: 3, 2, 1>, kernel = "mma-sync-bwd"
 // CHECK-SAME: name = "q", shape = array<i64: 1, 2, 300, 128>
 // CHECK-SAME: name = "dk_acc", shape = array<i64: 76800>
 // CHECK-COUNT-16: cp.async.cg.shared.global [$0], [$1], 16, $2;
 // CHECK: scf.if
-// CHECK-COUNT-16: cp.async.cg.shared.global [$0], [$1], 16, $2;
+// CHECK-COUNT-8: cp.async.cg.shared.global [$0], [$1], 16, $2;
 // CHECK: nvvm.cp.async.commit.group
 // Per step: the step's group waited for (2 stages: all), a barrier, the
 // next step's loads issued, then S^T = K_w Q^T (ldmatrix of both, mma.sync
@@ -53,15 +55,15 @@
 // CHECK: arith.cmpi ugt
 // CHECK: scf.if
 // dP^T = V_w dO^T, dS^T stored (16 pairs a thread), dV += P^T dO and dK +=
-// dS^T Q (B by ldmatrix.trans), a barrier, then dQ of the warp's 16 query
-// rows (dS^T and K by ldmatrix.trans), 64 columns at a time: 64
+// dS^T Q (B by ldmatrix.trans), a barrier, then dQ of 16 query rows and
+// half the columns a warp (dS^T and K by ldmatrix.trans): 32
 // red.global.add.f32 a thread at head dim 128.
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK-COUNT-16: : i32, !llvm.ptr<3>
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK: nvvm.barrier
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
-// CHECK-COUNT-64: red.global.add.f32
+// CHECK-COUNT-32: red.global.add.f32
 // CHECK-NOT: red.global.add.f32
 // CHECK: scf.yield
 // No copy in flight at the end; dV (16-bit pairs) and dK (f32 pairs into
@@ -80,31 +82,32 @@
 // GQA (4 query heads on 2 K/V heads): 2 heads a K/V head's steps; a
 // window of 100 keys left of the causal diagonal.
 // CHECK-LABEL: llvm.func @gqa_window__grad__main(
-// CHECK-SAME: grid = array<i32: 4, 2, 1>, kernel = "mma-sync-bwd"
+// CHECK-SAME: grid = array<i32: 2, 2, 1>, kernel = "mma-sync-bwd"
 // CHECK-COUNT-32: nvvm.ex2.approx.ftz.f
 // CHECK: scf.if
-// CHECK-COUNT-32: red.global.add.f32
+// CHECK-COUNT-16: red.global.add.f32
 // CHECK-NOT: red.global.add.f32
 // CHECK: scf.yield
 
-// Head dim 64, f16, no mask: 58,368 bytes, f16 mma.sync, no select
-// between P and dP^T (neither causal nor a partial key block), 32 adds.
+// Head dim 64, f16, no mask: 82,944 bytes, f16 mma.sync, no select
+// between P and dP^T (neither causal nor a partial key block), 16 adds (32
+// columns a warp).
 // PLAIN-LABEL: llvm.func @plain_f16__grad__main(
-// PLAIN-SAME: dynamic_shared_bytes = 58368 : i64, grid = array<i32: 4, 2, 1>, kernel = "mma-sync-bwd"
+// PLAIN-SAME: dynamic_shared_bytes = 82944 : i64, grid = array<i32: 2, 2, 1>, kernel = "mma-sync-bwd"
 // PLAIN: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PLAIN-COUNT-32: nvvm.ex2.approx.ftz.f
 // PLAIN-NOT: arith.select
 // PLAIN: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// PLAIN-COUNT-32: red.global.add.f32
+// PLAIN-COUNT-16: red.global.add.f32
 // PLAIN-NOT: red.global.add.f32
 // PLAIN: scf.yield
 
-// sm_86 (99 KiB a CTA): head dim 128 takes one stage (74,240 bytes): per
-// step a barrier (the stage is free), the step's loads, all waited for,
-// a barrier.
+// sm_86 (99 KiB a CTA): head dim 128 takes 64 keys (4 warps) and one
+// stage (74,240 bytes): per step a barrier (the stage is free), the step's
+// loads, all waited for, a barrier. Head dim 64 keeps 128 keys, two stages.
 // SM86: gpu.module @attn_kernels [#nvvm.target<O = 3, chip = "sm_86", features = "+ptx71">]
 // SM86-LABEL: llvm.func @rope_causal__grad__main(
-// SM86-SAME: dynamic_shared_bytes = 74240 : i64
+// SM86-SAME: block = array<i32: 128, 1, 1>, dynamic_shared_bytes = 74240 : i64
 // SM86: nvvm.cp.async.commit.group
 // SM86: scf.for
 // SM86-NEXT: arith.index_cast
@@ -113,9 +116,23 @@
 // SM86-NEXT: nvvm.cp.async.wait.group 0
 // SM86-NEXT: nvvm.barrier
 // SM86-LABEL: llvm.func @plain_f16__grad__main(
-// SM86-SAME: dynamic_shared_bytes = 58368 : i64
+// SM86-SAME: block = array<i32: 256, 1, 1>, dynamic_shared_bytes = 82944 : i64
+
+// grad-block-n=64: 4 warps of 16 keys a CTA (grid 5 x 2 x 1), dQ of all
+// 128 columns a warp, 64 columns at a time (64 adds).
+// K64-LABEL: llvm.func @rope_causal__grad__main(
+// K64-SAME: block = array<i32: 128, 1, 1>, dynamic_shared_bytes = 107520 : i64, grid = array<i32: 5, 2, 1>
+// K64-COUNT-64: red.global.add.f32
+// K64-NOT: red.global.add.f32
+// K64: scf.yield
+// K64-LABEL: llvm.func @plain_f16__grad__main(
+// K64-SAME: dynamic_shared_bytes = 58368 : i64, grid = array<i32: 4, 2, 1>
+// K64-COUNT-32: red.global.add.f32
+// K64-NOT: red.global.add.f32
+// K64: scf.yield
 
 // BADOPT: option 'grad-fallback' expects true or false, found 'maybe'
+// BADN: option 'grad-block-n' must be 0, 64 or 128, found 96
 
 func.func @rope_causal(%q: tensor<1x2x300x128xbf16>, %k: tensor<1x2x300x128xbf16>, %v: tensor<1x2x300x128xbf16>) -> tensor<1x2x300x128xbf16> {
   %o = "attn.fused"(%q, %k, %v) ({}, {}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 0.08838834764831845 : f64, causal = true, rope = {theta = 10000.0 : f64, rotary_dim = 128 : i64, layout = "rotate_half"}} : (tensor<1x2x300x128xbf16>, tensor<1x2x300x128xbf16>, tensor<1x2x300x128xbf16>) -> tensor<1x2x300x128xbf16>
