@@ -491,7 +491,8 @@ static void mask_edges(const struct mk *m, MlirValue q0, MlirValue kr0,
 //===-- One step -----------------------------------------------------------===//
 
 /// Step t (its stage's tiles landed): dv and dk (d / 2 f32 each) updated,
-/// dQ of the warp's 16 query rows of the block added into dq_acc.
+/// dQ of the warp's share of the block (16 rows, with 8 warps half the
+/// columns) added into dq_acc.
 static void step(const struct mk *m, MlirValue t, MlirValue *dv,
                  MlirValue *dk) {
   struct attn_builder *b = m->b;
