@@ -210,15 +210,18 @@ static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
-/// True when the attn-tile options hold kernel=hopper (read as attn-tile
-/// reads them; bad options are attn-tile's to report, later).
-static bool asks_hopper(const char *opts) {
+/// True when the attn-tile options hold kernel=hopper (mma: kernel=mma),
+/// read as attn-tile reads them; bad options are attn-tile's to report,
+/// later.
+static bool asks_kernel(const char *opts, bool mma) {
   struct attn_tile_options o;
   char err[256];
   attn_tile_pass.init_options(&o);
   return attn_pass_parse_options(&attn_tile_pass, &o, opts, err, sizeof err) &&
-         o.hopper;
+         (mma ? o.mma : o.hopper);
 }
+
+static bool asks_hopper(const char *opts) { return asks_kernel(opts, false); }
 
 /// True for the chips lower-tile-to-mma compiles for (mma.sync on bf16 and
 /// f16, ldmatrix, cp.async: sm_80 and newer).
@@ -269,8 +272,13 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
                 (kind == ATTN_GPU_KERNEL_AUTO && asks_hopper(user)) ||
                 (kind == ATTN_GPU_KERNEL_AUTO && s.any && s.all_hopper &&
                  !strcmp(chip, "sm_90a") && !*user);
-  // Other chips from sm_80 on: the mma.sync kernel for the same programs.
+  // Other chips from sm_80 on: the mma.sync kernel for the same programs;
+  // on any chip from sm_80 on when the tile options name kernel=mma (as
+  // kernel=hopper asks for Hopper; the Python binding's way to the
+  // mma.sync kernels on sm_90a).
   bool mma = kind == ATTN_GPU_KERNEL_MMA ||
+             (kind == ATTN_GPU_KERNEL_AUTO && has_mma(chip) &&
+              asks_kernel(user, true)) ||
              (kind == ATTN_GPU_KERNEL_AUTO && s.attn && s.all_mma &&
               strcmp(chip, "sm_90a") && has_mma(chip) && !*user);
   if (hopper) {
@@ -297,9 +305,10 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
     // them; GEMMs (plain tiles with kernel=mma) and the other backwards
     // (the plain path's tiles) go on to lower-tile-to-gpu.
     attn_strbuf_printf(out,
-                       "attn-tile{kernel=mma %s},lower-tile-to-mma{chip=%s%s},"
+                       "attn-tile{%s%s},lower-tile-to-mma{chip=%s%s},"
                        "lower-tile-to-gpu{chip=%s",
-                       user, chip, s.grad ? " grad-fallback=true" : "", chip);
+                       asks_kernel(user, true) ? "" : "kernel=mma ", user, chip,
+                       s.grad ? " grad-fallback=true" : "", chip);
   } else if (kind == ATTN_GPU_KERNEL_AUTO && s.grad_hopper &&
              !strcmp(chip, "sm_90a") && !*user) {
     // A backward the Hopper lowering computes beside a forward it does not
