@@ -103,6 +103,16 @@ for f in h128_gate_softcap_f16 h128_alibi_causal h64_document_window \
          h64_window_rope h128_softcap_causal_gqa h64_every_body_op; do
   run test/Inputs/hopper/$f.mlir --grad --kernel=mma
 done
+# Gradients into captured tensors on the Hopper backward (the SAS gate's
+# dgate, tables a score_fn body reads): summed by the index's form (the
+# gate's per query column across a warp, a 64 x 64 block's per warp, a
+# query block's per row) or per element, added by red.global.add.f32.
+for f in h128_sas_dgate_bf16 h64_dgate_block_tables h256_dgate_rope_causal h128_dgate_table_f16; do
+  run test/Inputs/hopper/$f.mlir --grad
+done
+run test/Inputs/hopper/h128_sas_dgate_bf16.mlir --grad --hopper-options="dq-reduce=red ds-buffers=2"
+run test/Inputs/hopper/h128_sas_dgate_bf16.mlir --grad --hopper-options="deterministic=true"
+run test/Inputs/hopper/h64_dgate_block_tables.mlir --grad --hopper-options="dp-issue=early"
 # The forward with lse on the tensor-core kernels (issue 29): --grad
 # compiles the forward to the Hopper kernel (sm_90a) or the mma.sync kernel
 # (--chip=sm_80 --kernel=mma) and the backward to the Hopper backward, the

@@ -195,6 +195,11 @@ add mma-grad-gqa       msRi  $H/g128_gqa_interleaved_causal.mlir --grad --kernel
 add mma-grad-cross     msRi  $H/g128_cross_plain.mlir --grad --chip=sm_80
 add mma-grad-gate      msri  $H/h128_gate_softcap_f16.mlir --grad --kernel=mma
 add mma-grad-doc       msRi  $H/h64_document_window.mlir --grad --chip=sm_80
+# Gradients into captured tensors: __pre zeroing the buffers, the main
+# kernel's sums across lanes (shuffles) and red.global.add.f32 into them.
+add hopper-grad-dgate   msri  $H/h128_sas_dgate_bf16.mlir --grad
+add hopper-grad-dtab    msRi  $H/h64_dgate_block_tables.mlir --grad
+add hopper-grad-dcap    msRi  $H/h128_dgate_table_f16.mlir --grad
 # The forwards with lse on the tensor-core kernels (issue 29): the Hopper
 # and mma.sync kernels' lse stores (attn-run --grad: their forward, then the
 # backward), with a key-list program, three consumers with the tensor

@@ -65,6 +65,10 @@ enum attn_hopper_arg {
 #define ATTN_HOPPER_MAX_MODS 8
 #define ATTN_HOPPER_MAX_FNS 4
 #define ATTN_HOPPER_MAX_CAPTURES 8
+/// The backward's gradients into captured tensors, and the reads of them
+/// (tile.capture_grad sites) it adds at.
+#define ATTN_HOPPER_MAX_GRADS 4
+#define ATTN_HOPPER_MAX_SITES 8
 
 /// A tensor the score and mask functions read (a capture: an argument of
 /// the tile kernel besides q, k, v and out, read by memref.load in their
@@ -73,6 +77,10 @@ enum attn_hopper_arg {
 /// (attn_hopper_kernel::args).
 struct attn_hopper_capture {
   MlirValue value; ///< the tile kernel's argument (a static memref)
+  /// The same tensor as another tile kernel's argument whose bodies the
+  /// kernel also evaluates (the backward's dq tile kernel, whose
+  /// tile.capture_grad bodies read it); null if none.
+  MlirValue alias;
   char name[32];   ///< its tile.arg_names entry: "capture0", "gate", ...
   const char *dtype; ///< "f32", "f16", "bf16", "i32" or "i64"
   int rank;        ///< 1 to 4
@@ -634,6 +642,23 @@ struct attn_hopper_bwd {
   bool deterministic;
   double exp_scale, ds_scale;
   MlirBlock grad_fn;
+  /// Gradients into captured tensors (attn.fused_grad's grads): the f32
+  /// buffers, the main kernel's and __pre's parameters after the captures
+  /// (__pre zeroes them), and the dq tile kernel's tile.capture_grad sites:
+  /// each a body at (raw score, batch, head, query row, key) yielding the
+  /// derivative t and the buffer's indices, its scale and its buffer;
+  /// buffer[idx] += scale * ds_scale * P (dP - D) t per element.
+  int ngrads, nsites;
+  struct attn_hopper_grad_buffer {
+    char name[32];
+    int rank;
+    int64_t shape[4];
+  } grads[ATTN_HOPPER_MAX_GRADS];
+  struct attn_hopper_grad_site {
+    MlirBlock body;
+    double scale;
+    int grad;
+  } sites[ATTN_HOPPER_MAX_SITES];
   int ninputs;
   char inputs[ATTN_HOPPER_MAX_CAPTURES + 10][64];
 };

@@ -338,6 +338,13 @@ bool attn_attention_describe_mods(MlirAttribute att,
 MlirBlock attn_attention_fn_body(MlirOperation op,
                                  const struct attn_hopper_kernel *k,
                                  intptr_t nargs, char *why, size_t wlen);
+/// The same for any op with such a body (what: its name for why) whose
+/// gpu.yield gives nyield values (tile.capture_grad's: the derivative and
+/// the indices).
+MlirBlock attn_attention_body_of(MlirOperation op,
+                                 const struct attn_hopper_kernel *k,
+                                 intptr_t nargs, intptr_t nyield,
+                                 const char *what, char *why, size_t wlen);
 bool attn_attention_add_capture(MlirValue value, MlirStringRef name,
                                 const char *kernel,
                                 struct attn_hopper_kernel *k, char *why,
