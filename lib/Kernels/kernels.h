@@ -690,6 +690,22 @@ int64_t attn_hopper_bwd_smem_bytes(const struct attn_hopper_bwd *g);
 bool attn_kernels_build_hopper_bwd(MlirOperation gpu_module, MlirLocation loc,
                                    const struct attn_hopper_bwd *g);
 
+/// The mma.sync backward (sm_80 and newer; mma_attention_bwd.c): the
+/// same launch as the Hopper backward's, g's block_m 64, block_n 64 or 128
+/// and stages 1 or 2, with @<name>__main(q, k, v, dout, dv, rows, dq_acc,
+/// dk_acc, <captures>) on mma.sync (one CTA of 2 block_n threads, a warp
+/// per 16 keys, per block_n keys of a K/V head; dQ added into dq_acc by
+/// red.global.add.f32) in place of the wgmma kernel, and __pre, __dq_out,
+/// __dk_out the Hopper backward's (attention_bwd_rows.c). Its dynamic
+/// shared memory: (2 block_n + 128 stages) head_dim 2 + 128 block_n +
+/// 512 stages bytes.
+int64_t attn_kernels_mma_bwd_smem_bytes(const struct attn_hopper_bwd *g);
+/// Builds them at the end of gpu_module; ops located at loc, named
+/// "mmabwd.*" (the row kernels "bwd.*"). False after an error diagnostic at
+/// loc; what it built but the declarations is then removed.
+bool attn_kernels_build_mma_bwd(MlirOperation gpu_module, MlirLocation loc,
+                                const struct attn_hopper_bwd *g);
+
 //===-- The key-list kernel of masks that read data -----------------------===//
 
 /// Builds `llvm.func @<k->name>__key_lists(<the caller's tensors>,

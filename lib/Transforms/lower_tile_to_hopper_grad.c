@@ -245,8 +245,8 @@ static MlirWalkResult collect_ops(MlirOperation op, void *user) {
 /// g: the chain of tile.score_mod (the scale) and tile.score_fn ops before
 /// the masks, the tile.mask_fn bodies, exp_lse's and tile.ds's scales and
 /// tile.score_fn_grad's body; false with why (wlen bytes).
-static bool describe_step(MlirOperation kernel, struct attn_hopper_bwd *g,
-                          char *why, size_t wlen) {
+bool attn_grad_describe_step(MlirOperation kernel, struct attn_hopper_bwd *g,
+                             char *why, size_t wlen) {
   struct attn_hopper_kernel *h = &g->k;
   MlirOperation el = {NULL};
   mlirOperationWalk(kernel, find_exp_lse, &el, MlirWalkPreOrder);
@@ -558,7 +558,7 @@ static bool describe(MlirOperation kernel, MlirAttribute att,
             bwd_family.kernel, h, why, wlen, detail, sizeof detail))
       return false;
   }
-  if (!describe_step(kernel, g, why, wlen))
+  if (!attn_grad_describe_step(kernel, g, why, wlen))
     return false;
   if (g->ngrads && !describe_sites(kernel, g, why, wlen))
     return false;
@@ -588,8 +588,8 @@ static bool describe(MlirOperation kernel, MlirAttribute att,
 
 /// The inputs of the tile program named name (attn-tile's, in its order)
 /// into g; false when there is none or it is malformed.
-static bool program_inputs(MlirOperation module, const char *name,
-                           struct attn_hopper_bwd *g) {
+bool attn_grad_program_inputs(MlirOperation module, const char *name,
+                              struct attn_hopper_bwd *g) {
   MlirAttribute progs = attn_attr_get(module, ATTN_TILE_PROGRAMS_ATTR);
   intptr_t n = !mlirAttributeIsNull(progs) && mlirAttributeIsAArray(progs)
                    ? mlirArrayAttrGetNumElements(progs)
@@ -623,7 +623,7 @@ static bool program_inputs(MlirOperation module, const char *name,
 
 /// Removes the program named name from the module's tile.programs (attn-
 /// tile's, which the Hopper program replaces).
-static void drop_tile_program(MlirOperation module, const char *name) {
+void attn_grad_drop_program(MlirOperation module, const char *name) {
   MlirAttribute progs = attn_attr_get(module, ATTN_TILE_PROGRAMS_ATTR);
   if (mlirAttributeIsNull(progs) || !mlirAttributeIsAArray(progs))
     return;
@@ -644,7 +644,7 @@ static void drop_tile_program(MlirOperation module, const char *name) {
 }
 
 /// The launch program @<name> of g (see the file comment).
-static bool add_program(MlirOperation gm, const struct attn_hopper_bwd *g) {
+bool attn_grad_add_program(MlirOperation gm, const struct attn_hopper_bwd *g) {
   const struct attn_hopper_kernel *k = &g->k;
   const char *n = k->name;
   struct attn_strbuf t = {0};
@@ -738,7 +738,7 @@ bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
     return fallback ? true
                     : attn_emit_errorf(kernel, "no Hopper backward for '%s': %s",
                                        name, why);
-  if (!program_inputs(module, base, &g))
+  if (!attn_grad_program_inputs(module, base, &g))
     return attn_emit_errorf(kernel,
                             "no Hopper backward for '%s': attn-tile's program "
                             "@%s is missing or malformed",
@@ -755,8 +755,8 @@ bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
   if (!attn_kernels_build_hopper_bwd(gm, loc, &g))
     return false;
   attn_hopper_dump_built(gm, before);
-  drop_tile_program(module, base);
-  if (!add_program(gm, &g))
+  attn_grad_drop_program(module, base);
+  if (!attn_grad_add_program(gm, &g))
     return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);
   *lowered = true;
