@@ -86,9 +86,37 @@ done
 run test/Inputs/hopper/h64_document_window.mlir --grad --hopper-options="deterministic=true"
 run test/Inputs/hopper/h64_window_rope.mlir --grad --hopper-options="deterministic=true"
 run test/Inputs/hopper/h256_rope_causal.mlir --grad --hopper-options="deterministic=true"
+# The mma.sync backward (lib/Kernels/mma_attention_bwd.c: __pre, __main by
+# mma.sync, __dq_out, __dk_out, after the RoPE kernels; issue 29): every g*
+# input through sm_80's PTX (JIT-compiled by the driver: two stages), sm_86's
+# (one stage at head dim 128) and --kernel=mma on sm_90a (the same kernels
+# compiled for the H200); its modifiers and masks (the gate and a softcap,
+# ALiBi, a window with documents, a window with RoPE, a traced score_mod).
+# The h64_* and h128_* inputs below take it too (--chip=sm_80 --kernel=mma).
+# GPU_CHECK_ONLY='--grad --(chip=sm_8|kernel=mma)' runs these alone.
+for f in "$root"/test/Inputs/hopper/g*.mlir; do
+  run "${f#$root/}" --grad --chip=sm_80
+  run "${f#$root/}" --grad --chip=sm_86
+  run "${f#$root/}" --grad --kernel=mma
+done
+for f in h128_gate_softcap_f16 h128_alibi_causal h64_document_window \
+         h64_window_rope h128_softcap_causal_gqa h64_every_body_op; do
+  run test/Inputs/hopper/$f.mlir --grad --kernel=mma
+done
+# Gradients into captured tensors on the Hopper backward (the SAS gate's
+# dgate, tables a score_fn body reads): summed by the index's form (the
+# gate's per query column across a warp, a 64 x 64 block's per warp, a
+# query block's per row) or per element, added by red.global.add.f32.
+for f in h128_sas_dgate_bf16 h64_dgate_block_tables h256_dgate_rope_causal h128_dgate_table_f16; do
+  run test/Inputs/hopper/$f.mlir --grad
+done
+run test/Inputs/hopper/h128_sas_dgate_bf16.mlir --grad --hopper-options="dq-reduce=red ds-buffers=2"
+run test/Inputs/hopper/h128_sas_dgate_bf16.mlir --grad --hopper-options="deterministic=true"
+run test/Inputs/hopper/h64_dgate_block_tables.mlir --grad --hopper-options="dp-issue=early"
 # The forward with lse on the tensor-core kernels (issue 29): --grad
 # compiles the forward to the Hopper kernel (sm_90a) or the mma.sync kernel
-# (--chip=sm_80 --kernel=mma) and the backward to the Hopper backward or the plain path, and
+# (--chip=sm_80 --kernel=mma) and the backward to the Hopper backward, the
+# mma.sync backward (--kernel=mma) or the plain path, and
 # checks the forward's out and lse, then dq, dk and dv, against float64:
 # every Hopper input (head dim 256: the Hopper backward with 64 keys a CTA,
 # by dq-reduce=red and bulk, the plain one at 4 x 4 blocks for partial

@@ -8,10 +8,11 @@ Programs (bf16, H = 32, B * N = 32K tokens, causal, RoPE rotate-half theta
   rope-d{64,128}-{1024..16384}  RoPE + causal
   softcap-4096                  RoPE + causal + softcap 30 (d 128)
   gqa-4096                      RoPE + causal, GQA 32/8 (d 128)
-  gate-8192                     RoPE + causal + SAS's gate (block 64; the
-                                gate is a constant: attn computes no dgate
-                                yet, and flex's backward with a gate that
-                                requires grad does not fit an H200)
+  gate-8192                     RoPE + causal + SAS's gate (block 64), the
+                                gate a constant
+  dgate-8192                    the same with the gate requiring grad (SAS
+                                training: dgate too; flex's backward of it
+                                does not fit an H200's shared memory)
   d256-4096                     head dim 256, RoPE + causal
 
 Each implementation is called as a training step calls it: the inputs
@@ -68,6 +69,7 @@ def programs():
     out.append(dict(name="softcap-4096", d=128, N=4096, H=32, Hkv=32, softcap=CAP))
     out.append(dict(name="gqa-4096", d=128, N=4096, H=32, Hkv=8))
     out.append(dict(name="gate-8192", d=128, N=8192, H=32, Hkv=32, gate=True))
+    out.append(dict(name="dgate-8192", d=128, N=8192, H=32, Hkv=32, gate=True, dgate=True))
     out.append(dict(name="d256-4096", d=256, N=4096, H=32, Hkv=32))
     for p in out:
         p["B"] = max(1, 32768 // p["N"])
@@ -148,6 +150,8 @@ def inputs(p, B, H, Hkv, N, device, dtype, seed, ctx):
     if p.get("gate"):
         nb = (N + GATE_BLOCK - 1) // GATE_BLOCK
         extra["gate"] = torch.randn(B, H, N, nb, device=device, generator=g) * 0.5
+        if p.get("dgate"):
+            extra["gate"].requires_grad_()
     causal = lambda b, h, qi, ki: qi >= ki  # noqa: E731
     extra["block_mask"] = ctx.create_block_mask(causal, None, None, N, N, device=device)
     return [t.requires_grad_() for t in (q, k, v)], do, extra
@@ -178,15 +182,23 @@ def rel(a, b):
 
 
 def check(ctx, p, impl):
-    """max relative error of o, dq, dk, dv at a small shape of p's options."""
+    """max relative error of o, dq, dk, dv (and dgate) at a small shape of p's options."""
     Hkv = 1 if p["Hkv"] != p["H"] else 4
     (q, k, v), do, extra = inputs(p, 1, 4, Hkv, 1000, "cuda", torch.bfloat16, 29, ctx)
     o = impl.call(q, k, v, extra)
     o.backward(do)
     qd, kd, vd = (t.detach().double().requires_grad_() for t in (q, k, v))
-    want = reference(p, qd, kd, vd, extra)
+    ref = dict(extra)
+    if p.get("dgate"):
+        ref["gate"] = extra["gate"].detach().double().requires_grad_()
+    want = reference(p, qd, kd, vd, ref)
     want.backward(do.double())
-    return max(rel(o, want), rel(q.grad, qd.grad), rel(k.grad, kd.grad), rel(v.grad, vd.grad))
+    errs = [rel(o, want), rel(q.grad, qd.grad), rel(k.grad, kd.grad), rel(v.grad, vd.grad)]
+    if p.get("dgate"):
+        if extra["gate"].grad is None:
+            raise RuntimeError("no gradient into the gate")
+        errs.append(rel(extra["gate"].grad, ref["gate"].grad))
+    return max(errs)
 
 
 def run_program(ctx, p, args):
@@ -211,8 +223,9 @@ def run_program(ctx, p, args):
     for impl in list(live):
         r = row["impls"][impl.key]
         try:
-            for t in (q, k, v):
-                t.grad = None
+            for t in (q, k, v, extra.get("gate")):
+                if t is not None:
+                    t.grad = None
 
             def fwd_bwd(impl=impl):
                 impl.call(q, k, v, extra).backward(do)
@@ -221,7 +234,8 @@ def run_program(ctx, p, args):
             o.backward(do, retain_graph=True)
             torch.cuda.synchronize()
             one = (time.perf_counter() - t0) * 1e3
-            finite = all(torch.isfinite(x).all().item() for x in (o, q.grad, k.grad, v.grad))
+            grads = [o, q.grad, k.grad, v.grad] + ([extra["gate"].grad] if p.get("dgate") else [])
+            finite = all(x is not None and torch.isfinite(x).all().item() for x in grads)
             if not finite:
                 r["wrong"] = True
                 r["failed"] = "non-finite output or gradient at the timed shape"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The Hopper backward's schedule options against each other
 (lower-tile-to-hopper's dq-reduce, dp-issue, ds-buffers; docs/passes.md
-"The backward on sm_90a"), on one H200.
+"The backward on sm_90a"), and against the mma.sync backward (variant
+"mma": docs/passes.md "The backward on sm_80 and newer"), on one H200.
 
 Programs: bf16, H = 32, causal, RoPE rotate-half theta 10000 over the
 whole head dim, at head dims 128 and 64, at B x N of --shapes (default
@@ -12,7 +13,9 @@ dq-reduce=w), loaded as
             "cuda", hopper_options=<variant>, grad=True)
 
 and its backward called as kernel.backward(q, k, v, o, lse, dout) with the
-forward's o and lse (kernel(q, k, v) returns them).
+forward's o and lse (kernel(q, k, v) returns them). The variant "mma" is
+loaded with tile_options="kernel=mma" instead: the mma.sync forward and
+backward (lib/Kernels/mma_attention_bwd.c) on the H200.
 
 Before anything is timed, at B=1, H=4, N=1000 (a ragged tail) each
 variant's dq, dk and dv are checked against float64 autograd through a
@@ -85,6 +88,8 @@ def inputs(B, H, N, d, seed):
 
 def load(q, k, v, variant):
     text = attn.build_program(q, k, v, rope=dict(theta=THETA), mask="causal")
+    if variant == "mma":
+        return attn.load(text, "cuda", tile_options="kernel=mma", grad=True)
     opts = variant if "=" in variant else "dq-reduce=" + variant
     return attn.load(text, "cuda", hopper_options=opts, grad=True)
 

@@ -183,6 +183,23 @@ add hopper-grad-det64   msRi  $H/h64_document_window.mlir --grad --hopper-option
 add hopper-grad-d256    msri  $H/h256_rope_causal.mlir --grad --hopper-options=dq-reduce=red
 add hopper-grad-d256b   msri  $H/h256_gqa_plain_f16.mlir --grad --hopper-options=dq-reduce=bulk
 add plain-grad-d256     msRi  $H/h256_softcap_window_partial.mlir --grad
+# The mma.sync backward (lib/Kernels/mma_attention_bwd.c): cp.async of K,
+# V and each step's Q, dO, lse2 and D into its ring, dS^T in shared memory
+# between barriers (racecheck: the stage's and the dS^T tile's reuse),
+# red.global.add into dq_acc; two stages (sm_80), one (sm_86, head dim 128),
+# on sm_90a by --kernel=mma; the chain, its derivative and mask bodies.
+add mma-grad-d64       msri  $H/g64_causal_ragged.mlir --grad --chip=sm_80
+add mma-grad-d128      msri  $H/g128_rope_causal_ragged.mlir --grad --chip=sm_80
+add mma-grad-1stage    msri  $H/g128_rope_causal_ragged.mlir --grad --chip=sm_86
+add mma-grad-gqa       msRi  $H/g128_gqa_interleaved_causal.mlir --grad --kernel=mma
+add mma-grad-cross     msRi  $H/g128_cross_plain.mlir --grad --chip=sm_80
+add mma-grad-gate      msri  $H/h128_gate_softcap_f16.mlir --grad --kernel=mma
+add mma-grad-doc       msRi  $H/h64_document_window.mlir --grad --chip=sm_80
+# Gradients into captured tensors: __pre zeroing the buffers, the main
+# kernel's sums across lanes (shuffles) and red.global.add.f32 into them.
+add hopper-grad-dgate   msri  $H/h128_sas_dgate_bf16.mlir --grad
+add hopper-grad-dtab    msRi  $H/h64_dgate_block_tables.mlir --grad
+add hopper-grad-dcap    msRi  $H/h128_dgate_table_f16.mlir --grad
 # The forwards with lse on the tensor-core kernels (issue 29): the Hopper
 # and mma.sync kernels' lse stores (attn-run --grad: their forward, then the
 # backward), with a key-list program, three consumers with the tensor

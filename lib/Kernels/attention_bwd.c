@@ -126,6 +126,7 @@ struct mk {
   /// With score or mask functions (or a chain with the scale in it): their
   /// state, the captures the main kernel takes after its twelve parameters.
   struct attn_k_fn *fn;
+  MlirValue grads[ATTN_HOPPER_MAX_GRADS]; ///< the gradient buffers (f32)
 };
 
 static MlirValue bar_at(const struct mk *m, MlirValue base, MlirValue s) {
@@ -355,11 +356,168 @@ static MlirValue point(const struct mk *m, MlirBlock body, struct blocked bl,
                               ki[bl.kv ? 0 : (i / 2) % 2]);
 }
 
+//===-- Gradients into captured tensors ------------------------------------===//
+//
+// Each tile.capture_grad site adds, per element, c = ds_scale P (dP - D) t
+// times its scale into its buffer at the indices its body yields, t its
+// derivative (at the raw score: with grad_fn, P t is made beside P g, else
+// the chain is linear and t does not depend on the score). Elements whose
+// indices are one by construction are summed first: where the body reads
+// the key only by 64-blocks (the gate's g[b, h, q, kv / 64]) the thread's
+// two rows of a column and then the 8 lanes of a column (lane / 4), by a
+// reduce-scatter over the lane bits, so that each lane adds two columns;
+// where it reads the row only by blocks, its 16 columns of a row and the 4
+// lanes of a row; where both, the warp's 32 elements into one add. Else
+// an add per element.
+
+/// Site si's body at query row q and key kv (index, clamped; s the raw
+/// score, null where it does not matter): its derivative, and with idx its
+/// buffer's offset (i32, row-major) there.
+static MlirValue site_at(const struct mk *m, int si, MlirValue s, MlirValue q,
+                         MlirValue kv, MlirValue *idx) {
+  struct attn_builder *b = m->b;
+  const struct attn_hopper_grad_site *site = &m->g->sites[si];
+  const struct attn_hopper_grad_buffer *gb = &m->g->grads[site->grad];
+  MlirValue ys[5];
+  attn_k_fn_point_yields(b, m->fn, site->body, s, q, kv, ys, 1 + gb->rank);
+  if (idx) {
+    MlirValue off = {NULL};
+    for (int d = 0; d < gb->rank && !b->failed; ++d) {
+      if (mlirValueIsNull(ys[1 + d])) {
+        attn_builder_fail(b, "a capture gradient's index depends on the "
+                             "score (a bug in attn)");
+        return ys[0];
+      }
+      MlirValue x = attn_k_from_index(b, ys[1 + d]);
+      off = d ? attn_b_addi(b, attn_k_mulc(b, off, gb->shape[d]), x) : x;
+    }
+    *idx = off;
+  }
+  if (!mlirValueIsNull(s) && mlirValueIsNull(ys[0]) && !b->failed)
+    attn_builder_fail(b, "a capture gradient's derivative cannot be made "
+                         "(a bug in attn)");
+  return ys[0];
+}
+
+/// Site si's derivative at register i (s its raw score, or null).
+static MlirValue site_point(const struct mk *m, int si, MlirValue s, int i,
+                            const MlirValue qi[16], const MlirValue ki[2]) {
+  struct blocked bl = blocked_of(m->g->sites[si].body);
+  return site_at(m, si, s, qi[bl.q ? 0 : 2 * (i / 4) + i % 2],
+                 ki[bl.kv ? 0 : (i / 2) % 2], NULL);
+}
+
+/// The sums of one site's contributions over elements that share the
+/// buffer's element: n of them, each with the query row and key (i32,
+/// unclamped) of one of its elements.
+struct site_sums {
+  int n;
+  MlirValue sum[32], q[32], kv[32];
+};
+
+/// Site si's contributions c (32 f32, zero where P is) summed over the
+/// thread's elements that share the buffer's element, the fragment's from
+/// query row q0 and key kr0 (i32).
+static void site_sum(const struct mk *m, int si, const struct frag *fr,
+                     MlirValue q0, MlirValue kr0, const MlirValue c[32],
+                     struct site_sums *out) {
+  struct attn_builder *b = m->b;
+  struct blocked bl = blocked_of(m->g->sites[si].body);
+  int rep[32], n = 0;
+  for (int i = 0; i < 32; ++i) {
+    // Register i's group: its column (unless blocked in rows), its row
+    // (unless blocked in keys).
+    int j = 0;
+    for (; j < n; ++j) {
+      int r = rep[j];
+      bool col = bl.q || (r / 4 == i / 4 && r % 2 == i % 2);
+      bool row = bl.kv || (r / 2) % 2 == (i / 2) % 2;
+      if (col && row)
+        break;
+    }
+    if (j == n) {
+      rep[n] = i;
+      out->sum[n] = c[i];
+      out->q[n] = attn_b_addi(b, q0, frag_col(b, fr, i));
+      out->kv[n++] = attn_b_addi(b, kr0, frag_row(b, fr, i));
+    } else {
+      out->sum[j] = attn_b_addf(b, out->sum[j], c[i]);
+    }
+  }
+  out->n = n;
+}
+
+/// Adds site si's sums times its scale into its buffer, reduced across
+/// the lanes that share them first. only: where non-null, the warpgroups
+/// that add (i1).
+static void site_add(const struct mk *m, int si, struct site_sums *ss,
+                     MlirValue lane, MlirValue only) {
+  struct attn_builder *b = m->b;
+  const struct attn_hopper_bwd *g = m->g;
+  const struct attn_hopper_kernel *k = &g->k;
+  const struct attn_hopper_grad_site *site = &g->sites[si];
+  struct blocked bl = blocked_of(site->body);
+  // The lane bits whose lanes share the sums: a column's 8 lanes differ in
+  // bits 2 to 4, a row's 4 in bits 0 and 1.
+  int bits[5], nb = 0;
+  if (bl.kv)
+    for (int x = 16; x >= 4; x /= 2)
+      bits[nb++] = x;
+  if (bl.q)
+    for (int x = 2; x >= 1; x /= 2)
+      bits[nb++] = x;
+  MlirValue issuer = only;
+  int n = ss->n;
+  for (int i = 0; i < nb; ++i) {
+    MlirValue up = attn_k_cmpc(b, ATTN_B_NE,
+                               attn_b_andi(b, lane, attn_b_i32(b, bits[i])), 0);
+    if (n > 1) {
+      // Reduce-scatter: the lane keeps one half of its sums (the upper
+      // with the bit set) and adds its partner's of that half.
+      int half = n / 2;
+      for (int j = 0; j < half; ++j) {
+        MlirValue keep = attn_b_select(b, up, ss->sum[j + half], ss->sum[j]);
+        MlirValue send = attn_b_select(b, up, ss->sum[j], ss->sum[j + half]);
+        ss->sum[j] = attn_b_addf(b, keep, attn_k_shfl_xor(b, send, bits[i]));
+        ss->q[j] = attn_b_select(b, up, ss->q[j + half], ss->q[j]);
+        ss->kv[j] = attn_b_select(b, up, ss->kv[j + half], ss->kv[j]);
+      }
+      n = half;
+    } else {
+      ss->sum[0] = attn_b_addf(b, ss->sum[0],
+                               attn_k_shfl_xor(b, ss->sum[0], bits[i]));
+      MlirValue down = attn_b_xori(
+          b, up, attn_b_constant(b, attn_b_attr_bool(b, true)));
+      issuer = mlirValueIsNull(issuer) ? down : attn_b_andi(b, issuer, down);
+    }
+  }
+  struct attn_b_if w;
+  if (!mlirValueIsNull(issuer))
+    attn_b_if_open(b, &w, issuer, 0, NULL, false);
+  MlirValue f = attn_b_f32(b, (float)(site->scale * g->ds_scale));
+  for (int j = 0; j < n && !b->failed; ++j) {
+    MlirValue q = attn_k_to_index(
+        b, attn_b_minui(b, ss->q[j], attn_b_i32(b, k->seq_q - 1)));
+    MlirValue kv = attn_k_to_index(
+        b, attn_b_minui(b, ss->kv[j], attn_b_i32(b, k->seq_k - 1)));
+    MlirValue off = {NULL};
+    site_at(m, si, (MlirValue){NULL}, q, kv, &off);
+    if (b->failed)
+      break;
+    attn_k_red_add_f32(b, at(b, m->grads[site->grad], mul64(b, off, 4)), 0,
+                       attn_b_mulf(b, ss->sum[j], f));
+  }
+  if (!mlirValueIsNull(issuer))
+    attn_b_if_close(b, &w, 0, NULL);
+}
+
 /// The modifier chain on the raw scores sv (replaced by the chain's
 /// result) at the elements' points qi, ki (point_indices); with grad_fn
-/// its derivative at the raw score into gv.
+/// its derivative at the raw score into gv, and each capture-gradient
+/// site's derivative into tv[site].
 static void scores(const struct mk *m, const MlirValue qi[16],
-                   const MlirValue ki[2], MlirValue *sv, MlirValue *gv) {
+                   const MlirValue ki[2], MlirValue *sv, MlirValue *gv,
+                   MlirValue (*tv)[32]) {
   struct attn_builder *b = m->b;
   const struct attn_hopper_bwd *g = m->g;
   const struct attn_hopper_kernel *k = &g->k;
@@ -372,6 +530,8 @@ static void scores(const struct mk *m, const MlirValue qi[16],
   for (int i = 0; i < 32 && !b->failed; ++i) {
     if (grad)
       gv[i] = point(m, g->grad_fn, gbl, sv[i], i, qi, ki);
+    for (int si = 0; grad && si < g->nsites && !b->failed; ++si)
+      tv[si][i] = site_point(m, si, sv[i], i, qi, ki);
     MlirValue x = sv[i];
     for (int j = 0, fi = 0; j < k->nmods; ++j) {
       if (k->mods[j] == ATTN_HOPPER_MOD_SCALE) {
@@ -497,13 +657,15 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
       b, m->smem, attn_b_addi(b, c8, attn_k_addc(b, st_rel, m->l.d_off)));
   MlirValue q0 = attn_k_mulc(b, qb, bm);
   MlirValue gv[32]; // with grad_fn: d chain / d raw score per element
+  // With grad_fn, per capture-gradient site: its derivative, then P times it.
+  MlirValue tv[ATTN_HOPPER_MAX_SITES][32];
   MlirValue qi[16], ki[2];
   if (m->fn) {
     attn_k_fn_point_tile(b, m->fn, m->bz, h);
     point_indices(m, &fr, q0, kr0, qi, ki);
   }
   if (k->nmods || !mlirBlockIsNull(g->grad_fn))
-    scores(m, qi, ki, sv, gv);
+    scores(m, qi, ki, sv, gv, tv);
   MlirValue p[32];
   for (int i = 0; i < 32; ++i) {
     int32_t c = (int32_t)(4 * (8 * (i / 4) + (i % 2)));
@@ -575,9 +737,12 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
       pp[i] = attn_k_pack2(b, k->bf16, p[2 * i], p[2 * i + 1]);
       for (int e = 0; e < 2; ++e) {
         MlirValue x = p[2 * i + e];
-        p[2 * i + e] = attn_b_select(
-            b, attn_b_cmpf(b, ATTN_B_F_OEQ, x, zero), zero,
-            attn_b_mulf(b, x, gv[2 * i + e]));
+        MlirValue xg = attn_b_mulf(b, x, gv[2 * i + e]);
+        MlirValue none = attn_b_cmpf(b, ATTN_B_F_OEQ, x, zero);
+        p[2 * i + e] = attn_b_select(b, none, zero, xg);
+        for (int si = 0; si < g->nsites; ++si)
+          tv[si][2 * i + e] = attn_b_select(
+              b, none, zero, attn_b_mulf(b, x, tv[si][2 * i + e]));
       }
     }
   // dP^T = V dO^T, then dS^T = P^T o (dP^T - D). No register a wgmma in
@@ -593,6 +758,7 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
     attn_k_wgmma_commit(b);
     attn_k_wgmma_wait(b, 0);
   }
+  MlirValue cv[ATTN_HOPPER_MAX_SITES][32]; // the sites' contributions
   for (int i = 0; i < 16; ++i) {
     MlirValue dd[2];
     for (int e = 0; e < 2; ++e) {
@@ -600,14 +766,38 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
       int32_t c = (int32_t)(4 * (8 * (j / 4) + (j % 2)));
       dd[e] = attn_k_load(b, attn_k_gep_const(b, dbase, c), b->t.f32);
     }
-    MlirValue d0 =
-        attn_b_mulf(b, p[2 * i], attn_b_subf(b, pv[2 * i], dd[0]));
-    MlirValue d1 =
-        attn_b_mulf(b, p[2 * i + 1], attn_b_subf(b, pv[2 * i + 1], dd[1]));
+    MlirValue x0 = attn_b_subf(b, pv[2 * i], dd[0]);
+    MlirValue d0 = attn_b_mulf(b, p[2 * i], x0);
+    MlirValue x1 = attn_b_subf(b, pv[2 * i + 1], dd[1]);
+    MlirValue d1 = attn_b_mulf(b, p[2 * i + 1], x1);
+    // The sites' contributions: P t (dP - D) (grad_fn: P t made above),
+    // else dS t, t made here without the score (0 where P is).
+    for (int si = 0; si < g->nsites; ++si)
+      for (int e = 0; e < 2; ++e) {
+        int j = 2 * i + e;
+        MlirValue x = e ? x1 : x0, ds = e ? d1 : d0;
+        if (!mlirBlockIsNull(g->grad_fn)) {
+          cv[si][j] = attn_b_mulf(b, tv[si][j], x);
+        } else {
+          MlirValue t = site_point(m, si, (MlirValue){NULL}, j, qi, ki);
+          if (mlirValueIsNull(t)) {
+            attn_builder_fail(b, "a capture gradient's derivative depends on "
+                                 "the score of a linear chain (a bug in "
+                                 "attn)");
+            break;
+          }
+          cv[si][j] = attn_b_select(b, attn_b_cmpf(b, ATTN_B_F_OEQ, p[j], zero),
+                                    zero, attn_b_mulf(b, ds, t));
+        }
+      }
     if (mlirBlockIsNull(g->grad_fn))
       pp[i] = attn_k_pack2(b, k->bf16, p[2 * i], p[2 * i + 1]);
     dsp[i] = attn_k_pack2(b, k->bf16, d0, d1);
   }
+  // Summed in the thread now, added while dV and dK's products run.
+  struct site_sums csum[ATTN_HOPPER_MAX_SITES];
+  for (int si = 0; si < g->nsites && !b->failed; ++si)
+    site_sum(m, si, &fr, q0, kr0, cv[si], &csum[si]);
   // dS^T into shared memory, once both warpgroups' dQ products of the last
   // step have read it. With ds_ring the tile was last read two steps ago,
   // and both have passed the barrier after it since (below: a warpgroup
@@ -644,6 +834,10 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   issue_acc(m, dv, nd, pp, attn_b_addi(b, dos, creg));
   issue_acc(m, dk, nd, dsp, attn_b_addi(b, qs, creg));
   attn_k_wgmma_commit(b);
+  // wide: both warpgroups hold the block's every element; the first adds.
+  for (int si = 0; si < g->nsites && !b->failed; ++si)
+    site_add(m, si, &csum[si], lane,
+             wide ? attn_k_cmpc(b, ATTN_B_EQ, cw, 0) : (MlirValue){NULL});
   attn_k_bar_sync(b, bar_id, 256);
   // dQ's 64 x 64 tiles, one a column region (wide: two, issued together).
   MlirValue qa[2][32];
@@ -688,16 +882,22 @@ static void consumer(const struct mk *m, MlirValue cw, MlirValue wt) {
   if (g->deterministic) {
     lead = attn_k_cmpc(b, ATTN_B_EQ, wt, 0);
     wg_bar = attn_k_addc(b, cw, DQ_BAR);
-    // Its turn: 2 (key block - the first that sees the query block) + cw.
-    MlirValue first = attn_b_i32(b, 0);
-    if (k->window && k->window_left >= 0)
-      first = attn_k_divc(
-          b,
-          attn_b_binary(b, "arith.maxsi",
-                        attn_k_addc(b, attn_k_mulc(b, qb, bm), -k->window_left),
-                        attn_b_i32(b, 0)),
-          bn);
-    turn = attn_b_addi(b, attn_k_mulc(b, attn_b_subi(b, m->kb, first), 2), cw);
+    // Its turn: 2 (the last key block that sees the query block - key
+    // block) + cw. The last (the diagonal's, causal) adds first: a CTA
+    // visits its query blocks upwards from its first, so the key blocks
+    // after it passed each query block a step before it does, and no CTA
+    // waits on one that starts later (they are launched first, above).
+    int64_t nkb = (k->seq_k + bn - 1) / bn;
+    MlirValue last = attn_b_i32(b, nkb - 1);
+    int64_t reach = k->causal ? 0
+                    : k->window && k->window_right >= 0 ? k->window_right
+                                                        : -1;
+    if (reach >= 0)
+      last = attn_b_minui(
+          b, last,
+          attn_k_divc(b, attn_k_addc(b, attn_k_mulc(b, qb, bm), bm - 1 + reach),
+                      bn));
+    turn = attn_b_addi(b, attn_k_mulc(b, attn_b_subi(b, last, m->kb), 2), cw);
     turn_addr = attn_k_ptrtoint(b, at(b, m->rows, turn_off(b, g, bh, qb)),
                                 b->t.i64);
     struct attn_b_if w;
@@ -770,6 +970,13 @@ static void build_main(struct mk *m, const struct attn_b_func *f) {
   attn_builder_role(b, "bwd.setup");
   MlirValue tid = attn_k_sreg(b, "tid.x");
   m->kb = attn_k_sreg(b, "ctaid.x");
+  // deterministic: the key blocks launched last first, whose CTAs see the
+  // fewest query blocks (causal), so that each query block's adds come
+  // in the order of its turns (below) as the CTAs run.
+  if (g->deterministic)
+    m->kb = attn_b_subi(
+        b, attn_b_i32(b, (k->seq_k + g->block_n - 1) / g->block_n - 1),
+        m->kb);
   m->kh = attn_k_sreg(b, "ctaid.y");
   m->bz = attn_k_sreg(b, "ctaid.z");
   MlirValue raw = attn_k_addressof(b, "attn_smem", b->t.ptr_shared);
@@ -791,6 +998,8 @@ static void build_main(struct mk *m, const struct attn_b_func *f) {
     MlirValue caps[ATTN_K_FN_PTRS] = {{NULL}};
     for (int i = 0; i < k->ncaptures; ++i)
       caps[i] = attn_b_func_arg(f, MAIN_PARAMS + i);
+    for (int i = 0; i < g->ngrads; ++i)
+      m->grads[i] = attn_b_func_arg(f, MAIN_PARAMS + k->ncaptures + i);
     attn_k_fn_init(m->fn, k, caps);
     m->fn->recip_div = true;
   }
@@ -856,8 +1065,9 @@ static void build_main(struct mk *m, const struct attn_b_func *f) {
 
 /// The main kernel's parameter attributes: the four tensor maps (8 to 11)
 /// 64-byte aligned, passed by value, grid constants; the captures after
-/// them read only.
-static MlirAttribute main_arg_attrs(struct attn_builder *b, int ncaptures) {
+/// them read only; then the gradient buffers.
+static MlirAttribute main_arg_attrs(struct attn_builder *b, int ncaptures,
+                                    int ngrads) {
   MlirNamedAttribute m[] = {
       attn_b_named(b, "llvm.align", attn_b_attr_i64(b, 64)),
       attn_b_named(b, "llvm.byval",
@@ -866,19 +1076,23 @@ static MlirAttribute main_arg_attrs(struct attn_builder *b, int ncaptures) {
   };
   MlirAttribute none = mlirDictionaryAttrGet(b->ctx, 0, NULL);
   MlirAttribute map = mlirDictionaryAttrGet(b->ctx, 3, m);
-  MlirAttribute all[MAIN_PARAMS + ATTN_HOPPER_MAX_CAPTURES];
-  for (int i = 0; i < MAIN_PARAMS + ncaptures; ++i)
-    all[i] = i >= MAIN_PARAMS ? attn_k_fn_capture_attrs(b)
-             : i >= 8         ? map
-                              : none;
-  return mlirArrayAttrGet(b->ctx, MAIN_PARAMS + ncaptures, all);
+  MlirAttribute all[MAIN_PARAMS + ATTN_HOPPER_MAX_CAPTURES +
+                    ATTN_HOPPER_MAX_GRADS];
+  int n = MAIN_PARAMS + ncaptures;
+  for (int i = 0; i < n + ngrads; ++i)
+    all[i] = i >= n             ? none
+             : i >= MAIN_PARAMS ? attn_k_fn_capture_attrs(b)
+             : i >= 8           ? map
+                                : none;
+  return mlirArrayAttrGet(b->ctx, n + ngrads, all);
 }
 
 static bool build_main_kernel(struct attn_builder *b,
                               const struct attn_hopper_bwd *g) {
   const struct attn_hopper_kernel *k = &g->k;
   const char *ty = k->bf16 ? "bf16" : "f16";
-  struct attn_k_param p[MAIN_PARAMS + ATTN_HOPPER_MAX_CAPTURES] = {
+  struct attn_k_param p[MAIN_PARAMS + ATTN_HOPPER_MAX_CAPTURES +
+                       ATTN_HOPPER_MAX_GRADS] = {
       ptr_param("q", ty, 4, k->batch, k->heads, k->seq_q, k->head_dim),
       ptr_param("k", ty, 4, k->batch, k->kv_heads, k->seq_k, k->head_dim),
       ptr_param("v", ty, 4, k->batch, k->kv_heads, k->seq_k, k->head_dim),
@@ -913,6 +1127,8 @@ static bool build_main_kernel(struct attn_builder *b,
   for (int i = 0; i < k->ncaptures; ++i)
     p[MAIN_PARAMS + i] = attn_k_fn_capture_param(k, i);
   int np = MAIN_PARAMS + k->ncaptures;
+  for (int i = 0; i < g->ngrads; ++i)
+    p[np++] = attn_k_bwd_grad_param(g, i);
   int64_t grid[3] = {(k->seq_k + g->block_n - 1) / g->block_n, k->kv_heads,
                      k->batch};
   MlirAttribute launch =
@@ -921,10 +1137,11 @@ static bool build_main_kernel(struct attn_builder *b,
   struct attn_b_func f;
   attn_builder_role(b, "bwd.setup");
   attn_k_bwd_open_kernel(b, &f, g, "__main", np,
-                         main_arg_attrs(b, k->ncaptures), MAIN_THREADS,
-                         launch);
+                         main_arg_attrs(b, k->ncaptures, g->ngrads),
+                         MAIN_THREADS, launch);
   struct attn_k_fn fn;
-  bool fns = k->nmods || k->nmask_fns || !mlirBlockIsNull(g->grad_fn);
+  bool fns = k->nmods || k->nmask_fns || !mlirBlockIsNull(g->grad_fn) ||
+             g->nsites;
   struct mk m = {.b = b, .g = g, .fn = fns ? &fn : NULL};
   layout_of(g, &m.l);
   if (!mlirOperationIsNull(f.op))

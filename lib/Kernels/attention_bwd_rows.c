@@ -2,7 +2,8 @@
 //
 // The kernels of the Hopper backward (attention_bwd.c) that work a row at a
 // time: @<name>__pre (lse * log2(e) and D = rowsum(dO o O) per query row,
-// dq_acc zeroed, the deterministic mode's turns reset) and @<name>__dq_out,
+// dq_acc and the gradient buffers zeroed, the deterministic mode's turns
+// reset) and @<name>__dq_out,
 // @<name>__dk_out (the f32 sums times ds_scale, rotated back, in the
 // element type); the workspaces' sizes; the pieces the main kernel shares.
 //
@@ -134,6 +135,38 @@ static void build_pre(struct attn_builder *b, const struct attn_hopper_bwd *g,
         mul64(b, attn_k_addc(b, tid, i * PRE_THREADS), 16));
     attn_k_store_vec(b, zs, 4, at(b, dq, off));
   }
+  // The gradient buffers zeroed, the grid's threads striding over them.
+  int64_t ctas = np / 64 * k->heads * k->batch;
+  MlirValue me = attn_b_addi(
+      b, tid,
+      attn_k_mulc(b, attn_b_addi(b, attn_k_mulc(b, bh, np / 64), bx),
+                  PRE_THREADS));
+  for (int j = 0; j < g->ngrads; ++j) {
+    struct attn_b_for z;
+    attn_b_for_open(b, &z, attn_k_to_index(b, me),
+                    attn_b_index(b, attn_k_bwd_grad_elems(g, j)),
+                    attn_b_index(b, ctas * PRE_THREADS), 0, NULL);
+    attn_k_store(b, attn_b_f32(b, 0.0f),
+                 at(b, attn_b_func_arg(f, 5 + j),
+                    mul64(b, attn_k_from_index(b, z.iv), 4)));
+    attn_b_for_close(b, &z, 0, NULL);
+  }
+}
+
+int64_t attn_k_bwd_grad_elems(const struct attn_hopper_bwd *g, int i) {
+  int64_t n = 1;
+  for (int d = 0; d < g->grads[i].rank; ++d)
+    n *= g->grads[i].shape[d];
+  return n;
+}
+
+struct attn_k_param attn_k_bwd_grad_param(const struct attn_hopper_bwd *g,
+                                          int i) {
+  const struct attn_hopper_grad_buffer *gb = &g->grads[i];
+  struct attn_k_param p = ptr_param(gb->name, "f32", gb->rank, gb->shape[0],
+                                    gb->shape[1], gb->shape[2], gb->shape[3]);
+  p.align = 4;
+  return p;
 }
 
 bool attn_k_bwd_build_pre_kernel(struct attn_builder *b,
@@ -141,7 +174,7 @@ bool attn_k_bwd_build_pre_kernel(struct attn_builder *b,
   const struct attn_hopper_kernel *k = &g->k;
   const char *ty = k->bf16 ? "bf16" : "f16";
   int64_t np = attn_hopper_bwd_rows(g);
-  struct attn_k_param p[5] = {
+  struct attn_k_param p[5 + ATTN_HOPPER_MAX_GRADS] = {
       ptr_param("out", ty, 4, k->batch, k->heads, k->seq_q, k->head_dim),
       ptr_param("dout", ty, 4, k->batch, k->heads, k->seq_q, k->head_dim),
       ptr_param("lse", "f32", 3, k->batch, k->heads, k->seq_q, 0),
@@ -150,13 +183,16 @@ bool attn_k_bwd_build_pre_kernel(struct attn_builder *b,
   };
   p[0].align = p[1].align = 4;
   p[3].align = p[4].align = 16;
+  int np5 = 5;
+  for (int i = 0; i < g->ngrads; ++i)
+    p[np5++] = attn_k_bwd_grad_param(g, i);
   int64_t grid[3] = {np / 64, k->heads, k->batch};
   MlirAttribute launch =
-      attn_k_launch_attr(b, "hopper-bwd-pre", grid, PRE_THREADS, 0, 5, p, 0,
+      attn_k_launch_attr(b, "hopper-bwd-pre", grid, PRE_THREADS, 0, np5, p, 0,
                          NULL);
   struct attn_b_func f;
   attn_builder_role(b, "bwd.pre");
-  attn_k_bwd_open_kernel(b, &f, g, "__pre", 5, (MlirAttribute){NULL},
+  attn_k_bwd_open_kernel(b, &f, g, "__pre", np5, (MlirAttribute){NULL},
                          PRE_THREADS, launch);
   if (!mlirOperationIsNull(f.op))
     build_pre(b, g, &f);

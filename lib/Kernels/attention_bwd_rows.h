@@ -57,6 +57,10 @@ void attn_k_bwd_open_kernel(struct attn_builder *b, struct attn_b_func *f,
                             MlirAttribute launch);
 bool attn_k_bwd_build_pre_kernel(struct attn_builder *b,
                                  const struct attn_hopper_bwd *g);
+/// Elements of gradient buffer i, and its manifest parameter.
+int64_t attn_k_bwd_grad_elems(const struct attn_hopper_bwd *g, int i);
+struct attn_k_param attn_k_bwd_grad_param(const struct attn_hopper_bwd *g,
+                                          int i);
 bool attn_k_bwd_build_out_kernel(struct attn_builder *b,
                                  const struct attn_hopper_bwd *g, bool dq);
 

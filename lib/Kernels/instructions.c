@@ -451,9 +451,18 @@ void attn_k_llvm_func_open_typed(struct attn_builder *b, struct attn_b_func *f,
                                  const MlirNamedAttribute *attrs) {
   memset(f, 0, sizeof *f);
   MlirNamedAttribute all[32];
-  MlirLocation locs[16];
-  if (nattr + 8 > 32 || nargs > 16)
-    nattr = nargs = 0; // the op below then fails for want of its arguments
+  MlirLocation locs[ATTN_K_MAX_FUNC_ARGS];
+  if (nattr + 8 > 32 || nargs > ATTN_K_MAX_FUNC_ARGS) {
+    // Closed as any other (attn_k_llvm_func_close), nothing built.
+    char why[160];
+    snprintf(why, sizeof why, "kernel @%.80s takes more than %d parameters",
+             name, ATTN_K_MAX_FUNC_ARGS);
+    attn_builder_fail(b, why);
+    f->outer_block = b->block;
+    f->outer_anchor = b->anchor;
+    ++b->depth;
+    return;
+  }
   for (intptr_t i = 0; i < nargs; ++i)
     locs[i] = b->loc;
   intptr_t n = symbol_attrs(b, all, true);
@@ -481,8 +490,8 @@ void attn_k_llvm_func_open_typed(struct attn_builder *b, struct attn_b_func *f,
 void attn_k_llvm_func_open(struct attn_builder *b, struct attn_b_func *f,
                            const char *name, intptr_t nargs, intptr_t nattr,
                            const MlirNamedAttribute *attrs) {
-  MlirType args[16];
-  for (intptr_t i = 0; i < nargs && i < 16; ++i)
+  MlirType args[ATTN_K_MAX_FUNC_ARGS];
+  for (intptr_t i = 0; i < nargs && i < ATTN_K_MAX_FUNC_ARGS; ++i)
     args[i] = b->t.ptr;
   attn_k_llvm_func_open_typed(b, f, name, nargs, args, NULL, nattr, attrs);
 }

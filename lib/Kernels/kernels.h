@@ -65,6 +65,10 @@ enum attn_hopper_arg {
 #define ATTN_HOPPER_MAX_MODS 8
 #define ATTN_HOPPER_MAX_FNS 4
 #define ATTN_HOPPER_MAX_CAPTURES 8
+/// The backward's gradients into captured tensors, and the reads of them
+/// (tile.capture_grad sites) it adds at.
+#define ATTN_HOPPER_MAX_GRADS 4
+#define ATTN_HOPPER_MAX_SITES 8
 
 /// A tensor the score and mask functions read (a capture: an argument of
 /// the tile kernel besides q, k, v and out, read by memref.load in their
@@ -73,6 +77,10 @@ enum attn_hopper_arg {
 /// (attn_hopper_kernel::args).
 struct attn_hopper_capture {
   MlirValue value; ///< the tile kernel's argument (a static memref)
+  /// The same tensor as another tile kernel's argument whose bodies the
+  /// kernel also evaluates (the backward's dq tile kernel, whose
+  /// tile.capture_grad bodies read it); null if none.
+  MlirValue alias;
   char name[32];   ///< its tile.arg_names entry: "capture0", "gate", ...
   const char *dtype; ///< "f32", "f16", "bf16", "i32" or "i64"
   int rank;        ///< 1 to 4
@@ -700,6 +708,23 @@ struct attn_hopper_bwd {
   bool deterministic;
   double exp_scale, ds_scale;
   MlirBlock grad_fn;
+  /// Gradients into captured tensors (attn.fused_grad's grads): the f32
+  /// buffers, the main kernel's and __pre's parameters after the captures
+  /// (__pre zeroes them), and the dq tile kernel's tile.capture_grad sites:
+  /// each a body at (raw score, batch, head, query row, key) yielding the
+  /// derivative t and the buffer's indices, its scale and its buffer;
+  /// buffer[idx] += scale * ds_scale * P (dP - D) t per element.
+  int ngrads, nsites;
+  struct attn_hopper_grad_buffer {
+    char name[32];
+    int rank;
+    int64_t shape[4];
+  } grads[ATTN_HOPPER_MAX_GRADS];
+  struct attn_hopper_grad_site {
+    MlirBlock body;
+    double scale;
+    int grad;
+  } sites[ATTN_HOPPER_MAX_SITES];
   int ninputs;
   char inputs[ATTN_HOPPER_MAX_CAPTURES + 10][64];
 };
@@ -730,6 +755,22 @@ int64_t attn_hopper_bwd_smem_bytes(const struct attn_hopper_bwd *g);
 /// the declarations is then removed.
 bool attn_kernels_build_hopper_bwd(MlirOperation gpu_module, MlirLocation loc,
                                    const struct attn_hopper_bwd *g);
+
+/// The mma.sync backward (sm_80 and newer; mma_attention_bwd.c): the
+/// same launch as the Hopper backward's, g's block_m 64, block_n 64 or 128
+/// and stages 1 or 2, with @<name>__main(q, k, v, dout, dv, rows, dq_acc,
+/// dk_acc, <captures>) on mma.sync (one CTA of 2 block_n threads, a warp
+/// per 16 keys, per block_n keys of a K/V head; dQ added into dq_acc by
+/// red.global.add.f32) in place of the wgmma kernel, and __pre, __dq_out,
+/// __dk_out the Hopper backward's (attention_bwd_rows.c). Its dynamic
+/// shared memory: (2 block_n + 128 stages) head_dim 2 + 128 block_n +
+/// 512 stages bytes.
+int64_t attn_kernels_mma_bwd_smem_bytes(const struct attn_hopper_bwd *g);
+/// Builds them at the end of gpu_module; ops located at loc, named
+/// "mmabwd.*" (the row kernels "bwd.*"). False after an error diagnostic at
+/// loc; what it built but the declarations is then removed.
+bool attn_kernels_build_mma_bwd(MlirOperation gpu_module, MlirLocation loc,
+                                const struct attn_hopper_bwd *g);
 
 //===-- The key-list kernel of masks that read data -----------------------===//
 

@@ -187,6 +187,8 @@ void attn_k_declare_libdevice(struct attn_builder *b, MlirOperation gpu_module,
 /// discardable attributes attrs; new ops go into its body, whose arguments
 /// are its parameters (attn_b_func_arg). attn_k_llvm_func_close ends it with
 /// llvm.return.
+/// The most parameters a kernel function takes (more: a builder failure).
+#define ATTN_K_MAX_FUNC_ARGS 32
 void attn_k_llvm_func_open(struct attn_builder *b, struct attn_b_func *f,
                            const char *name, intptr_t nargs, intptr_t nattr,
                            const MlirNamedAttribute *attrs);
@@ -966,6 +968,15 @@ MlirValue attn_k_fn_point_value(struct attn_builder *b, struct attn_k_fn *fn,
 MlirValue attn_k_fn_point_body(struct attn_builder *b, struct attn_k_fn *fn,
                                MlirBlock body, MlirValue s, MlirValue q,
                                MlirValue kv);
+/// Body (of 5 arguments, as a score function's) at one point as
+/// attn_k_fn_point_body, where the score s may be null (unknown): every
+/// value its gpu.yield gives into ys (nys of them; null where one depends
+/// on an unknown value or the yield has another count). How many are
+/// known. For tile.capture_grad's bodies (attention_bwd.c), which yield a
+/// derivative and indices.
+int attn_k_fn_point_yields(struct attn_builder *b, struct attn_k_fn *fn,
+                           MlirBlock body, MlirValue s, MlirValue q,
+                           MlirValue kv, MlirValue *ys, int nys);
 /// Whether body (a score, derivative or mask function's) reads its key
 /// (kv) or query row (!kv) only divided by positive constant multiples of
 /// span: its value is then one over every span-aligned run of span keys

@@ -527,6 +527,10 @@ struct eval {
   MlirValue vals[256];
   MlirOperation ops[256];
   int nops;
+  /// With ys: the values a yield of nys operands gives (null where
+  /// unknown), its first returned.
+  MlirValue *ys;
+  int nys;
 };
 
 /// The mapped value of v (an operand of a body op), or null when it is not
@@ -543,7 +547,9 @@ static MlirValue lookup(const struct attn_k_fn *fn, const struct eval *e,
         return e->vals[i];
   }
   for (int i = 0; i < fn->k->ncaptures; ++i)
-    if (mlirValueEqual(fn->k->captures[i].value, v))
+    if (mlirValueEqual(fn->k->captures[i].value, v) ||
+        (!mlirValueIsNull(fn->k->captures[i].alias) &&
+         mlirValueEqual(fn->k->captures[i].alias, v)))
       return fn->caps[i];
   for (int r = 0; r < 3; ++r) // q, k or v read by the body
     if (!mlirValueIsNull(fn->k->inputs[r]) &&
@@ -553,15 +559,16 @@ static MlirValue lookup(const struct attn_k_fn *fn, const struct eval *e,
 }
 
 /// Evaluates body with arguments args (a null argument: unknown) for el
-/// into e: the value it yields, null when it depends on an unknown one.
+/// into e: the value it yields, null when it depends on an unknown one
+/// (with e->ys, every value of its yield into them).
 /// Each op is taken from fn's tile memo, else the block memo, else made and
 /// recorded in the memo *into (tile or block); with el->plan, the ops its
 /// forms absorb are not made (their values come at the yield) and a
 /// distance is made by distance.
-static MlirValue eval_body(struct attn_builder *b, struct attn_k_fn *fn,
-                           MlirBlock body, const MlirValue *args, int nargs,
-                           struct attn_k_fn_memo **into,
-                           const struct elem *el, struct eval *e) {
+static MlirValue eval_run(struct attn_builder *b, struct attn_k_fn *fn,
+                          MlirBlock body, const MlirValue *args, int nargs,
+                          struct attn_k_fn_memo **into,
+                          const struct elem *el, struct eval *e) {
   const struct fn_plan *p = el->plan;
   e->body = body;
   e->nops = 0;
@@ -575,6 +582,12 @@ static MlirValue eval_body(struct attn_builder *b, struct attn_k_fn *fn,
     for (intptr_t i = 0; known && i < nopd; ++i) {
       opd[i] = lookup(fn, e, mlirOperationGetOperand(op, i));
       known = !mlirValueIsNull(opd[i]);
+    }
+    if (is_op(op, "gpu.yield") && e->ys) {
+      for (int i = 0; i < e->nys; ++i)
+        e->ys[i] = i < nopd ? lookup(fn, e, mlirOperationGetOperand(op, i))
+                            : (MlirValue){NULL};
+      return nopd == e->nys ? e->ys[0] : (MlirValue){NULL};
     }
     if (is_op(op, "gpu.yield")) {
       MlirValue y =
@@ -632,6 +645,16 @@ static MlirValue eval_body(struct attn_builder *b, struct attn_k_fn *fn,
     e->vals[e->nops++] = res;
   }
   return (MlirValue){NULL};
+}
+
+/// eval_run for the value a body yields alone.
+static MlirValue eval_body(struct attn_builder *b, struct attn_k_fn *fn,
+                           MlirBlock body, const MlirValue *args, int nargs,
+                           struct attn_k_fn_memo **into,
+                           const struct elem *el, struct eval *e) {
+  e->ys = NULL;
+  e->nys = 0;
+  return eval_run(b, fn, body, args, nargs, into, el, e);
 }
 
 /// x (i32) clamped into [0, n - 1] (signed: a shifted causal block's rows
@@ -859,6 +882,21 @@ MlirValue attn_k_fn_point_body(struct attn_builder *b, struct attn_k_fn *fn,
   return v;
 }
 
+int attn_k_fn_point_yields(struct attn_builder *b, struct attn_k_fn *fn,
+                           MlirBlock body, MlirValue s, MlirValue q,
+                           MlirValue kv, MlirValue *ys, int nys) {
+  MlirValue a[5] = {s, fn->b, fn->h, q, kv};
+  struct elem el = {.r = 0, .c = -1};
+  struct eval e;
+  e.ys = ys;
+  e.nys = nys;
+  eval_run(b, fn, body, a, 5, &fn->block, &el, &e);
+  int known = 0;
+  for (int i = 0; i < nys; ++i)
+    known += !mlirValueIsNull(ys[i]);
+  return known;
+}
+
 /// Whether v is an arith.constant of an integer attribute: into *c.
 static bool const_int(MlirValue v, int64_t *c) {
   if (!mlirValueIsAOpResult(v))
@@ -873,16 +911,59 @@ static bool const_int(MlirValue v, int64_t *c) {
   return true;
 }
 
-/// Whether every use of v (through index casts) divides it by a positive
-/// constant multiple of span.
-static bool only_divided(MlirValue v, int64_t span, int depth) {
+/// The ops of a body its gpu.yield depends on (the others' values are
+/// never used, wherever they are evaluated).
+struct live {
+  MlirOperation ops[256];
+  int n;
+};
+
+static bool is_live(const struct live *l, MlirOperation op) {
+  for (int i = 0; i < l->n; ++i)
+    if (mlirOperationEqual(l->ops[i], op))
+      return true;
+  return false;
+}
+
+static void live_of(MlirBlock body, struct live *l) {
+  l->n = 0;
+  MlirOperation last = mlirBlockGetTerminator(body);
+  if (mlirOperationIsNull(last))
+    return;
+  l->ops[l->n++] = last;
+  // Backwards over the block: an op is live when a live op uses a result.
+  for (MlirOperation op = last; !mlirOperationIsNull(op);) {
+    MlirOperation prev = {NULL};
+    for (MlirOperation o = mlirBlockGetFirstOperation(body);
+         !mlirOperationIsNull(o) && !mlirOperationEqual(o, op);
+         o = mlirOperationGetNextInBlock(o))
+      prev = o;
+    op = prev;
+    if (mlirOperationIsNull(op) || l->n == 256)
+      break;
+    bool used = false;
+    for (intptr_t r = 0; !used && r < mlirOperationGetNumResults(op); ++r)
+      for (MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetResult(op, r));
+           !used && !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u))
+        used = is_live(l, mlirOpOperandGetOwner(u));
+    if (used)
+      l->ops[l->n++] = op;
+  }
+}
+
+/// Whether every use of v (through index casts) by a live op divides it by
+/// a positive constant multiple of span.
+static bool only_divided(MlirValue v, int64_t span, int depth,
+                         const struct live *l) {
   for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
        u = mlirOpOperandGetNextUse(u)) {
     MlirOperation op = mlirOpOperandGetOwner(u);
     int64_t c;
+    if (!is_live(l, op))
+      continue;
     if (is_op(op, "arith.index_cast") || is_op(op, "arith.index_castui")) {
       if (depth > 4 || !only_divided(mlirOperationGetResult(op, 0), span,
-                                     depth + 1))
+                                     depth + 1, l))
         return false;
     } else if (!((is_op(op, "arith.divui") || is_op(op, "arith.divsi") ||
                   is_op(op, "arith.floordivsi")) &&
@@ -899,7 +980,10 @@ bool attn_k_fn_body_blocked(MlirBlock body, bool kv, int64_t span) {
   intptr_t n = mlirBlockGetNumArguments(body);
   if (n < 4)
     return false;
-  return only_divided(mlirBlockGetArgument(body, n - (kv ? 1 : 2)), span, 0);
+  struct live l;
+  live_of(body, &l);
+  return only_divided(mlirBlockGetArgument(body, n - (kv ? 1 : 2)), span, 0,
+                      &l);
 }
 
 struct attn_k_param attn_k_fn_capture_param(const struct attn_hopper_kernel *k,

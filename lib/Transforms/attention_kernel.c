@@ -471,7 +471,9 @@ static bool positions_agree(MlirAttribute att,
 /// those too).
 static bool is_capture(const struct attn_hopper_kernel *k, MlirValue v) {
   for (int i = 0; i < k->ncaptures; ++i)
-    if (mlirValueEqual(k->captures[i].value, v))
+    if (mlirValueEqual(k->captures[i].value, v) ||
+        (!mlirValueIsNull(k->captures[i].alias) &&
+         mlirValueEqual(k->captures[i].alias, v)))
       return true;
   for (int r = 0; r < 3; ++r)
     if (mlirValueEqual(k->inputs[r], v))
@@ -488,11 +490,19 @@ static bool is_capture(const struct attn_hopper_kernel *k, MlirValue v) {
 MlirBlock attn_attention_fn_body(MlirOperation op,
                                  const struct attn_hopper_kernel *k,
                                  intptr_t nargs, char *why, size_t wlen) {
+  return attn_attention_body_of(op, k, nargs, 1,
+                                nargs == 5 ? "tile.score_fn" : "tile.mask_fn",
+                                why, wlen);
+}
+
+MlirBlock attn_attention_body_of(MlirOperation op,
+                                 const struct attn_hopper_kernel *k,
+                                 intptr_t nargs, intptr_t nyield,
+                                 const char *what, char *why, size_t wlen) {
   MlirBlock none = {NULL};
   MlirBlock body = mlirOperationGetNumRegions(op) == 1
                        ? mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0))
                        : none;
-  const char *what = nargs == 5 ? "tile.score_fn" : "tile.mask_fn";
   MlirAttribute sq = attn_attr_get(op, "seq_q"), sk = attn_attr_get(op, "seq_k");
   if (mlirBlockIsNull(body) || mlirBlockGetNumArguments(body) != nargs ||
       mlirAttributeIsNull(sq) || !mlirAttributeIsAInteger(sq) ||
@@ -508,8 +518,8 @@ MlirBlock attn_attention_fn_body(MlirOperation op,
     bool load = attn_op_is(o, "memref.load"), yield = attn_op_is(o, "gpu.yield");
     intptr_t n = mlirOperationGetNumOperands(o);
     if (++nops > 256 || mlirOperationGetNumRegions(o) ||
-        mlirOperationGetNumResults(o) > 1 || n > 6 ||
-        (yield && (n != 1 || !mlirOperationIsNull(
+        mlirOperationGetNumResults(o) > 1 || (!yield && n > 6) ||
+        (yield && (n != nyield || !mlirOperationIsNull(
                                  mlirOperationGetNextInBlock(o))))) {
       snprintf(why, wlen,
                "a %s body the kernels cannot clone (at most 256 ops of one "

@@ -6,7 +6,9 @@
 // other chips from sm_80 on, the mma.sync kernel where it computes every
 // attention (GEMMs then take the plain path); the plain arithmetic path
 // otherwise (or when asked). The backward's kernels (attn.fused_grad) take
-// the plain path beside the tensor-core forwards with lse that feed them.
+// the tensor-core backward of the path chosen where it computes them
+// (lower_tile_to_hopper_grad.c, lower_tile_to_mma_grad.c), else the plain
+// path, beside the tensor-core forwards with lse that feed them.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/CostModel/cost_model.h"
@@ -188,8 +190,9 @@ static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
     s->decode = true;
   if (attn_op_is(op, ATTN_OP_FUSED_GRAD)) {
     // lower-tile-to-hopper builds the backward of the first supported case
-    // (lower_tile_to_hopper_grad.c); the others, and every backward on the
-    // mma.sync path, take the plain path (issue 29). The forwards beside
+    // (lower_tile_to_hopper_grad.c), lower-tile-to-mma those of the mma.sync
+    // backward (lower_tile_to_mma_grad.c, asked with grad-fallback: the
+    // others take the plain path). The forwards beside
     // them (with lse) are judged by attn_hopper_supports and still get the
     // tensor-core kernels.
     s->grad = true;
@@ -210,15 +213,18 @@ static MlirWalkResult scan_kernels(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
-/// True when the attn-tile options hold kernel=hopper (read as attn-tile
-/// reads them; bad options are attn-tile's to report, later).
-static bool asks_hopper(const char *opts) {
+/// True when the attn-tile options hold kernel=hopper (mma: kernel=mma),
+/// read as attn-tile reads them; bad options are attn-tile's to report,
+/// later.
+static bool asks_kernel(const char *opts, bool mma) {
   struct attn_tile_options o;
   char err[256];
   attn_tile_pass.init_options(&o);
   return attn_pass_parse_options(&attn_tile_pass, &o, opts, err, sizeof err) &&
-         o.hopper;
+         (mma ? o.mma : o.hopper);
 }
+
+static bool asks_hopper(const char *opts) { return asks_kernel(opts, false); }
 
 /// True for the chips lower-tile-to-mma compiles for (mma.sync on bf16 and
 /// f16, ldmatrix, cp.async: sm_80 and newer).
@@ -283,8 +289,13 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
                 (kind == ATTN_GPU_KERNEL_AUTO && asks_hopper(user)) ||
                 (kind == ATTN_GPU_KERNEL_AUTO && s.any && s.all_hopper &&
                  !strcmp(chip, "sm_90a") && !*user);
-  // Other chips from sm_80 on: the mma.sync kernel for the same programs.
+  // Other chips from sm_80 on: the mma.sync kernel for the same programs;
+  // on any chip from sm_80 on when the tile options name kernel=mma (as
+  // kernel=hopper asks for Hopper; the Python binding's way to the
+  // mma.sync kernels on sm_90a).
   bool mma = kind == ATTN_GPU_KERNEL_MMA ||
+             (kind == ATTN_GPU_KERNEL_AUTO && has_mma(chip) &&
+              asks_kernel(user, true)) ||
              (kind == ATTN_GPU_KERNEL_AUTO && s.attn && s.all_mma &&
               strcmp(chip, "sm_90a") && has_mma(chip) && !*user);
   if (hopper) {
@@ -306,13 +317,15 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
     return ATTN_GPU_KERNEL_HOPPER;
   }
   if (mma) {
-    // 128 query rows (eight warps of 16) and 64 keys; GEMMs (plain tiles
-    // with kernel=mma) and backward kernels (the plain path's tiles) go on
-    // to lower-tile-to-gpu.
+    // 128 query rows (eight warps of 16) and 64 keys; backward kernels get
+    // the mma.sync backward (lower_tile_to_mma_grad.c) where it computes
+    // them; GEMMs (plain tiles with kernel=mma) and the other backwards
+    // (the plain path's tiles) go on to lower-tile-to-gpu.
     attn_strbuf_printf(out,
-                       "attn-tile{kernel=mma %s},lower-tile-to-mma{chip=%s},"
+                       "attn-tile{%s%s},lower-tile-to-mma{chip=%s%s},"
                        "lower-tile-to-gpu{chip=%s",
-                       user, chip, chip);
+                       asks_kernel(user, true) ? "" : "kernel=mma ", user, chip,
+                       s.grad ? " grad-fallback=true" : "", chip);
   } else if (kind == ATTN_GPU_KERNEL_AUTO && s.grad_hopper &&
              !strcmp(chip, "sm_90a") && !*user) {
     // A backward the Hopper lowering computes beside a forward it does not

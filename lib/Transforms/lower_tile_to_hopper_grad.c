@@ -34,6 +34,7 @@
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -130,6 +131,22 @@ static bool shapes_supported(MlirType qt, MlirType kt, MlirType vt,
   return true;
 }
 
+/// Whether t (a tensor or memref) can be a gradient buffer of the Hopper
+/// backward: static f32 of rank 1 to 4, fewer than 2^31 elements.
+static bool grad_buffer_ok(MlirType t) {
+  int64_t s[8];
+  int rank = attn_static_shape(t, s);
+  if (rank < 1 || rank > 4 || !mlirTypeIsAF32(mlirShapedTypeGetElementType(t)))
+    return false;
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d) {
+    n *= s[d];
+    if (n >= (1LL << 31))
+      return false;
+  }
+  return true;
+}
+
 bool attn_hopper_grad_supports(MlirOperation grad, const char **why) {
   // q, k, v, out, lse, dout, then the gate, segment ids and captures, which
   // the kernels read as captures (explicit RoPE positions are refused by
@@ -150,12 +167,21 @@ bool attn_hopper_grad_supports(MlirOperation grad, const char **why) {
   MlirNamedAttribute attrs[n > 0 ? n : 1];
   for (intptr_t i = 0; i < n; ++i)
     attrs[i] = mlirOperationGetAttribute(grad, i);
-  MlirAttribute grads = attn_attr_get(grad, "grads");
-  if (!mlirAttributeIsNull(grads) &&
-      (!mlirAttributeIsAArray(grads) || mlirArrayAttrGetNumElements(grads))) {
-    *why = "the Hopper backward computes dq, dk and dv only (gradients into "
-           "captured tensors take the plain path)";
+  // Gradients into captured tensors: f32 buffers of at most rank 4 and
+  // 2^31 elements (i32 offsets), at most ATTN_HOPPER_MAX_GRADS.
+  intptr_t nres = mlirOperationGetNumResults(grad);
+  if (nres - 3 > ATTN_HOPPER_MAX_GRADS) {
+    *why = "the Hopper backward computes at most 4 gradients into captured "
+           "tensors";
     return false;
+  }
+  for (intptr_t i = 3; i < nres; ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetResult(grad, i));
+    if (!grad_buffer_ok(t)) {
+      *why = "the Hopper backward's gradients into captured tensors are f32 "
+             "of rank 1 to 4 and fewer than 2^31 elements";
+      return false;
+    }
   }
   static const char *const ignore[] = {"operandSegmentSizes",
                                        "resultSegmentSizes", "grads", NULL};
@@ -196,12 +222,31 @@ static MlirWalkResult find_exp_lse(MlirOperation op, void *user) {
   return MlirWalkResultInterrupt;
 }
 
+/// The ops named name under an op, in walk order (at most
+/// ATTN_HOPPER_MAX_SITES + 1 kept: n counts on past them).
+struct op_walk {
+  const char *name;
+  MlirOperation ops[ATTN_HOPPER_MAX_SITES + 1];
+  int n;
+};
+
+static MlirWalkResult collect_ops(MlirOperation op, void *user) {
+  struct op_walk *w = user;
+  if (attn_op_is(op, w->name)) {
+    if (w->n <= ATTN_HOPPER_MAX_SITES)
+      w->ops[w->n] = op;
+    if (++w->n > ATTN_HOPPER_MAX_SITES)
+      return MlirWalkResultInterrupt;
+  }
+  return MlirWalkResultAdvance;
+}
+
 /// Reads the step of the dkdv kernel (the block of its tile.exp_lse) into
 /// g: the chain of tile.score_mod (the scale) and tile.score_fn ops before
 /// the masks, the tile.mask_fn bodies, exp_lse's and tile.ds's scales and
 /// tile.score_fn_grad's body; false with why (wlen bytes).
-static bool describe_step(MlirOperation kernel, struct attn_hopper_bwd *g,
-                          char *why, size_t wlen) {
+bool attn_grad_describe_step(MlirOperation kernel, struct attn_hopper_bwd *g,
+                             char *why, size_t wlen) {
   struct attn_hopper_kernel *h = &g->k;
   MlirOperation el = {NULL};
   mlirOperationWalk(kernel, find_exp_lse, &el, MlirWalkPreOrder);
@@ -267,6 +312,139 @@ static bool describe_step(MlirOperation kernel, struct attn_hopper_bwd *g,
   return true;
 }
 
+/// Whether the array attribute grads (maybe null) holds name.
+static bool names_grad(MlirAttribute grads, MlirStringRef name) {
+  intptr_t n = !mlirAttributeIsNull(grads) && mlirAttributeIsAArray(grads)
+                   ? mlirArrayAttrGetNumElements(grads)
+                   : 0;
+  for (intptr_t i = 0; i < n; ++i) {
+    MlirAttribute e = mlirArrayAttrGetElement(grads, i);
+    if (mlirAttributeIsAString(e) &&
+        mlirStringRefEqual(mlirStringAttrGetValue(e), name))
+      return true;
+  }
+  return false;
+}
+
+/// g's next gradient buffer, the kernel argument of type t named name.
+static bool add_grad(struct attn_hopper_bwd *g, MlirType t, MlirStringRef name,
+                     char *why, size_t wlen) {
+  if (g->ngrads == ATTN_HOPPER_MAX_GRADS || !grad_buffer_ok(t) ||
+      name.length >= sizeof g->grads[0].name) {
+    snprintf(why, wlen, "the Hopper backward's gradients into captured "
+                        "tensors are at most 4, f32 of rank 1 to 4 and fewer "
+                        "than 2^31 elements");
+    return false;
+  }
+  struct attn_hopper_grad_buffer *gb = &g->grads[g->ngrads++];
+  snprintf(gb->name, sizeof gb->name, "%.*s", (int)name.length, name.data);
+  int64_t s[8];
+  gb->rank = attn_static_shape(t, s);
+  for (int d = 0; d < 4; ++d)
+    gb->shape[d] = d < gb->rank ? s[d] : 0;
+  return true;
+}
+
+/// The function named name in module, or null.
+static MlirOperation func_named(MlirOperation module, const char *name) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    MlirStringRef sym;
+    if (attn_op_is(op, "func.func") && attn_attr_str(op, "sym_name", &sym) &&
+        attn_str_eq(sym, name))
+      return op;
+  }
+  return (MlirOperation){NULL};
+}
+
+/// Reads the tile.capture_grad ops of the dq tile kernel (the dkdv
+/// kernel's sibling <base>__dq, which visits each (query, key) pair once)
+/// into g->sites, their bodies reading the captures by the dq kernel's
+/// arguments (each capture's alias); false with why.
+static bool describe_sites(MlirOperation kernel, struct attn_hopper_bwd *g,
+                           char *why, size_t wlen) {
+  MlirStringRef sym;
+  attn_attr_str(kernel, "sym_name", &sym);
+  char name[300];
+  if (sym.length < 6 || sym.length > 250) {
+    snprintf(why, wlen, "malformed dkdv kernel name");
+    return false;
+  }
+  snprintf(name, sizeof name, "%.*s__dq", (int)(sym.length - 6), sym.data);
+  MlirOperation dq = func_named(mlirOperationGetParentOperation(kernel), name);
+  MlirAttribute an =
+      mlirOperationIsNull(dq) ? (MlirAttribute){NULL}
+                              : attn_attr_get(dq, ATTN_TILE_ARG_NAMES_ATTR);
+  if (mlirAttributeIsNull(an) || !mlirAttributeIsAArray(an)) {
+    snprintf(why, wlen, "the gradients into captured tensors need the dq "
+                        "tile kernel @%.100s",
+             name);
+    return false;
+  }
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(dq, 0));
+  intptr_t nargs = mlirBlockGetNumArguments(body);
+  if (mlirArrayAttrGetNumElements(an) != nargs) {
+    snprintf(why, wlen, "malformed dq tile kernel @%.100s", name);
+    return false;
+  }
+  struct attn_hopper_kernel *h = &g->k;
+  // The captures by name in the dq kernel.
+  for (intptr_t i = 0; i < nargs; ++i) {
+    MlirStringRef n = mlirStringAttrGetValue(mlirArrayAttrGetElement(an, i));
+    for (int c = 0; c < h->ncaptures; ++c)
+      if (attn_str_eq(n, h->captures[c].name))
+        h->captures[c].alias = mlirBlockGetArgument(body, i);
+  }
+  struct op_walk w = {.name = ATTN_OP_TILE_CAPTURE_GRAD};
+  mlirOperationWalk(dq, collect_ops, &w, MlirWalkPreOrder);
+  if (w.n > ATTN_HOPPER_MAX_SITES) {
+    snprintf(why, wlen, "at most %d reads of captured tensors with a gradient",
+             ATTN_HOPPER_MAX_SITES);
+    return false;
+  }
+  for (int i = 0; i < w.n; ++i) {
+    MlirOperation op = w.ops[i];
+    MlirValue buf = mlirOperationGetOperand(op, 2);
+    int grad = -1;
+    if (mlirValueIsABlockArgument(buf) &&
+        mlirBlockEqual(mlirBlockArgumentGetOwner(buf), body)) {
+      MlirStringRef n = mlirStringAttrGetValue(mlirArrayAttrGetElement(
+          an, mlirBlockArgumentGetArgNumber(buf)));
+      for (int j = 0; j < g->ngrads; ++j)
+        if (attn_str_eq(n, g->grads[j].name))
+          grad = j;
+    }
+    if (grad < 0) {
+      snprintf(why, wlen, "a tile.capture_grad adds into no gradient buffer "
+                          "of the kernel");
+      return false;
+    }
+    struct attn_hopper_grad_site *site = &g->sites[g->nsites++];
+    site->grad = grad;
+    site->scale = f64_attr(op, "scale", 0);
+    site->body = attn_attention_body_of(op, h, 5, 1 + g->grads[grad].rank,
+                                        ATTN_OP_TILE_CAPTURE_GRAD, why, wlen);
+    if (mlirBlockIsNull(site->body))
+      return false;
+    if (!isfinite(site->scale)) {
+      snprintf(why, wlen, "tile.capture_grad needs a finite scale");
+      return false;
+    }
+  }
+  for (int j = 0; j < g->ngrads; ++j) {
+    bool read = false;
+    for (int i = 0; i < g->nsites; ++i)
+      read |= g->sites[i].grad == j;
+    if (!read) {
+      snprintf(why, wlen, "no tile.capture_grad adds into %s",
+               g->grads[j].name);
+      return false;
+    }
+  }
+  return true;
+}
+
 /// Reads the dkdv tile kernel into g (choices: the schedule's options);
 /// false with why (wlen bytes).
 static bool describe(MlirOperation kernel, MlirAttribute att,
@@ -312,7 +490,7 @@ static bool describe(MlirOperation kernel, MlirAttribute att,
   int64_t q[8], k[8];
   attn_static_shape(qt, q);
   attn_static_shape(kt, k);
-  static const char *const ignore[] = {"part", NULL};
+  static const char *const ignore[] = {"part", "grads", NULL};
   if (!keys_supported(att, q[3], ignore, &cwhy)) {
     snprintf(why, wlen, "%s", cwhy);
     return false;
@@ -361,10 +539,18 @@ static bool describe(MlirOperation kernel, MlirAttribute att,
       return false;
     }
   }
+  MlirAttribute gl = attn_dict_get(att, "grads");
   for (intptr_t i = 0; i < nargs; ++i) {
     bool role = false;
     for (int r = 0; r < 8; ++r)
       role |= pos[r] == i;
+    MlirStringRef an_i = mlirStringAttrGetValue(mlirArrayAttrGetElement(an, i));
+    if (!role && names_grad(gl, an_i)) {
+      if (!add_grad(g, mlirValueGetType(mlirBlockGetArgument(body, i)), an_i,
+                    why, wlen))
+        return false;
+      continue;
+    }
     if (!role &&
         !attn_attention_add_capture(
             mlirBlockGetArgument(body, i),
@@ -372,7 +558,9 @@ static bool describe(MlirOperation kernel, MlirAttribute att,
             bwd_family.kernel, h, why, wlen, detail, sizeof detail))
       return false;
   }
-  if (!describe_step(kernel, g, why, wlen))
+  if (!attn_grad_describe_step(kernel, g, why, wlen))
+    return false;
+  if (g->ngrads && !describe_sites(kernel, g, why, wlen))
     return false;
   // FlashAttention-3's tiles for d = 64 and 128: 128 keys a CTA (64 a
   // consumer warpgroup), query blocks of 64 rows, two stages (dq_bulk
@@ -400,8 +588,8 @@ static bool describe(MlirOperation kernel, MlirAttribute att,
 
 /// The inputs of the tile program named name (attn-tile's, in its order)
 /// into g; false when there is none or it is malformed.
-static bool program_inputs(MlirOperation module, const char *name,
-                           struct attn_hopper_bwd *g) {
+bool attn_grad_program_inputs(MlirOperation module, const char *name,
+                              struct attn_hopper_bwd *g) {
   MlirAttribute progs = attn_attr_get(module, ATTN_TILE_PROGRAMS_ATTR);
   intptr_t n = !mlirAttributeIsNull(progs) && mlirAttributeIsAArray(progs)
                    ? mlirArrayAttrGetNumElements(progs)
@@ -435,7 +623,7 @@ static bool program_inputs(MlirOperation module, const char *name,
 
 /// Removes the program named name from the module's tile.programs (attn-
 /// tile's, which the Hopper program replaces).
-static void drop_tile_program(MlirOperation module, const char *name) {
+void attn_grad_drop_program(MlirOperation module, const char *name) {
   MlirAttribute progs = attn_attr_get(module, ATTN_TILE_PROGRAMS_ATTR);
   if (mlirAttributeIsNull(progs) || !mlirAttributeIsAArray(progs))
     return;
@@ -456,7 +644,7 @@ static void drop_tile_program(MlirOperation module, const char *name) {
 }
 
 /// The launch program @<name> of g (see the file comment).
-static bool add_program(MlirOperation gm, const struct attn_hopper_bwd *g) {
+bool attn_grad_add_program(MlirOperation gm, const struct attn_hopper_bwd *g) {
   const struct attn_hopper_kernel *k = &g->k;
   const char *n = k->name;
   struct attn_strbuf t = {0};
@@ -486,11 +674,19 @@ static bool add_program(MlirOperation gm, const struct attn_hopper_bwd *g) {
   attn_strbuf_printf(
       &t,
       "{kernel = \"%s__pre\", args = [\"out\", \"dout\", \"lse\", \"rows\", "
-      "\"dq_acc\"]}, {kernel = \"%s__main\", args = [\"%s\", \"%s\", \"v\", "
-      "\"dout\", \"dv\", \"rows\", \"dq_acc\", \"dk_acc\"",
-      n, n, qa, ka);
+      "\"dq_acc\"",
+      n);
+  for (int i = 0; i < g->ngrads; ++i)
+    attn_strbuf_printf(&t, ", \"%s\"", g->grads[i].name);
+  attn_strbuf_printf(&t,
+                     "]}, {kernel = \"%s__main\", args = [\"%s\", \"%s\", "
+                     "\"v\", \"dout\", \"dv\", \"rows\", \"dq_acc\", "
+                     "\"dk_acc\"",
+                     n, qa, ka);
   for (int i = 0; i < k->ncaptures; ++i)
     attn_strbuf_printf(&t, ", \"%s\"", k->captures[i].name);
+  for (int i = 0; i < g->ngrads; ++i)
+    attn_strbuf_printf(&t, ", \"%s\"", g->grads[i].name);
   attn_strbuf_printf(&t,
                      "]}, {kernel = \"%s__dq_out\", args = [\"dq_acc\", "
                      "\"dq\"]}, {kernel = \"%s__dk_out\", args = [\"dk_acc\", "
@@ -542,7 +738,7 @@ bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
     return fallback ? true
                     : attn_emit_errorf(kernel, "no Hopper backward for '%s': %s",
                                        name, why);
-  if (!program_inputs(module, base, &g))
+  if (!attn_grad_program_inputs(module, base, &g))
     return attn_emit_errorf(kernel,
                             "no Hopper backward for '%s': attn-tile's program "
                             "@%s is missing or malformed",
@@ -559,8 +755,8 @@ bool attn_hopper_lower_grad(MlirOperation kernel, MlirAttribute att,
   if (!attn_kernels_build_hopper_bwd(gm, loc, &g))
     return false;
   attn_hopper_dump_built(gm, before);
-  drop_tile_program(module, base);
-  if (!add_program(gm, &g))
+  attn_grad_drop_program(module, base);
+  if (!attn_grad_add_program(gm, &g))
     return attn_emit_errorf(kernel, "cannot record the launch program");
   mlirOperationDestroy(kernel);
   *lowered = true;

@@ -80,6 +80,9 @@
 struct mma_options {
   char chip[16];
   bool fallback;
+  bool grad_fallback; // backward kernels without an mma.sync backward stay
+                      // for lower-tile-to-gpu
+  long grad_block_n;  // keys a CTA of the backward: 64, 128; 0: auto
   long stages; // 0: the most of 3 and 2 that fits
 };
 
@@ -88,6 +91,12 @@ static const struct attn_pass_option mma_options_help[] = {
              "or sm_90a"},
     {"fallback", "leave kernels without an mma.sync lowering to "
                  "lower-tile-to-gpu instead of failing (default false)"},
+    {"grad-fallback", "leave backward kernels (tile.attention_grad) without "
+                      "an mma.sync backward to lower-tile-to-gpu (default "
+                      "false)"},
+    {"grad-block-n", "keys a CTA of the mma.sync backward: 64 (4 warps) or "
+                     "128 (8 warps); 0 (default): 128 where two stages fit "
+                     "the shared memory, else 64"},
     {"stages", "K/V pipeline depth, 2 to 4 (0: 3 where shared memory "
                "allows, else 2)"},
     {NULL, NULL},
@@ -97,6 +106,8 @@ static void mma_init(void *opts) {
   struct mma_options *o = opts;
   snprintf(o->chip, sizeof o->chip, "sm_80");
   o->fallback = false;
+  o->grad_fallback = false;
+  o->grad_block_n = 0;
   o->stages = 0;
 }
 
@@ -121,6 +132,26 @@ static bool mma_set(void *opts, const char *name, const char *value, char *err,
              value);
     return false;
   }
+  if (!strcmp(name, "grad-fallback")) {
+    if (attn_parse_bool_option(value, &o->grad_fallback))
+      return true;
+    snprintf(err, errlen,
+             "option 'grad-fallback' expects true or false, found '%s'", value);
+    return false;
+  }
+  if (!strcmp(name, "grad-block-n")) {
+    if (!attn_parse_int_option(name, value, 0, 128, &o->grad_block_n, err,
+                               errlen))
+      return false;
+    if (o->grad_block_n != 0 && o->grad_block_n != 64 &&
+        o->grad_block_n != 128) {
+      snprintf(err, errlen,
+               "option 'grad-block-n' must be 0, 64 or 128, found %ld",
+               o->grad_block_n);
+      return false;
+    }
+    return true;
+  }
   if (!strcmp(name, "stages")) {
     if (!attn_parse_int_option(name, value, 0, 4, &o->stages, err, errlen))
       return false;
@@ -132,7 +163,7 @@ static bool mma_set(void *opts, const char *name, const char *value, char *err,
   }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-mma' (expected chip, "
-           "fallback or stages)",
+           "fallback, grad-fallback, grad-block-n or stages)",
            name);
   return false;
 }
@@ -312,23 +343,28 @@ static bool lower_tile_to_mma_run(MlirOperation module, const void *opts) {
   bool ok = !funcs.failed;
   for (size_t i = 0; ok && i < funcs.n; ++i) {
     MlirOperation f = funcs.ops[i];
-    // GEMM kernels are lower-tile-to-gpu's, and so are the backward's (no
-    // mma.sync backward yet, issue 29).
+    // GEMM kernels are lower-tile-to-gpu's.
     if (!attn_tile_is_kernel(f) ||
         !mlirAttributeIsNull(mlirOperationGetAttributeByName(
-            f, mlirStringRefCreateFromCString(ATTN_TILE_MATMUL_ATTR))) ||
-        !mlirAttributeIsNull(attn_attr_get(f, "tile.attention_grad")))
+            f, mlirStringRefCreateFromCString(ATTN_TILE_MATMUL_ATTR))))
       continue;
+    MlirAttribute grad = attn_attr_get(f, "tile.attention_grad");
+    bool backward = !mlirAttributeIsNull(grad);
     if (!smem_limit(o->chip)) {
       // mma.sync on bf16 needs sm_80: leave every kernel, or say so at it.
-      if (o->fallback)
+      if (o->fallback || (backward && o->grad_fallback))
         continue;
       ok = attn_emit_errorf(f, "the mma.sync kernel needs sm_80 or newer, "
                                "found %s",
                             o->chip);
       break;
     }
-    ok = lower_kernel(f, o);
+    ok = !backward ? lower_kernel(f, o)
+         : mlirAttributeIsADictionary(grad)
+             ? attn_mma_lower_grad(f, grad, o->chip, smem_limit(o->chip),
+                                   (int)o->grad_block_n,
+                                   o->fallback || o->grad_fallback)
+             : attn_emit_errorf(f, "malformed tile.attention_grad");
   }
   free(funcs.ops);
   return ok;

@@ -352,10 +352,43 @@ bool attn_attention_describe_mods(MlirAttribute att,
 MlirBlock attn_attention_fn_body(MlirOperation op,
                                  const struct attn_hopper_kernel *k,
                                  intptr_t nargs, char *why, size_t wlen);
+/// The same for any op with such a body (what: its name for why) whose
+/// gpu.yield gives nyield values (tile.capture_grad's: the derivative and
+/// the indices).
+MlirBlock attn_attention_body_of(MlirOperation op,
+                                 const struct attn_hopper_kernel *k,
+                                 intptr_t nargs, intptr_t nyield,
+                                 const char *what, char *why, size_t wlen);
 bool attn_attention_add_capture(MlirValue value, MlirStringRef name,
                                 const char *kernel,
                                 struct attn_hopper_kernel *k, char *why,
                                 size_t wlen, char *detail, size_t dlen);
+/// The backward's pieces (lower_tile_to_hopper_grad.c) the mma.sync
+/// backward's lowering (lower_tile_to_mma_grad.c) shares: the step of the
+/// dkdv tile kernel (the chain, the masks, tile.exp_lse's and tile.ds's
+/// scales, tile.score_fn_grad's body) into g, false with why; the inputs of
+/// attn-tile's program name into g, false when it is missing or malformed;
+/// that program removed from the module's tile.programs; and the launch
+/// program of g (rope, __pre, __main, __dq_out, __dk_out: the two
+/// backwards' kernels take the same arguments) appended to gm's
+/// attn.programs.
+struct attn_hopper_bwd;
+bool attn_grad_describe_step(MlirOperation kernel, struct attn_hopper_bwd *g,
+                             char *why, size_t wlen);
+bool attn_grad_program_inputs(MlirOperation module, const char *name,
+                              struct attn_hopper_bwd *g);
+void attn_grad_drop_program(MlirOperation module, const char *name);
+bool attn_grad_add_program(MlirOperation gm, const struct attn_hopper_bwd *g);
+/// Lowers a backward tile kernel (its tile.attention_grad dictionary att)
+/// to the mma.sync backward for chip, whose CTA takes smem_limit bytes of
+/// dynamic shared memory (lower_tile_to_mma_grad.c), with block_n keys a
+/// CTA (64 or 128; 0: 128 where two stages fit, else 64): the dkdv part
+/// builds every kernel and the launch program, the dq part is then erased.
+/// False after a diagnostic on kernel; with fallback a backward it cannot
+/// compute is left alone and the result is true.
+bool attn_mma_lower_grad(MlirOperation kernel, MlirAttribute att,
+                         const char *chip, int64_t smem_limit, int block_n,
+                         bool fallback);
 /// Whether every RoPE position of k (its row plus rope_offset for q,
 /// rope_offset_k for k) lies in [0, 2^24), where an f32 holds it exactly:
 /// what the GPU kernels, which compute angles from f32 positions, need.

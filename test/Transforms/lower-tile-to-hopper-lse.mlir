@@ -13,9 +13,9 @@
 // and steps; each row's (m + log2 l) ln 2 by lg2.approx, stored by a
 // predicated st.global.f32 (lane 0 of the quad). Head dim 256, GQA, RoPE
 // split (the program: rotation, then attention). The mma.sync kernel
-// (sm_80) the same; it leaves the backward's kernels (tile.attention_grad,
-// with the plain path's tiles under kernel=mma and kernel=hopper) to
-// lower-tile-to-gpu, without fallback. lower-tile-to-hopper builds the
+// (sm_80) the same; it builds the backward's kernels (tile.attention_grad)
+// as the mma.sync backward (lower-tile-to-mma-grad.mlir; before, it left
+// them to lower-tile-to-gpu). lower-tile-to-hopper builds the
 // backward where the Hopper backward computes it (h64_causal: __pre,
 // __main, __dq_out, __dk_out) and otherwise (RoPE over part of the head)
 // fails, or with
@@ -29,13 +29,14 @@
 // IR: llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.global.f32 [$0], $1; }"
 // IR: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
 // IR: llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.global.f32 [$0], $1; }"
-// MMA: func.func @h128_rope_causal__grad__dkdv(
-// MMA: func.func @h128_rope_causal__grad__dq(
+// MMA-NOT: func.func @h128_rope_causal__grad__dkdv(
 // MMA: llvm.func @h128_rope_causal(%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: !llvm.ptr, %arg3: !llvm.ptr, %arg4: !llvm.ptr)
 // MMA-SAME: kernel = "mma-sync", params = [{{.*}}{align = 4 : i64, dtype = "f32", kind = "ptr", name = "lse", shape = array<i64: 1, 4, 300>}]
 // MMA: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
 // MMA: llvm.store
 // MMA: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
+// MMA: llvm.func @h128_rope_causal__grad__main(
+// MMA-SAME: kernel = "mma-sync-bwd"
 // BWD: func.func @h256_softcap_window_partial__grad__dkdv({{.*}} tile.attention_grad = {{.*}} tile.kernel, tile.threads = 128 : i64}
 // BWD: func.func @h256_softcap_window_partial__grad__dq(
 // BWD: llvm.func @h256_softcap_window_partial(%arg0: !llvm.ptr, %arg1: !llvm.ptr, %arg2: !llvm.ptr, %arg3: !llvm.ptr, %arg4: !llvm.ptr, %arg5: !llvm.ptr {llvm.align = 64
