@@ -195,6 +195,9 @@ add mma-grad-gqa       msRi  $H/g128_gqa_interleaved_causal.mlir --grad --kernel
 add mma-grad-cross     msRi  $H/g128_cross_plain.mlir --grad --chip=sm_80
 add mma-grad-gate      msri  $H/h128_gate_softcap_f16.mlir --grad --kernel=mma
 add mma-grad-doc       msRi  $H/h64_document_window.mlir --grad --chip=sm_80
+# The decode kernel (issue 30): split-KV partial rows into the workspace,
+# the combine kernel, contiguous and paged caches.
+add decode             msri  test/Inputs/decode_programs.mlir --seed=11
 # Gradients into captured tensors: __pre zeroing the buffers, the main
 # kernel's sums across lanes (shuffles) and red.global.add.f32 into them.
 add hopper-grad-dgate   msri  $H/h128_sas_dgate_bf16.mlir --grad
