@@ -259,6 +259,67 @@ void attn_k_unpack2(struct attn_builder *b, bool bf16, MlirValue w,
   *hi = attn_b_op1(b, "llvm.extractelement", b->t.f32, 2, opd, 0, NULL);
 }
 
+//===-- mma.sync, ldmatrix, movmatrix, cp.async ---------------------------===//
+//
+// Inline PTX, as the kernels' text had it: nvvm.mma.sync would give the
+// same instruction from typed fragments, nvvm.ldmatrix and
+// nvvm.cp.async.shared.global take shared pointers where these take i32
+// addresses (the moves are later, GPU-checked steps).
+
+void attn_k_mma16816(struct attn_builder *b, bool bf16, MlirValue *c,
+                     const MlirValue a[4], MlirValue b0, MlirValue b1) {
+  char text[192];
+  const char *ty = bf16 ? "bf16" : "f16";
+  snprintf(text, sizeof text,
+           "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {$0, $1, $2, $3}, "
+           "{$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
+           ty, ty);
+  MlirValue opd[] = {a[0], a[1], a[2], a[3], b0, b1, c[0], c[1], c[2], c[3]};
+  MlirValue s = attn_b_result(
+      attn_k_asm(b, attn_k_struct(b, 4, b->t.f32),
+                 "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", text, 10, opd),
+      0);
+  for (int i = 0; i < 4; ++i)
+    c[i] = attn_k_extract(b, s, i, b->t.f32);
+}
+
+void attn_k_ldmatrix_x4(struct attn_builder *b, MlirValue addr, bool trans,
+                        MlirValue r[4]) {
+  MlirValue s = attn_b_result(
+      attn_k_asm(b, attn_k_struct(b, 4, b->t.i32), "=r,=r,=r,=r,r",
+                 trans ? "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+                         "{$0, $1, $2, $3}, [$4];"
+                       : "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, "
+                         "$1, $2, $3}, [$4];",
+                 1, &addr),
+      0);
+  for (int i = 0; i < 4; ++i)
+    r[i] = attn_k_extract(b, s, i, b->t.i32);
+}
+
+MlirValue attn_k_movmatrix_t(struct attn_builder *b, MlirValue x) {
+  return attn_b_result(
+      attn_k_asm(b, b->t.i32, "=r,r",
+                 "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;", 1, &x),
+      0);
+}
+
+void attn_k_cp_async16(struct attn_builder *b, MlirValue dst, MlirValue src,
+                       MlirValue bytes) {
+  MlirValue opd[] = {dst, src, bytes};
+  attn_k_asm(b, (MlirType){NULL}, "r,l,r",
+             "cp.async.cg.shared.global [$0], [$1], 16, $2;", 3, opd);
+}
+
+void attn_k_cp_async_commit(struct attn_builder *b) {
+  attn_b_op(b, "nvvm.cp.async.commit.group", 0, NULL, 0, NULL, 0, NULL, 0);
+}
+
+void attn_k_cp_async_wait(struct attn_builder *b, int pending) {
+  MlirNamedAttribute a = attn_b_named(b, "n", attn_b_attr_i32(b, pending));
+  attn_b_op(b, "nvvm.cp.async.wait.group", 0, NULL, 0, NULL, 1, &a, 0);
+}
+
 //===-- Barriers ----------------------------------------------------------===//
 
 void attn_k_bar_sync(struct attn_builder *b, MlirValue id, int threads) {

@@ -155,6 +155,30 @@ MlirValue attn_k_pack2(struct attn_builder *b, bool bf16, MlirValue lo,
 void attn_k_unpack2(struct attn_builder *b, bool bf16, MlirValue w,
                     MlirValue *lo, MlirValue *hi);
 
+/// The mma.sync instructions (sm_80 on; movmatrix sm_75), as inline PTX
+/// over the fragments of the PTX ISA's m16n8k16 layout:
+/// c (4 f32, updated) += A (a[0..3]) B (b0, b1), one m16n8k16 tile of
+/// 16-bit inputs (bf16 or f16) with f32 accumulators.
+void attn_k_mma16816(struct attn_builder *b, bool bf16, MlirValue *c,
+                     const MlirValue a[4], MlirValue b0, MlirValue b1);
+/// Four 8x8 matrices of 16-bit elements from shared address addr (i32):
+/// lane l gives the address of row l % 8 of matrix l / 8; r[i] (i32) is
+/// this lane's part of matrix i (transposed with trans).
+void attn_k_ldmatrix_x4(struct attn_builder *b, MlirValue addr, bool trans,
+                        MlirValue r[4]);
+/// The 8x8 matrix of 16-bit elements whose fragment x (i32: row lane / 4,
+/// columns 2 (lane % 4) and the next) is, transposed, in the same
+/// fragment layout (movmatrix.sync.aligned.m8n8.trans.b16).
+MlirValue attn_k_movmatrix_t(struct attn_builder *b, MlirValue x);
+/// cp.async.cg of 16 bytes from global address src (i64) to shared address
+/// dst (i32), reading only `bytes` (i32: 16 or 0) and zero-filling the
+/// rest; the commit of the copies issued so far as one group; the wait
+/// until at most `pending` groups are in flight.
+void attn_k_cp_async16(struct attn_builder *b, MlirValue dst, MlirValue src,
+                       MlirValue bytes);
+void attn_k_cp_async_commit(struct attn_builder *b);
+void attn_k_cp_async_wait(struct attn_builder *b, int pending);
+
 /// nvvm.read.ptx.sreg.<name> (tid.x, ctaid.y, nctaid.x ...): an i32.
 MlirValue attn_k_sreg(struct attn_builder *b, const char *name);
 /// llvm.mlir.addressof @name: a pointer of type t.

@@ -58,7 +58,6 @@ struct em {
   int rb;                            // bytes per tile row: head_dim * 2
   int ns, no;                        // S and O accumulator registers per thread
   int64_t q_off, kv_off, tile_bytes; // shared-memory layout (bytes)
-  MlirType acc4, reg4;               // four f32 / four i32 of one asm
 };
 
 /// Values every part of the kernel reads.
@@ -111,60 +110,29 @@ static MlirValue swz(struct em *e, MlirValue row, MlirValue chunk) {
 /// i (transposed with trans).
 static void ldmatrix_x4(struct em *e, MlirValue addr, bool trans,
                         MlirValue r[4]) {
-  // Inline PTX, as the text had it: nvvm.ldmatrix takes a shared pointer
-  // where this takes the i32 address; the move is a later, GPU-checked step.
-  MlirValue s = attn_b_result(
-      attn_k_asm(e->b, e->reg4, "=r,=r,=r,=r,r",
-                 trans ? "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
-                         "{$0, $1, $2, $3}, [$4];"
-                       : "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, "
-                         "$1, $2, $3}, [$4];",
-                 1, &addr),
-      0);
-  for (int i = 0; i < 4; ++i)
-    r[i] = attn_k_extract(e->b, s, i, e->b->t.i32);
+  attn_k_ldmatrix_x4(e->b, addr, trans, r);
 }
 
 /// c (4 f32, updated) += A (a[0..3]) B (b0, b1): one m16n8k16 tile.
 static void mma(struct em *e, MlirValue *c, const MlirValue a[4], MlirValue b0,
                 MlirValue b1) {
-  // Inline PTX, as the text had it: nvvm.mma.sync would give the same
-  // instruction from typed fragments; the move is a later, GPU-checked step.
-  char text[192];
-  const char *ty = e->k->bf16 ? "bf16" : "f16";
-  snprintf(text, sizeof text,
-           "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {$0, $1, $2, $3}, "
-           "{$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
-           ty, ty);
-  MlirValue opd[] = {a[0], a[1], a[2], a[3], b0, b1, c[0], c[1], c[2], c[3]};
-  MlirValue s =
-      attn_b_result(attn_k_asm(e->b, e->acc4, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
-                               text, 10, opd),
-                    0);
-  for (int i = 0; i < 4; ++i)
-    c[i] = attn_k_extract(e->b, s, i, e->b->t.f32);
+  attn_k_mma16816(e->b, e->k->bf16, c, a, b0, b1);
 }
 
 /// Copies 16 bytes from global address src (i64) to shared address dst
 /// (i32), reading only `bytes` (i32: 16 or 0) and zero-filling the rest.
 static void cp_async(struct em *e, MlirValue dst, MlirValue src,
                      MlirValue bytes) {
-  // Inline PTX: nvvm.cp.async.shared.global takes a shared pointer and
-  // spells the zero-fill size differently; kept as the text had it.
-  MlirValue opd[] = {dst, src, bytes};
-  attn_k_asm(e->b, (MlirType){NULL}, "r,l,r",
-             "cp.async.cg.shared.global [$0], [$1], 16, $2;", 3, opd);
+  attn_k_cp_async16(e->b, dst, src, bytes);
 }
 
 static void cp_async_wait(struct em *e, int pending) {
-  MlirNamedAttribute a =
-      attn_b_named(e->b, "n", attn_b_attr_i32(e->b, pending));
-  attn_b_op(e->b, "nvvm.cp.async.wait.group", 0, NULL, 0, NULL, 1, &a, 0);
+  attn_k_cp_async_wait(e->b, pending);
 }
 
 /// The commit of the cp.async copies issued so far as one group.
 static void cp_async_commit(struct em *e) {
-  attn_b_op(e->b, "nvvm.cp.async.commit.group", 0, NULL, 0, NULL, 0, NULL, 0);
+  attn_k_cp_async_commit(e->b);
 }
 
 /// Every thread of the CTA meets at barrier 0.
@@ -863,8 +831,6 @@ bool attn_kernels_build_mma_attention(MlirOperation gpu_module,
   e.q_off = 0;
   e.kv_off = (int64_t)k->block_m * e.rb;
   e.tile_bytes = (int64_t)k->block_n * e.rb;
-  e.acc4 = attn_k_struct(&b, 4, b.t.f32);
-  e.reg4 = attn_k_struct(&b, 4, b.t.i32);
 
   attn_k_declare_libdevice(&b, gpu_module, 16);
   MlirOperation keys = {NULL};

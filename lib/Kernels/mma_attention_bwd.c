@@ -99,7 +99,6 @@ struct mk {
   struct layout l;
   int keys, warps, threads; // keys a CTA (block_n: 64 or 128), 16 a warp
   int rb;              // bytes of a K, V, Q or dO row
-  MlirType acc4, reg4; // four f32 / four i32 of one asm
   MlirValue raw, sbase; // @attn_smem as !llvm.ptr<3> and as an i32 address
   MlirValue q, kp, v, dout, dv, rows, dq, dk; // the parameters
   MlirValue tid, warp, lane, g4, t4, x7;
@@ -119,55 +118,28 @@ struct mk {
 /// lane's part of matrix i (transposed with trans).
 static void ldmatrix_x4(const struct mk *m, MlirValue addr, bool trans,
                         MlirValue r[4]) {
-  // Inline PTX, as mma_attention.c's: nvvm.ldmatrix takes a shared pointer
-  // where this takes the i32 address.
-  MlirValue s = attn_b_result(
-      attn_k_asm(m->b, m->reg4, "=r,=r,=r,=r,r",
-                 trans ? "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
-                         "{$0, $1, $2, $3}, [$4];"
-                       : "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, "
-                         "$1, $2, $3}, [$4];",
-                 1, &addr),
-      0);
-  for (int i = 0; i < 4; ++i)
-    r[i] = attn_k_extract(m->b, s, i, m->b->t.i32);
+  attn_k_ldmatrix_x4(m->b, addr, trans, r);
 }
 
 /// c (4 f32, updated) += A (a[0..3]) B (b0, b1): one m16n8k16 tile.
 static void mma(const struct mk *m, MlirValue *c, const MlirValue a[4],
                 MlirValue b0, MlirValue b1) {
-  char text[192];
-  const char *ty = m->g->k.bf16 ? "bf16" : "f16";
-  snprintf(text, sizeof text,
-           "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {$0, $1, $2, $3}, "
-           "{$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
-           ty, ty);
-  MlirValue opd[] = {a[0], a[1], a[2], a[3], b0, b1, c[0], c[1], c[2], c[3]};
-  MlirValue s =
-      attn_b_result(attn_k_asm(m->b, m->acc4, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
-                               text, 10, opd),
-                    0);
-  for (int i = 0; i < 4; ++i)
-    c[i] = attn_k_extract(m->b, s, i, m->b->t.f32);
+  attn_k_mma16816(m->b, m->g->k.bf16, c, a, b0, b1);
 }
 
 /// Copies 16 bytes from global address src (i64) to shared address dst
 /// (i32), reading only `bytes` (i32: 16 or 0) and zero-filling the rest.
 static void cp_async(const struct mk *m, MlirValue dst, MlirValue src,
                      MlirValue bytes) {
-  MlirValue opd[] = {dst, src, bytes};
-  attn_k_asm(m->b, (MlirType){NULL}, "r,l,r",
-             "cp.async.cg.shared.global [$0], [$1], 16, $2;", 3, opd);
+  attn_k_cp_async16(m->b, dst, src, bytes);
 }
 
 static void cp_async_wait(const struct mk *m, int pending) {
-  MlirNamedAttribute a =
-      attn_b_named(m->b, "n", attn_b_attr_i32(m->b, pending));
-  attn_b_op(m->b, "nvvm.cp.async.wait.group", 0, NULL, 0, NULL, 1, &a, 0);
+  attn_k_cp_async_wait(m->b, pending);
 }
 
 static void cp_async_commit(const struct mk *m) {
-  attn_b_op(m->b, "nvvm.cp.async.commit.group", 0, NULL, 0, NULL, 0, NULL, 0);
+  attn_k_cp_async_commit(m->b);
 }
 
 static void bar_sync(const struct mk *m) {
@@ -827,8 +799,6 @@ static bool build_main_kernel(struct attn_builder *b,
   m.warps = g->block_n / 16;
   m.threads = threads;
   m.rb = (int)k->head_dim * 2;
-  m.acc4 = attn_k_struct(b, 4, b->t.f32);
-  m.reg4 = attn_k_struct(b, 4, b->t.i32);
   if (!mlirOperationIsNull(f.op))
     build_main(&m, &f);
   if (fns && !mlirOperationIsNull(f.op))
