@@ -312,11 +312,20 @@ enum attn_status attn_session_begin(struct attn_session *s,
       !check_pass_options(s, "attn-tile", s->tile_options, err, sizeof err))
     return attn_session_fail(s, ATTN_ERR_INVALID_ARGUMENT,
                              "bad tile options: %s", err);
-  if (*s->hopper_options && !check_pass_options(s, "lower-tile-to-hopper",
-                                                s->hopper_options, err,
-                                                sizeof err))
+  // The Hopper options are the kernel lowering's: lower-tile-to-hopper's,
+  // or for a decode program lower-tile-to-decode's (gpu_pipeline.c); the
+  // module is not parsed yet, so either pass's options are accepted here
+  // and the pipeline rejects the other's.
+  char derr[1024];
+  if (*s->hopper_options &&
+      !check_pass_options(s, "lower-tile-to-hopper", s->hopper_options, err,
+                          sizeof err) &&
+      !check_pass_options(s, "lower-tile-to-decode", s->hopper_options, derr,
+                          sizeof derr))
     return attn_session_fail(s, ATTN_ERR_INVALID_ARGUMENT,
-                             "bad hopper options: %s", err);
+                             "bad hopper options: %s (nor, for a decode "
+                             "program, lower-tile-to-decode's: %s)",
+                             err, derr);
   return ATTN_OK;
 }
 

@@ -360,8 +360,10 @@ enum attn_decode_mod { ATTN_DECODE_SCALE, ATTN_DECODE_SOFTCAP, ATTN_DECODE_ALIBI
 /// flight (two 16-byte loads each: K and V).
 #define ATTN_DECODE_THREADS 128
 #define ATTN_DECODE_KEY_STEPS 4
-/// Most query rows one CTA holds in registers (q and O: 16 f32 a row).
-#define ATTN_DECODE_MAX_ROWS 4
+/// Most query rows one CTA holds: 8 with the tensor-core body (one
+/// m16n8k16 tile's n), 4 with the lanes body (q and O: 16 f32 a row in
+/// every lane).
+#define ATTN_DECODE_MAX_ROWS 8
 
 struct attn_decode_kernel {
   const char *name;
@@ -381,7 +383,21 @@ struct attn_decode_kernel {
   double theta;
   int64_t rotary_dim;
   int splits;       ///< CTAs per (K/V head, row group, sequence), >= 1
-  int rows_per_cta; ///< 1 .. ATTN_DECODE_MAX_ROWS
+  int rows_per_cta; ///< 1 .. ATTN_DECODE_MAX_ROWS (the lanes body: 4)
+  /// The body of the split kernel: S^T = K q^T and O^T += V^T P^T by
+  /// mma.sync m16n8k16, 16 keys a warp step (head dims 64 and 128), or
+  /// (false) the lanes body: 8 FMAs and a butterfly per key and row.
+  bool mma;
+  /// The tensor-core body: the next step's K loaded before this step's
+  /// arithmetic (its registers carried by the loop).
+  bool kv_prefetch;
+  /// The tensor-core body: 2 to 4, K and V copied by cp.async into a ring
+  /// of that many steps in shared memory (stages - 1 steps in flight while
+  /// one is computed); 0 or 1: loaded into registers.
+  int kv_stages;
+  /// CTAs an SM is to hold (nvvm.minctasm: ptxas bounds the registers so),
+  /// 0 or 1: as many as ptxas's registers allow.
+  int ctas_per_sm;
 };
 
 /// Query rows of a K/V head (its query heads times seq_q) and the CTAs
@@ -392,6 +408,10 @@ int64_t attn_decode_row_groups(const struct attn_decode_kernel *k);
 /// Bytes of the workspace `partials` with splits > 1 (f32 O and lse of
 /// every row and split), 0 with one split.
 int64_t attn_decode_workspace_bytes(const struct attn_decode_kernel *k);
+
+/// Dynamic shared memory of k's split kernel (the warps' states, and with
+/// kv_stages the ring).
+int64_t attn_decode_smem_bytes(const struct attn_decode_kernel *k);
 
 /// Whether the decode kernel computes k; otherwise false with the reason
 /// in why.

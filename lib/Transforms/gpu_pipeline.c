@@ -271,11 +271,14 @@ enum attn_gpu_kernel attn_gpu_pipeline(MlirOperation module, const char *chip,
   // from sm_80 (lower-tile-to-decode, which leaves the other tile kernels
   // alone, and the decodes it does not take to the plain path's scalar
   // program); the other attentions of such a module take the plain path.
+  // The Hopper options are the decode lowering's here (body=lanes,
+  // splits=4, the ctas attn-run passes).
   if (s.decode) {
     attn_strbuf_printf(out,
                        "attn-tile{%s},lower-tile-to-decode{chip=%s "
-                       "fallback=true},lower-tile-to-gpu{chip=%s",
-                       tile_options ? tile_options : "", chip, chip);
+                       "fallback=true %s},lower-tile-to-gpu{chip=%s",
+                       tile_options ? tile_options : "", chip,
+                       hopper_options ? hopper_options : "", chip);
     if (features && *features)
       attn_strbuf_printf(out, " features=%s", features);
     attn_strbuf_printf(out, "}");

@@ -46,7 +46,12 @@ struct decode_options {
   char chip[16];
   char gpu[32];
   long splits;   // 0: the cost model's
-  long rows;     // rows per CTA, 0: up to ATTN_DECODE_MAX_ROWS
+  long rows;     // rows per CTA, 0: the group's, up to the body's most
+  int body;      // 0 auto, 1 lanes, 2 mma
+  long ctas;     // the GPU's SMs for the cost model, 0: the gpu's
+  long occupancy; // CTAs an SM (nvvm.minctasm), 0: ptxas's registers'
+  bool kv_prefetch;
+  long kv_stages;
   bool fallback; // leave kernels it cannot build to lower-tile-to-gpu
 };
 
@@ -55,7 +60,23 @@ static const struct attn_pass_option decode_options_help[] = {
              "or sm_90"},
     {"gpu", "the GPU the split is priced for (default H200)"},
     {"splits", "CTAs per key range, 1 to 1024 (0: the cost model's)"},
-    {"rows", "query rows per CTA, 1 to 4 (0: the group's rows, at most 4)"},
+    {"rows", "query rows per CTA, 1 to 8 with body=mma, 1 to 4 with "
+             "body=lanes (0: the group's rows, at most that)"},
+    {"body", "the split kernel's body: mma (mma.sync tiles of 16 keys, "
+             "head dims 64 and 128), lanes (FMAs and shuffles per key and "
+             "row) or auto (default: mma where a CTA has 2 or more rows and "
+             "it applies)"},
+    {"ctas", "the SMs the split is priced over (0, the default: the gpu's; "
+             "attn-run passes the GPU's, as to lower-tile-to-hopper)"},
+    {"occupancy", "CTAs an SM the split kernel is built for (ptxas bounds "
+                  "its registers so) and the split is priced with, 0 to 16 "
+                  "(0: what its registers allow)"},
+    {"kv-prefetch", "the tensor-core body loads the next step's K before "
+                    "this step's arithmetic (default true: 1 to 3% faster "
+                    "on an H200, bench/RESULTS.md)"},
+    {"kv-stages", "the tensor-core body copies K and V by cp.async into a "
+                  "shared-memory ring of 2 to 4 steps (0, the default: into "
+                  "registers; the ring measured 1.4x slower on an H200)"},
     {"fallback", "leave decode kernels it does not take (f32, other head "
                  "dims, more than 16 rows ...) to lower-tile-to-gpu, which "
                  "runs their scalar program on one thread per CTA (default "
@@ -69,6 +90,11 @@ static void decode_init(void *opts) {
   snprintf(o->gpu, sizeof o->gpu, "%s", ATTN_COST_DEFAULT_GPU);
   o->splits = 0;
   o->rows = 0;
+  o->body = 0;
+  o->ctas = 0;
+  o->occupancy = 0;
+  o->kv_prefetch = true;
+  o->kv_stages = 0;
   o->fallback = false;
 }
 
@@ -98,6 +124,37 @@ static bool decode_set(void *opts, const char *name, const char *value,
   if (!strcmp(name, "rows"))
     return attn_parse_int_option(name, value, 0, ATTN_DECODE_MAX_ROWS, &o->rows,
                                  err, errlen);
+  if (!strcmp(name, "ctas"))
+    return attn_parse_int_option(name, value, 0, 65536, &o->ctas, err, errlen);
+  if (!strcmp(name, "occupancy"))
+    return attn_parse_int_option(name, value, 0, 16, &o->occupancy, err, errlen);
+  if (!strcmp(name, "kv-stages")) {
+    if (!attn_parse_int_option(name, value, 0, 4, &o->kv_stages, err, errlen))
+      return false;
+    if (o->kv_stages == 1) {
+      snprintf(err, errlen, "option 'kv-stages' expects 0 or 2 to 4, found '1'");
+      return false;
+    }
+    return true;
+  }
+  if (!strcmp(name, "kv-prefetch")) {
+    if (attn_parse_bool_option(value, &o->kv_prefetch))
+      return true;
+    snprintf(err, errlen,
+             "option 'kv-prefetch' expects true or false, found '%s'", value);
+    return false;
+  }
+  if (!strcmp(name, "body")) {
+    static const char *const bodies[] = {"auto", "lanes", "mma"};
+    for (int i = 0; i < 3; ++i)
+      if (!strcmp(value, bodies[i])) {
+        o->body = i;
+        return true;
+      }
+    snprintf(err, errlen, "option 'body' expects auto, lanes or mma, found '%s'",
+             value);
+    return false;
+  }
   if (!strcmp(name, "fallback")) {
     if (attn_parse_bool_option(value, &o->fallback))
       return true;
@@ -107,7 +164,8 @@ static bool decode_set(void *opts, const char *name, const char *value,
   }
   snprintf(err, errlen,
            "unknown option '%s' of pass 'lower-tile-to-decode' (expected "
-           "chip, gpu, splits, rows or fallback)",
+           "chip, gpu, splits, rows, body, ctas, occupancy, kv-prefetch, "
+           "kv-stages or fallback)",
            name);
   return false;
 }
@@ -147,31 +205,51 @@ static void describe(const struct attn_decode_config *c, int64_t max_pages,
   k->theta = f->rope.theta;
   k->rotary_dim = f->rope.rotary_dim;
   int64_t grows = c->heads / c->kv_heads * c->seq_q;
-  k->rows_per_cta = o->rows ? (int)o->rows
-                    : grows < ATTN_DECODE_MAX_ROWS ? (int)grows
-                                                   : ATTN_DECODE_MAX_ROWS;
+  // The tensor-core body where a CTA has several rows (one row is the
+  // lanes body's best case: 8 FMAs a key) and the head dim is 64 or 128.
+  bool mma_fits = (c->head_dim == 64 || c->head_dim == 128) &&
+                  (o->rows ? o->rows : grows) >= 2;
+  k->mma = o->body == 2 || (o->body == 0 && mma_fits);
+  int most = k->mma ? ATTN_DECODE_MAX_ROWS : 4;
+  k->rows_per_cta = o->rows ? (int)o->rows : grows < most ? (int)grows : most;
+  k->kv_stages = k->mma ? (int)o->kv_stages : 0;
+  k->kv_prefetch = k->mma && o->kv_prefetch && k->kv_stages < 2;
+  k->ctas_per_sm = (int)o->occupancy;
   k->splits = 1;
 }
 
 /// The cost model's split for k on the GPU named gpu.
-static int choose_splits(const struct attn_decode_kernel *k, const char *gpu) {
-  const struct attn_cost_gpu *g = attn_cost_gpu_lookup(gpu, NULL, 0);
-  if (!g)
+static int choose_splits(const struct attn_decode_kernel *k, const char *gpu,
+                         long ctas) {
+  const struct attn_cost_gpu *found = attn_cost_gpu_lookup(gpu, NULL, 0);
+  if (!found)
     return 1;
+  struct attn_cost_gpu gg = *found;
+  if (ctas > 0)
+    gg.sms = (int)ctas;
+  const struct attn_cost_gpu *g = &gg;
   int64_t lpk = k->head_dim / 8;
   struct attn_cost_decode p = {
       .ctas = k->batch * k->kv_heads * attn_decode_row_groups(k),
       .keys = k->max_seq,
       .bytes_per_key = 2 * 2 * k->head_dim,
-      .key_step = (int64_t)(ATTN_DECODE_THREADS / 32) * (32 / lpk) *
-                  ATTN_DECODE_KEY_STEPS,
+      .key_step = k->mma ? (int64_t)(ATTN_DECODE_THREADS / 32) * 16
+                         : (int64_t)(ATTN_DECODE_THREADS / 32) * (32 / lpk) *
+                               ATTN_DECODE_KEY_STEPS,
       .rows = k->batch * k->heads * k->seq_q,
       .value_dim = k->head_dim,
       // CTAs an SM holds, from ptxas's registers (test/Target/
       // to-ptx-decode.test): 144 to 157 with several rows (3 CTAs of 128
       // threads in 64K registers), 76 to 96 with one (5).
-      .ctas_per_sm = k->rows_per_cta > 1 ? 3 : 5,
+      .ctas_per_sm = k->ctas_per_sm > 0 ? k->ctas_per_sm
+                     : k->rows_per_cta > 1 ? 3 : 5,
   };
+  // Shared memory bounds them too (a kv-stages ring; 1 KiB of each CTA's
+  // is the system's).
+  int64_t smem = attn_decode_smem_bytes(k) + 1024;
+  int fit = (int)(g->smem_bytes_per_sm / (double)smem);
+  if (fit >= 1 && fit < p.ctas_per_sm)
+    p.ctas_per_sm = fit;
   return attn_cost_decode_splits(&p, g, 256);
 }
 
@@ -214,9 +292,15 @@ static bool lower_kernel(MlirOperation kernel, const struct decode_options *o) {
                               "to the head dim");
   struct attn_decode_kernel k;
   describe(&c, max_pages, elem, o, name, &k);
-  k.splits = o->splits ? (int)o->splits : choose_splits(&k, o->gpu);
+  k.splits = o->splits ? (int)o->splits : choose_splits(&k, o->gpu, o->ctas);
   if (!*why)
     attn_decode_supported(&k, why, sizeof why);
+  // Options that contradict each other are errors even with fallback.
+  if (!k.mma && o->rows > 4)
+    return attn_emit_errorf(kernel,
+                            "no decode kernel for '%s': rows per CTA must be "
+                            "1 to 4 (the lanes body)",
+                            name);
   if (*why && o->fallback)
     return true; // lower-tile-to-gpu runs the scalar program
   if (*why)
