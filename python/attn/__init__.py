@@ -1235,7 +1235,7 @@ def _capturing(t):
 
 def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, scale=None,
            softcap=None, alibi=None, window=None, rope=None, check_values=True,
-           tile_options=None):
+           tile_options=None, kernel_options=None):
     """Attention of a few new query rows per sequence over a KV cache (issue 30).
 
     q [B, H, Nq, D]: the last Nq tokens of each sequence (1 for plain
@@ -1254,7 +1254,9 @@ def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, sc
     check_values reads the lengths and the table first and raises
     ValueError for a length outside [Nq, the cache's keys] or a page outside
     [0, P) that a sequence reaches (skipped while a CUDA graph is being
-    captured, where reading would break it). Returns out [B, H, Nq, D], a
+    captured, where reading would break it). kernel_options are
+    lower-tile-to-decode's on CUDA ("body=lanes", "rows=2", "splits=8";
+    docs/passes.md). Returns out [B, H, Nq, D], a
     new tensor, computed on the tensors' device (CPU: the float64-checked
     CPU path; CUDA: the decode kernel, on torch's current stream)."""
     if not isinstance(check_values, bool):
@@ -1266,7 +1268,8 @@ def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, sc
     # and options) find their Kernel in one lookup; only the values are
     # checked again.
     try:
-        key = _decode_key(inputs, causal, scale, softcap, alibi, window, rope, tile_options)
+        key = _decode_key(inputs, causal, scale, softcap, alibi, window, rope, tile_options,
+                          kernel_options)
     except (_Unusual, AttributeError):
         key = None
     hit = _fast.get(key) if key is not None else None
@@ -1274,11 +1277,12 @@ def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, sc
         paged, page_size, max_keys = _decode.check(q, k_cache, v_cache, cache_seqlens,
                                                    block_table)
         _optional_str("tile_options", tile_options)
+        _optional_str("kernel_options", kernel_options)
         text = _decode.build(q, k_cache, v_cache, cache_seqlens, block_table, page_size, causal,
                              scale, softcap, alibi, window, rope)
         device, index = q.device.type, q.device.index
         kernel = load(text, device if index is None else "%s:%d" % (device, index),
-                      tile_options)
+                      tile_options, hopper_options=kernel_options if device != "cpu" else None)
         hit = (kernel, max_keys)
         if key is not None:
             with _cache_lock:
@@ -1291,7 +1295,8 @@ def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, sc
     return kernel._run([t.contiguous() for t in inputs])
 
 
-def _decode_key(inputs, causal, scale, softcap, alibi, window, rope, tile_options):
+def _decode_key(inputs, causal, scale, softcap, alibi, window, rope, tile_options,
+                kernel_options):
     """decode's key in _fast: the tensors' shapes, dtypes and devices and the
     options with their types (1 and 1.0 apart); _Unusual for an argument it
     does not key (the full path then checks it)."""
@@ -1307,7 +1312,7 @@ def _decode_key(inputs, causal, scale, softcap, alibi, window, rope, tile_option
     else:
         raise _Unusual
     return ("decode", tensors, _plain(causal), _plain(scale), _plain(softcap), _plain(alibi),
-            window_key, rope_key, _plain(tile_options))
+            window_key, rope_key, _plain(tile_options), _plain(kernel_options))
 
 
 # torch.compile needs the custom ops before it traces a model: registered

@@ -189,3 +189,4 @@ def errors(device):
     expect("rope offset", lambda: attn.decode(qc, kcc, vcc, lc, rope=dict(offset=3)))
     expect("window", lambda: attn.decode(qc, kcc, vcc, lc, window=(5,)))
     expect("causal", lambda: attn.decode(qc, kcc, vcc, lc, causal="yes"))
+    expect("kernel options", lambda: attn.decode(qc, kcc, vcc, lc, kernel_options=3))
