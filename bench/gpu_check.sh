@@ -303,6 +303,25 @@ run test/Inputs/decode_programs.mlir --seed=12
 run test/Inputs/decode_programs.mlir --chip=sm_80
 run test/Inputs/decode/large.mlir
 run test/Inputs/decode/large.mlir --chip=sm_80
+# The split kernel's two bodies on every program: the lanes body (FMAs
+# and shuffles per key and row; the default with one row a CTA) and the
+# tensor-core body (mma.sync; the default with several, forced here also
+# on one row and with two rows a CTA, so that GQA groups take several
+# CTAs; head dim 256 then falls back to the plain path).
+run test/Inputs/decode_programs.mlir --seed=13 --hopper-options=body=lanes
+run test/Inputs/decode/large.mlir --hopper-options=body=lanes
+run test/Inputs/decode_programs.mlir --seed=14 --hopper-options=body=mma
+run test/Inputs/decode_programs.mlir --seed=15 "--hopper-options=body=mma rows=2"
+run test/Inputs/decode/large.mlir --chip=sm_80 "--hopper-options=body=mma rows=3"
+# The tensor-core body's loads: the next step's K in registers
+# (kv-prefetch), a cp.async ring of 2 and 3 steps in shared memory
+# (kv-stages), and the register bound of 4 CTAs an SM (occupancy).
+run test/Inputs/decode_programs.mlir --seed=16 "--hopper-options=body=mma kv-prefetch=true"
+run test/Inputs/decode/large.mlir "--hopper-options=kv-prefetch=true"
+run test/Inputs/decode_programs.mlir --seed=17 "--hopper-options=body=mma kv-stages=3"
+run test/Inputs/decode_programs.mlir --seed=18 --chip=sm_80 "--hopper-options=body=mma kv-stages=2 rows=2"
+run test/Inputs/decode/large.mlir "--hopper-options=kv-stages=3"
+run test/Inputs/decode/large.mlir "--hopper-options=occupancy=4"
 # What the decode kernel does not take (f32, value dim 40) on the plain
 # path's scalar program (lower-tile-to-decode's fallback).
 run test/tools/attn-run/Inputs/decode_f32.mlir

@@ -196,8 +196,15 @@ add mma-grad-cross     msRi  $H/g128_cross_plain.mlir --grad --chip=sm_80
 add mma-grad-gate      msri  $H/h128_gate_softcap_f16.mlir --grad --kernel=mma
 add mma-grad-doc       msRi  $H/h64_document_window.mlir --grad --chip=sm_80
 # The decode kernel (issue 30): split-KV partial rows into the workspace,
-# the combine kernel, contiguous and paged caches.
+# the combine kernel, contiguous and paged caches; the tensor-core body
+# (the default with several rows a CTA; forced, two rows a CTA) and the
+# lanes body.
 add decode             msri  test/Inputs/decode_programs.mlir --seed=11
+add decode-mma         msri  test/Inputs/decode_programs.mlir --seed=12 "--hopper-options=body=mma rows=2"
+add decode-lanes       msri  test/Inputs/decode_programs.mlir --seed=13 --hopper-options=body=lanes
+add decode-large       msri  test/Inputs/decode/large.mlir --seed=14
+add decode-prefetch    msri  test/Inputs/decode_programs.mlir --seed=15 "--hopper-options=body=mma kv-prefetch=true"
+add decode-stages      msri  test/Inputs/decode_programs.mlir --seed=16 "--hopper-options=body=mma kv-stages=3"
 # Gradients into captured tensors: __pre zeroing the buffers, the main
 # kernel's sums across lanes (shuffles) and red.global.add.f32 into them.
 add hopper-grad-dgate   msri  $H/h128_sas_dgate_bf16.mlir --grad
