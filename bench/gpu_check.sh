@@ -322,6 +322,18 @@ run test/Inputs/decode_programs.mlir --seed=17 "--hopper-options=body=mma kv-sta
 run test/Inputs/decode_programs.mlir --seed=18 --chip=sm_80 "--hopper-options=body=mma kv-stages=2 rows=2"
 run test/Inputs/decode/large.mlir "--hopper-options=kv-stages=3"
 run test/Inputs/decode/large.mlir "--hopper-options=occupancy=4"
+# Random decode programs (attn-fuzz --decode-cases, tools/attn-fuzz/
+# gen_decode.c: GQA groups, 1 to 16 rows, head dims 32 to 256, pages of 16
+# to 256, softcap and ALiBi in random order, windows, RoPE) through the
+# drivers' GPU pipeline, each against the float64 reference of its case.
+if [[ "attn-fuzz --gpu decode" =~ ${GPU_CHECK_ONLY:-} ]]; then
+  echo "== attn-fuzz --gpu --decode-cases=200" | tee -a "$log"
+  if ! "$carry/bin/attn-fuzz" --gpu --cases=0 --invalid=0 --decode-cases=200 \
+      --seed="${GPU_FUZZ_SEED:-26}" 2>&1 | tee -a "$log"; then
+    echo "attn-fuzz --gpu: FAIL" | tee -a "$log"
+    fail=1
+  fi
+fi
 # What the decode kernel does not take (f32, value dim 40) on the plain
 # path's scalar program (lower-tile-to-decode's fallback).
 run test/tools/attn-run/Inputs/decode_f32.mlir

@@ -10,7 +10,8 @@ carry="$root/.carry"
 stage() {
   local build=${1:?usage: stage BUILD_DIR}
   rm -rf "$carry/bin" "$carry/lib" && mkdir -p "$carry/bin" "$carry/lib" "$carry/debs"
-  cp "$build"/bin/attn-run "$build"/bin/attn-translate "$build"/bin/attn-opt "$carry/bin/"
+  cp "$build"/bin/attn-run "$build"/bin/attn-translate "$build"/bin/attn-opt \
+    "$build"/bin/attn-fuzz "$carry/bin/"
   cp "$build"/lib/libattnrt.so "$build"/lib/libattn.so* "$carry/lib/"
   # Debug info is most of a RelWithDebInfo build, and the device tool
   # carries 64 MiB in all.

@@ -47,10 +47,12 @@ static const char *tool = "attn-fuzz";
 
 struct options {
   uint64_t seed;
-  long cases, invalid, body_cases;
+  long cases, invalid, body_cases, decode_cases;
   long only;         // run case `only` alone (-1: all)
   bool only_invalid; // `only` names an ill-formed case
   bool only_body;    // `only` names a body case
+  bool only_decode;  // `only` names a decode case
+  bool gpu;          // decode cases on GPU 0
   bool print;        // print each program and result line
   bool bodies;       // well-formed cases may carry score_mod / mask_mod
   double tolerance;
@@ -66,6 +68,11 @@ static const struct attn_tool_option tool_options[] = {
     {"--invalid-case=<k>", "integer", "all",
      "run ill-formed case k of the seed alone"},
     {"--body-case=<k>", "integer", "all", "run body case k of the seed alone"},
+    {"--decode-cases=<n>", "integer", "0",
+     "attn.fused_decode programs against the float64 decode reference"},
+    {"--decode-case=<k>", "integer", "all", "run decode case k of the seed alone"},
+    {"--gpu", "flag", "off",
+     "run the decode cases on GPU 0 (the drivers' pipeline: the decode kernel)"},
     {"--print", "flag", "off", "print every program and result"},
     {"--tolerance=<x>", "number", "by element type", "max relative error"},
     {"--bodies", "flag", "off",
@@ -123,6 +130,13 @@ static int parse_args(int argc, char **argv, struct options *o) {
     } else if (!strncmp(a, "--body-case=", 12)) {
       ok = parse_long(a + 12, 0, 1000000000, &o->only);
       o->only_body = true;
+    } else if (!strncmp(a, "--decode-cases=", 15)) {
+      ok = parse_long(a + 15, 0, 1000000, &o->decode_cases);
+    } else if (!strncmp(a, "--decode-case=", 14)) {
+      ok = parse_long(a + 14, 0, 1000000000, &o->only);
+      o->only_decode = true;
+    } else if (!strcmp(a, "--gpu")) {
+      o->gpu = true;
     } else if (!strcmp(a, "--print")) {
       o->print = true;
     } else if (!strcmp(a, "--bodies")) {
@@ -291,6 +305,75 @@ static int run_invalid(MlirContext ctx, struct capture *cap,
   return !pass;
 }
 
+/// Runs decode case k through the CPU path (or with --gpu the drivers' GPU
+/// pipeline) against the float64 reference of the case; 0 pass, 1 fail.
+static int run_decode_case(MlirContext ctx, struct capture *cap,
+                           const struct options *o, struct attn_executor *x,
+                           long k) {
+  struct fuzz_decode c;
+  attn_fuzz_make_decode(o->seed, (uint64_t)k, &c);
+  char name[32], file[48];
+  snprintf(name, sizeof name, "decode%ld", k);
+  snprintf(file, sizeof file, "decode%ld.mlir", k);
+  struct attn_strbuf text = {0}, desc = {0}, pipe = {0};
+  attn_fuzz_emit_decode(&text, name, &c);
+  attn_fuzz_describe_decode(&desc, &c);
+  if (o->print)
+    printf("%s", text.buf);
+  capture_begin(cap);
+  struct job job;
+  int njobs = 0, rc = 1;
+  MlirOperation module = attn_tool_parse_module(ctx, text.buf, file);
+  bool ok = !mlirOperationIsNull(module) && mlirOperationVerify(module) &&
+            attn_dialects_verify(module) &&
+            attn_run_collect_jobs(module, &job, 1, &njobs) && njobs == 1 &&
+            job.decode;
+  if (ok && o->gpu) {
+    char ctas[32];
+    snprintf(ctas, sizeof ctas, "ctas=%d", x->sms);
+    x->kernel = attn_gpu_pipeline(module, x->chip, NULL, ATTN_GPU_KERNEL_AUTO,
+                                  NULL, ctas, &pipe);
+  } else {
+    attn_strbuf_printf(&pipe, "attn-tile,lower-tile-to-cpu,%s",
+                       attn_cpu_to_llvm_pipeline);
+  }
+  ok = ok && !pipe.failed && attn_tool_run_pipeline(tool, module, pipe.buf) &&
+       (o->gpu ? attn_gpu_executor_load(x, module)
+               : attn_cpu_executor_load(x, module));
+  char *line = NULL;
+  size_t line_len = 0;
+  FILE *out = open_memstream(&line, &line_len);
+  if (ok && out) {
+    attn_fuzz_decode_reference(&c, &job.dp); // the case's, not the op's
+    struct attn_rng rng;
+    attn_rng_seed(&rng, o->seed * 0x9E3779B97F4A7C15ull + (uint64_t)k + 7);
+    rc = attn_run_job(x, &job, o->tolerance, &rng, out);
+  }
+  if (out)
+    fclose(out);
+  capture_end(cap);
+  if (rc != 0 || o->print)
+    printf("%s %s: %s  %s", rc == 0 ? "PASS" : "FAIL", name,
+           desc.buf ? desc.buf : "", line && *line ? line : "(no result)\n");
+  if (rc != 0) {
+    if (cap->len)
+      printf("%s", cap->text);
+    printf("  reproduce: attn-fuzz --seed=%" PRIu64 " --decode-case=%ld%s --print\n",
+           o->seed, k, o->gpu ? " --gpu" : "");
+  }
+  free(line);
+  if (!o->gpu)
+    attn_cpu_executor_release(x);
+  if (njobs)
+    attn_run_jobs_release(&job, njobs);
+  if (!mlirOperationIsNull(module))
+    mlirOperationDestroy(module);
+  attn_strbuf_free(&text);
+  attn_strbuf_free(&desc);
+  attn_strbuf_free(&pipe);
+  return rc != 0;
+}
+
 static MlirWalkResult find_fused(MlirOperation op, void *user) {
   if (!attn_op_is(op, ATTN_OP_FUSED))
     return MlirWalkResultAdvance;
@@ -425,7 +508,7 @@ int main(int argc, char **argv) {
   long passed = 0, failed = 0, rejected = 0, accepted = 0;
   printf("seed=%" PRIu64 "\n", o.seed);
   fflush(stdout);
-  bool only_case = o.only >= 0 && !o.only_invalid && !o.only_body;
+  bool only_case = o.only >= 0 && !o.only_invalid && !o.only_body && !o.only_decode;
   long first = only_case ? o.only : 0;
   long last = o.only >= 0 ? (only_case ? o.only : -1) : o.cases - 1;
   for (long k = first; k <= last; ++k) {
@@ -451,6 +534,21 @@ int main(int argc, char **argv) {
     differ += f;
     fflush(stdout);
   }
+  long dpass = 0, dfail = 0;
+  first = o.only >= 0 && o.only_decode ? o.only : 0;
+  long dlast = o.only >= 0 ? (o.only_decode ? o.only : -1) : o.decode_cases - 1;
+  struct attn_executor x = {0};
+  bool xok = dlast < first || !o.gpu || attn_gpu_executor_init(&x);
+  if (!xok) // attn_gpu_executor_init printed why
+    fprintf(stderr, "%s: error: --gpu: no decode case ran\n", tool);
+  for (long k = first; xok && k <= dlast; ++k) {
+    int f = run_decode_case(ctx, &cap, &o, &x, k);
+    dpass += !f;
+    dfail += f;
+    fflush(stdout);
+  }
+  if (o.gpu)
+    attn_gpu_executor_release(&x);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double secs = (double)(t1.tv_sec - t0.tv_sec) +
                 (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
@@ -459,6 +557,9 @@ int main(int argc, char **argv) {
   if (last >= first)
     printf("%ld body programs agree with the reference, %ld differ\n", agree,
            differ);
+  if (dlast >= first)
+    printf("%ld decode programs passed, %ld failed%s\n", dpass, dfail,
+           o.gpu ? " (GPU)" : "");
   printf("seed=%" PRIu64 " time=%.1fs\n", o.seed, secs);
   if (failed || accepted)
     fprintf(stderr,
@@ -469,8 +570,11 @@ int main(int argc, char **argv) {
   if (differ)
     fprintf(stderr, "%s: error: %ld body program%s failed (see above)\n",
             tool, differ, differ == 1 ? "" : "s");
+  if (dfail)
+    fprintf(stderr, "%s: error: %ld decode program%s failed (see above)\n",
+            tool, dfail, dfail == 1 ? "" : "s");
   free(cap.text);
   attn_remark_handler_detach(ctx);
   mlirContextDestroy(ctx);
-  return failed || accepted || differ ? 1 : 0;
+  return failed || accepted || differ || dfail || !xok ? 1 : 0;
 }

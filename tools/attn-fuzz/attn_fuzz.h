@@ -135,4 +135,37 @@ void attn_fuzz_reference_problem(const struct fuzz_case *c,
 /// A one-line summary of c (shapes, blocks in order, tile options).
 void attn_fuzz_describe(struct attn_strbuf *b, const struct fuzz_case *c);
 
+//===-- Decode programs (gen_decode.c) ------------------------------------===//
+
+enum fuzz_decode_mod { FDM_SCALE, FDM_SOFTCAP, FDM_ALIBI };
+
+/// A random attn.fused_decode program.
+struct fuzz_decode {
+  int64_t b, h, hk, nq, d, dv, keys;
+  int elem; // 0 f32, 1 f16, 2 bf16
+  bool paged;
+  int64_t page, num_pages, max_pages;
+  bool causal;
+  double scale, softcap, alibi;
+  int nmods;
+  int mods[3]; // enum fuzz_decode_mod, in program order; scale always
+  bool window;
+  int64_t window_left, window_right;
+  bool rope, interleaved;
+  double theta;
+  int64_t rotary_dim;
+};
+
+/// Draws decode case number index of the run with seed.
+void attn_fuzz_make_decode(uint64_t seed, uint64_t index, struct fuzz_decode *c);
+/// Appends the program of c as function @name in generic MLIR to b.
+void attn_fuzz_emit_decode(struct attn_strbuf *b, const char *name,
+                           const struct fuzz_decode *c);
+/// The float64 reference problem of c (lengths and table left NULL: the
+/// decode job draws them).
+void attn_fuzz_decode_reference(const struct fuzz_decode *c,
+                                struct attn_ref_decode *p);
+/// A one-line summary of c.
+void attn_fuzz_describe_decode(struct attn_strbuf *b, const struct fuzz_decode *c);
+
 #endif // ATTN_FUZZ_H
