@@ -47,11 +47,12 @@ static const char *tool = "attn-fuzz";
 
 struct options {
   uint64_t seed;
-  long cases, invalid, body_cases, decode_cases;
+  long cases, invalid, body_cases, decode_cases, decode_invalid;
   long only;         // run case `only` alone (-1: all)
   bool only_invalid; // `only` names an ill-formed case
   bool only_body;    // `only` names a body case
   bool only_decode;  // `only` names a decode case
+  bool only_decode_invalid; // `only` names an ill-formed decode case
   bool gpu;          // decode cases on GPU 0
   bool print;        // print each program and result line
   bool bodies;       // well-formed cases may carry score_mod / mask_mod
@@ -71,6 +72,10 @@ static const struct attn_tool_option tool_options[] = {
     {"--decode-cases=<n>", "integer", "0",
      "attn.fused_decode programs against the float64 decode reference"},
     {"--decode-case=<k>", "integer", "all", "run decode case k of the seed alone"},
+    {"--decode-invalid=<n>", "integer", "0",
+     "ill-formed attn.fused_decode programs, each with its verifier diagnostic"},
+    {"--decode-invalid-case=<k>", "integer", "all",
+     "run ill-formed decode case k of the seed alone"},
     {"--gpu", "flag", "off",
      "run the decode cases on GPU 0 (the drivers' pipeline: the decode kernel)"},
     {"--print", "flag", "off", "print every program and result"},
@@ -132,6 +137,11 @@ static int parse_args(int argc, char **argv, struct options *o) {
       o->only_body = true;
     } else if (!strncmp(a, "--decode-cases=", 15)) {
       ok = parse_long(a + 15, 0, 1000000, &o->decode_cases);
+    } else if (!strncmp(a, "--decode-invalid=", 17)) {
+      ok = parse_long(a + 17, 0, 1000000, &o->decode_invalid);
+    } else if (!strncmp(a, "--decode-invalid-case=", 22)) {
+      ok = parse_long(a + 22, 0, 1000000000, &o->only);
+      o->only_decode_invalid = true;
     } else if (!strncmp(a, "--decode-case=", 14)) {
       ok = parse_long(a + 14, 0, 1000000000, &o->only);
       o->only_decode = true;
@@ -254,6 +264,26 @@ static int run_case(MlirContext ctx, struct capture *cap,
   return rc != 0;
 }
 
+/// Whether the captured diagnostics hold want on a line that starts with
+/// file's location and says error.
+static bool located_error(const struct capture *cap, const char *file,
+                          const char *want) {
+  char located[64];
+  snprintf(located, sizeof located, "%s:", file);
+  for (const char *l = cap->text; l && *l;) {
+    const char *nl = strchr(l, '\n');
+    size_t n = nl ? (size_t)(nl - l) : strlen(l);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%.*s",
+             (int)(n < sizeof buf ? n : sizeof buf - 1), l);
+    if (!strncmp(buf, located, strlen(located)) && strstr(buf, ": error: ") &&
+        strstr(buf, want))
+      return true;
+    l = nl ? nl + 1 : NULL;
+  }
+  return false;
+}
+
 /// Checks that ill-formed case k gets its diagnostic, located in its file,
 /// from the verifiers or else from attn-fuse; 0 pass, 1 fail.
 static int run_invalid(MlirContext ctx, struct capture *cap,
@@ -275,21 +305,7 @@ static int run_invalid(MlirContext ctx, struct capture *cap,
                   attn_tool_run_pipeline(tool, module, "attn-fuse");
   capture_end(cap);
   const char *want = attn_fuzz_expected_error(&c);
-  char located[64];
-  snprintf(located, sizeof located, "%s:", file);
-  // The expected message, on a line that starts with the file's location.
-  bool found = false;
-  for (const char *l = cap->text; l && *l && !found;) {
-    const char *nl = strchr(l, '\n');
-    size_t n = nl ? (size_t)(nl - l) : strlen(l);
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%.*s",
-             (int)(n < sizeof buf ? n : sizeof buf - 1), l);
-    found = !strncmp(buf, located, strlen(located)) &&
-            strstr(buf, ": error: ") && strstr(buf, want);
-    l = nl ? nl + 1 : NULL;
-  }
-  bool pass = parsed && !accepted && found;
+  bool pass = parsed && !accepted && located_error(cap, file, want);
   if (!pass || o->print) {
     printf("%s %s: expected \"%s\"%s\n", pass ? "PASS" : "FAIL", name, want,
            !parsed    ? " (the program does not parse)"
@@ -372,6 +388,44 @@ static int run_decode_case(MlirContext ctx, struct capture *cap,
   attn_strbuf_free(&desc);
   attn_strbuf_free(&pipe);
   return rc != 0;
+}
+
+/// Checks that ill-formed decode case k gets its verifier diagnostic,
+/// located in its file; 0 pass, 1 fail.
+static int run_decode_invalid(MlirContext ctx, struct capture *cap,
+                              const struct options *o, long k) {
+  struct fuzz_decode c;
+  attn_fuzz_make_decode_invalid(o->seed, (uint64_t)k, &c);
+  char name[40], file[56], want[256];
+  snprintf(name, sizeof name, "decode_invalid%ld", k);
+  snprintf(file, sizeof file, "decode_invalid%ld.mlir", k);
+  struct attn_strbuf text = {0};
+  attn_fuzz_emit_decode(&text, name, &c);
+  attn_fuzz_decode_expected_error(&c, want, sizeof want);
+  if (o->print)
+    printf("%s", text.buf);
+  capture_begin(cap);
+  MlirOperation module = attn_tool_parse_module(ctx, text.buf, file);
+  bool parsed = !mlirOperationIsNull(module);
+  bool accepted = parsed && mlirOperationVerify(module) &&
+                  attn_dialects_verify(module);
+  capture_end(cap);
+  bool pass = parsed && !accepted && located_error(cap, file, want);
+  if (!pass || o->print) {
+    printf("%s %s: expected \"%s\"%s\n", pass ? "PASS" : "FAIL", name, want,
+           !parsed    ? " (the program does not parse)"
+           : accepted ? " (the program was accepted)"
+                      : "");
+    printf("%s", cap->text);
+  }
+  if (!pass)
+    printf("  reproduce: attn-fuzz --seed=%" PRIu64
+           " --decode-invalid-case=%ld --print\n",
+           o->seed, k);
+  if (parsed)
+    mlirOperationDestroy(module);
+  attn_strbuf_free(&text);
+  return !pass;
 }
 
 static MlirWalkResult find_fused(MlirOperation op, void *user) {
@@ -508,7 +562,8 @@ int main(int argc, char **argv) {
   long passed = 0, failed = 0, rejected = 0, accepted = 0;
   printf("seed=%" PRIu64 "\n", o.seed);
   fflush(stdout);
-  bool only_case = o.only >= 0 && !o.only_invalid && !o.only_body && !o.only_decode;
+  bool only_case = o.only >= 0 && !o.only_invalid && !o.only_body &&
+                   !o.only_decode && !o.only_decode_invalid;
   long first = only_case ? o.only : 0;
   long last = o.only >= 0 ? (only_case ? o.only : -1) : o.cases - 1;
   for (long k = first; k <= last; ++k) {
@@ -549,6 +604,16 @@ int main(int argc, char **argv) {
   }
   if (o.gpu)
     attn_gpu_executor_release(&x);
+  long drej = 0, dmiss = 0;
+  first = o.only >= 0 && o.only_decode_invalid ? o.only : 0;
+  long ilast = o.only >= 0 ? (o.only_decode_invalid ? o.only : -1)
+                           : o.decode_invalid - 1;
+  for (long k = first; k <= ilast; ++k) {
+    int f = run_decode_invalid(ctx, &cap, &o, k);
+    drej += !f;
+    dmiss += f;
+    fflush(stdout);
+  }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double secs = (double)(t1.tv_sec - t0.tv_sec) +
                 (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
@@ -557,9 +622,11 @@ int main(int argc, char **argv) {
   if (last >= first)
     printf("%ld body programs agree with the reference, %ld differ\n", agree,
            differ);
-  if (dlast >= first)
+  if (dpass + dfail)
     printf("%ld decode programs passed, %ld failed%s\n", dpass, dfail,
            o.gpu ? " (GPU)" : "");
+  if (drej + dmiss)
+    printf("%ld ill-formed decode programs rejected, %ld missed\n", drej, dmiss);
   printf("seed=%" PRIu64 " time=%.1fs\n", o.seed, secs);
   if (failed || accepted)
     fprintf(stderr,
@@ -573,8 +640,11 @@ int main(int argc, char **argv) {
   if (dfail)
     fprintf(stderr, "%s: error: %ld decode program%s failed (see above)\n",
             tool, dfail, dfail == 1 ? "" : "s");
+  if (dmiss)
+    fprintf(stderr, "%s: error: %ld ill-formed decode program%s missed (see above)\n",
+            tool, dmiss, dmiss == 1 ? "" : "s");
   free(cap.text);
   attn_remark_handler_detach(ctx);
   mlirContextDestroy(ctx);
-  return failed || accepted || differ || dfail || !xok ? 1 : 0;
+  return failed || accepted || differ || dfail || dmiss || !xok ? 1 : 0;
 }

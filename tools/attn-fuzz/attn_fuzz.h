@@ -139,6 +139,24 @@ void attn_fuzz_describe(struct attn_strbuf *b, const struct fuzz_case *c);
 
 enum fuzz_decode_mod { FDM_SCALE, FDM_SOFTCAP, FDM_ALIBI };
 
+/// Ways to make a decode program ill-formed; each names the verifier's
+/// diagnostic it must get (attn_fuzz_decode_expected_error).
+enum fuzz_decode_defect {
+  FDD_NONE,
+  FDD_PAGE_SIZE,   // page_size not a power of two
+  FDD_PAGE_ROWS,   // the cache's pages hold other than page_size rows
+  FDD_LENS_I64,    // cache_seqlens of i64
+  FDD_LENS_SHAPE,  // one length too many
+  FDD_TABLE_BATCH, // block_table with one row too many
+  FDD_HEADS,       // query heads not a multiple of the cache's
+  FDD_HEAD_DIM,    // k_cache's head dim differs from q's
+  FDD_KV_ROWS,     // v_cache's rows differ from k_cache's
+  FDD_SOFTCAP,     // a negative softcap
+  FDD_ROTARY,      // rotary_dim past the head dim
+  FDD_RESULT,      // the result's rows differ from q's
+  FDD_COUNT
+};
+
 /// A random attn.fused_decode program.
 struct fuzz_decode {
   int64_t b, h, hk, nq, d, dv, keys;
@@ -154,6 +172,7 @@ struct fuzz_decode {
   bool rope, interleaved;
   double theta;
   int64_t rotary_dim;
+  enum fuzz_decode_defect defect; // FDD_NONE: well-formed
 };
 
 /// Draws decode case number index of the run with seed.
@@ -165,6 +184,13 @@ void attn_fuzz_emit_decode(struct attn_strbuf *b, const char *name,
 /// decode job draws them).
 void attn_fuzz_decode_reference(const struct fuzz_decode *c,
                                 struct attn_ref_decode *p);
+/// Draws an ill-formed decode program: a well-formed one with one defect
+/// that applies to it.
+void attn_fuzz_make_decode_invalid(uint64_t seed, uint64_t index,
+                                   struct fuzz_decode *c);
+/// The diagnostic text the ill-formed c must produce, into buf.
+void attn_fuzz_decode_expected_error(const struct fuzz_decode *c, char *buf,
+                                     size_t n);
 /// A one-line summary of c.
 void attn_fuzz_describe_decode(struct attn_strbuf *b, const struct fuzz_decode *c);
 

@@ -100,19 +100,28 @@ void attn_fuzz_make_decode(uint64_t seed, uint64_t index,
 void attn_fuzz_emit_decode(struct attn_strbuf *b, const char *name,
                            const struct fuzz_decode *c) {
   const char *t = elem_names[c->elem];
+  enum fuzz_decode_defect df = c->defect;
   int64_t rows = c->paged ? c->num_pages : c->b;
   int64_t crows = c->paged ? c->page : c->keys;
+  // The shapes as written: a defect changes one of them.
+  int64_t qh = c->h + (df == FDD_HEADS), kd = c->d + 8 * (df == FDD_HEAD_DIM);
+  int64_t vrows = crows + (df == FDD_KV_ROWS), kcrows = crows;
+  if (df == FDD_PAGE_ROWS)
+    kcrows = vrows = crows * 2;
+  int64_t onq = c->nq + (df == FDD_RESULT);
   char q[96], k[96], v[96], l[32], tb[48], o[96];
-  snprintf(q, sizeof q, "tensor<%ldx%ldx%ldx%ldx%s>", (long)c->b, (long)c->h,
+  snprintf(q, sizeof q, "tensor<%ldx%ldx%ldx%ldx%s>", (long)c->b, (long)qh,
            (long)c->nq, (long)c->d, t);
   snprintf(k, sizeof k, "tensor<%ldx%ldx%ldx%ldx%s>", (long)rows, (long)c->hk,
-           (long)crows, (long)c->d, t);
+           (long)kcrows, (long)kd, t);
   snprintf(v, sizeof v, "tensor<%ldx%ldx%ldx%ldx%s>", (long)rows, (long)c->hk,
-           (long)crows, (long)c->dv, t);
-  snprintf(l, sizeof l, "tensor<%ldxi32>", (long)c->b);
-  snprintf(tb, sizeof tb, "tensor<%ldx%ldxi32>", (long)c->b, (long)c->max_pages);
-  snprintf(o, sizeof o, "tensor<%ldx%ldx%ldx%ldx%s>", (long)c->b, (long)c->h,
-           (long)c->nq, (long)c->dv, t);
+           (long)vrows, (long)c->dv, t);
+  snprintf(l, sizeof l, "tensor<%ldx%s>", (long)c->b + (df == FDD_LENS_SHAPE),
+           df == FDD_LENS_I64 ? "i64" : "i32");
+  snprintf(tb, sizeof tb, "tensor<%ldx%ldxi32>", (long)c->b + (df == FDD_TABLE_BATCH),
+           (long)c->max_pages);
+  snprintf(o, sizeof o, "tensor<%ldx%ldx%ldx%ldx%s>", (long)c->b, (long)qh,
+           (long)onq, (long)c->dv, t);
   attn_strbuf_printf(b, "func.func @%s(%%q: %s, %%k: %s, %%v: %s, %%len: %s%s%s) -> %s {\n",
                      name, q, k, v, l, c->paged ? ", %t: " : "", c->paged ? tb : "", o);
   attn_strbuf_printf(b,
@@ -122,11 +131,13 @@ void attn_fuzz_emit_decode(struct attn_strbuf *b, const char *name,
                      c->paged ? ", %t" : "", c->paged ? 1 : 0, c->scale,
                      c->causal ? "true" : "false", c->paged ? "paged" : "contiguous");
   if (c->paged)
-    attn_strbuf_printf(b, ", page_size = %ld : i64", (long)c->page);
+    attn_strbuf_printf(b, ", page_size = %ld : i64",
+                       (long)(df == FDD_PAGE_SIZE ? c->page + 8 : c->page));
   static const char *const mod_names[] = {"scale", "softcap", "alibi"};
   for (int i = 0; i < c->nmods; ++i) {
     if (c->mods[i] == FDM_SOFTCAP)
-      attn_strbuf_printf(b, ", softcap = %.17g : f64", c->softcap);
+      attn_strbuf_printf(b, ", softcap = %.17g : f64",
+                         df == FDD_SOFTCAP ? -c->softcap : c->softcap);
     if (c->mods[i] == FDM_ALIBI)
       attn_strbuf_printf(b, ", alibi = %.17g : f64", c->alibi);
   }
@@ -141,7 +152,7 @@ void attn_fuzz_emit_decode(struct attn_strbuf *b, const char *name,
     attn_strbuf_printf(b,
                        ", rope = {theta = %.1f : f64, rotary_dim = %ld : i64, "
                        "layout = \"%s\"}",
-                       c->theta, (long)c->rotary_dim,
+                       c->theta, (long)(df == FDD_ROTARY ? c->d + 2 : c->rotary_dim),
                        c->interleaved ? "interleaved" : "rotate_half");
   attn_strbuf_printf(b, "} : (%s, %s, %s, %s%s%s) -> %s\n  return %%o : %s\n}\n", q, k,
                      v, l, c->paged ? ", " : "", c->paged ? tb : "", o, o);
@@ -197,4 +208,83 @@ void attn_fuzz_describe_decode(struct attn_strbuf *b, const struct fuzz_decode *
     attn_strbuf_printf(b, " rope=%ld%s", (long)c->rotary_dim,
                        c->interleaved ? "i" : "");
   attn_strbuf_printf(b, "\n");
+}
+
+void attn_fuzz_make_decode_invalid(uint64_t seed, uint64_t index,
+                                   struct fuzz_decode *c) {
+  attn_fuzz_make_decode(seed ^ 0x1badc0deull, index, c);
+  struct attn_rng r;
+  attn_rng_seed(&r, mix(seed ^ mix(index ^ 0xbadbad)));
+  // Draw until the defect applies to the case (a cache layout, a head
+  // count that a defect can break, a modifier present).
+  for (;;) {
+    enum fuzz_decode_defect d = (enum fuzz_decode_defect)(1 + below(&r, FDD_COUNT - 1));
+    bool softcap = false;
+    for (int i = 0; i < c->nmods; ++i)
+      softcap |= c->mods[i] == FDM_SOFTCAP;
+    bool ok = (d != FDD_PAGE_SIZE && d != FDD_PAGE_ROWS && d != FDD_TABLE_BATCH) ||
+              c->paged;
+    ok = ok && (d != FDD_HEADS || c->hk > 1);
+    ok = ok && (d != FDD_SOFTCAP || softcap) && (d != FDD_ROTARY || c->rope);
+    if (ok) {
+      c->defect = d;
+      return;
+    }
+  }
+}
+
+void attn_fuzz_decode_expected_error(const struct fuzz_decode *c, char *buf,
+                                     size_t n) {
+  int64_t crows = c->paged ? c->page : c->keys;
+  switch (c->defect) {
+  case FDD_NONE:
+  case FDD_COUNT:
+    snprintf(buf, n, "(none)");
+    break;
+  case FDD_PAGE_SIZE:
+    snprintf(buf, n, "page_size must be a power of two from 16 to 256, found %ld",
+             (long)(c->page + 8));
+    break;
+  case FDD_PAGE_ROWS:
+    snprintf(buf, n, "k_cache has pages of %ld rows, but page_size is %ld",
+             (long)(2 * c->page), (long)c->page);
+    break;
+  case FDD_LENS_I64:
+    snprintf(buf, n, "cache_seqlens element type must be i32, found i64");
+    break;
+  case FDD_LENS_SHAPE:
+    snprintf(buf, n, "cache_seqlens shape must be %ld, found %ld", (long)c->b,
+             (long)c->b + 1);
+    break;
+  case FDD_TABLE_BATCH:
+    snprintf(buf, n, "block_table shape must be %ldx%ld, found %ldx%ld", (long)c->b,
+             (long)c->max_pages, (long)c->b + 1, (long)c->max_pages);
+    break;
+  case FDD_HEADS:
+    snprintf(buf, n, "query heads %ld are not a multiple of k_cache heads %ld",
+             (long)c->h + 1, (long)c->hk);
+    break;
+  case FDD_HEAD_DIM:
+    snprintf(buf, n, "head dim mismatch: q has %ld, k_cache has %ld", (long)c->d,
+             (long)c->d + 8);
+    break;
+  case FDD_KV_ROWS:
+    snprintf(buf, n, "k_cache and v_cache must have the same %s, heads and rows",
+             c->paged ? "pages" : "batch");
+    (void)crows;
+    break;
+  case FDD_SOFTCAP:
+    snprintf(buf, n, "softcap cap must be positive and finite, found %g",
+             -c->softcap);
+    break;
+  case FDD_ROTARY:
+    snprintf(buf, n, "rope rotary_dim %ld exceeds head dim %ld", (long)c->d + 2,
+             (long)c->d);
+    break;
+  case FDD_RESULT:
+    snprintf(buf, n, "result shape must be %ldx%ldx%ldx%ld, found %ldx%ldx%ldx%ld",
+             (long)c->b, (long)c->h, (long)c->nq, (long)c->dv, (long)c->b,
+             (long)c->h, (long)c->nq + 1, (long)c->dv);
+    break;
+  }
 }
