@@ -38,6 +38,14 @@
 //   mma_attention.c  the mma.sync attention kernel (sm_80+), assembled
 //   hopper_attention.c  the Hopper attention kernel (sm_90a), assembled
 //
+// The decode kernel (decode_common.h: what its files share):
+//
+//   decode_common.c  a CTA's rows, q and its RoPE, a key's row in the
+//                    cache, a score's modifiers and masks
+//   decode_lanes.c   the lanes body (FMAs and shuffles per key and row)
+//   decode_mma.c     the tensor-core body (mma.sync, 16 keys a warp step)
+//   decode.c         the split and combine kernels, assembled
+//
 // The Hopper GEMM (sm_90a), floor by floor:
 //
 //   gemm_ops.c       ops beyond the vocabulary: scf.while, typed
