@@ -19,25 +19,6 @@
 
 static const char *const elem_names[3] = {"f32", "f16", "bf16"};
 
-static uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-static int64_t below(struct attn_rng *r, int64_t n) {
-  return (int64_t)attn_rng_below(r, (uint64_t)n);
-}
-
-static bool coin(struct attn_rng *r, double p) {
-  return attn_rng_uniform(r) < p;
-}
-
-static int64_t pick(struct attn_rng *r, const int64_t *v, int n) {
-  return v[below(r, n)];
-}
-
 void attn_fuzz_make_decode(uint64_t seed, uint64_t index,
                            struct fuzz_decode *c) {
   struct attn_rng r;
