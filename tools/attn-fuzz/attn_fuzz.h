@@ -135,28 +135,6 @@ void attn_fuzz_reference_problem(const struct fuzz_case *c,
 /// A one-line summary of c (shapes, blocks in order, tile options).
 void attn_fuzz_describe(struct attn_strbuf *b, const struct fuzz_case *c);
 
-//===-- The generators' draws (gen_program.c, gen_decode.c) ---------------===//
-
-/// SplitMix64: decorrelates the per-case seeds.
-static inline uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-static inline int64_t below(struct attn_rng *r, int64_t n) {
-  return (int64_t)attn_rng_below(r, (uint64_t)n);
-}
-
-static inline bool coin(struct attn_rng *r, double p) {
-  return attn_rng_uniform(r) < p;
-}
-
-static inline int64_t pick(struct attn_rng *r, const int64_t *v, int n) {
-  return v[below(r, n)];
-}
-
 //===-- Decode programs (gen_decode.c) ------------------------------------===//
 
 enum fuzz_decode_mod { FDM_SCALE, FDM_SOFTCAP, FDM_ALIBI };

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/attn-fuzz/attn_fuzz.h"
+#include "tools/attn-fuzz/gen_draws.h"
 
 #include <math.h>
 #include <stdio.h>
