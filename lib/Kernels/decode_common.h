@@ -20,10 +20,8 @@
 #define NW (ATTN_DECODE_THREADS / 32)
 #define KEY_STEPS ATTN_DECODE_KEY_STEPS
 #define RMAX ATTN_DECODE_MAX_ROWS
-/// Rows of the lanes body (q and O of each in every lane's registers).
-#define LANES_RMAX 4
-/// Keys a warp takes per step in the tensor-core body: one m16n8k16 tile.
-#define MMA_KEYS 16
+#define LANES_RMAX ATTN_DECODE_LANES_MAX_ROWS
+#define MMA_KEYS ATTN_DECODE_MMA_KEYS
 /// Shared memory: per warp and row (max, sum), then per warp and row the
 /// O of every column (f32); row r of warp w at w * rows_per_cta + r; after
 /// them a kv_stages ring.

@@ -364,6 +364,9 @@ enum attn_decode_mod { ATTN_DECODE_SCALE, ATTN_DECODE_SOFTCAP, ATTN_DECODE_ALIBI
 /// m16n8k16 tile's n), 4 with the lanes body (q and O: 16 f32 a row in
 /// every lane).
 #define ATTN_DECODE_MAX_ROWS 8
+#define ATTN_DECODE_LANES_MAX_ROWS 4
+/// Keys a warp takes per step in the tensor-core body (one m16n8k16 tile).
+#define ATTN_DECODE_MMA_KEYS 16
 
 struct attn_decode_kernel {
   const char *name;

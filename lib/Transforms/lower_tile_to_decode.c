@@ -72,7 +72,7 @@ static const struct attn_pass_option decode_options_help[] = {
                   "its registers so) and the split is priced with, 0 to 16 "
                   "(0: what its registers allow)"},
     {"kv-prefetch", "the tensor-core body loads the next step's K before "
-                    "this step's arithmetic (default true: 1 to 3% faster "
+                    "this step's arithmetic (default true: up to 6% faster "
                     "on an H200, bench/RESULTS.md)"},
     {"kv-stages", "the tensor-core body copies K and V by cp.async into a "
                   "shared-memory ring of 2 to 4 steps (0, the default: into "
@@ -210,7 +210,7 @@ static void describe(const struct attn_decode_config *c, int64_t max_pages,
   bool mma_fits = (c->head_dim == 64 || c->head_dim == 128) &&
                   (o->rows ? o->rows : grows) >= 2;
   k->mma = o->body == 2 || (o->body == 0 && mma_fits);
-  int most = k->mma ? ATTN_DECODE_MAX_ROWS : 4;
+  int most = k->mma ? ATTN_DECODE_MAX_ROWS : ATTN_DECODE_LANES_MAX_ROWS;
   k->rows_per_cta = o->rows ? (int)o->rows : grows < most ? (int)grows : most;
   k->kv_stages = k->mma ? (int)o->kv_stages : 0;
   k->kv_prefetch = k->mma && o->kv_prefetch && k->kv_stages < 2;
@@ -233,7 +233,7 @@ static int choose_splits(const struct attn_decode_kernel *k, const char *gpu,
       .ctas = k->batch * k->kv_heads * attn_decode_row_groups(k),
       .keys = k->max_seq,
       .bytes_per_key = 2 * 2 * k->head_dim,
-      .key_step = k->mma ? (int64_t)(ATTN_DECODE_THREADS / 32) * 16
+      .key_step = k->mma ? (int64_t)(ATTN_DECODE_THREADS / 32) * ATTN_DECODE_MMA_KEYS
                          : (int64_t)(ATTN_DECODE_THREADS / 32) * (32 / lpk) *
                                ATTN_DECODE_KEY_STEPS,
       .rows = k->batch * k->heads * k->seq_q,
@@ -296,7 +296,7 @@ static bool lower_kernel(MlirOperation kernel, const struct decode_options *o) {
   if (!*why)
     attn_decode_supported(&k, why, sizeof why);
   // Options that contradict each other are errors even with fallback.
-  if (!k.mma && o->rows > 4)
+  if (!k.mma && o->rows > ATTN_DECODE_LANES_MAX_ROWS)
     return attn_emit_errorf(kernel,
                             "no decode kernel for '%s': rows per CTA must be "
                             "1 to 4 (the lanes body)",
