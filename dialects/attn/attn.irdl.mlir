@@ -208,6 +208,28 @@ irdl.dialect @attn {
                   block_table: optional %tt)
     irdl.results(out: %to)
   }
+  // The new tokens' keys and values written into a KV cache (issue 30):
+  // k_new and v_new [B, Hk, N, D] / [B, Hk, N, Dv] become rows
+  // cache_seqlens[b] - N + i of sequence b, so cache_seqlens counts them
+  // (as attn.fused_decode's). Operands k_cache, v_cache (the layouts of
+  // attn.fused_decode), cache_seqlens, block_table with a paged cache,
+  // k_new, v_new; operandSegmentSizes = array<i32: 1, 1, 1, t, 1, 1>.
+  // Results: the caches with those rows written, of the caches' types.
+  // cache_layout and page_size as attn.fused_decode's; optional rope
+  // {theta, rotary_dim, layout}: k_new rotated at its positions first.
+  irdl.operation @cache_append {
+    %tk = irdl.base "!builtin.tensor"
+    %tv = irdl.base "!builtin.tensor"
+    %tl = irdl.base "!builtin.tensor"
+    %tt = irdl.base "!builtin.tensor"
+    %tkn = irdl.base "!builtin.tensor"
+    %tvn = irdl.base "!builtin.tensor"
+    %s = irdl.base "#builtin.string"
+    irdl.attributes {"cache_layout" = %s}
+    irdl.operands(k_cache: %tk, v_cache: %tv, cache_seqlens: %tl,
+                  block_table: optional %tt, k_new: %tkn, v_new: %tvn)
+    irdl.results(k_cache_out: %tk, v_cache_out: %tv)
+  }
   // The backward of one attn.fused (what attn-grad derives): the same
   // inputs, attributes and regions, then the forward's output out, its
   // lse (tensor<B x H x N x f32>) and dout, the gradient of out (out's

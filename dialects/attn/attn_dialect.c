@@ -507,6 +507,29 @@ bool attn_project_get_rope(MlirOperation project, bool *has,
   return true;
 }
 
+/// cache_layout and page_size of attn.fused_decode or attn.cache_append.
+static bool read_cache_layout(MlirOperation op, enum attn_cache_layout *layout,
+                              int64_t *page_size, char *err, size_t errlen) {
+  MlirStringRef l;
+  if (!attn_attr_str(op, "cache_layout", &l) ||
+      !(attn_str_eq(l, "contiguous") || attn_str_eq(l, "paged"))) {
+    snprintf(err, errlen, "cache_layout must be \"contiguous\" or \"paged\"");
+    return false;
+  }
+  *layout = attn_str_eq(l, "paged") ? ATTN_CACHE_PAGED : ATTN_CACHE_CONTIGUOUS;
+  MlirAttribute ps = attn_attr_get(op, "page_size");
+  if (*layout == ATTN_CACHE_PAGED && !is_int(ps)) {
+    snprintf(err, errlen, "a paged cache needs page_size, an integer");
+    return false;
+  }
+  if (*layout == ATTN_CACHE_CONTIGUOUS && !mlirAttributeIsNull(ps)) {
+    snprintf(err, errlen, "page_size applies to a paged cache only");
+    return false;
+  }
+  *page_size = *layout == ATTN_CACHE_PAGED ? mlirIntegerAttrGetValueInt(ps) : 0;
+  return true;
+}
+
 bool attn_decode_read(MlirOperation op, struct attn_decode_config *out,
                       char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
@@ -522,25 +545,8 @@ bool attn_decode_read(MlirOperation op, struct attn_decode_config *out,
              "position is its sequence's length - Nq + its row");
     return false;
   }
-  MlirStringRef layout;
-  if (!attn_attr_str(op, "cache_layout", &layout) ||
-      !(attn_str_eq(layout, "contiguous") || attn_str_eq(layout, "paged"))) {
-    snprintf(err, errlen, "cache_layout must be \"contiguous\" or \"paged\"");
+  if (!read_cache_layout(op, &out->layout, &out->page_size, err, errlen))
     return false;
-  }
-  out->layout = attn_str_eq(layout, "paged") ? ATTN_CACHE_PAGED
-                                             : ATTN_CACHE_CONTIGUOUS;
-  MlirAttribute ps = attn_attr_get(op, "page_size");
-  if (out->layout == ATTN_CACHE_PAGED && !is_int(ps)) {
-    snprintf(err, errlen, "a paged cache needs page_size, an integer");
-    return false;
-  }
-  if (out->layout == ATTN_CACHE_CONTIGUOUS && !mlirAttributeIsNull(ps)) {
-    snprintf(err, errlen, "page_size applies to a paged cache only");
-    return false;
-  }
-  if (out->layout == ATTN_CACHE_PAGED)
-    out->page_size = mlirIntegerAttrGetValueInt(ps);
   intptr_t n = mlirOperationGetNumOperands(op);
   out->has_table = n == 5;
   if (n != 4 && n != 5) {
@@ -589,6 +595,94 @@ bool attn_decode_read(MlirOperation op, struct attn_decode_config *out,
     out->max_seq = t[1] * k[2];
   }
   return true;
+}
+
+bool attn_cache_append_read(MlirOperation op, struct attn_append_config *out,
+                            char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  if (!read_cache_layout(op, &out->layout, &out->page_size, err, errlen))
+    return false;
+  static const char *const known[] = {"cache_layout", "page_size", "rope",
+                                      "operandSegmentSizes"};
+  for (intptr_t i = 0, n = mlirOperationGetNumAttributes(op); i < n; ++i) {
+    MlirStringRef key = mlirIdentifierStr(mlirOperationGetAttribute(op, i).name);
+    size_t k = 0;
+    while (k < sizeof known / sizeof *known && !attn_str_eq(key, known[k]))
+      ++k;
+    if (k == sizeof known / sizeof *known) {
+      snprintf(err, errlen,
+               "attn.cache_append has no attribute '%.*s' (it takes "
+               "cache_layout, page_size and rope)",
+               (int)key.length, key.data);
+      return false;
+    }
+  }
+  MlirAttribute rope = attn_attr_get(op, "rope");
+  if (!mlirAttributeIsNull(rope)) {
+    struct attn_fused_config f;
+    memset(&f, 0, sizeof f);
+    if (!mlirAttributeIsADictionary(rope)) {
+      snprintf(err, errlen, "rope must be a dictionary {theta: f64, rotary_dim: "
+                            "i64, layout: rotate_half or interleaved}");
+      return false;
+    }
+    if (!rope_from_dict(rope, &f, err, errlen))
+      return false;
+    if (!mlirAttributeIsNull(dict_get(rope, "offset")) ||
+        !mlirAttributeIsNull(dict_get(rope, "q_offset")) ||
+        !mlirAttributeIsNull(dict_get(rope, "k_offset")) ||
+        f.rope_strategy != ATTN_ROPE_STRATEGY_NONE) {
+      snprintf(err, errlen,
+               "rope of attn.cache_append takes theta, rotary_dim and layout: "
+               "a new key's position is its sequence's length - N + its row");
+      return false;
+    }
+    out->has_rope = true;
+    out->rope = f.rope;
+  }
+  intptr_t n = mlirOperationGetNumOperands(op);
+  out->has_table = out->layout == ATTN_CACHE_PAGED;
+  if (n != 5 + out->has_table) {
+    snprintf(err, errlen,
+             "attn.cache_append takes k_cache, v_cache, cache_seqlens, %sk_new "
+             "and v_new, found %ld operands",
+             out->has_table ? "block_table (a paged cache), " : "", (long)n);
+    return false;
+  }
+  int64_t k[8], v[8], kn[8], t[8];
+  if (attn_static_shape(mlirValueGetType(mlirOperationGetOperand(op, 0)), k) != 4 ||
+      attn_static_shape(mlirValueGetType(mlirOperationGetOperand(op, 1)), v) != 4 ||
+      attn_static_shape(mlirValueGetType(mlirOperationGetOperand(
+                            op, attn_append_k_new(out))), kn) != 4) {
+    snprintf(err, errlen, "k_cache, v_cache, k_new and v_new must be static "
+                          "rank-4 tensors");
+    return false;
+  }
+  out->batch = kn[0];
+  out->kv_heads = kn[1];
+  out->seq_new = kn[2];
+  out->head_dim = kn[3];
+  out->value_dim = v[3];
+  out->max_seq = k[2];
+  if (out->has_table) {
+    MlirType tt = mlirValueGetType(mlirOperationGetOperand(op, 3));
+    if (attn_static_shape(tt, t) != 2) {
+      char ty[128];
+      snprintf(err, errlen, "block_table must be a static rank-2 tensor, "
+                            "found %s",
+               attn_type_str(tt, ty, sizeof ty));
+      return false;
+    }
+    out->num_pages = k[0];
+    out->max_seq = t[1] * k[2];
+  }
+  return true;
+}
+
+bool attn_cache_append_get_config(MlirOperation op,
+                                  struct attn_append_config *out) {
+  char err[256];
+  return attn_cache_append_read(op, out, err, sizeof err);
 }
 
 bool attn_decode_get_config(MlirOperation op, struct attn_decode_config *out) {

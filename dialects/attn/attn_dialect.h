@@ -22,6 +22,7 @@
 #define ATTN_OP_FUSED "attn.fused"
 #define ATTN_OP_FUSED_GRAD "attn.fused_grad"
 #define ATTN_OP_FUSED_DECODE "attn.fused_decode"
+#define ATTN_OP_CACHE_APPEND "attn.cache_append"
 
 /// The unit attribute of attn.fused asking for its second result, the row
 /// log-sum-exp (attn-grad sets it).
@@ -169,6 +170,38 @@ enum {
 /// Reads an attn.fused_decode op's attributes and shapes; false (no
 /// diagnostic) when they are malformed: the verifier reports those.
 bool attn_decode_get_config(MlirOperation op, struct attn_decode_config *out);
+
+/// What an attn.cache_append op writes: k_new and v_new [B, Hk, N, *] as
+/// rows len[b] - N + i of sequence b's cache (k_new rotated at those
+/// positions first when RoPE applies); rows at negative positions are not
+/// written.
+struct attn_append_config {
+  enum attn_cache_layout layout;
+  int64_t page_size; ///< paged: the cache's pages' rows; else 0
+  bool has_table;    ///< the block_table operand is present (operand 3)
+  bool has_rope;
+  struct attn_rope_config rope; ///< theta, rotary_dim, layout (no offset)
+  int64_t batch, kv_heads, seq_new, head_dim, value_dim;
+  int64_t max_seq;   ///< keys a sequence may hold: M, or max_pages * page_size
+  int64_t num_pages; ///< paged: P; else 0
+};
+
+/// attn.cache_append's operands: k_cache, v_cache, cache_seqlens, then
+/// block_table when paged, then k_new and v_new (at attn_append_k_new).
+enum {
+  ATTN_APPEND_K_CACHE,
+  ATTN_APPEND_V_CACHE,
+  ATTN_APPEND_SEQLENS,
+  ATTN_APPEND_TABLE
+};
+static inline int attn_append_k_new(const struct attn_append_config *c) {
+  return 3 + (c->has_table ? 1 : 0);
+}
+
+/// Reads an attn.cache_append op's attributes and shapes; false (no
+/// diagnostic) when they are malformed: the verifier reports those.
+bool attn_cache_append_get_config(MlirOperation op,
+                                  struct attn_append_config *out);
 
 /// What attn.fused_grad's result 3 + i is the gradient of: ATTN_GRAD_GATE
 /// (the gate's table) or the index c of a captured tensor ("capture<c>",

@@ -16,4 +16,9 @@ bool attn_fused_read(MlirOperation op, struct attn_fused_config *out, char *err,
 bool attn_decode_read(MlirOperation op, struct attn_decode_config *out,
                       char *err, size_t errlen);
 
+/// Reads an attn.cache_append op like attn_cache_append_get_config, writing
+/// what is wrong into err on failure.
+bool attn_cache_append_read(MlirOperation op, struct attn_append_config *out,
+                            char *err, size_t errlen);
+
 #endif // ATTN_ATTN_INTERNAL_H

@@ -725,6 +725,56 @@ static bool verify_fused_grad(MlirOperation op) {
   return true;
 }
 
+/// The cache operands of attn.fused_decode and attn.cache_append:
+/// k_cache and v_cache [batch, Hk, M, *] or [P, Hk, page_size, *], the
+/// lengths [batch] and, paged, the block table [batch, max_pages]; of: a
+/// tensor of the op (for expect_aux).
+static bool verify_cache(MlirOperation op, int64_t batch, const int64_t k[4],
+                         const int64_t v[4], enum attn_cache_layout layout,
+                         int64_t page_size, bool has_table, int64_t max_seq,
+                         MlirValue lens_v, MlirValue table_v, MlirValue of) {
+  if (k[0] != v[0] || k[1] != v[1] || k[2] != v[2])
+    return attn_emit_errorf(op, "k_cache and v_cache must have the same %s, "
+                                "heads and rows",
+                            layout == ATTN_CACHE_PAGED ? "pages" : "batch");
+  if (layout == ATTN_CACHE_CONTIGUOUS && k[0] != batch)
+    return attn_emit_errorf(op, "batch mismatch: %lld vs %lld in k_cache",
+                            (long long)batch, (long long)k[0]);
+  if (layout == ATTN_CACHE_PAGED) {
+    int64_t p = page_size;
+    if (p < ATTN_DECODE_MIN_PAGE || p > ATTN_DECODE_MAX_PAGE || (p & (p - 1)))
+      return attn_emit_errorf(op,
+                              "page_size must be a power of two from %d to "
+                              "%d, found %lld",
+                              ATTN_DECODE_MIN_PAGE, ATTN_DECODE_MAX_PAGE,
+                              (long long)p);
+    if (k[2] != p)
+      return attn_emit_errorf(op,
+                              "k_cache has pages of %lld rows, but page_size "
+                              "is %lld",
+                              (long long)k[2], (long long)p);
+  }
+  int64_t lens[4] = {batch};
+  if (!expect_aux(op, lens_v, "cache_seqlens", 1, lens, true, of))
+    return false;
+  if (has_table) {
+    MlirValue tv = table_v;
+    int64_t t[8] = {0};
+    int64_t want[4] = {
+        batch, attn_static_shape(mlirValueGetType(tv), t) == 2 ? t[1] : 0};
+    if (!expect_aux(op, tv, "block_table", 2, want, true, of))
+      return false;
+    if (t[1] < 1)
+      return attn_emit_errorf(op, "block_table has no pages");
+  }
+  if (max_seq > INT32_MAX)
+    return attn_emit_errorf(op,
+                            "the cache holds up to %lld keys per sequence, "
+                            "past 2147483647 (lengths are i32)",
+                            (long long)max_seq);
+  return true;
+}
+
 /// attn.fused_decode: q [B,H,Nq,D]; k_cache, v_cache [B,Hk,M,*] or
 /// [P,Hk,page_size,*]; cache_seqlens [B] i32; block_table [B,max_pages] i32
 /// with a paged cache; out [B,H,Nq,Dv].
@@ -754,52 +804,17 @@ static bool verify_fused_decode(MlirOperation op) {
     return attn_emit_errorf(op,
                             "head dim mismatch: q has %lld, k_cache has %lld",
                             (long long)q[3], (long long)k[3]);
-  if (k[0] != v[0] || k[1] != v[1] || k[2] != v[2])
-    return attn_emit_errorf(op, "k_cache and v_cache must have the same %s, "
-                                "heads and rows",
-                            c.layout == ATTN_CACHE_PAGED ? "pages" : "batch");
   if (q[1] % k[1] != 0)
     return attn_emit_errorf(op,
                             "query heads %lld are not a multiple of k_cache "
                             "heads %lld",
                             (long long)q[1], (long long)k[1]);
-  if (c.layout == ATTN_CACHE_CONTIGUOUS && k[0] != q[0])
-    return attn_emit_errorf(op, "batch mismatch: %lld vs %lld in k_cache",
-                            (long long)q[0], (long long)k[0]);
-  if (c.layout == ATTN_CACHE_PAGED) {
-    int64_t p = c.page_size;
-    if (p < ATTN_DECODE_MIN_PAGE || p > ATTN_DECODE_MAX_PAGE || (p & (p - 1)))
-      return attn_emit_errorf(op,
-                              "page_size must be a power of two from %d to "
-                              "%d, found %lld",
-                              ATTN_DECODE_MIN_PAGE, ATTN_DECODE_MAX_PAGE,
-                              (long long)p);
-    if (k[2] != p)
-      return attn_emit_errorf(op,
-                              "k_cache has pages of %lld rows, but page_size "
-                              "is %lld",
-                              (long long)k[2], (long long)p);
-  }
-  int64_t lens[4] = {q[0]};
-  if (!expect_aux(op, mlirOperationGetOperand(op, ATTN_DECODE_SEQLENS),
-                  "cache_seqlens", 1, lens, true, qv))
+  if (!verify_cache(op, q[0], k, v, c.layout, c.page_size, c.has_table,
+                    c.max_seq, mlirOperationGetOperand(op, ATTN_DECODE_SEQLENS),
+                    c.has_table ? mlirOperationGetOperand(op, ATTN_DECODE_TABLE)
+                                : (MlirValue){NULL},
+                    qv))
     return false;
-  if (c.has_table) {
-    MlirValue tv = mlirOperationGetOperand(op, ATTN_DECODE_TABLE);
-    int64_t t[8] = {0};
-    int64_t want[4] = {q[0], attn_static_shape(mlirValueGetType(tv), t) == 2
-                                 ? t[1]
-                                 : 0};
-    if (!expect_aux(op, tv, "block_table", 2, want, true, qv))
-      return false;
-    if (t[1] < 1)
-      return attn_emit_errorf(op, "block_table has no pages");
-  }
-  if (c.max_seq > INT32_MAX)
-    return attn_emit_errorf(op,
-                            "the cache holds up to %lld keys per sequence, "
-                            "past 2147483647 (lengths are i32)",
-                            (long long)c.max_seq);
   if (q[2] > c.max_seq)
     return attn_emit_errorf(op,
                             "q has %lld rows but a sequence holds at most "
@@ -820,6 +835,57 @@ static bool verify_fused_decode(MlirOperation op) {
          same_elem(op, qv, mlirOperationGetResult(op, 0), "q", "result");
 }
 
+/// attn.cache_append: k_cache, v_cache as attn.fused_decode's; k_new
+/// [B, Hk, N, D] and v_new [B, Hk, N, Dv] of the caches' element type; the
+/// results of the caches' types (IRDL checks that).
+static bool verify_cache_append(MlirOperation op) {
+  int64_t k[4], v[4], kn[4], vn[4];
+  struct attn_append_config c;
+  char err[256];
+  bool flag;
+  if (attn_attr_bool(op, "page_size", &flag))
+    return attn_emit_errorf(op, "page_size must be an integer, found a "
+                                "boolean");
+  if (!attn_cache_append_read(op, &c, err, sizeof err))
+    return attn_emit_errorf(op, "%s", err);
+  MlirValue kv = mlirOperationGetOperand(op, ATTN_APPEND_K_CACHE);
+  MlirValue vv = mlirOperationGetOperand(op, ATTN_APPEND_V_CACHE);
+  MlirValue knv = mlirOperationGetOperand(op, attn_append_k_new(&c));
+  MlirValue vnv = mlirOperationGetOperand(op, attn_append_k_new(&c) + 1);
+  if (!get_bhnd(op, kv, "k_cache", k) || !get_bhnd(op, vv, "v_cache", v) ||
+      !get_bhnd(op, knv, "k_new", kn) || !get_bhnd(op, vnv, "v_new", vn) ||
+      !same_elem(op, kv, vv, "k_cache", "v_cache") ||
+      !same_elem(op, kv, knv, "k_cache", "k_new") ||
+      !same_elem(op, kv, vnv, "k_cache", "v_new"))
+    return false;
+  if (mlirTypeIsAF64(mlirShapedTypeGetElementType(mlirValueGetType(kv))))
+    return attn_emit_errorf(op, "attn.cache_append takes f32, f16 or bf16 "
+                                "tensors, found f64");
+  if (kn[3] != k[3])
+    return attn_emit_errorf(op,
+                            "head dim mismatch: k_new has %lld, k_cache has "
+                            "%lld",
+                            (long long)kn[3], (long long)k[3]);
+  if (kn[1] != k[1])
+    return attn_emit_errorf(op, "k_new has %lld heads, k_cache %lld",
+                            (long long)kn[1], (long long)k[1]);
+  int64_t want[4] = {kn[0], kn[1], kn[2], v[3]};
+  if (!expect_shape(op, vnv, "v_new", want))
+    return false;
+  if (!verify_cache(op, kn[0], k, v, c.layout, c.page_size, c.has_table,
+                    c.max_seq, mlirOperationGetOperand(op, ATTN_APPEND_SEQLENS),
+                    c.has_table ? mlirOperationGetOperand(op, ATTN_APPEND_TABLE)
+                                : (MlirValue){NULL},
+                    kv))
+    return false;
+  if (kn[2] > c.max_seq)
+    return attn_emit_errorf(op,
+                            "k_new has %lld rows but a sequence holds at most "
+                            "%lld keys",
+                            (long long)kn[2], (long long)c.max_seq);
+  return !c.has_rope || attn_rope_check(op, &c.rope, k[3]);
+}
+
 bool attn_attn_verify_op(MlirOperation op) {
   if (attn_op_is(op, ATTN_OP_ROPE))
     return verify_rope(op);
@@ -835,6 +901,8 @@ bool attn_attn_verify_op(MlirOperation op) {
     return verify_fused_grad(op);
   if (attn_op_is(op, ATTN_OP_FUSED_DECODE))
     return verify_fused_decode(op);
+  if (attn_op_is(op, ATTN_OP_CACHE_APPEND))
+    return verify_cache_append(op);
   if (attn_is_score_mod(op))
     return verify_score_mod(op);
   if (attn_op_is(op, ATTN_OP_SOFTMAX)) {
