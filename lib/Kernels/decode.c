@@ -81,6 +81,17 @@ bool attn_decode_supported(const struct attn_decode_kernel *k, char *why,
         "16";
   else if (k->max_seq > 0x7fffffffLL - 4096)
     w = "the cache holds too many keys for 32-bit key indices";
+  else if (k->append_rows < 0 || k->append_rows > k->max_seq)
+    w = "the append's rows must be 0 to the cache's keys";
+  else if (k->append_rows &&
+           k->batch * k->kv_heads * k->append_rows * (d / 8) > 0x7fffffffLL)
+    w = "the append kernel takes fewer than 2^31 16-byte chunks of new rows";
+  else if (k->append_rope && k->append_interleaved && k->append_rotary_dim % 8)
+    w = "the append kernel's interleaved RoPE needs rotary_dim a multiple of "
+        "8";
+  else if (k->append_rope && !k->append_interleaved && k->append_rotary_dim % 16)
+    w = "the append kernel's rotate-half RoPE needs rotary_dim a multiple of "
+        "16";
   if (w)
     snprintf(why, wlen, "%s", w);
   return w == NULL;
@@ -179,8 +190,7 @@ static void merge_warps(struct dec *e) {
   attn_b_if_close(b, &act, 0, NULL);
 }
 
-/// {llvm.noalias, llvm.<access>}: a parameter's attributes.
-static MlirAttribute noalias(struct attn_builder *b, const char *access) {
+MlirAttribute dk_param_attrs(struct attn_builder *b, const char *access) {
   MlirNamedAttribute a[] = {
       attn_b_named(b, "llvm.noalias", attn_b_attr_unit(b)),
       attn_b_named(b, access, attn_b_attr_unit(b)),
@@ -188,10 +198,8 @@ static MlirAttribute noalias(struct attn_builder *b, const char *access) {
   return mlirDictionaryAttrGet(b->ctx, 2, a);
 }
 
-/// The "decode" dictionary of the manifest entries: what the kernel
-/// computes beside its parameters.
-static MlirAttribute decode_info(struct attn_builder *b,
-                                 const struct attn_decode_kernel *k) {
+MlirAttribute dk_decode_info(struct attn_builder *b,
+                             const struct attn_decode_kernel *k) {
   MlirNamedAttribute a[] = {
       attn_b_named(b, "splits", attn_b_attr_i64(b, k->splits)),
       attn_b_named(b, "rows_per_cta", attn_b_attr_i64(b, k->rows_per_cta)),
@@ -201,6 +209,7 @@ static MlirAttribute decode_info(struct attn_builder *b,
       attn_b_named(b, "causal", attn_b_attr_bool(b, k->causal)),
       attn_b_named(b, "scale", attn_b_attr_f64(b, k->scale)),
       attn_b_named(b, "rope", attn_b_attr_bool(b, k->rope)),
+      attn_b_named(b, "append_rows", attn_b_attr_i64(b, k->append_rows)),
   };
   return mlirDictionaryAttrGet(b->ctx, sizeof a / sizeof *a, a);
 }
@@ -245,7 +254,7 @@ static bool build_split(MlirOperation gm, MlirLocation loc,
         .name = "partials", .dtype = "f32", .align = 16, .rank = 1,
         .shape = {attn_decode_workspace_bytes(k) / 4}};
   MlirNamedAttribute extra[] = {
-      attn_b_named(b, "decode", decode_info(b, k)),
+      attn_b_named(b, "decode", dk_decode_info(b, k)),
   };
   MlirAttribute launch = attn_k_launch_attr(b, "decode", grid,
                                             ATTN_DECODE_THREADS, attn_decode_smem_bytes(k),
@@ -259,7 +268,7 @@ static bool build_split(MlirOperation gm, MlirLocation loc,
   MlirAttribute args[6];
   for (int i = 0; i < np; ++i) {
     types[i] = b->t.ptr;
-    args[i] = noalias(b, i == np - 1 ? "llvm.writeonly" : "llvm.readonly");
+    args[i] = dk_param_attrs(b, i == np - 1 ? "llvm.writeonly" : "llvm.readonly");
   }
   struct attn_b_func f;
   attn_k_llvm_func_open_typed(b, &f, name, np, types, args, na, attrs);
@@ -346,7 +355,7 @@ static bool build_combine(MlirOperation gm, MlirLocation loc,
        .shape = {k->batch, k->heads, k->seq_q, d}},
   };
   MlirNamedAttribute extra[] = {
-      attn_b_named(b, "decode", decode_info(b, k)),
+      attn_b_named(b, "decode", dk_decode_info(b, k)),
   };
   MlirAttribute launch = attn_k_launch_attr(b, "decode-combine", grid,
                                             ATTN_DECODE_THREADS, 0, 2, params,
@@ -354,8 +363,8 @@ static bool build_combine(MlirOperation gm, MlirLocation loc,
   MlirNamedAttribute attrs[4];
   intptr_t na = attn_k_kernel_attrs(b, ATTN_DECODE_THREADS, launch, attrs);
   MlirType types[2] = {b->t.ptr, b->t.ptr};
-  MlirAttribute args[2] = {noalias(b, "llvm.readonly"),
-                           noalias(b, "llvm.writeonly")};
+  MlirAttribute args[2] = {dk_param_attrs(b, "llvm.readonly"),
+                           dk_param_attrs(b, "llvm.writeonly")};
   struct attn_b_func f;
   attn_k_llvm_func_open_typed(b, &f, name, 2, types, args, na, attrs);
   MlirValue part = attn_b_func_arg(&f, 0), out = attn_b_func_arg(&f, 1);
@@ -434,17 +443,23 @@ static bool build_combine(MlirOperation gm, MlirLocation loc,
   return attn_k_llvm_func_finish(b, &f);
 }
 
+bool attn_decode_has_program(const struct attn_decode_kernel *k) {
+  return k->splits > 1 || k->append_rows > 0;
+}
+
 bool attn_kernels_build_decode(MlirOperation gpu_module, MlirLocation loc,
                                const struct attn_decode_kernel *k) {
   char why[160];
   if (!attn_decode_supported(k, why, sizeof why))
     return attn_emit_error_atf(loc, "no decode kernel for '%s': %s", k->name,
                                why);
-  if (k->splits <= 1)
+  if (!attn_decode_has_program(k))
     return build_split(gpu_module, loc, k, k->name);
-  char split[300], combine[300];
+  char append[300], split[300], combine[300];
+  snprintf(append, sizeof append, "%s__append", k->name);
   snprintf(split, sizeof split, "%s__split", k->name);
   snprintf(combine, sizeof combine, "%s__combine", k->name);
-  return build_split(gpu_module, loc, k, split) &&
-         build_combine(gpu_module, loc, k, combine);
+  return (k->append_rows <= 0 || dk_build_append(gpu_module, loc, k, append)) &&
+         build_split(gpu_module, loc, k, split) &&
+         (k->splits <= 1 || build_combine(gpu_module, loc, k, combine));
 }

@@ -49,12 +49,12 @@ static MlirValue tanh_approx(struct attn_builder *b, MlirValue x) {
   return attn_b_op1(b, "llvm.intr.tanh", b->t.f32, 1, &x, 1, &fm);
 }
 
-/// The element offset (i64) of column 0 of key j (i32, < len) of K/V head
-/// g in the cache.
-MlirValue dk_key_row(struct dec *e, MlirValue j) {
+MlirValue dk_key_row(struct dec *e, MlirValue j, MlirValue *valid) {
   struct attn_builder *b = e->b;
   const struct attn_decode_kernel *k = e->k;
   MlirValue rowi;
+  if (valid)
+    *valid = (MlirValue){NULL};
   if (!k->paged) {
     rowi = i64v(e, attn_b_addi(
                        b,
@@ -68,6 +68,8 @@ MlirValue dk_key_row(struct dec *e, MlirValue j) {
         b, attn_k_gep_elem(b, e->table, i64v(e, ent), b->t.i32), b->t.i32);
     MlirValue ok = attn_b_andi(b, attn_b_cmpi(b, ATTN_B_SGE, page, c32(e, 0)),
                                attn_b_cmpi(b, ATTN_B_SLT, page, c32(e, k->num_pages)));
+    if (valid)
+      *valid = ok;
     page = attn_b_select(b, ok, page, c32(e, 0));
     rowi = attn_b_addi(
         b,
@@ -82,9 +84,9 @@ MlirValue dk_key_row(struct dec *e, MlirValue j) {
 /// (i32) on (both columns of an interleaved pair share one): theta^(-2 t /
 /// r) / 2 pi for pair t, one libdevice exp2 for the first pair and
 /// compile-time factors for the others. The same for every row.
-static void build_turns(struct dec *e, MlirValue col, MlirValue turns[8]) {
+static void build_turns(struct dec *e, const struct dk_rope *k, MlirValue col,
+                        MlirValue turns[8]) {
   struct attn_builder *b = e->b;
-  const struct attn_decode_kernel *k = e->k;
   attn_builder_role(b, "decode.rope");
   int64_t half = k->rotary_dim / 2;
   MlirValue t0 =
@@ -135,7 +137,7 @@ struct drow dk_row_info(struct dec *e, MlirValue gr) {
 /// q[b, w's head, w's row, col ..]: 8 columns from col (i32), rotated at
 /// w's position where RoPE applies.
 void dk_load_q8(struct dec *e, const struct drow *w, MlirValue col,
-                    MlirValue y[8]) {
+                MlirValue y[8]) {
   struct attn_builder *b = e->b;
   const struct attn_decode_kernel *k = e->k;
   MlirValue qrow = attn_b_addi(
@@ -143,15 +145,23 @@ void dk_load_q8(struct dec *e, const struct drow *w, MlirValue col,
                      c32(e, k->seq_q)),
       w->i);
   MlirValue qbase = attn_b_muli(b, i64v(e, qrow), attn_b_i64(b, k->head_dim));
+  struct dk_rope r = {.on = k->rope, .interleaved = k->interleaved,
+                      .theta = k->theta, .rotary_dim = k->rotary_dim};
+  dk_load_rot8(e, e->q, qbase, col, w->pos, &r, y);
+}
+
+void dk_load_rot8(struct dec *e, MlirValue p, MlirValue base, MlirValue col,
+                  MlirValue pos, const struct dk_rope *k, MlirValue y[8]) {
+  struct attn_builder *b = e->b;
   MlirValue x[8];
-  dk_load8(e, e->q, attn_b_addi(b, qbase, i64v(e, col)), x);
-  if (!k->rope) {
+  dk_load8(e, p, attn_b_addi(b, base, i64v(e, col)), x);
+  if (!k->on) {
     memcpy(y, x, sizeof x);
     return;
   }
   attn_builder_role(b, "decode.rope");
   MlirValue turns[8];
-  build_turns(e, col, turns);
+  build_turns(e, k, col, turns);
   int64_t half = k->rotary_dim / 2;
   // The partner columns: col +- half (rotate-half), the lane's own
   // (interleaved); columns past rotary_dim stay as they are.
@@ -164,21 +174,21 @@ void dk_load_q8(struct dec *e, const struct drow *w, MlirValue col,
   pc = attn_b_select(b, rot, pc, col);
   MlirValue part[8];
   if (!k->interleaved)
-    dk_load8(e, e->q, attn_b_addi(b, qbase, i64v(e, pc)), part);
+    dk_load8(e, p, attn_b_addi(b, base, i64v(e, pc)), part);
   MlirValue cs = {NULL}, sn = {NULL};
   for (int c = 0; c < 8; ++c) {
     // The pair's angle, shared by both columns of an interleaved pair.
     if (!k->interleaved || !(c & 1))
-      attn_k_rope_turns_sincos(b, w->pos, turns[c], &cs, &sn);
-    MlirValue p, sgn; // x1 c - x2 s for the first of a pair, x2 c + x1 s
+      attn_k_rope_turns_sincos(b, pos, turns[c], &cs, &sn);
+    MlirValue pv, sgn; // x1 c - x2 s for the first of a pair, x2 c + x1 s
     if (k->interleaved) {
-      p = x[c ^ 1];
+      pv = x[c ^ 1];
       sgn = f32c(e, (c & 1) ? 1.0 : -1.0);
     } else {
-      p = part[c];
+      pv = part[c];
       sgn = attn_b_select(b, first, f32c(e, -1.0), f32c(e, 1.0));
     }
-    MlirValue v = attn_b_fma(b, attn_b_mulf(b, p, sgn), sn, attn_b_mulf(b, x[c], cs));
+    MlirValue v = attn_b_fma(b, attn_b_mulf(b, pv, sgn), sn, attn_b_mulf(b, x[c], cs));
     y[c] = attn_b_select(b, rot, v, x[c]);
   }
 }

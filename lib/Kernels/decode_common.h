@@ -8,6 +8,8 @@
 //   decode_lanes.c  the lanes body: 8 columns of a key row a lane, FMAs and
 //                   a butterfly per key and row
 //   decode_mma.c    the tensor-core body: 16 keys a warp step by mma.sync
+//   decode_append.c the append kernel: the new tokens' K (rotated) and V
+//                   written into the caches
 //   decode.c        the split kernel (either body, then the warps' merge and
 //                   the stores) and the combine kernel, assembled
 //
@@ -91,8 +93,21 @@ static inline int64_t states_bytes(const struct attn_decode_kernel *k) {
 /// as 8 f32 values.
 void dk_load8(struct dec *e, MlirValue p, MlirValue off, MlirValue out[8]);
 /// The element offset (i64) of column 0 of key j (i32, < len) of K/V head g
-/// in the cache (a paged cache through the block table).
-MlirValue dk_key_row(struct dec *e, MlirValue j);
+/// in the cache (a paged cache through the block table); *valid, when
+/// asked, whether its page is in [0, P) (else it is page 0's row; null
+/// value for a contiguous cache).
+MlirValue dk_key_row(struct dec *e, MlirValue j, MlirValue *valid);
+/// RoPE as a kernel applies it: on, theta, rotary_dim, interleaved.
+struct dk_rope {
+  bool on, interleaved;
+  double theta;
+  int64_t rotary_dim;
+};
+/// The 16 bytes of the 16-bit tensor p at element offset base + col (base
+/// i64, col i32 < the row's length), 8 f32 values rotated by r at position
+/// pos (i32) where r is on (the partner columns loaded too).
+void dk_load_rot8(struct dec *e, MlirValue p, MlirValue base, MlirValue col,
+                  MlirValue pos, const struct dk_rope *r, MlirValue y[8]);
 /// Row gr (i32) of the K/V head's group.
 struct drow dk_row_info(struct dec *e, MlirValue gr);
 /// q at w's row, 8 columns from col (i32), rotated where RoPE applies.
@@ -110,6 +125,15 @@ void dk_lanes_rows(struct dec *e);
 void dk_lanes_key_loop(struct dec *e, MlirValue *out);
 void dk_lanes_merge(struct dec *e, MlirValue *st);
 void dk_lanes_store(struct dec *e, MlirValue *st);
+
+/// decode_append.c: the append kernel @name of k (append_rows > 0).
+bool dk_build_append(MlirOperation gm, MlirLocation loc,
+                     const struct attn_decode_kernel *k, const char *name);
+/// decode.c: {llvm.noalias, llvm.<access>}, a kernel parameter's attributes.
+MlirAttribute dk_param_attrs(struct attn_builder *b, const char *access);
+/// decode.c: the manifest's "decode" dictionary of k's kernels.
+MlirAttribute dk_decode_info(struct attn_builder *b,
+                             const struct attn_decode_kernel *k);
 
 /// decode_mma.c: the thread's two rows and q^T's B fragments; the key loop
 /// (state [4 mt ..] O^T's tile mt, then the two rows' max and sum); the

@@ -23,7 +23,7 @@
 /// The element offset of column dp * 8 of key j (i32, < len) of K/V head g
 /// in the cache.
 static MlirValue key_offset(struct dec *e, MlirValue j) {
-  return attn_b_addi(e->b, dk_key_row(e, j), i64v(e, attn_k_mulc(e->b, e->dp, 8)));
+  return attn_b_addi(e->b, dk_key_row(e, j, NULL), i64v(e, attn_k_mulc(e->b, e->dp, 8)));
 }
 
 /// The lanes body's rows: the CTA's rb rows, and q at the lane's columns,

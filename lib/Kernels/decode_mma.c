@@ -107,7 +107,7 @@ static void load_kv_mma(struct dec *e, MlirValue kb, MlirValue last, bool v,
   int64_t d = e->k->head_dim;
   MlirValue q4 = attn_k_andc(b, e->lane, 3), gq = attn_k_divc(b, e->lane, 4);
   MlirValue pb = smin(e, kb, last);
-  MlirValue rowb = dk_key_row(e, pb);
+  MlirValue rowb = dk_key_row(e, pb, NULL);
   for (int x = 0; x < (v ? 4 : 2); ++x) {
     MlirValue j = v ? attn_b_addi(b, kb, attn_k_addc(b, attn_k_mulc(b, q4, 2),
                                                      (x & 1) + 8 * (x >> 1)))

@@ -351,7 +351,9 @@ struct attn_key_blocks *attn_hopper_key_bounds(const struct attn_hopper_kernel *
 // and the 4 warps at the end. With splits > 1 each CTA writes its rows'
 // normalised partial O and log2-sum-exp into the workspace `partials` and
 // a combine kernel weighs them (the launch program <name>); with one split
-// the kernel is <name> and writes out itself.
+// the kernel is <name> and writes out itself. An append (decode_append.c)
+// writes the new tokens' K and V into the caches first, a kernel of the
+// same launch program.
 
 /// The score modifiers the decode kernel applies, in the order given.
 enum attn_decode_mod { ATTN_DECODE_SCALE, ATTN_DECODE_SOFTCAP, ATTN_DECODE_ALIBI };
@@ -401,6 +403,14 @@ struct attn_decode_kernel {
   /// CTAs an SM is to hold (nvvm.minctasm: ptxas bounds the registers so),
   /// 0 or 1: as many as ptxas's registers allow.
   int ctas_per_sm;
+  /// The append (attn.cache_append feeding the decode): append_rows > 0
+  /// new keys and values a sequence, written by the kernel @<name>__append
+  /// before the split kernel reads the caches; the new keys rotated with
+  /// their own RoPE (append_rope ...) at their positions.
+  int64_t append_rows;
+  bool append_rope, append_interleaved;
+  double append_theta;
+  int64_t append_rotary_dim;
 };
 
 /// Query rows of a K/V head (its query heads times seq_q) and the CTAs
@@ -421,10 +431,16 @@ int64_t attn_decode_smem_bytes(const struct attn_decode_kernel *k);
 bool attn_decode_supported(const struct attn_decode_kernel *k, char *why,
                            size_t wlen);
 
-/// Builds the decode kernel (and with splits > 1 the combine kernel) of k
-/// into gpu_module: @<name> (one split) or @<name>__split and
-/// @<name>__combine, each with its attn.launch entry; the caller records
-/// the launch program of the second form. False after a diagnostic at loc.
+/// Whether the decode program of k has a launch program of several
+/// kernels (splits > 1, or an append): its kernels are then @<name>__append,
+/// @<name>__split and @<name>__combine, those it has.
+bool attn_decode_has_program(const struct attn_decode_kernel *k);
+
+/// Builds the decode kernel (and with splits > 1 the combine kernel, with
+/// an append the append kernel) of k into gpu_module: @<name> (one split,
+/// no append) or those of attn_decode_has_program, each with its
+/// attn.launch entry; the caller records the launch program of the second
+/// form. False after a diagnostic at loc.
 bool attn_kernels_build_decode(MlirOperation gpu_module, MlirLocation loc,
                                const struct attn_decode_kernel *k);
 
