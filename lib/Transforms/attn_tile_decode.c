@@ -25,6 +25,19 @@
 //     }
 //   }
 //
+// With an attn.cache_append feeding the decode (its caches the decode's,
+// the same lengths and table), the function is
+//
+//   func.func @f(%q, %k_cache, %v_cache, %cache_seqlens, [%block_table],
+//                %k_new, %v_new) -> (out, k_cache, v_cache)
+//
+// and the kernel takes k_new and v_new before out and first writes them
+// into the caches it was given (destinations, as linalg's outs: the caches
+// it returns are those buffers): row i of the CTA's K/V head at position
+// len - N + i (k_new rotated there with the append's rope), a negative
+// position or a page outside [0, P) not written. Each CTA owns its (K/V
+// head, sequence)'s keys, so it reads its own writes.
+//
 // One CTA per (K/V head, sequence), as the GPU kernel's groups: the query
 // heads of a GQA group read the same keys. tile.decode records what the
 // kernel computes (the op's attributes and the shapes) for the GPU
@@ -55,10 +68,20 @@ static MlirType memref_of(MlirType tensor) {
                                      rank, d, mlirAttributeGetNull());
 }
 
-/// The decode op of func and whether the body is only it and its return:
-/// a null op when func holds none; *bad after a diagnostic otherwise.
-static MlirOperation find_decode(MlirOperation func, bool *bad) {
-  MlirOperation dec = {NULL}, stray = {NULL};
+/// Whether v is argument i of block.
+static bool is_arg(MlirValue v, MlirBlock block, intptr_t i) {
+  return mlirValueIsABlockArgument(v) &&
+         mlirBlockEqual(mlirBlockArgumentGetOwner(v), block) &&
+         mlirBlockArgumentGetArgNumber(v) == i;
+}
+
+/// The decode op of func (and *app its attn.cache_append, or null) and
+/// whether the body is only them and the return: a null op when func holds
+/// no decode; *bad after a diagnostic otherwise.
+static MlirOperation find_decode(MlirOperation func, MlirOperation *app,
+                                 bool *bad) {
+  MlirOperation dec = {NULL}, stray = {NULL}, ret = {NULL};
+  *app = (MlirOperation){NULL};
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
   if (mlirBlockIsNull(body))
     return dec;
@@ -66,32 +89,84 @@ static MlirOperation find_decode(MlirOperation func, bool *bad) {
        !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
     if (attn_op_is(op, ATTN_OP_FUSED_DECODE) && mlirOperationIsNull(dec))
       dec = op;
-    else if (!attn_op_is(op, "func.return") && mlirOperationIsNull(stray))
+    else if (attn_op_is(op, ATTN_OP_CACHE_APPEND) && mlirOperationIsNull(*app))
+      *app = op;
+    else if (attn_op_is(op, "func.return"))
+      ret = op;
+    else if (mlirOperationIsNull(stray))
       stray = op;
+  }
+  if (mlirOperationIsNull(dec) && !mlirOperationIsNull(*app)) {
+    *bad = true;
+    attn_emit_errorf(*app, "attn-tile supports attn.cache_append feeding an "
+                           "attn.fused_decode (its caches the decode's)");
+    return dec;
   }
   if (!mlirOperationIsNull(dec) && !mlirOperationIsNull(stray)) {
     *bad = true;
     attn_emit_errorf(stray, "attn-tile supports functions whose body is one "
-                            "attn.fused_decode op and the return of its "
+                            "attn.fused_decode op (after an optional "
+                            "attn.cache_append) and the return of its "
                             "result");
   }
-  if (mlirOperationIsNull(dec))
+  if (mlirOperationIsNull(dec) || *bad)
     return dec;
   intptr_t n = mlirOperationGetNumOperands(dec);
-  if (!*bad && mlirBlockGetNumArguments(body) != n) {
-    *bad = true;
-    attn_emit_errorf(dec, "attn-tile expects the function's arguments to be "
-                          "attn.fused_decode's operands, in order");
-  }
-  for (intptr_t i = 0; !*bad && i < n; ++i) {
-    MlirValue a = mlirOperationGetOperand(dec, i);
-    if (!mlirValueIsABlockArgument(a) ||
-        !mlirBlockEqual(mlirBlockArgumentGetOwner(a), body) ||
-        mlirBlockArgumentGetArgNumber(a) != i) {
+  MlirOperation a = *app;
+  if (mlirOperationIsNull(a)) {
+    if (mlirBlockGetNumArguments(body) != n)
       *bad = true;
+    for (intptr_t i = 0; !*bad && i < n; ++i)
+      *bad = !is_arg(mlirOperationGetOperand(dec, i), body, i);
+    if (*bad)
       attn_emit_errorf(dec, "attn-tile expects the function's arguments to "
                             "be attn.fused_decode's operands, in order");
-    }
+    return dec;
+  }
+  // With the append: the decode reads its caches, the lengths and the
+  // table are the same, and the arguments are q, the caches, the lengths,
+  // the table, k_new and v_new.
+  bool fed = mlirOperationGetNumOperands(a) == n + 1 &&
+             mlirValueEqual(mlirOperationGetOperand(dec, 1),
+                            mlirOperationGetResult(a, 0)) &&
+             mlirValueEqual(mlirOperationGetOperand(dec, 2),
+                            mlirOperationGetResult(a, 1));
+  for (intptr_t i = 3; fed && i < n; ++i)
+    fed = mlirValueEqual(mlirOperationGetOperand(dec, i),
+                         mlirOperationGetOperand(a, i - 1));
+  if (!fed) {
+    *bad = true;
+    attn_emit_errorf(a, "attn-tile expects attn.cache_append's caches to be "
+                        "attn.fused_decode's, with the same cache_seqlens "
+                        "and block_table");
+    return dec;
+  }
+  intptr_t na = mlirOperationGetNumOperands(a);
+  bool args = mlirBlockGetNumArguments(body) == n + 2 &&
+              is_arg(mlirOperationGetOperand(dec, 0), body, 0);
+  for (intptr_t i = 0; args && i < na; ++i)
+    args = is_arg(mlirOperationGetOperand(a, i), body, i + 1);
+  if (!args) {
+    *bad = true;
+    attn_emit_errorf(dec, "attn-tile expects the function's arguments to be "
+                          "q, k_cache, v_cache, cache_seqlens, the "
+                          "block_table when paged, k_new and v_new, in order");
+    return dec;
+  }
+  bool rets = !mlirOperationIsNull(ret) &&
+              mlirOperationGetNumOperands(ret) == 3 &&
+              mlirValueEqual(mlirOperationGetOperand(ret, 0),
+                             mlirOperationGetResult(dec, 0)) &&
+              mlirValueEqual(mlirOperationGetOperand(ret, 1),
+                             mlirOperationGetResult(a, 0)) &&
+              mlirValueEqual(mlirOperationGetOperand(ret, 2),
+                             mlirOperationGetResult(a, 1));
+  if (!rets) {
+    *bad = true;
+    attn_emit_errorf(a, "attn-tile expects the function to return "
+                        "attn.fused_decode's result and attn.cache_append's "
+                        "caches, in that order (the caches are written in "
+                        "place)");
   }
   return dec;
 }
@@ -117,11 +192,12 @@ static void dict_int_slots(struct attn_decode_config *c, int64_t *max_pages,
 /// The tile.decode dictionary of c (max_pages: the table's width).
 static MlirAttribute decode_dict(struct attn_builder *b,
                                  const struct attn_decode_config *c,
-                                 int64_t max_pages) {
+                                 int64_t max_pages,
+                                 const struct attn_append_config *ap) {
   struct attn_decode_config cc = *c;
   int64_t mp = max_pages, *slot[NUM_DICT_INTS];
   dict_int_slots(&cc, &mp, slot);
-  MlirNamedAttribute a[NUM_DICT_INTS + 12];
+  MlirNamedAttribute a[NUM_DICT_INTS + 16];
   intptr_t n = 0;
   for (size_t i = 0; i < NUM_DICT_INTS; ++i)
     a[n++] = attn_b_named(b, dict_ints[i], attn_b_attr_i64(b, *slot[i]));
@@ -145,6 +221,16 @@ static MlirAttribute decode_dict(struct attn_builder *b,
   for (int i = 0; i < f->nmods; ++i)
     mods[i] = attn_score_mod_name(f->mods[i]);
   a[n++] = attn_b_named(b, "mods", attn_b_attr_strs(b, f->nmods, mods));
+  // The append (attn.cache_append feeding the decode): its rows, 0 for none.
+  bool rope = ap && ap->has_rope;
+  a[n++] = attn_b_named(b, "append_rows", attn_b_attr_i64(b, ap ? ap->seq_new : 0));
+  a[n++] = attn_b_named(b, "append_rope_theta",
+                        attn_b_attr_f64(b, rope ? ap->rope.theta : 0));
+  a[n++] = attn_b_named(b, "append_rotary_dim",
+                        attn_b_attr_i64(b, rope ? ap->rope.rotary_dim : 0));
+  a[n++] = attn_b_named(
+      b, "append_rope_interleaved",
+      attn_b_attr_bool(b, rope && ap->rope.layout == ATTN_ROPE_INTERLEAVED));
   return mlirDictionaryAttrGet(b->ctx, n, a);
 }
 
@@ -154,9 +240,10 @@ static MlirAttribute dict_at(MlirAttribute d, const char *k) {
 }
 
 bool attn_tile_get_decode(MlirOperation kernel, struct attn_decode_config *c,
-                          int64_t *max_pages) {
+                          int64_t *max_pages, struct attn_append_config *ap) {
   MlirAttribute d = attn_attr_get(kernel, ATTN_TILE_DECODE_ATTR);
   memset(c, 0, sizeof *c);
+  memset(ap, 0, sizeof *ap);
   if (mlirAttributeIsNull(d) || !mlirAttributeIsADictionary(d))
     return false;
   int64_t *slot[NUM_DICT_INTS];
@@ -212,7 +299,32 @@ bool attn_tile_get_decode(MlirOperation kernel, struct attn_decode_config *c,
                  : attn_str_eq(s, "alibi") ? ATTN_MOD_ALIBI
                                            : ATTN_MOD_SCALE;
   }
-  return true;
+  MlirAttribute rows = dict_at(d, "append_rows");
+  MlirAttribute theta = dict_at(d, "append_rope_theta");
+  MlirAttribute rdim = dict_at(d, "append_rotary_dim");
+  MlirAttribute inter = dict_at(d, "append_rope_interleaved");
+  if (mlirAttributeIsNull(rows) || !mlirAttributeIsAInteger(rows) ||
+      mlirAttributeIsNull(theta) || !mlirAttributeIsAFloat(theta) ||
+      mlirAttributeIsNull(rdim) || !mlirAttributeIsAInteger(rdim) ||
+      mlirAttributeIsNull(inter) || !mlirAttributeIsABool(inter))
+    return false;
+  // The append's shapes are the decode's but its rows.
+  ap->layout = c->layout;
+  ap->page_size = c->page_size;
+  ap->has_table = c->has_table;
+  ap->batch = c->batch;
+  ap->kv_heads = c->kv_heads;
+  ap->seq_new = mlirIntegerAttrGetValueInt(rows);
+  ap->head_dim = c->head_dim;
+  ap->value_dim = c->value_dim;
+  ap->max_seq = c->max_seq;
+  ap->num_pages = c->num_pages;
+  ap->rope.theta = mlirFloatAttrGetValueDouble(theta);
+  ap->has_rope = ap->rope.theta > 0;
+  ap->rope.rotary_dim = mlirIntegerAttrGetValueInt(rdim);
+  ap->rope.layout = mlirBoolAttrGetValue(inter) ? ATTN_ROPE_INTERLEAVED
+                                                : ATTN_ROPE_ROTATE_HALF;
+  return ap->seq_new >= 0;
 }
 
 //===-- The CTA program ---------------------------------------------------===//
@@ -221,7 +333,7 @@ bool attn_tile_get_decode(MlirOperation kernel, struct attn_decode_config *c,
 struct dk {
   struct attn_builder b;
   const struct attn_decode_config *c;
-  MlirValue q, kc, vc, lens, table, out;
+  MlirValue q, kc, vc, lens, table, k_new, v_new, out;
   MlirValue bi, g; // the sequence and the K/V head
   MlirValue qrow, acc;
   MlirType elem;
@@ -240,13 +352,14 @@ static MlirValue f64_of_index(struct dk *k, MlirValue x) {
   return attn_b_cast(&k->b, "arith.sitofp", i, k->b.t.f64);
 }
 
-/// Rotates the q row in place at position pos (an index, may be negative:
-/// that row sees no key and its rotation does not matter).
-static void build_rope(struct dk *k, MlirValue pos) {
+/// Rotates the row buffer k->qrow (q's, or a new key's) in place by rope
+/// at position pos (an index, may be negative: that q row sees no key and
+/// its rotation does not matter).
+static void build_rope(struct dk *k, const struct attn_rope_config *rope,
+                       MlirValue pos) {
   struct attn_builder *b = &k->b;
-  const struct attn_fused_config *f = &k->c->base;
-  int64_t r = f->rope.rotary_dim, half = r / 2;
-  bool inter = f->rope.layout == ATTN_ROPE_INTERLEAVED;
+  int64_t r = rope->rotary_dim, half = r / 2;
+  bool inter = rope->layout == ATTN_ROPE_INTERLEAVED;
   attn_builder_role(b, "tile.decode.rope");
   MlirValue p = f64_of_index(k, pos);
   struct attn_b_for t;
@@ -255,7 +368,7 @@ static void build_rope(struct dk *k, MlirValue pos) {
   MlirValue inv = attn_b_unary(
       b, "math.exp",
       attn_b_mulf(b, f64_of_index(k, t.iv),
-                  attn_b_f64(b, -2.0 * log(f->rope.theta) / (double)r)));
+                  attn_b_f64(b, -2.0 * log(rope->theta) / (double)r)));
   MlirValue ang = attn_b_mulf(b, p, inv);
   MlirValue cs = attn_b_cast(b, "arith.truncf", attn_b_unary(b, "math.cos", ang),
                              b->t.f32);
@@ -308,12 +421,17 @@ static MlirValue build_mods(struct dk *k, MlirValue s, MlirValue h,
   return s;
 }
 
-/// The cache's (page or sequence, row) of key j.
-static void key_at(struct dk *k, MlirValue j, MlirValue *blk, MlirValue *row) {
+/// The cache's (page or sequence, row) of key j; *valid (when asked) says
+/// whether its page is in [0, P) (else it is page 0's row, for reads), a
+/// null value for a contiguous cache.
+static void key_at(struct dk *k, MlirValue j, MlirValue *blk, MlirValue *row,
+                   MlirValue *valid) {
   struct attn_builder *b = &k->b;
   if (k->c->layout != ATTN_CACHE_PAGED) {
     *blk = k->bi;
     *row = j;
+    if (valid)
+      *valid = (MlirValue){NULL};
     return;
   }
   MlirValue ps = idx(k, k->c->page_size);
@@ -325,6 +443,51 @@ static void key_at(struct dk *k, MlirValue j, MlirValue *blk, MlirValue *row) {
       attn_b_cmpi(b, ATTN_B_SLT, page, idx(k, k->c->num_pages)));
   *blk = attn_b_select(b, ok, page, idx(k, 0));
   *row = attn_b_remui(b, j, ps);
+  if (valid)
+    *valid = ok;
+}
+
+/// The append: row i of k_new and v_new of the CTA's K/V head into the
+/// caches at position len - N + i (k_new rotated there first), where that
+/// position is not negative and its page is in [0, P).
+static void build_append(struct dk *k, const struct attn_append_config *ap,
+                         MlirValue len) {
+  struct attn_builder *b = &k->b;
+  attn_builder_role(b, "tile.decode.append");
+  MlirValue one = idx(k, 1);
+  struct attn_b_for i;
+  attn_b_for_open(b, &i, idx(k, 0), idx(k, ap->seq_new), one, 0, NULL);
+  MlirValue pos = attn_b_addi(b, attn_b_subi(b, len, idx(k, ap->seq_new)), i.iv);
+  MlirValue blk, row, valid;
+  key_at(k, attn_b_binary(b, "arith.maxsi", pos, idx(k, 0)), &blk, &row, &valid);
+  MlirValue write = attn_b_cmpi(b, ATTN_B_SGE, pos, idx(k, 0));
+  if (!mlirValueIsNull(valid))
+    write = attn_b_andi(b, valid, write);
+  struct attn_b_if w;
+  attn_b_if_open(b, &w, write, 0, NULL, false);
+  struct attn_b_for d;
+  attn_b_for_open(b, &d, idx(k, 0), idx(k, ap->head_dim), one, 0, NULL);
+  MlirValue ni[4] = {k->bi, k->g, i.iv, d.iv};
+  attn_b_store(b, widen(k, attn_b_load(b, k->k_new, 4, ni)), k->qrow, 1, &d.iv);
+  attn_b_for_close(b, &d, 0, NULL);
+  if (ap->has_rope)
+    build_rope(k, &ap->rope, pos);
+  struct attn_b_for e;
+  attn_b_for_open(b, &e, idx(k, 0), idx(k, ap->head_dim), one, 0, NULL);
+  MlirValue x = attn_b_load(b, k->qrow, 1, &e.iv);
+  if (!mlirTypeIsAF32(k->elem))
+    x = attn_b_cast(b, "arith.truncf", x, k->elem);
+  MlirValue ki[4] = {blk, k->g, row, e.iv};
+  attn_b_store(b, x, k->kc, 4, ki);
+  attn_b_for_close(b, &e, 0, NULL);
+  struct attn_b_for v;
+  attn_b_for_open(b, &v, idx(k, 0), idx(k, ap->value_dim), one, 0, NULL);
+  MlirValue vn[4] = {k->bi, k->g, i.iv, v.iv};
+  MlirValue vi[4] = {blk, k->g, row, v.iv};
+  attn_b_store(b, attn_b_load(b, k->v_new, 4, vn), k->vc, 4, vi);
+  attn_b_for_close(b, &v, 0, NULL);
+  attn_b_if_close(b, &w, 0, NULL);
+  attn_b_for_close(b, &i, 0, NULL);
 }
 
 /// One query row i of head h: q widened and rotated, the keys it sees with
@@ -341,7 +504,7 @@ static void build_row(struct dk *k, MlirValue len, MlirValue h, MlirValue i) {
   attn_b_store(b, widen(k, attn_b_load(b, k->q, 4, qi)), k->qrow, 1, &d.iv);
   attn_b_for_close(b, &d, 0, NULL);
   if (f->has_rope)
-    build_rope(k, pos);
+    build_rope(k, &f->rope, pos);
   attn_builder_role(b, "tile.decode.key_range");
   MlirValue one = idx(k, 1);
   MlirValue lo = idx(k, 0);
@@ -366,7 +529,7 @@ static void build_row(struct dk *k, MlirValue len, MlirValue h, MlirValue i) {
   struct attn_b_for j;
   attn_b_for_open(b, &j, lo, hi, one, 2, init);
   MlirValue blk, row;
-  key_at(k, j.iv, &blk, &row);
+  key_at(k, j.iv, &blk, &row, NULL);
   struct attn_b_for e;
   MlirValue zero_k = attn_b_f32(b, 0.0f);
   attn_b_for_open(b, &e, idx(k, 0), idx(k, c->head_dim), one, 1, &zero_k);
@@ -404,10 +567,12 @@ static void build_row(struct dk *k, MlirValue len, MlirValue h, MlirValue i) {
   attn_b_for_close(b, &o, 0, NULL);
 }
 
-/// Builds the kernel @name before func; false after a diagnostic.
+/// Builds the kernel @name before func; false after a diagnostic. app: the
+/// attn.cache_append feeding dec, or null (ap its configuration).
 static bool build_kernel(MlirOperation func, MlirOperation dec,
-                         const char *name,
-                         const struct attn_decode_config *c) {
+                         MlirOperation app, const char *name,
+                         const struct attn_decode_config *c,
+                         const struct attn_append_config *ap) {
   struct dk k;
   memset(&k, 0, sizeof k);
   k.c = c;
@@ -415,18 +580,27 @@ static bool build_kernel(MlirOperation func, MlirOperation dec,
   attn_builder_init(b, mlirOperationGetContext(func),
                     mlirOperationGetLocation(dec));
   attn_builder_before(b, func);
-  intptr_t n = mlirOperationGetNumOperands(dec);
-  MlirType types[6];
-  for (intptr_t i = 0; i < n; ++i)
+  bool append = !mlirOperationIsNull(app);
+  // q, the caches, the lengths, the table; then k_new and v_new; out.
+  intptr_t n = mlirOperationGetNumOperands(dec), na = n;
+  MlirType types[8];
+  const char *argn[8];
+  static const char *const names[5] = {"q", "k_cache", "v_cache",
+                                       "cache_seqlens", "block_table"};
+  for (intptr_t i = 0; i < n; ++i) {
     types[i] = memref_of(mlirValueGetType(mlirOperationGetOperand(dec, i)));
-  types[n] = memref_of(mlirValueGetType(mlirOperationGetResult(dec, 0)));
-  k.elem = mlirShapedTypeGetElementType(types[0]);
-  static const char *const names[6] = {"q", "k_cache", "v_cache",
-                                       "cache_seqlens", "block_table", "out"};
-  const char *argn[6];
-  for (intptr_t i = 0; i < n; ++i)
     argn[i] = names[i];
-  argn[n] = "out";
+  }
+  if (append) {
+    for (int i = 0; i < 2; ++i) {
+      types[na] = memref_of(mlirValueGetType(
+          mlirOperationGetOperand(app, attn_append_k_new(ap) + i)));
+      argn[na++] = i ? "v_new" : "k_new";
+    }
+  }
+  types[na] = memref_of(mlirValueGetType(mlirOperationGetResult(dec, 0)));
+  argn[na] = "out";
+  k.elem = mlirShapedTypeGetElementType(types[0]);
   int64_t t[8] = {0, 0};
   if (c->has_table)
     attn_static_shape(mlirValueGetType(mlirOperationGetOperand(dec, 4)), t);
@@ -436,12 +610,13 @@ static bool build_kernel(MlirOperation func, MlirOperation dec,
       attn_b_named(b, ATTN_TILE_GRID_ATTR, attn_b_attr_i64s(b, 3, grid)),
       attn_b_named(b, ATTN_TILE_THREADS_ATTR, attn_b_attr_i64(b, 1)),
       attn_b_named(b, ATTN_TILE_ARG_NAMES_ATTR,
-                   attn_b_attr_strs(b, n + 1, argn)),
-      attn_b_named(b, ATTN_TILE_DECODE_ATTR, decode_dict(b, c, t[1])),
+                   attn_b_attr_strs(b, na + 1, argn)),
+      attn_b_named(b, ATTN_TILE_DECODE_ATTR,
+                   decode_dict(b, c, t[1], append ? ap : NULL)),
   };
   attn_builder_role(b, "tile.kernel");
   struct attn_b_func f;
-  attn_b_func_open(b, &f, name, n + 1, types, 0, NULL,
+  attn_b_func_open(b, &f, name, na + 1, types, 0, NULL,
                    sizeof attrs / sizeof *attrs, attrs);
   k.q = attn_b_func_arg(&f, 0);
   k.kc = attn_b_func_arg(&f, 1);
@@ -449,7 +624,11 @@ static bool build_kernel(MlirOperation func, MlirOperation dec,
   k.lens = attn_b_func_arg(&f, 3);
   if (c->has_table)
     k.table = attn_b_func_arg(&f, 4);
-  k.out = attn_b_func_arg(&f, n);
+  if (append) {
+    k.k_new = attn_b_func_arg(&f, n);
+    k.v_new = attn_b_func_arg(&f, n + 1);
+  }
+  k.out = attn_b_func_arg(&f, na);
   attn_builder_role(b, "tile.decode.prologue");
   k.g = attn_tile_build_program_id(b, 0);
   k.bi = attn_tile_build_program_id(b, 1);
@@ -462,6 +641,9 @@ static bool build_kernel(MlirOperation func, MlirOperation dec,
   len = attn_b_binary(b, "arith.minsi",
                       attn_b_binary(b, "arith.maxsi", len, idx(&k, 0)),
                       idx(&k, c->max_seq));
+  if (append)
+    build_append(&k, ap, len);
+  attn_builder_role(b, "tile.decode.query");
   int64_t group = c->heads / c->kv_heads;
   struct attn_b_for hq, i;
   attn_b_for_open(b, &hq, idx(&k, 0), idx(&k, group), idx(&k, 1), 0, NULL);
@@ -480,21 +662,27 @@ static bool build_kernel(MlirOperation func, MlirOperation dec,
 
 int attn_tile_decode(MlirOperation func) {
   bool bad = false;
-  MlirOperation dec = find_decode(func, &bad);
+  MlirOperation app;
+  MlirOperation dec = find_decode(func, &app, &bad);
   if (bad)
     return -1;
   if (mlirOperationIsNull(dec))
     return 0;
   struct attn_decode_config c;
+  struct attn_append_config ap;
+  memset(&ap, 0, sizeof ap);
   if (!attn_decode_get_config(dec, &c))
     return attn_emit_errorf(dec, "malformed attn.fused_decode attributes"),
+           -1;
+  if (!mlirOperationIsNull(app) && !attn_cache_append_get_config(app, &ap))
+    return attn_emit_errorf(app, "malformed attn.cache_append attributes"),
            -1;
   MlirStringRef sym;
   if (!attn_attr_str(func, "sym_name", &sym))
     return attn_emit_errorf(func, "function has no name"), -1;
   char name[256];
   snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
-  if (!build_kernel(func, dec, name, &c))
+  if (!build_kernel(func, dec, app, name, &c, &ap))
     return -1;
   mlirOperationDestroy(func);
   return 1;

@@ -172,8 +172,9 @@ static bool decode_set(void *opts, const char *name, const char *value,
 
 /// The kernel description of a decode tile kernel.
 static void describe(const struct attn_decode_config *c, int64_t max_pages,
-                     MlirType elem, const struct decode_options *o,
-                     const char *name, struct attn_decode_kernel *k) {
+                     const struct attn_append_config *ap, MlirType elem,
+                     const struct decode_options *o, const char *name,
+                     struct attn_decode_kernel *k) {
   const struct attn_fused_config *f = &c->base;
   memset(k, 0, sizeof *k);
   k->name = name;
@@ -216,6 +217,11 @@ static void describe(const struct attn_decode_config *c, int64_t max_pages,
   k->kv_prefetch = k->mma && o->kv_prefetch && k->kv_stages < 2;
   k->ctas_per_sm = (int)o->occupancy;
   k->splits = 1;
+  k->append_rows = ap->seq_new;
+  k->append_rope = ap->has_rope;
+  k->append_interleaved = ap->rope.layout == ATTN_ROPE_INTERLEAVED;
+  k->append_theta = ap->rope.theta;
+  k->append_rotary_dim = ap->rope.rotary_dim;
 }
 
 /// The cost model's split for k on the GPU named gpu.
@@ -253,22 +259,40 @@ static int choose_splits(const struct attn_decode_kernel *k, const char *gpu,
   return attn_cost_decode_splits(&p, g, 256);
 }
 
-/// Appends the launch program @name: the split kernel into `partials`,
-/// then the combine kernel into out.
+/// Appends the launch program @name: the append kernel (with one), the
+/// split kernel (into `partials` with splits > 1, else into out), then the
+/// combine kernel into out (splits > 1).
 static bool add_program(MlirOperation gm, const struct attn_decode_kernel *k,
                         const char *name) {
   struct attn_strbuf t = {0};
   const char *table = k->paged ? ", \"block_table\"" : "";
-  attn_strbuf_printf(
-      &t,
-      "{name = \"%s\", inputs = [\"q\", \"k_cache\", \"v_cache\", "
-      "\"cache_seqlens\"%s, \"out\"], workspace = [{name = \"partials\", "
-      "bytes = %lld : i64}], steps = [{kernel = \"%s__split\", args = "
-      "[\"q\", \"k_cache\", \"v_cache\", \"cache_seqlens\"%s, "
-      "\"partials\"]}, {kernel = \"%s__combine\", args = [\"partials\", "
-      "\"out\"]}]}",
-      name, table, (long long)attn_decode_workspace_bytes(k), name, table,
-      name);
+  const char *news = k->append_rows > 0 ? ", \"k_new\", \"v_new\"" : "";
+  bool split = k->splits > 1;
+  attn_strbuf_printf(&t,
+                     "{name = \"%s\", inputs = [\"q\", \"k_cache\", "
+                     "\"v_cache\", \"cache_seqlens\"%s%s, \"out\"], "
+                     "workspace = [",
+                     name, table, news);
+  if (split)
+    attn_strbuf_printf(&t, "{name = \"partials\", bytes = %lld : i64}",
+                       (long long)attn_decode_workspace_bytes(k));
+  attn_strbuf_printf(&t, "], steps = [");
+  if (k->append_rows > 0)
+    attn_strbuf_printf(&t,
+                       "{kernel = \"%s__append\", args = [\"k_new\", "
+                       "\"v_new\", \"cache_seqlens\"%s, \"k_cache\", "
+                       "\"v_cache\"]}, ",
+                       name, table);
+  attn_strbuf_printf(&t,
+                     "{kernel = \"%s__split\", args = [\"q\", \"k_cache\", "
+                     "\"v_cache\", \"cache_seqlens\"%s, \"%s\"]}",
+                     name, table, split ? "partials" : "out");
+  if (split)
+    attn_strbuf_printf(&t,
+                       ", {kernel = \"%s__combine\", args = [\"partials\", "
+                       "\"out\"]}",
+                       name);
+  attn_strbuf_printf(&t, "]}");
   return attn_programs_append(gm, ATTN_PROGRAMS_ATTR, &t);
 }
 
@@ -279,7 +303,8 @@ static bool lower_kernel(MlirOperation kernel, const struct decode_options *o) {
   attn_attr_str(kernel, "sym_name", &sym);
   char name[256];
   snprintf(name, sizeof name, "%.*s", (int)sym.length, sym.data);
-  if (!attn_tile_get_decode(kernel, &c, &max_pages))
+  struct attn_append_config ap;
+  if (!attn_tile_get_decode(kernel, &c, &max_pages, &ap))
     return attn_emit_errorf(kernel, "malformed tile.decode on '%s'", name);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(kernel, 0));
   MlirType elem = mlirShapedTypeGetElementType(
@@ -291,7 +316,7 @@ static bool lower_kernel(MlirOperation kernel, const struct decode_options *o) {
     snprintf(why, sizeof why, "the decode kernel needs the value dim equal "
                               "to the head dim");
   struct attn_decode_kernel k;
-  describe(&c, max_pages, elem, o, name, &k);
+  describe(&c, max_pages, &ap, elem, o, name, &k);
   k.splits = o->splits ? (int)o->splits : choose_splits(&k, o->gpu, o->ctas);
   if (!*why)
     attn_decode_supported(&k, why, sizeof why);
@@ -312,7 +337,7 @@ static bool lower_kernel(MlirOperation kernel, const struct decode_options *o) {
   if (!attn_kernels_build_decode(gm, mlirOperationGetLocation(kernel), &k))
     return false;
   attn_hopper_dump_built(gm, before);
-  if (k.splits > 1 && !add_program(gm, &k, name))
+  if (attn_decode_has_program(&k) && !add_program(gm, &k, name))
     return attn_emit_errorf(kernel, "cannot record the launch program of '%s'",
                             name);
   mlirOperationDestroy(kernel);

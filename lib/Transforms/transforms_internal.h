@@ -89,12 +89,14 @@ bool attn_tile_matmul(MlirOperation func, const struct attn_tile_options *o);
 int attn_tile_decode(MlirOperation func);
 
 /// Reads a decode tile kernel's tile.decode into *c (base: scale, causal,
-/// window, softcap, alibi, rope, mods; the shapes; the layout) and the
-/// block table's width into *max_pages. False when kernel has none or it
-/// is malformed (no diagnostic).
+/// window, softcap, alibi, rope, mods; the shapes; the layout), the block
+/// table's width into *max_pages and the append (attn.cache_append feeding
+/// the decode; seq_new 0 without one) into *ap. False when kernel has none
+/// or it is malformed (no diagnostic).
 struct attn_decode_config;
+struct attn_append_config;
 bool attn_tile_get_decode(MlirOperation kernel, struct attn_decode_config *c,
-                          int64_t *max_pages);
+                          int64_t *max_pages, struct attn_append_config *ap);
 
 struct attn_builder;
 
