@@ -165,6 +165,26 @@ bool attn_reference_decode(const struct attn_ref_decode *p, const double *q,
                            const double *k_cache, const double *v_cache,
                            double *out);
 
+/// An append before a decode (attn.cache_append): rows new keys and values
+/// [b, hk, rows, d] / [.., dv] of sequence b written at positions
+/// seqlens[b] - rows + i of the cache, the keys rotated there with their
+/// own RoPE when rope.
+struct attn_ref_append {
+  int64_t rows;
+  bool rope, interleaved;
+  double theta;
+  int64_t rotary_dim;
+};
+
+/// Writes k_new and v_new into k_cache and v_cache (float64, p's layout
+/// and lengths) as a describes; a negative position is not written.
+/// Returns false when a length is outside [0, max_seq] or a page it
+/// writes is outside [0, num_pages).
+bool attn_reference_cache_append(const struct attn_ref_decode *p,
+                                 const struct attn_ref_append *a,
+                                 const double *k_new, const double *v_new,
+                                 double *k_cache, double *v_cache);
+
 /// Rotates x [rows, dim] in place as RoPE does, row r at position pos0 + r.
 void attn_reference_rope(double *x, int64_t rows, int64_t dim,
                          int64_t rotary_dim, double theta, bool interleaved,

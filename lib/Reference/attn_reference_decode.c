@@ -4,7 +4,8 @@
 // of length L, query row i at position L - Nq + i, rotated there; the keys
 // j < L (j <= position when causal, within the window) read from the cache
 // at row j (contiguous) or at row j % page_size of page block_table[b, j /
-// page_size] (paged); the modifiers in order; a softmax in float64.
+// page_size] (paged); the modifiers in order; a softmax in float64. And
+// attn.cache_append before it: the new rows written at their positions.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Reference/attn_reference.h"
@@ -117,4 +118,34 @@ bool attn_reference_decode(const struct attn_ref_decode *p, const double *q,
   free(qr);
   free(s);
   return ok;
+}
+
+bool attn_reference_cache_append(const struct attn_ref_decode *p,
+                                 const struct attn_ref_append *a,
+                                 const double *k_new, const double *v_new,
+                                 double *k_cache, double *v_cache) {
+  int64_t d = p->head_dim, dv = p->value_dim, n = a->rows;
+  if (n < 1 || !p->seqlens || (p->paged && !p->block_table))
+    return false;
+  for (int64_t b = 0; b < p->batch; ++b) {
+    int64_t len = p->seqlens[b];
+    if (len < 0 || len > p->max_seq)
+      return false;
+    for (int64_t g = 0; g < p->kv_heads; ++g)
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t pos = len - n + i;
+        if (pos < 0)
+          continue;
+        int64_t kat = key_row(p, b, g, pos, d), vat = key_row(p, b, g, pos, dv);
+        if (kat < 0)
+          return false;
+        int64_t src = (b * p->kv_heads + g) * n + i;
+        memcpy(k_cache + kat, k_new + src * d, sizeof(double) * (size_t)d);
+        memcpy(v_cache + vat, v_new + src * dv, sizeof(double) * (size_t)dv);
+        if (a->rope)
+          attn_reference_rope(k_cache + kat, 1, d, a->rotary_dim, a->theta,
+                              a->interleaved, pos);
+      }
+  }
+  return true;
 }

@@ -102,6 +102,9 @@ struct job {
   /// table drawn at each run.
   bool decode;
   struct attn_ref_decode dp;
+  /// The attn.cache_append feeding the decode (ap.rows 0: none): k_new and
+  /// v_new drawn too, the caches written in place and checked after.
+  struct attn_ref_append ap;
 };
 
 struct attn_jit;
@@ -111,12 +114,14 @@ struct attnrt_module;
 /// One buffer of a call by name (attn_executor.call): the parameter name
 /// it binds (as in tile.arg_names and the launch manifest), its host
 /// memory and size, and whether the call writes it (then it is copied back
-/// and not uploaded).
+/// and not uploaded) or reads and writes it (inout: uploaded, then copied
+/// back: a cache the kernel appends to).
 struct attn_run_arg {
   const char *name;
   void *buf;
   size_t bytes;
   bool out;
+  bool inout;
 };
 
 /// Runs compiled kernels on host buffers indexed by role.

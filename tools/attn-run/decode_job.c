@@ -8,7 +8,10 @@
 // that a kernel reading a page it should not has an out-of-range page.
 // The kernel runs through the executor's call (by parameter order on the
 // CPU, by name on the GPU) and its output is compared with
-// attn_reference_decode in float64.
+// attn_reference_decode in float64. With an attn.cache_append feeding the
+// decode, random k_new and v_new too (lengths at least their rows): the
+// caches are written in place, the reference appends to its copies first,
+// and the caches the kernel leaves are compared as well.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/attn-run/attn_run.h"
@@ -75,6 +78,22 @@ bool attn_run_describe_decode(MlirOperation func, MlirOperation dec,
   p->nmods = f->nmods;
   for (int i = 0; i < f->nmods; ++i)
     p->mods[i] = ref_mod(f->mods[i]);
+  // The append: the op whose results are the decode's caches.
+  MlirValue kc = mlirOperationGetOperand(dec, 1);
+  if (mlirValueIsAOpResult(kc)) {
+    MlirOperation app = mlirOpResultGetOwner(kc);
+    struct attn_append_config a;
+    if (attn_op_is(app, ATTN_OP_CACHE_APPEND)) {
+      if (!attn_cache_append_get_config(app, &a))
+        return attn_emit_errorf(app, "malformed attn.cache_append attributes");
+      j->ap = (struct attn_ref_append){
+          .rows = a.seq_new,
+          .rope = a.has_rope,
+          .interleaved = a.rope.layout == ATTN_ROPE_INTERLEAVED,
+          .theta = a.rope.theta,
+          .rotary_dim = a.rope.rotary_dim};
+    }
+  }
   return true;
 }
 
@@ -102,16 +121,31 @@ static double out_value(const struct job *j, const void *buf, size_t i) {
   return j->elem_bf16 ? attn_bf16_to_f32(h) : attn_f16_to_f32(h);
 }
 
-/// Lengths in [Nq, max_seq]: the first full, the second minimal.
+/// Lengths in [least, max_seq]: the first full, the second minimal.
 static void draw_lengths(struct attn_rng *rng, const struct attn_ref_decode *p,
-                         int32_t *lens) {
+                         int64_t least, int32_t *lens) {
   for (int64_t b = 0; b < p->batch; ++b) {
-    int64_t span = p->max_seq - p->seq_q + 1;
+    int64_t span = p->max_seq - least + 1;
     lens[b] = (int32_t)(b == 0   ? p->max_seq
-                        : b == 1 ? p->seq_q
-                                 : p->seq_q + (int64_t)attn_rng_below(
-                                                  rng, (uint64_t)span));
+                        : b == 1 ? least
+                                 : least + (int64_t)attn_rng_below(
+                                               rng, (uint64_t)span));
   }
+}
+
+/// Relative error of the caches the kernel left (k, v in the element type)
+/// against the reference's (rk, rv): the keys within rounding, and so the
+/// values (copied: exact but for the element type's rounding, none).
+static double cache_error(const struct job *j, const void *k, const void *v,
+                          const double *rk, const double *rv, size_t nk,
+                          size_t nv, double *got) {
+  for (size_t i = 0; i < nk; ++i)
+    got[i] = out_value(j, k, i);
+  double ek = attn_rel_error(got, rk, nk);
+  for (size_t i = 0; i < nv; ++i)
+    got[i] = out_value(j, v, i);
+  double ev = attn_rel_error(got, rv, nv);
+  return ek > ev ? ek : ev;
 }
 
 /// A block table of distinct pages in random order where there are enough
@@ -158,36 +192,54 @@ int attn_run_decode_job(struct attn_executor *x, const struct job *j,
   int32_t *lens = malloc(4 * (size_t)p.batch);
   int32_t *table = malloc(4 * (nt ? nt : 1));
   int32_t *perm = malloc(4 * (size_t)(p.num_pages ? p.num_pages : 1));
+  const struct attn_ref_append *ap = &j->ap;
+  size_t nn = (size_t)(p.batch * p.kv_heads * (ap->rows ? ap->rows : 1) *
+                       p.head_dim);
+  size_t nnv = nn / (size_t)p.head_dim * (size_t)p.value_dim;
+  void *bkn = malloc(nn * es), *bvn = malloc(nnv * es);
+  double *rkn = malloc(8 * nn), *rvn = malloc(8 * nnv);
+  double *cgot = malloc(8 * (nk > nv ? nk : nv));
   int rc = -1;
   if (!bq || !bk || !bv || !bo || !rq || !rk || !rv || !want || !got ||
-      !lens || !table || !perm) {
+      !lens || !table || !perm || !bkn || !bvn || !rkn || !rvn || !cgot) {
     fprintf(stderr, "%s: error: out of memory for '%s'\n", tool, j->name);
     goto done;
   }
   fill(rng, j, bq, rq, nq);
   fill(rng, j, bk, rk, nk);
   fill(rng, j, bv, rv, nv);
-  draw_lengths(rng, &p, lens);
+  if (ap->rows) {
+    fill(rng, j, bkn, rkn, nn);
+    fill(rng, j, bvn, rvn, nnv);
+  }
+  draw_lengths(rng, &p, ap->rows > p.seq_q ? ap->rows : p.seq_q, lens);
   if (p.paged)
     draw_table(rng, &p, lens, table, perm);
   p.seqlens = lens;
   p.block_table = p.paged ? table : NULL;
   memset(bo, 0xff, no * es); // NaN poison
-  if (!attn_reference_decode(&p, rq, rk, rv, want)) {
+  if ((ap->rows && !attn_reference_cache_append(&p, ap, rkn, rvn, rk, rv)) ||
+      !attn_reference_decode(&p, rq, rk, rv, want)) {
     fprintf(stderr, "%s: error: malformed decode problem for '%s'\n", tool,
             j->name);
     goto done;
   }
-  struct attn_run_arg args[6];
+  bool app = ap->rows > 0;
+  struct attn_run_arg args[8];
   int n = 0;
-  args[n++] = (struct attn_run_arg){"q", bq, nq * es, false};
-  args[n++] = (struct attn_run_arg){"k_cache", bk, nk * es, false};
-  args[n++] = (struct attn_run_arg){"v_cache", bv, nv * es, false};
+  args[n++] = (struct attn_run_arg){"q", bq, nq * es, false, false};
+  args[n++] = (struct attn_run_arg){"k_cache", bk, nk * es, false, app};
+  args[n++] = (struct attn_run_arg){"v_cache", bv, nv * es, false, app};
   args[n++] = (struct attn_run_arg){"cache_seqlens", lens,
-                                    4 * (size_t)p.batch, false};
+                                    4 * (size_t)p.batch, false, false};
   if (p.paged)
-    args[n++] = (struct attn_run_arg){"block_table", table, 4 * nt, false};
-  args[n++] = (struct attn_run_arg){"out", bo, no * es, true};
+    args[n++] =
+        (struct attn_run_arg){"block_table", table, 4 * nt, false, false};
+  if (app) {
+    args[n++] = (struct attn_run_arg){"k_new", bkn, nn * es, false, false};
+    args[n++] = (struct attn_run_arg){"v_new", bvn, nnv * es, false, false};
+  }
+  args[n++] = (struct attn_run_arg){"out", bo, no * es, true, false};
   if (!x->call(x, j->name, n, args))
     goto done;
   for (size_t i = 0; i < no; ++i)
@@ -197,7 +249,10 @@ int attn_run_decode_job(struct attn_executor *x, const struct job *j,
                : j->elem_bits == 32 ? 1e-4
                : j->elem_bf16       ? 2e-2
                                     : 5e-3;
-  bool pass = err <= tol;
+  // The caches after the append: every row as the reference's, the new
+  // keys within their rounding (a tenth of the output's tolerance).
+  double cerr = app ? cache_error(j, bk, bv, rk, rv, nk, nv, cgot) : 0.0;
+  bool pass = err <= tol && cerr <= tol / 10;
   fprintf(out,
           "%s: decode b=%lld h=%lld hk=%lld nq=%lld keys=%lld d=%lld "
           "dv=%lld layout=%s",
@@ -208,6 +263,8 @@ int attn_run_decode_job(struct attn_executor *x, const struct job *j,
   if (p.paged)
     fprintf(out, " page=%lld", (long long)p.page_size);
   fprintf(out, " causal=%d rope=%d", p.causal, p.rope);
+  if (app)
+    fprintf(out, " append=%lld(rope=%d)", (long long)ap->rows, ap->rope);
   if (p.window)
     fprintf(out, " window=%lld,%lld", (long long)p.window_left,
             (long long)p.window_right);
@@ -220,10 +277,11 @@ int attn_run_decode_job(struct attn_executor *x, const struct job *j,
   fprintf(out, " lens=");
   for (int64_t b = 0; b < p.batch && b < 8; ++b)
     fprintf(out, "%s%d", b ? "," : "", (int)lens[b]);
-  fprintf(out, "%s %s rel_error=%.3e tolerance=%.1e %s\n",
-          p.batch > 8 ? ",..." : "",
-          j->elem_bits == 32 ? "f32" : j->elem_bf16 ? "bf16" : "f16", err, tol,
-          pass ? "PASS" : "FAIL");
+  fprintf(out, "%s %s rel_error=%.3e", p.batch > 8 ? ",..." : "",
+          j->elem_bits == 32 ? "f32" : j->elem_bf16 ? "bf16" : "f16", err);
+  if (app)
+    fprintf(out, " cache_error=%.3e", cerr);
+  fprintf(out, " tolerance=%.1e %s\n", tol, pass ? "PASS" : "FAIL");
   rc = pass ? 0 : 1;
 done:
   free(bq);
@@ -238,5 +296,10 @@ done:
   free(lens);
   free(table);
   free(perm);
+  free(bkn);
+  free(bvn);
+  free(rkn);
+  free(rvn);
+  free(cgot);
   return rc;
 }

@@ -296,10 +296,10 @@ static bool gpu_call(struct attn_executor *x, const char *name, int n,
   for (int i = 0; i < n; ++i)
     if ((st = attnrt_mem_alloc(x->rt, args[i].bytes ? args[i].bytes : 1,
                                &dev[i])) ||
-        (st = args[i].out ? attnrt_memset_d8(x->rt, dev[i], 0xff,
-                                             args[i].bytes, NULL)
-                          : attnrt_memcpy_htod(x->rt, dev[i], args[i].buf,
-                                               args[i].bytes, NULL))) {
+        (st = args[i].out && !args[i].inout
+                  ? attnrt_memset_d8(x->rt, dev[i], 0xff, args[i].bytes, NULL)
+                  : attnrt_memcpy_htod(x->rt, dev[i], args[i].buf,
+                                       args[i].bytes, NULL))) {
       fail(x, "cannot set up device buffers", st);
       goto out;
     }
@@ -320,8 +320,9 @@ static bool gpu_call(struct attn_executor *x, const char *name, int n,
     goto out;
   }
   for (int i = 0; i < n; ++i)
-    if (args[i].out && (st = attnrt_memcpy_dtoh(x->rt, args[i].buf, dev[i],
-                                                args[i].bytes, NULL))) {
+    if ((args[i].out || args[i].inout) &&
+        (st = attnrt_memcpy_dtoh(x->rt, args[i].buf, dev[i], args[i].bytes,
+                                 NULL))) {
       fail(x, "cannot read an output", st);
       goto out;
     }

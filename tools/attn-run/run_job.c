@@ -968,13 +968,13 @@ static int run_lse_job(struct attn_executor *x, const struct job *j,
   for (int a = 0; a < j->nargs; ++a) {
     int r = j->role_of_arg[a];
     args[na++] = (struct attn_run_arg){attn_run_role_name(r), bufs[r],
-                                       bytes[r], false};
+                                       bytes[r], false, false};
   }
   for (int i = 0; i < G_NUM; ++i)
     memset(g[i], 0xff, i == G_DOUT ? 0 : gbytes[i]); // NaN poison
-  args[na] = (struct attn_run_arg){gname[G_OUT], g[G_OUT], gbytes[G_OUT], true};
+  args[na] = (struct attn_run_arg){gname[G_OUT], g[G_OUT], gbytes[G_OUT], true, false};
   args[na + 1] =
-      (struct attn_run_arg){gname[G_LSE], g[G_LSE], gbytes[G_LSE], true};
+      (struct attn_run_arg){gname[G_LSE], g[G_LSE], gbytes[G_LSE], true, false};
   if (!x->call(x, j->name, na + 2, args))
     goto out;
   double err[G_NUM] = {0};
@@ -1001,7 +1001,7 @@ static int run_lse_job(struct attn_executor *x, const struct job *j,
     goto out;
   }
   for (int i = G_OUT; i <= G_DOUT; ++i)
-    args[na + i] = (struct attn_run_arg){gname[i], g[i], gbytes[i], false};
+    args[na + i] = (struct attn_run_arg){gname[i], g[i], gbytes[i], false, false};
   char prog[300], kernel[320];
   snprintf(prog, sizeof prog, "%s__grad", j->name);
   // The gradient buffers follow each call's outputs; the backward zeroes
@@ -1011,29 +1011,29 @@ static int run_lse_job(struct attn_executor *x, const struct job *j,
     memset(cg[i], 0xff, cbytes[i]);
   if (x->has(x, prog)) {
     for (int i = G_DQ; i <= G_DV; ++i)
-      args[na + i] = (struct attn_run_arg){gname[i], g[i], gbytes[i], true};
+      args[na + i] = (struct attn_run_arg){gname[i], g[i], gbytes[i], true, false};
     for (int i = 0; i < ng; ++i)
       args[na + G_NUM + i] =
-          (struct attn_run_arg){j->grad_name[i], cg[i], cbytes[i], true};
+          (struct attn_run_arg){j->grad_name[i], cg[i], cbytes[i], true, false};
     if (!x->call(x, prog, na + G_NUM + ng, args))
       goto out;
   } else {
     args[na + 3] = (struct attn_run_arg){gname[G_DK], g[G_DK], gbytes[G_DK],
-                                         true};
+                                         true, false};
     args[na + 4] = (struct attn_run_arg){gname[G_DV], g[G_DV], gbytes[G_DV],
-                                         true};
+                                         true, false};
     for (int i = 0; i < ng; ++i)
       args[na + 5 + i] =
-          (struct attn_run_arg){j->grad_name[i], cg[i], cbytes[i], true};
+          (struct attn_run_arg){j->grad_name[i], cg[i], cbytes[i], true, false};
     snprintf(kernel, sizeof kernel, "%s__dkdv", prog);
     if (!x->call(x, kernel, na + 5 + ng, args))
       goto out;
     args[na + 3] = (struct attn_run_arg){gname[G_DQ], g[G_DQ], gbytes[G_DQ],
-                                         true};
+                                         true, false};
     // dq's gradient buffers hold what dkdv cleared: read, then written.
     for (int i = 0; i < ng; ++i)
       args[na + 4 + i] =
-          (struct attn_run_arg){j->grad_name[i], cg[i], cbytes[i], false};
+          (struct attn_run_arg){j->grad_name[i], cg[i], cbytes[i], false, false};
     snprintf(kernel, sizeof kernel, "%s__dq", prog);
     if (!x->call(x, kernel, na + 4 + ng, args))
       goto out;
