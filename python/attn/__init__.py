@@ -1216,12 +1216,15 @@ DECODE_NAME = "<attn.decode>"
 
 
 def build_decode_program(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True,
-                         scale=None, softcap=None, alibi=None, window=None, rope=None):
+                         scale=None, softcap=None, alibi=None, window=None, rope=None,
+                         k_new=None, v_new=None):
     """The IR text decode() compiles for these tensors and options: one
-    attn.fused_decode."""
-    _, page_size, _ = _decode.check(q, k_cache, v_cache, cache_seqlens, block_table)
+    attn.fused_decode, after the attn.cache_append of k_new and v_new when
+    given."""
+    _, page_size, max_keys = _decode.check(q, k_cache, v_cache, cache_seqlens, block_table)
+    _decode.check_new(q, k_cache, v_cache, k_new, v_new, max_keys)
     return _decode.build(q, k_cache, v_cache, cache_seqlens, block_table, page_size, causal,
-                         scale, softcap, alibi, window, rope)
+                         scale, softcap, alibi, window, rope, k_new=k_new, v_new=v_new)
 
 
 def _capturing(t):
@@ -1235,7 +1238,7 @@ def _capturing(t):
 
 def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, scale=None,
            softcap=None, alibi=None, window=None, rope=None, check_values=True,
-           tile_options=None, kernel_options=None):
+           tile_options=None, kernel_options=None, k_new=None, v_new=None):
     """Attention of a few new query rows per sequence over a KV cache (issue 30).
 
     q [B, H, Nq, D]: the last Nq tokens of each sequence (1 for plain
@@ -1251,8 +1254,12 @@ def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, sc
     softcap and alibi (max_bias) apply after it, in that order; window =
     (left, right) bounds the keys around each row's position; rope = True
     or dict(theta, rotary_dim, layout) rotates q at its positions.
+    k_new, v_new [B, Hk, N, D]: the new tokens' keys and values, written
+    into the caches in place (rows cache_seqlens[b] - N + i, k_new rotated
+    there with rope) in the same launch, before the attention reads them;
+    the lengths count them, and the caches must be contiguous.
     check_values reads the lengths and the table first and raises
-    ValueError for a length outside [Nq, the cache's keys] or a page outside
+    ValueError for a length outside [max(Nq, N), the cache's keys] or a page outside
     [0, P) that a sequence reaches (skipped while a CUDA graph is being
     captured, where reading would break it). kernel_options are
     lower-tile-to-decode's on CUDA ("body=lanes", "rows=2", "splits=8";
@@ -1264,6 +1271,8 @@ def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, sc
                         % _program._describe(check_values))
     inputs = [q, k_cache, v_cache, cache_seqlens] + ([block_table]
                                                      if block_table is not None else [])
+    if k_new is not None or v_new is not None:
+        inputs += [k_new, v_new]
     # The fast path: arguments seen before (the same shapes, dtypes, device
     # and options) find their Kernel in one lookup; only the values are
     # checked again.
@@ -1276,10 +1285,11 @@ def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, sc
     if hit is None:
         paged, page_size, max_keys = _decode.check(q, k_cache, v_cache, cache_seqlens,
                                                    block_table)
+        _decode.check_new(q, k_cache, v_cache, k_new, v_new, max_keys)
         _optional_str("tile_options", tile_options)
         _optional_str("kernel_options", kernel_options)
         text = _decode.build(q, k_cache, v_cache, cache_seqlens, block_table, page_size, causal,
-                             scale, softcap, alibi, window, rope)
+                             scale, softcap, alibi, window, rope, k_new=k_new, v_new=v_new)
         device, index = q.device.type, q.device.index
         kernel = load(text, device if index is None else "%s:%d" % (device, index),
                       tile_options, hopper_options=kernel_options if device != "cpu" else None)
@@ -1290,8 +1300,12 @@ def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, sc
                     _fast.clear()
                 _fast[key] = hit
     kernel, max_keys = hit
+    if k_new is not None and not (k_cache.is_contiguous() and v_cache.is_contiguous()):
+        # The fast path keys shapes, not strides: the append writes in place.
+        _decode.check_new(q, k_cache, v_cache, k_new, v_new, max_keys)
     if check_values and not _capturing(q):
-        _decode.check_values(q, k_cache, cache_seqlens, block_table, max_keys)
+        _decode.check_values(q, k_cache, cache_seqlens, block_table, max_keys,
+                             _shape(k_new)[2] if k_new is not None else 0)
     return kernel._run([t.contiguous() for t in inputs])
 
 

@@ -6,7 +6,9 @@ sequence; k_cache and v_cache hold every key and value, the new tokens'
 included, rotated already when RoPE applies: [B, Hk, M, D] (contiguous) or
 [P, Hk, page_size, D] pages addressed through block_table [B, max_pages]
 (FlashInfer's HND layout). cache_seqlens [B] says how many keys each
-sequence has.
+sequence has. With k_new and v_new [B, Hk, N, D] the program first writes
+them into the caches (attn.cache_append) as rows cache_seqlens[b] - N + i,
+k_new rotated there when RoPE applies, so the lengths count them too.
 """
 import math
 import numbers
@@ -84,16 +86,53 @@ def check(q, k_cache, v_cache, cache_seqlens, block_table):
     return paged, rows if paged else 0, max_keys
 
 
-def check_values(q, k_cache, cache_seqlens, block_table, max_keys):
-    """Checks the lengths (each in [Nq, the cache's keys]) and the block
-    table's entries a sequence reaches (each in [0, P)). Reads the tensors
-    (a device synchronisation for CUDA tensors)."""
+def check_new(q, k_cache, v_cache, k_new, v_new, max_keys):
+    """Checks the new tokens' keys and values to append (both or neither):
+    [B, Hk, N, D] and [B, Hk, N, Dv] of q's dtype and device, N at most the
+    cache's keys, and caches that can be written in place (contiguous)."""
+    if (k_new is None) != (v_new is None):
+        raise ValueError("attn: give k_new and v_new together (the new tokens' keys and values "
+                         "to append)")
+    if k_new is None:
+        return
+    b, _, _, d = _shape(q)
+    hk = _shape(k_cache)[1]
+    for name, t, dim in (("k_new", k_new, d), ("v_new", v_new, _shape(v_cache)[3])):
+        _tensor(name, t)
+        if _dtype(t) != _dtype(q):
+            raise TypeError("attn: q and %s must share a dtype, got %s and %s"
+                            % (name, _dtype(q), _dtype(t)))
+        if len(t.shape) != 4 or _shape(t)[0] != b or _shape(t)[1] != hk or \
+                _shape(t)[3] != dim or _shape(t)[2] < 1:
+            raise ValueError("attn: %s must be [batch=%d, kv_heads=%d, N >= 1, %d], got shape %s"
+                             % (name, b, hk, dim, _shape(t)))
+    if _shape(k_new)[2] != _shape(v_new)[2]:
+        raise ValueError("attn: k_new and v_new must have the same rows, got %s and %s"
+                         % (_shape(k_new), _shape(v_new)))
+    if _shape(k_new)[2] > max_keys:
+        raise ValueError("attn: k_new has %d rows per sequence but the cache holds at most %d "
+                         "keys" % (_shape(k_new)[2], max_keys))
+    for name, t in (("k_cache", k_cache), ("v_cache", v_cache)):
+        if not t.is_contiguous():
+            raise ValueError("attn: appending writes %s in place; it must be contiguous" % name)
+    devs = {str(t.device) for t in (q, k_new, v_new)}
+    if len(devs) != 1:
+        raise ValueError("attn: q, k_new and v_new must be on one device, got %s"
+                         % ", ".join(sorted(devs)))
+
+
+def check_values(q, k_cache, cache_seqlens, block_table, max_keys, new_rows=0):
+    """Checks the lengths (each in [max(Nq, new_rows), the cache's keys])
+    and the block table's entries a sequence reaches (each in [0, P)).
+    Reads the tensors (a device synchronisation for CUDA tensors)."""
     nq = _shape(q)[2]
+    least = max(nq, new_rows)
+    what = "q's rows" if nq >= new_rows else "k_new's rows"
     lens = cache_seqlens.detach().to("cpu").tolist()
     for i, n in enumerate(lens):
-        if n < nq or n > max_keys:
+        if n < least or n > max_keys:
             raise ValueError("attn: cache_seqlens[%d] is %d; a sequence's length must be in "
-                             "[%d (q's rows), %d (the cache's keys)]" % (i, n, nq, max_keys))
+                             "[%d (%s), %d (the cache's keys)]" % (i, n, least, what, max_keys))
     if block_table is None:
         return
     pages = _shape(k_cache)[0]
@@ -116,8 +155,9 @@ def _float(name, x, positive=True):
 
 
 def build(q, k_cache, v_cache, cache_seqlens, block_table, page_size, causal, scale, softcap,
-          alibi, window, rope, name="decode"):
-    """The IR text of one attn.fused_decode for these tensors and options."""
+          alibi, window, rope, name="decode", k_new=None, v_new=None):
+    """The IR text of one attn.fused_decode for these tensors and options,
+    after an attn.cache_append of k_new and v_new when given."""
     elem = _program.dtype_name(q.dtype)
     d = _shape(q)[3]
     if not isinstance(causal, bool):
@@ -159,8 +199,11 @@ def build(q, k_cache, v_cache, cache_seqlens, block_table, page_size, causal, sc
         if layout not in ("rotate_half", "interleaved"):
             raise ValueError("attn: rope layout must be 'rotate_half' or 'interleaved', got %s"
                              % _describe_value(layout))
-        attrs.append('rope = {theta = %r : f64, rotary_dim = %d : i64, layout = "%s"}'
+        rope_attr = ('rope = {theta = %r : f64, rotary_dim = %d : i64, layout = "%s"}'
                      % (theta, rdim, layout))
+        attrs.append(rope_attr)
+    else:
+        rope_attr = None
     qt = _program.tensor_type(_shape(q), elem)
     kt = _program.tensor_type(_shape(k_cache), elem)
     vt = _program.tensor_type(_shape(v_cache), elem)
@@ -176,8 +219,30 @@ def build(q, k_cache, v_cache, cache_seqlens, block_table, page_size, causal, sc
         types.append(tt)
     attrs.insert(0, "operandSegmentSizes = array<i32: 1, 1, 1, 1, %d>"
                  % (1 if block_table is not None else 0))
-    return ("func.func @%s(%s) -> %s {\n"
+    if k_new is None:
+        return ("func.func @%s(%s) -> %s {\n"
+                '  %%o = "attn.fused_decode"(%s) {%s} : (%s) -> %s\n'
+                "  return %%o : %s\n}\n"
+                % (name, ", ".join(args), ot, ", ".join(ops), ", ".join(attrs),
+                   ", ".join(types), ot, ot))
+    # The append: its caches are the decode's, k_new rotated by the same rope.
+    knt = _program.tensor_type(_shape(k_new), elem)
+    vnt = _program.tensor_type(_shape(v_new), elem)
+    args += ["%%kn: %s" % knt, "%%vn: %s" % vnt]
+    paged = block_table is not None
+    app_attrs = ["operandSegmentSizes = array<i32: 1, 1, 1, %d, 1, 1>" % (1 if paged else 0),
+                 'cache_layout = "%s"' % ("paged" if paged else "contiguous")]
+    if paged:
+        app_attrs.append("page_size = %d : i64" % page_size)
+    if rope_attr:
+        app_attrs.append(rope_attr)
+    app_ops = ["%k", "%v", "%len"] + (["%table"] if paged else []) + ["%kn", "%vn"]
+    app_types = types[1:] + [knt, vnt]
+    ops[1:3] = ["%k2", "%v2"]
+    return ("func.func @%s(%s) -> (%s, %s, %s) {\n"
+            '  %%k2, %%v2 = "attn.cache_append"(%s) {%s} : (%s) -> (%s, %s)\n'
             '  %%o = "attn.fused_decode"(%s) {%s} : (%s) -> %s\n'
-            "  return %%o : %s\n}\n"
-            % (name, ", ".join(args), ot, ", ".join(ops), ", ".join(attrs), ", ".join(types),
-               ot, ot))
+            "  return %%o, %%k2, %%v2 : %s, %s, %s\n}\n"
+            % (name, ", ".join(args), ot, kt, vt,
+               ", ".join(app_ops), ", ".join(app_attrs), ", ".join(app_types), kt, vt,
+               ", ".join(ops), ", ".join(attrs), ", ".join(types), ot, ot, kt, vt))

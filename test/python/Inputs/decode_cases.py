@@ -116,6 +116,46 @@ CASES = [
 ]
 
 
+# Appending (k_new, v_new written into the caches in the same launch):
+# (name, dtype, make's shape, new rows, decode's options).
+APPEND_CASES = [
+    ("append_contiguous_gqa_rope", torch.bfloat16,
+     dict(b=3, h=8, hk=2, nq=1, d=128, keys=150), 1, dict(rope=dict(theta=500000.0))),
+    ("append_paged16_spec_interleaved", torch.float16,
+     dict(b=2, h=4, hk=2, nq=4, d=64, keys=100, page=16), 4,
+     dict(rope=dict(layout="interleaved", rotary_dim=32), softcap=20.0)),
+    ("append_paged64_chunk_mha", torch.bfloat16,
+     dict(b=2, h=2, hk=2, nq=1, d=128, keys=200, page=64), 6, {}),
+]
+
+
+def appended(kc, vc, lens, table, kn, vn, rope):
+    """float64 copies of the caches with k_new (rotated at its positions
+    where rope applies) and v_new written as rows len - N + i, and which
+    (sequence or page, row) were written."""
+    kr, vr = kc.double().cpu(), vc.double().cpu()
+    written = torch.zeros(kc.shape[0], kc.shape[2], dtype=torch.bool)
+    n = kn.shape[2]
+    d = kn.shape[3]
+    for s, length in enumerate(lens.cpu().tolist()):
+        pos = torch.arange(n) + length - n
+        k = kn[s].double().cpu()
+        if rope:
+            r = {} if rope is True else rope
+            k = rope_rows(k, pos, r.get("theta", 10000.0), r.get("rotary_dim", d),
+                          r.get("layout") == "interleaved")
+        for i, p in enumerate(pos.tolist()):
+            if table is None:
+                blk, row = s, p
+            else:
+                ps = kc.shape[2]
+                blk, row = int(table[s, p // ps]), p % ps
+            kr[blk, :, row] = k[:, i]
+            vr[blk, :, row] = vn[s, :, i].double().cpu()
+            written[blk, row] = True
+    return kr, vr, written
+
+
 FAILED = []
 
 
@@ -139,6 +179,27 @@ def run(device):
         e = rel(o.double().cpu(), want)
         print("%s: %s %s rel_error<tol %s" % (name, tuple(o.shape), str(o.dtype),
                                              verdict(name, e < TOL[dtype], e)))
+    for name, dtype, shape, n, opts in APPEND_CASES:
+        q, kc, vc, lens, table = make(device, dtype, **shape)
+        gen = torch.Generator().manual_seed(7)
+        kn = torch.randn(shape["b"], shape["hk"], n, shape["d"], generator=gen).to(dtype)
+        vn = torch.randn(shape["b"], shape["hk"], n, shape["d"], generator=gen).to(dtype)
+        kn, vn = kn.to(device), vn.to(device)
+        kr, vr, written = appended(kc, vc, lens, table, kn, vn, opts.get("rope"))
+        o = attn.decode(q, kc, vc, cache_seqlens=lens, block_table=table, k_new=kn, v_new=vn,
+                        **opts)
+        want = reference(q, kr, vr, lens, table, **opts)
+        e = rel(o.double().cpu(), want)
+        # The written rows of k_cache within its rounding, every other row
+        # and all of v_cache exactly as expected.
+        got_k = kc.double().cpu().permute(0, 2, 1, 3)
+        want_k = kr.permute(0, 2, 1, 3)
+        ek = rel(got_k[written], want_k[written])
+        rest = (got_k[~written] - want_k[~written]).abs().max().item()
+        ev = (vc.double().cpu() - vr).abs().max().item()
+        ok = e < TOL[dtype] and ek < TOL[dtype] / 4 and rest == 0 and ev == 0
+        print("%s: %s out, new k rows rel_error<tol, the rest and v_cache exact %s"
+              % (name, tuple(o.shape), verdict(name, ok, max(e, ek, rest, ev))))
     # A length of q's rows only: each row sees up to its own key.
     q, kc, vc, lens, table = make(device, torch.float16, b=2, h=2, hk=1, nq=4, d=64, keys=40)
     lens = torch.tensor([4, 40], dtype=torch.int32, device=device)
@@ -190,3 +251,16 @@ def errors(device):
     expect("window", lambda: attn.decode(qc, kcc, vcc, lc, window=(5,)))
     expect("causal", lambda: attn.decode(qc, kcc, vcc, lc, causal="yes"))
     expect("kernel options", lambda: attn.decode(qc, kcc, vcc, lc, kernel_options=3))
+    kn = torch.zeros(2, 2, 1, 64, dtype=torch.float16, device=device)
+    expect("k_new alone", lambda: attn.decode(qc, kcc, vcc, lc, k_new=kn))
+    expect("k_new's heads", lambda: attn.decode(qc, kcc, vcc, lc, k_new=kn[:, :1],
+                                                v_new=kn[:, :1]))
+    expect("k_new's dtype", lambda: attn.decode(qc, kcc, vcc, lc, k_new=kn.float(), v_new=kn))
+    expect("rows of k_new and v_new", lambda: attn.decode(
+        qc, kcc, vcc, lc, k_new=kn, v_new=torch.cat([kn, kn], 2)))
+    expect("strided cache", lambda: attn.decode(qc, kcc[:, :, ::2], vcc[:, :, ::2], lc,
+                                                k_new=kn, v_new=kn))
+    kn4 = torch.zeros(2, 2, 4, 64, dtype=torch.float16, device=device)
+    expect("length below k_new's rows", lambda: attn.decode(
+        qc, kcc, vcc, torch.tensor([3, 10], dtype=torch.int32, device=device), k_new=kn4,
+        v_new=kn4))
