@@ -322,6 +322,15 @@ run test/Inputs/decode_programs.mlir --seed=17 "--hopper-options=body=mma kv-sta
 run test/Inputs/decode_programs.mlir --seed=18 --chip=sm_80 "--hopper-options=body=mma kv-stages=2 rows=2"
 run test/Inputs/decode/large.mlir "--hopper-options=kv-stages=3"
 run test/Inputs/decode/large.mlir "--hopper-options=occupancy=4"
+# The decode programs with an append (attn.cache_append feeding the decode:
+# the append kernel writing the new K and V, then the split kernel reading
+# them; attn-run reads the caches back and checks every row): the default,
+# one split (no workspace), the lanes body, and sm_80's PTX.
+run test/Inputs/decode_append.mlir --seed=21
+run test/Inputs/decode_append.mlir --seed=22 --hopper-options=splits=1
+run test/Inputs/decode_append.mlir --seed=23 --hopper-options=body=lanes
+run test/Inputs/decode_append.mlir --seed=24 --chip=sm_80
+run test/tools/attn-run/Inputs/decode_append_f32.mlir
 # Random decode programs (attn-fuzz --decode-cases, tools/attn-fuzz/
 # gen_decode.c: GQA groups, 1 to 16 rows, head dims 32 to 256, pages of 16
 # to 256, softcap and ALiBi in random order, windows, RoPE) through the

@@ -205,6 +205,10 @@ add decode-lanes       msri  test/Inputs/decode_programs.mlir --seed=13 --hopper
 add decode-large       msri  test/Inputs/decode/large.mlir --seed=14
 add decode-prefetch    msri  test/Inputs/decode_programs.mlir --seed=15 "--hopper-options=body=mma kv-prefetch=true"
 add decode-stages      msri  test/Inputs/decode_programs.mlir --seed=16 "--hopper-options=body=mma kv-stages=3"
+# The append kernel before the split kernel (its writes, the split kernel's
+# reads of them), with splits and with one.
+add decode-append      msri  test/Inputs/decode_append.mlir --seed=17
+add decode-append-one  msri  test/Inputs/decode_append.mlir --seed=18 --hopper-options=splits=1
 # Gradients into captured tensors: __pre zeroing the buffers, the main
 # kernel's sums across lanes (shuffles) and red.global.add.f32 into them.
 add hopper-grad-dgate   msri  $H/h128_sas_dgate_bf16.mlir --grad
