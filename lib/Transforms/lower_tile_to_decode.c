@@ -64,8 +64,8 @@ static const struct attn_pass_option decode_options_help[] = {
              "body=lanes (0: the group's rows, at most that)"},
     {"body", "the split kernel's body: mma (mma.sync tiles of 16 keys, "
              "head dims 64 and 128), lanes (FMAs and shuffles per key and "
-             "row) or auto (default: mma where a CTA has 2 or more rows and "
-             "it applies)"},
+             "row) or auto (default: mma at head dim 128, and at 64 where a "
+             "CTA has 2 or more rows)"},
     {"ctas", "the SMs the split is priced over (0, the default: the gpu's; "
              "attn-run passes the GPU's, as to lower-tile-to-hopper)"},
     {"occupancy", "CTAs an SM the split kernel is built for (ptxas bounds "
@@ -206,10 +206,13 @@ static void describe(const struct attn_decode_config *c, int64_t max_pages,
   k->theta = f->rope.theta;
   k->rotary_dim = f->rope.rotary_dim;
   int64_t grows = c->heads / c->kv_heads * c->seq_q;
-  // The tensor-core body where a CTA has several rows (one row is the
-  // lanes body's best case: 8 FMAs a key) and the head dim is 64 or 128.
-  bool mma_fits = (c->head_dim == 64 || c->head_dim == 128) &&
-                  (o->rows ? o->rows : grows) >= 2;
+  // The tensor-core body at head dim 128, and at 64 where a CTA has
+  // several rows (one row is the lanes body's best case: 8 FMAs a key).
+  // At 128 it won with one row too (MHA on an H200, bench/RESULTS.md
+  // session 27: 1-5% faster than the lanes body at every shape, priced at
+  // the 3 CTAs an SM its 154 registers allow).
+  int64_t rows = o->rows ? o->rows : grows;
+  bool mma_fits = c->head_dim == 128 || (c->head_dim == 64 && rows >= 2);
   k->mma = o->body == 2 || (o->body == 0 && mma_fits);
   int most = k->mma ? ATTN_DECODE_MAX_ROWS : ATTN_DECODE_LANES_MAX_ROWS;
   k->rows_per_cta = o->rows ? (int)o->rows : grows < most ? (int)grows : most;
@@ -245,10 +248,12 @@ static int choose_splits(const struct attn_decode_kernel *k, const char *gpu,
       .rows = k->batch * k->heads * k->seq_q,
       .value_dim = k->head_dim,
       // CTAs an SM holds, from ptxas's registers (test/Target/
-      // to-ptx-decode.test): 144 to 157 with several rows (3 CTAs of 128
-      // threads in 64K registers), 76 to 96 with one (5).
-      .ctas_per_sm = k->ctas_per_sm > 0 ? k->ctas_per_sm
-                     : k->rows_per_cta > 1 ? 3 : 5,
+      // to-ptx-decode.test): 144 to 166 for the tensor-core body and for
+      // the lanes body with several rows (3 CTAs of 128 threads in 64K
+      // registers), 76 to 96 for the lanes body with one (5).
+      .ctas_per_sm = k->ctas_per_sm > 0                  ? k->ctas_per_sm
+                     : k->mma || k->rows_per_cta > 1 ? 3
+                                                         : 5,
   };
   // Shared memory bounds them too (a kv-stages ring; 1 KiB of each CTA's
   // is the system's).
