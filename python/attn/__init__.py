@@ -880,8 +880,15 @@ def _fast_key(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, sc
 
 def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=None,
               gate=None, segment_ids=None, scale=None, program=None, tile_options=None,
-              score_mod=None, mask_mod=None, block_mask=None):
+              score_mod=None, mask_mod=None, block_mask=None, cache_seqlens=None,
+              block_table=None, k_new=None, v_new=None):
     """Fused attention softmax(modifiers(q kᵀ)) v as one kernel.
+
+    With cache_seqlens (and block_table, k_new, v_new), k and v are a KV
+    cache and the call is attn.decode(q, k, v, cache_seqlens, block_table,
+    causal=mask == "causal", ...) (docs/api.md): q's rows end each
+    sequence's keys; rope, window, softcap, alibi and scale as decode's;
+    the other options are a ValueError there.
 
     rope: None (or False), True or dict(theta=10000.0, rotary_dim=D,
       layout="rotate_half" | "interleaved", offset=0), applied to q and k
@@ -924,6 +931,13 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
     arguments equal an earlier successful call's takes the fast path: the
     Kernel that call loaded, without building or hashing the program again
     (docs/api.md, The fast path)."""
+    if cache_seqlens is not None or block_table is not None or k_new is not None or \
+            v_new is not None:
+        return _attention_over_cache(q, k, v, rope, mask, window, softcap, alibi, scale,
+                                     tile_options, cache_seqlens, block_table, k_new, v_new,
+                                     dict(gate=gate, segment_ids=segment_ids, program=program,
+                                          score_mod=score_mod, mask_mod=mask_mod,
+                                          block_mask=block_mask))
     # Only where the custom ops exist (torch >= 2.4, registered), so that
     # other calls pay one global read here.
     if _autograd._ops is not None and _autograd._ops[0] is not None and _autograd.compiling():
@@ -984,6 +998,30 @@ def attention(q, k, v, rope=None, mask=None, window=None, softcap=None, alibi=No
                 _fast.clear()
             _fast[key] = kernel
     return out[0]
+
+
+def _attention_over_cache(q, k, v, rope, mask, window, softcap, alibi, scale, tile_options,
+                          cache_seqlens, block_table, k_new, v_new, others):
+    """attention() over a KV cache: decode() with attention's spelling of
+    the mask and window; what decode does not take is a ValueError."""
+    if cache_seqlens is None:
+        raise ValueError("attn: attention over a KV cache needs cache_seqlens (block_table, "
+                         "k_new and v_new go with it)")
+    given = sorted(n for n, x in others.items() if x is not None)
+    if given:
+        raise ValueError("attn: attention over a KV cache (cache_seqlens) takes rope, mask, "
+                         "window, softcap, alibi and scale, not %s" % ", ".join(given))
+    if mask not in (None, "causal"):
+        raise ValueError("attn: mask must be 'causal' or None, got %s" % _program._describe(mask))
+    if _needs_grad(q, k, v, None):
+        raise ValueError("attn: attention over a KV cache has no backward (decoding is "
+                         "inference); call it under torch.no_grad() or on tensors that do "
+                         "not require grad")
+    if window is not None and isinstance(window, (tuple, list)):
+        window = tuple(-1 if w is None else w for w in window)
+    return decode(q, k, v, cache_seqlens, block_table, causal=mask == "causal", scale=scale,
+                  softcap=softcap, alibi=alibi, window=window, rope=rope,
+                  tile_options=tile_options, k_new=k_new, v_new=v_new)
 
 
 def _attention(q, k, v, rope, mask, window, softcap, alibi, gate, segment_ids, scale, program,

@@ -200,6 +200,18 @@ def run(device):
         ok = e < TOL[dtype] and ek < TOL[dtype] / 4 and rest == 0 and ev == 0
         print("%s: %s out, new k rows rel_error<tol, the rest and v_cache exact %s"
               % (name, tuple(o.shape), verdict(name, ok, max(e, ek, rest, ev))))
+    # attn.attention with a cache is attn.decode: the same kernel, the
+    # same rows.
+    q, kc, vc, lens, table = make(device, torch.bfloat16, b=2, h=8, hk=2, nq=2, d=64, keys=90,
+                                  page=16)
+    want = attn.decode(q, kc, vc, lens, table, rope=True, window=(30, -1), softcap=10.0)
+    got = attn.attention(q, kc, vc, cache_seqlens=lens, block_table=table, mask="causal",
+                         rope=True, window=(30, None), softcap=10.0)
+    e = rel(got.double().cpu(), reference(q, kc, vc, lens, table, rope=True, window=(30, -1),
+                                          softcap=10.0))
+    print("attention over a cache: equal to decode %s, %s" % (
+        torch.equal(got, want), verdict("attention cache", torch.equal(got, want) and
+                                        e < TOL[torch.bfloat16], e)))
     # A length of q's rows only: each row sees up to its own key.
     q, kc, vc, lens, table = make(device, torch.float16, b=2, h=2, hk=1, nq=4, d=64, keys=40)
     lens = torch.tensor([4, 40], dtype=torch.int32, device=device)
@@ -260,6 +272,12 @@ def errors(device):
         qc, kcc, vcc, lc, k_new=kn, v_new=torch.cat([kn, kn], 2)))
     expect("strided cache", lambda: attn.decode(qc, kcc[:, :, ::2], vcc[:, :, ::2], lc,
                                                 k_new=kn, v_new=kn))
+    expect("attention: block_table alone", lambda: attn.attention(qc, kcc, vcc,
+                                                                  block_table=table))
+    expect("attention: gate with a cache", lambda: attn.attention(
+        qc, kcc, vcc, cache_seqlens=lc, gate=(torch.zeros(2, 4, 1, 1, device=device), 64)))
+    expect("attention: mask", lambda: attn.attention(qc, kcc, vcc, cache_seqlens=lc,
+                                                     mask="full"))
     kn4 = torch.zeros(2, 2, 4, 64, dtype=torch.float16, device=device)
     expect("length below k_new's rows", lambda: attn.decode(
         qc, kcc, vcc, torch.tensor([3, 10], dtype=torch.int32, device=device), k_new=kn4,
