@@ -281,6 +281,11 @@ MlirValue attn_b_negf(struct attn_builder *b, MlirValue x) {
   return attn_b_unary(b, "arith.negf", x);
 }
 
+MlirValue attn_b_absi(struct attn_builder *b, MlirValue x) {
+  MlirValue zero = attn_b_constant(b, mlirIntegerAttrGet(mlirValueGetType(x), 0));
+  return attn_b_binary(b, "arith.maxsi", x, attn_b_subi(b, zero, x));
+}
+
 MlirValue attn_b_fma(struct attn_builder *b, MlirValue x, MlirValue y,
                      MlirValue z) {
   MlirValue opd[] = {x, y, z};

@@ -167,6 +167,10 @@ MlirValue attn_b_ori(struct attn_builder *b, MlirValue x, MlirValue y);
 MlirValue attn_b_xori(struct attn_builder *b, MlirValue x, MlirValue y);
 MlirValue attn_b_shli(struct attn_builder *b, MlirValue x, MlirValue y);
 MlirValue attn_b_ceildivui(struct attn_builder *b, MlirValue x, MlirValue y);
+/// |x| of an integer or index x as maxsi(x, 0 - x): what math.absi
+/// computes (the most negative value is itself), for the lowerings with no
+/// pattern for math.absi (convert-gpu-to-nvvm, the kernels' LLVM).
+MlirValue attn_b_absi(struct attn_builder *b, MlirValue x);
 /// arith.negf.
 MlirValue attn_b_negf(struct attn_builder *b, MlirValue x);
 /// math.fma: x * y + z.

@@ -629,6 +629,8 @@ static MlirValue eval_run(struct attn_builder *b, struct attn_k_fn *fn,
         double c;
         res = load              ? load_capture(b, op, opd[0], nopd - 1, opd + 1)
               : is_tanh_f32(op) ? tanh_approx(b, opd[0])
+              // The kernels' LLVM has no lowering of math.absi on index.
+              : is_op(op, "math.absi") ? attn_b_absi(b, opd[0])
               : fn->recip_div && is_op(op, "arith.divf") &&
                       const_f32(mlirOperationGetOperand(op, 1), &c) && c != 0
                   ? attn_b_mulf(b, opd[0], attn_b_f32(b, (float)(1.0 / c)))

@@ -183,10 +183,7 @@ static bool clone_portable(struct attn_builder *b, MlirOperation op,
     return false;
   MlirLocation saved = b->loc;
   b->loc = mlirOperationGetLocation(op);
-  MlirValue x = attn_b_map_get(m, mlirOperationGetOperand(op, 0));
-  MlirValue zero =
-      attn_b_constant(b, mlirIntegerAttrGet(mlirValueGetType(x), 0));
-  MlirValue y = attn_b_binary(b, "arith.maxsi", x, attn_b_subi(b, zero, x));
+  MlirValue y = attn_b_absi(b, attn_b_map_get(m, mlirOperationGetOperand(op, 0)));
   b->loc = saved;
   attn_b_map_add(m, mlirOperationGetResult(op, 0), y);
   return true;
