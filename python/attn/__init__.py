@@ -40,7 +40,7 @@ import warnings
 
 import sys
 
-from . import _autograd, _block_mask, _decode, _fn_key, _lib, _program, _trace
+from . import _autograd, _block_mask, _decode, _fn_key, _lib, _prefill, _program, _trace
 from ._args import (FLOATS, INT32_MAX, INT32_MIN, POSITIONS, _check_gate,  # noqa: F401
                     _check_matmul, _check_positions, _check_program, _check_qkv,
                     _check_segments, _dtype, _gate_input, _is_tensor, _on, _optional_str,
@@ -1307,6 +1307,11 @@ def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, sc
     if not isinstance(check_values, bool):
         raise TypeError("attn: check_values must be a bool, got %s"
                         % _program._describe(check_values))
+    if getattr(q, "shape", None) is not None and len(q.shape) == 4 and \
+            q.shape[2] > _prefill.ROWS:
+        return _chunked_prefill(q, k_cache, v_cache, cache_seqlens, block_table, causal, scale,
+                                softcap, alibi, window, rope, check_values, tile_options,
+                                kernel_options, k_new, v_new)
     inputs = [q, k_cache, v_cache, cache_seqlens] + ([block_table]
                                                      if block_table is not None else [])
     if k_new is not None or v_new is not None:
@@ -1345,6 +1350,32 @@ def decode(q, k_cache, v_cache, cache_seqlens, block_table=None, causal=True, sc
         _decode.check_values(q, k_cache, cache_seqlens, block_table, max_keys,
                              _shape(k_new)[2] if k_new is not None else 0)
     return kernel._run([t.contiguous() for t in inputs])
+
+
+def _chunked_prefill(q, k_cache, v_cache, cache_seqlens, block_table, causal, scale, softcap,
+                     alibi, window, rope, check_values, tile_options, kernel_options, k_new,
+                     v_new):
+    """decode() with more query rows than the decode kernel takes: the same
+    checks, then attention()'s prefill kernels over the cache
+    (_prefill.py)."""
+    _, page_size, max_keys = _decode.check(q, k_cache, v_cache, cache_seqlens, block_table)
+    _decode.check_new(q, k_cache, v_cache, k_new, v_new, max_keys)
+    _optional_str("tile_options", tile_options)
+    if kernel_options is not None:
+        raise ValueError("attn: kernel_options are lower-tile-to-decode's, but q's %d rows "
+                         "per sequence (more than %d) run attn.attention's prefill kernel; "
+                         "give tile_options instead" % (q.shape[2], _prefill.ROWS))
+    # The options' own checks (the program text itself is not used).
+    _decode.build(q, k_cache, v_cache, cache_seqlens, block_table, page_size, causal, scale,
+                  softcap, alibi, window, rope, k_new=k_new, v_new=v_new)
+    if check_values and not _capturing(q):
+        _decode.check_values(q, k_cache, cache_seqlens, block_table, max_keys,
+                             _shape(k_new)[2] if k_new is not None else 0)
+    if _needs_grad(q, k_cache, v_cache, None):
+        raise ValueError("attn: decode has no backward (decoding is inference); call it "
+                         "under torch.no_grad() or on tensors that do not require grad")
+    return _prefill.run(attention, q, k_cache, v_cache, cache_seqlens, block_table, causal,
+                        scale, softcap, alibi, window, rope, tile_options, k_new, v_new)
 
 
 def _decode_key(inputs, causal, scale, softcap, alibi, window, rope, tile_options,

@@ -116,6 +116,18 @@ CASES = [
 ]
 
 
+# Chunked prefill (more than 16 query rows a sequence).
+CHUNK_CASES = [
+    ("chunk_contiguous_gqa_rope", torch.float16, dict(b=3, h=8, hk=2, nq=20, d=64, keys=120),
+     dict(rope=True)),
+    ("chunk_paged16_alibi_window_softcap", torch.bfloat16,
+     dict(b=2, h=4, hk=1, nq=24, d=128, keys=100, page=16),
+     dict(softcap=20.0, alibi=4.0, window=(30, -1),
+          rope=dict(layout="interleaved", rotary_dim=32))),
+    ("chunk_paged64_noncausal", torch.float16, dict(b=2, h=2, hk=2, nq=40, d=64, keys=150,
+                                                    page=64), dict(causal=False)),
+]
+
 # Appending (k_new, v_new written into the caches in the same launch):
 # (name, dtype, make's shape, new rows, decode's options).
 APPEND_CASES = [
@@ -200,6 +212,29 @@ def run(device):
         ok = e < TOL[dtype] and ek < TOL[dtype] / 4 and rest == 0 and ev == 0
         print("%s: %s out, new k rows rel_error<tol, the rest and v_cache exact %s"
               % (name, tuple(o.shape), verdict(name, ok, max(e, ek, rest, ev))))
+    # Chunked prefill: more query rows than the decode kernel takes (16) go
+    # through attn.attention's prefill kernels over the same cache.
+    for name, dtype, shape, opts in CHUNK_CASES:
+        q, kc, vc, lens, table = make(device, dtype, **shape)
+        o = attn.decode(q, kc, vc, cache_seqlens=lens, block_table=table, **opts)
+        e = rel(o.double().cpu(), reference(q, kc, vc, lens, table, **opts))
+        print("%s: %s %s rel_error<tol %s" % (name, tuple(o.shape), str(o.dtype),
+                                             verdict(name, e < TOL[dtype], e)))
+    # A chunk appended and attended: 32 new keys, their 32 queries.
+    q, kc, vc, lens, table = make(device, torch.bfloat16, b=2, h=4, hk=2, nq=32, d=64,
+                                  keys=96, page=16)
+    gen = torch.Generator().manual_seed(9)
+    kn = torch.randn(2, 2, 32, 64, generator=gen).to(torch.bfloat16).to(device)
+    vn = torch.randn(2, 2, 32, 64, generator=gen).to(torch.bfloat16).to(device)
+    kr, vr, written = appended(kc, vc, lens, table, kn, vn, True)
+    o = attn.decode(q, kc, vc, lens, table, rope=True, k_new=kn, v_new=vn)
+    e = rel(o.double().cpu(), reference(q, kr, vr, lens, table, rope=True))
+    got_k = kc.double().cpu().permute(0, 2, 1, 3)
+    ek = rel(got_k[written], kr.permute(0, 2, 1, 3)[written])
+    ev = (vc.double().cpu() - vr).abs().max().item()
+    print("chunk_append_paged16: %s" % verdict("chunk_append", e < TOL[torch.bfloat16] and
+                                               ek < TOL[torch.bfloat16] / 4 and ev == 0,
+                                               max(e, ek, ev)))
     # attn.attention with a cache is attn.decode: the same kernel, the
     # same rows.
     q, kc, vc, lens, table = make(device, torch.bfloat16, b=2, h=8, hk=2, nq=2, d=64, keys=90,
@@ -278,6 +313,9 @@ def errors(device):
         qc, kcc, vcc, cache_seqlens=lc, gate=(torch.zeros(2, 4, 1, 1, device=device), 64)))
     expect("attention: mask", lambda: attn.attention(qc, kcc, vcc, cache_seqlens=lc,
                                                      mask="full"))
+    q20 = torch.zeros(2, 4, 20, 64, dtype=torch.float16, device=device)
+    expect("chunk with kernel_options", lambda: attn.decode(q20, kcc, vcc, lc + 20,
+                                                            kernel_options="splits=2"))
     kn4 = torch.zeros(2, 2, 4, 64, dtype=torch.float16, device=device)
     expect("length below k_new's rows", lambda: attn.decode(
         qc, kcc, vcc, torch.tensor([3, 10], dtype=torch.int32, device=device), k_new=kn4,
