@@ -530,6 +530,25 @@ static bool read_cache_layout(MlirOperation op, enum attn_cache_layout *layout,
   return true;
 }
 
+/// The block table (operand i, rank 2) of a paged cache k [P, Hk,
+/// page_size, *]: *num_pages = P, *max_seq = its width times page_size.
+static bool read_table(MlirOperation op, intptr_t i, const int64_t k[4],
+                       int64_t *num_pages, int64_t *max_seq, char *err,
+                       size_t errlen) {
+  int64_t t[8];
+  MlirType tt = mlirValueGetType(mlirOperationGetOperand(op, i));
+  if (attn_static_shape(tt, t) != 2) {
+    char ty[128];
+    snprintf(err, errlen, "block_table must be a static rank-2 tensor, "
+                          "found %s",
+             attn_type_str(tt, ty, sizeof ty));
+    return false;
+  }
+  *num_pages = k[0];
+  *max_seq = t[1] * k[2];
+  return true;
+}
+
 bool attn_decode_read(MlirOperation op, struct attn_decode_config *out,
                       char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
@@ -564,7 +583,7 @@ bool attn_decode_read(MlirOperation op, struct attn_decode_config *out,
     snprintf(err, errlen, "a contiguous cache takes no block_table");
     return false;
   }
-  int64_t q[8], k[8], v[8], t[8];
+  int64_t q[8], k[8], v[8];
   if (attn_static_shape(mlirValueGetType(mlirOperationGetOperand(op, 0)), q) !=
           4 ||
       attn_static_shape(mlirValueGetType(mlirOperationGetOperand(op, 1)), k) !=
@@ -582,19 +601,8 @@ bool attn_decode_read(MlirOperation op, struct attn_decode_config *out,
   out->kv_heads = k[1];
   out->value_dim = v[3];
   out->max_seq = k[2];
-  if (out->has_table) {
-    MlirType tt = mlirValueGetType(mlirOperationGetOperand(op, 4));
-    if (attn_static_shape(tt, t) != 2) {
-      char ty[128];
-      snprintf(err, errlen, "block_table must be a static rank-2 tensor, "
-                            "found %s",
-               attn_type_str(tt, ty, sizeof ty));
-      return false;
-    }
-    out->num_pages = k[0];
-    out->max_seq = t[1] * k[2];
-  }
-  return true;
+  return !out->has_table ||
+         read_table(op, 4, k, &out->num_pages, &out->max_seq, err, errlen);
 }
 
 bool attn_cache_append_read(MlirOperation op, struct attn_append_config *out,
@@ -649,7 +657,7 @@ bool attn_cache_append_read(MlirOperation op, struct attn_append_config *out,
              out->has_table ? "block_table (a paged cache), " : "", (long)n);
     return false;
   }
-  int64_t k[8], v[8], kn[8], t[8];
+  int64_t k[8], v[8], kn[8];
   if (attn_static_shape(mlirValueGetType(mlirOperationGetOperand(op, 0)), k) != 4 ||
       attn_static_shape(mlirValueGetType(mlirOperationGetOperand(op, 1)), v) != 4 ||
       attn_static_shape(mlirValueGetType(mlirOperationGetOperand(
@@ -664,19 +672,8 @@ bool attn_cache_append_read(MlirOperation op, struct attn_append_config *out,
   out->head_dim = kn[3];
   out->value_dim = v[3];
   out->max_seq = k[2];
-  if (out->has_table) {
-    MlirType tt = mlirValueGetType(mlirOperationGetOperand(op, 3));
-    if (attn_static_shape(tt, t) != 2) {
-      char ty[128];
-      snprintf(err, errlen, "block_table must be a static rank-2 tensor, "
-                            "found %s",
-               attn_type_str(tt, ty, sizeof ty));
-      return false;
-    }
-    out->num_pages = k[0];
-    out->max_seq = t[1] * k[2];
-  }
-  return true;
+  return !out->has_table ||
+         read_table(op, 3, k, &out->num_pages, &out->max_seq, err, errlen);
 }
 
 bool attn_cache_append_get_config(MlirOperation op,

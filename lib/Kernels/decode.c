@@ -190,30 +190,6 @@ static void merge_warps(struct dec *e) {
   attn_b_if_close(b, &act, 0, NULL);
 }
 
-MlirAttribute dk_param_attrs(struct attn_builder *b, const char *access) {
-  MlirNamedAttribute a[] = {
-      attn_b_named(b, "llvm.noalias", attn_b_attr_unit(b)),
-      attn_b_named(b, access, attn_b_attr_unit(b)),
-  };
-  return mlirDictionaryAttrGet(b->ctx, 2, a);
-}
-
-MlirAttribute dk_decode_info(struct attn_builder *b,
-                             const struct attn_decode_kernel *k) {
-  MlirNamedAttribute a[] = {
-      attn_b_named(b, "splits", attn_b_attr_i64(b, k->splits)),
-      attn_b_named(b, "rows_per_cta", attn_b_attr_i64(b, k->rows_per_cta)),
-      attn_b_named(b, "body", attn_b_attr_str(b, k->mma ? "mma" : "lanes")),
-      attn_b_named(b, "paged", attn_b_attr_bool(b, k->paged)),
-      attn_b_named(b, "page_size", attn_b_attr_i64(b, k->page_size)),
-      attn_b_named(b, "causal", attn_b_attr_bool(b, k->causal)),
-      attn_b_named(b, "scale", attn_b_attr_f64(b, k->scale)),
-      attn_b_named(b, "rope", attn_b_attr_bool(b, k->rope)),
-      attn_b_named(b, "append_rows", attn_b_attr_i64(b, k->append_rows)),
-  };
-  return mlirDictionaryAttrGet(b->ctx, sizeof a / sizeof *a, a);
-}
-
 static bool build_split(MlirOperation gm, MlirLocation loc,
                         const struct attn_decode_kernel *k, const char *name) {
   struct attn_builder bb;
@@ -223,8 +199,6 @@ static bool build_split(MlirOperation gm, MlirLocation loc,
   attn_builder_at_end(b, attn_b_region_block(gm, 0));
   attn_k_declare_libdevice(b, gm, 16);
   const char *ty = k->bf16 ? "bf16" : "f16";
-  int64_t rows = k->paged ? k->num_pages : k->batch;
-  int64_t crows = k->paged ? k->page_size : k->max_seq;
   int64_t grid[3] = {k->splits, k->kv_heads * attn_decode_row_groups(k),
                      k->batch};
   struct attn_k_param params[6];
@@ -232,19 +206,11 @@ static bool build_split(MlirOperation gm, MlirLocation loc,
   params[np++] = (struct attn_k_param){
       .name = "q", .dtype = ty, .align = 16,
       .shape = {k->batch, k->heads, k->seq_q, k->head_dim}};
-  params[np++] = (struct attn_k_param){
-      .name = "k_cache", .dtype = ty, .align = 16,
-      .shape = {rows, k->kv_heads, crows, k->head_dim}};
-  params[np++] = (struct attn_k_param){
-      .name = "v_cache", .dtype = ty, .align = 16,
-      .shape = {rows, k->kv_heads, crows, k->head_dim}};
-  params[np++] = (struct attn_k_param){.name = "cache_seqlens", .dtype = "i32",
-                                       .align = 4, .rank = 1,
-                                       .shape = {k->batch}};
+  params[np++] = dk_cache_param(k, "k_cache");
+  params[np++] = dk_cache_param(k, "v_cache");
+  params[np++] = dk_cache_param(k, "cache_seqlens");
   if (k->paged)
-    params[np++] = (struct attn_k_param){.name = "block_table", .dtype = "i32",
-                                         .align = 4, .rank = 2,
-                                         .shape = {k->batch, k->max_pages}};
+    params[np++] = dk_cache_param(k, "block_table");
   if (k->splits <= 1)
     params[np++] = (struct attn_k_param){
         .name = "out", .dtype = ty, .align = 16,

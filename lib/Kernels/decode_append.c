@@ -28,17 +28,6 @@ static int64_t append_tasks(const struct attn_decode_kernel *k) {
   return k->batch * k->kv_heads * k->append_rows * (k->head_dim / 8);
 }
 
-/// The 16 bytes at element offset off (i64) of p as four i32 words.
-static void load_words(struct dec *e, MlirValue p, MlirValue off, MlirValue w[4]) {
-  struct attn_builder *b = e->b;
-  MlirValue v = attn_k_gemm_load_vec(b, attn_k_gep_elem(b, p, off, elem16(e)),
-                                     4, b->t.i32, 16);
-  for (int x = 0; x < 4; ++x) {
-    MlirValue opd[2] = {v, attn_b_i32(b, x)};
-    w[x] = attn_b_op1(b, "llvm.extractelement", b->t.i32, 2, opd, 0, NULL);
-  }
-}
-
 bool dk_build_append(MlirOperation gm, MlirLocation loc,
                      const struct attn_decode_kernel *k, const char *name) {
   struct attn_builder bb;
@@ -48,8 +37,6 @@ bool dk_build_append(MlirOperation gm, MlirLocation loc,
   attn_builder_at_end(b, attn_b_region_block(gm, 0));
   attn_k_declare_libdevice(b, gm, 16);
   const char *ty = k->bf16 ? "bf16" : "f16";
-  int64_t rows = k->paged ? k->num_pages : k->batch;
-  int64_t crows = k->paged ? k->page_size : k->max_seq;
   int64_t d = k->head_dim, chunks = d / 8, tasks = append_tasks(k);
   int64_t grid[3] = {(tasks + ATTN_DECODE_THREADS - 1) / ATTN_DECODE_THREADS, 1, 1};
   struct attn_k_param params[6];
@@ -60,19 +47,11 @@ bool dk_build_append(MlirOperation gm, MlirLocation loc,
   params[np++] = (struct attn_k_param){
       .name = "v_new", .dtype = ty, .align = 16,
       .shape = {k->batch, k->kv_heads, k->append_rows, d}};
-  params[np++] = (struct attn_k_param){.name = "cache_seqlens", .dtype = "i32",
-                                       .align = 4, .rank = 1,
-                                       .shape = {k->batch}};
+  params[np++] = dk_cache_param(k, "cache_seqlens");
   if (k->paged)
-    params[np++] = (struct attn_k_param){.name = "block_table", .dtype = "i32",
-                                         .align = 4, .rank = 2,
-                                         .shape = {k->batch, k->max_pages}};
-  params[np++] = (struct attn_k_param){.name = "k_cache", .dtype = ty,
-                                       .align = 16,
-                                       .shape = {rows, k->kv_heads, crows, d}};
-  params[np++] = (struct attn_k_param){.name = "v_cache", .dtype = ty,
-                                       .align = 16,
-                                       .shape = {rows, k->kv_heads, crows, d}};
+    params[np++] = dk_cache_param(k, "block_table");
+  params[np++] = dk_cache_param(k, "k_cache");
+  params[np++] = dk_cache_param(k, "v_cache");
   MlirNamedAttribute extra[] = {
       attn_b_named(b, "decode", dk_decode_info(b, k)),
   };
@@ -134,10 +113,10 @@ bool dk_build_append(MlirOperation gm, MlirLocation loc,
     for (int x = 0; x < 4; ++x)
       kw[x] = attn_k_pack2(b, k->bf16, y[2 * x], y[2 * x + 1]);
   } else {
-    load_words(&e, kn, attn_b_addi(b, src, i64v(&e, col)), kw);
+    dk_load4w(&e, kn, attn_b_addi(b, src, i64v(&e, col)), kw);
   }
   MlirValue vw[4];
-  load_words(&e, vn, attn_b_addi(b, src, i64v(&e, col)), vw);
+  dk_load4w(&e, vn, attn_b_addi(b, src, i64v(&e, col)), vw);
   attn_k_store_vec(b, kw, 4, attn_k_gep_elem(b, e.kc, at, elem16(&e)));
   attn_k_store_vec(b, vw, 4, attn_k_gep_elem(b, e.vc, at, elem16(&e)));
   attn_b_if_close(b, &w, 0, NULL);

@@ -1,12 +1,13 @@
 //===- decode_common.c - The decode kernel's rows, q, keys and scores -----===//
 //
-// What both bodies of the decode kernel (decode_lanes.c, decode_mma.c)
-// take from here: a row of the CTA's group (its query head and row, its
+// What the decode kernel's files (decode_lanes.c, decode_mma.c,
+// decode_append.c, decode.c) take from here: a row of the CTA's group (its query head and row, its
 // position len - Nq + i, the keys [lo, hi) it sees, ALiBi's slope), q's 8
 // columns from any column, rotated at the row's position (RoPE's angles as
 // fractions of a turn in f64, sin and cos by the MUFU), a key's row in a
 // contiguous or paged cache (an entry out of [0, P) reads page 0, as the
-// CPU path), and a score's modifiers in order and masks.
+// CPU path), and a score's modifiers in order and masks; the kernels'
+// parameters (the caches', their attributes) and manifest dictionary.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Kernels/decode_common.h"
@@ -29,7 +30,19 @@ int64_t attn_decode_row_groups(const struct attn_decode_kernel *k) {
 
 /// The 16 bytes at element offset off (i64) of the 16-bit tensor p, as 8
 /// f32 values.
+void dk_load4w(struct dec *e, MlirValue p, MlirValue off, MlirValue w[4]) {
+  struct attn_builder *b = e->b;
+  MlirValue v = attn_k_gemm_load_vec(b, attn_k_gep_elem(b, p, off, elem16(e)),
+                                     4, b->t.i32, 16);
+  for (int x = 0; x < 4; ++x) {
+    MlirValue opd[2] = {v, attn_b_i32(b, x)};
+    w[x] = attn_b_op1(b, "llvm.extractelement", b->t.i32, 2, opd, 0, NULL);
+  }
+}
+
 void dk_load8(struct dec *e, MlirValue p, MlirValue off, MlirValue out[8]) {
+  // Each word unpacked as it is extracted (the order the measured kernels'
+  // PTX has).
   struct attn_builder *b = e->b;
   MlirValue v = attn_k_gemm_load_vec(b, attn_k_gep_elem(b, p, off, elem16(e)),
                                      4, b->t.i32, 16);
@@ -39,6 +52,21 @@ void dk_load8(struct dec *e, MlirValue p, MlirValue off, MlirValue out[8]) {
                              NULL);
     attn_k_unpack2(b, e->k->bf16, x, &out[2 * w], &out[2 * w + 1]);
   }
+}
+
+struct attn_k_param dk_cache_param(const struct attn_decode_kernel *k,
+                                   const char *name) {
+  const char *ty = k->bf16 ? "bf16" : "f16";
+  if (!strcmp(name, "cache_seqlens"))
+    return (struct attn_k_param){.name = name, .dtype = "i32", .align = 4,
+                                 .rank = 1, .shape = {k->batch}};
+  if (!strcmp(name, "block_table"))
+    return (struct attn_k_param){.name = name, .dtype = "i32", .align = 4,
+                                 .rank = 2, .shape = {k->batch, k->max_pages}};
+  return (struct attn_k_param){
+      .name = name, .dtype = ty, .align = 16,
+      .shape = {k->paged ? k->num_pages : k->batch, k->kv_heads,
+                k->paged ? k->page_size : k->max_seq, k->head_dim}};
 }
 
 /// tanh.approx.f32: llvm.intr.tanh with afn (as score_fn.c's softcap).
@@ -226,3 +254,26 @@ MlirValue dk_score(struct dec *e, const struct drow *w, MlirValue dot,
   return attn_b_select(b, vis, s, e->ninf);
 }
 
+MlirAttribute dk_param_attrs(struct attn_builder *b, const char *access) {
+  MlirNamedAttribute a[] = {
+      attn_b_named(b, "llvm.noalias", attn_b_attr_unit(b)),
+      attn_b_named(b, access, attn_b_attr_unit(b)),
+  };
+  return mlirDictionaryAttrGet(b->ctx, 2, a);
+}
+
+MlirAttribute dk_decode_info(struct attn_builder *b,
+                             const struct attn_decode_kernel *k) {
+  MlirNamedAttribute a[] = {
+      attn_b_named(b, "splits", attn_b_attr_i64(b, k->splits)),
+      attn_b_named(b, "rows_per_cta", attn_b_attr_i64(b, k->rows_per_cta)),
+      attn_b_named(b, "body", attn_b_attr_str(b, k->mma ? "mma" : "lanes")),
+      attn_b_named(b, "paged", attn_b_attr_bool(b, k->paged)),
+      attn_b_named(b, "page_size", attn_b_attr_i64(b, k->page_size)),
+      attn_b_named(b, "causal", attn_b_attr_bool(b, k->causal)),
+      attn_b_named(b, "scale", attn_b_attr_f64(b, k->scale)),
+      attn_b_named(b, "rope", attn_b_attr_bool(b, k->rope)),
+      attn_b_named(b, "append_rows", attn_b_attr_i64(b, k->append_rows)),
+  };
+  return mlirDictionaryAttrGet(b->ctx, sizeof a / sizeof *a, a);
+}

@@ -4,7 +4,8 @@
 //
 //   decode_common.c the rows of a CTA (which query head and row, position,
 //                   key bounds, ALiBi's slope), q's loads and RoPE, a key's
-//                   row in the cache, a score's modifiers and masks
+//                   row in the cache, a score's modifiers and masks, the
+//                   kernels' parameters and manifest dictionary
 //   decode_lanes.c  the lanes body: 8 columns of a key row a lane, FMAs and
 //                   a butterfly per key and row
 //   decode_mma.c    the tensor-core body: 16 keys a warp step by mma.sync
@@ -92,6 +93,13 @@ static inline int64_t states_bytes(const struct attn_decode_kernel *k) {
 /// attn_decode_row_groups): the 16 bytes at element offset off (i64) of the 16-bit tensor p,
 /// as 8 f32 values.
 void dk_load8(struct dec *e, MlirValue p, MlirValue off, MlirValue out[8]);
+/// The same 16 bytes as four i32 words.
+void dk_load4w(struct dec *e, MlirValue p, MlirValue off, MlirValue w[4]);
+/// The launch parameter `name` of k's kernels: k_cache or v_cache (the
+/// cache's shape: [B or P, Hk, M or page_size, D]), cache_seqlens,
+/// block_table.
+struct attn_k_param dk_cache_param(const struct attn_decode_kernel *k,
+                                   const char *name);
 /// The element offset (i64) of column 0 of key j (i32, < len) of K/V head g
 /// in the cache (a paged cache through the block table); *valid, when
 /// asked, whether its page is in [0, P) (else it is page 0's row; null
@@ -129,9 +137,10 @@ void dk_lanes_store(struct dec *e, MlirValue *st);
 /// decode_append.c: the append kernel @name of k (append_rows > 0).
 bool dk_build_append(MlirOperation gm, MlirLocation loc,
                      const struct attn_decode_kernel *k, const char *name);
-/// decode.c: {llvm.noalias, llvm.<access>}, a kernel parameter's attributes.
+/// {llvm.noalias, llvm.<access>}, a kernel parameter's attributes.
 MlirAttribute dk_param_attrs(struct attn_builder *b, const char *access);
-/// decode.c: the manifest's "decode" dictionary of k's kernels.
+/// The manifest's "decode" dictionary of k's kernels: what they compute
+/// beside their parameters.
 MlirAttribute dk_decode_info(struct attn_builder *b,
                              const struct attn_decode_kernel *k);
 

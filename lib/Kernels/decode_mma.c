@@ -33,18 +33,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/// The 16 bytes at element offset off (i64) of the 16-bit tensor p, as 4
-/// i32 words.
-static void load4w(struct dec *e, MlirValue p, MlirValue off, MlirValue w[4]) {
-  struct attn_builder *b = e->b;
-  MlirValue v = attn_k_gemm_load_vec(b, attn_k_gep_elem(b, p, off, elem16(e)),
-                                     4, b->t.i32, 16);
-  for (int x = 0; x < 4; ++x) {
-    MlirValue opd[2] = {v, attn_b_i32(b, x)};
-    w[x] = attn_b_op1(b, "llvm.extractelement", b->t.i32, 2, opd, 0, NULL);
-  }
-}
-
 /// The thread's rows (2 (lane % 4) and the next) and q^T's B fragments of
 /// row lane / 4 (zero past the CTA's rows).
 void dk_mma_rows(struct dec *e) {
@@ -120,7 +108,7 @@ static void load_kv_mma(struct dec *e, MlirValue kb, MlirValue last, bool v,
     for (int64_t r = 0; r < d / stride; ++r) {
       MlirValue at = attn_b_addi(b, off, attn_b_i64(b, stride * r));
       if (mlirValueIsNull(dst)) {
-        load4w(e, v ? e->vc : e->kc, at, w[x][r]);
+        dk_load4w(e, v ? e->vc : e->kc, at, w[x][r]);
         continue;
       }
       // kv_stages: 16 bytes by cp.async into the thread's chunk c of the
