@@ -112,6 +112,11 @@ if python_has("torch"):
     if python_has("torch; assert hasattr(torch.library, 'custom_op') and "
                   "hasattr(torch, 'compile')"):
         config.available_features.add("torch-custom-op")
+    # transformers: Hugging Face transformers with its attention and mask
+    # interfaces (the GPU machine's 5.x; not on CI's CPU machines), for
+    # attn.hf on real model code.
+    if python_has("transformers.masking_utils; from transformers import AttentionInterface"):
+        config.available_features.add("transformers")
 # libfuzzer: the libFuzzer targets of test/fuzz were built (a clang build,
 # test/fuzz/build.sh); test/fuzz/*.test REQUIRE it.
 if all(os.path.exists(os.path.join(bin_dir, t))
