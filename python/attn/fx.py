@@ -4,26 +4,42 @@ code, with the RoPE that feeds it, as one attn program.
     import attn.fx
     model = torch.compile(model, backend="attn")      # or backend=attn.fx.backend
 
-The backend reads the FX graph dynamo captures. At each
-scaled_dot_product_attention it looks back through what feeds q, k and v
-for what attn computes inside its kernel:
+The backend reads the FX graph dynamo captures. At each attention, a
+scaled_dot_product_attention call or one written out in torch ops as
+transformers' eager attention is (`matmul(softmax(q @ k.transpose(2, 3) *
+scaling [softcapped: tanh(s / cap) * cap] [+ mask], -1), v)`, dropout only
+in eval), it looks back through what feeds q, k and v for what attn
+computes inside its kernel:
 
-- RoPE: `x * cos + rotate_half(x) * sin` (rotate_half: the two halves of the
-  last dim, swapped, the first negated), on the whole head or on its first
-  rotary_dim columns (`cat([rope(x[..., :r]), x[..., r:]], -1)`), with cos
-  and sin the cosines and sines of `cat([f, f], -1)`, f the outer product of
-  positions and an inv_freq buffer (as transformers' rotary embeddings
-  compute them, their attention_scaling folded into the scale). theta comes
-  from inv_freq's values, read when the graph is compiled; an inv_freq that
-  is not theta^(-2i/d) (llama3's or YaRN's scaled frequencies) is left to
-  torch. Positions that are an arange from a constant become an offset,
-  other positions (position_ids) the kernel's int32 position inputs;
+- RoPE: `x * cos + rot(x) * sin`, rot the rotate-half (the two halves of
+  the last dim, swapped, the first negated) with cos and sin the cosines
+  and sines of `cat([f, f], -1)`, or the interleaved rotation
+  (`stack([-x[..., 1::2], x[..., ::2]], -1).flatten(-2)`, GPT-J's and
+  Cohere's) with f repeated twice in place; on the whole head or on its
+  first rotary_dim columns (`cat([rope(x[..., :r]), x[..., r:]], -1)`);
+  conversions around it (Cohere rotates in float32) walked through; f the
+  outer product of positions and an inv_freq buffer (as transformers'
+  rotary embeddings compute them, their attention_scaling folded into the
+  scale). theta comes from inv_freq's values, read when the graph is
+  compiled, to the rounding of the buffer's dtype (a bf16 model's inv_freq
+  is read as the theta it rounds, and attn then rotates by the exact
+  frequencies, closer to the float32 model than the bf16 model's own
+  RoPE); an inv_freq that is not theta^(-2i/d) (llama3's or YaRN's scaled
+  frequencies) is left to torch. Positions that are an arange from a
+  constant become an offset, other positions (position_ids) the kernel's
+  int32 position inputs (position ids of 2^31 and more would not fit);
 - GQA's repeat_kv (`x[:, :, None].expand(...).reshape(...)`, or
   repeat_interleave on dim 1), dropped: attn reads each KV head once;
-- the mask: is_causal, or an attn_mask whose value does not depend on the
-  graph's inputs (transformers builds its causal and sliding-window masks
-  from aranges): evaluated once and recognised as causal, a causal sliding
-  window or no mask.
+- the mask: is_causal, or a mask (boolean, or additive: 0 where a key is
+  seen) whose value does not depend on the graph's inputs (transformers
+  builds its causal and sliding-window masks from aranges): evaluated once
+  and recognised as causal, a causal sliding window or no mask; a mask
+  that reads the inputs (padding) is left to torch;
+- the softcap of the written-out form.
+
+inv_freq is read once, when the graph compiles: a model that changes its
+inv_freq buffer in place afterwards must be compiled again
+(torch._dynamo.reset()).
 
 A match becomes one call of attn's custom op (attn.attention on torch
 without torch.library.custom_op), with its autograd; what it does not match
@@ -132,9 +148,9 @@ def _int(x):
     _fail("an integer computed by %s" % x.format_node())
 
 
-def _last_dim_slice(node):
-    """(x, start, stop) when node is x[..., start:stop] (a slice of the last
-    dim, unit step, everything else whole), else None."""
+def _last_dim_strided(node):
+    """(x, start, stop, step) when node is x[..., start:stop:step] (a slice of
+    the last dim, everything else whole), else None."""
     import torch.fx
     if not (isinstance(node, torch.fx.Node) and node.op == "call_function"
             and node.target is operator.getitem):
@@ -153,13 +169,22 @@ def _last_dim_slice(node):
     if Ellipsis not in idx and len(idx) != len(shape):
         return None
     s = idx[-1]
-    if s.step not in (None, 1):
+    step = 1 if s.step is None else _int(s.step)
+    if step < 1:
         return None
     d = shape[-1]
     start = 0 if s.start is None else _int(s.start)
     stop = d if s.stop is None else _int(s.stop)
     start, stop = (start + d if start < 0 else start), (stop + d if stop < 0 else stop)
-    return x, max(0, start), min(d, stop)
+    return x, max(0, start), min(d, stop), step
+
+
+def _last_dim_slice(node):
+    """(x, start, stop) when node is x[..., start:stop] (unit step), else None."""
+    got = _last_dim_strided(node)
+    if not got or got[3] != 1:
+        return None
+    return got[:3]
 
 
 def _negated(node):
@@ -209,6 +234,34 @@ def _rotate_half_of(node):
     return x
 
 
+def _rotate_interleaved_of(node):
+    """x when node is the interleaved rotation of x (GPT-J's, Cohere's):
+    stack([-x[..., 1::2], x[..., ::2]], -1).flatten(-2)."""
+    if not _is(node, "flatten") or len(_meta_shape(node) or ()) < 2:
+        return None
+    rank = len(_meta_shape(node))
+    start = _arg(node, 1, "start_dim", 0)
+    end = _arg(node, 2, "end_dim", -1)
+    if start not in (-2, rank - 1) or end not in (-1, rank):
+        return None
+    st = node.args[0]
+    if not _is(st, "stack"):
+        return None
+    parts, dim = _arg(st, 0, "tensors"), _arg(st, 1, "dim", 0)
+    if not isinstance(parts, (list, tuple)) or len(parts) != 2 or dim not in (-1, rank):
+        return None
+    neg = _negated(parts[0])
+    odd = _last_dim_strided(neg) if neg is not None else None
+    even = _last_dim_strided(parts[1])
+    if not odd or not even or odd[0] is not even[0]:
+        return None
+    x = odd[0]
+    d = _meta_shape(x)[-1]
+    if d % 2 or (odd[1], odd[2], odd[3], even[1], even[2], even[3]) != (1, d, 2, 0, d, 2):
+        return None
+    return x
+
+
 def _product_pairs(node):
     """The (a, b) orders of a product node's two tensor operands."""
     if not _is(node, "mul"):
@@ -217,38 +270,56 @@ def _product_pairs(node):
     return [(a, b), (b, a)]
 
 
+# Conversions a model wraps RoPE in (Cohere rotates in float32): walked through.
+_CONVERSIONS = ("to", "float", "type", "half", "bfloat16", "contiguous")
+
+
+def _unconverted(node):
+    import torch.fx
+    while isinstance(node, torch.fx.Node) and _is(node, *_CONVERSIONS):
+        node = node.args[0]
+    return node
+
+
 def _rope_core(node):
-    """(x, cos_node, sin_node) when node is x * cos + rotate_half(x) * sin
-    (either order of the sum and of each product)."""
+    """(x, cos_node, sin_node, layout) when node is x * cos + rot(x) * sin
+    (either order of the sum and of each product), rot the rotate-half or
+    the interleaved rotation; x is past any conversion."""
     if not _is(node, "add") or len(node.args) != 2 or node.kwargs.get("alpha", 1) != 1:
         return None
     for m1, m2 in ((node.args[0], node.args[1]), (node.args[1], node.args[0])):
         for x, c in _product_pairs(m1):
             for r, s in _product_pairs(m2):
-                if _rotate_half_of(r) is x and x is not None:
-                    return x, c, s
+                if x is None:
+                    continue
+                if _rotate_half_of(r) is x:
+                    return _unconverted(x), c, s, "rotate_half"
+                if _rotate_interleaved_of(r) is x:
+                    return _unconverted(x), c, s, "interleaved"
     return None
 
 
 def _rope(node):
-    """(x, rotary_dim, cos_node, sin_node) for RoPE on the whole head or on
-    its first rotary_dim columns; None when node is not RoPE."""
+    """(x, rotary_dim, cos_node, sin_node, layout) for RoPE on the whole head
+    or on its first rotary_dim columns; None when node is not RoPE."""
+    node = _unconverted(node)
     core = _rope_core(node)
     if core:
-        x, c, s = core
-        return x, _meta_shape(x)[-1], c, s
+        x, c, s, layout = core
+        return x, _meta_shape(x)[-1], c, s, layout
     got = _cat_parts(node)
     if got and len(got[0]) == 2:
         (rot, rest), dim = got
-        core = _rope_core(rot)
-        tail = _last_dim_slice(rest)
+        core = _rope_core(_unconverted(rot))
+        tail = _last_dim_slice(_unconverted(rest))
         if core and tail:
-            y, c, s = core
+            y, c, s, layout = core
             head = _last_dim_slice(y)
-            if head and head[0] is tail[0] and head[1] == 0 and head[2] == tail[1]:
-                x = head[0]
+            if head and _unconverted(head[0]) is _unconverted(tail[0]) and head[1] == 0 \
+                    and head[2] == tail[1]:
+                x = _unconverted(head[0])
                 if tail[2] == _meta_shape(x)[-1] and dim in (-1, len(_meta_shape(x)) - 1):
-                    return x, head[2], c, s
+                    return x, head[2], c, s, layout
     return None
 
 
@@ -279,17 +350,39 @@ def _through(node, scale=None):
     return node
 
 
-def _table(node, fn):
+def _repeated_twice(node):
+    """f when node is repeat_interleave(f, 2, dim=-1), else None."""
+    if not _is(node, "repeat_interleave"):
+        return None
+    reps, dim = _arg(node, 1, "repeats"), _arg(node, 2, "dim")
+    shape = _meta_shape(node)
+    if reps != 2 or dim not in (-1, len(shape or ()) - 1):
+        return None
+    return node.args[0]
+
+
+def _table(node, fn, layout):
     """The frequency node f and the scale when node is fn(cat([f, f], -1))
-    (times a float), fn cos or sin, past broadcasts and conversions."""
+    (rotate-half) or fn(f) repeated twice in place (interleaved, before or
+    after fn), times a float, past broadcasts and conversions."""
     scale = []
     core = _through(node, scale)
+    if layout == "interleaved" and _repeated_twice(core) is not None:
+        inner = _through(_repeated_twice(core), scale)
+        if not _is(inner, fn):
+            _fail("RoPE's %s table is not %s(...) of its frequencies" % (fn, fn))
+        return inner.args[0], math.prod(scale) if scale else 1.0
     if not _is(core, fn):
         _fail("RoPE's %s table is not %s(...) of its frequencies" % (fn, fn))
     emb = _through(core.args[0])
+    if layout == "interleaved":
+        f = _repeated_twice(emb)
+        if f is None:
+            _fail("interleaved RoPE's frequencies are not repeat_interleave(f, 2, -1)")
+        return f, math.prod(scale) if scale else 1.0
     got = _cat_parts(emb)
     if not got or len(got[0]) != 2 or got[0][0] is not got[0][1]:
-        _fail("RoPE's frequencies are not cat([f, f], -1) (an interleaved table?)")
+        _fail("RoPE's frequencies are not cat([f, f], -1)")
     return got[0][0], math.prod(scale) if scale else 1.0
 
 
@@ -502,7 +595,7 @@ def _positions(gm, node, example, n):
 #===-- the rewrite ----------------------------------------------------------===#
 
 def rope_attention(q, k, v, q_positions, k_positions, theta, rotary_dim, offset, mask,
-                   window, scale):
+                   window, scale, layout=None, softcap=None):
     """The call a fused attention becomes: attn's custom op under
     torch.compile (torch 2.4 and later), attn.attention elsewhere. Positions
     are int tensors [B, N] / [B, M] (or [1, N], expanded) or None (then
@@ -512,6 +605,8 @@ def rope_attention(q, k, v, q_positions, k_positions, theta, rotary_dim, offset,
     rope = None
     if theta is not None:
         rope = dict(theta=theta, rotary_dim=rotary_dim)
+        if layout not in (None, "rotate_half"):
+            rope["layout"] = layout
         if q_positions is None:
             rope["offset"] = offset
         else:
@@ -523,15 +618,20 @@ def rope_attention(q, k, v, q_positions, k_positions, theta, rotary_dim, offset,
     win = None if window is None else (window - 1, None)
     op, _ = attn._register_ops()
     if op is not None:
-        return attn._compiled_attention(q, k, v, rope, mask, win, None, None, None, None, scale,
-                                        None)
-    return attn.attention(q, k, v, rope=rope, mask=mask, window=win, scale=scale)
+        return attn._compiled_attention(q, k, v, rope, mask, win, softcap, None, None, None,
+                                        scale, None)
+    return attn.attention(q, k, v, rope=rope, mask=mask, window=win, scale=scale,
+                          softcap=softcap)
 
 
-def _fuse_one(gm, node, example):
-    import torch
-    q_in, k_in, v_in = (_arg(node, i, nm) for i, nm in enumerate(("query", "key", "value")))
-    attn_mask = _arg(node, 3, "attn_mask")
+def _float_arg(x):
+    return x if isinstance(x, float) or (isinstance(x, int) and not isinstance(x, bool)) \
+        else None
+
+
+def _sdpa_parts(node):
+    """What an SDPA call attends: dict(q, k, v, mask, is_causal, scale,
+    softcap)."""
     dropout = _arg(node, 4, "dropout_p", 0.0)
     is_causal = _arg(node, 5, "is_causal", False)
     scale = node.kwargs.get("scale", node.args[6] if len(node.args) > 6 else None)
@@ -539,8 +639,96 @@ def _fuse_one(gm, node, example):
         _fail("dropout_p is %r" % (dropout,))
     if not isinstance(is_causal, bool):
         _fail("is_causal is computed in the graph")
-    if scale is not None and not isinstance(scale, (int, float)):
+    if scale is not None and _float_arg(scale) is None:
         _fail("the scale is computed in the graph")
+    return dict(q=_arg(node, 0, "query"), k=_arg(node, 1, "key"), v=_arg(node, 2, "value"),
+                mask=_arg(node, 3, "attn_mask"), is_causal=is_causal, scale=scale,
+                softcap=None)
+
+
+def _softcap_of(node):
+    """(x, cap) when node is tanh(x / cap) * cap (either order of the
+    product; or x * (1 / cap) inside), else None."""
+    for t, c in _product_pairs(node):
+        cap = _float_arg(c)
+        if cap is None or cap <= 0 or not _is(t, "tanh"):
+            continue
+        inner = t.args[0]
+        if _is(inner, "truediv", "div") and _float_arg(inner.args[1]) == cap:
+            return inner.args[0], float(cap)
+        for x, r in _product_pairs(inner):
+            if _float_arg(r) is not None and abs(_float_arg(r) * cap - 1.0) < 1e-12:
+                return x, float(cap)
+    return None
+
+
+def _eager_parts(node):
+    """What an attention written out in torch ops attends (transformers'
+    eager_attention_forward: matmul(softmax(q @ k^T * scaling [softcap]
+    [+ mask], -1), v), dropout in eval): dict as _sdpa_parts, or None when
+    node (a matmul) is not one."""
+    if not _is(node, "matmul") or len(node.args) != 2:
+        return None
+    p, v = node.args
+    while _is(p, *_CONVERSIONS) or _is(p, "dropout"):
+        if _is(p, "dropout"):
+            rate = _arg(p, 1, "p", 0.5)
+            training = _arg(p, 2, "training", True)
+            if not (rate == 0 or training is False):
+                _fail("attention dropout %r in training" % (rate,))
+        p = p.args[0]
+    if not _is(p, "softmax"):
+        return None
+    dim = _arg(p, 1, "dim")
+    sshape = _meta_shape(p)
+    if dim not in (-1, len(sshape or ()) - 1):
+        return None
+    scores, mask = p.args[0], None
+    qk = None
+
+    def logits(x):
+        """(q, k, scale, softcap) when x is (q @ k^T) * scale, softcapped."""
+        cap = None
+        sc = _softcap_of(x)
+        if sc:
+            x, cap = sc
+        scale = 1.0  # (written out, no factor means none)
+        for a, b in _product_pairs(x):
+            if _float_arg(b) is not None and _is(a, "matmul"):
+                x, scale = a, float(_float_arg(b))
+                break
+        else:
+            if _is(x, "truediv", "div") and _float_arg(x.args[1]):
+                x, scale = x.args[0], 1.0 / float(_float_arg(x.args[1]))
+        if not _is(x, "matmul"):
+            return None
+        q, kt = x.args[0], x.args[1]
+        if not _is(kt, "transpose"):
+            return None
+        rank = len(_meta_shape(kt) or ())
+        dims = {d % rank for d in kt.args[1:3] if isinstance(d, int)}
+        if rank != 4 or dims != {2, 3}:
+            return None
+        return q, kt.args[0], scale, cap
+    if _is(scores, "add") and len(scores.args) == 2:
+        for a, b in ((scores.args[0], scores.args[1]), (scores.args[1], scores.args[0])):
+            qk = logits(a)
+            if qk:
+                mask = b
+                break
+    if qk is None:
+        qk = logits(scores)
+    if qk is None:
+        return None
+    q, k, scale, cap = qk
+    return dict(q=q, k=k, v=v, mask=mask, is_causal=False, scale=scale, softcap=cap,
+                additive=True)
+
+
+def _fuse_one(gm, node, parts, example):
+    q_in, k_in, v_in = parts["q"], parts["k"], parts["v"]
+    attn_mask, is_causal, scale = parts["mask"], parts["is_causal"], parts["scale"]
+    softcap = parts["softcap"]
     qs, ks, vs = (_meta_shape(x) for x in (q_in, k_in, v_in))
     if qs is None or ks is None or vs is None or len(qs) != 4:
         _fail("q, k, v are not [B, H, N, D] tensors the graph records")
@@ -557,16 +745,16 @@ def _fuse_one(gm, node, example):
     if (k_rep is k_in) != (v_rep is v_in):
         k_rep, v_rep = k_in, v_in
     scale = float(scale) if scale is not None else d ** -0.5
-    theta = rotary = offset = None
+    theta = rotary = offset = layout = None
     qpos = kpos = None
     q_src, k_src = q_in, k_rep
     rq, rk = _rope(q_in), _rope(k_rep)
     if rq is not None and rk is not None:
-        (qx, rdim, qc, qsn), (kx, rdim_k, kc, ksn) = rq, rk
-        if rdim != rdim_k:
-            _fail("q and k rotate %d and %d columns" % (rdim, rdim_k))
-        tabs = [_table(t, fn) for t, fn in ((qc, "cos"), (qsn, "sin"), (kc, "cos"),
-                                             (ksn, "sin"))]
+        (qx, rdim, qc, qsn, layout), (kx, rdim_k, kc, ksn, layout_k) = rq, rk
+        if rdim != rdim_k or layout != layout_k:
+            _fail("q and k are rotated differently")
+        tabs = [_table(t, fn, layout) for t, fn in ((qc, "cos"), (qsn, "sin"), (kc, "cos"),
+                                                     (ksn, "sin"))]
         scales = {s for _, s in tabs}
         if len(scales) != 1:
             _fail("RoPE's cos and sin are scaled differently")
@@ -591,19 +779,24 @@ def _fuse_one(gm, node, example):
         q_src, k_src = qx, kx
     elif rq is not None or rk is not None:
         _fail("RoPE on only one of q and k")
-    if mask is None and theta is None and k_rep is k_in:
+    if mask is None and theta is None and k_rep is k_in and softcap is None \
+            and not parts.get("additive"):
         _fail("nothing for attn to fuse (plain attention without RoPE, GQA or a mask)")
-    # The call: before the SDPA node, its inputs all defined earlier.
+    # The call: before the attention's last node, its inputs all defined earlier.
     with gm.graph.inserting_before(node):
         new = gm.graph.call_function(
             rope_attention, (q_src, k_src, v_rep, qpos, kpos, theta, rotary, offset, mask,
-                             window, scale))
+                             window, scale), dict(layout=layout, softcap=softcap))
     node.replace_all_uses_with(new)
     gm.graph.erase_node(node)
     prog = dict(mask=mask, scale=round(scale, 6))
+    if softcap is not None:
+        prog["softcap"] = softcap
     if theta is not None:
         prog.update(theta=round(theta, 3), rotary_dim=rotary,
                     positions="offset %d" % offset if offset is not None else "tensor")
+        if layout != "rotate_half":
+            prog["layout"] = layout
     if window is not None:
         prog["window"] = window
     if _meta_shape(k_rep)[1] != qs[1]:
@@ -637,10 +830,14 @@ def fuse(gm, example_inputs=None):
     targets = _sdpa_functions()
     matches = []
     for node in list(gm.graph.nodes):
-        if node.op != "call_function" or node.target not in targets:
-            continue
         try:
-            prog = _fuse_one(gm, node, example)
+            if node.op == "call_function" and node.target in targets:
+                parts = _sdpa_parts(node)
+            else:
+                parts = _eager_parts(node)
+                if parts is None:
+                    continue
+            prog = _fuse_one(gm, node, parts, example)
             matches.append(Match(node.name, True, program=prog))
         except _NoMatch as e:
             matches.append(Match(node.name, False, why=str(e)))

@@ -54,6 +54,27 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
+def rotate_interleaved(x):
+    x1 = x[..., ::2]
+    x2 = x[..., 1::2]
+    return torch.stack([-x2, x1], dim=-1).flatten(-2)
+
+
+def eager_attention(q, k, v, mask, scaling, softcap, dropout=0.0):
+    """transformers' eager_attention_forward, written out (Gemma 2's with a
+    softcap): what attn.fx matches without an SDPA call."""
+    w = torch.matmul(q, k.transpose(2, 3)) * scaling
+    if softcap is not None:
+        w = w / softcap
+        w = torch.tanh(w)
+        w = w * softcap
+    if mask is not None:
+        w = w + mask
+    w = torch.nn.functional.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+    w = torch.nn.functional.dropout(w, p=dropout, training=dropout > 0)
+    return torch.matmul(w, v)
+
+
 def repeat_kv(x, n_rep, b, hk, n, d):
     if n_rep == 1:
         return x
@@ -65,8 +86,10 @@ class Layer(torch.nn.Module):
 
     def __init__(self, hidden=96, heads=4, kv_heads=2, head_dim=32, theta=10000.0,
                  rotary_dim=None, attention_scaling=1.0, mask="causal", window=None,
-                 positions="input", dropout=0.0, rope_k=True, llama3=False, shape=(2, 48)):
+                 positions="input", dropout=0.0, rope_k=True, llama3=False, shape=(2, 48),
+                 layout="rotate_half", attention="sdpa", softcap=None):
         super().__init__()
+        self.layout, self.attention, self.softcap = layout, attention, softcap
         self.shape = shape
         self.h, self.hk, self.d = heads, kv_heads, head_dim
         self.rot = rotary_dim or head_dim
@@ -87,13 +110,20 @@ class Layer(torch.nn.Module):
         inv = self.inv_freq[None, :, None].float().expand(self.shape[0], -1, 1)
         pos = position_ids[:, None, :].float()
         freqs = (inv.float() @ pos.float()).transpose(1, 2)
-        emb = torch.cat((freqs, freqs), dim=-1)
+        if self.layout == "interleaved":
+            emb = torch.repeat_interleave(freqs, 2, dim=-1)
+        else:
+            emb = torch.cat((freqs, freqs), dim=-1)
         cos = emb.cos() * self.attention_scaling
         sin = emb.sin() * self.attention_scaling
         return cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)
 
     def rope(self, x, cos, sin):
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+        if self.layout == "interleaved":
+            # Cohere's: rotated in float32, back to the input's dtype
+            dtype, xf = x.dtype, x.float()
+            return ((xf * cos) + (rotate_interleaved(xf) * sin)).to(dtype=dtype)
         if self.rot == self.d:
             return (x * cos) + (rotate_half(x) * sin)
         x_rot, x_pass = x[..., : self.rot], x[..., self.rot:]
@@ -114,7 +144,13 @@ class Layer(torch.nn.Module):
             k = self.rope(k, cos, sin)
         k = repeat_kv(k, self.h // self.hk, b, self.hk, n, self.d)
         v = repeat_kv(v, self.h // self.hk, b, self.hk, n, self.d)
-        if self.mask == "arange":
+        if self.attention == "eager":
+            i = torch.arange(n, device=self.dev)
+            allowed = i[None, :] <= i[:, None]
+            additive = torch.where(allowed, 0.0, torch.finfo(torch.float32).min)
+            o = eager_attention(q, k, v, additive[None, None].expand(b, 1, n, n),
+                                self.d ** -0.5, self.softcap, self.dropout)
+        elif self.mask == "arange":
             i = torch.arange(n, device=self.dev)
             allowed = i[None, :] <= i[:, None]
             if self.window:
@@ -194,6 +230,10 @@ def run(device, sdpa=None):
     case("sliding_window_mask", device, True, mask="arange", window=8)
     case("no_mask_mha", device, True, mask=None, kv_heads=4)
     case("bf16_inv_freq", device, True, theta=500000.0, inv_dtype=torch.bfloat16)
+    case("interleaved_float32_rotation", device, True, layout="interleaved")
+    case("eager_softcap_additive_mask", device, True, attention="eager", softcap=20.0,
+         grads=True)
     case("llama3_scaled_frequencies", device, False, llama3=True)
     case("dropout", device, False, dropout=0.1)
     case("rope_on_q_only", device, False, rope_k=False)
+    case("eager_dropout_training", device, False, attention="eager", dropout=0.1)
