@@ -247,7 +247,7 @@ class InternalDW:
         loss = loss_fn(preds, targets)
         if not self.enabled:
             loss.backward()
-            self.history.append(dict(loss=float(loss)))
+            self.history.append(dict(loss=float(loss.detach())))
             return loss.detach()
         k = futures.shape[0]
         # The noise-only injection at the predictions: the loss gradients at
@@ -272,7 +272,7 @@ class InternalDW:
             self._mode = _OFF
         for s in self.stats.values():
             s._update(self.decay, self.bounds, 1.0 / (k - 1.0))
-        self.history.append(self._log(float(loss)))
+        self.history.append(self._log(float(loss.detach())))
         return loss.detach()
 
     def _probe_inputs(self):

@@ -157,7 +157,7 @@ def train(method, tb, seed, horizon=32, eval_horizon=None, steps=200, batch=64, 
             if method == "clip":
                 torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         opt.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     out = dict(method=method, system=tb.name, setting=tb.setting, seed=seed, horizon=horizon,
                eval_horizon=eval_horizon, steps=steps, seconds=time.time() - t0,
                loss_first=losses[0], loss_last=sum(losses[-20:]) / len(losses[-20:]))
