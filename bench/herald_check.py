@@ -15,7 +15,8 @@
    attn.attention) trained here on the generated instruction corpus with a
    hidden refusal rule; Herald reading its prefill through forward hooks;
    the same F1 table; the refusal rate before and after zero-projecting
-   the harm direction at the peak-monotonicity layer (and at every layer);
+   the harm direction at the peak-monotonicity layer (and at every layer,
+   and the classes' mean difference at every layer for comparison);
    the probe's cost against the prefill's, measured and counted.
 3. With --hf-model and --prompts: a local Hugging Face-format causal LM
    (transformers) and a JSON-lines file of {"prompt": text, "label": 0 or
@@ -199,6 +200,18 @@ def toy_part(args):
     out["refusal_after_peak"] = refusal(peak)
     out["refusal_after_layer"] = [refusal(l) for l in range(len(layers))]
     out["refusal_after_all"] = refusal(list(range(len(layers))))
+    # The classic refusal direction for comparison: each layer's difference
+    # of the class means (not Herald's LDA direction), zero-projected at
+    # every layer.
+    y = fit_y.bool()
+    dm = fit_s[y].float().mean(0) - fit_s[~y].float().mean(0)
+    means_probe = H.Herald(torch.nn.functional.normalize(dm, dim=1), probe.midpoint, probe.scale)
+    with torch.no_grad(), means_probe.intervene(layers, list(range(len(layers)))):
+        logits = model(test_ids)[:, -1]
+    r = logits.argmax(-1) == toy.REFUSE
+    out["refusal_after_all_mean_difference"] = dict(
+        harmful=float(r[test_y == 1].float().mean()), harmless=float(r[test_y == 0].float().mean()),
+        margin_harmful=float((logits[:, toy.REFUSE] - logits[:, toy.COMPLY])[test_y == 1].mean()))
     # The probe only reads: the logits with it attached equal those without.
     with torch.no_grad():
         plain = model(test_ids[:64])
@@ -372,6 +385,8 @@ def report(results):
         rows += [("layer %d%s" % (i, " (peak)" if i == r["peak_layer"] else ""), x)
                  for i, x in enumerate(r["refusal_after_layer"])]
         rows.append(("every layer", r["refusal_after_all"]))
+        rows.append(("every layer, the class-mean difference instead",
+                     r["refusal_after_all_mean_difference"]))
         for name, x in rows:
             w("| %s | %.3f | %.3f | %.2f |" % (name, x["harmful"], x["harmless"],
                                                x["margin_harmful"]))
