@@ -92,7 +92,7 @@ def evaluate(model, data, horizon, batch=512):
     """RMSE over the first `horizon` steps, and per step, on data (on the
     model's device)."""
     dev = next(model.parameters()).device
-    sq, per = 0.0, torch.zeros(horizon, dtype=torch.float64)
+    per = torch.zeros(horizon, dtype=torch.float64)
     model.eval()
     with torch.no_grad():
         for i in range(0, len(data), batch):
@@ -101,8 +101,7 @@ def evaluate(model, data, horizon, batch=512):
             per += e.pow(2).mean(-1).sum(0).cpu()
     model.train()
     per /= len(data)
-    sq = float(per.mean())
-    return math.sqrt(sq), per.sqrt().tolist()
+    return math.sqrt(float(per.mean())), per.sqrt().tolist()
 
 
 def make_model(method, tb, seed, hidden=32, blocks=1, bounds=DEFAULT_BOUNDS,
@@ -209,7 +208,7 @@ def recovery(model, dw, tb, data, horizon, batches=8, batch=64, seed=7, warmup=2
         dw.backward(preds, d.targets[:, :horizon],
                     tb.futures(d.state, dw.probes, horizon, sgen), mse)
     model.zero_grad(set_to_none=True)
-    acc = {m: [0.0, 0.0, 0.0] for m in ("bptt", "dw", "clip", "tbptt")}
+    acc = {m: [0.0, 0.0] for m in ("bptt", "dw", "clip", "tbptt")}
     truth_sq = 0.0
     for _ in range(batches):
         d = batch_of()

@@ -60,10 +60,10 @@ def _sine(state, period):
 
 
 class System:
-    """A driven system: init(n, gen) -> state; step(state, gen, noise=True)
-    -> (state, obs [n, d_obs], drive [n, d_drive]) advancing one observation.
-    noise=False steps with the unpredictable part of the drive at zero
-    (unused by the samplers, which draw it)."""
+    """A driven system: init(n, gen) -> state; step(state, gen, sampling)
+    -> (state, obs [n, d_obs], drive [n, d_drive] or None) advancing one
+    observation; sampling is True when the noise sampler re-simulates (a
+    system may draw there only what its sampler represents)."""
     d_obs = 1
     d_drive = 0       # drive columns the forecaster sees in its history
     burn_in = 200
@@ -94,7 +94,7 @@ class Narma(System):
             u = u + self.sigma * _normal(u.shape, gen)
         return u.clamp(0.0, 0.5)
 
-    def step(self, state, gen):
+    def step(self, state, gen, sampling=False):
         y, ubuf = state["y"], state["u"]
         u = self.drive(state, gen)
         ubuf = torch.cat([ubuf[:, 1:], u[:, None]], 1)        # u(t-m+1) .. u(t)
@@ -116,20 +116,19 @@ class MackeyGlass(System):
         super().__init__(sigma)
         self.lag = int(round(self.TAU / self.DT))
         self.pulses = pulses
-        self.sample_pulses = False
         self.burn_in = 100
 
     def init(self, n, gen):
         return dict(x=_uniform((n, self.lag + 1), gen, 0.5, 1.3))
 
-    def step(self, state, gen):
+    def step(self, state, gen, sampling=False):
         x = state["x"]
         for _ in range(self.SUB):
             cur, lagged = x[:, -1], x[:, 0]
             nxt = cur + self.DT * (0.2 * lagged / (1.0 + lagged ** 10) - 0.1 * cur)
             nxt = nxt + self.sigma * math.sqrt(self.DT) * _normal(cur.shape, gen)
             x = torch.cat([x[:, 1:], nxt[:, None]], 1)
-        if self.pulses and (self.sample_pulses or not getattr(self, "_sampling", False)):
+        if self.pulses and not sampling:
             kick = (_uniform((x.shape[0],), gen) < 0.05).double() * 0.15 * torch.sign(
                 _normal((x.shape[0],), gen))
             x = torch.cat([x[:, :-1], (x[:, -1] + kick)[:, None]], 1)
@@ -150,7 +149,7 @@ class Lorenz96(System):
     def _f(self, x):
         return (torch.roll(x, -1, 1) - torch.roll(x, 2, 1)) * torch.roll(x, 1, 1) - x + self.F
 
-    def step(self, state, gen):
+    def step(self, state, gen, sampling=False):
         x = state["x"]
         for _ in range(self.SUB):
             k1 = self._f(x)
@@ -178,7 +177,7 @@ class LongMemory(System):
         return dict(y=0.1 * _normal((n, self.L), gen), phase=_uniform((n,), gen, 0.0, 2 * math.pi),
                     t=torch.zeros(n, dtype=torch.float64))
 
-    def step(self, state, gen):
+    def step(self, state, gen, sampling=False):
         y = state["y"]
         nxt = y @ self.a + 0.1 * _sine(state, self.PERIOD) + self.sigma * _normal((y.shape[0],), gen)
         return dict(state, y=torch.cat([y[:, 1:], nxt[:, None]], 1), t=state["t"] + 1), \
@@ -197,7 +196,7 @@ class Control(System):
         return dict(r=sd * _normal((n,), gen), phase=_uniform((n,), gen, 0.0, 2 * math.pi),
                     t=torch.zeros(n, dtype=torch.float64))
 
-    def step(self, state, gen):
+    def step(self, state, gen, sampling=False):
         r = self.PHI * state["r"] + self.sigma * _normal(state["r"].shape, gen)
         new = dict(state, r=r, t=state["t"] + 1)
         return new, (_sine(new, self.PERIOD) + r)[:, None], None
@@ -247,7 +246,6 @@ class Testbed:
         s = self.system
         self.d_out = s.d_obs
         self.d_in = s.d_obs + s.d_drive
-        self._scale = None
         self._scale = self._pilot()
 
     def __repr__(self):
@@ -255,18 +253,18 @@ class Testbed:
 
     def _pilot(self):
         gen = torch.Generator().manual_seed(PILOT_SEED)
-        feats, _ = self._run(256, self.window + 64, gen, self.system.init(256, gen), burn=True)
+        feats, _ = self._run(self.window + 64, gen, self.system.init(256, gen), burn=True)
         f = feats.reshape(-1, self.d_in)
         return f.mean(0), f.std(0).clamp_min(1e-6)
 
-    def _run(self, n, steps, gen, state, burn=False):
+    def _run(self, steps, gen, state, burn=False, sampling=False):
         s = self.system
         if burn:
             for _ in range(s.burn_in):
                 state, _, _ = s.step(state, gen)
         feats = []
         for _ in range(steps):
-            state, obs, drive = s.step(state, gen)
+            state, obs, drive = s.step(state, gen, sampling)
             feats.append(obs if drive is None else torch.cat([obs, drive], 1))
         return torch.stack(feats, 1), state
 
@@ -279,9 +277,9 @@ class Testbed:
         targets, and the state at the origin."""
         gen = torch.Generator().manual_seed(int(seed))
         s = self.system
-        hist, state = self._run(n, self.window, gen, s.init(n, gen), burn=True)
+        hist, state = self._run(self.window, gen, s.init(n, gen), burn=True)
         origin = {k: v.clone() for k, v in state.items()}
-        fut, _ = self._run(n, horizon, gen, state)
+        fut, _ = self._run(horizon, gen, state)
         out = slice(0, self.d_out)
         mean = None
         if isinstance(s, Control):
@@ -292,12 +290,7 @@ class Testbed:
         """[k, n, horizon, d_out]: the futures the states could have had,
         re-simulated under fresh draws of the drive (the noise sampler)."""
         n = next(iter(state.values())).shape[0]
-        s = self.system
-        s._sampling = True
-        try:
-            fut, _ = self._run(n * k, horizon, gen, _repeat(state, k))
-        finally:
-            s._sampling = False
+        fut, _ = self._run(horizon, gen, _repeat(state, k), sampling=True)
         return self._norm(fut[..., :self.d_out], slice(0, self.d_out)).reshape(
             k, n, horizon, self.d_out)
 
