@@ -43,6 +43,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 
+import chart_util  # noqa: E402  (bench/, the script's folder)
+
 from attn import herald as H  # noqa: E402
 from attn.herald import synthetic as S  # noqa: E402
 
@@ -141,14 +143,12 @@ def synthetic_part(args):
     return out
 
 
-def states_of(model, probe_layers, ids, batch=500):
+def states_of(model, layers, ids, batch=500):
     """Last-token states [n, L, d] of prompts ids, read by forward hooks."""
-    dummy = H.Herald(torch.zeros(len(probe_layers), 1), torch.zeros(len(probe_layers)),
-                     torch.ones(len(probe_layers)))
     parts = []
     with torch.no_grad():
         for i in range(0, len(ids), batch):
-            with dummy.attach(probe_layers) as run:
+            with H.read_states(layers) as run:
                 model(ids[i:i + batch])
             parts.append(run.stacked())
     return torch.cat(parts)
@@ -297,13 +297,12 @@ def hf_part(args):
     if layers is None:
         raise SystemExit("herald_check: %s has no model.layers to hook" % args.hf_model)
     layers = list(layers)
-    dummy = H.Herald(torch.zeros(len(layers), 1), torch.zeros(len(layers)), torch.ones(len(layers)))
     states = []
     t0 = time.time()
     with torch.no_grad():
         for text, _ in rows:
             enc = tok(text, return_tensors="pt").to(dev)
-            with dummy.attach(layers) as run:
+            with H.read_states(layers) as run:
                 model(**enc)
             states.append(run.stacked().float().cpu())
     states = torch.cat(states)
@@ -316,7 +315,7 @@ def hf_part(args):
         tr.append(idx[:len(idx) // 2])
         te.append(idx[len(idx) // 2:])
     tr, te = torch.cat(tr), torch.cat(te)
-    r, probe = compare(states[tr], labels[tr], states[te], labels[te])
+    r, _ = compare(states[tr], labels[tr], states[te], labels[te])
     return dict(model=args.hf_model, prompts=len(rows), layers=len(layers),
                 d=states.shape[2], prefill_seconds=time.time() - t0, **r)
 
@@ -409,12 +408,8 @@ def report(results):
 
 
 def charts(prefix, results):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("herald_check: matplotlib not found, no charts", file=sys.stderr)
+    plt = chart_util.pyplot("herald_check")
+    if plt is None:
         return []
     parts = [p for p in ("synthetic", "toy") if p in results]
     fig, axes = plt.subplots(1, len(parts), figsize=(5 * len(parts), 3.5), squeeze=False)

@@ -38,7 +38,7 @@ import math
 
 import torch
 
-__all__ = ["Herald", "lda_direction", "features", "FEATURES", "HIDDEN"]
+__all__ = ["Herald", "lda_direction", "features", "read_states", "FEATURES", "HIDDEN"]
 
 FEATURES = ("level", "slope", "curvature", "monotonicity", "onset", "peak", "peak_depth")
 HIDDEN = 32
@@ -153,13 +153,12 @@ def _last_token(out):
 
 
 class _Run:
-    """The states one attached prefill read; proba() / trajectory() /
-    features() of them."""
+    """The states one prefill read (stacked() [batch, L, d]); with a probe,
+    its proba() / trajectory() / features() of them."""
 
     def __init__(self, probe, n_layers):
         self.probe = probe
         self.states = [None] * n_layers
-        self.last = None            # [batch] index of each prompt's last token, or None
 
     def stacked(self):
         if any(s is None for s in self.states):
@@ -174,6 +173,37 @@ class _Run:
 
     def proba(self):
         return self.probe.predict_proba(self.stacked())
+
+
+@contextlib.contextmanager
+def read_states(layers, last_index=None, probe=None):
+    """Reads each layer's last-token state while a prefill runs: forward
+    hooks on `layers` (the model's L blocks, in order, each returning
+    [batch, tokens, d] or a tuple starting with it), which only read.
+    last_index: [batch] positions of each prompt's last token (left- or
+    right-padded batches); default the last position. Yields a run whose
+    stacked() are the states ([batch, L, d]: what fit() takes)."""
+    layers = list(layers)
+    run = _Run(probe, len(layers))
+    handles = []
+
+    def hook_for(i):
+        def hook(module, inputs, out):
+            h = _last_token(out)
+            if last_index is None:
+                run.states[i] = h[:, -1].detach()
+            else:
+                idx = last_index.to(h.device).long()
+                run.states[i] = h[torch.arange(h.shape[0], device=h.device), idx].detach()
+            return None
+        return hook
+    try:
+        for i, layer in enumerate(layers):
+            handles.append(layer.register_forward_hook(hook_for(i)))
+        yield run
+    finally:
+        for h in handles:
+            h.remove()
 
 
 class Herald:
@@ -298,7 +328,13 @@ class Herald:
 
     @classmethod
     def load(cls, path):
-        d = torch.load(path, map_location="cpu")
+        try:
+            d = torch.load(path, map_location="cpu")
+        except OSError:
+            raise
+        except Exception as e:          # (a file torch cannot read: pickle's errors vary)
+            raise ValueError("attn.herald.load: %s is not a saved Herald probe: %s"
+                             % (path, e)) from None
         if not isinstance(d, dict) or d.get("format") != "attn.herald/1":
             raise ValueError("attn.herald.load: %s is not a saved Herald probe" % path)
         h = cls(d["directions"].float(), d["midpoint"], d["scale"])
@@ -313,36 +349,14 @@ class Herald:
 
     @contextlib.contextmanager
     def attach(self, layers, last_index=None):
-        """Reads each layer's last-token state while a prefill runs: forward
-        hooks on `layers` (the model's L blocks, in order, each returning
-        [batch, tokens, d] or a tuple starting with it), which only read.
-        last_index: [batch] positions of each prompt's last token (left- or
-        right-padded batches); default the last position. Yields a run
-        whose proba(), trajectory() and features() read the states."""
+        """read_states() on this probe's L layers: the run's proba(),
+        trajectory() and features() read the states the prefill left."""
         layers = list(layers)
         if len(layers) != self.layers:
             raise ValueError("attn.herald.attach: %d layers given, the probe has %d"
                              % (len(layers), self.layers))
-        run = _Run(self, len(layers))
-        handles = []
-
-        def hook_for(i):
-            def hook(module, inputs, out):
-                h = _last_token(out)
-                if last_index is None:
-                    run.states[i] = h[:, -1].detach()
-                else:
-                    idx = last_index.to(h.device).long()
-                    run.states[i] = h[torch.arange(h.shape[0], device=h.device), idx].detach()
-                return None
-            return hook
-        try:
-            for i, layer in enumerate(layers):
-                handles.append(layer.register_forward_hook(hook_for(i)))
+        with read_states(layers, last_index, probe=self) as run:
             yield run
-        finally:
-            for h in handles:
-                h.remove()
 
     @contextlib.contextmanager
     def intervene(self, layers, layer):
