@@ -48,6 +48,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 
+import chart_util  # noqa: E402  (bench/, the script's folder)
+
 from attn.dw import forecast as F  # noqa: E402
 from attn.dw import testbeds as T  # noqa: E402
 
@@ -117,26 +119,12 @@ def fit_optimum(horizons, errors):
     if i == 0 or i == len(xs) - 1:
         return horizons[i], errors[i]
     pts = [(xs[j], errors[j]) for j in (i - 1, i, i + 1)]
-    a = [[x * x, x, 1.0] for x, _ in pts]
-    c = _solve3(a, [y for _, y in pts])
-    if c is None or c[0] <= 0:
+    a = torch.tensor([[x * x, x, 1.0] for x, _ in pts], dtype=torch.float64)
+    c = torch.linalg.solve(a, torch.tensor([y for _, y in pts], dtype=torch.float64)).tolist()
+    if c[0] <= 0:
         return horizons[i], errors[i]
     x = min(max(-c[1] / (2 * c[0]), pts[0][0]), pts[2][0])
     return 2 ** x, c[0] * x * x + c[1] * x + c[2]
-
-
-def _solve3(a, b):
-    m = [row[:] + [v] for row, v in zip(a, b)]
-    for i in range(3):
-        p = max(range(i, 3), key=lambda r: abs(m[r][i]))
-        if abs(m[p][i]) < 1e-15:
-            return None
-        m[i], m[p] = m[p], m[i]
-        for r in range(3):
-            if r != i:
-                f = m[r][i] / m[i][i]
-                m[r] = [x - f * y for x, y in zip(m[r], m[i])]
-    return [m[i][3] / m[i][i] for i in range(3)]
 
 
 def spearman(xs, ys):
@@ -334,12 +322,8 @@ def report(args, results, meta):
 
 
 def charts(prefix, results):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("dw_compare: matplotlib not found, no charts", file=sys.stderr)
+    plt = chart_util.pyplot("dw_compare")
+    if plt is None:
         return []
     out = []
     fits = results.get("sweep_fits")
